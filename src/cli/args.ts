@@ -1,0 +1,37 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { UsageError } from '../errors.js';
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+/**
+ * parseArgs with the tool's rules: unknown flags and missing values are usage errors (exit 2)
+ * that name the flag, and secrets are never accepted as flag values (they would show in `ps`).
+ */
+export function parse<O extends Options>(argv: string[], options: O, allowPositionals = true) {
+  try {
+    return parseArgs({ args: argv, options: { help: { type: 'boolean', short: 'h' }, ...options }, allowPositionals, strict: true });
+  } catch (err) {
+    throw new UsageError((err as Error).message.replace(/\. To specify a positional.*$/s, ''), { subject: 'argv' });
+  }
+}
+
+export function requireString(value: unknown, flag: string): string {
+  if (typeof value !== 'string' || value === '') throw new UsageError(`missing required ${flag}`, { subject: flag });
+  return value;
+}
+
+export function parseIntFlag(value: unknown, flag: string, min = 0, max = Number.MAX_SAFE_INTEGER): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (typeof value !== 'string' || !/^\d+$/.test(value) || n < min || n > max) {
+    throw new UsageError(`${flag} must be an integer between ${min} and ${max}, got ${JSON.stringify(value)}`, { subject: flag });
+  }
+  return n;
+}
+
+export const VERSION_LABEL = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+export function checkVersionLabel(v: string, flag = 'version'): string {
+  if (!VERSION_LABEL.test(v)) throw new UsageError(`invalid ${flag} ${JSON.stringify(v)}: must match ${VERSION_LABEL.source}`, { subject: flag });
+  return v;
+}

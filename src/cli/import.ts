@@ -1,0 +1,11 @@
+import { AirlockError } from '../errors.js';
+import type { Command } from './main.js';
+
+const command: Command = {
+  summary: '(not built yet)',
+  usage: 'usage: airlock import (not built yet)',
+  async run() {
+    throw new AirlockError('AIRLOCK_NOT_BUILT', 'airlock import is not built yet');
+  },
+};
+export default command;

@@ -1,0 +1,79 @@
+import { readFileSync } from 'node:fs';
+import { EXIT, UsageError, toAirlockError } from '../errors.js';
+import { redact } from '../util/redact.js';
+import { defaultContext, type CliContext } from './context.js';
+
+/** A command module: parse its own argv, call the library, print. One small file each. */
+export interface Command {
+  summary: string;
+  usage: string;
+  run(argv: string[], ctx: CliContext): Promise<number>;
+}
+
+/** Lazy so that `airlock list` does not load the HTTP server, and start-up stays fast. */
+const COMMANDS: Record<string, () => Promise<{ default: Command }>> = {
+  fetch: () => import('./fetch.js'),
+  keygen: () => import('./keygen.js'),
+  inspect: () => import('./inspect.js'),
+  verify: () => import('./verify.js'),
+  import: () => import('./import.js'),
+  list: () => import('./list.js'),
+  activate: () => import('./activate.js'),
+  rollback: () => import('./rollback.js'),
+  prune: () => import('./prune.js'),
+  serve: () => import('./serve.js'),
+  preview: () => import('./preview.js'),
+  emulate: () => import('./emulate.js'),
+  demo: () => import('./demo.js'),
+};
+
+export function toolVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+async function usage(): Promise<string> {
+  const lines = ['usage: airlock <command> [options]', '', 'commands:'];
+  for (const [name, load] of Object.entries(COMMANDS)) {
+    const summary = await load().then((m) => m.default.summary, () => '(not available)');
+    lines.push(`  ${name.padEnd(9)} ${summary}`);
+  }
+  lines.push('', 'airlock <command> --help for its options; airlock --version for the tool version.');
+  return lines.join('\n') + '\n';
+}
+
+export async function main(argv: string[], ctx: CliContext = defaultContext()): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === '--version' || name === '-V') {
+    ctx.stdout.write(toolVersion() + '\n');
+    return EXIT.OK;
+  }
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    (name ? ctx.stdout : ctx.stderr).write(await usage());
+    return name ? EXIT.OK : EXIT.USAGE;
+  }
+  const load = COMMANDS[name];
+  if (!load) {
+    ctx.stderr.write(`airlock: unknown command ${JSON.stringify(name)}\n` + (await usage()));
+    return EXIT.USAGE;
+  }
+  const cmd = (await load()).default;
+  if (rest.includes('--help') || rest.includes('-h')) {
+    ctx.stdout.write(cmd.usage.endsWith('\n') ? cmd.usage : cmd.usage + '\n');
+    return EXIT.OK;
+  }
+  try {
+    // Secrets are never accepted as command-line values (CONTRACT "Environment"): they show in ps.
+    if (rest.some((a) => /svc_[A-Za-z0-9_-]{4,}/.test(a))) {
+      throw new UsageError('API keys are never accepted on the command line (they would show in ps); use AIRLOCK_ADMIN_KEY or AIRLOCK_ADMIN_KEY_FILE', { subject: 'argv' });
+    }
+    return await cmd.run(rest, ctx);
+  } catch (err) {
+    const e = toAirlockError(err);
+    const json = rest.includes('--json');
+    if (json) ctx.stdout.write(redact(JSON.stringify({ ok: false, ...e.toJSON() })) + '\n');
+    ctx.stderr.write(redact(`airlock ${name}: error: ${e.message}${e.code === 'AIRLOCK_INTERNAL' ? '' : ` [${e.code}]`}`) + '\n');
+    if (e.code === 'AIRLOCK_INTERNAL' && ctx.env.AIRLOCK_DEBUG && err instanceof Error && err.stack) ctx.stderr.write(redact(err.stack) + '\n');
+    return e.exitCode;
+  }
+}

@@ -1,0 +1,44 @@
+import { open, rename, rm, mkdir } from 'node:fs/promises';
+import { dirname, basename, join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+
+/** fsync a directory so that a rename or create inside it survives a crash (POSIX rename(2) durability). */
+export async function fsyncDir(dir: string): Promise<void> {
+  const fh = await open(dir, 'r');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+/** A sibling temp name in the same folder, so that the final rename is atomic (same file system). */
+export function tempSibling(path: string): string {
+  return join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+}
+
+/**
+ * Write a whole file so that readers see either the old content or the new, never a mix:
+ * temp file, fsync, rename, fsync the folder. Never loses the user's data on a crash.
+ */
+export async function atomicWriteFile(path: string, data: string | Uint8Array, mode = 0o644): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  const tmp = tempSibling(path);
+  const fh = await open(tmp, 'wx', mode);
+  try {
+    await fh.writeFile(data);
+    await fh.sync();
+  } catch (err) {
+    await fh.close().catch(() => {});
+    await rm(tmp, { force: true });
+    throw err;
+  }
+  await fh.close();
+  try {
+    await rename(tmp, path);
+  } catch (err) {
+    await rm(tmp, { force: true });
+    throw err;
+  }
+  await fsyncDir(dirname(path));
+}

@@ -1,0 +1,25 @@
+import { describe, it, expect } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const BIN = fileURLToPath(new URL('../../dist/src/cli/bin.js', import.meta.url));
+
+describe('airlock binary', () => {
+  it('prints the tool version from package.json', () => {
+    const r = spawnSync(process.execPath, [BIN, '--version'], { encoding: 'utf8' });
+    expect(r.status).toBe(0);
+    expect(r.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+  });
+
+  it('exits 2 on an unknown command and names it', () => {
+    const r = spawnSync(process.execPath, [BIN, 'frobnicate'], { encoding: 'utf8' });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('"frobnicate"');
+  });
+
+  it('refuses an API key given on the command line and never echoes it', () => {
+    const r = spawnSync(process.execPath, [BIN, 'list', '--store', 'svc_abcdef123456'], { encoding: 'utf8' });
+    expect(r.status).toBe(2);
+    expect(r.stderr + r.stdout).not.toContain('svc_abcdef123456');
+  });
+});
