@@ -1,0 +1,117 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Dispatcher } from 'undici';
+import { AirlockError, UpstreamError } from '../errors.js';
+import { describeZodError } from './describe.js';
+import { callJson, sanitize, send, type HttpOptions, type RetryInfo } from './http.js';
+import { checkKeyType } from './keys.js';
+import type { RetryPolicy } from './retry.js';
+import { AGENT_JOB_FINAL, AgentJobSchema, type AgentJob } from './schemas/agent-job.js';
+import { AssistantRequestSchema, type AssistantRequest } from './schemas/assistant.js';
+import { BundleLinkSchema, type BundleLink } from './schemas/bundle.js';
+import { CreatedExportJobSchema, ExportJobSchema, type ExportJob } from './schemas/export-job.js';
+import { UiMessageChunkSchema, type UiMessageChunk } from './schemas/ui-chunk.js';
+import { SseParser } from './sse.js';
+
+export interface ClientOptions {
+  baseUrl: string;
+  adminKey?: string;
+  assistantKey?: string;
+  timeoutMs?: number;
+  retry?: RetryPolicy;
+  dispatcher?: Dispatcher;
+  onRetry?: (info: RetryInfo) => void;
+}
+
+const seg = encodeURIComponent;
+
+/** The service's API (issue 4). Every call checks the key type locally before touching the network. */
+export class ServiceClient {
+  private readonly http: HttpOptions;
+
+  constructor(private readonly o: ClientOptions) {
+    let url: URL;
+    try {
+      url = new URL(o.baseUrl);
+    } catch {
+      throw new AirlockError('AIRLOCK_USAGE', `invalid API URL ${JSON.stringify(o.baseUrl)}`, 2, { subject: 'api-url' });
+    }
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new AirlockError('AIRLOCK_USAGE', `API URL must be http(s): ${url.origin}`, 2, { subject: 'api-url' });
+    this.http = { baseUrl: o.baseUrl, timeoutMs: o.timeoutMs, retry: o.retry, dispatcher: o.dispatcher, onRetry: o.onRetry };
+  }
+
+  /** Accepts `{jobId}` (documented) or the whole job (live service, 202); status defaults to queued. */
+  async startExport(domain: string): Promise<ExportJob> {
+    const key = checkKeyType(this.o.adminKey, 'admin');
+    const job = await callJson(this.http, { method: 'POST', path: '/v1/static-export/jobs', key, body: { domain } }, CreatedExportJobSchema);
+    return { ...job, status: job.status ?? 'queued' };
+  }
+
+  async getExport(jobId: string): Promise<ExportJob> {
+    const key = checkKeyType(this.o.adminKey, 'admin');
+    return callJson(this.http, { method: 'GET', path: `/v1/static-export/jobs/${seg(jobId)}`, key }, ExportJobSchema);
+  }
+
+  /** A fresh presigned link on every call; 409 while the job is not finished. */
+  async getBundle(jobId: string): Promise<BundleLink> {
+    const key = checkKeyType(this.o.adminKey, 'admin');
+    const path = `/v1/static-export/jobs/${seg(jobId)}/bundle`;
+    return callJson(this.http, { method: 'POST', path, key, codes: { 409: 'AIRLOCK_NOT_READY' } }, BundleLinkSchema);
+  }
+
+  async getAgentJob(projectId: string, id: string): Promise<AgentJob> {
+    const key = checkKeyType(this.o.adminKey, 'admin');
+    return callJson(this.http, { method: 'GET', path: `/v2/agent/${seg(projectId)}/job/${seg(id)}`, key }, AgentJobSchema);
+  }
+
+  /** Poll until completed, archived or failed; backoff from intervalMs doubling to 8×, bounded by timeoutMs. */
+  async waitForAgentJob(projectId: string, id: string, o: { intervalMs?: number; timeoutMs?: number; signal?: AbortSignal } = {}): Promise<AgentJob> {
+    checkKeyType(this.o.adminKey, 'admin');
+    const interval = o.intervalMs ?? 1000;
+    const deadline = Date.now() + (o.timeoutMs ?? 10 * 60_000);
+    for (let i = 0; ; i++) {
+      const job = await this.getAgentJob(projectId, id);
+      if (AGENT_JOB_FINAL.has(job.status)) return job;
+      const left = deadline - Date.now();
+      if (left <= 0) throw new UpstreamError(`agent job ${id} still ${job.status} after ${o.timeoutMs ?? 600_000} ms`, undefined, { subject: id }, 'AIRLOCK_TIMEOUT');
+      await sleep(Math.min(interval * 2 ** Math.min(i, 3), left), undefined, { signal: o.signal }).catch((err: unknown) => {
+        throw new AirlockError('AIRLOCK_ABORTED', `waiting for agent job ${id}: aborted`, 1, { subject: id }, { cause: err });
+      });
+    }
+  }
+
+  /**
+   * The assistant's answer as validated UI message stream chunks, as they arrive. The request is
+   * validated locally first; a stream that ends before `[DONE]` is an error (the answer was cut).
+   */
+  async *assistantMessage(domain: string, body: AssistantRequest, o: { signal?: AbortSignal } = {}): AsyncGenerator<UiMessageChunk> {
+    const key = checkKeyType(this.o.assistantKey, 'assistant');
+    const req = AssistantRequestSchema.safeParse(body);
+    if (!req.success) throw new AirlockError('AIRLOCK_USAGE', `invalid assistant request: ${describeZodError(req.error)}`, 2, { subject: 'body' });
+    const path = `/discovery/v2/assistant/${seg(domain)}/message`;
+    const res = await send(this.http, { method: 'POST', path, key, body: req.data, signal: o.signal, stream: true, accept: 'text/event-stream' });
+    const parser = new SseParser();
+    try {
+      for await (const bytes of res.body) {
+        for (const payload of parser.push(bytes as Buffer)) {
+          if (payload === '[DONE]') return;
+          yield parseChunk(payload, path);
+        }
+      }
+      throw new UpstreamError(`POST ${path}: stream ended before [DONE]`, res.statusCode, { subject: path }, 'AIRLOCK_STREAM_TRUNCATED');
+    } finally {
+      res.body.destroy();
+    }
+  }
+}
+
+function parseChunk(payload: string, path: string): UiMessageChunk {
+  let value: unknown;
+  try {
+    value = JSON.parse(payload);
+  } catch {
+    throw new UpstreamError(`POST ${path}: stream chunk is not JSON: ${sanitize(payload, 120)}`, undefined, { subject: path }, 'AIRLOCK_UPSTREAM_SCHEMA');
+  }
+  const r = UiMessageChunkSchema.safeParse(value);
+  if (!r.success) throw new UpstreamError(`POST ${path}: unexpected stream chunk: ${sanitize(describeZodError(r.error))}`, undefined, { subject: path }, 'AIRLOCK_UPSTREAM_SCHEMA');
+  return r.data;
+}

@@ -1,0 +1,62 @@
+import { readFile } from 'node:fs/promises';
+import { AuthError, UsageError } from '../errors.js';
+
+/**
+ * API keys (issue 4): admin keys start `svc_`, assistant keys `svc_dsc_`. Keys come only from the
+ * environment or a file — never argv, where `ps` would show them (CONTRACT "Environment").
+ * No message here ever contains the key itself, only its kind.
+ */
+export type KeyKind = 'admin' | 'assistant';
+
+/** Header-safe token characters only: a key with CR/LF could inject headers (CWE-113). */
+const KEY_CHARS = /^[A-Za-z0-9_-]+$/;
+
+/**
+ * AIRLOCK_ADMIN_KEY or AIRLOCK_ADMIN_KEY_FILE, trimmed. Both set is a usage error: silently
+ * preferring one would let a stale variable send the wrong organisation's key.
+ */
+export async function readAdminKey(env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  const direct = env.AIRLOCK_ADMIN_KEY?.trim();
+  const file = env.AIRLOCK_ADMIN_KEY_FILE?.trim();
+  if (direct && file) {
+    throw new UsageError('both AIRLOCK_ADMIN_KEY and AIRLOCK_ADMIN_KEY_FILE are set; set only one', { subject: 'AIRLOCK_ADMIN_KEY_FILE' });
+  }
+  if (direct) return direct;
+  if (!file) return undefined;
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? 'error';
+    throw new UsageError(`cannot read AIRLOCK_ADMIN_KEY_FILE ${file}: ${code}`, { subject: file });
+  }
+  const key = text.trim();
+  if (!key) throw new UsageError(`AIRLOCK_ADMIN_KEY_FILE ${file} is empty`, { subject: file });
+  return key;
+}
+
+/** Which kind a key is by its prefix, or null when it is no service key at all. */
+export function keyKind(key: string): KeyKind | null {
+  if (!KEY_CHARS.test(key)) return null;
+  if (key.startsWith('svc_dsc_')) return 'assistant';
+  if (key.startsWith('svc_')) return 'admin';
+  return null;
+}
+
+/**
+ * The key to send for an endpoint of `kind`, checked locally before any request: a missing key or
+ * an assistant key on an admin endpoint is an AuthError (exit 5) and never reaches the network.
+ */
+export function checkKeyType(key: string | undefined, kind: KeyKind): string {
+  const wanted = kind === 'admin' ? 'an admin key (svc_...)' : 'an assistant key (svc_dsc_...)';
+  if (!key) {
+    const hint = kind === 'admin' ? '; set AIRLOCK_ADMIN_KEY or AIRLOCK_ADMIN_KEY_FILE' : '';
+    throw new AuthError(`no API key: this endpoint needs ${wanted}${hint}`, { subject: kind }, 'AIRLOCK_AUTH_MISSING');
+  }
+  const got = keyKind(key);
+  if (got !== kind) {
+    const what = got === 'assistant' ? 'an assistant key (svc_dsc_...)' : got === 'admin' ? 'an admin key' : 'a value that is not a service key';
+    throw new AuthError(`wrong key type: got ${what}, this endpoint needs ${wanted}`, { subject: kind }, 'AIRLOCK_WRONG_KEY_TYPE');
+  }
+  return key;
+}
