@@ -1,0 +1,42 @@
+import { Hono, type Context } from 'hono';
+import type { IncomingMessage } from 'node:http';
+import type { LoadedIndex } from './version-index.js';
+import type { IndexedRequest } from './handler.js';
+
+/**
+ * The slow-path routes: `/_airlock/*` here, and whatever other modules mount (relays, mirror).
+ * Reached from the node:http fast path only for reserved prefixes, with the request's captured
+ * version index attached, so hono routes answer from the same version as the rest of the response.
+ */
+export type AppEnv = { Bindings: { incoming: IncomingMessage } };
+
+/** The version index this request captured at its start. */
+export function indexOf(c: Context<AppEnv>): LoadedIndex {
+  const idx = (c.env.incoming as IndexedRequest).airlockIndex;
+  if (!idx) throw new Error('request reached the airlock app without a version index');
+  return idx;
+}
+
+export interface AppOptions {
+  /** The effective feature flags for `/_airlock/features` (src/features). */
+  features: () => unknown;
+  /** Routes of other modules, mounted after ours. */
+  extra?: Hono<AppEnv>;
+}
+
+export function buildApp(o: AppOptions): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  app.use('*', async (c, next) => {
+    await next();
+    c.header('Cache-Control', 'no-store');
+  });
+  app.get('/_airlock/health', (c) => c.json({ status: 'ok', version: indexOf(c).version }));
+  app.get('/_airlock/version', (c) => {
+    const i = indexOf(c);
+    return c.json({ version: i.version, domain: i.domain, importedAt: i.importedAt, pageCount: i.pageCount });
+  });
+  app.get('/_airlock/features', (c) => c.json(o.features() as object));
+  if (o.extra) app.route('/', o.extra);
+  app.notFound((c) => c.json({ error: `no such route: ${c.req.method} ${c.req.path}` }, 404));
+  return app;
+}

@@ -1,0 +1,42 @@
+/**
+ * Accept-Encoding negotiation (RFC 9110 §12.5.3) over the precompressed variants a file has
+ * (pure). q-values are honoured; `*` covers codings not named; `q=0` refuses. Ties prefer br
+ * (smaller). Identity is always the fallback: we never answer 406 for a static file.
+ * Results are memoised per header value because clients repeat the same few strings.
+ */
+export type Coding = 'br' | 'gzip' | null;
+
+interface Prefs { br: number; gzip: number }
+const memo = new Map<string, Prefs>();
+const MEMO_MAX = 256;
+
+function prefs(header: string): Prefs {
+  let p = memo.get(header);
+  if (p) return p;
+  let br = -1, gzip = -1, star = -1;
+  for (const part of header.split(',')) {
+    const [name = '', ...params] = part.split(';');
+    let q = 1;
+    for (const param of params) {
+      const m = /^\s*q\s*=\s*([01](?:\.\d{0,3})?)\s*$/i.exec(param);
+      if (m) q = Number(m[1]);
+    }
+    const coding = name.trim().toLowerCase();
+    if (coding === 'br') br = q;
+    else if (coding === 'gzip' || coding === 'x-gzip') gzip = q;
+    else if (coding === '*') star = q;
+  }
+  p = { br: br === -1 ? Math.max(star, 0) : br, gzip: gzip === -1 ? Math.max(star, 0) : gzip };
+  if (memo.size >= MEMO_MAX) memo.clear();
+  if (header.length <= 256) memo.set(header, p);
+  return p;
+}
+
+export function negotiate(header: string | undefined, has: { br: boolean; gzip: boolean }): Coding {
+  if (!header || (!has.br && !has.gzip)) return null;
+  const p = prefs(header);
+  const br = has.br ? p.br : 0;
+  const gz = has.gzip ? p.gzip : 0;
+  if (br <= 0 && gz <= 0) return null;
+  return br >= gz ? 'br' : 'gzip';
+}

@@ -1,0 +1,53 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { parseTarget } from './request-path.js';
+import { sendStatus, sendRedirect } from './respond.js';
+import { sendFile, type SendContext } from './send-file.js';
+import type { LoadedIndex } from './version-index.js';
+import type { AccessLog } from './access-log.js';
+
+/** A request as the hono side sees it: the index it captured at its start. */
+export interface IndexedRequest extends IncomingMessage {
+  airlockIndex?: LoadedIndex;
+}
+
+export interface HandlerDeps {
+  current(): LoadedIndex;
+  send: SendContext;
+  /** Routes beyond static files (`/_airlock/*`, relays): reached only under these path prefixes. */
+  app: (req: IndexedRequest, res: ServerResponse) => void;
+  appPrefixes: readonly string[];
+  accessLog: AccessLog | null;
+}
+
+/**
+ * The static fast path: a plain node:http listener (hono's adapter costs ~40% here). The index is
+ * captured once, so a version switch mid-request cannot mix versions. Paths are decoded strictly
+ * once and only looked up in the index Map: no file-system path is built from the URL.
+ */
+export function createHandler(d: HandlerDeps): (req: IncomingMessage, res: ServerResponse) => void {
+  const prefixes = d.appPrefixes;
+  const log = d.accessLog;
+  return (req, res) => {
+    const idx = d.current();
+    if (log !== null) log(req, res, idx.version);
+    const method = req.method;
+    const head = method === 'HEAD';
+    const t = parseTarget(req.url ?? '');
+    if (!t.ok) return sendStatus(res, idx, t.status, head);
+    for (const p of prefixes) {
+      if (t.path.startsWith(p)) {
+        (req as IndexedRequest).airlockIndex = idx;
+        for (let i = 0; i < idx.base.length; i += 2) res.setHeader(idx.base[i]!, idx.base[i + 1]!);
+        return d.app(req, res);
+      }
+    }
+    if (method !== 'GET' && !head) return sendStatus(res, idx, 405, false, ['Allow', 'GET, HEAD']);
+    const route = idx.routes.get(t.path);
+    if (route === undefined) {
+      if (idx.notFound) return sendFile(req, res, idx, idx.notFound, head, d.send, 404);
+      return sendStatus(res, idx, 404, head);
+    }
+    if (route.kind === 'redirect') return sendRedirect(res, idx, route.location, t.query, head);
+    sendFile(req, res, idx, route.file, head, d.send);
+  };
+}

@@ -1,0 +1,115 @@
+import { createReadStream } from 'node:fs';
+import { pipeline } from 'node:stream';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { negotiate } from './encoding.js';
+import { evaluate, ifRangeHolds } from './conditional.js';
+import { parseRange } from './range.js';
+import type { BodyCache } from './body-cache.js';
+import type { FileEntry, LoadedIndex, Rep } from './version-index.js';
+
+export interface SendContext {
+  cache: BodyCache;
+  /** Files up to this size are served from the cache; larger ones are streamed from disk. */
+  smallMax: number;
+  onError: (err: unknown, file: string) => void;
+}
+
+/** Answer GET/HEAD for one file entry: negotiation, conditionals, Range, then the bytes. */
+export function sendFile(req: IncomingMessage, res: ServerResponse, idx: LoadedIndex, entry: FileEntry, head: boolean, ctx: SendContext, status = 200): void {
+  const h = req.headers;
+  const range = head || status !== 200 ? undefined : h.range;
+  let rep = entry.identity;
+  if (range === undefined && (entry.br !== null || entry.gzip !== null)) {
+    const c = negotiate(h['accept-encoding'], entry.has);
+    if (c === 'br') rep = entry.br!;
+    else if (c === 'gzip') rep = entry.gzip!;
+  }
+  if (status === 200 && (h['if-none-match'] ?? h['if-modified-since'] ?? h['if-match'] ?? h['if-unmodified-since']) !== undefined) {
+    const v = { etag: rep.etag, lastModifiedSec: entry.lastModifiedSec };
+    const p = evaluate(h as Record<string, string | undefined>, v);
+    if (p === 'not-modified') {
+      res.writeHead(304, rep.notModified);
+      res.end();
+      return;
+    }
+    if (p === 'failed') {
+      res.writeHead(412, [...idx.base, 'Content-Type', 'text/plain; charset=utf-8', 'Content-Length', '20']);
+      res.end(head ? undefined : 'Precondition Failed\n');
+      return;
+    }
+  }
+  if (range !== undefined && ifRangeHolds(h['if-range'] as string | undefined, { etag: rep.etag, lastModifiedSec: entry.lastModifiedSec })) {
+    const r = parseRange(range, rep.size);
+    if (r.kind === 'unsatisfiable') {
+      res.writeHead(416, [...idx.base, 'Content-Range', `bytes */${rep.size}`, 'Content-Type', 'text/plain; charset=utf-8', 'Content-Length', '32']);
+      res.end('Requested Range Not Satisfiable\n');
+      return;
+    }
+    if (r.kind === 'range') {
+      const len = r.end - r.start + 1;
+      const headers = [...rep.ranged, 'Content-Range', `bytes ${r.start}-${r.end}/${rep.size}`, 'Content-Length', String(len)];
+      sendBytes(res, idx.base, rep, 206, headers, false, ctx, r.start, r.end);
+      return;
+    }
+  }
+  sendBytes(res, idx.base, rep, status, status === 200 ? rep.headers : withoutValidators(rep.headers), head, ctx);
+}
+
+/** An error page (404.html) must not carry the page's validators: a 404 is not cacheable as that file. */
+function withoutValidators(h: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < h.length; i += 2) {
+    const k = h[i]!;
+    if (k === 'ETag' || k === 'Last-Modified' || k === 'Accept-Ranges') continue;
+    out.push(k, k === 'Cache-Control' ? 'no-cache' : h[i + 1]!);
+  }
+  return out;
+}
+
+function sendBytes(res: ServerResponse, base: string[], rep: Rep, status: number, headers: string[], head: boolean, ctx: SendContext, start = 0, end = rep.size - 1): void {
+  const whole = start === 0 && end === rep.size - 1;
+  const reply = (buf: Buffer) => {
+    res.writeHead(status, headers);
+    res.end(head ? undefined : whole ? buf : buf.subarray(start, end + 1));
+  };
+  if (rep.body !== null) return reply(rep.body);
+  const file = rep.file!;
+  if (head) {
+    res.writeHead(status, headers);
+    res.end();
+    return;
+  }
+  if (rep.size <= ctx.smallMax) {
+    const buf = ctx.cache.get(file);
+    if (buf !== undefined) return reply(buf);
+    ctx.cache.load(file).then(
+      (b) => (b.length === rep.size ? reply(b) : fail(res, ctx, new Error(`size ${b.length} differs from the manifest's ${rep.size}`), file, base)),
+      (err: unknown) => fail(res, ctx, err, file, base),
+    );
+    return;
+  }
+  if (rep.size === 0) return reply(Buffer.alloc(0));
+  // Large: streamed with backpressure (pipeline pauses the file when the socket is full).
+  // Headers go out only once the file is open, so a missing file can still get a clean 500.
+  const stream = createReadStream(file, { start, end, highWaterMark: 64 * 1024 });
+  const early = (err: unknown) => fail(res, ctx, err, file, base);
+  stream.once('error', early);
+  stream.once('open', () => {
+    stream.off('error', early);
+    res.writeHead(status, headers);
+    pipeline(stream, res, (err) => {
+      if (err && (err as NodeJS.ErrnoException).code !== 'ERR_STREAM_PREMATURE_CLOSE') ctx.onError(err, file);
+    });
+  });
+  res.once('close', () => stream.destroy());
+}
+
+function fail(res: ServerResponse, ctx: SendContext, err: unknown, file: string, base: string[]): void {
+  ctx.onError(err, file);
+  if (res.headersSent || res.destroyed) {
+    res.destroy();
+    return;
+  }
+  res.writeHead(500, [...base, 'Content-Type', 'text/plain; charset=utf-8', 'Content-Length', '22', 'Cache-Control', 'no-store']);
+  res.end('Internal Server Error\n');
+}

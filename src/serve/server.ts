@@ -1,0 +1,119 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Hono } from 'hono';
+import { getRequestListener } from '@hono/node-server';
+import { StoreError } from '../errors.js';
+import { buildApp, type AppEnv } from './app.js';
+import { BodyCache } from './body-cache.js';
+import { createHandler } from './handler.js';
+import { accessLogger } from './access-log.js';
+import { loadIndex, type IndexLoadOptions } from './load.js';
+import { readActive, type SiteInput } from './source.js';
+import { ActiveWatcher } from './watcher.js';
+import type { LoadedIndex, TransformHtml } from './version-index.js';
+
+export interface LeaseLike { update(label: string): Promise<void>; release(): Promise<void> }
+
+export interface AirlockServerOptions {
+  /** Store folder: serve its active version (or `version`, pinned). */
+  store?: string;
+  version?: string;
+  /** Preview: a site folder and its file list, no store. */
+  site?: SiteInput;
+  cacheBytes?: number;
+  smallFileMax?: number;
+  accessLog?: NodeJS.WritableStream | null;
+  /** More routes (relays, mirror), reached for paths under `appPrefixes` (and `/_airlock/`). */
+  app?: Hono<AppEnv>;
+  appPrefixes?: string[];
+  /** Content-Security-Policy for every response (src/features cspFor); default: own origin only. */
+  csp?: string;
+  features?: () => unknown;
+  transformHtml?: TransformHtml;
+  /** Announce the served version so prune keeps it (src/store acquireLease). */
+  lease?: (store: string, label: string) => Promise<LeaseLike>;
+  log?: (line: string) => void;
+  pollMs?: number;
+}
+
+export interface AirlockServer {
+  server: Server;
+  listen(port?: number, host?: string): Promise<string>;
+  close(graceMs?: number): Promise<void>;
+  current(): LoadedIndex;
+  /** Re-read the store's active pointer now (SIGHUP); no-op when pinned or previewing. */
+  recheck(): Promise<void>;
+}
+
+export const DEFAULT_CSP = "default-src 'self'; frame-ancestors 'self'";
+const AIR_GAPPED = { deployment: 'air-gapped', features: { search: false, assistant: false, analytics: false, apiPlayground: false, staticExport: true } };
+
+export async function createAirlockServer(o: AirlockServerOptions): Promise<AirlockServer> {
+  const log = o.log ?? ((l: string) => process.stderr.write(l + '\n'));
+  const loadOpts: IndexLoadOptions = { csp: o.csp ?? DEFAULT_CSP, transformHtml: o.transformHtml };
+  if (!o.site && !o.store) throw new StoreError('AIRLOCK_NO_SOURCE', 'createAirlockServer needs a store or a site');
+  let label = o.version ?? null;
+  if (!o.site && label === null) {
+    label = await readActive(o.store!);
+    if (label === null) throw new StoreError('AIRLOCK_NO_ACTIVE', `store ${o.store} has no active version: import with --activate, or airlock activate V`, { subject: o.store });
+  }
+  const lease = o.store && !o.site && o.lease ? await o.lease(o.store, label!) : null;
+  let current: LoadedIndex = await loadIndex(o.site ? { site: o.site } : { store: o.store!, label: label! }, loadOpts);
+
+  const app = buildApp({ features: o.features ?? (() => AIR_GAPPED), extra: o.app });
+  const handler = createHandler({
+    current: () => current,
+    send: { cache: new BodyCache(o.cacheBytes ?? 64 * 1024 * 1024), smallMax: o.smallFileMax ?? 64 * 1024, onError: (err, file) => log(`airlock serve: error reading ${file}: ${String(err)}`) },
+    app: getRequestListener(app.fetch),
+    appPrefixes: ['/_airlock/', ...(o.appPrefixes ?? [])],
+    accessLog: o.accessLog ? accessLogger(o.accessLog) : null,
+  });
+  const server = createServer({ keepAliveTimeout: 5000 }, handler);
+
+  const watcher = o.store && !o.site && o.version === undefined
+    ? new ActiveWatcher({
+      store: o.store,
+      current: () => current.version,
+      pollMs: o.pollMs,
+      onError: (err) => log(`airlock serve: ${err instanceof Error ? err.message : String(err)}`),
+      switchTo: async (next) => {
+        const previous = current.version;
+        await lease?.update(next); // announce first: prune must not take the version while we load it
+        try {
+          const idx = await loadIndex({ store: o.store!, label: next }, loadOpts);
+          current = idx; // the only mutation: one reference swap, after the index is complete
+          log(`airlock serve: now serving ${next} (was ${previous})`);
+        } catch (err) {
+          await lease?.update(previous).catch(() => {});
+          throw err;
+        }
+      },
+    })
+    : null;
+  watcher?.start();
+
+  return {
+    server,
+    current: () => current,
+    recheck: () => watcher?.check() ?? Promise.resolve(),
+    listen: (port = 0, host = '127.0.0.1') =>
+      new Promise((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, host, () => {
+          server.off('error', reject);
+          const a = server.address() as AddressInfo;
+          resolve(`http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}/`);
+        });
+      }),
+    close: async (graceMs = 10_000) => {
+      watcher?.stop();
+      // Stop accepting, let in-flight requests finish, drop idle keep-alive sockets at once.
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+      await closed;
+      clearTimeout(timer);
+      await lease?.release().catch(() => {});
+    },
+  };
+}

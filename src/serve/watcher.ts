@@ -1,0 +1,83 @@
+import { watch, type FSWatcher } from 'node:fs';
+import { readActive } from './source.js';
+
+/**
+ * Notices `airlock activate`/`rollback` (a new S/state.json, renamed into place) within 1 s:
+ * fs.watch on the store folder for promptness, a 250 ms poll because fs.watch misses events on
+ * some file systems (NFS, overlayfs, renames on macOS), and `check()` for SIGHUP.
+ * Checks never overlap; a change seen during a load is picked up by the next check.
+ */
+export interface WatcherOptions {
+  store: string;
+  current: () => string;
+  /** Load and swap in `label`; must not throw for a bad version (log and keep serving). */
+  switchTo: (label: string) => Promise<void>;
+  onError: (err: unknown) => void;
+  pollMs?: number;
+}
+
+export class ActiveWatcher {
+  private fsw: FSWatcher | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private again = false;
+  /** A label that failed to load is not retried until state.json names another one. */
+  private failed: string | null = null;
+
+  constructor(private readonly o: WatcherOptions) {}
+
+  start(): void {
+    try {
+      this.fsw = watch(this.o.store, (_ev, name) => {
+        if (name === null || name === 'state.json') void this.check();
+      });
+      this.fsw.on('error', (err) => this.o.onError(err));
+    } catch (err) {
+      this.o.onError(err); // the poll still works
+    }
+    this.timer = setInterval(() => void this.check(), this.o.pollMs ?? 250);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    this.fsw?.close();
+    if (this.timer) clearInterval(this.timer);
+    this.fsw = null;
+    this.timer = null;
+  }
+
+  /** Re-read the active pointer now; resolves when any resulting switch is done. */
+  check(): Promise<void> {
+    if (this.running) {
+      this.again = true;
+      return this.running;
+    }
+    this.running = this.run().finally(() => {
+      this.running = null;
+      if (this.again) {
+        this.again = false;
+        void this.check();
+      }
+    });
+    return this.running;
+  }
+
+  private async run(): Promise<void> {
+    let active: string | null;
+    try {
+      active = await readActive(this.o.store);
+    } catch (err) {
+      // state.json is replaced atomically, so a read error is a real fault: report, keep serving.
+      this.o.onError(err);
+      return;
+    }
+    if (active === null || active === this.o.current() || active === this.failed) return;
+    try {
+      await this.o.switchTo(active);
+      this.failed = null;
+    } catch (err) {
+      this.failed = active;
+      this.o.onError(err);
+    }
+  }
+}
