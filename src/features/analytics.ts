@@ -1,0 +1,150 @@
+/**
+ * Third-party analytics vendors, as data. To add one, append an entry: the HTML transform removes
+ * its tags when analytics is off and the CSP admits its origins only when analytics is on.
+ *
+ * - hosts: registrable hosts; a URL matches when its host equals one or is a subdomain of one.
+ *   Used for `<script src>`, `<link rel=preconnect|dns-prefetch|preload>`, `<img>`/`<iframe>`
+ *   pixels, and text inside `<noscript>`.
+ * - paths: same-origin script paths that only this vendor uses (first-party proxies).
+ * - snippets: signatures of the vendor's inline bootstrap snippet, tested on ONE inline script's
+ *   text (never on a whole document).
+ * - script/connect/img: CSP sources the vendor needs when analytics is on.
+ */
+export interface AnalyticsVendor {
+  id: string;
+  name: string;
+  hosts: string[];
+  paths?: RegExp[];
+  snippets: RegExp[];
+  script: string[];
+  connect: string[];
+  img: string[];
+}
+
+export const ANALYTICS_VENDORS: readonly AnalyticsVendor[] = [
+  {
+    id: 'google', name: 'Google Tag Manager / Google Analytics',
+    hosts: ['googletagmanager.com', 'google-analytics.com', 'analytics.google.com', 'stats.g.doubleclick.net'],
+    snippets: [/googletagmanager\.com\/(gtag|gtm|ns)/, /google-analytics\.com\/(analytics|ga|urchin)\.js/, /\bgtag\(\s*['"](js|config|event|consent)['"]/,
+      /GoogleAnalyticsObject/, /['"]script['"]\s*,\s*['"]dataLayer['"]/, /\bwindow\.dataLayer\s*=\s*window\.dataLayer\s*\|\|/],
+    script: ['https://www.googletagmanager.com', 'https://www.google-analytics.com', 'https://ssl.google-analytics.com'],
+    connect: ['https://www.google-analytics.com', 'https://*.google-analytics.com', 'https://analytics.google.com',
+      'https://*.analytics.google.com', 'https://www.googletagmanager.com', 'https://stats.g.doubleclick.net'],
+    img: ['https://www.google-analytics.com', 'https://*.google-analytics.com', 'https://www.googletagmanager.com', 'https://stats.g.doubleclick.net'],
+  },
+  {
+    id: 'segment', name: 'Segment',
+    hosts: ['cdn.segment.com', 'cdn.segment.io', 'api.segment.io'],
+    snippets: [/cdn\.segment\.(com|io)/, /\banalytics\.load\s*\(/, /\.SNIPPET_VERSION\s*=/],
+    script: ['https://cdn.segment.com'],
+    connect: ['https://api.segment.io', 'https://cdn.segment.com'],
+    img: [],
+  },
+  {
+    id: 'posthog', name: 'PostHog',
+    hosts: ['posthog.com'],
+    snippets: [/\bposthog\.init\s*\(/, /posthog\.com\/static\/array\.js/, /\.__SV\s*=\s*1/],
+    script: ['https://*.posthog.com'],
+    connect: ['https://*.posthog.com'],
+    img: [],
+  },
+  {
+    id: 'plausible', name: 'Plausible',
+    hosts: ['plausible.io'],
+    snippets: [/plausible\.io\/js\//, /\bwindow\.plausible\s*=\s*window\.plausible\s*\|\|/],
+    script: ['https://plausible.io'],
+    connect: ['https://plausible.io'],
+    img: [],
+  },
+  {
+    id: 'mixpanel', name: 'Mixpanel',
+    hosts: ['mxpnl.com', 'mixpanel.com'],
+    snippets: [/\bmixpanel\.init\s*\(/, /MIXPANEL_CUSTOM_LIB_URL/, /cdn\.mxpnl\.com/],
+    script: ['https://cdn.mxpnl.com'],
+    connect: ['https://api-js.mixpanel.com', 'https://api.mixpanel.com', 'https://*.mixpanel.com'],
+    img: [],
+  },
+  {
+    id: 'amplitude', name: 'Amplitude',
+    hosts: ['amplitude.com'],
+    snippets: [/cdn\.amplitude\.com/, /\bamplitude\.(init|getInstance)\s*\(/],
+    script: ['https://cdn.amplitude.com'],
+    connect: ['https://api2.amplitude.com', 'https://*.amplitude.com'],
+    img: [],
+  },
+  {
+    id: 'heap', name: 'Heap',
+    hosts: ['heapanalytics.com', 'heap-api.com'],
+    snippets: [/\bheap\.load\s*\(/, /heapanalytics\.com/, /heap-api\.com/],
+    script: ['https://cdn.heapanalytics.com', 'https://cdn.us.heap-api.com'],
+    connect: ['https://heapanalytics.com', 'https://*.heapanalytics.com', 'https://*.heap-api.com'],
+    img: ['https://heapanalytics.com', 'https://*.heapanalytics.com'],
+  },
+  {
+    id: 'hotjar', name: 'Hotjar',
+    hosts: ['hotjar.com', 'hotjar.io'],
+    snippets: [/static\.hotjar\.com/, /\b_hjSettings\b/, /\bh\.hj\s*=\s*h\.hj\s*\|\|/],
+    script: ['https://static.hotjar.com', 'https://script.hotjar.com'],
+    connect: ['https://*.hotjar.com', 'https://*.hotjar.io', 'wss://*.hotjar.com'],
+    img: ['https://*.hotjar.com'],
+  },
+  {
+    id: 'clarity', name: 'Microsoft Clarity',
+    hosts: ['clarity.ms'],
+    snippets: [/clarity\.ms\/tag\//, /['"]clarity['"]\s*,\s*['"]script['"]/],
+    script: ['https://www.clarity.ms', 'https://*.clarity.ms'],
+    connect: ['https://*.clarity.ms'],
+    img: ['https://*.clarity.ms', 'https://c.bing.com'],
+  },
+  {
+    id: 'fathom', name: 'Fathom',
+    hosts: ['usefathom.com'],
+    snippets: [/cdn\.usefathom\.com/, /\bfathom\.(trackPageview|trackGoal|trackEvent)\s*\(/],
+    script: ['https://cdn.usefathom.com'],
+    connect: ['https://cdn.usefathom.com'],
+    img: [],
+  },
+  {
+    // Vercel Web Analytics / Speed Insights load from a first-party path, so only `paths` catch them.
+    id: 'vercel', name: 'Vercel Web Analytics',
+    hosts: ['va.vercel-scripts.com'],
+    paths: [/^\/_vercel\/(insights|speed-insights)\//],
+    snippets: [/\bwindow\.va\s*=\s*window\.va\s*\|\|/, /\bwindow\.si\s*=\s*window\.si\s*\|\|/],
+    script: ['https://va.vercel-scripts.com'],
+    connect: [],
+    img: [],
+  },
+];
+
+/** Same-origin request paths that are analytics collection endpoints (for fail-fast). */
+export const ANALYTICS_PATHS: readonly RegExp[] = ANALYTICS_VENDORS.flatMap((v) => v.paths ?? []);
+
+const BASE = 'https://airlock.invalid/';
+
+function hostMatches(host: string, hosts: readonly string[]): boolean {
+  const h = host.toLowerCase().replace(/\.$/, '');
+  return hosts.some((v) => h === v || h.endsWith(`.${v}`));
+}
+
+/** The vendor a URL (absolute, protocol-relative or same-origin path) belongs to, if any. */
+export function vendorForUrl(url: string, vendors: readonly AnalyticsVendor[] = ANALYTICS_VENDORS): AnalyticsVendor | undefined {
+  let u: URL;
+  try {
+    u = new URL(url.trim(), BASE);
+  } catch {
+    return undefined;
+  }
+  const sameOrigin = u.origin === new URL(BASE).origin;
+  return vendors.find((v) => (sameOrigin ? (v.paths ?? []).some((p) => p.test(u.pathname)) : hostMatches(u.hostname, v.hosts)));
+}
+
+/** The vendor whose bootstrap snippet this inline script text is, if any. */
+export function vendorForSnippet(text: string, vendors: readonly AnalyticsVendor[] = ANALYTICS_VENDORS): AnalyticsVendor | undefined {
+  return vendors.find((v) => v.snippets.some((re) => re.test(text)));
+}
+
+/** The vendor whose host appears anywhere in a short text (a `<noscript>` body), if any. */
+export function vendorInText(text: string, vendors: readonly AnalyticsVendor[] = ANALYTICS_VENDORS): AnalyticsVendor | undefined {
+  const lower = text.toLowerCase();
+  return vendors.find((v) => v.hosts.some((h) => lower.includes(h)));
+}

@@ -1,0 +1,40 @@
+import { ANALYTICS_PATHS } from './analytics.js';
+import type { Deployment, Feature } from './matrix.js';
+
+/**
+ * Same-origin paths that the exported site calls for a feature, most specific first. The
+ * service's discovery API is versioned (`/discovery/v2/...`); only versioned paths are claimed,
+ * so a docs page that happens to live under `/discovery/` is still served as a page.
+ * Unknown discovery endpoints count as search, the discovery family's base feature.
+ */
+const RULES: ReadonlyArray<{ feature: Feature; path: RegExp }> = [
+  { feature: 'assistant', path: /^\/discovery\/v\d+\/assistant(\/|$)/ },
+  { feature: 'search', path: /^\/discovery\/v\d+\/search(\/|$)/ },
+  { feature: 'search', path: /^\/discovery\/v\d+(\/|$)/ },
+  ...ANALYTICS_PATHS.map((path) => ({ feature: 'analytics' as const, path })),
+];
+
+/**
+ * The feature a request belongs to, or null for an ordinary site request. Any method: the
+ * assistant is POST, search GET or POST, analytics beacons POST. The path must already be
+ * percent-decoded and normalised by the server's router (it is matched literally here).
+ */
+export function featureForPath(_method: string, path: string): Feature | null {
+  const p = path.split('?')[0]!;
+  return RULES.find((r) => r.path.test(p))?.feature ?? null;
+}
+
+export interface FailFastResponse {
+  status: 404;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** The immediate answer for a feature that is off (CONTRACT "Deployment types and features"). */
+export function failFastResponse(feature: Feature, deployment: Deployment): FailFastResponse {
+  return {
+    status: 404,
+    headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' },
+    body: JSON.stringify({ error: `${feature} is not available in ${deployment} deployments` }),
+  };
+}

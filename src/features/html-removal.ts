@@ -1,0 +1,85 @@
+import type { HTMLRewriter } from 'html-rewriter-wasm';
+import { vendorForSnippet, vendorForUrl, vendorInText, type AnalyticsVendor } from './analytics.js';
+import type { RawTextBuffer } from './rawtext.js';
+import { mayBeSnippet, scriptKind } from './script-kinds.js';
+
+/** What the transform took out, by reason (`analytics:<vendor id>`, `feature-script`, ...). */
+export type Tally = Record<string, number>;
+
+/** Count one removal; returns false so a RawTextBuffer decision can `return tally(...)`. */
+export function tally(t: Tally, key: string): false {
+  t[key] = (t[key] ?? 0) + 1;
+  return false;
+}
+
+/**
+ * True to keep an inline script. Screens it against the vendors' snippet signatures — except
+ * data blocks and framework payloads, which only quote page content (see script-kinds.ts).
+ */
+export function screenSnippet(text: string, type: string | null, vendors: readonly AnalyticsVendor[], removed: Tally): boolean {
+  if (scriptKind(type) === 'data' || !mayBeSnippet(text)) return true;
+  const v = vendorForSnippet(text, vendors);
+  return v === undefined ? true : tally(removed, `analytics:${v.id}`);
+}
+
+interface RemovalOptions {
+  analyticsOff: boolean;
+  /** `<script src>` path patterns of features that are off (widgets.ts `scripts`). */
+  offScripts: readonly RegExp[];
+  vendors: readonly AnalyticsVendor[];
+  raw: RawTextBuffer;
+  removed: Tally;
+}
+
+function pathOf(url: string): string {
+  try {
+    return new URL(url.trim(), 'https://airlock.invalid/').pathname;
+  } catch {
+    return url;
+  }
+}
+
+/**
+ * When analytics is off: vendor `<script src>`, resource hints and preloads (`<link href>`),
+ * tracking pixels (`<img>`, `<iframe>`) and `<noscript>` fallbacks that name a vendor host go.
+ * Scripts of other features that are off go when their widgets table lists them.
+ */
+export function addRemovalHandlers(rw: HTMLRewriter, o: RemovalOptions): void {
+  rw.on('script[src]', {
+    element: (el) => {
+      const src = el.getAttribute('src') ?? '';
+      const v = o.analyticsOff ? vendorForUrl(src, o.vendors) : undefined;
+      if (v) {
+        el.remove();
+        tally(o.removed, `analytics:${v.id}`);
+      } else if (o.offScripts.some((re) => re.test(pathOf(src)))) {
+        el.remove();
+        tally(o.removed, 'feature-script');
+      }
+    },
+  });
+  if (!o.analyticsOff) return;
+
+  const byUrl = (attr: string) => ({
+    element: (el: import('html-rewriter-wasm').Element) => {
+      const v = vendorForUrl(el.getAttribute(attr) ?? '', o.vendors);
+      if (v) {
+        el.remove();
+        tally(o.removed, `analytics:${v.id}`);
+      }
+    },
+  });
+  rw.on('link[href]', byUrl('href'));
+  rw.on('img[src]', byUrl('src'));
+  rw.on('iframe[src]', byUrl('src'));
+  // With scripting on, browsers (and lol-html) read <noscript> as raw text; its pixels are only
+  // fetched with scripting off — still a request to the vendor, so the fallback goes too.
+  rw.on('noscript', {
+    element: (el) =>
+      o.raw.begin(el, (text) => {
+        const v = vendorInText(text, o.vendors);
+        return v === undefined ? true : tally(o.removed, `analytics:${v.id}`);
+      }),
+    text: (t) => o.raw.text(t),
+  });
+}

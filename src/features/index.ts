@@ -1,0 +1,12 @@
+/** src/features — the deployment matrix and what it does to served pages; pure, no I/O. */
+export {
+  DEPLOYMENTS, DEFAULT_DEPLOYMENT, FEATURES, FEATURE_KEY, MATRIX, REQUIRED, formatMatrix, isDeployment, parseFeature,
+  type Availability, type Deployment, type Feature, type FeatureFlags, type FeatureKey,
+} from './matrix.js';
+export { resolveFeatures, featuresDocument, featuresJson, isOn, type ResolvedFeatures, type ResolveInput, type FeaturesDocument } from './resolve.js';
+export { ANALYTICS_VENDORS, ANALYTICS_PATHS, vendorForUrl, vendorForSnippet, vendorInText, type AnalyticsVendor } from './analytics.js';
+export { DEFAULT_WIDGETS, widgetsFor, checkSelector, type FeatureWidgets, type WidgetOverrides } from './widgets.js';
+export { cspHash, featuresScript, featuresMeta, hideStyle, hiddenSelectors, headInjection, type InlineCode } from './inject.js';
+export { transformHtml, transformHtmlDetailed, type TransformContext, type TransformResult } from './html.js';
+export { cspFor, type CspOptions } from './csp.js';
+export { featureForPath, failFastResponse, type FailFastResponse } from './failfast.js';
