@@ -1,0 +1,8 @@
+/** src/archive — safe reading of export archives (tar, tar.gz/tgz, zip). See docs/DESIGN.md. */
+export type { ArchiveFormat, ArchiveLimits, ByteSource, ArchiveEntry, FileRecord, ScanResult, ReadOptions } from './types.js';
+export { DEFAULT_LIMITS, RATIO_FLOOR_BYTES } from './types.js';
+export { ARCHIVE_CODES, type ArchiveCode } from './errors.js';
+export { detectFormat } from './detect.js';
+export { readArchive } from './read.js';
+export { wrappingFolder } from './wrapping.js';
+export { scanArchive, extractArchive } from './scan.js';

@@ -1,0 +1,95 @@
+import { open, stat, type FileHandle } from 'node:fs/promises';
+import { createReadStream, type ReadStream } from 'node:fs';
+import { Readable } from 'node:stream';
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import type { ByteSource } from './types.js';
+import { ARCHIVE_CODES, malformed } from './errors.js';
+
+/** A ByteSource checked against the file: absolute start and exact length. */
+export interface Range {
+  path: string;
+  start: number;
+  length: number;
+}
+
+const SourceSchema = z.object({
+  path: z.string().min(1),
+  offset: z.number().int().nonnegative().optional(),
+  length: z.number().int().nonnegative().optional(),
+});
+
+/** Large reads: fewer syscalls and fewer stream events (a page-cache read of 1 MiB is ~0.1 ms). */
+export const READ_CHUNK = 1024 * 1024;
+
+export async function resolveRange(src: ByteSource): Promise<Range> {
+  const s = SourceSchema.parse(src);
+  const size = (await stat(s.path)).size;
+  const start = s.offset ?? 0;
+  const length = s.length ?? Math.max(0, size - start);
+  if (start + length > size) {
+    throw malformed(ARCHIVE_CODES.TRUNCATED, s.path, `byte range ${start}+${length} runs past the end of the file (${size} bytes)`);
+  }
+  return { path: s.path, start, length };
+}
+
+/** A stream over exactly the range (createReadStream's `end` is inclusive). */
+export function rangeStream(r: Range, highWaterMark = READ_CHUNK): ReadStream {
+  if (r.length === 0) return createReadStream(r.path, { start: r.start, end: r.start - 1, highWaterMark, emitClose: true });
+  return createReadStream(r.path, { start: r.start, end: r.start + r.length - 1, highWaterMark });
+}
+
+/** Read `length` bytes at `pos` (relative to the range) from an open handle; short reads are a truncation. */
+export async function readAt(fh: FileHandle, r: Range, pos: number, length: number, subject: string): Promise<Buffer> {
+  if (pos < 0 || pos + length > r.length) {
+    throw malformed(ARCHIVE_CODES.TRUNCATED, subject, `needs bytes ${pos}..${pos + length} but the archive has ${r.length}`);
+  }
+  const buf = Buffer.allocUnsafe(length);
+  let got = 0;
+  while (got < length) {
+    const { bytesRead } = await fh.read(buf, got, length - got, r.start + pos + got);
+    if (bytesRead === 0) throw malformed(ARCHIVE_CODES.TRUNCATED, subject, 'unexpected end of file');
+    got += bytesRead;
+  }
+  return buf;
+}
+
+export async function readHead(r: Range, n: number): Promise<Buffer> {
+  const fh = await open(r.path, 'r');
+  try {
+    return await readAt(fh, r, 0, Math.min(n, r.length), r.path);
+  } finally {
+    await fh.close();
+  }
+}
+
+/** sha256 of the exact bytes of the range (the archive digest of the manifest). */
+export async function hashRange(r: Range): Promise<string> {
+  const h = createHash('sha256');
+  for await (const chunk of rangeStream(r)) h.update(chunk as Buffer);
+  return h.digest('hex');
+}
+
+/**
+ * A Readable over [start, start+length) of an already open handle that never closes it
+ * (fs.ReadStream closes its fd on destroy even with autoClose false).
+ */
+export function handleRangeStream(fh: FileHandle, start: number, length: number): Readable {
+  let pos = start;
+  const endPos = start + length;
+  return new Readable({
+    highWaterMark: READ_CHUNK,
+    read() {
+      const n = Math.min(READ_CHUNK, endPos - pos);
+      if (n <= 0) return void this.push(null);
+      fh.read(Buffer.allocUnsafe(n), 0, n, pos).then(
+        ({ bytesRead, buffer }) => {
+          if (bytesRead === 0) return void this.destroy(new Error('unexpected end of file'));
+          pos += bytesRead;
+          this.push(buffer.subarray(0, bytesRead));
+        },
+        (err: Error) => this.destroy(err),
+      );
+    },
+  });
+}

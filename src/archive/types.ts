@@ -1,0 +1,68 @@
+import type { Readable } from 'node:stream';
+import { z } from 'zod';
+
+export type ArchiveFormat = 'tar.gz' | 'tar' | 'zip';
+
+export interface ArchiveLimits {
+  maxFiles: number;
+  maxExpandedBytes: number;
+  maxRatio: number;
+}
+
+/** CONTRACT "Archive safety" defaults (issue 2): 200,000 files, 20 GiB expanded, ratio 200. */
+export const DEFAULT_LIMITS: ArchiveLimits = Object.freeze({
+  maxFiles: 200_000,
+  maxExpandedBytes: 20 * 1024 ** 3,
+  maxRatio: 200,
+});
+
+/**
+ * Below this many inflated bytes a stream never counts as a bomb: a small file of spaces
+ * legitimately compresses far better than 200:1, and the damage a bomb can do below 1 MiB is nil.
+ */
+export const RATIO_FLOOR_BYTES = 1024 * 1024;
+
+/** A byte range of a file: the whole file, or an archive member inside a .airlock package. */
+export interface ByteSource {
+  path: string;
+  offset?: number;
+  length?: number;
+}
+
+/** One file of the archive. `path` is validated and normalised ("./" and "//" removed), not yet stripped. */
+export interface ArchiveEntry {
+  path: string;
+  size: number;
+  stream: Readable;
+}
+
+export interface FileRecord {
+  path: string;
+  size: number;
+  sha256: string;
+}
+
+export interface ScanResult {
+  format: ArchiveFormat;
+  archiveSha256: string;
+  archiveSize: number;
+  files: FileRecord[];
+  strip: string;
+}
+
+export interface ReadOptions {
+  limits?: Partial<ArchiveLimits>;
+  format?: ArchiveFormat;
+}
+
+const LimitsSchema = z.object({
+  maxFiles: z.number().int().positive(),
+  maxExpandedBytes: z.number().int().positive(),
+  maxRatio: z.number().positive(),
+});
+
+/** Limits come from callers (flags, config): validate at the edge so a typo cannot disable a check. */
+export function resolveLimits(partial: Partial<ArchiveLimits> | undefined): ArchiveLimits {
+  const defined = Object.fromEntries(Object.entries(partial ?? {}).filter(([, v]) => v !== undefined));
+  return LimitsSchema.parse({ ...DEFAULT_LIMITS, ...defined });
+}
