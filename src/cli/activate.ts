@@ -1,11 +1,20 @@
-import { AirlockError } from '../errors.js';
+import { activate, resolveStore } from '../store/index.js';
+import { checkVersionLabel, parse } from './args.js';
+import { printResult } from './context.js';
 import type { Command } from './main.js';
+import { UsageError } from '../errors.js';
 
 const command: Command = {
-  summary: '(not built yet)',
-  usage: 'usage: airlock activate (not built yet)',
-  async run() {
-    throw new AirlockError('AIRLOCK_NOT_BUILT', 'airlock activate is not built yet');
+  summary: 'make a version the active one (running servers switch without restart)',
+  usage: 'usage: airlock activate V [--store DIR] [--json]\n\nAtomic and durable: once this returns, V stays active across a crash.',
+  async run(argv, ctx) {
+    const { values, positionals } = parse(argv, { store: { type: 'string' }, json: { type: 'boolean' } });
+    if (positionals.length !== 1) throw new UsageError('activate takes exactly one version label', { subject: 'V' });
+    const label = checkVersionLabel(positionals[0]!, 'version label');
+    const store = resolveStore(values.store, ctx.env, ctx.cwd);
+    await activate(store, label);
+    printResult(ctx, Boolean(values.json), { ok: true, store, active: label }, () => `active: ${label}`);
+    return 0;
   },
 };
 export default command;

@@ -1,11 +1,19 @@
-import { AirlockError } from '../errors.js';
+import { resolveStore, rollback } from '../store/index.js';
+import { parse } from './args.js';
+import { printResult } from './context.js';
 import type { Command } from './main.js';
+import { UsageError } from '../errors.js';
 
 const command: Command = {
-  summary: '(not built yet)',
-  usage: 'usage: airlock rollback (not built yet)',
-  async run() {
-    throw new AirlockError('AIRLOCK_NOT_BUILT', 'airlock rollback is not built yet');
+  summary: 're-activate the previously active version',
+  usage: 'usage: airlock rollback [--store DIR] [--json]\n\nSwaps the active and the previous version (so a second rollback undoes the first).',
+  async run(argv, ctx) {
+    const { values, positionals } = parse(argv, { store: { type: 'string' }, json: { type: 'boolean' } });
+    if (positionals.length) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`, { subject: positionals[0] });
+    const store = resolveStore(values.store, ctx.env, ctx.cwd);
+    const label = await rollback(store);
+    printResult(ctx, Boolean(values.json), { ok: true, store, active: label }, () => `active: ${label}`);
+    return 0;
   },
 };
 export default command;

@@ -1,0 +1,41 @@
+import { access } from 'node:fs/promises';
+import { StoreError } from '../errors.js';
+import { versionDir, versionPaths } from './paths.js';
+import { withLock, type LockOptions } from './lock.js';
+import { readState, writeState } from './state.js';
+
+export async function versionExists(store: string, label: string): Promise<boolean> {
+  // version.json is written before the commit rename, so its presence means a complete version.
+  return access(versionPaths(versionDir(store, label)).meta).then(() => true, () => false);
+}
+
+export async function requireVersion(store: string, label: string): Promise<void> {
+  if (!(await versionExists(store, label))) {
+    throw new StoreError('AIRLOCK_VERSION_NOT_FOUND', `version ${JSON.stringify(label)} is not in store ${store}`, { subject: label });
+  }
+}
+
+/** Point `active` at `label` (caller holds the lock). Re-activating the active one changes nothing. */
+export async function activateLocked(store: string, label: string): Promise<void> {
+  await requireVersion(store, label);
+  const state = await readState(store);
+  if (state.active === label) return;
+  // writeState = temp file + fsync + rename + fsync of the store folder: durable once it returns.
+  await writeState(store, { active: label, previous: state.active });
+}
+
+/** `airlock activate V`: atomic and durable (CONTRACT "Store guarantees"). */
+export async function activate(store: string, label: string, o?: LockOptions): Promise<void> {
+  await withLock(store, () => activateLocked(store, label), o);
+}
+
+/** `airlock rollback`: swap active and previous; returns the label now active. */
+export async function rollback(store: string, o?: LockOptions): Promise<string> {
+  return withLock(store, async () => {
+    const state = await readState(store);
+    if (!state.previous) throw new StoreError('AIRLOCK_NO_PREVIOUS', `store ${store} has no previously active version to roll back to`, { subject: store });
+    await requireVersion(store, state.previous);
+    await writeState(store, { active: state.previous, previous: state.active });
+    return state.previous;
+  }, o);
+}

@@ -1,0 +1,14 @@
+/** The versioned store (docs/DESIGN.md "src/store"). */
+export { resolveStore, storePaths, versionPaths } from './paths.js';
+export { importPackage, type ImportOptions, type ImportResult } from './import.js';
+export { listVersions, type VersionInfo } from './list.js';
+export { activate, rollback } from './activate.js';
+export { prune, choosePrunable } from './prune.js';
+export { readState, type StoreState } from './state.js';
+export { loadVersion, type LoadedVersion } from './load.js';
+export { acquireLease, type Lease } from './leases.js';
+export { acquireLock, withLock, type StoreLock } from './lock.js';
+export { buildVariants, type VariantsReport } from './variants/build.js';
+export type { ProgressEvent } from './progress.js';
+export type { VersionMeta } from './meta.js';
+export type { VariantEntry } from './variants/index-file.js';

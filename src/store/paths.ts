@@ -1,0 +1,50 @@
+import { join, resolve } from 'node:path';
+import { StoreError } from '../errors.js';
+import { VERSION_LABEL } from '../cli/args.js';
+
+/** The store directory: --store, then AIRLOCK_STORE (CONTRACT "Environment"), then ./airlock-store. */
+export function resolveStore(flag: string | undefined, env: NodeJS.ProcessEnv, cwd = process.cwd()): string {
+  const chosen = flag || env.AIRLOCK_STORE || 'airlock-store';
+  return resolve(cwd, chosen);
+}
+
+/** Every path of the store layout (docs/DESIGN.md "src/store") in one place. */
+export function storePaths(store: string) {
+  return {
+    root: store,
+    state: join(store, 'state.json'),
+    lock: join(store, 'lock'),
+    versions: join(store, 'versions'),
+    staging: join(store, 'staging'),
+    trustedKeys: join(store, 'trusted-keys'),
+    leases: join(store, 'leases'),
+  };
+}
+
+/** Paths inside one version folder. */
+export function versionPaths(dir: string) {
+  return {
+    dir,
+    pkg: join(dir, 'package.airlock'),
+    manifest: join(dir, 'airlock.json'),
+    meta: join(dir, 'version.json'),
+    site: join(dir, 'site'),
+    variants: join(dir, 'variants'),
+    variantsIndex: join(dir, 'variants', 'index.json'),
+  };
+}
+
+/**
+ * A label becomes a folder name, so it is checked before any path is built from it: the
+ * contract's label grammar has no "/", no leading "." and no "..", so no traversal is possible.
+ */
+export function checkLabel(label: string): string {
+  if (!VERSION_LABEL.test(label)) {
+    throw new StoreError('AIRLOCK_BAD_LABEL', `invalid version label ${JSON.stringify(label)}: must match ${VERSION_LABEL.source}`, { subject: label }, 2);
+  }
+  return label;
+}
+
+export function versionDir(store: string, label: string): string {
+  return join(storePaths(store).versions, checkLabel(label));
+}

@@ -1,0 +1,48 @@
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fsyncDir } from '../../util/fsx.js';
+import { readJsonFile } from '../meta.js';
+import { versionDir, versionPaths } from '../paths.js';
+import { ManifestSchema, type Manifest } from '../../package/index.js';
+import { acquireLease } from '../leases.js';
+import { defaultPoolSize, runPool } from './pool.js';
+import { readVariantsIndex, writeVariantsIndex } from './index-file.js';
+import { selectForVariants } from './select.js';
+
+export interface VariantsOptions { poolSize?: number; brQuality?: number; onProgress?: (done: number, total: number) => void }
+export interface VariantsReport { candidates: number; br: number; gz: number; failed: string[] }
+
+/**
+ * Precompress a committed version's text files into variants/<sha256>.br|.gz, then publish
+ * variants/index.json atomically: the server only ever uses variants listed there, so a crash
+ * here costs nothing but the rebuild. Holds a lease so prune leaves the version alone meanwhile.
+ * Resumable: digests already in the index are skipped.
+ */
+export async function buildVariants(store: string, label: string, o: VariantsOptions = {}): Promise<VariantsReport> {
+  const dir = versionDir(store, label);
+  const p = versionPaths(dir);
+  const lease = await acquireLease(store, label);
+  try {
+    const manifest: Manifest = await readJsonFile(p.manifest, ManifestSchema, 'manifest');
+    const index = await readVariantsIndex(p.variantsIndex);
+    const todo = selectForVariants(manifest.files).filter((f) => !index.has(f.sha256));
+    const report: VariantsReport = { candidates: todo.length, br: 0, gz: 0, failed: [] };
+    await mkdir(p.variants, { recursive: true });
+    let done = 0;
+    const jobs = todo.map((f) => ({ src: join(p.site, ...f.path.split('/')), destBase: join(p.variants, f.sha256), brQuality: o.brQuality ?? 9 }));
+    const byBase = new Map(todo.map((f, i) => [jobs[i]!.destBase, f]));
+    await runPool(jobs, o.poolSize ?? defaultPoolSize(), (job, r) => {
+      const f = byBase.get(job.destBase)!;
+      if (r.error) report.failed.push(f.path);
+      else if (r.br || r.gz) index.set(f.sha256, { ...(r.br ? { br: r.br } : {}), ...(r.gz ? { gz: r.gz } : {}) });
+      if (r.br) report.br++;
+      if (r.gz) report.gz++;
+      o.onProgress?.(++done, todo.length);
+    });
+    await fsyncDir(p.variants);
+    await writeVariantsIndex(p.variantsIndex, index);
+    return report;
+  } finally {
+    await lease.release();
+  }
+}

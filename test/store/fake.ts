@@ -1,0 +1,14 @@
+/** Fake committed versions (version.json + airlock.json only) for tests of list/activate/prune. */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+export async function fakeVersion(store: string, label: string, importedAt: string): Promise<void> {
+  const dir = join(store, 'versions', label);
+  await mkdir(join(dir, 'site'), { recursive: true });
+  const sha = 'a'.repeat(64);
+  await writeFile(join(dir, 'version.json'), JSON.stringify({
+    label, domain: 'docs.example.com', importedAt, packageSha256: sha,
+    archive: { name: 'bundle.tar.gz', format: 'tar.gz', offset: 1536, size: 10, sha256: sha },
+    signer: null, pageCount: 1, fileCount: 1, totalBytes: 10,
+  }));
+}

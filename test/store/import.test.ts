@@ -1,0 +1,113 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readdir, readFile, rm, mkdir, copyFile, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import { importPackage, listVersions, readState, loadVersion } from '../../src/store/index.js';
+import { buildPackage, makeKey, makeTempDir, sampleSite, treeDigest, type TestKey } from './helpers.js';
+
+let dir: string;
+let key: TestKey;
+let other: TestKey;
+let v1: string;
+let v2: string;
+let v1Other: string;
+let unsigned: string;
+beforeAll(async () => {
+  dir = await makeTempDir();
+  key = await makeKey(dir, 'signer');
+  other = await makeKey(dir, 'stranger');
+  v1 = await buildPackage(dir, { version: 'v1', files: sampleSite('one'), key });
+  v2 = await buildPackage(dir, { version: 'v2', files: sampleSite('two'), key });
+  await mkdir(join(dir, 'conflict'));
+  v1Other = await buildPackage(join(dir, 'conflict'), { version: 'v1', files: sampleSite('different'), key });
+  await mkdir(join(dir, 'unsigned'));
+  unsigned = await buildPackage(join(dir, 'unsigned'), { version: 'v3', files: sampleSite('three') });
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+const newStore = async (name: string) => join(dir, `store-${name}`);
+const sha = async (p: string) => createHash('sha256').update(await readFile(p)).digest('hex');
+
+describe('importPackage', () => {
+  it('imports a signed package: complete version, exact package and manifest kept, staging gone', async () => {
+    const store = await newStore('basic');
+    const r = await importPackage(v1, { store, trust: [key.pub] });
+    expect(r).toEqual({ version: 'v1', status: 'imported', activated: false });
+    const vdir = join(store, 'versions', 'v1');
+    expect(await sha(join(vdir, 'package.airlock'))).toBe(await sha(v1));
+    const manifest = JSON.parse(await readFile(join(vdir, 'airlock.json'), 'utf8'));
+    for (const f of manifest.files) expect(await sha(join(vdir, 'site', f.path))).toBe(f.sha256);
+    const meta = JSON.parse(await readFile(join(vdir, 'version.json'), 'utf8'));
+    expect(meta).toMatchObject({ label: 'v1', packageSha256: await sha(v1), signer: expect.stringMatching(/^sha256:/), fileCount: manifest.files.length });
+    expect((await readdir(store)).sort()).toEqual(['versions']);
+    expect((await readState(store)).active).toBeNull();
+    const loaded = await loadVersion(store, 'v1');
+    expect(loaded.manifest.version).toBe('v1');
+    expect(loaded.variants.size).toBe(0);
+  });
+
+  it('--activate makes it active; importing the same package twice is a no-op', async () => {
+    const store = await newStore('idem');
+    await importPackage(v1, { store, trust: [key.pub], activate: true });
+    expect((await readState(store)).active).toBe('v1');
+    const before = await treeDigest(store);
+    await expect(importPackage(v1, { store, trust: [key.pub] })).resolves.toMatchObject({ status: 'unchanged' });
+    expect(await treeDigest(store)).toBe(before);
+  });
+
+  it('different content under an existing label is refused and the store is byte-for-byte unchanged', async () => {
+    const store = await newStore('conflict');
+    await importPackage(v1, { store, trust: [key.pub] });
+    const before = await treeDigest(store);
+    await expect(importPackage(v1Other, { store, trust: [key.pub] })).rejects.toMatchObject({ code: 'AIRLOCK_VERSION_CONFLICT', exitCode: 1 });
+    expect(await treeDigest(store)).toBe(before);
+  });
+
+  it('an unsigned package is refused (exit 4) without allowUnsigned, accepted with it', async () => {
+    const store = await newStore('unsigned');
+    await importPackage(v1, { store, trust: [key.pub] });
+    const before = await treeDigest(store);
+    await expect(importPackage(unsigned, { store, trust: [key.pub] })).rejects.toMatchObject({ exitCode: 4 });
+    expect(await treeDigest(store)).toBe(before);
+    await expect(importPackage(unsigned, { store, trust: [], allowUnsigned: true })).resolves.toMatchObject({ status: 'imported' });
+  });
+
+  it('a package signed by an untrusted key is refused (exit 4) and the store is unchanged', async () => {
+    const store = await newStore('untrusted');
+    await importPackage(v1, { store, trust: [key.pub] });
+    const before = await treeDigest(store);
+    await expect(importPackage(v2, { store, trust: [other.pub] })).rejects.toMatchObject({ exitCode: 4 });
+    expect(await treeDigest(store)).toBe(before);
+  });
+
+  it('keys in STORE/trusted-keys/*.pub are trusted', async () => {
+    const store = await newStore('trusted-dir');
+    await mkdir(join(store, 'trusted-keys'), { recursive: true });
+    await copyFile(key.pubPath, join(store, 'trusted-keys', 'ops.pub'));
+    await expect(importPackage(v2, { store, trust: [] })).resolves.toMatchObject({ status: 'imported' });
+  });
+
+  it('a file digest that does not match the manifest is refused (exit 4), no version, no staging left', async () => {
+    const store = await newStore('lie');
+    await importPackage(v1, { store, trust: [key.pub] });
+    const before = await treeDigest(store);
+    const lie = await buildPackage(dir, { version: 'v9', files: sampleSite('nine'), key, lie: true });
+    await expect(importPackage(lie, { store, trust: [key.pub] })).rejects.toMatchObject({ exitCode: 4 });
+    expect(await treeDigest(store)).toBe(before);
+  });
+
+  it('staging garbage from a crash is removed by the next import', async () => {
+    const store = await newStore('garbage');
+    await mkdir(join(store, 'staging', 'deadbeef', 'site'), { recursive: true });
+    await writeFile(join(store, 'staging', 'deadbeef', 'site', 'half.html'), 'half');
+    await importPackage(v1, { store, trust: [key.pub] });
+    expect((await readdir(store)).sort()).toEqual(['versions']);
+    expect((await listVersions(store)).map((v) => v.version)).toEqual(['v1']);
+  });
+
+  it('a missing package file is a usage error naming it', async () => {
+    const store = await newStore('missing');
+    await expect(importPackage(join(dir, 'nope.airlock'), { store, trust: [] })).rejects.toMatchObject({ exitCode: 2, details: { subject: expect.stringContaining('nope.airlock') } });
+  });
+});
