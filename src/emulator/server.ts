@@ -1,0 +1,53 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { getRequestListener } from '@hono/node-server';
+import { createEmulator } from './app.js';
+import type { EmulatorOptions } from './context.js';
+import type { Faults } from './faults.js';
+import { handleObject } from './routes/objects.js';
+import type { EmulatorState } from './state.js';
+
+export interface StartOptions extends Omit<EmulatorOptions, 'cacheDir'> { port?: number; host?: string; cacheDir?: string }
+export interface RunningEmulator {
+  url: string;
+  keys: { admin: string; assistant: string };
+  state: EmulatorState;
+  setFaults(patch: Partial<Faults>): Faults;
+  server: Server;
+  close(): Promise<void>;
+}
+
+/** Listen on host:port (default 127.0.0.1, a free port). close() stops it and removes the archive cache. */
+export async function startEmulator(o: StartOptions = {}): Promise<RunningEmulator> {
+  const ownCache = !o.cacheDir;
+  const cacheDir = o.cacheDir ?? (await mkdtemp(join(tmpdir(), 'airlock-emulator-')));
+  const emu = createEmulator({ ...o, cacheDir });
+  const listener = getRequestListener(emu.app.fetch);
+  const server = createServer((req, res) => {
+    if (req.url?.startsWith('/_objects/')) handleObject(emu.ctx, req, res);
+    else void listener(req, res);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(o.port ?? 0, o.host ?? '127.0.0.1', () => resolve());
+  });
+  const addr = server.address() as AddressInfo;
+  const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  return {
+    url: `http://${host}:${addr.port}`,
+    keys: emu.keys,
+    state: emu.ctx.state,
+    setFaults: (patch) => emu.ctx.state.setFaults(patch),
+    server,
+    async close() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      if (ownCache) await rm(cacheDir, { recursive: true, force: true });
+    },
+  };
+}
