@@ -28,8 +28,7 @@ export function parseRange(header: string | undefined, size: number): RangeResul
     return { kind: 'range', start: Math.max(0, size - n), end: size - 1 };
   }
   const start = Number(a);
-  const end = b === '' ? size - 1 : Number(b);
-  if (end < start) return NONE; // invalid range-spec: ignore the header (§14.1.1)
+  if (b !== '' && Number(b) < start) return NONE; // invalid range-spec: ignore the header (§14.1.1)
   if (start >= size) return { kind: 'unsatisfiable' };
-  return { kind: 'range', start, end: Math.min(end, size - 1) };
+  return { kind: 'range', start, end: b === '' ? size - 1 : Math.min(Number(b), size - 1) };
 }
