@@ -1,0 +1,148 @@
+import { request, type Dispatcher } from 'undici';
+import { finished } from 'node:stream/promises';
+import { once } from 'node:events';
+import type { Readable } from 'node:stream';
+import { UpstreamError } from '../errors.js';
+import { PartSink, newDigests, type Digests, type OpenFile } from './sink.js';
+import { contentLength, header, isExpiredLinkAnswer, parseContentRange, plainMd5, safeUrl, statedSha256, strongEtag, type HeaderBag } from './validators.js';
+import { isTransientNetworkError, parseRetryAfter } from './retry.js';
+
+/** What the download knows of the object so far; `have` bytes of it are on disk in the part. */
+export interface PartState {
+  have: number;
+  etag: string | undefined;
+  total: number | undefined;
+  statedSha256: string | undefined;
+  digests: Digests;
+}
+
+export type Outcome =
+  | { kind: 'complete' }
+  | { kind: 'restart'; reason: string }
+  | { kind: 'expired' }
+  | { kind: 'retry'; reason: string; retryAfter?: number };
+
+export interface AttemptContext {
+  url: string;
+  partPath: string;
+  dispatcher: Dispatcher;
+  signal?: AbortSignal;
+  bodyTimeoutMs: number;
+  headersTimeoutMs: number;
+  openFile?: OpenFile;
+  onWritten: (have: number) => void;
+  /** Called once the object's identity is known from a 200: throws at once to refuse it, else records it (the sidecar). */
+  onIdentity: (s: PartState) => Promise<void>;
+}
+
+const RETRY_STATUS = new Set([408, 429, 500, 502, 503, 504]);
+
+/** Drain at most `limit` bytes of an error body (object stores answer errors with a small XML document). */
+async function smallText(body: Dispatcher.ResponseData['body'], limit = 16_384): Promise<string> {
+  let text = '';
+  for await (const chunk of body) {
+    if (text.length < limit) text += (chunk as Buffer).toString('utf8');
+    else { body.destroy(); break; }
+  }
+  return text.slice(0, limit);
+}
+
+/**
+ * Copy the body into the sink with backpressure. Unlike pipeline(), a broken source does not
+ * destroy the sink: the bytes that did arrive are still written (and hashed) before we return, so
+ * a resume starts after them. Returns the source's error (the connection), throws the sink's (the disk).
+ */
+async function drainInto(body: Readable, sink: PartSink): Promise<unknown> {
+  let broken: unknown;
+  try {
+    for await (const chunk of body) {
+      if (sink.errored) break;
+      if (!sink.write(chunk)) await once(sink, 'drain');
+    }
+  } catch (err) {
+    broken = err;
+  }
+  if (sink.errored) throw sink.errored;
+  sink.end();
+  await finished(sink);
+  return broken;
+}
+
+/**
+ * One GET of the object: resume with `Range` + `If-Range` (RFC 9110 §14.2, §13.1.5) when there
+ * are bytes on disk and a strong validator, stream the body into the part, and say what to do
+ * next. Never sends an Authorization header: the link is presigned, and the API key must never
+ * reach the object host. Mutates `s` (have, digests, identity).
+ */
+export async function attempt(ctx: AttemptContext, s: PartState): Promise<Outcome> {
+  const resuming = s.have > 0 && s.etag !== undefined;
+  const headers: Record<string, string> = resuming ? { range: `bytes=${s.have}-`, 'if-range': s.etag! } : {};
+  let res: Dispatcher.ResponseData;
+  try {
+    res = await request(ctx.url, { method: 'GET', headers, dispatcher: ctx.dispatcher, signal: ctx.signal,
+      bodyTimeout: ctx.bodyTimeoutMs, headersTimeout: ctx.headersTimeoutMs, highWaterMark: 1 << 20 });
+  } catch (err) {
+    if (!ctx.signal?.aborted && isTransientNetworkError(err)) return { kind: 'retry', reason: (err as Error).message };
+    throw err;
+  }
+  const h = res.headers as HeaderBag;
+  const { statusCode: status } = res;
+
+  if (status === 416) {
+    await smallText(res.body);
+    const cr = parseContentRange(header(h, 'content-range'));
+    // Everything is already here (a re-run after the last byte landed): RFC 9110 §15.5.17.
+    if (resuming && (cr?.total ?? s.total) === s.have) return { kind: 'complete' };
+    return { kind: 'restart', reason: `416 for bytes=${s.have}-` };
+  }
+  if (status === 200 || status === 206) {
+    let start = 0;
+    let saved: Promise<unknown> = Promise.resolve(undefined);
+    if (status === 206) {
+      const cr = parseContentRange(header(h, 'content-range'));
+      const etag = strongEtag(h);
+      // A 206 that does not continue exactly where we are, or for another object, cannot be spliced.
+      if (!resuming || !cr || cr.start !== s.have || (etag !== undefined && etag !== s.etag) ||
+        (s.total !== undefined && cr.total !== undefined && cr.total !== s.total)) {
+        res.body.destroy();
+        return { kind: 'restart', reason: `206 with Content-Range ${header(h, 'content-range') ?? '(none)'} for bytes=${s.have}-` };
+      }
+      start = s.have;
+      s.total ??= cr.total;
+      s.statedSha256 ??= statedSha256(h);
+    } else {
+      // 200: the whole object, either first contact or If-Range said the object changed (§13.1.5).
+      s.have = 0;
+      s.etag = strongEtag(h);
+      s.total = contentLength(h);
+      s.statedSha256 = statedSha256(h);
+      s.digests = newDigests(plainMd5(s.etag) !== undefined);
+      try {
+        // Not awaited before reading: an error on the socket destroys the body with whatever it
+        // buffered, so the body is drained at once and the sidecar written alongside (a crash in
+        // between leaves a part without sidecar, which the next run discards: safe).
+        saved = ctx.onIdentity(s).then(() => undefined, (err: unknown) => err ?? new Error('sidecar write failed'));
+      } catch (err) {
+        res.body.destroy();
+        throw err;
+      }
+    }
+    const sink = new PartSink(ctx.partPath, start, s.digests, { openFile: ctx.openFile, onWritten: ctx.onWritten });
+    const broken = await drainInto(res.body, sink).finally(() => { s.have = sink.written; });
+    const sidecarErr = await saved;
+    if (sidecarErr !== undefined) throw sidecarErr;
+    if (broken !== undefined) {
+      if (!ctx.signal?.aborted && isTransientNetworkError(broken)) return { kind: 'retry', reason: (broken as Error).message };
+      throw broken;
+    }
+    // A close-delimited body that ended early is a broken connection, not a complete object.
+    if (s.total !== undefined && s.have < s.total) return { kind: 'retry', reason: `body ended at ${s.have} of ${s.total} bytes` };
+    return { kind: 'complete' };
+  }
+  const text = await smallText(res.body);
+  if (isExpiredLinkAnswer(status, text)) return { kind: 'expired' };
+  if (RETRY_STATUS.has(status)) return { kind: 'retry', reason: `HTTP ${status}`, retryAfter: parseRetryAfter(header(h, 'retry-after')) };
+  const code = /<Code>([^<]{1,64})<\/Code>/.exec(text)?.[1];
+  throw new UpstreamError(`object storage answered ${status}${code ? ` ${code}` : ''} for ${safeUrl(ctx.url)}`, status,
+    { subject: safeUrl(ctx.url) }, 'AIRLOCK_DOWNLOAD_REFUSED');
+}

@@ -1,0 +1,134 @@
+import { Agent, type Dispatcher } from 'undici';
+import { rename, rm } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { AirlockError, DigestMismatchError, EXIT, UpstreamError } from '../errors.js';
+import { fsyncDir } from '../util/fsx.js';
+import { attempt, type PartState } from './attempt.js';
+import { finalCheck } from './final-check.js';
+import { backoffMs, DEFAULT_RETRY, sleep, type RetryPolicy } from './retry.js';
+import { partSize, readSidecar, removePart, sidecarPath, writeSidecar } from './sidecar.js';
+import { newDigests, rehash, type OpenFile } from './sink.js';
+import { plainMd5, safeUrl } from './validators.js';
+
+export interface FreshLink { url: string; expiresAt?: string | Date }
+export interface DownloadProgress { bytes: number; total: number | undefined; resumedFrom: number }
+export interface DownloadOptions {
+  url: string;
+  /** Where the verified bytes end up; omitted: they stay in `partPath` (the caller owns it then). */
+  dest?: string;
+  partPath: string;
+  /** Identity of the object besides its ETag, so a part of another job is never reused. */
+  jobId?: string | null;
+  expiresAt?: string | Date;
+  getFreshUrl?: () => Promise<FreshLink>;
+  expectedSize?: number;
+  dispatcher?: Dispatcher;
+  onProgress?: (p: DownloadProgress) => void;
+  signal?: AbortSignal;
+  retry?: RetryPolicy;
+  bodyTimeoutMs?: number;
+  headersTimeoutMs?: number;
+  /** Injected for tests (disk full). */
+  openFile?: OpenFile;
+}
+export interface DownloadResult {
+  path: string; size: number; sha256: string; md5: string | undefined;
+  resumedFrom: number; requests: number; restarts: number; freshLinks: number;
+}
+
+/** Renew a link a little before its stated expiry: clocks differ, and a request takes time. */
+const EXPIRY_SKEW_MS = 5_000;
+const MAX_RESTARTS = 3;
+const MAX_RENEWALS = 5;
+
+/** The state to start from: the part of an earlier run when its sidecar says it is this job's object, else nothing. */
+async function initialState(o: DownloadOptions): Promise<PartState> {
+  const side = await readSidecar(o.partPath);
+  const have = await partSize(o.partPath);
+  if (side && have > 0 && side.jobId === (o.jobId ?? null) && (side.size === null || have <= side.size)) {
+    const digests = await rehash(o.partPath, have, plainMd5(side.etag) !== undefined);
+    return { have, etag: side.etag, total: side.size ?? undefined, statedSha256: side.statedSha256 ?? undefined, digests };
+  }
+  await removePart(o.partPath);
+  return { have: 0, etag: undefined, total: undefined, statedSha256: undefined, digests: newDigests(false) };
+}
+
+/**
+ * Download a presigned object to `partPath`, resuming across broken connections, expired links
+ * and interrupted runs, hashing as bytes arrive with memory bounded by the stream buffers.
+ * Throws DigestMismatchError (exit 4) and deletes the part when size or a stated digest is wrong.
+ */
+export async function download(o: DownloadOptions): Promise<DownloadResult> {
+  const policy = o.retry ?? DEFAULT_RETRY;
+  const own = o.dispatcher ? undefined : new Agent({ connect: { timeout: 30_000 } });
+  const s = await initialState(o);
+  const resumedFrom = s.have;
+  let url = o.url;
+  let expiresAt = o.expiresAt === undefined ? undefined : new Date(o.expiresAt).getTime();
+  let requests = 0, restarts = 0, freshLinks = 0, failures = 0, renewals = 0;
+  const renew = async (why: string) => {
+    if (!o.getFreshUrl) throw new UpstreamError(`the download link ${why} and no fresh link can be asked for`, undefined, { subject: safeUrl(url) }, 'AIRLOCK_LINK_EXPIRED');
+    if (++renewals > MAX_RENEWALS) throw new UpstreamError(`the download link ${why} again after ${MAX_RENEWALS} fresh links`, undefined, { subject: safeUrl(url) }, 'AIRLOCK_LINK_EXPIRED');
+    const fresh = await o.getFreshUrl();
+    url = fresh.url;
+    expiresAt = fresh.expiresAt === undefined ? undefined : new Date(fresh.expiresAt).getTime();
+    freshLinks++;
+  };
+  try {
+    for (;;) {
+      if (o.signal?.aborted) throw interrupted(o, s.have);
+      // Pre-emptive renewal only for a link not yet renewed this way, so a server whose clock is
+      // behind ours cannot make us loop: its own 403 decides after that.
+      if (expiresAt !== undefined && Date.now() >= expiresAt - EXPIRY_SKEW_MS && renewals === 0) await renew('has expired');
+      const before = s.have;
+      requests++;
+      const out = await attempt({
+        url, partPath: o.partPath, dispatcher: o.dispatcher ?? own!, signal: o.signal,
+        bodyTimeoutMs: o.bodyTimeoutMs ?? 30_000, headersTimeoutMs: o.headersTimeoutMs ?? 30_000, openFile: o.openFile,
+        onWritten: (bytes) => o.onProgress?.({ bytes, total: s.total ?? o.expectedSize, resumedFrom }),
+        onIdentity: (st) => {
+          finalCheck.early(st, o); // synchronous: a wrong size is refused before any byte is read
+          // Without a strong ETag a later run could not prove the bytes are the same object: no sidecar, no reuse.
+          return st.etag ? writeSidecar(o.partPath, { format: 'airlock-part/1', etag: st.etag, size: st.total ?? null, jobId: o.jobId ?? null, statedSha256: st.statedSha256 ?? null }) : Promise.resolve();
+        },
+      }, s).catch((err: unknown) => { throw o.signal?.aborted ? interrupted(o, s.have) : noSpace(err, o, s.have) ?? err; });
+      if (s.have > before) { failures = 0; renewals = 0; }
+      if (out.kind === 'complete') break;
+      if (out.kind === 'expired') { await renew('has expired'); continue; }
+      if (out.kind === 'restart') {
+        if (++restarts > MAX_RESTARTS) throw new UpstreamError(`the object keeps changing under the download (${out.reason})`, undefined, { subject: safeUrl(url) }, 'AIRLOCK_DOWNLOAD_UNSTABLE');
+        s.have = 0;
+        continue;
+      }
+      if (++failures > policy.retries) throw new UpstreamError(`download failed after ${policy.retries} retries: ${out.reason}`, undefined, { subject: safeUrl(url) }, 'AIRLOCK_DOWNLOAD_FAILED');
+      await sleep(backoffMs(failures, policy, out.retryAfter), o.signal).catch(() => { throw interrupted(o, s.have); });
+    }
+  } catch (err) {
+    // Bytes that are proven wrong are worth nothing for a resume.
+    if (err instanceof DigestMismatchError) await removePart(o.partPath);
+    throw err;
+  } finally {
+    await own?.close();
+  }
+  const digests = await finalCheck.last(s, o).catch(async (err: unknown) => { await removePart(o.partPath); throw err; });
+  let path = o.partPath;
+  if (o.dest) {
+    await rename(o.partPath, o.dest);
+    await fsyncDir(dirname(o.dest));
+    await rm(sidecarPath(o.partPath), { force: true });
+    path = o.dest;
+  }
+  return { path, size: s.have, ...digests, resumedFrom, requests, restarts, freshLinks };
+}
+
+function interrupted(o: DownloadOptions, have: number): AirlockError {
+  return new AirlockError('AIRLOCK_INTERRUPTED', `download interrupted; ${have} bytes kept in ${o.partPath} — run the same command again to resume`,
+    EXIT.FAILURE, { subject: o.partPath, bytes: have });
+}
+
+/** Disk full: the part holds only whole, hashed bytes (the sink truncates to them), so it is kept for a resume. */
+function noSpace(err: unknown, o: DownloadOptions, have: number): AirlockError | undefined {
+  if ((err as NodeJS.ErrnoException)?.code !== 'ENOSPC') return undefined;
+  return new AirlockError('AIRLOCK_NO_SPACE', `no space left on device while writing ${o.partPath} (${have} bytes written${o.expectedSize ? ` of ${o.expectedSize}` : ''}); free space and run the same command again to resume`,
+    EXIT.FAILURE, { subject: o.partPath, bytes: have }, { cause: err });
+}

@@ -1,0 +1,36 @@
+import { DigestMismatchError } from '../errors.js';
+import type { PartState } from './attempt.js';
+import { plainMd5 } from './validators.js';
+
+interface Expect { partPath: string; expectedSize?: number }
+
+function mismatch(code: string, what: string, want: string | number, got: string | number, o: Expect): DigestMismatchError {
+  return new DigestMismatchError(code, `${what} mismatch for the downloaded archive: expected ${want}, got ${got}`, { subject: o.partPath, expected: want, actual: got });
+}
+
+/**
+ * The download's own proofs, beyond TLS: the size the service promised (sizeBytes), the size the
+ * object host stated, and whatever whole-object digest it stated (plain-MD5 ETag, Repr-Digest /
+ * x-amz-checksum-sha256). Any disagreement is a verification failure (exit 4).
+ */
+export const finalCheck = {
+  /** As soon as the object's headers arrive: do not download a gigabyte that is already known to be the wrong size. */
+  early(s: PartState, o: Expect): void {
+    if (o.expectedSize !== undefined && s.total !== undefined && s.total !== o.expectedSize) {
+      throw mismatch('AIRLOCK_SIZE_MISMATCH', 'size', o.expectedSize, s.total, o);
+    }
+  },
+
+  /** After the last byte: returns the digests (lowercase hex). */
+  last(s: PartState, o: Expect): Promise<{ sha256: string; md5: string | undefined }> {
+    const sha256 = s.digests.sha256.digest('hex');
+    const md5 = s.digests.md5?.digest('hex');
+    for (const [what, want] of [['size (sizeBytes)', o.expectedSize], ['size (Content-Length)', s.total]] as const) {
+      if (want !== undefined && s.have !== want) return Promise.reject(mismatch('AIRLOCK_SIZE_MISMATCH', what, want, s.have, o));
+    }
+    const etagMd5 = plainMd5(s.etag);
+    if (etagMd5 !== undefined && md5 !== undefined && md5 !== etagMd5) return Promise.reject(mismatch('AIRLOCK_MD5_MISMATCH', 'MD5 (ETag)', etagMd5, md5, o));
+    if (s.statedSha256 !== undefined && sha256 !== s.statedSha256) return Promise.reject(mismatch('AIRLOCK_SHA256_MISMATCH', 'SHA-256 (stated by the server)', s.statedSha256, sha256, o));
+    return Promise.resolve({ sha256, md5 });
+  },
+};
