@@ -1,11 +1,39 @@
-import { AirlockError } from '../errors.js';
+import { resolve } from 'node:path';
+import { UsageError } from '../errors.js';
+import { loadPublicKey } from '../package/keys.js';
+import { verifyPackage } from '../package/verify.js';
+import { parse } from './args.js';
+import { log, printResult } from './context.js';
 import type { Command } from './main.js';
 
+const USAGE = `usage: airlock verify PKG [--trust PUBFILE]... [--allow-unsigned] [--json]
+
+Check a .airlock package without extracting anything: its structure, the signature against the
+trusted keys, the archive's sha256, every archive safety rule, and every file's sha256.
+Exit 0 when all hold; 4 naming the first failure otherwise.
+
+Trust policy (the same as import): an unsigned package passes only with --allow-unsigned; a
+signature that none of the --trust keys verifies fails (exit 4) even with --allow-unsigned, since
+an unknown key proves nothing and may be an attacker's re-signing.`;
+
 const command: Command = {
-  summary: '(not built yet)',
-  usage: 'usage: airlock verify (not built yet)',
-  async run() {
-    throw new AirlockError('AIRLOCK_NOT_BUILT', 'airlock verify is not built yet');
+  summary: 'check signature, digests and archive safety of a package; extracts nothing',
+  usage: USAGE,
+  async run(argv, ctx) {
+    const { values, positionals } = parse(argv, {
+      trust: { type: 'string', multiple: true }, 'allow-unsigned': { type: 'boolean' }, json: { type: 'boolean' },
+    });
+    if (positionals.length !== 1) throw new UsageError('airlock verify takes exactly one package path', { subject: 'PKG' });
+    const path = resolve(ctx.cwd, positionals[0]!);
+    const trust = await Promise.all((values.trust ?? []).map((p) => loadPublicKey(resolve(ctx.cwd, p))));
+    if (!values.json) log(ctx, `verifying ${path}`);
+    const r = await verifyPackage(path, { trust, allowUnsigned: Boolean(values['allow-unsigned']) });
+    const m = r.manifest;
+    printResult(ctx, Boolean(values.json),
+      { ok: true, path, domain: m.domain, version: m.version, signed: r.signed, signer: r.signer, files: r.files, bytes: r.bytes, archive: m.archive },
+      () => `OK ${m.domain} ${m.version}: ${r.signed ? `signed by ${r.signer}` : 'UNSIGNED (accepted with --allow-unsigned)'}; ` +
+        `${m.archive.name} sha256 ${m.archive.sha256}; ${r.files} files, ${r.bytes} bytes match the manifest`);
+    return 0;
   },
 };
 export default command;

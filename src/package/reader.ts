@@ -1,0 +1,115 @@
+import { open, type FileHandle } from 'node:fs/promises';
+import { MalformedError, UsageError } from '../errors.js';
+import { ARCHIVE_NAMES, parseManifest, type Manifest } from './manifest.js';
+import { BLOCK, MAX_TAIL, MIN_TAIL, checkTail, decodeHeader, padded } from './tar-header.js';
+
+export interface PackageLayout {
+  manifest: Manifest;
+  manifestBytes: Buffer;
+  signature: Buffer | null;
+  /** offset/size: the archive member's data inside the package file. */
+  archive: { name: string; offset: number; size: number };
+}
+
+/** Manifests of 200,000 files run to ~40 MB; anything far beyond is hostile, not a bigger site. */
+export const MAX_MANIFEST_BYTES = 128 * 1024 * 1024;
+export const SIGNATURE_BYTES = 64;
+
+async function readAt(fh: FileHandle, position: number, length: number, fileSize: number, subject: string): Promise<Buffer> {
+  if (position + length > fileSize) {
+    throw new MalformedError('AIRLOCK_TRUNCATED', `package is truncated: ${subject} needs bytes ${position}..${position + length} but the file has ${fileSize}`, { subject });
+  }
+  const buf = Buffer.alloc(length);
+  let done = 0;
+  while (done < length) {
+    const { bytesRead } = await fh.read(buf, done, length - done, position + done);
+    if (bytesRead === 0) throw new MalformedError('AIRLOCK_TRUNCATED', `package is truncated while reading ${subject}`, { subject });
+    done += bytesRead;
+  }
+  return buf;
+}
+
+/**
+ * Read the layout of a `.airlock` package (CONTRACT "Package format") from its tar headers, the
+ * manifest and the signature only: the archive body is never read here (it may be gigabytes; it is
+ * hashed once, in place, by verify). Members must be exactly airlock.json, airlock.json.sig
+ * (optional), bundle.<ext>, in that order, followed by nothing but the tar end blocks.
+ */
+export async function readPackage(path: string): Promise<PackageLayout> {
+  let fh: FileHandle;
+  try {
+    fh = await open(path, 'r');
+  } catch (err) {
+    throw new UsageError(`cannot open package ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { subject: path });
+  }
+  try {
+    const st = await fh.stat();
+    if (!st.isFile()) throw new UsageError(`package ${path} is not a regular file`, { subject: path });
+    const fileSize = st.size;
+    let pos = 0;
+    const next = async (expected: string) => {
+      const h = decodeHeader(await readAt(fh, pos, BLOCK, fileSize, `the ${expected} header`).catch((e: unknown) => {
+        if (fileSize === pos) throw new MalformedError('AIRLOCK_TRUNCATED', `package is truncated: it ends at byte ${pos} where ${expected} should start`, { subject: expected });
+        throw e;
+      }), pos, expected);
+      const offset = pos + BLOCK;
+      pos = offset + padded(h.size);
+      return { ...h, offset };
+    };
+
+    const first = await next('airlock.json');
+    if (first.name !== 'airlock.json') throw membersError(`the first member is ${JSON.stringify(first.name)}, not airlock.json`, first.name);
+    if (first.size > MAX_MANIFEST_BYTES) throw new MalformedError('AIRLOCK_BAD_MANIFEST', `airlock.json is ${first.size} bytes (limit ${MAX_MANIFEST_BYTES})`, { subject: 'airlock.json' });
+    const manifestBytes = await readAt(fh, first.offset, first.size, fileSize, 'airlock.json');
+
+    let member = await next('bundle.<ext>');
+    let signature: Buffer | null = null;
+    if (member.name === 'airlock.json.sig') {
+      if (member.size !== SIGNATURE_BYTES) throw new MalformedError('AIRLOCK_BAD_SIGNATURE', `airlock.json.sig is ${member.size} bytes; an Ed25519 signature is ${SIGNATURE_BYTES}`, { subject: 'airlock.json.sig' });
+      signature = await readAt(fh, member.offset, SIGNATURE_BYTES, fileSize, 'airlock.json.sig');
+      member = await next('bundle.<ext>');
+    }
+    if (!(member.name in ARCHIVE_NAMES)) {
+      throw membersError(`unexpected member ${JSON.stringify(member.name)} where the bundle (${Object.keys(ARCHIVE_NAMES).join(', ')}) should be`, member.name);
+    }
+    if (member.offset + member.size > fileSize) {
+      throw new MalformedError('AIRLOCK_TRUNCATED', `package is truncated: ${member.name} needs ${member.size} bytes but the file ends ${fileSize - member.offset} bytes into it`, { subject: member.name });
+    }
+    const tailLength = fileSize - pos;
+    if (tailLength < MIN_TAIL) throw new MalformedError('AIRLOCK_TRUNCATED', `package is truncated: the tar end blocks after ${member.name} are missing`, { subject: member.name });
+    if (tailLength > MAX_TAIL || tailLength % BLOCK !== 0) {
+      // A fourth member (or trailing junk): name it when it is a header we can read.
+      const extra = await readAt(fh, pos, BLOCK, fileSize, 'trailer');
+      if (!extra.every((b) => b === 0)) throw extraMember(extra, pos, member.name);
+      throw membersError(`package has ${tailLength} bytes after ${member.name}; only the tar end blocks may follow`, `byte ${pos}`);
+    }
+    const tail = await readAt(fh, pos, tailLength, fileSize, 'the tar end blocks');
+    if (!tail.subarray(0, BLOCK).every((b) => b === 0)) {
+      throw extraMember(tail, pos, member.name);
+    }
+    checkTail(tail, pos);
+
+    const manifest = parseManifest(manifestBytes);
+    if (manifest.archive.name !== member.name) {
+      throw new MalformedError('AIRLOCK_PACKAGE_MEMBERS', `the manifest names the archive ${manifest.archive.name} but the package holds ${member.name}`, { subject: member.name });
+    }
+    return { manifest, manifestBytes, signature, archive: { name: member.name, offset: member.offset, size: member.size } };
+  } finally {
+    await fh.close();
+  }
+}
+
+function membersError(message: string, subject: string): MalformedError {
+  return new MalformedError('AIRLOCK_PACKAGE_MEMBERS', `${message}; a package holds airlock.json, airlock.json.sig (optional) and bundle.<ext>, in that order`, { subject });
+}
+
+/** A fourth member after the bundle: named when its header decodes, else the byte where junk starts. */
+function extraMember(block: Buffer, pos: number, after: string): MalformedError {
+  let name: string;
+  try {
+    name = decodeHeader(block, pos, 'trailer').name;
+  } catch {
+    return membersError(`package has data after ${after} (byte ${pos}) that is not the tar end blocks`, `byte ${pos}`);
+  }
+  return membersError(`unexpected member ${JSON.stringify(name)} after ${after}`, name);
+}

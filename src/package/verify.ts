@@ -1,0 +1,43 @@
+import type { KeyObject } from 'node:crypto';
+import { DigestMismatchError } from '../errors.js';
+import { scanArchive } from '../archive/index.js';
+import type { ArchiveLimits } from '../archive/types.js';
+import type { Manifest } from './manifest.js';
+import { readPackage } from './reader.js';
+import { checkSignature } from './signature.js';
+import { compareToManifest } from './compare.js';
+
+export { checkSignature } from './signature.js';
+export { compareToManifest } from './compare.js';
+
+export interface VerifyOptions {
+  trust: KeyObject[];
+  allowUnsigned?: boolean;
+  limits?: Partial<ArchiveLimits>;
+}
+export interface VerifyReport {
+  manifest: Manifest;
+  signed: boolean;
+  /** Fingerprint of the trusted key that verified the signature. */
+  signer: string | null;
+  files: number;
+  bytes: number;
+}
+
+/**
+ * Everything `airlock verify` promises, extracting nothing: package structure, signature (before
+ * any archive byte is parsed, so an untrusted package never reaches the decompressors), then one
+ * streaming pass over the archive member in place — archive sha256, every safety rule, every
+ * file's sha256 — compared with the manifest.
+ */
+export async function verifyPackage(path: string, o: VerifyOptions): Promise<VerifyReport> {
+  const layout = await readPackage(path);
+  const sig = checkSignature(layout, o);
+  const { manifest, archive } = layout;
+  if (archive.size !== manifest.archive.size) {
+    throw new DigestMismatchError('AIRLOCK_ARCHIVE_SIZE', `${archive.name} is ${archive.size} bytes but the manifest says ${manifest.archive.size}`, { subject: archive.name });
+  }
+  const scan = await scanArchive({ path, offset: archive.offset, length: archive.size }, { limits: o.limits });
+  compareToManifest(manifest, scan);
+  return { manifest, ...sig, files: scan.files.length, bytes: scan.files.reduce((n, f) => n + f.size, 0) };
+}

@@ -1,0 +1,91 @@
+import { createHash, sign, type KeyObject } from 'node:crypto';
+import { open, rename, rm, type FileHandle } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { DigestMismatchError, UsageError } from '../errors.js';
+import { fsyncDir, tempSibling } from '../util/fsx.js';
+import { ManifestSchema, serializeManifest, type Manifest } from './manifest.js';
+import { MIN_TAIL, encodeHeader, padded } from './tar-header.js';
+
+const CHUNK = 1024 * 1024;
+
+/** Writes and hashes the package bytes in one pass. */
+class Out {
+  readonly hash = createHash('sha256');
+  constructor(private readonly fh: FileHandle) {}
+  async write(buf: Buffer): Promise<void> {
+    this.hash.update(buf);
+    let done = 0;
+    while (done < buf.length) done += (await this.fh.write(buf, done, buf.length - done)).bytesWritten;
+  }
+  async member(name: string, size: number, mtime: Date, body: () => Promise<void>): Promise<void> {
+    await this.write(encodeHeader(name, size, mtime));
+    await body();
+    if (padded(size) > size) await this.write(Buffer.alloc(padded(size) - size));
+  }
+}
+
+/** Copy the archive into the package, checking its sha256 and size against the manifest on the way. */
+async function copyArchive(out: Out, archivePath: string, manifest: Manifest): Promise<void> {
+  const src = await open(archivePath, 'r');
+  try {
+    const h = createHash('sha256');
+    const buf = Buffer.allocUnsafe(CHUNK);
+    let total = 0;
+    for (;;) {
+      const { bytesRead } = await src.read(buf, 0, CHUNK, null);
+      if (bytesRead === 0) break;
+      const chunk = buf.subarray(0, bytesRead);
+      h.update(chunk);
+      total += bytesRead;
+      if (total > manifest.archive.size) break;
+      await out.write(chunk);
+    }
+    const digest = h.digest('hex');
+    // The archive was scanned before; if it changed since (or the caller mixed up files), stop here.
+    if (total !== manifest.archive.size || digest !== manifest.archive.sha256) {
+      throw new DigestMismatchError('AIRLOCK_ARCHIVE_CHANGED', `${archivePath} no longer matches the manifest (size ${total} vs ${manifest.archive.size}, sha256 ${digest} vs ${manifest.archive.sha256})`, { subject: archivePath });
+    }
+  } finally {
+    await src.close();
+  }
+}
+
+/**
+ * Write a `.airlock` package (CONTRACT "Package format"): members airlock.json, airlock.json.sig
+ * (when signKey is given), bundle.<ext>, then the two tar end blocks. Atomic: a temp sibling,
+ * fsync, rename, fsync of the folder, so a crash leaves the old file or the complete new one.
+ */
+export async function writePackage(o: { outPath: string; manifest: Manifest; archivePath: string; signKey?: KeyObject }): Promise<{ path: string; sha256: string }> {
+  const checked = ManifestSchema.safeParse(o.manifest);
+  if (!checked.success) throw new UsageError(`refusing to write an invalid manifest: ${checked.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`, { subject: 'airlock.json' });
+  const manifestBytes = serializeManifest(o.manifest);
+  const signature = o.signKey ? sign(null, manifestBytes, o.signKey) : null;
+  const mtime = new Date(Math.floor(Date.parse(o.manifest.createdAt) / 1000) * 1000);
+
+  const tmp = tempSibling(o.outPath);
+  const fh = await open(tmp, 'wx', 0o644);
+  let sha256: string;
+  try {
+    const out = new Out(fh);
+    await out.member('airlock.json', manifestBytes.length, mtime, () => out.write(manifestBytes));
+    if (signature) await out.member('airlock.json.sig', signature.length, mtime, () => out.write(signature));
+    await out.member(o.manifest.archive.name, o.manifest.archive.size, mtime, () => copyArchive(out, o.archivePath, o.manifest));
+    await out.write(Buffer.alloc(MIN_TAIL));
+    sha256 = out.hash.digest('hex');
+    await fh.sync();
+    await fh.close();
+  } catch (err) {
+    await fh.close().catch(() => {});
+    await rm(tmp, { force: true });
+    throw err;
+  }
+  try {
+    await rename(tmp, o.outPath);
+  } catch (err) {
+    await rm(tmp, { force: true });
+    throw err;
+  }
+  await fsyncDir(dirname(o.outPath));
+  return { path: o.outPath, sha256 };
+}
+

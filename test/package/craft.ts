@@ -1,0 +1,29 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { BLOCK, encodeHeader, padded } from '../../src/package/tar-header.js';
+import { readPackage } from '../../src/package/reader.js';
+
+/** Build raw packages member by member, to make the malformed ones the reader must refuse. */
+export interface Member {
+  name: string;
+  data: Buffer;
+}
+
+export function tarMember(m: Member, mtime = new Date('2025-01-15T12:00:00Z')): Buffer {
+  return Buffer.concat([encodeHeader(m.name, m.data.length, mtime), m.data, Buffer.alloc(padded(m.data.length) - m.data.length)]);
+}
+
+export const tarEnd = (): Buffer => Buffer.alloc(2 * BLOCK);
+
+export async function assemble(path: string, members: Member[]): Promise<void> {
+  await writeFile(path, Buffer.concat([...members.map((m) => tarMember(m)), tarEnd()]));
+}
+
+/** The members of a well-formed package, in order. */
+export async function membersOf(pkg: string): Promise<Member[]> {
+  const l = await readPackage(pkg);
+  const bytes = await readFile(pkg);
+  const out: Member[] = [{ name: 'airlock.json', data: l.manifestBytes }];
+  if (l.signature) out.push({ name: 'airlock.json.sig', data: l.signature });
+  out.push({ name: l.archive.name, data: bytes.subarray(l.archive.offset, l.archive.offset + l.archive.size) });
+  return out;
+}

@@ -1,0 +1,73 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
+import { createHash, generateKeyPairSync } from 'node:crypto';
+import { mkdtemp, open, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { readPackage } from '../../src/package/reader.js';
+import { verifyPackage } from '../../src/package/verify.js';
+import { encodeHeader } from '../../src/package/tar-header.js';
+import { makePackage } from '../helpers/make-package.js';
+import { tarMember } from './craft.js';
+
+let dir: string;
+const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+beforeAll(async () => { dir = await mkdtemp(join(tmpdir(), 'airlock-pkg-')); });
+afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
+
+describe('writePackage / readPackage', () => {
+  it('writes exactly airlock.json, airlock.json.sig, bundle.tar.gz in that order (GNU tar agrees)', async () => {
+    const { pkgPath } = await makePackage({ outDir: join(dir, 'order'), signKey: privateKey });
+    const listing = execFileSync('tar', ['-tvf', pkgPath], { encoding: 'utf8' }).trim().split('\n');
+    expect(listing.map((l) => l.split(/\s+/).pop())).toEqual(['airlock.json', 'airlock.json.sig', 'bundle.tar.gz']);
+    for (const l of listing) expect(l).toMatch(/^-rw-r--r-- 0\/0 .* 2025-01-15 12:00 /);
+  });
+
+  it('the archive member is the archive byte for byte, found by offset without reading it', async () => {
+    for (const format of ['tar.gz', 'zip', 'tar'] as const) {
+      const { pkgPath, archivePath, manifest } = await makePackage({ outDir: join(dir, `range-${format}`), format });
+      const layout = await readPackage(pkgPath);
+      expect(layout.signature).toBeNull();
+      expect(layout.manifest).toEqual(manifest);
+      const pkg = await readFile(pkgPath);
+      expect(pkg.subarray(layout.archive.offset, layout.archive.offset + layout.archive.size).equals(await readFile(archivePath))).toBe(true);
+      expect(layout.archive.offset % 512).toBe(0);
+    }
+  });
+
+  it('is deterministic: the same manifest and archive give the same package bytes', async () => {
+    const a = await makePackage({ outDir: join(dir, 'det-a'), format: 'zip', signKey: privateKey });
+    const b = await makePackage({ outDir: join(dir, 'det-b'), format: 'zip', signKey: privateKey });
+    const digest = async (p: string) => createHash('sha256').update(await readFile(p)).digest('hex');
+    expect(await digest(a.pkgPath)).toBe(await digest(b.pkgPath));
+  });
+
+  it('verifies a wrapped archive (single folder stripped) in each format', async () => {
+    for (const format of ['tar.gz', 'zip', 'tar'] as const) {
+      const { pkgPath, manifest } = await makePackage({ outDir: join(dir, `wrap-${format}`), format, wrap: true, signKey: privateKey });
+      const r = await verifyPackage(pkgPath, { trust: [publicKey] });
+      expect(r).toMatchObject({ signed: true, files: manifest.files.length });
+      expect(r.signer).toMatch(/^sha256:/);
+    }
+  });
+
+  it('reads only the head: a 16 GiB (sparse) package is inspected at once, with its base-256 size', async () => {
+    const path = join(dir, 'huge.airlock');
+    const { manifest } = await makePackage({ outDir: join(dir, 'huge-src') });
+    const size = 16 * 1024 ** 3;
+    const manifestBytes = Buffer.from(JSON.stringify({ ...manifest, archive: { ...manifest.archive, size } }));
+    const fh = await open(path, 'w');
+    try {
+      const head = Buffer.concat([tarMember({ name: 'airlock.json', data: manifestBytes }), encodeHeader('bundle.tar.gz', size, new Date(0))]);
+      await fh.write(head, 0, head.length, 0);
+      await fh.truncate(head.length + size + 1024); // sparse body and zero end blocks
+    } finally {
+      await fh.close();
+    }
+    expect((await stat(path)).size).toBeGreaterThan(size);
+    const t0 = performance.now();
+    const layout = await readPackage(path);
+    expect(performance.now() - t0).toBeLessThan(2000); // reading 16 GiB would take far longer
+    expect(layout.archive.size).toBe(size);
+  });
+});
