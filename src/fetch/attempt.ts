@@ -128,7 +128,8 @@ export async function attempt(ctx: AttemptContext, s: PartState): Promise<Outcom
       }
     }
     const sink = new PartSink(ctx.partPath, start, s.digests, { openFile: ctx.openFile, onWritten: ctx.onWritten });
-    const broken = await drainInto(res.body, sink).finally(() => { s.have = sink.written; });
+    // Settle the sidecar write whatever happens to the body, so a re-run never races it.
+    const broken = await drainInto(res.body, sink).finally(async () => { s.have = sink.written; await saved; });
     const sidecarErr = await saved;
     if (sidecarErr !== undefined) throw sidecarErr;
     if (broken !== undefined) {
