@@ -43,7 +43,7 @@ export const ANALYTICS_VENDORS: readonly AnalyticsVendor[] = [
   {
     id: 'posthog', name: 'PostHog',
     hosts: ['posthog.com'],
-    snippets: [/\bposthog\.init\s*\(/, /posthog\.com\/static\/array\.js/, /\.__SV\s*=\s*1/],
+    snippets: [/\bposthog\.init\s*\(/, /posthog\.com\/static\/array\.js/, /\bwindow\.posthog\s*=/],
     script: ['https://*.posthog.com'],
     connect: ['https://*.posthog.com'],
     img: [],

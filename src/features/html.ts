@@ -14,9 +14,10 @@ export interface TransformContext {
   hideSelectors?: WidgetOverrides;
   /**
    * New content for `<meta name="docs-api-base">` (the base URL the exported site calls for
-   * search and assistant): the relay base when those are relayed through airlock ('' = this
-   * origin). When neither search nor assistant is on and no value is given, it is set to '' so
-   * that a stray call stays on this origin (and gets the fail-fast 404) instead of leaving it.
+   * search and assistant): the relay base when those are relayed through airlock ('/' = this
+   * origin, as the service's export reads it; '' would make it fall back to the cloud default).
+   * When neither search nor assistant is on and no value is given, it is set to '/' so that a
+   * stray call stays on this origin (and gets the fail-fast 404) instead of leaving it.
    */
   assistantBase?: string;
   apiBaseMetaNames?: string[];
@@ -121,8 +122,11 @@ export async function transformHtmlDetailed(html: string | Buffer, ctx: Transfor
   return { html: Buffer.concat(out), scriptHashes: [...scriptHashes], styleHashes: [...styleHashes], removed };
 }
 
+/** How the service's export spells "this origin" in docs-api-base (see its search/assistant chunks). */
+export const SAME_ORIGIN_BASE = '/';
+
 function apiBase(ctx: TransformContext): string | undefined {
   if (ctx.assistantBase !== undefined) return ctx.assistantBase;
-  return ctx.features.search || ctx.features.assistant ? undefined : '';
+  return ctx.features.search || ctx.features.assistant ? undefined : SAME_ORIGIN_BASE;
 }
 
