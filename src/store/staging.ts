@@ -14,6 +14,7 @@ export async function cleanStaging(store: string): Promise<string[]> {
     throw err;
   });
   for (const name of names) await rm(join(dir, name), { recursive: true, force: true });
+  await rmdir(dir).catch(() => {}); // recreated on demand; an empty one is noise in the store
   return names;
 }
 
