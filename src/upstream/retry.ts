@@ -31,6 +31,8 @@ export function parseRetryAfter(value: string | string[] | undefined, now = Date
   if (v === undefined) return undefined;
   const s = v.trim();
   if (/^\d+$/.test(s)) return Number(s) * 1000;
+  // HTTP-date forms all name the day and month; this keeps Date.parse from reading "-1" as a year.
+  if (!/^[A-Za-z]{3}/.test(s)) return undefined;
   const at = Date.parse(s);
   if (Number.isNaN(at)) return undefined;
   return Math.max(0, at - now);
