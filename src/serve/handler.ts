@@ -16,6 +16,7 @@ export interface HandlerDeps {
   /** Routes beyond static files (`/_airlock/*`, relays): reached only under these path prefixes. */
   app: (req: IndexedRequest, res: ServerResponse) => void;
   appPrefixes: readonly string[];
+  appRoute: ((method: string, path: string) => boolean) | null;
   accessLog: AccessLog | null;
 }
 
@@ -34,12 +35,10 @@ export function createHandler(d: HandlerDeps): (req: IncomingMessage, res: Serve
     const head = method === 'HEAD';
     const t = parseTarget(req.url ?? '');
     if (!t.ok) return sendStatus(res, idx, t.status, head);
-    for (const p of prefixes) {
-      if (t.path.startsWith(p)) {
-        (req as IndexedRequest).airlockIndex = idx;
-        for (let i = 0; i < idx.base.length; i += 2) res.setHeader(idx.base[i]!, idx.base[i + 1]!);
-        return d.app(req, res);
-      }
+    if (prefixes.some((p) => t.path.startsWith(p)) || (d.appRoute !== null && d.appRoute(method ?? '', t.path))) {
+      (req as IndexedRequest).airlockIndex = idx;
+      for (let i = 0; i < idx.base.length; i += 2) res.setHeader(idx.base[i]!, idx.base[i + 1]!);
+      return d.app(req, res);
     }
     if (method !== 'GET' && !head) return sendStatus(res, idx, 405, false, ['Allow', 'GET, HEAD']);
     const route = idx.routes.get(t.path);

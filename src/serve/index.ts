@@ -1,5 +1,6 @@
 /** src/serve — the public surface (docs/DESIGN.md "src/serve"). */
 export { createAirlockServer, DEFAULT_CSP, type AirlockServer, type AirlockServerOptions, type LeaseLike } from './server.js';
 export { indexOf, type AppEnv } from './app.js';
-export type { LoadedIndex, FileEntry, TransformHtml } from './version-index.js';
+export type { LoadedIndex, FileEntry, TransformHtml, TransformOutput } from './version-index.js';
+export type { CspSource } from './load.js';
 export type { SiteInput, FileRecord } from './source.js';

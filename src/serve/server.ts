@@ -7,8 +7,9 @@ import { buildApp, type AppEnv } from './app.js';
 import { BodyCache } from './body-cache.js';
 import { createHandler } from './handler.js';
 import { accessLogger } from './access-log.js';
-import { loadIndex, type IndexLoadOptions } from './load.js';
+import { loadIndex, type CspSource, type IndexLoadOptions } from './load.js';
 import { readActive, type SiteInput } from './source.js';
+import { acquireLease } from '../store/index.js';
 import { ActiveWatcher } from './watcher.js';
 import type { LoadedIndex, TransformHtml } from './version-index.js';
 
@@ -26,12 +27,14 @@ export interface AirlockServerOptions {
   /** More routes (relays, mirror), reached for paths under `appPrefixes` (and `/_airlock/`). */
   app?: Hono<AppEnv>;
   appPrefixes?: string[];
-  /** Content-Security-Policy for every response (src/features cspFor); default: own origin only. */
-  csp?: string;
+  /** Content-Security-Policy for every response, or a function of the inline hashes the HTML transform kept. */
+  csp?: CspSource;
   features?: () => unknown;
   transformHtml?: TransformHtml;
-  /** Announce the served version so prune keeps it (src/store acquireLease). */
-  lease?: (store: string, label: string) => Promise<LeaseLike>;
+  /** Announce the served version so prune keeps it; default src/store acquireLease, false for none. */
+  lease?: ((store: string, label: string) => Promise<LeaseLike>) | false;
+  /** Also hand these requests to `app` (fail-fast answers for features that are off, relays). */
+  appRoute?: (method: string, path: string) => boolean;
   log?: (line: string) => void;
   pollMs?: number;
 }
@@ -57,7 +60,8 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
     label = await readActive(o.store!);
     if (label === null) throw new StoreError('AIRLOCK_NO_ACTIVE', `store ${o.store} has no active version: import with --activate, or airlock activate V`, { subject: o.store });
   }
-  const lease = o.store && !o.site && o.lease ? await o.lease(o.store, label!) : null;
+  const leaseFn = o.lease === undefined ? acquireLease : o.lease;
+  const lease = o.store && !o.site && leaseFn ? await leaseFn(o.store, label!) : null;
   let current: LoadedIndex = await loadIndex(o.site ? { site: o.site } : { store: o.store!, label: label! }, loadOpts);
 
   const app = buildApp({ features: o.features ?? (() => AIR_GAPPED), extra: o.app });
@@ -66,6 +70,7 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
     send: { cache: new BodyCache(o.cacheBytes ?? 64 * 1024 * 1024), smallMax: o.smallFileMax ?? 64 * 1024, onError: (err, file) => log(`airlock serve: error reading ${file}: ${String(err)}`) },
     app: getRequestListener(app.fetch),
     appPrefixes: ['/_airlock/', ...(o.appPrefixes ?? [])],
+    appRoute: o.appRoute ?? null,
     accessLog: o.accessLog ? accessLogger(o.accessLog) : null,
   });
   const server = createServer({ keepAliveTimeout: 5000 }, handler);

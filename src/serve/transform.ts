@@ -16,14 +16,23 @@ const CONCURRENCY = 8;
  * untransformed page) and its own br/gzip variants, compressed here in the libuv pool. These
  * bodies stay in memory for the version's life: HTML is a small part of an export.
  */
-export async function transformHtmlFiles(src: VersionSource, hook: TransformHtml): Promise<Map<string, Replacement>> {
+export interface Transformed { replacements: Map<string, Replacement>; scriptHashes: string[]; styleHashes: string[] }
+
+export async function transformHtmlFiles(src: VersionSource, hook: TransformHtml): Promise<Transformed> {
   const out = new Map<string, Replacement>();
+  const scripts = new Set<string>();
+  const styles = new Set<string>();
   const html = src.files.filter((f) => f.path.endsWith('.html'));
   let next = 0;
   const worker = async () => {
     while (next < html.length) {
       const f = html[next++]!;
-      const identity = await hook(await readFile(join(src.siteDir, f.path)), f.path);
+      const result = await hook(await readFile(join(src.siteDir, f.path)), f.path);
+      const identity = Buffer.isBuffer(result) ? result : result.html;
+      if (!Buffer.isBuffer(result)) {
+        for (const h of result.scriptHashes ?? []) scripts.add(h);
+        for (const h of result.styleHashes ?? []) styles.add(h);
+      }
       const sha256 = createHash('sha256').update(identity).digest('hex');
       const [b, g] = await Promise.all([
         br(identity, { params: { [constants.BROTLI_PARAM_QUALITY]: 5, [constants.BROTLI_PARAM_SIZE_HINT]: identity.length } }),
@@ -36,5 +45,5 @@ export async function transformHtmlFiles(src: VersionSource, hook: TransformHtml
     }
   };
   await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-  return out;
+  return { replacements: out, scriptHashes: [...scripts].sort(), styleHashes: [...styles].sort() };
 }

@@ -45,8 +45,12 @@ export interface LoadedIndex {
   base: FlatHeaders;
 }
 
-/** Replaces an HTML file's bytes once at load time (src/features: scripts removed, flags injected). */
-export type TransformHtml = (html: Buffer, path: string) => Buffer | Promise<Buffer>;
+/**
+ * Replaces an HTML file's bytes once at load time (src/features: scripts removed, flags injected);
+ * may report the CSP hash sources of the inline code it kept, for a `csp` function.
+ */
+export type TransformOutput = Buffer | { html: Buffer; scriptHashes?: string[]; styleHashes?: string[] };
+export type TransformHtml = (html: Buffer, path: string) => TransformOutput | Promise<TransformOutput>;
 /** In-memory bytes and variants for a transformed file. */
 export interface Replacement { identity: Buffer; sha256: string; br?: Buffer; gzip?: Buffer }
 
@@ -75,7 +79,7 @@ export function buildIndex(src: VersionSource, o: IndexOptions): LoadedIndex {
       const h = repHeaders({ base, contentType, cacheControl, lastModified, etag, size, coding, vary });
       return { file, body, size, etag, coding, headers: h.ok, notModified: h.notModified, ranged: h.ranged };
     };
-    const variantFile = (ext: string) => (src.variantsDir && !repl ? join(src.variantsDir, `${f.sha256}.${ext}`) : null);
+    const variantFile = (enc: 'br' | 'gz') => (src.variantPath && !repl ? src.variantPath(f.sha256, enc) : null);
     const identity = rep(null, repl ? repl.identity.length : f.size, repl ? null : join(src.siteDir, f.path), repl?.identity ?? null);
     const br = sizes.br !== undefined ? rep('br', sizes.br, variantFile('br'), repl?.br ?? null) : null;
     const gzip = sizes.gz !== undefined ? rep('gzip', sizes.gz, variantFile('gz'), repl?.gzip ?? null) : null;

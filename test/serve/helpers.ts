@@ -41,7 +41,10 @@ export async function writeVersion(store: string, label: string, files: SiteFile
   const manifest = { format: 'airlock-package/1', domain: 'docs.example.com', version: label, jobId: null, createdAt: '2025-01-01T00:00:00Z', pageCount: 3,
     archive: { name: 'bundle.tar.gz', format: 'tar.gz', size: 1, sha256: '0'.repeat(64) }, files: records };
   await writeFile(join(dir, 'airlock.json'), JSON.stringify(manifest));
-  await writeFile(join(dir, 'version.json'), JSON.stringify({ label, domain: 'docs.example.com', importedAt: o.importedAt ?? '2025-01-02T03:04:05.000Z', pageCount: 3 }));
+  const meta = { label, domain: 'docs.example.com', importedAt: o.importedAt ?? '2025-01-02T03:04:05.000Z', packageSha256: 'a'.repeat(64),
+    archive: { name: 'bundle.tar.gz', format: 'tar.gz', offset: 1536, size: 1, sha256: '0'.repeat(64) }, signer: null, pageCount: 3,
+    fileCount: records.length, totalBytes: records.reduce((n, r) => n + r.size, 0) };
+  await writeFile(join(dir, 'version.json'), JSON.stringify(meta));
   if (o.variants !== false) {
     await mkdir(join(dir, 'variants'), { recursive: true });
     await writeFile(join(dir, 'variants', 'index.json'), JSON.stringify({ format: 1, files: variants }));
