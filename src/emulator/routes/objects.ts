@@ -5,7 +5,7 @@ import type { EmulatorContext } from '../context.js';
 import { takeDrop } from '../faults.js';
 import { checkPresigned } from '../presign.js';
 import { parseRange } from '../range.js';
-import { pace } from './pace.js';
+import { pace, throttledChunkSize } from './pace.js';
 
 /** S3-style XML error (the shape clients and our fetcher see from real object storage). */
 function xmlError(res: ServerResponse, status: number, code: string, message: string, method: string): number {
@@ -64,7 +64,7 @@ export function handleObject(ctx: EmulatorContext, req: IncomingMessage, res: Se
       res.end();
       return status;
     }
-    const body = createReadStream(obj.file, { start, end, highWaterMark: 256 * 1024 });
+    const body = createReadStream(obj.file, { start, end, highWaterMark: throttledChunkSize(f.throttleBytesPerSec) });
     pace(body, res, { dropAfter: takeDrop(f), bytesPerSec: f.throttleBytesPerSec, onBytes: (n) => (rec.bytesSent += n) });
     return status;
   }

@@ -1,41 +1,54 @@
 import type { ReadStream } from 'node:fs';
 import type { ServerResponse } from 'node:http';
+import { once } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/** Read size for a throttled body: about ten writes a second, so pacing is smooth. */
+export function throttledChunkSize(bytesPerSec: number | null): number {
+  return bytesPerSec ? Math.max(1, Math.min(256 * 1024, Math.floor(bytesPerSec / 10))) : 256 * 1024;
+}
 
 /**
- * Copy an object body to the response with the fault switches applied: throttle to `bytesPerSec`,
- * or cut the TCP connection after `dropAfter` bytes (the peer sees a reset mid-body, as with a
- * flaky network). Without switches it is a plain pipe with back-pressure.
+ * Copy an object body to the response with the fault switches applied: throttle to `bytesPerSec`
+ * (each piece waits until the average rate allows it), or cut the TCP connection after
+ * `dropAfter` bytes (the peer sees the connection end mid-body, as on a flaky network).
+ * Without switches it is a plain copy with back-pressure.
  */
 export function pace(body: ReadStream, res: ServerResponse, o: { dropAfter: number | null; bytesPerSec: number | null; onBytes: (n: number) => void }): void {
-  let sent = 0;
-  const started = Date.now();
   const cut = () => {
     body.destroy();
     res.socket?.destroy();
   };
   res.on('close', () => body.destroy());
-  body.on('error', () => cut());
-  if (o.dropAfter === 0) return cut();
-  body.on('data', (chunk: string | Buffer) => {
+  copy(body, res, o).then(
+    (complete) => (complete ? res.end() : cut()),
+    () => cut(),
+  );
+}
+
+/** Resolves true when the whole body was written, false when it was cut on purpose. */
+async function copy(body: ReadStream, res: ServerResponse, o: { dropAfter: number | null; bytesPerSec: number | null; onBytes: (n: number) => void }): Promise<boolean> {
+  const started = Date.now();
+  let sent = 0;
+  if (o.dropAfter === 0) return false;
+  for await (const chunk of body) {
     let piece = chunk as Buffer;
-    if (o.dropAfter !== null && sent + piece.length >= o.dropAfter) piece = piece.subarray(0, o.dropAfter - sent);
+    const last = o.dropAfter !== null && sent + piece.length >= o.dropAfter;
+    if (last) piece = piece.subarray(0, o.dropAfter! - sent);
+    const waitMs = o.bytesPerSec ? ((sent + piece.length) / o.bytesPerSec) * 1000 - (Date.now() - started) : 0;
+    if (waitMs > 0) await sleep(waitMs);
     sent += piece.length;
     o.onBytes(piece.length);
-    if (o.dropAfter !== null && sent >= o.dropAfter) {
+    if (last) {
       // Cut once the bytes reached the kernel, so the client really receives exactly dropAfter bytes.
-      body.pause();
-      res.write(piece, () => cut());
-      return;
+      await new Promise<void>((resolve) => res.write(piece, () => resolve()));
+      return false;
     }
-    const ok = res.write(piece);
-    let waitMs = 0;
-    if (o.bytesPerSec) waitMs = Math.max(0, (sent / o.bytesPerSec) * 1000 - (Date.now() - started));
-    if (!ok || waitMs > 0) {
-      body.pause();
-      const resume = () => setTimeout(() => body.resume(), waitMs);
-      if (ok) resume();
-      else res.once('drain', resume);
+    if (!res.write(piece)) {
+      // A client that hangs up while we wait for drain must not leave this loop waiting forever.
+      await Promise.race([once(res, 'drain'), once(res, 'close')]);
+      if (res.destroyed) return false;
     }
-  });
-  body.on('end', () => res.end());
+  }
+  return true;
 }
