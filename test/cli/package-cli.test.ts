@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { makePackage } from '../helpers/make-package.js';
 import { loadPrivateKey } from '../../src/package/keys.js';
-import { assemble, membersOf, type Member } from '../package/craft.js';
+import { assemble, flip, membersOf, type Member } from '../package/craft.js';
 
 const BIN = fileURLToPath(new URL('../../dist/src/cli/bin.js', import.meta.url));
 const run = (...args: string[]) => spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 30_000 });
@@ -106,7 +106,7 @@ describe('airlock verify: bad packages exit 4 and name the reason', () => {
       const p = join(dir, 'flip.airlock');
       await copyFile(signed, p);
       const b = await readFile(p);
-      b[b.length - 2048] ^= 0xff; // inside the zip's central directory / end record
+      flip(b, b.length - 2048); // inside the zip's central directory / end record
       await writeFile(p, b);
       return p;
     }, /AIRLOCK_/],

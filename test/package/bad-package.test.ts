@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { readPackage } from '../../src/package/reader.js';
 import { verifyPackage } from '../../src/package/verify.js';
 import { makePackage } from '../helpers/make-package.js';
-import { assemble, membersOf, type Member } from './craft.js';
+import { assemble, flip, membersOf, type Member } from './craft.js';
 
 /** Issue 2 "Packages": each bad package is refused with exit 4, the reason coded and the culprit named. */
 let dir: string;
@@ -51,7 +51,7 @@ describe('bad packages', () => {
     const bytes = await readFile(p);
     const l = await readPackage(p);
     const at = bytes.indexOf('<!DOCTYPE html>', l.archive.offset) + 20;
-    bytes[at] ^= 0x01;
+    flip(bytes, at, 0x01);
     await writeFile(p, bytes);
     await expect(verifyPackage(p, { trust })).rejects.toThrow(refused('AIRLOCK_ARCHIVE_DIGEST', 'bundle.tar'));
   });
@@ -61,7 +61,7 @@ describe('bad packages', () => {
     await copyFile(good, p);
     const bytes = await readFile(p);
     const l = await readPackage(p);
-    bytes[l.archive.offset + Math.floor(l.archive.size / 2)] ^= 0x40;
+    flip(bytes, l.archive.offset + Math.floor(l.archive.size / 2), 0x40);
     await writeFile(p, bytes);
     await expect(verifyPackage(p, { trust })).rejects.toMatchObject({ exitCode: 4 });
   });

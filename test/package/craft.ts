@@ -27,3 +27,8 @@ export async function membersOf(pkg: string): Promise<Member[]> {
   out.push({ name: l.archive.name, data: bytes.subarray(l.archive.offset, l.archive.offset + l.archive.size) });
   return out;
 }
+
+/** Flip bits of one byte in place (a transmission error or a tamperer). */
+export function flip(buf: Buffer, at: number, mask = 0xff): void {
+  buf[at] = buf[at]! ^ mask;
+}
