@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { readPackage } from '../../src/package/reader.js';
 import { verifyPackage } from '../../src/package/verify.js';
 import { makePackage } from '../helpers/make-package.js';
-import { assemble, flip, membersOf, type Member } from './craft.js';
+import { assemble, flip, membersOf, tarMember, type Member } from './craft.js';
+import { Header } from 'tar';
 
 /** Issue 2 "Packages": each bad package is refused with exit 4, the reason coded and the culprit named. */
 let dir: string;
@@ -140,6 +141,16 @@ describe('bad packages', () => {
       await truncate(p, cut);
       await expect(readPackage(p)).rejects.toThrow(refused('AIRLOCK_TRUNCATED'));
     }
+  });
+
+  it('pax-header smuggling: an extended header renaming the next member is refused, not followed', async () => {
+    const members = await membersOf(good);
+    const pax = new Header({ path: 'PaxHeaders/airlock.json', type: 'ExtendedHeader', size: 0, mode: 0o644, mtime: new Date(0) });
+    const block = Buffer.alloc(512);
+    pax.encode(block, 0);
+    const p = path();
+    await writeFile(p, Buffer.concat([block, ...members.map((m) => tarMember(m)), Buffer.alloc(1024)]));
+    await expect(readPackage(p)).rejects.toThrow(refused('AIRLOCK_PACKAGE_MEMBERS', 'PaxHeaders/airlock.json'));
   });
 
   it('a signature that is not 64 bytes, and an archive member with a name the contract does not allow', async () => {

@@ -1,14 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { createHash, generateKeyPairSync } from 'node:crypto';
-import { mkdtemp, open, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp, open, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readPackage } from '../../src/package/reader.js';
 import { verifyPackage } from '../../src/package/verify.js';
 import { encodeHeader } from '../../src/package/tar-header.js';
 import { makePackage } from '../helpers/make-package.js';
-import { tarMember } from './craft.js';
+import { flip, tarMember } from './craft.js';
+import { writePackage } from '../../src/package/writer.js';
 
 let dir: string;
 const { privateKey, publicKey } = generateKeyPairSync('ed25519');
@@ -49,6 +50,17 @@ describe('writePackage / readPackage', () => {
       expect(r).toMatchObject({ signed: true, files: manifest.files.length });
       expect(r.signer).toMatch(/^sha256:/);
     }
+  });
+
+  it('refuses to package an archive that changed since it was scanned, leaving no file and no temp behind', async () => {
+    const out = join(dir, 'changed');
+    const { manifest, archivePath } = await makePackage({ outDir: out });
+    const bytes = await readFile(archivePath);
+    flip(bytes, bytes.length - 10);
+    await writeFile(archivePath, bytes);
+    const target = join(out, 'changed.airlock');
+    await expect(writePackage({ outPath: target, manifest, archivePath })).rejects.toMatchObject({ code: 'AIRLOCK_ARCHIVE_CHANGED', exitCode: 4 });
+    expect((await readdir(out)).filter((f) => f.includes('changed.airlock'))).toEqual([]);
   });
 
   it('reads only the head: a 16 GiB (sparse) package is inspected at once, with its base-256 size', async () => {
