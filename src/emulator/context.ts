@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Faults } from './faults.js';
+import type { FaultsPatch } from './faults.js';
 import { DEFAULT_TIMINGS, type Timings } from './lifecycle.js';
 import { BundleCache } from './bundles.js';
 import { defaultSites, loadPages, type SiteConfig } from './sites.js';
@@ -21,7 +21,7 @@ export interface EmulatorOptions {
   /** Pause between assistant stream chunks, so streaming can be observed. */
   streamDelayMs?: number;
   rateLimits?: { perOrgPerHour?: number; perIpPerDay?: number };
-  faults?: Partial<Faults>;
+  faults?: FaultsPatch;
   /** Where built archives go (default: a temp dir removed on close). */
   cacheDir: string;
   now?: () => number;

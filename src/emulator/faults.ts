@@ -45,10 +45,14 @@ export const DEFAULT_FAULTS: Faults = {
   storage: 's3',
 };
 
-export const FaultsPatchSchema = FaultsSchema.partial();
+/** A patch: any subset of the switches; `null` resets a switch to its default. */
+export type FaultsPatch = { [K in keyof Faults]?: Faults[K] | null };
+export const FaultsPatchSchema = z.strictObject(
+  Object.fromEntries(Object.entries(FaultsSchema.shape).map(([k, v]) => [k, (v as z.ZodType).nullable().optional()])),
+) as unknown as z.ZodType<FaultsPatch>;
 
 /** Apply a validated patch; `null` values clear a switch. Pure. */
-export function mergeFaults(current: Faults, patch: Partial<Faults>): Faults {
+export function mergeFaults(current: Faults, patch: FaultsPatch): Faults {
   const next = { ...current };
   for (const [k, v] of Object.entries(patch)) {
     if (v === undefined) continue;

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { getRequestListener } from '@hono/node-server';
 import { createEmulator } from './app.js';
 import type { EmulatorOptions } from './context.js';
-import type { Faults } from './faults.js';
+import type { Faults, FaultsPatch } from './faults.js';
 import { handleObject } from './routes/objects.js';
 import type { EmulatorState } from './state.js';
 
@@ -15,7 +15,7 @@ export interface RunningEmulator {
   url: string;
   keys: { admin: string; assistant: string };
   state: EmulatorState;
-  setFaults(patch: Partial<Faults>): Faults;
+  setFaults(patch: FaultsPatch): Faults;
   server: Server;
   close(): Promise<void>;
 }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { redact } from '../util/redact.js';
-import { DEFAULT_FAULTS, mergeFaults, type Faults } from './faults.js';
+import { DEFAULT_FAULTS, mergeFaults, type Faults, type FaultsPatch } from './faults.js';
 import type { StoredObject } from './bundles.js';
 import type { JobRecord } from './lifecycle.js';
 
@@ -22,11 +22,11 @@ export class EmulatorState {
   readonly rate = new Map<string, { start: number; count: number }>();
   faults: Faults;
 
-  constructor(faults: Partial<Faults> = {}) {
+  constructor(faults: FaultsPatch = {}) {
     this.faults = mergeFaults(DEFAULT_FAULTS, faults);
   }
 
-  setFaults(patch: Partial<Faults>): Faults {
+  setFaults(patch: FaultsPatch): Faults {
     this.faults = mergeFaults(this.faults, patch);
     return this.faults;
   }
