@@ -1,6 +1,4 @@
-import { open, readdir } from 'node:fs/promises';
-import { join } from 'node:path';
-import { fsyncDir } from '../util/fsx.js';
+import { open } from 'node:fs/promises';
 
 /** fsync one file (its data and size) so a later rename cannot expose it empty after a crash. */
 export async function fsyncFile(path: string): Promise<void> {
@@ -10,14 +8,4 @@ export async function fsyncFile(path: string): Promise<void> {
   } finally {
     await fh.close();
   }
-}
-
-/**
- * fsync every folder of a tree, deepest first, so every entry created in it is durable before the
- * tree is published by rename (files are fsynced by whoever wrote them).
- */
-export async function fsyncDirs(dir: string): Promise<void> {
-  const entries = await readdir(dir, { withFileTypes: true });
-  for (const e of entries) if (e.isDirectory()) await fsyncDirs(join(dir, e.name));
-  await fsyncDir(dir);
 }

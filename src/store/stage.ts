@@ -6,7 +6,8 @@ import { pipeline } from 'node:stream/promises';
 import { MalformedError } from '../errors.js';
 import { extractArchive, type ArchiveLimits } from '../archive/index.js';
 import { readPackage, compareToManifest, type PackageLayout } from '../package/index.js';
-import { fsyncDirs, fsyncFile } from './fsync-tree.js';
+import { fsyncDir } from '../util/fsx.js';
+import { fsyncFile } from './fsync-tree.js';
 import { versionPaths } from './paths.js';
 import type { VersionMeta } from './meta.js';
 import type { ProgressEvent } from './progress.js';
@@ -66,7 +67,9 @@ export async function stageVersion(dir: string, input: StageInput, onProgress?: 
   await fsyncFile(p.manifest);
   await writeFile(p.meta, JSON.stringify(meta, null, 2) + '\n', { flag: 'wx' });
   await fsyncFile(p.meta);
-  await fsyncDirs(dir);
+  // extractArchive fsyncs every file and folder under site/; the version folder's own entries remain.
+  await fsyncDir(p.site);
+  await fsyncDir(dir);
   onProgress?.({ phase: 'extracted', files: meta.fileCount, bytes: meta.totalBytes });
   return meta;
 }
