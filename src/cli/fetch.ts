@@ -1,11 +1,63 @@
-import { AirlockError } from '../errors.js';
+import { resolve } from 'node:path';
+import { UsageError } from '../errors.js';
+import { fetchPackage } from '../fetch/fetch.js';
+import { createReporter } from '../fetch/progress.js';
+import { loadPrivateKey } from '../package/keys.js';
+import { ServiceClient, checkKeyType, readAdminKey } from '../upstream/index.js';
+import { parse, requireString } from './args.js';
+import { printResult, type CliContext } from './context.js';
 import type { Command } from './main.js';
 
+const usage = `usage: airlock fetch --domain D [--api-url URL] [--job JOBID] [--out DIR] [--version-label V] [--sign-key FILE] [--json]
+
+Start (or reuse --job) a static export job of D, wait for it, download the archive (resuming
+after broken connections, expired links and interrupted runs), verify it and write
+DIR/<domain>-<version>.airlock. Prints the package path (or a JSON summary with --json).
+
+  --domain D          the documentation site's domain
+  --api-url URL       the service's base URL (default: $AIRLOCK_API_URL)
+  --job JOBID         reuse an existing export job instead of starting one
+  --out DIR           output folder (default: the current folder)
+  --version-label V   the package's version label (default: the job's creation time, YYYYMMDD-HHMMSS)
+  --sign-key FILE     sign the manifest with this Ed25519 private key (airlock keygen)
+  --json              print a JSON summary on stdout
+
+The admin key comes from AIRLOCK_ADMIN_KEY or AIRLOCK_ADMIN_KEY_FILE, never from a flag.
+Ctrl-C during the download keeps the partial download (exit 1); run the same command again to resume.
+Exit codes: 0 ok, 1 failure or interrupted, 2 usage, 3 the export job failed, 4 verification failed, 5 auth.`;
+
 const command: Command = {
-  summary: '(not built yet)',
-  usage: 'usage: airlock fetch (not built yet)',
-  async run() {
-    throw new AirlockError('AIRLOCK_NOT_BUILT', 'airlock fetch is not built yet');
+  summary: 'export, download, verify and package a documentation site',
+  usage,
+  async run(argv: string[], ctx: CliContext): Promise<number> {
+    const { values } = parse(argv, {
+      domain: { type: 'string' }, 'api-url': { type: 'string' }, job: { type: 'string' }, out: { type: 'string' },
+      'version-label': { type: 'string' }, 'sign-key': { type: 'string' }, json: { type: 'boolean' },
+    }, false);
+    const domain = requireString(values.domain, '--domain');
+    const apiUrl = values['api-url'] ?? ctx.env.AIRLOCK_API_URL;
+    if (!apiUrl) throw new UsageError('no API URL: pass --api-url or set AIRLOCK_API_URL', { subject: '--api-url' });
+    // Key type checked before anything touches the network (exit 5, no request sent).
+    const adminKey = checkKeyType(await readAdminKey(ctx.env), 'admin');
+    const signKey = values['sign-key'] ? await loadPrivateKey(resolve(ctx.cwd, values['sign-key'])) : undefined;
+    const client = new ServiceClient({ baseUrl: apiUrl, adminKey });
+    const reporter = createReporter(ctx.stderr, ctx.interactive);
+    // Ctrl-C: stop cleanly, keep the part for a resume, never leave a half-written package.
+    const ac = new AbortController();
+    const onSigint = () => ac.abort(new Error('SIGINT'));
+    process.once('SIGINT', onSigint);
+    try {
+      const summary = await fetchPackage({
+        client, domain, jobId: values.job, outDir: resolve(ctx.cwd, values.out ?? '.'), versionLabel: values['version-label'],
+        signKey, signal: ac.signal, onEvent: (e) => reporter.onEvent(e),
+      });
+      reporter.stop();
+      printResult(ctx, Boolean(values.json), { ok: true, ...summary }, () => summary.package);
+      return 0;
+    } finally {
+      reporter.stop();
+      process.removeListener('SIGINT', onSigint);
+    }
   },
 };
 export default command;

@@ -1,9 +1,7 @@
 import { request, type Dispatcher } from 'undici';
-import { finished } from 'node:stream/promises';
-import { once } from 'node:events';
-import type { Readable } from 'node:stream';
 import { UpstreamError } from '../errors.js';
 import { PartSink, newDigests, type Digests, type OpenFile } from './sink.js';
+import { discard, drainInto, smallText } from './body.js';
 import { contentLength, header, isExpiredLinkAnswer, parseContentRange, plainMd5, safeUrl, statedSha256, strongEtag, type HeaderBag } from './validators.js';
 import { isTransientNetworkError, parseRetryAfter } from './retry.js';
 
@@ -37,37 +35,6 @@ export interface AttemptContext {
 
 const RETRY_STATUS = new Set([408, 429, 500, 502, 503, 504]);
 
-/** Drain at most `limit` bytes of an error body (object stores answer errors with a small XML document). */
-async function smallText(body: Dispatcher.ResponseData['body'], limit = 16_384): Promise<string> {
-  let text = '';
-  for await (const chunk of body) {
-    if (text.length < limit) text += (chunk as Buffer).toString('utf8');
-    else { body.destroy(); break; }
-  }
-  return text.slice(0, limit);
-}
-
-/**
- * Copy the body into the sink with backpressure. Unlike pipeline(), a broken source does not
- * destroy the sink: the bytes that did arrive are still written (and hashed) before we return, so
- * a resume starts after them. Returns the source's error (the connection), throws the sink's (the disk).
- */
-async function drainInto(body: Readable, sink: PartSink): Promise<unknown> {
-  let broken: unknown;
-  try {
-    for await (const chunk of body) {
-      if (sink.errored) break;
-      if (!sink.write(chunk)) await once(sink, 'drain');
-    }
-  } catch (err) {
-    broken = err;
-  }
-  if (sink.errored) throw sink.errored;
-  sink.end();
-  await finished(sink);
-  return broken;
-}
-
 /**
  * One GET of the object: resume with `Range` + `If-Range` (RFC 9110 §14.2, §13.1.5) when there
  * are bytes on disk and a strong validator, stream the body into the part, and say what to do
@@ -75,11 +42,25 @@ async function drainInto(body: Readable, sink: PartSink): Promise<unknown> {
  * reach the object host. Mutates `s` (have, digests, identity).
  */
 export async function attempt(ctx: AttemptContext, s: PartState): Promise<Outcome> {
+  // A per-attempt signal, unlinked when the attempt ends: an abort that comes after the body was
+  // consumed must not reach undici's finished request (it would surface as an unhandled error).
+  const ac = new AbortController();
+  const relay = () => ac.abort(ctx.signal?.reason);
+  if (ctx.signal?.aborted) relay();
+  ctx.signal?.addEventListener('abort', relay, { once: true });
+  try {
+    return await attemptWith(ctx, s, ac.signal);
+  } finally {
+    ctx.signal?.removeEventListener('abort', relay);
+  }
+}
+
+async function attemptWith(ctx: AttemptContext, s: PartState, signal: AbortSignal): Promise<Outcome> {
   const resuming = s.have > 0 && s.etag !== undefined;
   const headers: Record<string, string> = resuming ? { range: `bytes=${s.have}-`, 'if-range': s.etag! } : {};
   let res: Dispatcher.ResponseData;
   try {
-    res = await request(ctx.url, { method: 'GET', headers, dispatcher: ctx.dispatcher, signal: ctx.signal,
+    res = await request(ctx.url, { method: 'GET', headers, dispatcher: ctx.dispatcher, signal,
       bodyTimeout: ctx.bodyTimeoutMs, headersTimeout: ctx.headersTimeoutMs, highWaterMark: 1 << 20 });
   } catch (err) {
     if (!ctx.signal?.aborted && isTransientNetworkError(err)) return { kind: 'retry', reason: (err as Error).message };
@@ -104,7 +85,7 @@ export async function attempt(ctx: AttemptContext, s: PartState): Promise<Outcom
       // A 206 that does not continue exactly where we are, or for another object, cannot be spliced.
       if (!resuming || !cr || cr.start !== s.have || (etag !== undefined && etag !== s.etag) ||
         (s.total !== undefined && cr.total !== undefined && cr.total !== s.total)) {
-        res.body.destroy();
+        discard(res.body);
         return { kind: 'restart', reason: `206 with Content-Range ${header(h, 'content-range') ?? '(none)'} for bytes=${s.have}-` };
       }
       start = s.have;
@@ -123,7 +104,7 @@ export async function attempt(ctx: AttemptContext, s: PartState): Promise<Outcom
         // between leaves a part without sidecar, which the next run discards: safe).
         saved = ctx.onIdentity(s).then(() => undefined, (err: unknown) => err ?? new Error('sidecar write failed'));
       } catch (err) {
-        res.body.destroy();
+        discard(res.body);
         throw err;
       }
     }

@@ -36,8 +36,8 @@ export interface DownloadResult {
   resumedFrom: number; requests: number; restarts: number; freshLinks: number;
 }
 
-/** Renew a link a little before its stated expiry: clocks differ, and a request takes time. */
-const EXPIRY_SKEW_MS = 5_000;
+/** Renew a link a little before its stated expiry (clocks differ, a request takes time): 5 s, or a quarter of a short link's life. */
+const skewMs = (expiresAt: number, receivedAt: number) => Math.min(5_000, Math.max(0, (expiresAt - receivedAt) / 4));
 const MAX_RESTARTS = 3;
 const MAX_RENEWALS = 5;
 
@@ -65,6 +65,7 @@ export async function download(o: DownloadOptions): Promise<DownloadResult> {
   const resumedFrom = s.have;
   let url = o.url;
   let expiresAt = o.expiresAt === undefined ? undefined : new Date(o.expiresAt).getTime();
+  let receivedAt = Date.now();
   let requests = 0, restarts = 0, freshLinks = 0, failures = 0, renewals = 0;
   const renew = async (why: string) => {
     if (!o.getFreshUrl) throw new UpstreamError(`the download link ${why} and no fresh link can be asked for`, undefined, { subject: safeUrl(url) }, 'AIRLOCK_LINK_EXPIRED');
@@ -72,6 +73,7 @@ export async function download(o: DownloadOptions): Promise<DownloadResult> {
     const fresh = await o.getFreshUrl();
     url = fresh.url;
     expiresAt = fresh.expiresAt === undefined ? undefined : new Date(fresh.expiresAt).getTime();
+    receivedAt = Date.now();
     freshLinks++;
   };
   try {
@@ -79,7 +81,7 @@ export async function download(o: DownloadOptions): Promise<DownloadResult> {
       if (o.signal?.aborted) throw interrupted(o, s.have);
       // Pre-emptive renewal only for a link not yet renewed this way, so a server whose clock is
       // behind ours cannot make us loop: its own 403 decides after that.
-      if (expiresAt !== undefined && Date.now() >= expiresAt - EXPIRY_SKEW_MS && renewals === 0) await renew('has expired');
+      if (expiresAt !== undefined && Date.now() >= expiresAt - skewMs(expiresAt, receivedAt) && renewals === 0) await renew('has expired');
       const before = s.have;
       requests++;
       const out = await attempt({

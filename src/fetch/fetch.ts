@@ -1,0 +1,127 @@
+import type { KeyObject } from 'node:crypto';
+import { access, mkdir } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import type { Dispatcher } from 'undici';
+import { AirlockError, DigestMismatchError, UpstreamError, VerificationError } from '../errors.js';
+import { scanArchive, type ArchiveFormat, type ArchiveLimits } from '../archive/index.js';
+import { writePackage, type Manifest } from '../package/index.js';
+import type { ExportJob } from '../upstream/index.js';
+import { download, type DownloadProgress } from './download.js';
+import { checkDomain, checkLabel, deriveVersionLabel } from './label.js';
+import { bundleWhenReady, waitForJob, type ExportApi } from './poll.js';
+import type { RetryPolicy } from './retry.js';
+import { readSidecar, removePart } from './sidecar.js';
+
+export type FetchEvent =
+  | { type: 'job'; jobId: string; reused: boolean }
+  | { type: 'status'; job: ExportJob }
+  | { type: 'download'; progress: DownloadProgress }
+  | { type: 'verify'; path: string }
+  | { type: 'written'; path: string };
+
+export interface FetchOptions {
+  client: ExportApi;
+  domain: string;
+  jobId?: string;
+  outDir: string;
+  versionLabel?: string;
+  signKey?: KeyObject;
+  pollIntervalMs?: number;
+  pollTimeoutMs?: number;
+  onEvent?: (e: FetchEvent) => void;
+  signal?: AbortSignal;
+  dispatcher?: Dispatcher;
+  downloadRetry?: RetryPolicy;
+  limits?: Partial<ArchiveLimits>;
+}
+
+export interface FetchSummary {
+  package: string; version: string; domain: string; jobId: string;
+  archive: { name: string; format: ArchiveFormat; size: number; sha256: string };
+  files: number; pageCount: number | null; signed: boolean; resumedBytes: number; requests: number; freshLinks: number;
+  seconds: { total: number; download: number; verify: number };
+}
+
+/** The package member name for each format (CONTRACT "Package format"), whatever the service called the file. */
+const MEMBER: Record<ArchiveFormat, string> = { 'tar.gz': 'bundle.tar.gz', tar: 'bundle.tar', zip: 'bundle.zip' };
+
+/** The partial download of a domain in outDir: one per domain, so a re-run finds it. */
+export const partPathFor = (outDir: string, domain: string): string => join(outDir, `.${domain}.bundle.part`);
+
+/**
+ * The job to use: --job; else the job of an interrupted download in outDir (so a plain re-run
+ * resumes it) when the service still has it and it has not failed; else a new job.
+ */
+async function chooseJob(o: FetchOptions, part: string): Promise<{ jobId: string; reused: boolean }> {
+  if (o.jobId) return { jobId: o.jobId, reused: true };
+  const side = await readSidecar(part);
+  if (side?.jobId) {
+    const job = await o.client.getExport(side.jobId).catch((err: unknown) => {
+      if (err instanceof UpstreamError && err.code === 'AIRLOCK_NOT_FOUND') return undefined;
+      throw err;
+    });
+    if (job && job.status !== 'failed') return { jobId: side.jobId, reused: true };
+  }
+  return { jobId: (await o.client.startExport(o.domain)).jobId, reused: false };
+}
+
+/**
+ * `airlock fetch`: export job → poll → bundle link → resumable download into a `.part` →
+ * scanArchive (every safety rule, every digest) → manifest → writePackage (atomic, optionally
+ * signed). A refused archive leaves no package and no part; an interrupted download keeps its part.
+ * (Issue 6 will add: prefer a mirror's `?format=airlock` package, which download() fetches the same way.)
+ */
+export async function fetchPackage(o: FetchOptions): Promise<FetchSummary> {
+  const t0 = Date.now();
+  checkDomain(o.domain);
+  if (o.versionLabel !== undefined) checkLabel(o.versionLabel);
+  const outDir = resolve(o.outDir);
+  await mkdir(outDir, { recursive: true });
+  const part = partPathFor(outDir, o.domain);
+  const poll = { intervalMs: o.pollIntervalMs ?? 500, timeoutMs: o.pollTimeoutMs ?? 60 * 60_000, signal: o.signal };
+
+  const { jobId, reused } = await chooseJob(o, part);
+  o.onEvent?.({ type: 'job', jobId, reused });
+  const job = await waitForJob(o.client, jobId, { ...poll, onStatus: (j) => o.onEvent?.({ type: 'status', job: j }) });
+  const version = o.versionLabel ?? deriveVersionLabel(job);
+  const outPath = join(outDir, `${o.domain}-${version}.airlock`);
+  if (await access(outPath).then(() => true, () => false)) {
+    throw new AirlockError('AIRLOCK_EXISTS', `${outPath} already exists; remove it or choose another --version-label`, 1, { subject: outPath });
+  }
+
+  const link = await bundleWhenReady(o.client, jobId, poll);
+  const t1 = Date.now();
+  const dl = await download({
+    url: link.bundleUrl, expiresAt: link.expiresAt, partPath: part, jobId, expectedSize: link.sizeBytes ?? undefined,
+    getFreshUrl: async () => { const l = await o.client.getBundle(jobId); return { url: l.bundleUrl, expiresAt: l.expiresAt }; },
+    dispatcher: o.dispatcher, retry: o.downloadRetry, signal: o.signal,
+    onProgress: (progress) => o.onEvent?.({ type: 'download', progress }),
+  });
+  const t2 = Date.now();
+
+  o.onEvent?.({ type: 'verify', path: part });
+  const scan = await scanArchive({ path: part }, { limits: o.limits }).catch(async (err: unknown) => {
+    // An unsafe or malformed archive is worth nothing: no package, no part to resume.
+    if (err instanceof VerificationError) await removePart(part);
+    throw err;
+  });
+  if (scan.archiveSha256 !== dl.sha256 || scan.archiveSize !== dl.size) {
+    await removePart(part);
+    throw new DigestMismatchError('AIRLOCK_ARCHIVE_CHANGED', `${part} changed between download and verification`, { subject: part });
+  }
+  const manifest: Manifest = {
+    format: 'airlock-package/1', domain: o.domain, version, jobId, createdAt: new Date().toISOString(),
+    pageCount: job.pageCount ?? null,
+    archive: { name: MEMBER[scan.format], format: scan.format, size: scan.archiveSize, sha256: scan.archiveSha256 },
+    files: scan.files,
+  };
+  const written = await writePackage({ outPath, manifest, archivePath: part, signKey: o.signKey });
+  await removePart(part);
+  o.onEvent?.({ type: 'written', path: written.path });
+  const t3 = Date.now();
+  return {
+    package: written.path, version, domain: o.domain, jobId, archive: manifest.archive, files: scan.files.length,
+    pageCount: manifest.pageCount, signed: Boolean(o.signKey), resumedBytes: dl.resumedFrom, requests: dl.requests, freshLinks: dl.freshLinks,
+    seconds: { total: (t3 - t0) / 1000, download: (t2 - t1) / 1000, verify: (t3 - t2) / 1000 },
+  };
+}
