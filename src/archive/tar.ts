@@ -28,7 +28,8 @@ export function readTar(r: Range, gzip: boolean, guard: EntryGuard, limits: Arch
   const fail = (err: unknown) => {
     if (ch.failed) return;
     ch.fail(err);
-    current?.destroy(err as Error);
+    // A stream nobody listens to yet (still queued) is closed quietly: the channel carries the error.
+    if (current && !current.readableEnded) current.destroy(current.listenerCount('error') > 0 ? (err as Error) : undefined);
     input.destroy();
     gunzip?.destroy();
     parser.abort(err as Error);
@@ -39,7 +40,7 @@ export function readTar(r: Range, gzip: boolean, guard: EntryGuard, limits: Arch
   if (gzip) {
     gunzip = createGunzip({ chunkSize: INFLATE_CHUNK });
     watchInflation(gunzip, limits, lastNameOf, fail);
-    gunzip.on('error', (e: NodeJS.ErrnoException) => fail(zlibError(e, r.path)));
+    gunzip.on('error', (e: NodeJS.ErrnoException) => fail(zlibError(e, lastName)));
     input.pipe(gunzip).pipe(parser as unknown as NodeJS.WritableStream);
   } else {
     input.pipe(parser as unknown as NodeJS.WritableStream);
@@ -107,12 +108,26 @@ export function zlibError(e: NodeJS.ErrnoException, subject: string) {
   return malformed(truncated ? ARCHIVE_CODES.TRUNCATED : ARCHIVE_CODES.CORRUPT, subject, `${truncated ? 'compressed data ends early (truncated)' : 'corrupt compressed data'}: ${e.message}`, {}, e);
 }
 
-/** node-tar entries are Minipass streams; hand out a Node Readable with backpressure kept. */
+/**
+ * node-tar entries are Minipass streams; hand out a Node Readable with backpressure kept. The
+ * entry stays paused until the consumer first reads (a Minipass 'data' listener would start it
+ * flowing): the parser only moves to the next header once this one is consumed, so memory holds
+ * at most one entry's chunk in flight, whatever the archive size.
+ */
 function toReadable(e: ReadEntry): Readable {
-  const out = new Readable({ highWaterMark: 1024 * 1024, read: () => void e.resume() });
-  e.on('data', (c: Buffer) => {
-    if (!out.push(c)) e.pause();
+  let started = false;
+  const out = new Readable({
+    highWaterMark: 1024 * 1024,
+    read() {
+      if (!started) {
+        started = true;
+        e.on('data', (c: Buffer) => {
+          if (!out.push(c)) e.pause();
+        });
+        e.on('end', () => out.push(null));
+      }
+      e.resume();
+    },
   });
-  e.on('end', () => out.push(null));
   return out;
 }

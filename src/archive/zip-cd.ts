@@ -29,8 +29,8 @@ const UNIX_TYPES: Record<number, [EntryKind, string]> = {
   0o140000: ['other', 'socket'],
 };
 
-/** Parse exactly `count` records filling exactly `buf`. Pure. Names and kinds, no policy. */
-export function parseCentralDirectory(buf: Buffer, count: number, subject: string): CdEntry[] {
+/** Parse `count` records filling exactly `buf` (or only its start when `partial`). Pure. Names and kinds, no policy. */
+export function parseCentralDirectory(buf: Buffer, count: number, subject: string, partial = false): CdEntry[] {
   const out: CdEntry[] = [];
   let p = 0;
   for (let n = 0; n < count; n++) {
@@ -62,7 +62,7 @@ export function parseCentralDirectory(buf: Buffer, count: number, subject: strin
     out.push(e);
     p = end;
   }
-  if (p !== buf.length) throw malformed(ARCHIVE_CODES.CORRUPT, subject, 'central directory has bytes after its last record');
+  if (!partial && p !== buf.length) throw malformed(ARCHIVE_CODES.CORRUPT, subject, 'central directory has bytes after its last record');
   return out;
 }
 

@@ -24,11 +24,10 @@ export async function* readZip(r: Range, guard: EntryGuard, limits: ArchiveLimit
   try {
     const tailLen = Math.min(r.length, ZIP_TAIL_BYTES);
     const end = parseZipEnd(await readAt(fh, r, r.length - tailLen, tailLen, r.path), r.length - tailLen, r.path);
-    if (end.entries > limits.maxFiles) {
-      throw unsafe(ARCHIVE_CODES.TOO_MANY_FILES, r.path, `${end.entries} entries, more than ${limits.maxFiles} (limit maxFiles)`, { limit: limits.maxFiles });
-    }
     if (end.cdSize > MAX_CD_BYTES) throw malformed(ARCHIVE_CODES.UNSUPPORTED, r.path, `central directory of ${end.cdSize} bytes is too large`);
-    const entries = parseCentralDirectory(await readAt(fh, r, end.cdOffset, end.cdSize, r.path), end.entries, r.path);
+    // Past maxFiles + 1 records there is nothing to learn: the guard refuses that record by name.
+    const count = Math.min(end.entries, limits.maxFiles + 1);
+    const entries = parseCentralDirectory(await readAt(fh, r, end.cdOffset, end.cdSize, r.path), count, r.path, count < end.entries);
     const plan = entries.map((e) => ({ e, path: admit(e, guard, limits) })).sort((a, b) => a.e.localOffset - b.e.localOffset);
     let floor = 0;
     for (const { e, path } of plan) {
