@@ -5,7 +5,8 @@
  * - hosts: registrable hosts; a URL matches when its host equals one or is a subdomain of one.
  *   Used for `<script src>`, `<link rel=preconnect|dns-prefetch|preload>`, `<img>`/`<iframe>`
  *   pixels, and text inside `<noscript>`.
- * - paths: same-origin script paths that only this vendor uses (first-party proxies).
+ * - pathPrefixes: same-origin path prefixes that only this vendor uses (first-party proxies);
+ *   plain strings, because they also become `script[src^=…]` selectors.
  * - snippets: signatures of the vendor's inline bootstrap snippet, tested on ONE inline script's
  *   text (never on a whole document).
  * - script/connect/img: CSP sources the vendor needs when analytics is on.
@@ -14,7 +15,7 @@ export interface AnalyticsVendor {
   id: string;
   name: string;
   hosts: string[];
-  paths?: RegExp[];
+  pathPrefixes?: string[];
   snippets: RegExp[];
   script: string[];
   connect: string[];
@@ -105,10 +106,10 @@ export const ANALYTICS_VENDORS: readonly AnalyticsVendor[] = [
     img: [],
   },
   {
-    // Vercel Web Analytics / Speed Insights load from a first-party path, so only `paths` catch them.
+    // Vercel Web Analytics / Speed Insights load from a first-party path, so only the prefixes catch them.
     id: 'vercel', name: 'Vercel Web Analytics',
     hosts: ['va.vercel-scripts.com'],
-    paths: [/^\/_vercel\/(insights|speed-insights)\//],
+    pathPrefixes: ['/_vercel/insights/', '/_vercel/speed-insights/'],
     snippets: [/\bwindow\.va\s*=\s*window\.va\s*\|\|/, /\bwindow\.si\s*=\s*window\.si\s*\|\|/],
     script: ['https://va.vercel-scripts.com'],
     connect: [],
@@ -116,8 +117,8 @@ export const ANALYTICS_VENDORS: readonly AnalyticsVendor[] = [
   },
 ];
 
-/** Same-origin request paths that are analytics collection endpoints (for fail-fast). */
-export const ANALYTICS_PATHS: readonly RegExp[] = ANALYTICS_VENDORS.flatMap((v) => v.paths ?? []);
+/** Same-origin path prefixes of analytics scripts and collection endpoints (for fail-fast). */
+export const ANALYTICS_PATH_PREFIXES: readonly string[] = ANALYTICS_VENDORS.flatMap((v) => v.pathPrefixes ?? []);
 
 const BASE = 'https://airlock.invalid/';
 
@@ -135,7 +136,7 @@ export function vendorForUrl(url: string, vendors: readonly AnalyticsVendor[] = 
     return undefined;
   }
   const sameOrigin = u.origin === new URL(BASE).origin;
-  return vendors.find((v) => (sameOrigin ? (v.paths ?? []).some((p) => p.test(u.pathname)) : hostMatches(u.hostname, v.hosts)));
+  return vendors.find((v) => (sameOrigin ? (v.pathPrefixes ?? []).some((p) => u.pathname.startsWith(p)) : hostMatches(u.hostname, v.hosts)));
 }
 
 /** The vendor whose bootstrap snippet this inline script text is, if any. */

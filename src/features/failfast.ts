@@ -1,4 +1,4 @@
-import { ANALYTICS_PATHS } from './analytics.js';
+import { ANALYTICS_PATH_PREFIXES } from './analytics.js';
 import type { Deployment, Feature } from './matrix.js';
 
 /**
@@ -7,11 +7,11 @@ import type { Deployment, Feature } from './matrix.js';
  * so a docs page that happens to live under `/discovery/` is still served as a page.
  * Unknown discovery endpoints count as search, the discovery family's base feature.
  */
-const RULES: ReadonlyArray<{ feature: Feature; path: RegExp }> = [
-  { feature: 'assistant', path: /^\/discovery\/v\d+\/assistant(\/|$)/ },
-  { feature: 'search', path: /^\/discovery\/v\d+\/search(\/|$)/ },
-  { feature: 'search', path: /^\/discovery\/v\d+(\/|$)/ },
-  ...ANALYTICS_PATHS.map((path) => ({ feature: 'analytics' as const, path })),
+const RULES: ReadonlyArray<{ feature: Feature; match: (path: string) => boolean }> = [
+  { feature: 'assistant', match: (p) => /^\/discovery\/v\d+\/assistant(\/|$)/.test(p) },
+  { feature: 'search', match: (p) => /^\/discovery\/v\d+\/search(\/|$)/.test(p) },
+  { feature: 'search', match: (p) => /^\/discovery\/v\d+(\/|$)/.test(p) },
+  { feature: 'analytics', match: (p) => ANALYTICS_PATH_PREFIXES.some((prefix) => p.startsWith(prefix)) },
 ];
 
 /**
@@ -21,7 +21,7 @@ const RULES: ReadonlyArray<{ feature: Feature; path: RegExp }> = [
  */
 export function featureForPath(_method: string, path: string): Feature | null {
   const p = path.split('?')[0]!;
-  return RULES.find((r) => r.path.test(p))?.feature ?? null;
+  return RULES.find((r) => r.match(p))?.feature ?? null;
 }
 
 export interface FailFastResponse {

@@ -1,4 +1,4 @@
-import type { HTMLRewriter } from 'html-rewriter-wasm';
+import type { Element, HTMLRewriter } from 'html-rewriter-wasm';
 import { vendorForSnippet, vendorForUrl, vendorInText, type AnalyticsVendor } from './analytics.js';
 import type { RawTextBuffer } from './rawtext.js';
 import { mayBeSnippet, scriptKind } from './script-kinds.js';
@@ -31,6 +31,11 @@ interface RemovalOptions {
   removed: Tally;
 }
 
+/** A value for a double-quoted CSS attribute selector string. */
+function cssString(v: string): string {
+  return v.replace(/["\\]/g, (c) => `\\${c}`);
+}
+
 function pathOf(url: string): string {
   try {
     return new URL(url.trim(), 'https://airlock.invalid/').pathname;
@@ -45,8 +50,8 @@ function pathOf(url: string): string {
  * Scripts of other features that are off go when their widgets table lists them.
  */
 export function addRemovalHandlers(rw: HTMLRewriter, o: RemovalOptions): void {
-  rw.on('script[src]', {
-    element: (el) => {
+  const scriptSrc = {
+    element: (el: Element) => {
       const src = el.getAttribute('src') ?? '';
       const v = o.analyticsOff ? vendorForUrl(src, o.vendors) : undefined;
       if (v) {
@@ -57,11 +62,19 @@ export function addRemovalHandlers(rw: HTMLRewriter, o: RemovalOptions): void {
         tally(o.removed, 'feature-script');
       }
     },
-  });
+  };
+  // Each handler call crosses from wasm to JS, so selectors are as narrow as the rules allow:
+  // vendor hosts need an absolute or protocol-relative URL (both contain "//"), vendor
+  // first-party paths have fixed prefixes; only feature-script patterns need every src.
+  if (o.offScripts.length > 0) rw.on('script[src]', scriptSrc);
+  else if (o.analyticsOff) {
+    rw.on('script[src*="//"]', scriptSrc);
+    for (const p of o.vendors.flatMap((v) => v.pathPrefixes ?? [])) rw.on(`script[src^="${cssString(p)}"]`, scriptSrc);
+  }
   if (!o.analyticsOff) return;
 
   const byUrl = (attr: string) => ({
-    element: (el: import('html-rewriter-wasm').Element) => {
+    element: (el: Element) => {
       const v = vendorForUrl(el.getAttribute(attr) ?? '', o.vendors);
       if (v) {
         el.remove();
@@ -69,17 +82,17 @@ export function addRemovalHandlers(rw: HTMLRewriter, o: RemovalOptions): void {
       }
     },
   });
-  rw.on('link[href]', byUrl('href'));
-  rw.on('img[src]', byUrl('src'));
-  rw.on('iframe[src]', byUrl('src'));
+  rw.on('link[href*="//"]', byUrl('href'));
+  rw.on('img[src*="//"]', byUrl('src'));
+  rw.on('iframe[src*="//"]', byUrl('src'));
   // With scripting on, browsers (and lol-html) read <noscript> as raw text; its pixels are only
   // fetched with scripting off — still a request to the vendor, so the fallback goes too.
   rw.on('noscript', {
-    element: (el) =>
-      o.raw.begin(el, (text) => {
+    element: () =>
+      o.raw.begin((text) => {
         const v = vendorInText(text, o.vendors);
         return v === undefined ? true : tally(o.removed, `analytics:${v.id}`);
-      }),
+      }, true),
     text: (t) => o.raw.text(t),
   });
 }

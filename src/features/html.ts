@@ -1,10 +1,11 @@
 import { HTMLRewriter, type Element } from 'html-rewriter-wasm';
+import { UsageError } from '../errors.js';
 import { ANALYTICS_VENDORS, type AnalyticsVendor } from './analytics.js';
 import { cspHash, headInjection } from './inject.js';
 import { FEATURES, FEATURE_KEY, type Deployment, type FeatureFlags } from './matrix.js';
 import { addRemovalHandlers, screenSnippet, tally, type Tally } from './html-removal.js';
 import { RawTextBuffer } from './rawtext.js';
-import { SPOOFED_FLAGS, scriptKind } from './script-kinds.js';
+import { SPOOFED_FLAGS, needsScreening, scriptKind } from './script-kinds.js';
 import { widgetsFor, type WidgetOverrides } from './widgets.js';
 
 export interface TransformContext {
@@ -47,24 +48,17 @@ export async function transformHtmlDetailed(html: string | Buffer, ctx: Transfor
   const out: Buffer[] = [];
   const rw = new HTMLRewriter((chunk) => out.push(Buffer.from(chunk)));
 
+  // At the very start of <head>, so the flags exist before any of the site's scripts run. (A
+  // leading <meta charset> moves back by the injection's length; the server's Content-Type
+  // carries the charset, which takes precedence over the meta (HTML "encoding sniffing").)
   let injected = false;
-  const inject = (el: Element, where: 'before' | 'after' | 'prepend') => {
+  const inject = (el: Element) => {
     if (injected) return;
     injected = true;
-    el[where](inj.html, { html: true });
+    el.prepend(inj.html, { html: true });
   };
-  // At the very start of <head> so the flags exist before any of the site's scripts run, but
-  // after a leading <meta charset>, which must stay within the first 1024 bytes (HTML §4.2.5.4).
-  let headChildSeen = false;
-  rw.on('head', { element: (el) => el.onEndTag((end) => { if (!injected) { injected = true; end.before(inj.html, { html: true }); } }) });
-  rw.on('head > *', {
-    element: (el) => {
-      if (headChildSeen) return;
-      headChildSeen = true;
-      inject(el, el.tagName === 'meta' && el.hasAttribute('charset') ? 'after' : 'before');
-    },
-  });
-  rw.on('body', { element: (el) => inject(el, 'prepend') });
+  rw.on('head', { element: inject });
+  rw.on('body', { element: inject });
 
   const analyticsOff = !ctx.features.analytics;
   const offScripts = FEATURES.filter((f) => !ctx.features[FEATURE_KEY[f]]).flatMap((f) => widgetsFor(f, ctx.hideSelectors).scripts);
@@ -73,32 +67,33 @@ export async function transformHtmlDetailed(html: string | Buffer, ctx: Transfor
   addRemovalHandlers(rw, { analyticsOff, offScripts, vendors, raw, removed });
 
   // Inline scripts: kept ones are hashed for the page's CSP; analytics snippets are dropped by
-  // the removal rules' screen; scripts that try to set airlock's flags are always dropped.
+  // the removal rules' screen; scripts that try to set airlock's flags are dropped (best effort:
+  // the export's own bundles could still write that global — the CSP is the real boundary).
   rw.on('script:not([src])', {
-    element: (el) =>
-      raw.begin(el, (text, attrs) => {
-        const type = attrs.find(([n]) => n === 'type')?.[1] ?? null;
+    element: (el) => {
+      const type = el.getAttribute('type');
+      const kind = scriptKind(type);
+      if (kind === 'data') return; // JSON blocks never run: nothing to screen, nothing to hash
+      raw.begin((text) => {
         if (SPOOFED_FLAGS.test(text)) return tally(removed, 'spoofed-flags');
         if (analyticsOff && !screenSnippet(text, type, vendors, removed)) return false;
-        if (scriptKind(type) === 'executable') scriptHashes.add(cspHash(text).cspSource);
+        if (kind === 'executable' && text !== '') scriptHashes.add(cspHash(text).cspSource);
         return true;
-      }),
+      }, needsScreening);
+    },
     text: (t) => raw.text(t),
   });
   rw.on('style', {
-    element: (el) => raw.begin(el, (text) => (styleHashes.add(cspHash(text).cspSource), true)),
+    element: () => raw.begin((text) => (text !== '' && styleHashes.add(cspHash(text).cspSource), true), false),
     text: (t) => raw.text(t),
   });
-  rw.on('meta[name]', {
-    element: (el) => {
-      const name = (el.getAttribute('name') ?? '').trim().toLowerCase();
-      if (name === 'airlock-features') el.remove();
-      else if ((ctx.apiBaseMetaNames ?? ['docs-api-base']).includes(name)) {
-        const base = apiBase(ctx);
-        if (base !== undefined) el.setAttribute('content', base);
-      }
-    },
-  });
+  rw.on('meta[name="airlock-features" i]', { element: (el) => void el.remove() });
+  const base = apiBase(ctx);
+  if (base !== undefined) {
+    for (const name of ctx.apiBaseMetaNames ?? ['docs-api-base']) {
+      rw.on(`meta[name="${checkMetaName(name)}" i]`, { element: (el) => void el.setAttribute('content', base) });
+    }
+  }
   // The server's header CSP is the page's policy; a second one from the export would be
   // enforced too (policies intersect) and would block the injected flags script.
   rw.on('meta[http-equiv]', {
@@ -106,12 +101,7 @@ export async function transformHtmlDetailed(html: string | Buffer, ctx: Transfor
       if ((el.getAttribute('http-equiv') ?? '').trim().toLowerCase().startsWith('content-security-policy')) el.remove();
     },
   });
-  rw.onDocument({
-    end: (end) => {
-      raw.end(end);
-      if (!injected) end.append(inj.html, { html: true });
-    },
-  });
+  rw.onDocument({ end: (end) => void (injected || end.append(inj.html, { html: true })) });
 
   try {
     await rw.write(typeof html === 'string' ? Buffer.from(html, 'utf8') : html);
@@ -120,6 +110,14 @@ export async function transformHtmlDetailed(html: string | Buffer, ctx: Transfor
     rw.free();
   }
   return { html: Buffer.concat(out), scriptHashes: [...scriptHashes], styleHashes: [...styleHashes], removed };
+}
+
+// Meta names go into a selector: only plain name characters, so configuration cannot change it.
+function checkMetaName(name: string): string {
+  if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(name)) {
+    throw new UsageError(`invalid meta name ${JSON.stringify(name)}: letters, digits, _ . : - only`, { subject: name }, 'AIRLOCK_BAD_META_NAME');
+  }
+  return name;
 }
 
 /** How the service's export spells "this origin" in docs-api-base (see its search/assistant chunks). */

@@ -1,60 +1,57 @@
-import type { DocumentEnd, Element, TextChunk } from 'html-rewriter-wasm';
+import type { TextChunk } from 'html-rewriter-wasm';
 
 /**
- * Decide about a raw-text element (`<script>`, `<style>`, `<noscript>`) from its WHOLE text while
- * streaming: lol-html hands the text over in chunks and emits the start tag before the text is
- * known, so the element's tags are taken out on entry (removeAndKeepContent), its chunks are held
- * back, and at its end tag the element is written again verbatim — or not at all.
+ * See the WHOLE text of a raw-text element (`<script>`, `<style>`, `<noscript>`) while streaming.
+ * lol-html hands text over in chunks, and always ends a text node with a chunk whose
+ * `lastInTextNode` is true (also when the document ends inside the element), so the decision is
+ * taken there — no end-tag callback, which keeps wasm↔JS crossings (the cost here) low.
  *
- * Raw-text elements cannot nest, so one buffer per rewriter suffices. An element cut off by the
- * end of the document (no end tag) is decided at document end (and closed), so no text is ever lost silently.
+ * - observe: chunks pass through untouched; `onText` sees the whole text (to hash it).
+ * - screen: chunks are held back; if `decide` keeps the text it is written again verbatim at the
+ *   last chunk, otherwise the element is left EMPTY. An empty `<script>`/`<noscript>` is inert
+ *   (HTML "prepare the script element" returns early on empty source text, before any CSP
+ *   check), and keeping the tags keeps any id the page's code might look up.
+ *
+ * Raw-text elements cannot nest, so one pending text per rewriter suffices.
  */
-export type Decide = (text: string, attrs: ReadonlyArray<[string, string]>) => boolean;
-
-interface Pending {
-  tag: string;
-  attrs: Array<[string, string]>;
-  text: string[];
-  decide: Decide;
-}
-
-/** Attribute values from lol-html are raw source text, so only the quote needs escaping. */
-function startTag(tag: string, attrs: ReadonlyArray<[string, string]>): string {
-  return `<${tag}${attrs.map(([n, v]) => ` ${n}="${v.replace(/"/g, '&quot;')}"`).join('')}>`;
-}
+export type Decide = (text: string) => boolean;
+/** Screen or observe; a function decides from the first chunk (a payload prefix, say). */
+export type ScreenMode = boolean | ((firstChunk: string) => boolean);
 
 export class RawTextBuffer {
-  private pending: Pending | null = null;
+  private parts: string[] = [];
+  private decide: Decide | null = null;
+  private screening = false;
+  private mode: ScreenMode = false;
+  private first = true;
 
-  /** Call from the element handler. */
-  begin(el: Element, decide: Decide): void {
-    const p: Pending = { tag: el.tagName, attrs: [...el.attributes], text: [], decide };
-    this.pending = p;
-    el.removeAndKeepContent();
-    el.onEndTag((end) => {
-      const html = this.finish(p);
-      if (html !== null) end.before(html, { html: true });
-    });
+  /** Call from the element handler; `screen` chooses the mode (see above). */
+  begin(decide: Decide, screen: ScreenMode): void {
+    this.parts = [];
+    this.decide = decide;
+    this.mode = screen;
+    this.first = true;
   }
 
   /** Call from the text handler of the same selector. */
   text(chunk: TextChunk): void {
-    if (this.pending === null) return;
-    this.pending.text.push(chunk.text);
-    chunk.remove();
-  }
-
-  /** Call from the document end handler. */
-  end(end: DocumentEnd): void {
-    if (this.pending === null) return;
-    const html = this.finish(this.pending);
-    if (html !== null) end.append(html, { html: true });
-  }
-
-  private finish(p: Pending): string | null {
-    if (this.pending === p) this.pending = null;
-    const text = p.text.join('');
-    if (!p.decide(text, p.attrs)) return null;
-    return `${startTag(p.tag, p.attrs)}${text}</${p.tag}>`;
+    if (this.decide === null) return;
+    const t = chunk.text;
+    if (this.first) {
+      this.first = false;
+      this.screening = typeof this.mode === 'function' ? this.mode(t) : this.mode;
+    }
+    if (t !== '') this.parts.push(t);
+    if (!chunk.lastInTextNode) {
+      if (this.screening) chunk.remove();
+      return;
+    }
+    const text = this.parts.length === 1 ? this.parts[0]! : this.parts.join('');
+    const keep = this.decide(text);
+    this.decide = null;
+    this.parts = [];
+    if (!this.screening) return;
+    if (keep && text !== '') chunk.replace(text, { html: true });
+    else chunk.remove();
   }
 }

@@ -37,5 +37,14 @@ export function mayBeSnippet(text: string): boolean {
   return text.length <= SNIPPET_MAX_CHARS && !PAYLOAD.test(text);
 }
 
+/**
+ * From the first text chunk: does this script need screening (held back until its end)? Framework
+ * payloads are only observed (hashed), which halves the rewriter's work on Next.js pages. A chunk
+ * too short to show the prefix is screened, to be safe.
+ */
+export function needsScreening(firstChunk: string): boolean {
+  return !PAYLOAD.test(firstChunk);
+}
+
 /** An export that sets the flags itself would override airlock's; such scripts are dropped. */
 export const SPOOFED_FLAGS = /__AIRLOCK_FEATURES__\s*=/;
