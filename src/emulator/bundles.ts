@@ -59,8 +59,10 @@ export class BundleCache {
     return p;
   }
 
-  served(path: string): Promise<StoredObject> {
-    const k = `file:${path}`;
+  /** A given file, re-described when it changes (tests rewrite evil archives in place). */
+  async served(path: string): Promise<StoredObject> {
+    const st = await stat(path);
+    const k = `file:${path}:${st.size}:${st.mtimeMs}`;
     let p = this.built.get(k);
     if (!p) {
       p = describeFile(path, archiveName(path));

@@ -1,6 +1,5 @@
 import type { ReadStream } from 'node:fs';
 import type { ServerResponse } from 'node:http';
-import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** Read size for a throttled body: about ten writes a second, so pacing is smooth. */
@@ -46,9 +45,21 @@ async function copy(body: ReadStream, res: ServerResponse, o: { dropAfter: numbe
     }
     if (!res.write(piece)) {
       // A client that hangs up while we wait for drain must not leave this loop waiting forever.
-      await Promise.race([once(res, 'drain'), once(res, 'close')]);
+      await drainOrClose(res);
       if (res.destroyed) return false;
     }
   }
   return true;
+}
+
+function drainOrClose(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
 }
