@@ -1,4 +1,4 @@
-import { link, mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { link, mkdir, readFile, stat, unlink, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { StoreError } from '../errors.js';
@@ -29,23 +29,33 @@ const readOwner = async (path: string): Promise<{ raw: string; owner: Owner | nu
   }
 };
 
+/** A reaper holds S/lock.reap for microseconds; one older than this was left by a killed reaper. */
+const REAP_STALE_MS = 10_000;
+
 /**
- * Remove a lock whose holder is dead, but only that lock. rename(2) is atomic, so of several
- * takers only one moves a given lock file; the mover then checks it moved the very file it judged
- * dead (a newer live lock may have replaced it meanwhile) and puts a live one back with link(2),
- * which never overwrites. Afterwards everyone contends again through link(2) (O_EXCL semantics).
+ * Remove a lock whose holder is dead, but only that lock. Deleting by path is not atomic with
+ * the check that judged it dead (a newer live lock may have replaced it meanwhile, and another
+ * taker may just have removed it), so removals are serialised by S/lock.reap (O_EXCL): while
+ * holding it, S/lock can change only by a reaper (us) or its owner (dead), so "read, compare
+ * with what we judged dead, unlink" is safe. Afterwards everyone contends again through link(2).
  */
 async function takeOver(lockPath: string, observed: string): Promise<void> {
-  const aside = `${lockPath}.stale.${randomBytes(6).toString('hex')}`;
+  const reap = `${lockPath}.reap`;
   try {
-    await rename(lockPath, aside);
+    await writeFile(reap, JSON.stringify(self), { flag: 'wx' });
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return; // another taker moved it
-    throw err;
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    const age = await stat(reap).then((s) => Date.now() - s.mtimeMs, () => 0);
+    if (age > REAP_STALE_MS) await unlink(reap).catch(() => {});
+    await sleep(5);
+    return;
   }
-  const moved = await readFile(aside, 'utf8').catch(() => '');
-  if (moved !== observed) await link(aside, lockPath).catch(() => {}); // a live lock: restore it
-  await unlink(aside).catch(() => {});
+  try {
+    const now = await readFile(lockPath, 'utf8').catch(() => null);
+    if (now === observed) await unlink(lockPath);
+  } finally {
+    await unlink(reap).catch(() => {});
+  }
 }
 
 /**
