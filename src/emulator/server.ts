@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getRequestListener } from '@hono/node-server';
+import type { Hono } from 'hono';
 import { createEmulator } from './app.js';
 import type { EmulatorOptions } from './context.js';
 import type { Faults, FaultsPatch } from './faults.js';
@@ -13,6 +14,7 @@ import type { EmulatorState } from './state.js';
 export interface StartOptions extends Omit<EmulatorOptions, 'cacheDir'> { port?: number; host?: string; cacheDir?: string }
 export interface RunningEmulator {
   url: string;
+  app: Hono;
   keys: { admin: string; assistant: string };
   state: EmulatorState;
   setFaults(patch: FaultsPatch): Faults;
@@ -38,6 +40,7 @@ export async function startEmulator(o: StartOptions = {}): Promise<RunningEmulat
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   return {
     url: `http://${host}:${addr.port}`,
+    app: emu.app,
     keys: emu.keys,
     state: emu.ctx.state,
     setFaults: (patch) => emu.ctx.state.setFaults(patch),
