@@ -46,6 +46,7 @@ export class EntryGuard {
       this.registry.addDir(p.segments, h.name);
       return { kind: 'dir' };
     }
+    if (p.segments.length === 0) throw unsafe(ARCHIVE_CODES.UNSAFE_PATH, h.name, 'a file entry without a file name');
     if (p.trailingSlash) throw unsafe(ARCHIVE_CODES.UNSAFE_PATH, h.name, 'a file entry whose name ends with "/"');
     this.bytes += h.size;
     if (this.bytes > this.limits.maxExpandedBytes) {

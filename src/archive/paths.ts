@@ -10,7 +10,7 @@ const CONTROL = /[\u0001-\u001f\u007f]/;
 const DRIVE = /^[A-Za-z]:/;
 
 export interface EntryPath {
-  /** "a/b/c.html": segments joined with "/", without "./", empty segments or a trailing "/". */
+  /** "a/b/c.html": segments joined with "/", without "./", empty segments or a trailing "/" ("" for "./"). */
   path: string;
   segments: string[];
   /** The raw name ended with "/" (a directory by name). */
@@ -40,6 +40,5 @@ export function checkEntryPath(raw: string): EntryPath {
     if (Buffer.byteLength(seg) > MAX_SEGMENT_BYTES) throw refuse(`name segment longer than ${MAX_SEGMENT_BYTES} bytes`);
     segments.push(seg);
   }
-  if (segments.length === 0) throw refuse('name has no file segment');
   return { path: segments.join('/'), segments, trailingSlash: raw.endsWith('/') };
 }
