@@ -69,17 +69,20 @@ export async function transformHtmlDetailed(html: string | Buffer, ctx: Transfor
   // Inline scripts: kept ones are hashed for the page's CSP; analytics snippets are dropped by
   // the removal rules' screen; scripts that try to set airlock's flags are dropped (best effort:
   // the export's own bundles could still write that global — the CSP is the real boundary).
-  rw.on('script:not([src])', {
+  const scriptDecision = (type: string | null) => (text: string) => {
+    if (SPOOFED_FLAGS.test(text)) return tally(removed, 'spoofed-flags');
+    if (analyticsOff && !screenSnippet(text, type, vendors, removed)) return false;
+    if (text !== '' && scriptKind(type) === 'executable') scriptHashes.add(cspHash(text).cspSource);
+    return true;
+  };
+  // Untyped scripts (nearly all of them) get a text-only handler: no element callback needed.
+  const untyped = { decide: scriptDecision(null), screen: needsScreening };
+  rw.on('script:not([src]):not([type])', { text: (t) => raw.text(t, untyped) });
+  rw.on('script[type]:not([src])', {
     element: (el) => {
       const type = el.getAttribute('type');
-      const kind = scriptKind(type);
-      if (kind === 'data') return; // JSON blocks never run: nothing to screen, nothing to hash
-      raw.begin((text) => {
-        if (SPOOFED_FLAGS.test(text)) return tally(removed, 'spoofed-flags');
-        if (analyticsOff && !screenSnippet(text, type, vendors, removed)) return false;
-        if (kind === 'executable' && text !== '') scriptHashes.add(cspHash(text).cspSource);
-        return true;
-      }, needsScreening);
+      // JSON blocks never run: nothing to screen, nothing to hash
+      if (scriptKind(type) !== 'data') raw.begin(scriptDecision(type), needsScreening);
     },
     text: (t) => raw.text(t),
   });

@@ -33,8 +33,12 @@ export class RawTextBuffer {
     this.first = true;
   }
 
-  /** Call from the text handler of the same selector. */
-  text(chunk: TextChunk): void {
+  /**
+   * Call from the text handler of the same selector. With `start`, a text-only handler (no
+   * element callback: one wasm crossing fewer per element) begins the element itself.
+   */
+  text(chunk: TextChunk, start?: { decide: Decide; screen: ScreenMode }): void {
+    if (this.decide === null && start) this.begin(start.decide, start.screen);
     if (this.decide === null) return;
     const t = chunk.text;
     if (this.first) {

@@ -106,3 +106,18 @@ describe('/_airlock/features, the injected flags and the CSP agree', () => {
     });
   }
 });
+
+describe('createPagePolicy (the server glue)', () => {
+  it('gives each transformed page a CSP with exactly its own inline script hashes', async () => {
+    const { createPagePolicy } = await import('../../src/features/index.js');
+    const r = resolveFeatures({ deployment: 'air-gapped' });
+    const policy = createPagePolicy(r);
+    await policy.transform(Buffer.from('<html><head><script>one()</script></head></html>'), 'a.html');
+    await policy.transform(Buffer.from('<html><head><script>two()</script></head></html>'), 'b.html');
+    expect(directive(policy.cspFor('a.html'), 'script-src')).toContain(sha256Source('one()'));
+    expect(directive(policy.cspFor('a.html'), 'script-src')).not.toContain(sha256Source('two()'));
+    expect(directive(policy.cspFor('b.html'), 'script-src')).toContain(sha256Source('two()'));
+    expect(policy.cspFor('style.css')).toBe(policy.baseCsp);
+    expect(directive(policy.baseCsp, 'script-src')).toEqual(["'self'", sha256Source(featuresScript(r).code)]);
+  });
+});
