@@ -1,0 +1,32 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { extractArchive } from '../archive/index.js';
+import { compareToManifest, readPackage } from '../package/index.js';
+import type { SiteInput } from './source.js';
+
+/**
+ * `airlock preview`: extract an export archive or the archive inside a `.airlock` package into a
+ * fresh temp folder (src/archive enforces every archive-safety rule; nothing lands outside it),
+ * and describe it as a site to serve. The store is never touched. The caller removes `dir`.
+ */
+export interface PreviewSite { dir: string; site: SiteInput }
+
+export async function extractForPreview(file: string): Promise<PreviewSite> {
+  const dir = await mkdtemp(join(tmpdir(), 'airlock-preview-'));
+  try {
+    const siteDir = join(dir, 'site');
+    if (file.endsWith('.airlock')) {
+      const pkg = await readPackage(file);
+      const scan = await extractArchive({ path: file, offset: pkg.archive.offset, length: pkg.archive.size }, siteDir);
+      compareToManifest(pkg.manifest, scan); // a tampered package is refused, not previewed
+      const m = pkg.manifest;
+      return { dir, site: { dir: siteDir, files: scan.files, label: m.version, domain: m.domain, pageCount: m.pageCount } };
+    }
+    const scan = await extractArchive({ path: file }, siteDir);
+    return { dir, site: { dir: siteDir, files: scan.files, label: 'preview' } };
+  } catch (err) {
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  }
+}

@@ -1,0 +1,128 @@
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { request } from 'node:http';
+import { create as tarCreate } from 'tar';
+import { scanArchive } from '../../src/archive/index.js';
+import { writePackage, type Manifest } from '../../src/package/index.js';
+import { cleanup, get, labelledSite, setActive, tempRoot, writeVersion } from '../serve/helpers.js';
+
+const BIN = fileURLToPath(new URL('../../dist/src/cli/bin.js', import.meta.url));
+const BIG = 8 * 1024 * 1024;
+let root: string;
+let store: string;
+
+beforeAll(async () => {
+  root = await tempRoot('airlock-serve-cli-');
+  store = join(root, 'store');
+  await writeVersion(store, 'v1', { ...labelledSite('v1'), 'big.bin': Buffer.alloc(BIG, 1) });
+  await setActive(store, 'v1');
+});
+afterAll(async () => cleanup(root));
+
+interface Running { child: ChildProcess; url: string; stderr: () => string; exit: Promise<number | null> }
+
+/** Start the binary and wait (bounded) for the URL it prints on stdout. */
+function start(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Running> {
+  const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
+  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`no URL printed; stderr: ${err}`)); }, 15_000);
+    child.stdout!.on('data', (c: Buffer) => {
+      out += c.toString();
+      const m = /^(http:\/\/\S+)\n/m.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, url: m[1]!.replace(/\/$/, ''), stderr: () => err, exit });
+      }
+    });
+    child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`exited ${code} before listening: ${err}`)); });
+  });
+}
+
+describe('airlock serve (binary)', () => {
+  it('serves the active version and exits 0 on SIGTERM after finishing an in-flight download', async () => {
+    const s = await start(['serve', '--store', store, '--port', '0']);
+    expect((await get(s.url + '/guide/intro')).body.toString()).toContain('version=v1');
+    // Begin a large streamed download, read nothing yet, then ask the server to stop.
+    const received = new Promise<number>((resolve, reject) => {
+      request(s.url + '/big.bin', { agent: false }, (res) => {
+        let n = 0;
+        res.pause();
+        setTimeout(() => {
+          s.child.kill('SIGTERM');
+          setTimeout(() => res.resume(), 300);
+        }, 200);
+        res.on('data', (c: Buffer) => (n += c.length));
+        res.on('end', () => resolve(n));
+        res.on('error', reject);
+      }).on('error', reject).end();
+    });
+    expect(await received).toBe(BIG);
+    expect(await s.exit).toBe(0);
+  });
+
+  it('--workers 2: both workers answer on one port and all exit 0 on SIGTERM', async () => {
+    const s = await start(['serve', '--store', store, '--port', '0', '--workers', '2', '--access-log', '-']);
+    for (let i = 0; i < 6; i++) expect((await get(s.url + '/_airlock/health')).status).toBe(200);
+    const deadline = Date.now() + 5000;
+    while ((s.stderr().match(/worker \d+/g) ?? []).length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const pids = [...s.stderr().matchAll(/\(worker (\d+)\)/g)].map((m) => Number(m[1]));
+    expect(new Set(pids).size).toBe(2);
+    expect(s.stderr()).toContain('"path":"/_airlock/health"');
+    s.child.kill('SIGTERM');
+    expect(await s.exit).toBe(0);
+    for (const pid of pids) expect(() => process.kill(pid, 0)).toThrow();
+  });
+
+  it('--enable of a feature unavailable in air-gapped is a usage error (exit 2) citing the matrix', async () => {
+    const child = spawn(process.execPath, [BIN, 'serve', '--store', store, '--enable', 'search'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+    expect(await new Promise((r) => child.on('exit', r))).toBe(2);
+    expect(err).toMatch(/search/);
+  });
+});
+
+describe('airlock preview (binary)', () => {
+  async function makeArchive(): Promise<string> {
+    const src = join(root, 'export', 'site');
+    await mkdir(join(src, 'guide'), { recursive: true });
+    for (const [p, d] of Object.entries(labelledSite('p1'))) await writeFile(join(src, p), d);
+    const file = join(root, 'bundle.tar.gz');
+    await tarCreate({ gzip: true, file, cwd: join(root, 'export'), portable: true }, ['site']);
+    return file;
+  }
+
+  it.each(['SIGTERM', 'SIGINT'] as const)('serves an export archive and removes its temp folder on %s', async (sig) => {
+    const archive = await makeArchive();
+    const tmp = join(root, `tmp-${sig}`);
+    await mkdir(tmp);
+    const s = await start(['preview', archive, '--port', '0'], { TMPDIR: tmp });
+    const r = await get(s.url + '/guide/intro');
+    expect([r.status, r.body.toString().includes('version=p1')]).toEqual([200, true]);
+    expect((await readdir(tmp)).length).toBe(1);
+    s.child.kill(sig);
+    expect(await s.exit).toBe(0);
+    expect(await readdir(tmp)).toEqual([]);
+  });
+
+  it('serves a .airlock package under its version label', async () => {
+    const archive = await makeArchive();
+    const scan = await scanArchive({ path: archive });
+    const manifest: Manifest = { format: 'airlock-package/1', domain: 'docs.example.com', version: 'pkg-1', jobId: null, createdAt: new Date().toISOString(), pageCount: 3,
+      archive: { name: 'bundle.tar.gz', format: 'tar.gz', size: scan.archiveSize, sha256: scan.archiveSha256 }, files: scan.files };
+    const pkg = join(root, 'site.airlock');
+    await writePackage({ outPath: pkg, manifest, archivePath: archive });
+    const s = await start(['preview', pkg, '--port', '0']);
+    const r = await get(s.url + '/');
+    expect([r.status, r.headers['x-airlock-version']]).toEqual([200, 'pkg-1']);
+    s.child.kill('SIGTERM');
+    expect(await s.exit).toBe(0);
+  });
+});
