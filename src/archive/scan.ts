@@ -5,7 +5,7 @@ import { ARCHIVE_CODES, malformed } from './errors.js';
 import { openArchive } from './read.js';
 import { hashRange } from './source.js';
 import { wrappingFolder } from './wrapping.js';
-import { TreeWriter } from './writer.js';
+import { TreeWriter, type FileSink } from './writer.js';
 
 /** Read once: hash the archive bytes and every entry, enforce every safety rule, write nothing. */
 export function scanArchive(src: ByteSource, opts: ReadOptions = {}): Promise<ScanResult> {
@@ -26,15 +26,20 @@ async function run(src: ByteSource, opts: ReadOptions, writer: TreeWriter | unde
   const digest = hashRange(a.range);
   digest.catch(() => {}); // awaited below; never an unhandled rejection if the walk fails first
   const files: FileRecord[] = [];
-  for await (const e of a.entries) {
-    const fd = writer?.open(e.path.split('/'));
-    try {
-      files.push({ path: e.path, size: e.size, sha256: await consume(e.stream, writer, fd) });
-    } catch (err) {
-      writer?.abort(fd);
-      throw err;
+  try {
+    for await (const e of a.entries) {
+      const sink = writer?.file(e.path.split('/'));
+      try {
+        files.push({ path: e.path, size: e.size, sha256: await consume(e.stream, sink) });
+      } catch (err) {
+        sink?.abort();
+        throw err;
+      }
+      await sink?.end();
     }
-    if (fd !== undefined) await writer!.done(fd);
+  } catch (err) {
+    await writer?.settle();
+    throw err;
   }
   const strip = wrappingFolder(files.map((f) => f.path));
   for (const f of files) f.path = f.path.slice(strip.length);
@@ -47,13 +52,13 @@ async function run(src: ByteSource, opts: ReadOptions, writer: TreeWriter | unde
 }
 
 /** Hash (and write) one entry's bytes as they stream by; no file is ever held in memory. */
-function consume(stream: Readable, writer: TreeWriter | undefined, fd: number | undefined): Promise<string> {
+function consume(stream: Readable, sink: FileSink | undefined): Promise<string> {
   const h = createHash('sha256');
   return new Promise((resolve, reject) => {
     stream.on('data', (chunk: Buffer) => {
       try {
         h.update(chunk);
-        if (fd !== undefined) writer!.write(fd, chunk);
+        sink?.write(chunk);
       } catch (err) {
         stream.destroy(err as Error);
       }

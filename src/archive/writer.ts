@@ -1,28 +1,37 @@
-import { closeSync, constants, fsync, close, mkdirSync, openSync, writeSync } from 'node:fs';
-import { mkdir, readdir, rename, rmdir } from 'node:fs/promises';
+import { close, constants, fsync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { mkdir, open, readdir, rename, rmdir, type FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { AirlockError } from '../errors.js';
 import { fsyncDir } from '../util/fsx.js';
+import { JobPool } from './pool.js';
 
 // O_EXCL: never open an existing file, and with O_CREAT never follow a symlink at the name.
 const CREATE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0);
-/** fsync-behind: files are synced in the background, at most this many at once and queued. */
-const SYNC_CONCURRENCY = 2;
-const SYNC_QUEUE_MAX = 256;
+/**
+ * File creation and fsync are latency-bound (journal, VM exits), not CPU-bound: a few files in
+ * flight on the thread pool beat one at a time. Files up to SMALL are buffered whole and written
+ * by a pool job (open, write, fsync, close); bigger ones stream through a synchronous fd.
+ */
+const CONCURRENCY = 3;
+const SMALL = 1024 * 1024;
+const MAX_BUFFERED = 8 * 1024 * 1024;
+
+export interface FileSink {
+  write(chunk: Buffer): void;
+  /** Queue the rest (write, fsync, close); resolves when there is room for the next file. */
+  end(): Promise<void>;
+  abort(): void;
+}
 
 /**
  * Writes validated path segments under one root and nowhere else: every target is
  * join(root, ...segments) where no segment is "..", "." or contains a separator (checkEntryPath),
- * every folder is made by us, every file is new (O_EXCL). Small synchronous writes go straight to
- * the page cache (like GNU tar); fsync runs behind on the thread pool and is awaited in finish().
+ * every folder is made by us, every file is new (O_EXCL). Every file is fsynced before finish().
  */
 export class TreeWriter {
   private readonly made = new Set<string>();
-  private readonly queue: number[] = [];
-  private active = 0;
-  private failure: unknown;
-  private waiters: (() => void)[] = [];
+  private readonly pool = new JobPool(CONCURRENCY, MAX_BUFFERED);
 
   private constructor(readonly root: string) {}
 
@@ -33,8 +42,39 @@ export class TreeWriter {
     return new TreeWriter(root);
   }
 
-  /** Create the file (and its folders); returns an fd for write(). */
-  open(segments: string[]): number {
+  file(segments: string[]): FileSink {
+    const target = join(this.root, ...this.parents(segments), segments[segments.length - 1]!);
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let fd: number | undefined;
+    return {
+      write: (chunk) => {
+        if (fd === undefined && size + chunk.length <= SMALL) {
+          chunks.push(chunk);
+          size += chunk.length;
+          return;
+        }
+        if (fd === undefined) {
+          fd = openSync(target, CREATE, 0o644);
+          for (const c of chunks.splice(0)) writeAll(fd, c);
+        }
+        writeAll(fd, chunk);
+      },
+      end: () => {
+        if (fd !== undefined) {
+          const h = fd;
+          return this.pool.submit(() => syncAndClose(h), 0);
+        }
+        return this.pool.submit(() => writeSmall(target, chunks, size), size);
+      },
+      abort: () => {
+        if (fd !== undefined) void syncAndClose(fd).catch(() => {});
+      },
+    };
+  }
+
+  /** Folders are made synchronously, in order, before any file job can need them. */
+  private parents(segments: string[]): string[] {
     let rel = '';
     for (let i = 0; i < segments.length - 1; i++) {
       rel = rel ? `${rel}/${segments[i]}` : segments[i]!;
@@ -43,39 +83,12 @@ export class TreeWriter {
         this.made.add(rel);
       }
     }
-    return openSync(join(this.root, ...segments), CREATE, 0o644);
-  }
-
-  write(fd: number, chunk: Buffer): void {
-    for (let off = 0; off < chunk.length; ) off += writeSync(fd, chunk, off);
-  }
-
-  /** Hand the finished file to the background fsync; waits only when the queue is full. */
-  async done(fd: number): Promise<void> {
-    this.queue.push(fd);
-    this.pump();
-    if (this.queue.length > SYNC_QUEUE_MAX) await new Promise<void>((r) => this.waiters.push(r));
-  }
-
-  private pump(): void {
-    while (this.active < SYNC_CONCURRENCY && this.queue.length > 0) {
-      const fd = this.queue.shift()!;
-      this.active++;
-      fsync(fd, (err) => {
-        if (err && this.failure === undefined) this.failure = err;
-        close(fd, () => {
-          this.active--;
-          this.pump();
-          if (this.queue.length <= SYNC_QUEUE_MAX) for (const w of this.waiters.splice(0)) w();
-        });
-      });
-    }
+    return segments.slice(0, -1);
   }
 
   /** All files synced; the wrapping folder moved up; every folder synced (their names are data too). */
   async finish(strip: string): Promise<void> {
-    while (this.active > 0 || this.queue.length > 0) await new Promise<void>((r) => this.waiters.push(r));
-    if (this.failure !== undefined) throw this.failure;
+    await this.pool.drain();
     let dirs = [...this.made];
     if (strip) {
       await this.unwrap(strip.slice(0, -1));
@@ -85,6 +98,11 @@ export class TreeWriter {
     await fsyncDir(this.root);
   }
 
+  /** Wait for queued files after a failure, so the caller can remove the folder cleanly. */
+  async settle(): Promise<void> {
+    await this.pool.drain().catch(() => {});
+  }
+
   /** root/site/* -> root/*, through a temp name so that site/site/ cannot clash. */
   private async unwrap(folder: string): Promise<void> {
     const tmp = join(this.root, `.airlock-unwrap-${randomBytes(6).toString('hex')}`);
@@ -92,15 +110,23 @@ export class TreeWriter {
     for (const name of await readdir(tmp)) await rename(join(tmp, name), join(this.root, name));
     await rmdir(tmp);
   }
+}
 
-  /** Close a file left open by an error (best effort; the caller removes the folder). */
-  abort(fd: number | undefined): void {
-    if (fd !== undefined) {
-      try {
-        closeSync(fd);
-      } catch {
-        /* already closed */
-      }
-    }
+function writeAll(fd: number, chunk: Buffer): void {
+  for (let off = 0; off < chunk.length; ) off += writeSync(fd, chunk, off);
+}
+
+async function writeSmall(target: string, chunks: Buffer[], size: number): Promise<void> {
+  const fh: FileHandle = await open(target, CREATE, 0o644);
+  try {
+    if (size > 0) await fh.writev(chunks);
+    await fh.sync();
+  } finally {
+    await fh.close();
   }
+}
+
+async function syncAndClose(fd: number): Promise<void> {
+  await new Promise<void>((res, rej) => fsync(fd, (e) => (e ? rej(e) : res())));
+  await new Promise<void>((res, rej) => close(fd, (e) => (e ? rej(e) : res())));
 }
