@@ -5,6 +5,7 @@ import { negotiate } from './encoding.js';
 import { evaluate, ifRangeHolds } from './conditional.js';
 import { parseRange } from './range.js';
 import type { BodyCache } from './body-cache.js';
+import { staticHeaders } from './request-headers.js';
 import type { FileEntry, LoadedIndex, Rep } from './version-index.js';
 
 export interface SendContext {
@@ -16,7 +17,7 @@ export interface SendContext {
 
 /** Answer GET/HEAD for one file entry: negotiation, conditionals, Range, then the bytes. */
 export function sendFile(req: IncomingMessage, res: ServerResponse, idx: LoadedIndex, entry: FileEntry, head: boolean, ctx: SendContext, status = 200): void {
-  const h = req.headers;
+  const h = staticHeaders(req);
   const range = head || status !== 200 ? undefined : h.range;
   let rep = entry.identity;
   if (range === undefined && (entry.br !== null || entry.gzip !== null)) {
@@ -26,7 +27,7 @@ export function sendFile(req: IncomingMessage, res: ServerResponse, idx: LoadedI
   }
   if (status === 200 && (h['if-none-match'] ?? h['if-modified-since'] ?? h['if-match'] ?? h['if-unmodified-since']) !== undefined) {
     const v = { etag: rep.etag, lastModifiedSec: entry.lastModifiedSec };
-    const p = evaluate(h as Record<string, string | undefined>, v);
+    const p = evaluate(h, v);
     if (p === 'not-modified') {
       res.writeHead(304, rep.notModified);
       res.end();
@@ -38,7 +39,7 @@ export function sendFile(req: IncomingMessage, res: ServerResponse, idx: LoadedI
       return;
     }
   }
-  if (range !== undefined && ifRangeHolds(h['if-range'] as string | undefined, { etag: rep.etag, lastModifiedSec: entry.lastModifiedSec })) {
+  if (range !== undefined && ifRangeHolds(h['if-range'], { etag: rep.etag, lastModifiedSec: entry.lastModifiedSec })) {
     const r = parseRange(range, rep.size);
     if (r.kind === 'unsatisfiable') {
       res.writeHead(416, [...idx.base, 'Content-Range', `bytes */${rep.size}`, 'Content-Type', 'text/plain; charset=utf-8', 'Content-Length', '32']);

@@ -1,0 +1,196 @@
+/**
+ * npm run bench:serve [-- --duration 10 --pages 3000 --skip nginx,sirv]
+ *
+ * Throughput and p99 of airlock serve against the ceiling of Node's HTTP stack on this machine
+ * (a raw node:http server answering from an in-memory Map with byte-identical headers and
+ * bodies), sirv, and nginx when installed. Each server is pinned to core 0 (taskset), the load
+ * generator (wrk, autocannon where wrk is absent) to core 1: 50 keep-alive connections per run.
+ * Workloads: one hot ~15 KB page, and a random mix of 1,000 pages (clean URLs, as the site links).
+ * airlock runs as in production: `airlock serve` (air-gapped, HTML transformed at load).
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createServer, request } from 'node:http';
+import { chmod, mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises';
+import { tmpdir, cpus } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import { create as tarCreate } from 'tar';
+
+const HERE = fileURLToPath(new URL('.', import.meta.url));
+const BIN = join(HERE, '..', 'dist', 'src', 'cli', 'bin.js');
+const { values: args } = parseArgs({ options: {
+  duration: { type: 'string', default: '10' }, pages: { type: 'string', default: '3000' }, skip: { type: 'string', default: '' },
+  serve: { type: 'string' }, port: { type: 'string' }, origin: { type: 'string' }, paths: { type: 'string' }, dir: { type: 'string' },
+} });
+
+// ---- child modes: the comparison servers -------------------------------------------------------
+async function rawServer(port: number, origin: string, pathsFile: string): Promise<void> {
+  // Copy every page's exact response (headers and body) from the airlock server, then answer from a Map.
+  const paths = JSON.parse(await import('node:fs/promises').then((f) => f.readFile(pathsFile, 'utf8'))) as string[];
+  const map = new Map<string, { headers: string[]; body: Buffer }>();
+  for (const p of paths) {
+    const r = await fetchOnce(origin + p);
+    const headers: string[] = [];
+    for (const [k, v] of Object.entries(r.headers)) if (!['date', 'connection', 'keep-alive'].includes(k)) headers.push(k, String(v));
+    map.set(p, { headers, body: r.body });
+  }
+  createServer((req, res) => {
+    const e = map.get(req.url!);
+    if (e === undefined) {
+      res.writeHead(404);
+      res.end();
+      return;
+    }
+    res.writeHead(200, e.headers);
+    res.end(e.body);
+  }).listen(port, '127.0.0.1');
+}
+
+async function sirvServer(port: number, dir: string): Promise<void> {
+  const sirv = (await import('sirv')).default;
+  createServer(sirv(dir, { etag: true, extensions: ['html'] })).listen(port, '127.0.0.1');
+}
+
+function fetchOnce(url: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    request(url, { agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+    }).on('error', reject).end();
+  });
+}
+
+// ---- the driver --------------------------------------------------------------------------------
+const pinned = (core: number, cmd: string, argv: string[]) => (hasCmd('taskset') && cpus().length > 1 ? ['taskset', ['-c', String(core), cmd, ...argv]] as const : [cmd, argv] as const);
+function hasCmd(name: string): boolean {
+  return spawnSync('sh', ['-c', `command -v ${name}`]).status === 0;
+}
+
+async function waitUp(url: string): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    try {
+      if ((await fetchOnce(url)).status === 200) return;
+    } catch { /* not yet */ }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`server at ${url} did not come up`);
+}
+
+interface Result { server: string; workload: string; rps: number; p99ms: number; errors: number }
+
+function runLoad(url: string, script: string | null, seconds: number): { rps: number; p99ms: number; errors: number } {
+  if (hasCmd('wrk')) {
+    const [cmd, argv] = pinned(1, 'wrk', ['-t1', '-c50', `-d${seconds}s`, '--latency', ...(script ? ['-s', script] : []), url]);
+    const out = spawnSync(cmd, argv, { encoding: 'utf8' }).stdout;
+    const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0);
+    const p99 = /\s99%\s+([\d.]+)(us|ms|s)/.exec(out);
+    const p99ms = p99 ? Number(p99[1]) * (p99[2] === 'us' ? 0.001 : p99[2] === 's' ? 1000 : 1) : NaN;
+    const errs = /Non-2xx or 3xx responses: (\d+)/.exec(out);
+    const sock = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
+    return { rps, p99ms, errors: Number(errs?.[1] ?? 0) + (sock ? sock.slice(1).reduce((n, x) => n + Number(x), 0) : 0) };
+  }
+  const [cmd, argv] = pinned(1, 'npx', ['--yes', 'autocannon', '-c', '50', '-d', String(seconds), '-j', url]);
+  const j = JSON.parse(spawnSync(cmd, argv, { encoding: 'utf8' }).stdout) as { requests: { average: number }; latency: { p99: number }; non2xx: number; errors: number };
+  return { rps: j.requests.average, p99ms: j.latency.p99, errors: j.non2xx + j.errors };
+}
+
+async function buildStore(work: string, pages: number): Promise<{ store: string; siteDir: string }> {
+  const { generateSite } = await import('../fixtures/generate.js');
+  const { scanArchive } = await import('../src/archive/index.js');
+  const { writePackage } = await import('../src/package/index.js');
+  const { importPackage } = await import('../src/store/index.js');
+  const exportDir = join(work, 'export');
+  const siteDir = join(exportDir, 'site');
+  await mkdir(siteDir, { recursive: true });
+  await generateSite(siteDir, { pages, bytesPerPage: 15_000 });
+  const archive = join(work, 'bundle.tar.gz');
+  await tarCreate({ gzip: true, file: archive, cwd: exportDir, portable: true }, ['site']);
+  const scan = await scanArchive({ path: archive });
+  const pkg = join(work, 'bench.airlock');
+  await writePackage({ outPath: pkg, archivePath: archive, manifest: { format: 'airlock-package/1', domain: 'docs.example.com', version: 'bench-1', jobId: null,
+    createdAt: new Date().toISOString(), pageCount: pages, archive: { name: 'bundle.tar.gz', format: 'tar.gz', size: scan.archiveSize, sha256: scan.archiveSha256 }, files: scan.files } });
+  const store = join(work, 'store');
+  await importPackage(pkg, { store, trust: [], allowUnsigned: true, activate: true });
+  return { store, siteDir };
+}
+
+function nginxConf(work: string, dir: string, port: number): string {
+  return `worker_processes 1; daemon off; pid ${work}/nginx.pid; error_log ${work}/nginx.err warn;
+events { worker_connections 1024; }
+http { access_log off; sendfile on; tcp_nopush on; keepalive_requests 1000000; include /etc/nginx/mime.types;
+  client_body_temp_path ${work}/nb; proxy_temp_path ${work}/np; fastcgi_temp_path ${work}/nf; uwsgi_temp_path ${work}/nu; scgi_temp_path ${work}/ns;
+  server { listen 127.0.0.1:${port}; root ${dir}; location / { try_files $uri $uri.html $uri/ =404; } } }`;
+}
+
+async function main(): Promise<void> {
+  if (args.serve === 'raw') return rawServer(Number(args.port), args.origin!, args.paths!);
+  if (args.serve === 'sirv') return sirvServer(Number(args.port), args.dir!);
+  const seconds = Number(args.duration);
+  const skip = new Set(args.skip!.split(',').filter(Boolean));
+  const work = await mkdtemp(join(tmpdir(), 'airlock-bench-'));
+  await chmod(work, 0o755); // nginx workers run as an unprivileged user and must read the site
+  const children: ChildProcess[] = [];
+  const results: Result[] = [];
+  try {
+    const t0 = Date.now();
+    const { store, siteDir } = await buildStore(work, Number(args.pages));
+    process.stderr.write(`site of ${args.pages} pages imported in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
+    const { readdirSync, statSync } = await import('node:fs');
+    const pages = readdirSync(siteDir, { recursive: true, encoding: 'utf8' }).filter((p) => p.endsWith('.html') && p !== '404.html')
+      .map((p) => ({ url: '/' + p.replace(/\.html$/, '').replace(/(^|\/)index$/, '$1'), size: statSync(join(siteDir, p)).size }));
+    const hot = pages.reduce((a, b) => (Math.abs(b.size - 15_000) < Math.abs(a.size - 15_000) ? b : a));
+    const mix = pages.slice(0, 1000).map((p) => p.url);
+    const pathsFile = join(work, 'paths.json');
+    await writeFile(pathsFile, JSON.stringify([hot.url, ...mix]));
+    const lua = join(work, 'mix.lua');
+    await writeFile(lua, `local paths = {${mix.map((p) => JSON.stringify(p)).join(',')}}\nrequest = function() return wrk.format(nil, paths[math.random(#paths)]) end\n`);
+
+    const start = async (name: string, cmd: string, argv: string[], port: number) => {
+      const [c, a] = pinned(0, cmd, argv);
+      const child = spawn(c, a, { stdio: ['ignore', 'ignore', 'inherit'] });
+      children.push(child);
+      await waitUp(`http://127.0.0.1:${port}${hot.url}`);
+      return child;
+    };
+    const airlockPort = 18_401;
+    const servers: Array<[string, () => Promise<ChildProcess>, number]> = [
+      ['airlock', () => start('airlock', process.execPath, [BIN, 'serve', '--store', store, '--port', String(airlockPort)], airlockPort), airlockPort],
+      ['raw node:http (Map)', () => start('raw', process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--serve', 'raw', '--port', '18402', '--origin', `http://127.0.0.1:${airlockPort}`, '--paths', pathsFile], 18_402), 18_402],
+      ['sirv', () => start('sirv', process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--serve', 'sirv', '--port', '18403', '--dir', siteDir], 18_403), 18_403],
+    ];
+    if (hasCmd('nginx') && !skip.has('nginx')) {
+      await writeFile(join(work, 'nginx.conf'), nginxConf(work, siteDir, 18_404));
+      servers.push(['nginx', () => start('nginx', 'nginx', ['-c', join(work, 'nginx.conf'), '-e', join(work, 'nginx.err')], 18_404), 18_404]);
+    }
+    const live: ChildProcess[] = [];
+    for (const [name, up, port] of servers) {
+      if (skip.has(name.split(' ')[0]!)) continue;
+      const child = await up();
+      live.push(child);
+      // The raw server copies airlock's responses, so airlock stays up until raw has started.
+      for (const [workload, script, path] of [['hot 15 KB page', null, hot.url], ['1,000-page mix', lua, '/']] as const) {
+        runLoad(`http://127.0.0.1:${port}${path}`, script, 1); // warm-up: JIT, caches
+        const r = runLoad(`http://127.0.0.1:${port}${path}`, script, seconds);
+        results.push({ server: name, workload, ...r });
+        process.stderr.write(`${name.padEnd(20)} ${workload.padEnd(16)} ${r.rps.toFixed(0).padStart(7)} req/s  p99 ${r.p99ms.toFixed(2)} ms  errors ${r.errors}\n`);
+      }
+      if (name !== 'airlock') child.kill('SIGTERM');
+    }
+    for (const c of live) c.kill('SIGTERM');
+  } finally {
+    for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 300));
+    await rm(work, { recursive: true, force: true });
+  }
+  const raw = (w: string) => results.find((r) => r.server.startsWith('raw') && r.workload === w)?.rps ?? NaN;
+  process.stdout.write(`\n| server | workload | req/s | p99 ms | × raw node:http | errors |\n|---|---|---:|---:|---:|---:|\n`);
+  for (const r of results) process.stdout.write(`| ${r.server} | ${r.workload} | ${r.rps.toFixed(0)} | ${r.p99ms.toFixed(2)} | ${(r.rps / raw(r.workload)).toFixed(2)} | ${r.errors} |\n`);
+  process.stdout.write(`\n(${seconds} s per run, 50 connections, server on core 0, ${hasCmd('wrk') ? 'wrk' : 'autocannon'} on core 1; target: airlock ≥ 0.85× raw, p99 ≤ 5 ms)\n`);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench:serve failed: ${err instanceof Error ? err.stack : String(err)}\n`);
+  process.exitCode = 1;
+});
