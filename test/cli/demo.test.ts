@@ -1,0 +1,58 @@
+import { describe, it, expect } from 'vitest';
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const BIN = fileURLToPath(new URL('../../dist/src/cli/bin.js', import.meta.url));
+
+/** Run `airlock demo` until it prints its URL (bounded), hand the URL to `use`, then SIGTERM it. */
+async function withDemo(use: (url: string) => Promise<void>): Promise<{ code: number | null; stderr: string }> {
+  const child = spawn(process.execPath, [BIN, 'demo'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`demo printed no URL in 45 s; stderr:\n${stderr}`)), 45_000);
+      child.stdout.on('data', (d: Buffer) => {
+        stdout += d.toString();
+        const m = /^(http:\/\/127\.0\.0\.1:\d+\/)$/m.exec(stdout);
+        if (m) {
+          clearTimeout(timer);
+          resolve(m[1]!);
+        }
+      });
+      child.on('exit', (code) => reject(new Error(`demo exited ${code} before printing a URL; stderr:\n${stderr}`)));
+    });
+    await use(url);
+  } finally {
+    child.kill('SIGTERM');
+  }
+  return { code: await exited, stderr };
+}
+
+describe('airlock demo', () => {
+  it('runs emulate → fetch → import → serve and serves the fixture site air-gapped, then cleans up on SIGTERM', async () => {
+    let version = '';
+    const { code, stderr } = await withDemo(async (url) => {
+      const home = await fetch(url);
+      expect(home.status).toBe(200);
+      version = home.headers.get('x-airlock-version') ?? '';
+      expect(version).toMatch(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/);
+      const html = await home.text();
+      expect(html).toContain('window.__AIRLOCK_FEATURES__');
+      expect(html).not.toContain('googletagmanager.com');
+      const features = await (await fetch(new URL('_airlock/features', url))).json();
+      expect(features).toEqual({ deployment: 'air-gapped', features: { search: false, assistant: false, analytics: false, apiPlayground: false, staticExport: true } });
+      const health = await (await fetch(new URL('_airlock/health', url))).json();
+      expect(health).toEqual({ status: 'ok', version });
+    });
+    expect(code).toBe(0);
+    expect(stderr).toContain('signed');
+    expect(stderr).not.toMatch(/svc_(?!\[REDACTED\])[A-Za-z0-9]/);
+    const dir = /into (\/\S+)\/store/.exec(stderr)?.[1];
+    expect(dir).toBeTruthy();
+    expect(existsSync(dir!)).toBe(false);
+  });
+});
