@@ -33,6 +33,12 @@ export async function runServer(o: RunOptions): Promise<number> {
     await o.onClosed?.();
     return code;
   }
+  // Signals are taken from the very start: a SIGTERM while a large version is still loading must
+  // still end the process cleanly (lease released, preview folder removed), not be lost.
+  const stopped = new Promise<void>((resolve) => {
+    process.once('SIGTERM', () => resolve());
+    process.once('SIGINT', () => resolve());
+  });
   const accessLog = o.accessLog === undefined ? null : o.accessLog === '-' ? process.stderr : createWriteStream(o.accessLog, { flags: 'a' });
   const srv = await createAirlockServer({ ...o.server, accessLog, log: o.log });
   const url = await srv.listen(o.port, o.host);
@@ -41,11 +47,7 @@ export async function runServer(o: RunOptions): Promise<number> {
   o.log(`airlock serve: serving ${srv.current().version} at ${url}${cluster.isWorker ? ` (worker ${process.pid})` : ''}`);
   const onHup = () => void srv.recheck();
   process.on('SIGHUP', onHup);
-  await new Promise<void>((resolve) => {
-    const stop = () => resolve();
-    process.once('SIGTERM', stop);
-    process.once('SIGINT', stop);
-  });
+  await stopped;
   process.off('SIGHUP', onHup);
   o.log('airlock serve: shutting down: finishing in-flight requests');
   await srv.close();
