@@ -97,6 +97,7 @@ async function attemptWith(ctx: AttemptContext, s: PartState, signal: AbortSigna
       s.etag = strongEtag(h);
       s.total = contentLength(h);
       s.statedSha256 = statedSha256(h);
+      s.digests.close();
       s.digests = newDigests(plainMd5(s.etag) !== undefined);
       try {
         // Not awaited before reading: an error on the socket destroys the body with whatever it

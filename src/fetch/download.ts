@@ -7,7 +7,7 @@ import { attempt, type PartState } from './attempt.js';
 import { finalCheck } from './final-check.js';
 import { backoffMs, DEFAULT_RETRY, sleep, type RetryPolicy } from './retry.js';
 import { partSize, readSidecar, removePart, sidecarPath, writeSidecar } from './sidecar.js';
-import { newDigests, rehash, type OpenFile } from './sink.js';
+import { newDigests, rehash, syncPart, type OpenFile } from './sink.js';
 import { plainMd5, safeUrl } from './validators.js';
 
 export interface FreshLink { url: string; expiresAt?: string | Date }
@@ -106,8 +106,10 @@ export async function download(o: DownloadOptions): Promise<DownloadResult> {
       await sleep(backoffMs(failures, policy, out.retryAfter), o.signal).catch(() => { throw interrupted(o, s.have); });
     }
   } catch (err) {
-    // Bytes that are proven wrong are worth nothing for a resume.
+    // Bytes that are proven wrong are worth nothing for a resume; others are kept, durably.
     if (err instanceof DigestMismatchError) await removePart(o.partPath);
+    else await syncPart(o.partPath).catch(() => {});
+    s.digests.close();
     throw err;
   } finally {
     await own?.close();

@@ -22,15 +22,14 @@ export const finalCheck = {
   },
 
   /** After the last byte: returns the digests (lowercase hex). */
-  last(s: PartState, o: Expect): Promise<{ sha256: string; md5: string | undefined }> {
-    const sha256 = s.digests.sha256.digest('hex');
-    const md5 = s.digests.md5?.digest('hex');
+  async last(s: PartState, o: Expect): Promise<{ sha256: string; md5: string | undefined }> {
+    const { sha256, md5 } = await s.digests.digest();
     for (const [what, want] of [['size (sizeBytes)', o.expectedSize], ['size (Content-Length)', s.total]] as const) {
-      if (want !== undefined && s.have !== want) return Promise.reject(mismatch('AIRLOCK_SIZE_MISMATCH', what, want, s.have, o));
+      if (want !== undefined && s.have !== want) throw (mismatch('AIRLOCK_SIZE_MISMATCH', what, want, s.have, o));
     }
     const etagMd5 = plainMd5(s.etag);
-    if (etagMd5 !== undefined && md5 !== undefined && md5 !== etagMd5) return Promise.reject(mismatch('AIRLOCK_MD5_MISMATCH', 'MD5 (ETag)', etagMd5, md5, o));
-    if (s.statedSha256 !== undefined && sha256 !== s.statedSha256) return Promise.reject(mismatch('AIRLOCK_SHA256_MISMATCH', 'SHA-256 (stated by the server)', s.statedSha256, sha256, o));
-    return Promise.resolve({ sha256, md5 });
+    if (etagMd5 !== undefined && md5 !== undefined && md5 !== etagMd5) throw (mismatch('AIRLOCK_MD5_MISMATCH', 'MD5 (ETag)', etagMd5, md5, o));
+    if (s.statedSha256 !== undefined && sha256 !== s.statedSha256) throw (mismatch('AIRLOCK_SHA256_MISMATCH', 'SHA-256 (stated by the server)', s.statedSha256, sha256, o));
+    return { sha256, md5 };
   },
 };

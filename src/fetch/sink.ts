@@ -1,13 +1,13 @@
 import { Writable } from 'node:stream';
 import { createReadStream } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
-import { createHash, type Hash } from 'node:crypto';
+import { Digests } from './digests.js';
+
+export { Digests };
 
 /** Running digests of the bytes that are in the part file: sha256 always, md5 only when an ETag can check it. */
-export interface Digests { sha256: Hash; md5: Hash | undefined }
-
 export function newDigests(withMd5: boolean): Digests {
-  return { sha256: createHash('sha256'), md5: withMd5 ? createHash('md5') : undefined };
+  return new Digests(withMd5);
 }
 
 /**
@@ -18,8 +18,8 @@ export async function rehash(path: string, length: number, withMd5: boolean): Pr
   const d = newDigests(withMd5);
   if (length === 0) return d;
   for await (const chunk of createReadStream(path, { start: 0, end: length - 1, highWaterMark: 1 << 20 })) {
-    d.sha256.update(chunk as Buffer);
-    d.md5?.update(chunk as Buffer);
+    d.update(chunk as Buffer);
+    await d.ready();
   }
   return d;
 }
@@ -31,6 +31,8 @@ export type OpenFile = (path: string, flags: string) => Promise<FileHandle>;
  * are written. So `written` and the digests always describe exactly the bytes on disk, even when
  * the connection drops or the disk fills in the middle of a chunk: resume never hashes a byte
  * twice or skips one. Backpressure is the stream's own (one write in flight at a time).
+ * No fsync per attempt: a completed part is copied into the package, which is fsynced; a part
+ * kept for a later resume is fsynced once when the download stops (download.ts, syncPart).
  */
 export class PartSink extends Writable {
   written: number;
@@ -66,17 +68,13 @@ export class PartSink extends Writable {
         // A short write (possible near ENOSPC) is continued, and only what landed is hashed.
         const { bytesWritten } = await this.fh!.write(buf, done, buf.length - done, this.written);
         const landed = buf.subarray(done, done + bytesWritten);
-        this.digests.sha256.update(landed);
-        this.digests.md5?.update(landed);
+        this.digests.update(landed);
         this.written += bytesWritten;
         done += bytesWritten;
       }
     }
     this.onWritten?.(this.written);
-  }
-
-  override _final(cb: (err?: Error | null) => void): void {
-    this.fh!.sync().then(() => cb(), cb);
+    await this.digests.ready();
   }
 
   override _destroy(err: Error | null, cb: (err?: Error | null) => void): void {
@@ -87,5 +85,16 @@ export class PartSink extends Writable {
         await this.fh.close().catch(() => {});
       }
     }).then(() => cb(err));
+  }
+}
+
+/** Make a part that is kept for a later run durable (it will be trusted up to its length). */
+export async function syncPart(path: string): Promise<void> {
+  const fh = await open(path, 'r+').catch(() => undefined);
+  if (!fh) return;
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
   }
 }
