@@ -1,0 +1,44 @@
+/** Reading an untrusted request body with a hard size cap (pure over a web Request). */
+export const DEFAULT_MAX_BODY_BYTES = 256 * 1024;
+
+export type BodyResult =
+  | { ok: true; value: unknown }
+  | { ok: false; status: 400 | 413 | 415; error: string };
+
+/**
+ * The JSON body of `req`, refusing more than `max` bytes. The Content-Length is checked first and
+ * the stream is counted as it arrives, so a chunked or lying client cannot make us buffer more
+ * than the cap (memory exhaustion, CWE-400). Only `application/json` is accepted: a cross-site
+ * form can send text/plain without a CORS preflight, and would spend the relay's rate budget
+ * from other sites' pages (CSRF); application/json forces a preflight that we never grant.
+ */
+export async function readJsonBody(req: Request, max = DEFAULT_MAX_BODY_BYTES): Promise<BodyResult> {
+  const type = (req.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type !== 'application/json') {
+    return { ok: false, status: 415, error: `content-type must be application/json, got ${JSON.stringify(type || '(none)')}` };
+  }
+  const tooLarge = { ok: false, status: 413, error: `request body larger than ${max} bytes` } as const;
+  const declared = Number(req.headers.get('content-length') ?? NaN);
+  if (Number.isFinite(declared) && declared > max) return tooLarge;
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  if (req.body) {
+    const reader = req.body.getReader();
+    for (;;) {
+      const r = await reader.read();
+      if (r.done) break;
+      size += r.value.byteLength;
+      if (size > max) {
+        await reader.cancel().catch(() => {});
+        return tooLarge;
+      }
+      chunks.push(r.value);
+    }
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  try {
+    return { ok: true, value: JSON.parse(text) as unknown };
+  } catch (err) {
+    return { ok: false, status: 400, error: `request body is not valid JSON: ${(err as Error).message}` };
+  }
+}

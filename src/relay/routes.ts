@@ -1,0 +1,149 @@
+import { Hono, type Context } from 'hono';
+import type { Dispatcher } from 'undici';
+import { featureForPath, isOn, type Feature, type ResolvedFeatures } from '../features/index.js';
+import { indexOf, type AppEnv } from '../serve/index.js';
+import { redact } from '../util/redact.js';
+import { DEFAULT_MAX_BODY_BYTES, readJsonBody } from './body.js';
+import { DEFAULT_LIMITS, RelayLimiter, type RelayLimits } from './limits.js';
+import { passThrough } from './stream.js';
+import { callUpstream, classifyError, DEFAULT_TIMEOUTS, relayAgent, upstreamErrorText, type UpstreamTimeouts } from './upstream.js';
+import { validateAssistant, validateSearchBody, validateSearchQuery } from './validate.js';
+
+export interface RelayOptions {
+  resolved: ResolvedFeatures;
+  /** The service's `{base_url}` (checked by relayConfig). */
+  upstreamUrl: string;
+  /** The assistant key (`svc_dsc_…`, checked by relayConfig); sent upstream only, never logged. */
+  key: string;
+  limits?: Partial<RelayLimits>;
+  maxBodyBytes?: number;
+  timeouts?: Partial<UpstreamTimeouts>;
+  now?: () => number;
+  dispatcher?: Dispatcher;
+  log?: (line: string) => void;
+}
+
+export interface Relay {
+  /** Mount under the server's app (src/serve `app`); requests reach it when `claims` says so. */
+  app: Hono<AppEnv>;
+  claims(method: string, path: string): boolean;
+  close(): Promise<void>;
+}
+
+type Call = { path: string; method: 'GET' | 'POST'; body?: string; sse: boolean };
+
+/**
+ * Relays for the discovery features that are on (issue 5 item 5): the browser talks to this
+ * origin only (CSP connect-src 'self'); the relay checks the body with the service's schema,
+ * applies the service's rate limits, and forwards with its own key. Nothing reaches the
+ * upstream before every check passed.
+ */
+export function createRelay(o: RelayOptions): Relay {
+  const relayed = (['assistant', 'search'] as Feature[]).filter((f) => isOn(o.resolved, f));
+  const base = o.upstreamUrl.replace(/\/+$/, '');
+  const max = o.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const limiter = new RelayLimiter({ ...DEFAULT_LIMITS, ...o.limits }, o.now);
+  const ownAgent = o.dispatcher === undefined;
+  const dispatcher = o.dispatcher ?? relayAgent({ ...DEFAULT_TIMEOUTS, ...o.timeouts });
+  const log = o.log ?? (() => {});
+  const app = new Hono<AppEnv>();
+
+  // The key holder may only ask about the site it serves: the key is organisation-wide, and an
+  // open relay would let any reader query the organisation's other domains (confused deputy).
+  const wrongDomain = (c: Context<AppEnv>, domain: string) => {
+    const served = indexOf(c).domain;
+    return domain === served ? null : c.json({ error: `unknown domain ${JSON.stringify(domain)}: this server relays for ${served} only` }, 404);
+  };
+
+  const forward = async (c: Context<AppEnv>, call: Call): Promise<Response> => {
+    const over = limiter.admit(c.env.incoming);
+    if (over) {
+      c.header('Retry-After', String(over.retryAfterSec));
+      return c.json({ error: over.error }, 429);
+    }
+    const abort = new AbortController();
+    const client = c.req.raw.signal;
+    if (client.aborted) abort.abort(client.reason);
+    else client.addEventListener('abort', () => abort.abort(client.reason), { once: true });
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await callUpstream({ url: base + call.path, method: call.method, key: o.key, body: call.body, accept: call.sse ? 'text/event-stream' : 'application/json', signal: abort.signal, dispatcher });
+    } catch (err) {
+      if (abort.signal.aborted) return new Response(null, { status: 499 }); // the reader left; nobody to answer
+      const f = classifyError(err);
+      log(redact(`airlock relay: ${call.method} ${call.path}: ${f.error}`));
+      return c.json({ error: f.error }, f.status);
+    }
+    if (res.statusCode < 200 || res.statusCode > 299) return upstreamRefused(c, res, call, log);
+    const type = res.headers['content-type'];
+    const headers = new Headers({
+      'content-type': typeof type === 'string' ? type : call.sse ? 'text/event-stream' : 'application/json',
+      // No proxy or browser cache may hold the answer, nor buffer it (nginx honours x-accel-buffering).
+      'cache-control': 'no-cache',
+      'x-accel-buffering': 'no',
+    });
+    if (call.sse) headers.set('x-vercel-ai-ui-message-stream', 'v1');
+    return new Response(passThrough(res.body, abort, call.sse), { status: res.statusCode, headers });
+  };
+
+  if (relayed.includes('assistant')) {
+    app.post('/discovery/v2/assistant/:domain/message', async (c) => {
+      void c.req.raw.signal; // created now, so a disconnect during the checks is seen later
+      const body = await readJsonBody(c.req.raw, max);
+      if (!body.ok) return c.json({ error: body.error }, body.status);
+      const v = validateAssistant(body.value);
+      if (!v.ok) return c.json({ error: v.error, problems: v.problems }, 400);
+      const domain = c.req.param('domain');
+      const bad = wrongDomain(c, domain);
+      if (bad) return bad;
+      // Re-serialised from the parsed value: the service sees exactly what was validated (no
+      // duplicate-key or parser-differential smuggling past the schema).
+      return forward(c, { method: 'POST', path: `/discovery/v2/assistant/${encodeURIComponent(domain)}/message`, body: JSON.stringify(v.value), sse: true });
+    });
+  }
+  if (relayed.includes('search')) {
+    const path = (domain: string) => `/discovery/v2/search/${encodeURIComponent(domain)}`;
+    app.post('/discovery/v2/search/:domain', async (c) => {
+      const body = await readJsonBody(c.req.raw, max);
+      if (!body.ok) return c.json({ error: body.error }, body.status);
+      const v = validateSearchBody(body.value);
+      if (!v.ok) return c.json({ error: v.error, problems: v.problems }, 400);
+      const domain = c.req.param('domain');
+      return wrongDomain(c, domain) ?? forward(c, { method: 'POST', path: path(domain), body: JSON.stringify(v.value), sse: false });
+    });
+    app.get('/discovery/v2/search/:domain', (c) => {
+      const v = validateSearchQuery(c.req.query());
+      if (!v.ok) return c.json({ error: v.error, problems: v.problems }, 400);
+      const domain = c.req.param('domain');
+      const qs = new URLSearchParams(Object.entries(v.value).filter((e): e is [string, string] => typeof e[1] === 'string'));
+      return wrongDomain(c, domain) ?? forward(c, { method: 'GET', path: `${path(domain)}?${qs}`, sse: false });
+    });
+  }
+
+  return {
+    app,
+    claims: (method, path) => {
+      const f = featureForPath(method, path);
+      return f !== null && relayed.includes(f);
+    },
+    close: async () => {
+      if (ownAgent) await dispatcher.close();
+    },
+  };
+}
+
+/** A non-2xx upstream answer, as the browser may see it: never the service's auth details. */
+async function upstreamRefused(c: Context<AppEnv>, res: Dispatcher.ResponseData, call: Call, log: (l: string) => void): Promise<Response> {
+  const detail = await upstreamErrorText(res.body);
+  const s = res.statusCode;
+  log(redact(`airlock relay: ${call.method} ${call.path}: upstream HTTP ${s}${detail ? ` ${detail}` : ''}`));
+  if (s === 429) {
+    const ra = res.headers['retry-after'];
+    if (typeof ra === 'string' && /^\d{1,6}$/.test(ra.trim())) c.header('Retry-After', ra.trim());
+    return c.json({ error: 'rate limit exceeded at the assistant service' }, 429);
+  }
+  // 401/403 are about the relay's key, not the reader: a bad gateway from the reader's side.
+  if (s === 401 || s === 403) return c.json({ error: `the assistant service refused this server's key (HTTP ${s}); see the server log` }, 502);
+  if (s === 400 || s === 404 || s === 413 || s === 422) return c.json({ error: `the assistant service answered HTTP ${s}${detail ? `: ${detail}` : ''}` }, s);
+  return c.json({ error: `the assistant service answered HTTP ${s}` }, 502);
+}
