@@ -5,13 +5,20 @@ import {
 import type { AppEnv } from './app.js';
 import type { AirlockServerOptions } from './server.js';
 
+/** Relays (src/relay) to mount for features that are on: their routes and the paths they answer. */
+export interface RelayMount {
+  app: Hono<AppEnv>;
+  claims(method: string, path: string): boolean;
+}
+
 /**
  * The server options a deployment type implies (src/features is the single source): the
  * `/_airlock/features` document, the CSP (with the hashes of the inline code the HTML transform
  * kept), the HTML transform itself (once per version), and fail-fast 404s for calls of features
- * that are off. Relays for features that are on are mounted by src/features' owner via `app`.
+ * that are off. Relays for features that are on (src/relay) are mounted after the fail-fast
+ * guard; while relaying, the page's docs-api-base is '/' so the browser calls this origin only.
  */
-export function featureOptions(resolved: ResolvedFeatures): Pick<AirlockServerOptions, 'features' | 'csp' | 'transformHtml' | 'appRoute' | 'app'> {
+export function featureOptions(resolved: ResolvedFeatures, relay?: RelayMount | null): Pick<AirlockServerOptions, 'features' | 'csp' | 'transformHtml' | 'appRoute' | 'app'> {
   const doc = featuresDocument(resolved);
   const off = (method: string, path: string) => {
     const f = featureForPath(method, path);
@@ -24,14 +31,15 @@ export function featureOptions(resolved: ResolvedFeatures): Pick<AirlockServerOp
     const r = failFastResponse(f, resolved.deployment);
     return c.body(r.body, r.status, r.headers);
   });
+  if (relay) app.route('/', relay.app);
   return {
     features: () => doc,
     csp: ({ scriptHashes, styleHashes }) => cspFor(resolved, { scriptHashes, styleHashes }),
     transformHtml: async (html) => {
-      const r = await transformHtmlDetailed(html, { features: resolved.features, deployment: resolved.deployment });
+      const r = await transformHtmlDetailed(html, { features: resolved.features, deployment: resolved.deployment, assistantBase: relay ? '/' : undefined });
       return { html: r.html, scriptHashes: r.scriptHashes, styleHashes: r.styleHashes };
     },
-    appRoute: off,
+    appRoute: relay ? (method, path) => off(method, path) || relay.claims(method, path) : off,
     app,
   };
 }
