@@ -1,0 +1,109 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { assistantBody, fixtureStore, postJson, startAirlock, type Running } from './helpers.js';
+import { deadPort, fakeUpstream } from './fake-upstream.js';
+
+const KEY = 'svc_dsc_relaytest0123456789';
+let fx: Awaited<ReturnType<typeof fixtureStore>>;
+const cleanups: Array<() => Promise<void>> = [];
+
+beforeAll(async () => {
+  fx = await fixtureStore();
+});
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+afterAll(async () => {
+  await fx?.cleanup();
+});
+
+async function relayTo(upstreamUrl: string, timeouts = { connectMs: 1000, headersMs: 400, idleMs: 2000 }): Promise<Running> {
+  const air = await startAirlock(fx.store, { deployment: 'cloud' }, { upstreamUrl, key: KEY, timeouts });
+  cleanups.push(() => air.close());
+  return air;
+}
+const msg = (air: Running) => `${air.origin}/discovery/v2/assistant/docs.example.com/message`;
+
+describe('relay upstream failures', () => {
+  it('slow upstream (no headers) is 504 JSON within the bounded timeout', async () => {
+    const up = await fakeUpstream(() => { /* never answers */ });
+    cleanups.push(up.close);
+    const air = await relayTo(up.url);
+    const t0 = Date.now();
+    const res = await postJson(msg(air), assistantBody());
+    const ms = Date.now() - t0;
+    expect(res.status).toBe(504);
+    expect(((await res.json()) as { error: string }).error).toMatch(/did not answer in time/);
+    expect(up.seen).toHaveLength(1);
+    expect(ms).toBeGreaterThanOrEqual(350);
+    expect(ms).toBeLessThan(3000);
+  });
+
+  it('dead upstream (connection refused) is 502 JSON', async () => {
+    const air = await relayTo(`http://127.0.0.1:${await deadPort()}`);
+    const res = await postJson(msg(air), assistantBody());
+    expect(res.status).toBe(502);
+    expect(((await res.json()) as { error: string }).error).toMatch(/unreachable \(ECONNREFUSED\)/);
+  });
+
+  it('upstream 500 is 502; upstream 401 is 502 and the key never reaches the browser', async () => {
+    let status = 500;
+    const up = await fakeUpstream((_req, res) => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: `bad key ${KEY}` }));
+    });
+    cleanups.push(up.close);
+    const air = await relayTo(up.url);
+    const r1 = await postJson(msg(air), assistantBody());
+    expect(r1.status).toBe(502);
+    status = 401;
+    const r2 = await postJson(msg(air), assistantBody());
+    expect(r2.status).toBe(502);
+    const text = await r2.text();
+    expect(text).not.toContain(KEY);
+    expect(text).toMatch(/refused this server's key/);
+  });
+
+  it('upstream 429 passes through as 429 with its Retry-After', async () => {
+    const up = await fakeUpstream((_req, res) => {
+      res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '17' });
+      res.end('{"error":"rate limit exceeded"}');
+    });
+    cleanups.push(up.close);
+    const res = await postJson(msg(await relayTo(up.url)), assistantBody());
+    expect(res.status).toBe(429);
+    expect(res.headers.get('retry-after')).toBe('17');
+  });
+
+  it('credential leak: the reader\'s cookies and Authorization are not forwarded; the relay\'s key is', async () => {
+    const up = await fakeUpstream((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.end('data: [DONE]\n\n');
+    });
+    cleanups.push(up.close);
+    const air = await relayTo(up.url);
+    const res = await postJson(msg(air), assistantBody({ currentPath: '/' + 'p'.repeat(199) }), { cookie: 'session=reader-secret', authorization: 'Bearer reader-token', 'x-forwarded-for': '10.9.9.9' });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe('data: [DONE]\n\n');
+    const s = up.seen[0]!;
+    expect(s.url).toBe('/discovery/v2/assistant/docs.example.com/message');
+    expect(s.headers.authorization).toBe(`Bearer ${KEY}`);
+    expect(s.headers.cookie).toBeUndefined();
+    expect(s.headers['x-forwarded-for']).toBeUndefined();
+    expect(JSON.stringify(s.headers)).not.toContain('reader-');
+    // the service gets the validated body, re-serialised (a 200-character currentPath is allowed)
+    const sent = JSON.parse(s.body) as { currentPath: string; retrievalPageSize: number };
+    expect(sent.currentPath).toHaveLength(200);
+    expect(sent.retrievalPageSize).toBe(5);
+  });
+
+  it('parser differential: a duplicate key reaches the service only as the value that was validated', async () => {
+    const up = await fakeUpstream((_req, res) => res.end('data: [DONE]\n\n'));
+    cleanups.push(up.close);
+    const air = await relayTo(up.url);
+    const raw = JSON.stringify(assistantBody({ currentPath: '/ok' })).replace('"currentPath":"/ok"', `"currentPath":"${'x'.repeat(500)}","currentPath":"/ok"`);
+    const res = await postJson(msg(air), raw);
+    expect(res.status).toBe(200);
+    await res.text();
+    expect(up.seen[0]!.body).not.toContain('x'.repeat(500));
+  });
+});
