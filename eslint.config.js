@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'test-results.json', 'bench/out/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'test-results.json', 'bench/out/**', 'fixtures/site/**', 'test/artifacts/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
