@@ -1,0 +1,91 @@
+import { Hono, type Context, type MiddlewareHandler } from 'hono';
+import { z } from 'zod';
+import type { AppEnv } from '../serve/index.js';
+import { jobView, labelOfJob } from './jobs.js';
+import { PACKAGE_NAME } from './objects.js';
+import { signLink } from './sign.js';
+import { checkBearer } from './tokens.js';
+import { readVersion, versionForDomain, type MirrorVersion } from './versions.js';
+
+/**
+ * The service's static-export API, answered from the store (issue 6): every client of the
+ * service — its own chart, airlock serve --values, airlock fetch — can use the mirror unchanged.
+ * Errors are the service's JSON `{error}`.
+ */
+export interface ApiDeps {
+  store: string;
+  tokens: readonly Buffer[];
+  secret: Buffer;
+  ttlSeconds: number;
+  /** Base URL of links (e.g. https://mirror.internal); default: http://<Host of the request>. */
+  publicUrl?: string;
+  now: () => number;
+}
+
+const StartSchema = z.object({
+  domain: z.string().min(1).max(253),
+  version: z.string().min(1).max(64).optional(),
+}).loose();
+
+/** A Host header fit to build a link from: a name or IP literal and a port, nothing else. */
+const HOST = /^(?:[A-Za-z0-9.-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
+
+function auth(tokens: readonly Buffer[]): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const r = checkBearer(c.req.header('authorization'), tokens);
+    if (r === 'missing') return c.json({ error: 'missing Authorization: Bearer <key>' }, 401);
+    if (r === 'wrong') return c.json({ error: 'invalid API key' }, 403);
+    await next();
+  };
+}
+
+async function jobVersion(d: ApiDeps, c: Context<AppEnv>): Promise<MirrorVersion | Response> {
+  const jobId = c.req.param('jobId') ?? '';
+  const label = labelOfJob(jobId);
+  if (label === null) return c.json({ error: `job not found: ${JSON.stringify(jobId.slice(0, 80))}` }, 404);
+  const v = await readVersion(d.store, label);
+  return v ?? c.json({ error: `job not found: ${jobId} (version ${label} is not in this mirror's store)` }, 404);
+}
+
+export function mirrorApi(d: ApiDeps): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  const base = '/v1/static-export/jobs';
+  app.use(`${base}`, auth(d.tokens));
+  app.use(`${base}/*`, auth(d.tokens));
+
+  app.post(base, async (c) => {
+    const body = StartSchema.safeParse(await c.req.json().catch(() => undefined));
+    if (!body.success) return c.json({ error: `invalid request: ${body.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ')}` }, 400);
+    const { domain, version } = body.data;
+    const v = await versionForDomain(d.store, domain, version);
+    if (!v) return c.json({ error: `domain not found: ${domain}${version ? ` (version ${version})` : ''} has no version in this mirror's store` }, 404);
+    return c.json(jobView(v), 202);
+  });
+
+  app.get(`${base}/:jobId`, async (c) => {
+    const v = await jobVersion(d, c);
+    return v instanceof Response ? v : c.json(jobView(v));
+  });
+
+  app.post(`${base}/:jobId/bundle`, async (c) => {
+    const v = await jobVersion(d, c);
+    if (v instanceof Response) return v;
+    const host = c.req.header('host') ?? '';
+    if (d.publicUrl === undefined && !HOST.test(host)) return c.json({ error: 'a valid Host header is needed to build the link' }, 400);
+    const origin = (d.publicUrl ?? `http://${host}`).replace(/\/+$/, '');
+    const expires = Math.floor(d.now() / 1000) + d.ttlSeconds;
+    const link = (name: string, form: 'archive' | 'airlock') =>
+      `${origin}/_airlock/objects/${v.label}/${name}?${signLink(d.secret, { label: v.label, name, form, expires })}`;
+    return c.json({
+      jobId: c.req.param('jobId'),
+      bundleUrl: link(v.archive.name, 'archive'),
+      sizeBytes: v.archive.size,
+      expiresAt: new Date(expires * 1000).toISOString(),
+      // Extra fields (the upstream schema passes unknown fields through): a downstream airlock
+      // fetch prefers the original signed package, so signatures verify across any number of hops.
+      packageUrl: link(PACKAGE_NAME, 'airlock'),
+      packageSha256: v.packageSha256,
+    });
+  });
+  return app;
+}

@@ -1,0 +1,54 @@
+/** src/mirror — the service's static-export API and signed object links, served from a store (issue 6). */
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import type { ServerResponse } from 'node:http';
+import { Hono } from 'hono';
+import { UsageError } from '../errors.js';
+import type { AppEnv } from '../serve/index.js';
+import { mirrorApi } from './api.js';
+import { handleObject } from './objects.js';
+import { loadTokens } from './tokens.js';
+
+export { hashToken, parseTokens, checkBearer } from './tokens.js';
+export { signLink, checkLink, type LinkClaims } from './sign.js';
+export { jobIdFor, labelOfJob } from './jobs.js';
+
+export interface MirrorOptions {
+  store: string;
+  tokensFile: string;
+  /** A file of at least 32 bytes shared by every worker/replica; default: random per process. */
+  secretFile?: string;
+  ttlSeconds?: number;
+  publicUrl?: string;
+  log: (line: string) => void;
+  now?: () => number;
+}
+
+export interface Mirror { app: Hono<AppEnv>; appPrefixes: string[] }
+
+async function loadSecret(file: string | undefined): Promise<Buffer> {
+  if (file === undefined) return randomBytes(32);
+  const b = await readFile(file).catch((err: NodeJS.ErrnoException) => {
+    throw new UsageError(`cannot read the mirror secret file ${file}: ${err.code ?? err.message}`, { subject: file });
+  });
+  if (b.length < 32) throw new UsageError(`mirror secret file ${file} holds ${b.length} bytes; it needs at least 32 (e.g. head -c 32 /dev/urandom > ${file})`, { subject: file });
+  return b;
+}
+
+export async function createMirror(o: MirrorOptions): Promise<Mirror> {
+  const tokens = await loadTokens(o.tokensFile);
+  const secret = await loadSecret(o.secretFile);
+  const now = o.now ?? Date.now;
+  const app = new Hono<AppEnv>();
+  app.route('/', mirrorApi({ store: o.store, tokens, secret, ttlSeconds: o.ttlSeconds ?? 900, publicUrl: o.publicUrl, now }));
+  app.on(['GET', 'HEAD', 'PUT', 'POST', 'DELETE', 'PATCH'], '/_airlock/objects/*', async (c) => {
+    // Large bodies go straight to the node response (backpressure, no web-stream copy).
+    const res = (c.env as unknown as { outgoing: ServerResponse }).outgoing;
+    await handleObject({ store: o.store, secret, now, onError: (err) => o.log(`airlock mirror: ${String(err)}`) }, c.env.incoming, res);
+    // A fresh marker per request: the shared RESPONSE_ALREADY_SENT constant loses its marker when a
+    // middleware adds a header after the handler (hono rebuilds it as the adapter's cached
+    // response, which @hono/node-server then tries to write again: ERR_HTTP_HEADERS_SENT).
+    return new Response(null, { headers: { 'x-hono-already-sent': 'true' } });
+  });
+  return { app, appPrefixes: ['/v1/static-export/'] };
+}

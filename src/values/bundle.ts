@@ -1,0 +1,80 @@
+import { createHash } from 'node:crypto';
+import { mkdir, open, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { DigestMismatchError, MalformedError, SignatureError } from '../errors.js';
+import { scanArchive, type ArchiveFormat } from '../archive/index.js';
+import { download, removePart } from '../fetch/index.js';
+import { loadPublicKey, readPackage, writePackage, type Manifest } from '../package/index.js';
+import { importPackage } from '../store/index.js';
+
+/**
+ * Download the bundle at `url` and add it to the store (I/O). The link may serve a raw export
+ * archive (the service's presigned links do) or an `.airlock` package (a mirror's package link,
+ * or one put up by hand). Partial downloads live in S/downloads/ keyed by the URL without its
+ * query, so a restart with a fresh presigned link of the same object resumes.
+ */
+export interface InstallOptions {
+  url: string; store: string; label?: string; domain?: string; trust: string[]; allowUnsigned: boolean;
+  activate: boolean; log: (line: string) => void;
+}
+export interface Installed { version: string; status: 'imported' | 'unchanged'; form: 'package' | 'archive'; bytes: number }
+
+const MEMBER: Record<ArchiveFormat, string> = { 'tar.gz': 'bundle.tar.gz', tar: 'bundle.tar', zip: 'bundle.zip' };
+const RETRY = { retries: 4, baseMs: 250, maxMs: 4_000 };
+
+/** A package starts with a ustar header whose name is airlock.json (CONTRACT "Package format"). */
+async function isPackage(path: string): Promise<boolean> {
+  const fh = await open(path, 'r');
+  try {
+    const head = Buffer.alloc(512);
+    const { bytesRead } = await fh.read(head, 0, 512, 0);
+    return bytesRead === 512 && head.subarray(0, 13).equals(Buffer.from('airlock.json\0')) && head.subarray(257, 262).toString('latin1') === 'ustar';
+  } finally {
+    await fh.close();
+  }
+}
+
+export async function installBundle(o: InstallOptions): Promise<Installed> {
+  const dir = join(o.store, 'downloads');
+  await mkdir(dir, { recursive: true });
+  const u = new URL(o.url);
+  const key = createHash('sha256').update(u.origin + u.pathname).digest('hex').slice(0, 16);
+  const part = join(dir, `${key}.part`);
+  const safe = `${u.origin}${u.pathname}`; // never log the query: it is the link's credential
+  o.log(`airlock serve: downloading the bundle from ${safe}`);
+  const dl = await download({ url: o.url, partPath: part, retry: RETRY });
+  o.log(`airlock serve: downloaded ${dl.size} bytes (sha256 ${dl.sha256})`);
+  const trust = await Promise.all(o.trust.map((p) => loadPublicKey(p)));
+  try {
+    if (await isPackage(part)) {
+      const layout = await readPackage(part);
+      if (o.label !== undefined && layout.manifest.version !== o.label) {
+        throw new MalformedError('AIRLOCK_VERSION_MISMATCH', `the package at ${safe} is version ${layout.manifest.version}, but staticExport.version pins ${o.label}`, { subject: 'staticExport.version' });
+      }
+      // importPackage verifies everything (signature against trust + the store's trusted-keys, digests, safety).
+      const r = await importPackage(part, { store: o.store, trust, allowUnsigned: o.allowUnsigned, activate: o.activate });
+      return { ...r, form: 'package', bytes: dl.size };
+    }
+    if (!o.allowUnsigned) {
+      throw new SignatureError('AIRLOCK_UNSIGNED', `the bundle at ${safe} is a raw export archive, which is unsigned by nature; set staticExport.allowUnsigned: true to accept it on TLS and the link's size/digest checks, or serve a signed .airlock package`, { subject: 'staticExport.allowUnsigned' });
+    }
+    const scan = await scanArchive({ path: part });
+    if (scan.archiveSha256 !== dl.sha256) throw new DigestMismatchError('AIRLOCK_ARCHIVE_CHANGED', `${part} changed between download and verification`, { subject: part });
+    const label = o.label ?? `bundle-${scan.archiveSha256.slice(0, 12)}`;
+    const manifest: Manifest = {
+      format: 'airlock-package/1', domain: o.domain ?? u.hostname, version: label, jobId: null, createdAt: new Date().toISOString(), pageCount: null,
+      archive: { name: MEMBER[scan.format], format: scan.format, size: scan.archiveSize, sha256: scan.archiveSha256 }, files: scan.files,
+    };
+    const pkg = join(dir, `${key}.airlock`);
+    await writePackage({ outPath: pkg, manifest, archivePath: part });
+    try {
+      const r = await importPackage(pkg, { store: o.store, trust: [], allowUnsigned: true, activate: o.activate });
+      return { ...r, form: 'archive', bytes: dl.size };
+    } finally {
+      await rm(pkg, { force: true });
+    }
+  } finally {
+    // Verified or refused, the download has served its purpose; only an interrupted one is kept.
+    await removePart(part);
+  }
+}

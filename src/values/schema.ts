@@ -1,0 +1,51 @@
+import { z } from 'zod';
+import { VERSION_LABEL } from '../cli/args.js';
+import { DEPLOYMENTS } from '../features/index.js';
+
+/**
+ * The values file of `airlock serve --values FILE` (Helm-style YAML). The chart's own keys
+ * (`staticExport.enabled|bundleUrl|version`) keep the chart's meaning; the rest are airlock's.
+ * Built twice: strict, to find unknown keys (reported as warnings: a newer chart's keys must not
+ * stop an older airlock), and stripping, to read the known ones.
+ */
+const label = z.union([z.string(), z.number()]).transform(String)
+  .refine((v) => VERSION_LABEL.test(v), { message: `must be a version label matching ${VERSION_LABEL.source}` });
+const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
+const path = z.string().min(1);
+
+export function valuesSchema(strict: boolean) {
+  const obj = strict ? z.strictObject : z.object;
+  return obj({
+    staticExport: obj({
+      enabled: z.boolean().optional(),
+      bundleUrl: httpUrl.optional(),
+      version: label.optional(),
+      /** Manifest domain of a raw archive (a bundle URL's host is a bucket, not the site). */
+      domain: z.string().regex(/^[A-Za-z0-9.-]{1,253}$/, 'must be a host name').optional(),
+      /** Public keys that may sign a `.airlock` package served at bundleUrl. */
+      trust: z.array(path).optional(),
+      /** Accept unsigned content: a raw export archive (unsigned by nature) or an unsigned package. */
+      allowUnsigned: z.boolean().optional(),
+    }).optional(),
+    deployment: obj({ type: z.enum(DEPLOYMENTS).optional() }).optional(),
+    features: obj({
+      search: z.boolean().optional(),
+      assistant: z.boolean().optional(),
+      analytics: z.boolean().optional(),
+      'api-playground': z.boolean().optional(),
+      'static-export': z.boolean().optional(),
+    }).optional(),
+    store: path.optional(),
+    port: z.number().int().min(0).max(65535).optional(),
+    host: z.string().min(1).optional(),
+    mirror: obj({
+      enabled: z.boolean().optional(),
+      tokensFile: path.optional(),
+      secretFile: path.optional(),
+      linkTtlSeconds: z.number().int().min(10).max(7 * 24 * 3600).optional(),
+      publicUrl: httpUrl.optional(),
+    }).optional(),
+  });
+}
+
+export type Values = z.output<ReturnType<typeof valuesSchema>>;

@@ -1,0 +1,27 @@
+import { Hono } from 'hono';
+import { UsageError } from '../errors.js';
+import { createMirror } from '../mirror/index.js';
+import type { AirlockServerOptions, AppEnv } from '../serve/index.js';
+import { readyRoutes } from './ready.js';
+import type { ServeSettings } from './settings.js';
+
+/**
+ * The extra routes `airlock serve` mounts on the server's hono app: /_airlock/ready (with the
+ * fallback warning, if any), the mirror when enabled, then the feature switches' own app.
+ */
+export async function extraRoutes(o: {
+  settings: ServeSettings; store: string; warning: () => string[] | null; workers: number;
+  features: Pick<AirlockServerOptions, 'app' | 'appRoute'>; log: (line: string) => void;
+}): Promise<Pick<AirlockServerOptions, 'app' | 'appPrefixes' | 'appRoute'>> {
+  const m = o.settings.mirror;
+  if (m && o.workers > 1 && m.secretFile === undefined) {
+    // Each worker would sign with its own random secret and refuse the others' links.
+    throw new UsageError('--mirror with --workers > 1 needs mirror.secretFile in the values file (a secret shared by every worker)', { subject: 'mirror.secretFile' });
+  }
+  const app = new Hono<AppEnv>();
+  app.route('/', readyRoutes(o.warning));
+  const mirror = m ? await createMirror({ store: o.store, tokensFile: m.tokensFile, secretFile: m.secretFile, ttlSeconds: m.ttlSeconds, publicUrl: m.publicUrl, log: o.log }) : null;
+  if (mirror) app.route('/', mirror.app);
+  if (o.features.app) app.route('/', o.features.app);
+  return { app, appPrefixes: mirror?.appPrefixes ?? [], appRoute: o.features.appRoute };
+}
