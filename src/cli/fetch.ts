@@ -2,13 +2,13 @@ import { resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { fetchPackage } from '../fetch/fetch.js';
 import { createReporter } from '../fetch/progress.js';
-import { loadPrivateKey } from '../package/keys.js';
+import { loadPrivateKey, loadPublicKey } from '../package/keys.js';
 import { ServiceClient, checkKeyType, readAdminKey } from '../upstream/index.js';
 import { parse, requireString } from './args.js';
 import { printResult, type CliContext } from './context.js';
 import type { Command } from './main.js';
 
-const usage = `usage: airlock fetch --domain D [--api-url URL] [--job JOBID] [--out DIR] [--version-label V] [--sign-key FILE] [--json]
+const usage = `usage: airlock fetch --domain D [--api-url URL] [--job JOBID] [--out DIR] [--version-label V] [--sign-key FILE] [--trust PUBFILE]... [--json]
 
 Start (or reuse --job) a static export job of D, wait for it, download the archive (resuming
 after broken connections, expired links and interrupted runs), verify it and write
@@ -20,6 +20,8 @@ DIR/<domain>-<version>.airlock. Prints the package path (or a JSON summary with 
   --out DIR           output folder (default: the current folder)
   --version-label V   the package's version label (default: the job's creation time, YYYYMMDD-HHMMSS)
   --sign-key FILE     sign the manifest with this Ed25519 private key (airlock keygen)
+  --trust PUBFILE     against an airlock mirror (which offers the original package): the package's
+                      signature must verify with one of these keys (repeatable)
   --json              print a JSON summary on stdout
 
 The admin key comes from AIRLOCK_ADMIN_KEY or AIRLOCK_ADMIN_KEY_FILE, never from a flag.
@@ -33,6 +35,7 @@ const command: Command = {
     const { values } = parse(argv, {
       domain: { type: 'string' }, 'api-url': { type: 'string' }, job: { type: 'string' }, out: { type: 'string' },
       'version-label': { type: 'string' }, 'sign-key': { type: 'string' }, json: { type: 'boolean' },
+      trust: { type: 'string', multiple: true },
     }, false);
     const domain = requireString(values.domain, '--domain');
     const apiUrl = values['api-url'] ?? ctx.env.AIRLOCK_API_URL;
@@ -40,6 +43,7 @@ const command: Command = {
     // Key type checked before anything touches the network (exit 5, no request sent).
     const adminKey = checkKeyType(await readAdminKey(ctx.env), 'admin');
     const signKey = values['sign-key'] ? await loadPrivateKey(resolve(ctx.cwd, values['sign-key'])) : undefined;
+    const trust = await Promise.all((values.trust ?? []).map((p) => loadPublicKey(resolve(ctx.cwd, p))));
     const client = new ServiceClient({ baseUrl: apiUrl, adminKey });
     const reporter = createReporter(ctx.stderr, ctx.interactive);
     // Ctrl-C: stop cleanly, keep the part for a resume, never leave a half-written package.
@@ -49,7 +53,7 @@ const command: Command = {
     try {
       const summary = await fetchPackage({
         client, domain, jobId: values.job, outDir: resolve(ctx.cwd, values.out ?? '.'), versionLabel: values['version-label'],
-        signKey, signal: ac.signal, onEvent: (e) => reporter.onEvent(e),
+        signKey, trust, signal: ac.signal, onEvent: (e) => reporter.onEvent(e),
       });
       reporter.stop();
       printResult(ctx, Boolean(values.json), { ok: true, ...summary }, () => summary.package);

@@ -11,6 +11,7 @@ import { checkDomain, checkLabel, deriveVersionLabel } from './label.js';
 import { bundleWhenReady, waitForJob, type ExportApi } from './poll.js';
 import type { RetryPolicy } from './retry.js';
 import { readSidecar, removePart } from './sidecar.js';
+import { fetchPackageForm, packageUrlOf } from './package-form.js';
 
 export type FetchEvent =
   | { type: 'job'; jobId: string; reused: boolean }
@@ -26,6 +27,8 @@ export interface FetchOptions {
   outDir: string;
   versionLabel?: string;
   signKey?: KeyObject;
+  /** Keys the package form (from an airlock mirror) must be signed by; none: digests and safety only. */
+  trust?: KeyObject[];
   pollIntervalMs?: number;
   pollTimeoutMs?: number;
   onEvent?: (e: FetchEvent) => void;
@@ -40,6 +43,8 @@ export interface FetchSummary {
   archive: { name: string; format: ArchiveFormat; size: number; sha256: string };
   files: number; pageCount: number | null; signed: boolean; resumedBytes: number; requests: number; freshLinks: number;
   seconds: { total: number; download: number; verify: number };
+  /** 'package': the mirror's original package, kept byte for byte (issue 6). */
+  form?: 'package' | 'archive';
 }
 
 /** The package member name for each format (CONTRACT "Package format"), whatever the service called the file. */
@@ -69,7 +74,7 @@ async function chooseJob(o: FetchOptions, part: string): Promise<{ jobId: string
  * `airlock fetch`: export job → poll → bundle link → resumable download into a `.part` →
  * scanArchive (every safety rule, every digest) → manifest → writePackage (atomic, optionally
  * signed). A refused archive leaves no package and no part; an interrupted download keeps its part.
- * (Issue 6 will add: prefer a mirror's `?format=airlock` package, which download() fetches the same way.)
+ * Against an airlock mirror, the original package is taken instead (package-form.ts).
  */
 export async function fetchPackage(o: FetchOptions): Promise<FetchSummary> {
   const t0 = Date.now();
@@ -91,6 +96,21 @@ export async function fetchPackage(o: FetchOptions): Promise<FetchSummary> {
 
   const link = await bundleWhenReady(o.client, jobId, poll);
   const t1 = Date.now();
+  // An airlock mirror offers the original package: keep it byte for byte (signature intact), unless we are to sign.
+  const packageUrl = o.signKey ? undefined : packageUrlOf(link);
+  if (packageUrl !== undefined) {
+    const p = await fetchPackageForm({
+      client: o.client, jobId, domain: o.domain, outDir, link, url: packageUrl, versionLabel: o.versionLabel, trust: o.trust ?? [], limits: o.limits,
+      dispatcher: o.dispatcher, downloadRetry: o.downloadRetry, signal: o.signal, onProgress: (progress) => o.onEvent?.({ type: 'download', progress }),
+    });
+    o.onEvent?.({ type: 'written', path: p.package });
+    const t = (Date.now() - t0) / 1000;
+    return {
+      package: p.package, version: p.version, domain: o.domain, jobId, archive: p.manifest.archive, files: p.files, pageCount: p.manifest.pageCount,
+      signed: p.signed, resumedBytes: p.dl.resumedFrom, requests: p.dl.requests, freshLinks: p.dl.freshLinks, form: 'package',
+      seconds: { total: t, download: (Date.now() - t1) / 1000, verify: 0 },
+    };
+  }
   const dl = await download({
     url: link.bundleUrl, expiresAt: link.expiresAt, partPath: part, jobId, expectedSize: link.sizeBytes ?? undefined,
     getFreshUrl: async () => { const l = await o.client.getBundle(jobId); return { url: l.bundleUrl, expiresAt: l.expiresAt }; },
