@@ -5,16 +5,23 @@ import { resolveFeatures, formatMatrix } from '../features/index.js';
 import { resolveStore } from '../store/index.js';
 import { featureOptions } from '../serve/features.js';
 import { runServer } from '../serve/run.js';
+import cluster from 'node:cluster';
+import { resolve } from 'node:path';
+import { extraRoutes, loadValues, mergeSettings, prepareStart } from '../values/index.js';
 import { createRelay, relayConfig, DEFAULT_LIMITS } from '../relay/index.js';
 
-const usage = `usage: airlock serve [--store DIR] [--version V] [--deployment TYPE] [--enable F,...] [--disable F,...]
-                     [--port N] [--host H] [--workers N] [--access-log FILE|-] [--cache-mb N]
+const usage = `usage: airlock serve [--values FILE] [--store DIR] [--version V] [--deployment TYPE] [--enable F,...] [--disable F,...]
+                     [--port N] [--host H] [--workers N] [--access-log FILE|-] [--cache-mb N] [--mirror --mirror-tokens FILE]
                      [--assistant-url URL] [--rate-limit-org-hour N] [--rate-limit-ip-day N]
 
 Serve the store's active version (or --version V, pinned: activation is then ignored).
 Unpinned servers switch to a newly activated version within 1 s (also on SIGHUP).
 SIGTERM/SIGINT: stop accepting, finish in-flight requests, exit 0. Prints the URL on stdout.
 
+  --values FILE        Helm-style values (staticExport.enabled|bundleUrl|version, deployment.type, features,
+                       store, port, host, mirror.*): see docs/mirror.md; flags given here win over it
+  --mirror             also answer the service's static-export API for the store's versions (docs/mirror.md)
+  --mirror-tokens F    file of allowed mirror admin tokens, one sha256:<hex> per line
   --store DIR          store folder (default $AIRLOCK_STORE, else ./airlock-store)
   --deployment TYPE    cloud | client-hosted | air-gapped (default air-gapped)
   --enable/--disable   feature list (search, assistant, analytics, api-playground, static-export)
@@ -45,25 +52,43 @@ const command: Command = {
       enable: { type: 'string', multiple: true }, disable: { type: 'string', multiple: true },
       port: { type: 'string' }, host: { type: 'string' }, workers: { type: 'string' }, 'access-log': { type: 'string' }, 'cache-mb': { type: 'string' },
       'assistant-url': { type: 'string' }, 'rate-limit-org-hour': { type: 'string' }, 'rate-limit-ip-day': { type: 'string' },
+      values: { type: 'string' }, mirror: { type: 'boolean' }, 'mirror-tokens': { type: 'string' },
     }, false);
-    const resolved = resolveFeatures({ deployment: values.deployment, enable: values.enable, disable: values.disable });
-    const version = values.version === undefined ? undefined : checkVersionLabel(values.version);
+    // Values file (issue 6): flags given on the command line win over it, key by key.
+    const loaded = values.values === undefined ? null : await loadValues(resolve(ctx.cwd, values.values));
+    for (const w of loaded?.warnings ?? []) log(ctx, `airlock serve: warning: ${w}`);
+    const s = mergeSettings({ ...values, 'mirror-tokens': values['mirror-tokens'] && resolve(ctx.cwd, values['mirror-tokens']) }, loaded?.values);
+    const resolved = resolveFeatures({ deployment: s.deployment, enable: s.enable, disable: s.disable });
+    const version = s.version === undefined ? undefined : checkVersionLabel(s.version);
+    const store = resolveStore(s.store, ctx.env, ctx.cwd);
+    const workers = parseIntFlag(values.workers, '--workers', 1, 64) ?? 1;
+    const host = s.host ?? '127.0.0.1';
     const limits = {
       orgPerHour: parseIntFlag(values['rate-limit-org-hour'], '--rate-limit-org-hour', 1) ?? DEFAULT_LIMITS.orgPerHour,
       ipPerDay: parseIntFlag(values['rate-limit-ip-day'], '--rate-limit-ip-day', 1) ?? DEFAULT_LIMITS.ipPerDay,
     };
     const relayCfg = relayConfig(resolved, values['assistant-url'], ctx.env);
     const relay = relayCfg && createRelay({ ...relayCfg, resolved, limits, log: (line) => log(ctx, line) });
+    const features = featureOptions(resolved, relay);
+    // Mirror tokens and secret are read before any download: a bad file fails fast (exit 2).
+    let warning: string[] | null = null;
+    const extras = await extraRoutes({ settings: s, store, warning: () => warning, workers, features, log: (line) => log(ctx, line) });
+    const prepared = await prepareStart({
+      settings: { ...s, version }, store, port: parseIntFlag(s.port, '--port', 0, 65535) ?? 8080, host,
+      worker: cluster.isWorker, log: (line) => log(ctx, line),
+    });
+    warning = prepared.warning;
     return runServer({
       server: {
-        store: resolveStore(values.store, ctx.env, ctx.cwd),
-        version,
+        store,
+        version: prepared.version,
         cacheBytes: (parseIntFlag(values['cache-mb'], '--cache-mb', 1, 1 << 20) ?? 64) * 1024 * 1024,
-        ...featureOptions(resolved, relay),
+        ...features,
+        ...extras,
       },
-      port: parseIntFlag(values.port, '--port', 0, 65535) ?? 8080,
-      host: values.host ?? '127.0.0.1',
-      workers: parseIntFlag(values.workers, '--workers', 1, 64) ?? 1,
+      port: prepared.port,
+      host,
+      workers,
       accessLog: values['access-log'],
       onUrl: (url) => ctx.stdout.write(url + '\n'),
       log: (line) => log(ctx, line),
