@@ -26,11 +26,14 @@ export function run(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 30_
 export interface Running { child: ChildProcess; url: string; stderr: () => string; exit: Promise<number | null>; stop(): Promise<number | null> }
 
 /** Start `airlock serve ...` and wait (bounded) for the URL it prints on stdout. */
-export function start(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 20_000): Promise<Running> {
+export function start(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 20_000, onStderr?: (all: string) => void): Promise<Running> {
   const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
-  child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => {
+    err += c.toString();
+    onStderr?.(err);
+  });
   const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const stop = async () => {
     if (child.exitCode === null) child.kill('SIGTERM');
