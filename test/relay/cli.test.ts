@@ -60,7 +60,9 @@ describe('airlock serve relaying to airlock emulate (binaries)', () => {
     const res = await postJson(`${origin}/discovery/v2/assistant/docs.example.com/message`, assistantBody());
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
-    const text = await res.text();
+    const text = await res.text().catch((e: unknown) => {
+      throw new Error(`stream broke (${String(e)}); serve stderr: ${srv.err()}; emulate stderr: ${emu.err()}`);
+    });
     expect(text).toContain('"type":"text-delta"');
     expect(text.trimEnd().endsWith('data: [DONE]')).toBe(true);
 
