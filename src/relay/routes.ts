@@ -75,9 +75,11 @@ export function createRelay(o: RelayOptions): Relay {
       return c.json({ error: f.error }, f.status);
     }
     if (res.statusCode < 200 || res.statusCode > 299) return upstreamRefused(c, res, call, log);
-    const type = res.headers['content-type'];
     const headers = new Headers({
-      'content-type': typeof type === 'string' ? type : call.sse ? 'text/event-stream' : 'application/json',
+      // Our type, not the upstream's: a text/html answer relayed as-is would run as a page of THIS
+      // origin (stored XSS through a compromised or spoofed upstream).
+      'content-type': call.sse ? 'text/event-stream; charset=utf-8' : 'application/json; charset=utf-8',
+      'x-content-type-options': 'nosniff',
       // No proxy or browser cache may hold the answer, nor buffer it (nginx honours x-accel-buffering).
       'cache-control': 'no-cache',
       'x-accel-buffering': 'no',

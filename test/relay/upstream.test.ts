@@ -106,4 +106,20 @@ describe('relay upstream failures', () => {
     await res.text();
     expect(up.seen[0]!.body).not.toContain('x'.repeat(500));
   });
+
+  it('XSS through the upstream: an HTML answer is relayed with the relay\'s own type, never text/html', async () => {
+    const up = await fakeUpstream((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end('<script>alert(document.cookie)</script>');
+    });
+    cleanups.push(up.close);
+    const air = await relayTo(up.url);
+    const a = await postJson(msg(air), assistantBody());
+    expect(a.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+    expect(a.headers.get('x-content-type-options')).toBe('nosniff');
+    await a.text();
+    const s = await fetch(`${air.origin}/discovery/v2/search/docs.example.com?q=x`);
+    expect(s.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    await s.text();
+  });
 });
