@@ -1,4 +1,13 @@
+import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { StoreError } from '../errors.js';
+
+/** A file whose bytes differ from the digest its index recorded (a torn or tampered cache file). */
+export class DamagedFileError extends StoreError {
+  constructor(file: string) {
+    super('AIRLOCK_DAMAGED_CACHE_FILE', `cached file ${file} does not match its recorded digest`, { subject: file });
+  }
+}
 
 /**
  * Byte-bounded LRU of small file bodies, keyed by absolute path (paths include the version
@@ -26,12 +35,14 @@ export class BodyCache {
     return buf;
   }
 
-  load(file: string): Promise<Buffer> {
+  /** Read into the cache; with `sha256`, bytes that do not match are refused, never cached. */
+  load(file: string, sha256: string | null = null): Promise<Buffer> {
     let p = this.pending.get(file);
     if (!p) {
       p = readFile(file).then(
         (buf) => {
           this.pending.delete(file);
+          if (sha256 !== null && createHash('sha256').update(buf).digest('hex') !== sha256) throw new DamagedFileError(file);
           this.put(file, buf);
           return buf;
         },

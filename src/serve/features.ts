@@ -1,7 +1,8 @@
 import { Hono } from 'hono';
 import {
-  cspFor, failFastResponse, featureForPath, featuresDocument, isOn, transformHtmlDetailed, type ResolvedFeatures,
+  cspFor, failFastResponse, featureForPath, featuresDocument, isOn, type ResolvedFeatures,
 } from '../features/index.js';
+import { htmlContextFor } from './html-context.js';
 import type { AppEnv } from './app.js';
 import type { AirlockServerOptions } from './server.js';
 
@@ -18,7 +19,7 @@ export interface RelayMount {
  * that are off. Relays for features that are on (src/relay) are mounted after the fail-fast
  * guard; while relaying, the page's docs-api-base is '/' so the browser calls this origin only.
  */
-export function featureOptions(resolved: ResolvedFeatures, relay?: RelayMount | null): Pick<AirlockServerOptions, 'features' | 'csp' | 'transformHtml' | 'appRoute' | 'app'> {
+export function featureOptions(resolved: ResolvedFeatures, relay?: RelayMount | null): Pick<AirlockServerOptions, 'features' | 'csp' | 'htmlTransform' | 'appRoute' | 'app'> {
   const doc = featuresDocument(resolved);
   const off = (method: string, path: string) => {
     const f = featureForPath(method, path);
@@ -35,10 +36,8 @@ export function featureOptions(resolved: ResolvedFeatures, relay?: RelayMount | 
   return {
     features: () => doc,
     csp: ({ scriptHashes, styleHashes }) => cspFor(resolved, { scriptHashes, styleHashes }),
-    transformHtml: async (html) => {
-      const r = await transformHtmlDetailed(html, { features: resolved.features, deployment: resolved.deployment, assistantBase: relay ? '/' : undefined });
-      return { html: r.html, scriptHashes: r.scriptHashes, styleHashes: r.styleHashes };
-    },
+    // Run on worker threads at load and cached on disk per options (html-pages.ts).
+    htmlTransform: { context: htmlContextFor(resolved, { relayed: Boolean(relay) }) },
     appRoute: relay ? (method, path) => off(method, path) || relay.claims(method, path) : off,
     app,
   };

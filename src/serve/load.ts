@@ -1,15 +1,13 @@
 import { loadFromStore, siteSource, type SiteInput, type VersionSource } from './source.js';
-import { buildIndex, type LoadedIndex, type TransformHtml } from './version-index.js';
-import { transformHtmlFiles } from './transform.js';
+import { buildIndex, type CspSource, type LoadedIndex } from './version-index.js';
+import { cachedPages, type HtmlTransformSpec, type PagesOptions } from './html-pages.js';
 
-/** A fixed policy, or one computed from the inline script/style hashes the transform kept. */
-export type CspSource = string | ((kept: { scriptHashes: string[]; styleHashes: string[] }) => string);
-export interface IndexLoadOptions { csp: CspSource; transformHtml?: TransformHtml }
+export type { CspSource } from './version-index.js';
+export interface IndexLoadOptions extends PagesOptions { csp: CspSource; html: HtmlTransformSpec | null }
 
-/** Read a version (store or site folder), transform its HTML if asked, and index it. */
+/** Read a version (store or site folder), get its transformed HTML from the cache (built if missing), and index it. */
 export async function loadIndex(from: { store: string; label: string } | { site: SiteInput }, o: IndexLoadOptions): Promise<LoadedIndex> {
   const src: VersionSource = 'site' in from ? siteSource(from.site) : await loadFromStore(from.store, from.label);
-  const t = o.transformHtml ? await transformHtmlFiles(src, o.transformHtml) : { replacements: undefined, scriptHashes: [], styleHashes: [] };
-  const csp = typeof o.csp === 'string' ? o.csp : o.csp({ scriptHashes: t.scriptHashes, styleHashes: t.styleHashes });
-  return buildIndex(src, { csp, replacements: t.replacements });
+  const replacements = o.html ? await cachedPages(src, o.html, o) : undefined;
+  return buildIndex(src, { csp: o.csp, replacements });
 }

@@ -8,7 +8,8 @@ import type { SiteInput } from './source.js';
 /**
  * `airlock preview`: extract an export archive or the archive inside a `.airlock` package into a
  * fresh temp folder (src/archive enforces every archive-safety rule; nothing lands outside it),
- * and describe it as a site to serve. The store is never touched. The caller removes `dir`.
+ * and describe it as a site to serve (its HTML cache goes in `dir` too). The store is never
+ * touched. The caller removes `dir`.
  */
 export interface PreviewSite { dir: string; site: SiteInput }
 
@@ -21,10 +22,10 @@ export async function extractForPreview(file: string): Promise<PreviewSite> {
       const scan = await extractArchive({ path: file, offset: pkg.archive.offset, length: pkg.archive.size }, siteDir);
       compareToManifest(pkg.manifest, scan); // a tampered package is refused, not previewed
       const m = pkg.manifest;
-      return { dir, site: { dir: siteDir, files: scan.files, label: m.version, domain: m.domain, pageCount: m.pageCount } };
+      return { dir, site: { dir: siteDir, files: scan.files, label: m.version, domain: m.domain, pageCount: m.pageCount, htmlCacheDir: join(dir, 'html') } };
     }
     const scan = await extractArchive({ path: file }, siteDir);
-    return { dir, site: { dir: siteDir, files: scan.files, label: 'preview' } };
+    return { dir, site: { dir: siteDir, files: scan.files, label: 'preview', htmlCacheDir: join(dir, 'html') } };
   } catch (err) {
     await rm(dir, { recursive: true, force: true });
     throw err;

@@ -1,10 +1,11 @@
 import { createReadStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { pipeline } from 'node:stream';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { negotiate } from './encoding.js';
 import { evaluate, ifRangeHolds } from './conditional.js';
 import { parseRange } from './range.js';
-import type { BodyCache } from './body-cache.js';
+import { DamagedFileError, type BodyCache } from './body-cache.js';
 import { staticHeaders } from './request-headers.js';
 import type { FileEntry, LoadedIndex, Rep } from './version-index.js';
 
@@ -73,8 +74,7 @@ function sendBytes(res: ServerResponse, base: string[], rep: Rep, status: number
     res.writeHead(status, headers);
     res.end(head ? undefined : whole ? buf : buf.subarray(start, end + 1));
   };
-  if (rep.body !== null) return reply(rep.body);
-  const file = rep.file!;
+  const file = rep.file;
   if (head) {
     res.writeHead(status, headers);
     res.end();
@@ -83,7 +83,7 @@ function sendBytes(res: ServerResponse, base: string[], rep: Rep, status: number
   if (rep.size <= ctx.smallMax) {
     const buf = ctx.cache.get(file);
     if (buf !== undefined) return reply(buf);
-    ctx.cache.load(file).then(
+    ctx.cache.load(file, rep.verify).then(
       (b) => (b.length === rep.size ? reply(b) : fail(res, ctx, new Error(`size ${b.length} differs from the manifest's ${rep.size}`), file, base)),
       (err: unknown) => fail(res, ctx, err, file, base),
     );
@@ -107,6 +107,9 @@ function sendBytes(res: ServerResponse, base: string[], rep: Rep, status: number
 
 function fail(res: ServerResponse, ctx: SendContext, err: unknown, file: string, base: string[]): void {
   ctx.onError(err, file);
+  // A damaged cache file (derived data, named by the index, never by the URL) is removed so the
+  // next load of the version rebuilds it; until then this request fails rather than serve it.
+  if (err instanceof DamagedFileError) void rm(file, { force: true }).catch(() => {});
   if (res.headersSent || res.destroyed) {
     res.destroy();
     return;

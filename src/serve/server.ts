@@ -1,4 +1,7 @@
 import { createServer, type Server } from 'node:http';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Hono } from 'hono';
 import { getRequestListener } from '@hono/node-server';
@@ -8,6 +11,7 @@ import { BodyCache } from './body-cache.js';
 import { createHandler } from './handler.js';
 import { accessLogger } from './access-log.js';
 import { loadIndex, type CspSource, type IndexLoadOptions } from './load.js';
+import type { HtmlTransformSpec } from './html-pages.js';
 import { readActive, type SiteInput } from './source.js';
 import { acquireLease } from '../store/index.js';
 import { ActiveWatcher } from './watcher.js';
@@ -30,7 +34,12 @@ export interface AirlockServerOptions {
   /** Content-Security-Policy for every response, or a function of the inline hashes the HTML transform kept. */
   csp?: CspSource;
   features?: () => unknown;
+  /** Transform served HTML once per version (src/features), cached on disk: see html-pages.ts. */
+  htmlTransform?: HtmlTransformSpec;
+  /** Shorthand for `htmlTransform: { run: transformHtml }` (in-process, private cache). */
   transformHtml?: TransformHtml;
+  /** Worker threads for building a version's HTML cache (default: available cores). */
+  transformPoolSize?: number;
   /** Announce the served version so prune keeps it; default src/store acquireLease, false for none. */
   lease?: ((store: string, label: string) => Promise<LeaseLike>) | false;
   /** Also hand these requests to `app` (fail-fast answers for features that are off, relays). */
@@ -44,6 +53,8 @@ export interface AirlockServer {
   listen(port?: number, host?: string): Promise<string>;
   close(graceMs?: number): Promise<void>;
   current(): LoadedIndex;
+  /** Bytes held by the small-file body cache (bounded by `cacheBytes`). */
+  cachedBytes(): number;
   /** Re-read the store's active pointer now (SIGHUP); no-op when pinned or previewing. */
   recheck(): Promise<void>;
 }
@@ -53,7 +64,12 @@ const AIR_GAPPED = { deployment: 'air-gapped', features: { search: false, assist
 
 export async function createAirlockServer(o: AirlockServerOptions): Promise<AirlockServer> {
   const log = o.log ?? ((l: string) => process.stderr.write(l + '\n'));
-  const loadOpts: IndexLoadOptions = { csp: o.csp ?? DEFAULT_CSP, transformHtml: o.transformHtml };
+  // Private scratch folder (preview's HTML cache, unkeyed hooks, read-only stores): made on first
+  // use, removed on close.
+  let scratchDir: Promise<string> | null = null;
+  const scratch = () => (scratchDir ??= mkdtemp(join(tmpdir(), 'airlock-serve-html-')));
+  const html = o.htmlTransform ?? (o.transformHtml ? { run: o.transformHtml } : null);
+  const loadOpts: IndexLoadOptions = { csp: o.csp ?? DEFAULT_CSP, html, scratch, log, poolSize: o.transformPoolSize };
   if (!o.site && !o.store) throw new StoreError('AIRLOCK_NO_SOURCE', 'createAirlockServer needs a store or a site');
   let label = o.version ?? null;
   if (!o.site && label === null) {
@@ -62,12 +78,23 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
   }
   const leaseFn = o.lease === undefined ? acquireLease : o.lease;
   const lease = o.store && !o.site && leaseFn ? await leaseFn(o.store, label!) : null;
-  let current: LoadedIndex = await loadIndex(o.site ? { site: o.site } : { store: o.store!, label: label! }, loadOpts);
+  const dropScratch = async () => {
+    if (scratchDir) await rm(await scratchDir, { recursive: true, force: true }).catch(() => {});
+  };
+  let current: LoadedIndex;
+  try {
+    current = await loadIndex(o.site ? { site: o.site } : { store: o.store!, label: label! }, loadOpts);
+  } catch (err) {
+    await lease?.release().catch(() => {});
+    await dropScratch();
+    throw err;
+  }
 
   const app = buildApp({ features: o.features ?? (() => AIR_GAPPED), extra: o.app });
+  const bodyCache = new BodyCache(o.cacheBytes ?? 64 * 1024 * 1024);
   const handler = createHandler({
     current: () => current,
-    send: { cache: new BodyCache(o.cacheBytes ?? 64 * 1024 * 1024), smallMax: o.smallFileMax ?? 64 * 1024, onError: (err, file) => log(`airlock serve: error reading ${file}: ${String(err)}`) },
+    send: { cache: bodyCache, smallMax: o.smallFileMax ?? 64 * 1024, onError: (err, file) => log(`airlock serve: error reading ${file}: ${String(err)}`) },
     app: getRequestListener(app.fetch),
     appPrefixes: ['/_airlock/', ...(o.appPrefixes ?? [])],
     appRoute: o.appRoute ?? null,
@@ -100,6 +127,7 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
   return {
     server,
     current: () => current,
+    cachedBytes: () => bodyCache.size,
     recheck: () => watcher?.check() ?? Promise.resolve(),
     listen: (port = 0, host = '127.0.0.1') =>
       new Promise((resolve, reject) => {
@@ -119,6 +147,7 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
       await closed;
       clearTimeout(timer);
       await lease?.release().catch(() => {});
+      await dropScratch();
     },
   };
 }

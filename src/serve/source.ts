@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { loadVersion, readState } from '../store/index.js';
 
 /**
@@ -14,6 +15,8 @@ export interface VersionSource {
   siteDir: string;
   /** Path of a precompressed variant, or null when the source has none (preview). */
   variantPath: ((sha256: string, enc: 'br' | 'gz') => string) | null;
+  /** Folder of the version's transformed-HTML caches (`versions/<label>/html`), or null (preview). */
+  htmlCacheRoot: string | null;
   files: FileRecord[];
   variants: Map<string, VariantSizes>;
 }
@@ -32,13 +35,18 @@ export async function loadFromStore(store: string, label: string): Promise<Versi
     pageCount: v.meta.pageCount ?? v.manifest.pageCount,
     siteDir: v.siteDir,
     variantPath: (sha, enc) => v.variantPath(sha, enc),
+    htmlCacheRoot: join(v.dir, 'html'),
     files: v.manifest.files,
     variants: v.variants,
   };
 }
 
 /** A site folder outside any store (preview): no variants, validators from the load time. */
-export interface SiteInput { dir: string; files: FileRecord[]; label?: string; domain?: string; importedAt?: string; pageCount?: number | null }
+export interface SiteInput {
+  dir: string; files: FileRecord[]; label?: string; domain?: string; importedAt?: string; pageCount?: number | null;
+  /** A folder for the transformed-HTML cache that the caller owns and removes (preview's temp folder). */
+  htmlCacheDir?: string;
+}
 
 export function siteSource(s: SiteInput): VersionSource {
   return {
@@ -48,6 +56,7 @@ export function siteSource(s: SiteInput): VersionSource {
     pageCount: s.pageCount ?? null,
     siteDir: s.dir,
     variantPath: null,
+    htmlCacheRoot: s.htmlCacheDir ?? null,
     files: s.files,
     variants: new Map(),
   };

@@ -1,0 +1,56 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { readFile, rm, writeFile, rename } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { brotliCompress, constants, gzip } from 'node:zlib';
+import { cachedName, type CachedPage, type CachedRep, type CacheEncoding } from './index-file.js';
+
+import type { TransformHtml } from '../version-index.js';
+
+const br = promisify(brotliCompress);
+const gz = promisify(gzip);
+
+/** What transforms one page (src/features transformHtmlDetailed, or a test hook). */
+export type PageTransform = TransformHtml;
+
+/** One page to build: its bytes at `src`, results under `dir` named by `sha256` (the original digest). */
+export interface PageJob { src: string; path: string; sha256: string; dir: string }
+
+const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+
+/**
+ * No fsync per file: the cache is derived data that can always be rebuilt. The rename keeps
+ * readers from ever seeing half a file under the final name, the index is written (and synced)
+ * only after every file of it exists, and the server checks sizes at load and digests on read, so
+ * a file that a crash left empty or torn is rebuilt or refused, never served.
+ */
+async function put(dir: string, name: string, data: Buffer): Promise<CachedRep> {
+  const final = join(dir, name);
+  const tmp = join(dir, `.${name}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  await writeFile(tmp, data, { flag: 'wx' });
+  await rename(tmp, final).catch(async (err: unknown) => {
+    await rm(tmp, { force: true });
+    throw err;
+  });
+  return { sha256: sha(data), size: data.length };
+}
+
+/**
+ * Transform one page and write it with its br/gzip copies (each kept only when smaller). Brotli
+ * quality 5 and gzip 6: near the best ratio for HTML at a fraction of q11's time; these run for
+ * every page of a version, on import or at first load.
+ */
+export async function buildPage(job: PageJob, transform: PageTransform): Promise<CachedPage> {
+  const out = await transform(await readFile(job.src), job.path);
+  const html = Buffer.isBuffer(out) ? out : out.html;
+  const hashes: { scriptHashes?: string[]; styleHashes?: string[] } = Buffer.isBuffer(out) ? {} : out;
+  const name = (enc: CacheEncoding) => cachedName(job.sha256, enc);
+  const [b, g] = await Promise.all([
+    br(html, { params: { [constants.BROTLI_PARAM_QUALITY]: 5, [constants.BROTLI_PARAM_SIZE_HINT]: html.length, [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT } }),
+    gz(html, { level: 6 }),
+  ]);
+  const page: CachedPage = { ...(await put(job.dir, name('html'), html)), scriptHashes: [...(hashes.scriptHashes ?? [])], styleHashes: [...(hashes.styleHashes ?? [])] };
+  if (b.length < html.length) page.br = await put(job.dir, name('br'), b);
+  if (g.length < html.length) page.gz = await put(job.dir, name('gz'), g);
+  return page;
+}

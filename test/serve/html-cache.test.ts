@@ -1,0 +1,209 @@
+import { describe, it, expect, afterEach } from 'vitest';
+import { join } from 'node:path';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { createAirlockServer, type AirlockServer, type AirlockServerOptions } from '../../src/serve/index.js';
+import { featureOptions } from '../../src/serve/features.js';
+import { resolveFeatures, transformHtmlDetailed } from '../../src/features/index.js';
+import { cleanup, get, setActive, sha256, tempRoot, writeVersion, type SiteFiles } from './helpers.js';
+
+let root: string | undefined;
+const servers: AirlockServer[] = [];
+afterEach(async () => {
+  for (const s of servers.splice(0)) await s.close();
+  if (root) await cleanup(root);
+  root = undefined;
+});
+
+const MARK = '<!-- transformed -->';
+const page = (i: number, extra = '') => `<!doctype html><title>p${i}</title><p>${'page text '.repeat(150)}${i}</p>${extra}`;
+function site(n: number): SiteFiles {
+  const s: SiteFiles = { 'index.html': page(0), 'app.css': 'body{color:red}'.repeat(100) };
+  for (let i = 1; i < n; i++) s[`docs/p${i}.html`] = page(i);
+  return s;
+}
+
+/** An in-process transform that counts its calls: proves when the cache is (not) used. */
+function counting(tag = MARK) {
+  const c = { calls: 0, hook: (html: Buffer) => { c.calls++; return { html: Buffer.concat([html, Buffer.from(tag)]), scriptHashes: [`'sha256-${sha256(html).slice(0, 43)}='`] }; } };
+  return c;
+}
+
+async function storeWith(files: SiteFiles): Promise<string> {
+  root = await tempRoot();
+  const store = join(root, 'store');
+  await writeVersion(store, 'v1', files);
+  await setActive(store, 'v1');
+  return store;
+}
+
+async function start(o: AirlockServerOptions): Promise<{ srv: AirlockServer; base: string }> {
+  const srv = await createAirlockServer({ lease: false, log: () => {}, ...o });
+  servers.push(srv);
+  return { srv, base: (await srv.listen(0)).slice(0, -1) };
+}
+
+const keyDirs = async (store: string) => (await readdir(join(store, 'versions', 'v1', 'html')).catch(() => [] as string[])).sort();
+
+describe('transformed HTML cached on disk per (version, options)', () => {
+  it('a second load with the same key transforms nothing and serves the cached pages', async () => {
+    const files = site(6);
+    const store = await storeWith(files);
+    const a = counting();
+    await start({ store, htmlTransform: { run: a.hook, key: 'k1' } });
+    expect(a.calls).toBe(6);
+    await servers.pop()!.close();
+
+    const b = counting();
+    const { base } = await start({ store, htmlTransform: { run: b.hook, key: 'k1' } });
+    expect(b.calls).toBe(0);
+    const r = await get(base + '/docs/p3', { 'accept-encoding': 'identity' });
+    expect(r.body.toString()).toBe(page(3) + MARK);
+    expect(r.headers.etag).toBe(`"${sha256(page(3) + MARK).slice(0, 32)}"`);
+    expect(await keyDirs(store)).toHaveLength(1);
+  });
+
+  it('a different feature set (key) builds its own cache beside the first', async () => {
+    const store = await storeWith(site(3));
+    await start({ store, htmlTransform: { run: counting().hook, key: 'air-gapped' } });
+    const other = counting('<!-- cloud -->');
+    const { base } = await start({ store, htmlTransform: { run: other.hook, key: 'cloud' } });
+    expect(other.calls).toBe(3);
+    expect(await keyDirs(store)).toHaveLength(2);
+    expect((await get(base + '/', { 'accept-encoding': 'identity' })).body.toString()).toBe(page(0) + '<!-- cloud -->');
+  });
+
+  it('the key of src/features options differs by deployment, and the workers produce what transformHtmlDetailed does', async () => {
+    const files = site(3);
+    const store = await storeWith(files);
+    const air = resolveFeatures({});
+    const { base } = await start({ store, ...featureOptions(air), transformPoolSize: 2 });
+    await start({ store, ...featureOptions(resolveFeatures({ deployment: 'cloud' })), transformPoolSize: 1 });
+    expect(await keyDirs(store)).toHaveLength(2);
+    const want = await transformHtmlDetailed(Buffer.from(files['docs/p1.html']!), { features: air.features, deployment: air.deployment });
+    const r = await get(base + '/docs/p1', { 'accept-encoding': 'identity' });
+    expect(r.body.equals(want.html)).toBe(true);
+    expect(r.headers['content-security-policy']).toContain(want.scriptHashes[0]);
+  });
+
+  it('a truncated or missing cached file is rebuilt at load, and only that page', async () => {
+    const store = await storeWith(site(5));
+    await start({ store, htmlTransform: { run: counting().hook, key: 'k' } });
+    const dir = join(store, 'versions', 'v1', 'html', (await keyDirs(store))[0]!);
+    const idx = JSON.parse(await readFile(join(dir, 'index.json'), 'utf8')) as { pages: Record<string, unknown> };
+    const [shaA, shaB] = Object.keys(idx.pages);
+    await writeFile(join(dir, `${shaA}.html`), 'torn');
+    await rm(join(dir, `${shaB}.html.gz`));
+    const again = counting();
+    const { base } = await start({ store, htmlTransform: { run: again.hook, key: 'k' } });
+    expect(again.calls).toBe(2);
+    for (const p of ['/', '/docs/p1', '/docs/p2', '/docs/p3', '/docs/p4']) {
+      const r = await get(base + p, { 'accept-encoding': 'gzip' });
+      expect(gunzipSync(r.body).toString()).toMatch(new RegExp(`${MARK}$`));
+    }
+  });
+
+  it('a damaged index (bad JSON, or another key inside) means a full rebuild', async () => {
+    const store = await storeWith(site(3));
+    await start({ store, htmlTransform: { run: counting().hook, key: 'k' } });
+    const dir = join(store, 'versions', 'v1', 'html', (await keyDirs(store))[0]!);
+    await writeFile(join(dir, 'index.json'), '{"format":1,"key":"other","pages":{}}');
+    const again = counting();
+    await start({ store, htmlTransform: { run: again.hook, key: 'k' } });
+    expect(again.calls).toBe(3);
+    await writeFile(join(dir, 'index.json'), '{not json');
+    const third = counting();
+    await start({ store, htmlTransform: { run: third.hook, key: 'k' } });
+    expect(third.calls).toBe(3);
+  });
+
+  it('cache poisoning: a same-size tampered cached page is never served (500), removed, and rebuilt at the next load', async () => {
+    const store = await storeWith(site(2));
+    await start({ store, htmlTransform: { run: counting().hook, key: 'k' } });
+    const dir = join(store, 'versions', 'v1', 'html', (await keyDirs(store))[0]!);
+    const file = join(dir, `${sha256(page(1))}.html`);
+    const good = await readFile(file);
+    const evil = Buffer.from(good.toString().replace('page text', 'evil text'));
+    expect(evil.length).toBe(good.length);
+    await writeFile(file, evil);
+    const errors: string[] = [];
+    const { base } = await start({ store, htmlTransform: { run: counting().hook, key: 'k' }, log: (l) => errors.push(l) });
+    const r = await get(base + '/docs/p1', { 'accept-encoding': 'identity' });
+    expect(r.status).toBe(500);
+    expect(r.body.toString()).not.toContain('evil');
+    for (let i = 0; i < 50 && existsSync(file); i++) await new Promise((res) => setTimeout(res, 10));
+    expect(existsSync(file)).toBe(false);
+    expect(errors.join('\n')).toContain(file);
+    const again = counting();
+    const next = await start({ store, htmlTransform: { run: again.hook, key: 'k' } });
+    expect(again.calls).toBe(1);
+    expect((await get(next.base + '/docs/p1', { 'accept-encoding': 'identity' })).body.toString()).toBe(page(1) + MARK);
+  });
+
+  it('transformed pages keep their own ETags per coding, variants that decode to the transformed bytes, Range and 304', async () => {
+    const store = await storeWith(site(2));
+    const { base } = await start({ store, htmlTransform: { run: counting().hook, key: 'k' } });
+    const want = page(1) + MARK;
+    const br = await get(base + '/docs/p1', { 'accept-encoding': 'br' });
+    expect(br.headers['content-encoding']).toBe('br');
+    expect(brotliDecompressSync(br.body).toString()).toBe(want);
+    expect(br.headers.etag).toBe(`"${sha256(want).slice(0, 32)}-br"`);
+    expect(br.headers.vary).toBe('Accept-Encoding');
+    const gz = await get(base + '/docs/p1', { 'accept-encoding': 'gzip' });
+    expect(gunzipSync(gz.body).toString()).toBe(want);
+    const nm = await get(base + '/docs/p1', { 'accept-encoding': 'br', 'if-none-match': br.headers.etag as string });
+    expect(nm.status).toBe(304);
+    const range = await get(base + '/docs/p1', { range: `bytes=-${MARK.length}` });
+    expect(range.status).toBe(206);
+    expect(range.body.toString()).toBe(MARK);
+  });
+
+  it('each page carries the CSP of the inline code it kept; other responses the policy without page hashes', async () => {
+    const store = await storeWith(site(3));
+    const { base } = await start({
+      store, htmlTransform: { run: counting().hook, key: 'k' },
+      csp: ({ scriptHashes }) => `script-src 'self'${scriptHashes.map((h) => ' ' + h).join('')}`,
+    });
+    const a = await get(base + '/docs/p1');
+    const b = await get(base + '/docs/p2');
+    expect(a.headers['content-security-policy']).toBe(`script-src 'self' 'sha256-${sha256(page(1)).slice(0, 43)}='`);
+    expect(b.headers['content-security-policy']).toBe(`script-src 'self' 'sha256-${sha256(page(2)).slice(0, 43)}='`);
+    expect((await get(base + '/app.css')).headers['content-security-policy']).toBe("script-src 'self'");
+  });
+
+  it('memory stays bounded: transformed pages go through the byte-bounded body cache', async () => {
+    const store = await storeWith(site(40)); // 40 pages of ~1.5 KB, ~3 representations each
+    const budget = 8 * 1024;
+    const { srv, base } = await start({ store, cacheBytes: budget, htmlTransform: { run: counting().hook, key: 'k' } });
+    for (let i = 1; i < 40; i++) {
+      for (const enc of ['identity', 'br', 'gzip']) {
+        const r = await get(`${base}/docs/p${i}`, { 'accept-encoding': enc });
+        expect(r.status).toBe(200);
+        expect(srv.cachedBytes()).toBeLessThanOrEqual(budget);
+      }
+    }
+    expect(srv.cachedBytes()).toBeGreaterThan(budget / 2);
+  });
+
+  it('preview (no store) builds the cache in a private folder that close() removes', async () => {
+    root = await tempRoot();
+    await writeVersion(join(root, 'tmpstore'), 'x', { 'index.html': page(0) });
+    const siteDir = join(root, 'tmpstore', 'versions', 'x', 'site');
+    const scratchParent = join(root, 'tmp');
+    await mkdir(scratchParent);
+    const saved = process.env.TMPDIR;
+    process.env.TMPDIR = scratchParent; // os.tmpdir() reads it at each call
+    try {
+      const srv = await createAirlockServer({ site: { dir: siteDir, files: [{ path: 'index.html', size: page(0).length, sha256: sha256(page(0)) }] },
+        htmlTransform: { run: counting().hook }, log: () => {} });
+      const base = (await srv.listen(0)).slice(0, -1);
+      expect((await get(base + '/', { 'accept-encoding': 'identity' })).body.toString()).toBe(page(0) + MARK);
+      expect(await readdir(scratchParent)).toHaveLength(1);
+      await srv.close();
+      expect(await readdir(scratchParent)).toHaveLength(0);
+    } finally {
+      process.env.TMPDIR = saved;
+    }
+  });
+});
