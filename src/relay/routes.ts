@@ -6,7 +6,8 @@ import { redact } from '../util/redact.js';
 import { DEFAULT_MAX_BODY_BYTES, readJsonBody } from './body.js';
 import { DEFAULT_LIMITS, RelayLimiter, type RelayLimits } from './limits.js';
 import { passThrough } from './stream.js';
-import { callUpstream, classifyError, DEFAULT_TIMEOUTS, relayAgent, upstreamErrorText, type UpstreamTimeouts } from './upstream.js';
+import { refused } from './refused.js';
+import { callUpstream, classifyError, DEFAULT_TIMEOUTS, relayAgent, type UpstreamTimeouts } from './upstream.js';
 import { validateAssistant, validateSearchBody, validateSearchQuery } from './validate.js';
 
 export interface RelayOptions {
@@ -74,7 +75,7 @@ export function createRelay(o: RelayOptions): Relay {
       log(redact(`airlock relay: ${call.method} ${call.path}: ${f.error}`));
       return c.json({ error: f.error }, f.status);
     }
-    if (res.statusCode < 200 || res.statusCode > 299) return upstreamRefused(c, res, call, log);
+    if (res.statusCode < 200 || res.statusCode > 299) return refused(c, res, `${call.method} ${call.path}`, log);
     const headers = new Headers({
       // Our type, not the upstream's: a text/html answer relayed as-is would run as a page of THIS
       // origin (stored XSS through a compromised or spoofed upstream).
@@ -132,20 +133,4 @@ export function createRelay(o: RelayOptions): Relay {
       if (ownAgent) await dispatcher.close();
     },
   };
-}
-
-/** A non-2xx upstream answer, as the browser may see it: never the service's auth details. */
-async function upstreamRefused(c: Context<AppEnv>, res: Dispatcher.ResponseData, call: Call, log: (l: string) => void): Promise<Response> {
-  const detail = await upstreamErrorText(res.body);
-  const s = res.statusCode;
-  log(redact(`airlock relay: ${call.method} ${call.path}: upstream HTTP ${s}${detail ? ` ${detail}` : ''}`));
-  if (s === 429) {
-    const ra = res.headers['retry-after'];
-    if (typeof ra === 'string' && /^\d{1,6}$/.test(ra.trim())) c.header('Retry-After', ra.trim());
-    return c.json({ error: 'rate limit exceeded at the assistant service' }, 429);
-  }
-  // 401/403 are about the relay's key, not the reader: a bad gateway from the reader's side.
-  if (s === 401 || s === 403) return c.json({ error: `the assistant service refused this server's key (HTTP ${s}); see the server log` }, 502);
-  if (s === 400 || s === 404 || s === 413 || s === 422) return c.json({ error: `the assistant service answered HTTP ${s}${detail ? `: ${detail}` : ''}` }, s);
-  return c.json({ error: `the assistant service answered HTTP ${s}` }, 502);
 }
