@@ -34,6 +34,10 @@ const NOT_WRITABLE = new Set(['EACCES', 'EPERM', 'EROFS']);
 
 /** The transformed pages of a version by path, from its cache (built first where missing or damaged). */
 export async function cachedPages(src: VersionSource, spec: HtmlTransformSpec, o: PagesOptions): Promise<Map<string, Replacement>> {
+  return (await openPages(src, spec, o)).pages;
+}
+
+export async function openPages(src: VersionSource, spec: HtmlTransformSpec, o: PagesOptions): Promise<{ pages: Map<string, Replacement>; key: string | null; built: number }> {
   const key = await specKey(spec);
   const builder: PageBuilder = 'context' in spec ? { context: spec.context } : { run: spec.run };
   const files = src.files.filter((f) => f.path.endsWith('.html'));
@@ -63,5 +67,5 @@ export async function cachedPages(src: VersionSource, spec: HtmlTransformSpec, o
       ...(p.gz ? { gz: { file: at('gz'), ...p.gz } } : {}),
     });
   }
-  return out;
+  return { pages: out, key, built: cache.built };
 }

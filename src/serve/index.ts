@@ -4,3 +4,6 @@ export { indexOf, type AppEnv } from './app.js';
 export type { LoadedIndex, FileEntry, TransformHtml, TransformOutput } from './version-index.js';
 export type { CspSource } from './load.js';
 export type { SiteInput, FileRecord } from './source.js';
+export { prebuildHtmlCache, type PrebuildReport } from './html-prebuild.js';
+export { htmlContextFor } from './html-context.js';
+export type { HtmlTransformSpec } from './html-pages.js';

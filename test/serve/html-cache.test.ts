@@ -5,6 +5,7 @@ import { existsSync } from 'node:fs';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { createAirlockServer, type AirlockServer, type AirlockServerOptions } from '../../src/serve/index.js';
 import { featureOptions } from '../../src/serve/features.js';
+import { prebuildHtmlCache } from '../../src/serve/index.js';
 import { resolveFeatures, transformHtmlDetailed } from '../../src/features/index.js';
 import { cleanup, get, setActive, sha256, tempRoot, writeVersion, type SiteFiles } from './helpers.js';
 
@@ -85,6 +86,18 @@ describe('transformed HTML cached on disk per (version, options)', () => {
     const r = await get(base + '/docs/p1', { 'accept-encoding': 'identity' });
     expect(r.body.equals(want.html)).toBe(true);
     expect(r.headers['content-security-policy']).toContain(want.scriptHashes[0]);
+  });
+
+  it('prebuildHtmlCache (airlock import) builds exactly what a default serve then loads without transforming', async () => {
+    const store = await storeWith(site(4));
+    const report = await prebuildHtmlCache(store, 'v1', { poolSize: 1 });
+    expect(report).toMatchObject({ pages: 4, built: 4 });
+    expect(await keyDirs(store)).toEqual([report.key]);
+    expect((await prebuildHtmlCache(store, 'v1', { poolSize: 1 })).built).toBe(0);
+    const logs: string[] = [];
+    const { base } = await start({ store, ...featureOptions(resolveFeatures({})), log: (l) => logs.push(l) });
+    expect(logs.filter((l) => l.includes('transformed'))).toEqual([]);
+    expect((await get(base + '/docs/p2', { 'accept-encoding': 'identity' })).body.toString()).toContain('name="airlock-features"');
   });
 
   it('a truncated or missing cached file is rebuilt at load, and only that page', async () => {

@@ -1,0 +1,27 @@
+import { StoreError } from '../errors.js';
+import { resolveFeatures, type ResolvedFeatures } from '../features/index.js';
+import { acquireLease } from '../store/index.js';
+import { htmlContextFor } from './html-context.js';
+import { openPages } from './html-pages.js';
+import { loadFromStore } from './source.js';
+
+export interface PrebuildReport { key: string; pages: number; built: number }
+
+/**
+ * Build a stored version's served-HTML cache ahead of any server (called by `airlock import`
+ * after the commit, beside the variants), for `resolved` — by default the deployment `serve`
+ * runs with no flags: air-gapped, nothing enabled. A server started with the same options then
+ * loads the version without transforming a page. Resumable: pages already cached are kept.
+ * Holds a lease so prune leaves the version alone meanwhile.
+ */
+export async function prebuildHtmlCache(store: string, label: string, o: { resolved?: ResolvedFeatures; poolSize?: number } = {}): Promise<PrebuildReport> {
+  const lease = await acquireLease(store, label);
+  try {
+    const src = await loadFromStore(store, label);
+    const scratch = () => Promise.reject(new StoreError('AIRLOCK_STORE_READONLY', `cannot write the HTML cache into version ${label} of ${store}`, { subject: store }));
+    const r = await openPages(src, { context: htmlContextFor(o.resolved ?? resolveFeatures({})) }, { scratch, log: () => {}, poolSize: o.poolSize });
+    return { key: r.key!, pages: r.pages.size, built: r.built };
+  } finally {
+    await lease.release();
+  }
+}
