@@ -127,3 +127,10 @@ console.log(`runs: ${runs}, medians; airlock = compiled CLI in a child process; 
 console.log('| archive | curl -o | airlock download | throughput vs curl | airlock whole fetch (incl. verify + package) | airlock peak RSS |');
 console.log('|---|---|---|---|---|---|');
 for (const s of values.sizes!.split(',')) await benchSize(Number(s));
+
+// ---- issue 6: the in-network mirror case (bench/fetch-mirror.ts; separate so either file can change alone) ----
+{
+  const { benchMirror } = await import('./fetch-mirror.js');
+  console.log('');
+  await benchMirror(Math.min(...values.sizes!.split(',').map(Number)), runs);
+}
