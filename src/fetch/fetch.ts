@@ -108,7 +108,7 @@ export async function fetchPackage(o: FetchOptions): Promise<FetchSummary> {
     return {
       package: p.package, version: p.version, domain: o.domain, jobId, archive: p.manifest.archive, files: p.files, pageCount: p.manifest.pageCount,
       signed: p.signed, resumedBytes: p.dl.resumedFrom, requests: p.dl.requests, freshLinks: p.dl.freshLinks, form: 'package',
-      seconds: { total: t, download: (Date.now() - t1) / 1000, verify: 0 },
+      seconds: { total: t, download: p.downloadMs / 1000, verify: (Date.now() - t1 - p.downloadMs) / 1000 },
     };
   }
   const dl = await download({

@@ -32,6 +32,7 @@ export interface PackageFormOptions {
 
 export async function fetchPackageForm(o: PackageFormOptions) {
   const part = join(o.outDir, `.${o.domain}.package.part`);
+  const t0 = Date.now();
   const dl = await download({
     url: o.url, expiresAt: o.link.expiresAt, partPath: part, jobId: o.jobId,
     getFreshUrl: async () => {
@@ -42,6 +43,7 @@ export async function fetchPackageForm(o: PackageFormOptions) {
     },
     dispatcher: o.dispatcher, retry: o.downloadRetry, signal: o.signal, onProgress: o.onProgress,
   });
+  const downloadMs = Date.now() - t0;
   try {
     const stated = (o.link as Record<string, unknown>).packageSha256;
     if (typeof stated === 'string' && stated !== dl.sha256) {
@@ -65,7 +67,7 @@ export async function fetchPackageForm(o: PackageFormOptions) {
     await rename(part, outPath);
     await fsyncDir(dirname(outPath));
     await removePart(part);
-    return { package: outPath, version: m.version, manifest: m, signed: sig.signed, files: scan.files.length, dl };
+    return { package: outPath, version: m.version, manifest: m, signed: sig.signed, files: scan.files.length, dl, downloadMs };
   } catch (err) {
     if (err instanceof VerificationError) await removePart(part);
     throw err;
