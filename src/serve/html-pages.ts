@@ -22,6 +22,8 @@ export interface PagesOptions {
   scratch: () => Promise<string>;
   log: (line: string) => void;
   poolSize?: number;
+  /** Cached files above this size are size-checked at load (they are streamed); see html-cache/open.ts. */
+  statAbove?: number;
 }
 
 /** The cache key of a spec; null for an in-process hook without a key (never shared). */
@@ -41,7 +43,7 @@ export async function openPages(src: VersionSource, spec: HtmlTransformSpec, o: 
   const key = await specKey(spec);
   const builder: PageBuilder = 'context' in spec ? { context: spec.context } : { run: spec.run };
   const files = src.files.filter((f) => f.path.endsWith('.html'));
-  const open = async (root: string) => openHtmlCache({ dir: join(root, key ?? 'private'), key: key ?? 'private', siteDir: src.siteDir, files, builder, poolSize: o.poolSize });
+  const open = async (root: string) => openHtmlCache({ dir: join(root, key ?? 'private'), key: key ?? 'private', siteDir: src.siteDir, files, builder, poolSize: o.poolSize, statAbove: o.statAbove });
   const scratch = async () => open(join(await o.scratch(), src.label));
   let cache: HtmlCache;
   try {
@@ -58,9 +60,10 @@ export async function openPages(src: VersionSource, spec: HtmlTransformSpec, o: 
   }
   if (cache.built > 0) o.log(`airlock serve: transformed ${cache.built} HTML page(s) of ${src.label}`);
   const out = new Map<string, Replacement>();
+  const dir = cache.dir + '/'; // + a digest-derived name: no join (and its normalising) per file
   for (const f of files) {
     const p = cache.pages.get(f.sha256)!;
-    const at = (enc: 'html' | 'br' | 'gz') => join(cache.dir, cachedName(f.sha256, enc));
+    const at = (enc: 'html' | 'br' | 'gz') => dir + cachedName(f.sha256, enc);
     out.set(f.path, {
       file: at('html'), size: p.size, sha256: p.sha256, scriptHashes: p.scriptHashes, styleHashes: p.styleHashes,
       ...(p.br ? { br: { file: at('br'), ...p.br } } : {}),

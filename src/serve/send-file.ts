@@ -14,6 +14,8 @@ export interface SendContext {
   /** Files up to this size are served from the cache; larger ones are streamed from disk. */
   smallMax: number;
   onError: (err: unknown, file: string) => void;
+  /** A derived cache file failed its digest check and was removed: rebuild what is missing. */
+  onDamaged?: () => void;
 }
 
 /** Answer GET/HEAD for one file entry: negotiation, conditionals, Range, then the bytes. */
@@ -107,9 +109,9 @@ function sendBytes(res: ServerResponse, base: string[], rep: Rep, status: number
 
 function fail(res: ServerResponse, ctx: SendContext, err: unknown, file: string, base: string[]): void {
   ctx.onError(err, file);
-  // A damaged cache file (derived data, named by the index, never by the URL) is removed so the
-  // next load of the version rebuilds it; until then this request fails rather than serve it.
-  if (err instanceof DamagedFileError) void rm(file, { force: true }).catch(() => {});
+  // A damaged cache file (derived data, named by the index, never by the URL) is removed and the
+  // version reloaded, which rebuilds it; until then its requests fail rather than serve it.
+  if (err instanceof DamagedFileError) void rm(file, { force: true }).catch(() => {}).then(() => ctx.onDamaged?.());
   if (res.headersSent || res.destroyed) {
     res.destroy();
     return;

@@ -69,7 +69,8 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
   let scratchDir: Promise<string> | null = null;
   const scratch = () => (scratchDir ??= mkdtemp(join(tmpdir(), 'airlock-serve-html-')));
   const html = o.htmlTransform ?? (o.transformHtml ? { run: o.transformHtml } : null);
-  const loadOpts: IndexLoadOptions = { csp: o.csp ?? DEFAULT_CSP, html, scratch, log, poolSize: o.transformPoolSize };
+  const smallMax = o.smallFileMax ?? 64 * 1024;
+  const loadOpts: IndexLoadOptions = { csp: o.csp ?? DEFAULT_CSP, html, scratch, log, poolSize: o.transformPoolSize, statAbove: smallMax };
   if (!o.site && !o.store) throw new StoreError('AIRLOCK_NO_SOURCE', 'createAirlockServer needs a store or a site');
   let label = o.version ?? null;
   if (!o.site && label === null) {
@@ -90,11 +91,30 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
     throw err;
   }
 
+  // Self-repair: reload the served version (its cache rebuilds what was removed) and swap it in,
+  // unless a switch happened meanwhile. One at a time; damage seen during a repair waits for it.
+  let repairing: Promise<void> | null = null;
+  const repair = (): Promise<void> => {
+    repairing ??= (async () => {
+      const target = current;
+      try {
+        const idx = await loadIndex(o.site ? { site: o.site } : { store: o.store!, label: target.version }, loadOpts);
+        if (current === target) current = idx;
+        log(`airlock serve: rebuilt damaged cache files of ${target.version}`);
+      } catch (err) {
+        log(`airlock serve: repairing ${target.version} failed: ${err instanceof Error ? err.message : String(err)}`);
+      } finally {
+        repairing = null;
+      }
+    })();
+    return repairing;
+  };
+
   const app = buildApp({ features: o.features ?? (() => AIR_GAPPED), extra: o.app });
   const bodyCache = new BodyCache(o.cacheBytes ?? 64 * 1024 * 1024);
   const handler = createHandler({
     current: () => current,
-    send: { cache: bodyCache, smallMax: o.smallFileMax ?? 64 * 1024, onError: (err, file) => log(`airlock serve: error reading ${file}: ${String(err)}`) },
+    send: { cache: bodyCache, smallMax, onError: (err, file) => log(`airlock serve: error reading ${file}: ${String(err)}`), onDamaged: () => void repair() },
     app: getRequestListener(app.fetch),
     appPrefixes: ['/_airlock/', ...(o.appPrefixes ?? [])],
     appRoute: o.appRoute ?? null,

@@ -1,27 +1,16 @@
-import { join } from 'node:path';
 import { buildRoutes, type Route } from './routes.js';
 import { cacheControlFor, compressible, contentTypeFor } from './file-meta.js';
-import { baseHeaders, repHeaders, type FlatHeaders } from './headers.js';
-import type { Coding } from './encoding.js';
+import { baseHeaders, type FlatHeaders } from './headers.js';
+import { Rep, type FileMeta } from './rep.js';
 import type { FileRecord, VersionSource } from './source.js';
 
 /**
  * The index of one loaded version: every URL form → a file entry with its representations and
- * precomputed headers. Built completely before it is swapped in, never mutated afterwards, and
- * captured once per request, so a response is always wholly from one version.
+ * their headers (built once, on first use). Built completely before it is swapped in, never
+ * changed afterwards except for that memoisation, and captured once per request, so a response is
+ * always wholly from one version.
  */
-export interface Rep {
-  /** Absolute path of the bytes on disk (the site file, a variant, or a cached transformed page). */
-  file: string;
-  /** Digest to check when the bytes are read into memory: set for derived cache files only (the site's own files were checked at import). */
-  verify: string | null;
-  size: number;
-  etag: string;
-  coding: Coding;
-  headers: FlatHeaders;
-  notModified: FlatHeaders;
-  ranged: FlatHeaders;
-}
+export { Rep } from './rep.js';
 
 export interface FileEntry {
   path: string;
@@ -60,11 +49,6 @@ export interface Replacement extends CachedFile { br?: CachedFile; gz?: CachedFi
 export type CspSource = string | ((kept: { scriptHashes: string[]; styleHashes: string[] }) => string);
 export interface IndexOptions { csp: CspSource; replacements?: Map<string, Replacement> }
 
-/** RFC 9110 strong ETag from the content digest, suffixed per coding so representations differ (§8.8.3). */
-function etagOf(sha256: string, coding: Coding): string {
-  return `"${sha256.slice(0, 32)}${coding ? '-' + (coding === 'br' ? 'br' : 'gz') : ''}"`;
-}
-
 /**
  * Each transformed page gets the CSP of the inline code IT kept (a site-wide union would list
  * every page's scripts on every page, and grow with the site); everything else gets the policy
@@ -90,32 +74,41 @@ export function buildIndex(src: VersionSource, o: IndexOptions): LoadedIndex {
   const lastModifiedSec = Math.floor((Number.isNaN(importedMs) ? Date.now() : importedMs) / 1000);
   const lastModified = new Date(lastModifiedSec * 1000).toUTCString();
 
+  // Content type and cache policy depend on the name's extension only: computed once per extension.
+  const byExt = new Map<string, { contentType: string; compressible: boolean }>();
+  const typeOf = (path: string) => {
+    const ext = path.slice(path.lastIndexOf('/') + 1).replace(/^[^.]*/, '').toLowerCase();
+    let t = byExt.get(ext);
+    if (t === undefined) {
+      const contentType = contentTypeFor(path);
+      byExt.set(ext, (t = { contentType, compressible: compressible(contentType) }));
+    }
+    return t;
+  };
+  // Manifest paths are normalised relative paths (src/archive): plain concatenation is exact.
+  const siteDir = src.siteDir.endsWith('/') ? src.siteDir : src.siteDir + '/';
+
   const entry = (f: FileRecord): FileEntry => {
     const repl = o.replacements?.get(f.path);
     const sha256 = repl?.sha256 ?? f.sha256;
-    const contentType = contentTypeFor(f.path);
-    const cacheControl = cacheControlFor(f.path, contentType);
-    const fileBase = repl ? baseFor(repl) : base;
-    const rep = (coding: Coding, c: { file: string; size: number }, verify: string | null, vary: boolean): Rep => {
-      const etag = etagOf(sha256, coding);
-      const h = repHeaders({ base: fileBase, contentType, cacheControl, lastModified, etag, size: c.size, coding, vary });
-      return { file: c.file, verify, size: c.size, etag, coding, headers: h.ok, notModified: h.notModified, ranged: h.ranged };
+    const t = typeOf(f.path);
+    const sizes = repl ? { br: repl.br?.size, gz: repl.gz?.size } : src.variants.get(f.sha256) ?? {};
+    const meta: FileMeta = {
+      base: repl ? baseFor(repl) : base, contentType: t.contentType, cacheControl: cacheControlFor(f.path, t.contentType), lastModified, sha256,
+      vary: t.compressible || sizes.br !== undefined || sizes.gz !== undefined,
     };
+    let identity: Rep;
+    let br: Rep | null = null;
+    let gzip: Rep | null = null;
     if (repl) {
-      const vary = compressible(contentType) || repl.br !== undefined || repl.gz !== undefined;
-      const br = repl.br ? rep('br', repl.br, repl.br.sha256, vary) : null;
-      const gzip = repl.gz ? rep('gzip', repl.gz, repl.gz.sha256, vary) : null;
-      return { path: f.path, sha256, lastModifiedSec, identity: rep(null, repl, repl.sha256, vary), br, gzip, has: { br: br !== null, gzip: gzip !== null } };
+      identity = new Rep(repl.file, repl.sha256, repl.size, null, meta);
+      if (repl.br) br = new Rep(repl.br.file, repl.br.sha256, repl.br.size, 'br', meta);
+      if (repl.gz) gzip = new Rep(repl.gz.file, repl.gz.sha256, repl.gz.size, 'gzip', meta);
+    } else {
+      identity = new Rep(siteDir + f.path, null, f.size, null, meta);
+      if (src.variantPath && sizes.br !== undefined) br = new Rep(src.variantPath(f.sha256, 'br'), null, sizes.br, 'br', meta);
+      if (src.variantPath && sizes.gz !== undefined) gzip = new Rep(src.variantPath(f.sha256, 'gz'), null, sizes.gz, 'gzip', meta);
     }
-    const sizes = src.variants.get(f.sha256) ?? {};
-    const vary = compressible(contentType) || sizes.br !== undefined || sizes.gz !== undefined;
-    const variant = (enc: 'br' | 'gz', size: number | undefined) =>
-      size !== undefined && src.variantPath ? { file: src.variantPath(f.sha256, enc), size } : null;
-    const b = variant('br', sizes.br);
-    const g = variant('gz', sizes.gz);
-    const br = b ? rep('br', b, null, vary) : null;
-    const gzip = g ? rep('gzip', g, null, vary) : null;
-    const identity = rep(null, { file: join(src.siteDir, f.path), size: f.size }, null, vary);
     return { path: f.path, sha256, lastModifiedSec, identity, br, gzip, has: { br: br !== null, gzip: gzip !== null } };
   };
 

@@ -100,20 +100,20 @@ describe('transformed HTML cached on disk per (version, options)', () => {
     expect((await get(base + '/docs/p2', { 'accept-encoding': 'identity' })).body.toString()).toContain('name="airlock-features"');
   });
 
-  it('a truncated or missing cached file is rebuilt at load, and only that page', async () => {
+  it('a missing cached file, or a streamed one of the wrong size, is rebuilt at load, and only that page', async () => {
     const store = await storeWith(site(5));
     await start({ store, htmlTransform: { run: counting().hook, key: 'k' } });
     const dir = join(store, 'versions', 'v1', 'html', (await keyDirs(store))[0]!);
-    const idx = JSON.parse(await readFile(join(dir, 'index.json'), 'utf8')) as { pages: Record<string, unknown> };
-    const [shaA, shaB] = Object.keys(idx.pages);
-    await writeFile(join(dir, `${shaA}.html`), 'torn');
-    await rm(join(dir, `${shaB}.html.gz`));
+    await writeFile(join(dir, `${sha256(page(1))}.html`), 'torn');
+    await rm(join(dir, `${sha256(page(2))}.html.gz`));
     const again = counting();
-    const { base } = await start({ store, htmlTransform: { run: again.hook, key: 'k' } });
+    // smallFileMax 100: every page is "large" (streamed), so its size is checked at load
+    const { base } = await start({ store, smallFileMax: 100, htmlTransform: { run: again.hook, key: 'k' } });
     expect(again.calls).toBe(2);
     for (const p of ['/', '/docs/p1', '/docs/p2', '/docs/p3', '/docs/p4']) {
       const r = await get(base + p, { 'accept-encoding': 'gzip' });
       expect(gunzipSync(r.body).toString()).toMatch(new RegExp(`${MARK}$`));
+      expect((await get(base + p, { 'accept-encoding': 'identity' })).body.toString()).toMatch(new RegExp(`${MARK}$`));
     }
   });
 
@@ -131,27 +131,42 @@ describe('transformed HTML cached on disk per (version, options)', () => {
     expect(third.calls).toBe(3);
   });
 
-  it('cache poisoning: a same-size tampered cached page is never served (500), removed, and rebuilt at the next load', async () => {
+  it('cache poisoning: a tampered cached page is never served (500); it is removed and rebuilt while serving', async () => {
     const store = await storeWith(site(2));
     await start({ store, htmlTransform: { run: counting().hook, key: 'k' } });
     const dir = join(store, 'versions', 'v1', 'html', (await keyDirs(store))[0]!);
     const file = join(dir, `${sha256(page(1))}.html`);
     const good = await readFile(file);
     const evil = Buffer.from(good.toString().replace('page text', 'evil text'));
-    expect(evil.length).toBe(good.length);
+    expect(evil.length).toBe(good.length); // same size: only the digest can tell
     await writeFile(file, evil);
-    const errors: string[] = [];
-    const { base } = await start({ store, htmlTransform: { run: counting().hook, key: 'k' }, log: (l) => errors.push(l) });
+    const logs: string[] = [];
+    const hook = counting();
+    const { base } = await start({ store, htmlTransform: { run: hook.hook, key: 'k' }, log: (l) => logs.push(l) });
+    expect(hook.calls).toBe(0);
     const r = await get(base + '/docs/p1', { 'accept-encoding': 'identity' });
     expect(r.status).toBe(500);
     expect(r.body.toString()).not.toContain('evil');
-    for (let i = 0; i < 50 && existsSync(file); i++) await new Promise((res) => setTimeout(res, 10));
-    expect(existsSync(file)).toBe(false);
-    expect(errors.join('\n')).toContain(file);
+    for (let i = 0; i < 200 && !logs.some((l) => l.includes('rebuilt damaged')); i++) await new Promise((res) => setTimeout(res, 10));
+    expect(logs.join('\n')).toContain(file);
+    expect(hook.calls).toBe(1);
+    const after = await get(base + '/docs/p1', { 'accept-encoding': 'identity' });
+    expect([after.status, after.body.toString()]).toEqual([200, page(1) + MARK]);
+  });
+
+  it('a tampered index cannot put a source into the CSP: the entry is dropped and rebuilt', async () => {
+    const store = await storeWith(site(2));
+    await start({ store, htmlTransform: { run: counting().hook, key: 'k' } });
+    const dir = join(store, 'versions', 'v1', 'html', (await keyDirs(store))[0]!);
+    const idx = JSON.parse(await readFile(join(dir, 'index.json'), 'utf8')) as { pages: Record<string, { scriptHashes: string[] }> };
+    idx.pages[sha256(page(1))]!.scriptHashes.push("'unsafe-inline'", 'https://evil.example');
+    await writeFile(join(dir, 'index.json'), JSON.stringify(idx));
     const again = counting();
-    const next = await start({ store, htmlTransform: { run: again.hook, key: 'k' } });
+    const { base } = await start({ store, htmlTransform: { run: again.hook, key: 'k' }, csp: ({ scriptHashes }) => `script-src 'self' ${scriptHashes.join(' ')}` });
     expect(again.calls).toBe(1);
-    expect((await get(next.base + '/docs/p1', { 'accept-encoding': 'identity' })).body.toString()).toBe(page(1) + MARK);
+    const csp = (await get(base + '/docs/p1')).headers['content-security-policy'] as string;
+    expect(csp).not.toContain('unsafe-inline');
+    expect(csp).not.toContain('evil');
   });
 
   it('transformed pages keep their own ETags per coding, variants that decode to the transformed bytes, Range and 304', async () => {

@@ -1,0 +1,216 @@
+/**
+ * npm run bench:serve-ready [-- --pages 9000 --files 10000 --runs 3 --big-gb 3 --skip big|ready --keep]
+ *
+ * Issue 3 item 4, measured on the compiled `airlock serve` (dist), each run a fresh process:
+ * 1. ready time of a 10,000-file version: from spawn to the URL on stdout (listening, index
+ *    complete), with a cold HTML cache (pages transformed on worker threads) and a warm one (as
+ *    left by `airlock import`); medians of `--runs`.
+ * 2. a site of several GB (big media files beside the pages) served with --cache-mb 64 while a
+ *    bounded client loop fetches many distinct files: the server's peak RSS (VmHWM).
+ * The store layout is written directly (manifest + version.json + site), with real variants.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash, randomFillSync } from 'node:crypto';
+import { createReadStream, readFileSync } from 'node:fs';
+import { mkdir, open, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { request } from 'node:http';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { generateSite } from '../fixtures/generate.js';
+import { buildVariants } from '../src/store/index.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const BIN = join(ROOT, 'dist', 'src', 'cli', 'bin.js');
+const { values: args } = parseArgs({ options: {
+  pages: { type: 'string', default: '9000' }, files: { type: 'string', default: '10000' }, runs: { type: 'string', default: '3' },
+  'big-gb': { type: 'string', default: '3' }, skip: { type: 'string', default: '' }, dir: { type: 'string' },
+  keep: { type: 'boolean', default: false },
+} });
+const skip = new Set(args.skip!.split(','));
+const work = resolve(args.dir ?? join(ROOT, 'bench/out/serve-ready'));
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const mb = (bytes: number) => (bytes / 1048576).toFixed(0);
+
+async function sha256File(path: string): Promise<string> {
+  const h = createHash('sha256');
+  for await (const c of createReadStream(path, { highWaterMark: 1 << 20 })) h.update(c as Buffer);
+  return h.digest('hex');
+}
+
+/** A version folder in the layout of docs/DESIGN.md "src/store", from a site folder already written. */
+async function describeVersion(store: string, label: string, pages: number): Promise<{ files: number; bytes: number }> {
+  const dir = join(store, 'versions', label);
+  const site = join(dir, 'site');
+  const paths = (await readdir(site, { recursive: true, encoding: 'utf8' })).sort();
+  const files: Array<{ path: string; size: number; sha256: string }> = [];
+  for (const p of paths) {
+    const s = await stat(join(site, p));
+    if (s.isFile()) files.push({ path: p.split('\\').join('/'), size: s.size, sha256: await sha256File(join(site, p)) });
+  }
+  files.sort((a, b) => (a.path < b.path ? -1 : 1));
+  const zero = '0'.repeat(64);
+  const bytes = files.reduce((n, f) => n + f.size, 0);
+  await writeFile(join(dir, 'airlock.json'), JSON.stringify({ format: 'airlock-package/1', domain: 'docs.example.com', version: label, jobId: null,
+    createdAt: new Date().toISOString(), pageCount: pages, archive: { name: 'bundle.tar', format: 'tar', size: 1, sha256: zero }, files }));
+  await writeFile(join(dir, 'version.json'), JSON.stringify({ label, domain: 'docs.example.com', importedAt: new Date().toISOString(), packageSha256: zero,
+    archive: { name: 'bundle.tar', format: 'tar', offset: 1536, size: 1, sha256: zero }, signer: null, pageCount: pages, fileCount: files.length, totalBytes: bytes }));
+  await writeFile(join(store, 'state.json'), JSON.stringify({ active: label, previous: null, updatedAt: new Date().toISOString() }));
+  return { files: files.length, bytes };
+}
+
+/** Fill a site up to `total` files with small distinct images, as real exports carry. */
+async function pad(site: string, total: number): Promise<void> {
+  const have = (await readdir(site, { recursive: true, withFileTypes: true })).filter((d) => d.isFile()).length;
+  if (have >= total) return;
+  await mkdir(join(site, 'images', 'pad'), { recursive: true });
+  for (let i = 0; i < total - have; i++) await writeFile(join(site, 'images', 'pad', `shot-${i}.png`), randomFillSync(Buffer.alloc(2000 + (i % 7) * 500)));
+}
+
+interface Served { child: ChildProcess; url: string; ms: number; stderr: string[] }
+
+function serve(store: string, extra: string[] = []): Promise<Served> {
+  const t0 = performance.now();
+  const child = spawn(process.execPath, [BIN, 'serve', '--store', store, '--port', '0', ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const stderr: string[] = [];
+  child.stderr!.on('data', (c: Buffer) => stderr.push(c.toString()));
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (c: Buffer) => {
+      out += c.toString();
+      const m = /^(http:\/\/\S+)\n/m.exec(out);
+      if (m) resolve({ child, url: m[1]!.replace(/\/$/, ''), ms: performance.now() - t0, stderr });
+    });
+    child.once('exit', (code) => reject(new Error(`airlock serve exited (${code}): ${stderr.join('')}`)));
+  });
+}
+
+async function stop(s: Served): Promise<void> {
+  const exited = new Promise((r) => s.child.once('exit', r));
+  s.child.kill('SIGTERM');
+  await exited;
+}
+
+function fetchLen(url: string): Promise<{ status: number; bytes: number }> {
+  return new Promise((resolve, reject) => {
+    request(url, (res) => {
+      let bytes = 0;
+      res.on('data', (c: Buffer) => (bytes += c.length));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, bytes }));
+    }).on('error', reject).end();
+  });
+}
+
+const peakRssMb = (pid: number) => Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024;
+const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024;
+
+async function readyBench(): Promise<void> {
+  const store = join(work, 'ready-store');
+  const label = 'ready-1';
+  const site = join(store, 'versions', label, 'site');
+  const pages = Number(args.pages);
+  const stamp = join(store, `.made-${pages}-${args.files}`);
+  let v: { files: number; bytes: number };
+  if (args.keep && (await stat(stamp).catch(() => null))) {
+    v = JSON.parse(readFileSync(stamp, 'utf8')) as typeof v; // --keep: reuse the version of an earlier run
+  } else {
+    await rm(store, { recursive: true, force: true });
+    let t = performance.now();
+    await generateSite(site, { pages });
+    await pad(site, Number(args.files));
+    v = await describeVersion(store, label, pages);
+    process.stderr.write(`version of ${v.files} files (${mb(v.bytes)} MB, ${pages} pages) written in ${((performance.now() - t) / 1000).toFixed(1)} s\n`);
+    t = performance.now();
+    await buildVariants(store, label);
+    process.stderr.write(`variants built in ${((performance.now() - t) / 1000).toFixed(1)} s\n`);
+    await writeFile(stamp, JSON.stringify(v));
+  }
+
+  const runs = Number(args.runs);
+  const cold: number[] = [];
+  const warm: number[] = [];
+  let rss = 0;
+  for (let i = 0; i < runs; i++) {
+    await rm(join(store, 'versions', label, 'html'), { recursive: true, force: true });
+    const s = await serve(store);
+    cold.push(s.ms);
+    await stop(s);
+    process.stderr.write(`cold ${i + 1}: ${s.ms.toFixed(0)} ms\n`);
+  }
+  for (let i = 0; i < runs; i++) {
+    const s = await serve(store);
+    warm.push(s.ms);
+    const r = await fetchLen(s.url + '/');
+    if (r.status !== 200 || s.stderr.join('').includes('transformed')) throw new Error(`warm run was not warm: ${r.status} ${s.stderr.join('')}`);
+    rss = rssMb(s.child.pid!);
+    await stop(s);
+    process.stderr.write(`warm ${i + 1}: ${s.ms.toFixed(0)} ms\n`);
+  }
+  process.stdout.write(`\n| ${v.files} files, ${pages} pages | spawn → listening (median of ${runs}) |\n|---|---:|\n`);
+  process.stdout.write(`| cold HTML cache (transform on ${'worker threads'}) | ${median(cold).toFixed(0)} ms |\n| warm HTML cache (after airlock import) | ${median(warm).toFixed(0)} ms (target < 1500) |\n`);
+  process.stdout.write(`| RSS after load (warm) | ${rss.toFixed(0)} MB |\n`);
+}
+
+async function bigBench(): Promise<void> {
+  const store = join(work, 'big-store');
+  const label = 'big-1';
+  const site = join(store, 'versions', label, 'site');
+  await rm(store, { recursive: true, force: true });
+  const t = performance.now();
+  await generateSite(site, { pages: 2000 });
+  // Media files of 8 MB (videos, PDFs, archives in real exports) up to --big-gb.
+  const count = Math.round((Number(args['big-gb']) * 1024) / 8);
+  await mkdir(join(site, 'media'), { recursive: true });
+  const chunk = Buffer.alloc(1 << 20);
+  for (let i = 0; i < count; i++) {
+    const fh = await open(join(site, 'media', `clip-${i}.mp4`), 'w');
+    for (let j = 0; j < 8; j++) await fh.write(randomFillSync(chunk));
+    await fh.close();
+  }
+  const v = await describeVersion(store, label, 2000);
+  process.stderr.write(`big version of ${v.files} files (${mb(v.bytes)} MB) written in ${((performance.now() - t) / 1000).toFixed(1)} s\n`);
+  const s = await serve(store, ['--cache-mb', '64']);
+  try {
+    const listed = JSON.parse(readFileSync(join(store, 'versions', label, 'airlock.json'), 'utf8')) as { files: Array<{ path: string }> };
+    const paths = listed.files.map((f) => '/' + f.path);
+    const loaded = rssMb(s.child.pid!);
+    // A bounded loop: 16 clients, every file once in random order (pages, assets, media), then
+    // 2,000 more random picks; bodies are counted and dropped.
+    const order = [...paths].sort(() => Math.random() - 0.5);
+    for (let i = 0; i < 2000; i++) order.push(paths[Math.floor(Math.random() * paths.length)]!);
+    let next = 0;
+    let bytes = 0;
+    let errors = 0;
+    const t0 = performance.now();
+    await Promise.all(Array.from({ length: 16 }, async () => {
+      while (next < order.length) {
+        const r = await fetchLen(s.url + order[next++]!);
+        if (r.status !== 200) errors++;
+        bytes += r.bytes;
+      }
+    }));
+    const secs = (performance.now() - t0) / 1000;
+    process.stdout.write(`\n| ${v.files} files, ${mb(v.bytes)} MB, --cache-mb 64 | |\n|---|---:|\n`);
+    process.stdout.write(`| ready (cold HTML cache) | ${s.ms.toFixed(0)} ms |\n| RSS after load | ${loaded.toFixed(0)} MB |\n`);
+    process.stdout.write(`| served | ${order.length} requests, ${mb(bytes)} MB in ${secs.toFixed(1)} s, ${errors} errors |\n| peak RSS (VmHWM) | ${peakRssMb(s.child.pid!).toFixed(0)} MB |\n`);
+  } finally {
+    await stop(s);
+    await rm(store, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
+  await mkdir(work, { recursive: true });
+  try {
+    if (!skip.has('ready')) await readyBench();
+    if (!skip.has('big')) await bigBench();
+  } finally {
+    if (!args.keep) await rm(work, { recursive: true, force: true });
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench:serve-ready failed: ${err instanceof Error ? err.stack : String(err)}\n`);
+  process.exitCode = 1;
+});
