@@ -1,7 +1,7 @@
-import { request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { UpstreamError } from '../errors.js';
 import { PartSink, newDigests, type Digests, type OpenFile } from './sink.js';
-import { discard, drainInto, smallText } from './body.js';
+import { get, type Response } from './get.js';
 import { contentLength, header, isExpiredLinkAnswer, parseContentRange, plainMd5, safeUrl, statedSha256, strongEtag, type HeaderBag } from './validators.js';
 import { isTransientNetworkError, parseRetryAfter } from './retry.js';
 
@@ -28,7 +28,8 @@ export interface AttemptContext {
   bodyTimeoutMs: number;
   headersTimeoutMs: number;
   openFile?: OpenFile;
-  onWritten: (have: number) => void;
+  /** Progress: bytes of the object received so far (at most one ring of them not yet on disk). */
+  onBytes: (received: number) => void;
   /** Called once the object's identity is known from a 200: throws at once to refuse it, else records it (the sidecar). */
   onIdentity: (s: PartState) => Promise<void>;
 }
@@ -58,19 +59,18 @@ export async function attempt(ctx: AttemptContext, s: PartState): Promise<Outcom
 async function attemptWith(ctx: AttemptContext, s: PartState, signal: AbortSignal): Promise<Outcome> {
   const resuming = s.have > 0 && s.etag !== undefined;
   const headers: Record<string, string> = resuming ? { range: `bytes=${s.have}-`, 'if-range': s.etag! } : {};
-  let res: Dispatcher.ResponseData;
+  let res: Response;
   try {
-    res = await request(ctx.url, { method: 'GET', headers, dispatcher: ctx.dispatcher, signal,
-      bodyTimeout: ctx.bodyTimeoutMs, headersTimeout: ctx.headersTimeoutMs, highWaterMark: 1 << 20 });
+    res = await get(ctx.url, { headers, dispatcher: ctx.dispatcher, signal, bodyTimeout: ctx.bodyTimeoutMs, headersTimeout: ctx.headersTimeoutMs });
   } catch (err) {
     if (!ctx.signal?.aborted && isTransientNetworkError(err)) return { kind: 'retry', reason: (err as Error).message };
     throw err;
   }
   const h = res.headers as HeaderBag;
-  const { statusCode: status } = res;
+  const { status } = res;
 
   if (status === 416) {
-    await smallText(res.body);
+    await res.text();
     const cr = parseContentRange(header(h, 'content-range'));
     // Everything is already here (a re-run after the last byte landed): RFC 9110 §15.5.17.
     if (resuming && (cr?.total ?? s.total) === s.have) return { kind: 'complete' };
@@ -85,7 +85,7 @@ async function attemptWith(ctx: AttemptContext, s: PartState, signal: AbortSigna
       // A 206 that does not continue exactly where we are, or for another object, cannot be spliced.
       if (!resuming || !cr || cr.start !== s.have || (etag !== undefined && etag !== s.etag) ||
         (s.total !== undefined && cr.total !== undefined && cr.total !== s.total)) {
-        discard(res.body);
+        res.discard();
         return { kind: 'restart', reason: `206 with Content-Range ${header(h, 'content-range') ?? '(none)'} for bytes=${s.have}-` };
       }
       start = s.have;
@@ -105,13 +105,22 @@ async function attemptWith(ctx: AttemptContext, s: PartState, signal: AbortSigna
         // between leaves a part without sidecar, which the next run discards: safe).
         saved = ctx.onIdentity(s).then(() => undefined, (err: unknown) => err ?? new Error('sidecar write failed'));
       } catch (err) {
-        discard(res.body);
+        res.discard();
         throw err;
       }
     }
-    const sink = new PartSink(ctx.partPath, start, s.digests, { openFile: ctx.openFile, onWritten: ctx.onWritten });
-    // Settle the sidecar write whatever happens to the body, so a re-run never races it.
-    const broken = await drainInto(res.body, sink).finally(async () => { s.have = sink.written; await saved; });
+    let sink: PartSink;
+    try {
+      sink = await PartSink.open(ctx.partPath, start, s.digests, { openFile: ctx.openFile, onBytes: ctx.onBytes });
+    } catch (err) {
+      res.discard();
+      await saved;
+      throw err;
+    }
+    // The bytes that arrived are written (and hashed) even when the connection broke, so a resume
+    // starts after them; the sidecar write is settled whatever happens, so a re-run never races it.
+    const broken = await res.pipe(sink);
+    await sink.close().finally(async () => { s.have = sink.written; await saved; });
     const sidecarErr = await saved;
     if (sidecarErr !== undefined) throw sidecarErr;
     if (broken !== undefined) {
@@ -122,7 +131,7 @@ async function attemptWith(ctx: AttemptContext, s: PartState, signal: AbortSigna
     if (s.total !== undefined && s.have < s.total) return { kind: 'retry', reason: `body ended at ${s.have} of ${s.total} bytes` };
     return { kind: 'complete' };
   }
-  const text = await smallText(res.body);
+  const text = await res.text();
   if (isExpiredLinkAnswer(status, text)) return { kind: 'expired' };
   if (RETRY_STATUS.has(status)) return { kind: 'retry', reason: `HTTP ${status}`, retryAfter: parseRetryAfter(header(h, 'retry-after')) };
   const code = /<Code>([^<]{1,64})<\/Code>/.exec(text)?.[1];

@@ -87,7 +87,7 @@ export async function download(o: DownloadOptions): Promise<DownloadResult> {
       const out = await attempt({
         url, partPath: o.partPath, dispatcher: o.dispatcher ?? own!, signal: o.signal,
         bodyTimeoutMs: o.bodyTimeoutMs ?? 30_000, headersTimeoutMs: o.headersTimeoutMs ?? 30_000, openFile: o.openFile,
-        onWritten: (bytes) => o.onProgress?.({ bytes, total: s.total ?? o.expectedSize, resumedFrom }),
+        onBytes: (bytes) => o.onProgress?.({ bytes, total: s.total ?? o.expectedSize, resumedFrom }),
         onIdentity: (st) => {
           finalCheck.early(st, o); // synchronous: a wrong size is refused before any byte is read
           // Without a strong ETag a later run could not prove the bytes are the same object: no sidecar, no reuse.

@@ -1,7 +1,7 @@
-import { Writable } from 'node:stream';
-import { createReadStream } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { Digests } from './digests.js';
+import type { BodyTarget } from './get.js';
+import { minorGc } from './gc.js';
 
 export { Digests };
 
@@ -10,82 +10,153 @@ export function newDigests(withMd5: boolean): Digests {
   return new Digests(withMd5);
 }
 
-/**
- * Rebuild the digests of an existing part by reading it once, streaming (node's Hash state cannot
- * be persisted across runs, so re-reading is the honest way to resume the digest).
- */
-export async function rehash(path: string, length: number, withMd5: boolean): Promise<Digests> {
-  const d = newDigests(withMd5);
-  if (length === 0) return d;
-  for await (const chunk of createReadStream(path, { start: 0, end: length - 1, highWaterMark: 1 << 20 })) {
-    d.update(chunk as Buffer);
-    await d.ready();
-  }
-  return d;
-}
-
 export type OpenFile = (path: string, flags: string) => Promise<FileHandle>;
 
+/** Ring of RING × SLOT bytes: the whole memory a download uses for its body, whatever the object's size. */
+const SLOT = 2 << 20;
+const RING = 6;
+const LINGER_MS = 100;
+
 /**
- * A Writable into the part file at a fixed offset that updates the digests only after the bytes
- * are written. So `written` and the digests always describe exactly the bytes on disk, even when
- * the connection drops or the disk fills in the middle of a chunk: resume never hashes a byte
- * twice or skips one. Backpressure is the stream's own (one write in flight at a time).
+ * The part file at a fixed offset, fed from the network. Chunks are coalesced into 2 MiB slots
+ * (few syscalls, buffers reused: no page faults or garbage per chunk); a full slot is written with
+ * positional writes, one at a time and in order, and hashed only after its bytes landed. So
+ * `written` and the digests always describe exactly the bytes on disk, even when the connection
+ * drops or the disk fills in the middle of a slot: resume never hashes a byte twice or skips one.
  * No fsync per attempt: a completed part is copied into the package, which is fsynced; a part
  * kept for a later resume is fsynced once when the download stops (download.ts, syncPart).
  */
-export class PartSink extends Writable {
+export class PartSink implements BodyTarget {
   written: number;
-  private fh: FileHandle | undefined;
-  private inflight: Promise<unknown> = Promise.resolve();
+  errored: unknown;
+  private readonly free: Buffer[] = [];
+  private slots = 0;
+  private cur: Buffer | undefined;
+  private fill = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private received: number;
+  private chain: Promise<void> = Promise.resolve();
+  private resume: (() => void) | undefined;
+  private abort: ((err: unknown) => void) | undefined;
 
-  private readonly openFile: OpenFile;
-  private readonly onWritten: ((bytes: number) => void) | undefined;
-
-  constructor(private readonly path: string, private readonly offset: number, private readonly digests: Digests,
-    o: { openFile?: OpenFile; onWritten?: (bytes: number) => void } = {}) {
-    super({ highWaterMark: 1 << 20 });
+  private constructor(private readonly fh: FileHandle, offset: number, private readonly digests: Digests,
+    private readonly onBytes: ((bytes: number) => void) | undefined) {
     this.written = offset;
-    this.openFile = o.openFile ?? open;
-    this.onWritten = o.onWritten;
+    this.received = offset;
   }
 
-  override _construct(cb: (err?: Error | null) => void): void {
+  static async open(path: string, offset: number, digests: Digests, o: { openFile?: OpenFile; onBytes?: (bytes: number) => void } = {}): Promise<PartSink> {
     // 'r+' keeps the bytes we already have; offset 0 means a fresh start, so truncate.
-    this.openFile(this.path, this.offset === 0 ? 'w' : 'r+').then((fh) => { this.fh = fh; cb(); }, cb);
+    const fh = await (o.openFile ?? open)(path, offset === 0 ? 'w' : 'r+');
+    return new PartSink(fh, offset, digests, o.onBytes);
   }
 
-  override _writev(chunks: Array<{ chunk: Buffer }>, cb: (err?: Error | null) => void): void {
-    const p = this.writeAll(chunks.map((c) => c.chunk));
-    this.inflight = p.catch(() => {});
-    p.then(() => cb(), cb);
-  }
-
-  private async writeAll(bufs: Buffer[]): Promise<void> {
-    for (const buf of bufs) {
-      let done = 0;
-      while (done < buf.length) {
-        // A short write (possible near ENOSPC) is continued, and only what landed is hashed.
-        const { bytesWritten } = await this.fh!.write(buf, done, buf.length - done, this.written);
-        const landed = buf.subarray(done, done + bytesWritten);
-        this.digests.update(landed);
-        this.written += bytesWritten;
-        done += bytesWritten;
-      }
+  /** Copy a chunk in. False: every slot is busy, stop reading until onRoom's callback. */
+  push(chunk: Buffer): boolean {
+    for (let off = 0; off < chunk.length;) {
+      // A chunk that outruns the pause still fits: the ring is only full with an empty slot in hand.
+      const cur = this.cur ??= this.slot() ?? this.extra();
+      const n = chunk.copy(cur, this.fill, off);
+      this.fill += n;
+      off += n;
+      if (this.fill === SLOT) this.flush();
     }
-    this.onWritten?.(this.written);
-    await this.digests.ready();
+    this.received += chunk.length;
+    // On a slow link a slot would take minutes to fill: write what sits there after a moment, so
+    // the part grows as the bytes arrive and an interrupted run keeps them.
+    if (this.fill > 0) this.timer ??= setTimeout(() => { this.timer = undefined; if (this.fill > 0) this.flush(); }, LINGER_MS).unref();
+    this.onBytes?.(this.received);
+    this.cur ??= this.slot();
+    return this.cur !== undefined && (this.free.length > 0 || this.slots < RING);
   }
 
-  override _destroy(err: Error | null, cb: (err?: Error | null) => void): void {
-    // Wait for the write in flight so `written` is final, then drop anything past it.
-    void this.inflight.then(async () => {
-      if (this.fh) {
-        await this.fh.truncate(this.written).catch(() => {});
-        await this.fh.close().catch(() => {});
-      }
-    }).then(() => cb(err));
+  onRoom(resume: () => void, abort: (err: unknown) => void): void {
+    this.resume = resume;
+    this.abort = abort;
   }
+
+  /** Write what is left, wait for every write; the sink's (the disk's) error is thrown. */
+  async close(): Promise<void> {
+    if (this.fill > 0) this.flush();
+    clearTimeout(this.timer);
+    await this.chain;
+    if (this.errored === undefined) this.onBytes?.(this.written);
+    await this.fh.truncate(this.written).catch(() => {});
+    await this.fh.close().catch(() => {});
+    if (this.errored !== undefined) throw this.errored;
+  }
+
+  private slot(): Buffer | undefined {
+    if (this.free.length > 0) return this.free.pop();
+    if (this.slots >= RING) return undefined;
+    this.slots++;
+    return Buffer.allocUnsafeSlow(SLOT);
+  }
+
+  private extra(): Buffer {
+    this.slots++;
+    return Buffer.allocUnsafeSlow(SLOT);
+  }
+
+  private flush(): void {
+    minorGc(); // the socket's spent buffers, see gc.ts
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const buf = this.cur!, len = this.fill;
+    this.cur = undefined;
+    this.fill = 0;
+    this.chain = this.chain.then(() => this.land(buf, len));
+  }
+
+  private async land(buf: Buffer, len: number): Promise<void> {
+    let done = 0;
+    try {
+      // A short write (possible near ENOSPC) is continued; after an error only what landed counts.
+      while (done < len && this.errored === undefined) done += (await this.fh.write(buf, done, len - done, this.written + done)).bytesWritten;
+    } catch (err) {
+      this.fail(err);
+    }
+    this.written += done;
+    // Not awaited: the next slot is written while this one is hashed (md5 in its worker).
+    this.digests.take(buf, done).then((b) => this.give(b), (err: unknown) => this.fail(err));
+  }
+
+  private give(buf: Buffer): void {
+    // A slot allocated past the ring (a chunk that outran the pause) is dropped, not kept.
+    if (this.slots > RING) this.slots--;
+    else this.free.push(buf);
+    if (this.errored === undefined) this.resume?.();
+  }
+
+  /** The disk (or the md5 worker) failed: stop the connection; close() throws the error. */
+  private fail(err: unknown): void {
+    this.errored ??= err;
+    this.abort?.(err);
+  }
+}
+
+/**
+ * Rebuild the digests of an existing part by reading it once (node's Hash state cannot be
+ * persisted across runs, so re-reading is the honest way to resume the digest).
+ */
+export async function rehash(path: string, length: number, withMd5: boolean): Promise<Digests> {
+  const d = newDigests(withMd5);
+  const fh = await open(path, 'r');
+  try {
+    let buf: Buffer = Buffer.allocUnsafeSlow(SLOT);
+    for (let at = 0; at < length;) {
+      const { bytesRead } = await fh.read(buf, 0, Math.min(SLOT, length - at), at);
+      if (bytesRead === 0) throw new Error(`${path} is shorter than ${length} bytes`);
+      buf = await d.take(buf, bytesRead);
+      at += bytesRead;
+    }
+  } catch (err) {
+    d.close();
+    throw err;
+  } finally {
+    await fh.close();
+  }
+  return d;
 }
 
 /** Make a part that is kept for a later run durable (it will be trusted up to its length). */
