@@ -55,7 +55,7 @@ async function initialState(o: DownloadOptions): Promise<PartState> {
 
 /**
  * Download a presigned object to `partPath`, resuming across broken connections, expired links
- * and interrupted runs, hashing as bytes arrive with memory bounded by the stream buffers.
+ * and interrupted runs, hashing as bytes arrive with memory bounded by the sink's ring (sink.ts).
  * Throws DigestMismatchError (exit 4) and deletes the part when size or a stated digest is wrong.
  */
 export async function download(o: DownloadOptions): Promise<DownloadResult> {
