@@ -1,7 +1,6 @@
 import { describe, it, expect, afterEach } from 'vitest';
 import { join } from 'node:path';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { existsSync } from 'node:fs';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { createAirlockServer, type AirlockServer, type AirlockServerOptions } from '../../src/serve/index.js';
 import { featureOptions } from '../../src/serve/features.js';
