@@ -110,6 +110,7 @@ async function benchSize(mb: number): Promise<void> {
       const summary = JSON.parse(r.stdout) as { seconds: { download: number; total: number }; archive: { size: number } };
       if (summary.archive.size !== size) throw new Error('size mismatch');
       dlMs.push(summary.seconds.download * 1000);
+      if (process.env.BENCH_VERBOSE) console.error(`run ${i}: curl ${curlMs.at(-1)!.toFixed(0)} ms, airlock download ${dlMs.at(-1)!.toFixed(0)} ms`);
       totalMs.push(r.ms);
       rss.push(Number((await readFile(rssFile, 'utf8')).trim()) / 1024);
       await rm(out, { recursive: true, force: true });

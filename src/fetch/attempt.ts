@@ -1,8 +1,8 @@
 import type { Dispatcher } from 'undici';
 import { UpstreamError } from '../errors.js';
-import { PartSink, newDigests, type Digests, type OpenFile } from './sink.js';
+import { Digests, PartSink, type OpenFile } from './sink.js';
 import { get, type Response } from './get.js';
-import { contentLength, header, isExpiredLinkAnswer, parseContentRange, plainMd5, safeUrl, statedSha256, strongEtag, type HeaderBag } from './validators.js';
+import { contentLength, header, isExpiredLinkAnswer, parseContentRange, safeUrl, statedSha256, strongEtag, type HeaderBag } from './validators.js';
 import { isTransientNetworkError, parseRetryAfter } from './retry.js';
 
 /** What the download knows of the object so far; `have` bytes of it are on disk in the part. */
@@ -97,8 +97,7 @@ async function attemptWith(ctx: AttemptContext, s: PartState, signal: AbortSigna
       s.etag = strongEtag(h);
       s.total = contentLength(h);
       s.statedSha256 = statedSha256(h);
-      s.digests.close();
-      s.digests = newDigests(plainMd5(s.etag) !== undefined);
+      s.digests = new Digests();
       try {
         // Not awaited before reading: an error on the socket destroys the body with whatever it
         // buffered, so the body is drained at once and the sidecar written alongside (a crash in

@@ -7,12 +7,12 @@ import { attempt, type PartState } from './attempt.js';
 import { finalCheck } from './final-check.js';
 import { backoffMs, DEFAULT_RETRY, sleep, type RetryPolicy } from './retry.js';
 import { partSize, readSidecar, removePart, sidecarPath, writeSidecar } from './sidecar.js';
-import { newDigests, rehash, syncPart, type OpenFile } from './sink.js';
-import { plainMd5, safeUrl } from './validators.js';
+import { Digests, rehash, syncPart, type OpenFile } from './sink.js';
+import { safeUrl } from './validators.js';
 
 export interface FreshLink { url: string; expiresAt?: string | Date }
 export interface DownloadProgress { bytes: number; total: number | undefined; resumedFrom: number }
-export interface DownloadOptions {
+export interface DownloadOptions<T = undefined> {
   url: string;
   /** Where the verified bytes end up; omitted: they stay in `partPath` (the caller owns it then). */
   dest?: string;
@@ -30,10 +30,19 @@ export interface DownloadOptions {
   headersTimeoutMs?: number;
   /** Injected for tests (disk full). */
   openFile?: OpenFile;
+  /**
+   * The caller's own check of the complete part (the archive scan), run while a worker reads the
+   * part back for the ETag's MD5, so the two overlap on two cores. Its error is thrown unless the
+   * MD5 also failed: a corrupt transfer explains a bad archive, not the other way round.
+   */
+  alongside?: (partPath: string) => Promise<T>;
 }
-export interface DownloadResult {
+export interface DownloadResult<T = undefined> {
   path: string; size: number; sha256: string; md5: string | undefined;
   resumedFrom: number; requests: number; restarts: number; freshLinks: number;
+  /** Time to the last byte on disk (hashed, sizes checked), without the MD5 read-back and `alongside`. */
+  bytesMs: number;
+  alongside: T | undefined;
 }
 
 /** Renew a link a little before its stated expiry (clocks differ, a request takes time): 5 s, or a quarter of a short link's life. */
@@ -42,15 +51,15 @@ const MAX_RESTARTS = 3;
 const MAX_RENEWALS = 5;
 
 /** The state to start from: the part of an earlier run when its sidecar says it is this job's object, else nothing. */
-async function initialState(o: DownloadOptions): Promise<PartState> {
+async function initialState<T>(o: DownloadOptions<T>): Promise<PartState> {
   const side = await readSidecar(o.partPath);
   const have = await partSize(o.partPath);
   if (side && have > 0 && side.jobId === (o.jobId ?? null) && (side.size === null || have <= side.size)) {
-    const digests = await rehash(o.partPath, have, plainMd5(side.etag) !== undefined);
+    const digests = await rehash(o.partPath, have);
     return { have, etag: side.etag, total: side.size ?? undefined, statedSha256: side.statedSha256 ?? undefined, digests };
   }
   await removePart(o.partPath);
-  return { have: 0, etag: undefined, total: undefined, statedSha256: undefined, digests: newDigests(false) };
+  return { have: 0, etag: undefined, total: undefined, statedSha256: undefined, digests: new Digests() };
 }
 
 /**
@@ -58,7 +67,8 @@ async function initialState(o: DownloadOptions): Promise<PartState> {
  * and interrupted runs, hashing as bytes arrive with memory bounded by the sink's ring (sink.ts).
  * Throws DigestMismatchError (exit 4) and deletes the part when size or a stated digest is wrong.
  */
-export async function download(o: DownloadOptions): Promise<DownloadResult> {
+export async function download<T = undefined>(o: DownloadOptions<T>): Promise<DownloadResult<T>> {
+  const t0 = Date.now();
   const policy = o.retry ?? DEFAULT_RETRY;
   const own = o.dispatcher ? undefined : new Agent({ connect: { timeout: 30_000 } });
   const s = await initialState(o);
@@ -109,12 +119,24 @@ export async function download(o: DownloadOptions): Promise<DownloadResult> {
     // Bytes that are proven wrong are worth nothing for a resume; others are kept, durably.
     if (err instanceof DigestMismatchError) await removePart(o.partPath);
     else await syncPart(o.partPath).catch(() => {});
-    s.digests.close();
     throw err;
   } finally {
     await own?.close();
   }
-  const digests = await finalCheck.last(s, o).catch(async (err: unknown) => { await removePart(o.partPath); throw err; });
+  let sha256: string;
+  try {
+    sha256 = finalCheck.last(s, o);
+  } catch (err) {
+    await removePart(o.partPath);
+    throw err;
+  }
+  const bytesMs = Date.now() - t0;
+  const [md5, alongside] = await Promise.allSettled([finalCheck.etag(s, o), o.alongside?.(o.partPath)]);
+  if (md5.status === 'rejected') {
+    if (md5.reason instanceof DigestMismatchError) await removePart(o.partPath);
+    throw md5.reason;
+  }
+  if (alongside.status === 'rejected') throw alongside.reason;
   let path = o.partPath;
   if (o.dest) {
     await rename(o.partPath, o.dest);
@@ -122,16 +144,16 @@ export async function download(o: DownloadOptions): Promise<DownloadResult> {
     await rm(sidecarPath(o.partPath), { force: true });
     path = o.dest;
   }
-  return { path, size: s.have, ...digests, resumedFrom, requests, restarts, freshLinks };
+  return { path, size: s.have, sha256, md5: md5.value, resumedFrom, requests, restarts, freshLinks, bytesMs, alongside: alongside.value };
 }
 
-function interrupted(o: DownloadOptions, have: number): AirlockError {
+function interrupted(o: DownloadOptions<unknown>, have: number): AirlockError {
   return new AirlockError('AIRLOCK_INTERRUPTED', `download interrupted; ${have} bytes kept in ${o.partPath} — run the same command again to resume`,
     EXIT.FAILURE, { subject: o.partPath, bytes: have });
 }
 
 /** Disk full: the part holds only whole, hashed bytes (the sink truncates to them), so it is kept for a resume. */
-function noSpace(err: unknown, o: DownloadOptions, have: number): AirlockError | undefined {
+function noSpace(err: unknown, o: DownloadOptions<unknown>, have: number): AirlockError | undefined {
   if ((err as NodeJS.ErrnoException)?.code !== 'ENOSPC') return undefined;
   return new AirlockError('AIRLOCK_NO_SPACE', `no space left on device while writing ${o.partPath} (${have} bytes written${o.expectedSize ? ` of ${o.expectedSize}` : ''}); free space and run the same command again to resume`,
     EXIT.FAILURE, { subject: o.partPath, bytes: have }, { cause: err });

@@ -111,20 +111,24 @@ export async function fetchPackage(o: FetchOptions): Promise<FetchSummary> {
       seconds: { total: t, download: p.downloadMs / 1000, verify: (Date.now() - t1 - p.downloadMs) / 1000 },
     };
   }
+  // The archive scan (every safety rule, every file's digest) runs alongside the read-back of the
+  // ETag's MD5, on the other core (download.ts).
   const dl = await download({
     url: link.bundleUrl, expiresAt: link.expiresAt, partPath: part, jobId, expectedSize: link.sizeBytes ?? undefined,
     getFreshUrl: async () => { const l = await o.client.getBundle(jobId); return { url: l.bundleUrl, expiresAt: l.expiresAt }; },
     dispatcher: o.dispatcher, retry: o.downloadRetry, signal: o.signal,
     onProgress: (progress) => o.onEvent?.({ type: 'download', progress }),
-  });
-  const t2 = Date.now();
-
-  o.onEvent?.({ type: 'verify', path: part });
-  const scan = await scanArchive({ path: part }, { limits: o.limits }).catch(async (err: unknown) => {
+    alongside: (path) => {
+      o.onEvent?.({ type: 'verify', path });
+      return scanArchive({ path }, { limits: o.limits });
+    },
+  }).catch(async (err: unknown) => {
     // An unsafe or malformed archive is worth nothing: no package, no part to resume.
     if (err instanceof VerificationError) await removePart(part);
     throw err;
   });
+  const t2 = t1 + dl.bytesMs;
+  const scan = dl.alongside!;
   if (scan.archiveSha256 !== dl.sha256 || scan.archiveSize !== dl.size) {
     await removePart(part);
     throw new DigestMismatchError('AIRLOCK_ARCHIVE_CHANGED', `${part} changed between download and verification`, { subject: part });

@@ -1,5 +1,6 @@
 import { DigestMismatchError } from '../errors.js';
 import type { PartState } from './attempt.js';
+import { md5OfFile } from './digests.js';
 import { plainMd5 } from './validators.js';
 
 interface Expect { partPath: string; expectedSize?: number }
@@ -21,15 +22,22 @@ export const finalCheck = {
     }
   },
 
-  /** After the last byte: returns the digests (lowercase hex). */
-  async last(s: PartState, o: Expect): Promise<{ sha256: string; md5: string | undefined }> {
-    const { sha256, md5 } = await s.digests.digest();
+  /** After the last byte: sizes and a stated SHA-256. Returns the SHA-256 (lowercase hex). */
+  last(s: PartState, o: Expect): string {
+    const sha256 = s.digests.digest();
     for (const [what, want] of [['size (sizeBytes)', o.expectedSize], ['size (Content-Length)', s.total]] as const) {
       if (want !== undefined && s.have !== want) throw (mismatch('AIRLOCK_SIZE_MISMATCH', what, want, s.have, o));
     }
-    const etagMd5 = plainMd5(s.etag);
-    if (etagMd5 !== undefined && md5 !== undefined && md5 !== etagMd5) throw (mismatch('AIRLOCK_MD5_MISMATCH', 'MD5 (ETag)', etagMd5, md5, o));
     if (s.statedSha256 !== undefined && sha256 !== s.statedSha256) throw (mismatch('AIRLOCK_SHA256_MISMATCH', 'SHA-256 (stated by the server)', s.statedSha256, sha256, o));
-    return { sha256, md5 };
+    return sha256;
+  },
+
+  /** The ETag when it is a plain MD5 (single-part S3 objects; multipart ETags are not digests): read back off this thread. */
+  async etag(s: PartState, o: Expect): Promise<string | undefined> {
+    const want = plainMd5(s.etag);
+    if (want === undefined) return undefined;
+    const md5 = await md5OfFile(o.partPath, s.have);
+    if (md5 !== want) throw mismatch('AIRLOCK_MD5_MISMATCH', 'MD5 (ETag)', want, md5, o);
+    return md5;
   },
 };

@@ -5,11 +5,6 @@ import { minorGc } from './gc.js';
 
 export { Digests };
 
-/** Running digests of the bytes that are in the part file: sha256 always, md5 only when an ETag can check it. */
-export function newDigests(withMd5: boolean): Digests {
-  return new Digests(withMd5);
-}
-
 export type OpenFile = (path: string, flags: string) => Promise<FileHandle>;
 
 /** Ring of RING × SLOT bytes: the whole memory a download uses for its body, whatever the object's size. */
@@ -117,8 +112,8 @@ export class PartSink implements BodyTarget {
       this.fail(err);
     }
     this.written += done;
-    // Not awaited: the next slot is written while this one is hashed (md5 in its worker).
-    this.digests.take(buf, done).then((b) => this.give(b), (err: unknown) => this.fail(err));
+    this.digests.update(buf, done);
+    this.give(buf);
   }
 
   private give(buf: Buffer): void {
@@ -128,7 +123,7 @@ export class PartSink implements BodyTarget {
     if (this.errored === undefined) this.resume?.();
   }
 
-  /** The disk (or the md5 worker) failed: stop the connection; close() throws the error. */
+  /** The disk failed: stop the connection; close() throws the error. */
   private fail(err: unknown): void {
     this.errored ??= err;
     this.abort?.(err);
@@ -139,20 +134,17 @@ export class PartSink implements BodyTarget {
  * Rebuild the digests of an existing part by reading it once (node's Hash state cannot be
  * persisted across runs, so re-reading is the honest way to resume the digest).
  */
-export async function rehash(path: string, length: number, withMd5: boolean): Promise<Digests> {
-  const d = newDigests(withMd5);
+export async function rehash(path: string, length: number): Promise<Digests> {
+  const d = new Digests();
   const fh = await open(path, 'r');
   try {
-    let buf: Buffer = Buffer.allocUnsafeSlow(SLOT);
+    const buf = Buffer.allocUnsafeSlow(SLOT);
     for (let at = 0; at < length;) {
       const { bytesRead } = await fh.read(buf, 0, Math.min(SLOT, length - at), at);
       if (bytesRead === 0) throw new Error(`${path} is shorter than ${length} bytes`);
-      buf = await d.take(buf, bytesRead);
+      d.update(buf, bytesRead);
       at += bytesRead;
     }
-  } catch (err) {
-    d.close();
-    throw err;
   } finally {
     await fh.close();
   }

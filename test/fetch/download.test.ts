@@ -131,6 +131,20 @@ describe('download', () => {
     expect(existsSync(part())).toBe(false);
   });
 
+  it('the caller\'s check runs alongside the MD5 read-back; a wrong MD5 wins over its error (the transfer explains the bad bytes)', async () => {
+    const good = await serve();
+    const r = await download({ url: good.url, partPath: part(), retry: FAST, alongside: async (p) => (await readFile(p)).length });
+    expect(r).toMatchObject({ alongside: body.length, md5: createHash('md5').update(body).digest('hex') });
+    expect(r.bytesMs).toBeGreaterThanOrEqual(0);
+    const bad = await serve({ etag: `"${'0'.repeat(32)}"` });
+    await rm(part(), { force: true });
+    const err = await download({ url: bad.url, partPath: part(), retry: FAST, alongside: () => Promise.reject(new Error('scan failed')) }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'AIRLOCK_MD5_MISMATCH', exitCode: 4 });
+    expect(existsSync(part())).toBe(false);
+    const scanErr = await download({ url: good.url, partPath: part(), retry: FAST, alongside: () => Promise.reject(new Error('scan failed')) }).catch((e: unknown) => e);
+    expect(scanErr).toMatchObject({ message: 'scan failed' });
+  });
+
   it('a multipart ETag ("…-3") is not taken for an MD5', async () => {
     const s = await serve({ etag: `"${'0'.repeat(32)}-3"` });
     const r = await download({ url: s.url, partPath: part(), retry: FAST });
