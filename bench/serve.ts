@@ -1,11 +1,12 @@
 /**
- * npm run bench:serve [-- --duration 10 --pages 3000 --skip nginx,sirv]
+ * npm run bench:serve [-- --duration 10 --rounds 3 --pages 3000 --skip nginx,sirv]
  *
  * Throughput and p99 of airlock serve against the ceiling of Node's HTTP stack on this machine
  * (a raw node:http server answering from an in-memory Map with byte-identical headers and
  * bodies), sirv, and nginx when installed. Each server is pinned to core 0 (taskset), the load
  * generator (wrk, autocannon where wrk is absent) to core 1: 50 keep-alive connections per run.
  * Workloads: one hot ~15 KB page, and a random mix of 1,000 pages (clean URLs, as the site links).
+ * All servers stay up; `--rounds` interleaves them and the table shows medians over rounds.
  * airlock runs as in production: `airlock serve` (air-gapped, HTML transformed once per version,
  * here by the import step, as `airlock import` does).
  */
@@ -21,7 +22,7 @@ import { create as tarCreate } from 'tar';
 const HERE = fileURLToPath(new URL('.', import.meta.url));
 const BIN = join(HERE, '..', 'dist', 'src', 'cli', 'bin.js');
 const { values: args } = parseArgs({ options: {
-  duration: { type: 'string', default: '10' }, pages: { type: 'string', default: '3000' }, skip: { type: 'string', default: '' },
+  duration: { type: 'string', default: '10' }, rounds: { type: 'string', default: '3' }, pages: { type: 'string', default: '3000' }, skip: { type: 'string', default: '' },
   serve: { type: 'string' }, port: { type: 'string' }, origin: { type: 'string' }, paths: { type: 'string' }, dir: { type: 'string' },
 } });
 
@@ -79,7 +80,7 @@ async function waitUp(url: string): Promise<void> {
   throw new Error(`server at ${url} did not come up`);
 }
 
-interface Result { server: string; workload: string; rps: number; p99ms: number; errors: number }
+interface Result { server: string; workload: string; round: number; rps: number; p99ms: number; errors: number }
 
 function runLoad(url: string, script: string | null, seconds: number): { rps: number; p99ms: number; errors: number } {
   if (hasCmd('wrk')) {
@@ -137,6 +138,7 @@ async function main(): Promise<void> {
   await chmod(work, 0o755); // nginx workers run as an unprivileged user and must read the site
   const children: ChildProcess[] = [];
   const results: Result[] = [];
+  let rounds = 0;
   try {
     const t0 = Date.now();
     const { store, siteDir } = await buildStore(work, Number(args.pages));
@@ -168,30 +170,44 @@ async function main(): Promise<void> {
       await writeFile(join(work, 'nginx.conf'), nginxConf(work, siteDir, 18_404));
       servers.push(['nginx', () => start('nginx', 'nginx', ['-c', join(work, 'nginx.conf'), '-e', join(work, 'nginx.err')], 18_404), 18_404]);
     }
-    const live: ChildProcess[] = [];
-    for (const [name, up, port] of servers) {
+    // Every server stays up (idle when not under load); rounds interleave them, so a noisy minute
+    // on this shared machine touches every server alike. Medians over rounds; the ratio is the
+    // median of each round's airlock/raw ratio.
+    const up: Array<[string, number]> = [];
+    for (const [name, start1, port] of servers) {
       if (skip.has(name.split(' ')[0]!)) continue;
-      const child = await up();
-      live.push(child);
-      // The raw server copies airlock's responses, so airlock stays up until raw has started.
-      for (const [workload, script, path] of [['hot 15 KB page', null, hot.url], ['1,000-page mix', lua, '/']] as const) {
-        runLoad(`http://127.0.0.1:${port}${path}`, script, 1); // warm-up: JIT, caches
-        const r = runLoad(`http://127.0.0.1:${port}${path}`, script, seconds);
-        results.push({ server: name, workload, ...r });
-        process.stderr.write(`${name.padEnd(20)} ${workload.padEnd(16)} ${r.rps.toFixed(0).padStart(7)} req/s  p99 ${r.p99ms.toFixed(2)} ms  errors ${r.errors}\n`);
-      }
-      if (name !== 'airlock') child.kill('SIGTERM');
+      await start1(); // raw copies airlock's responses, so airlock (first) is up before it starts
+      up.push([name, port]);
     }
-    for (const c of live) c.kill('SIGTERM');
+    rounds = Number(args.rounds);
+    for (let round = 1; round <= rounds; round++) {
+      for (const [name, port] of up) {
+        for (const [workload, script, path] of [['hot 15 KB page', null, hot.url], ['1,000-page mix', lua, '/']] as const) {
+          runLoad(`http://127.0.0.1:${port}${path}`, script, 1); // warm-up: JIT, caches
+          const r = runLoad(`http://127.0.0.1:${port}${path}`, script, seconds);
+          results.push({ server: name, workload, round, ...r });
+          process.stderr.write(`round ${round} ${name.padEnd(20)} ${workload.padEnd(16)} ${r.rps.toFixed(0).padStart(7)} req/s  p99 ${r.p99ms.toFixed(2)} ms  errors ${r.errors}\n`);
+        }
+      }
+    }
   } finally {
     for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 300));
     await rm(work, { recursive: true, force: true });
   }
-  const raw = (w: string) => results.find((r) => r.server.startsWith('raw') && r.workload === w)?.rps ?? NaN;
-  process.stdout.write(`\n| server | workload | req/s | p99 ms | × raw node:http | errors |\n|---|---|---:|---:|---:|---:|\n`);
-  for (const r of results) process.stdout.write(`| ${r.server} | ${r.workload} | ${r.rps.toFixed(0)} | ${r.p99ms.toFixed(2)} | ${(r.rps / raw(r.workload)).toFixed(2)} | ${r.errors} |\n`);
-  process.stdout.write(`\n(${seconds} s per run, 50 connections, server on core 0, ${hasCmd('wrk') ? 'wrk' : 'autocannon'} on core 1; target: airlock ≥ 0.85× raw, p99 ≤ 5 ms)\n`);
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const of = (server: string, w: string) => results.filter((r) => r.server === server && r.workload === w);
+  const rawName = 'raw node:http (Map)';
+  process.stdout.write(`\n| server | workload | req/s | p99 ms | × raw node:http (per round) | errors |\n|---|---|---:|---:|---:|---:|\n`);
+  for (const server of [...new Set(results.map((r) => r.server))]) {
+    for (const w of [...new Set(results.map((r) => r.workload))]) {
+      const rs = of(server, w);
+      const ratios = rs.map((r) => r.rps / (of(rawName, w).find((x) => x.round === r.round)?.rps ?? NaN));
+      process.stdout.write(`| ${server} | ${w} | ${median(rs.map((r) => r.rps)).toFixed(0)} | ${median(rs.map((r) => r.p99ms)).toFixed(2)} | ` +
+        `${median(ratios).toFixed(2)} (${ratios.map((x) => x.toFixed(2)).join(', ')}) | ${rs.reduce((a, r) => a + r.errors, 0)} |\n`);
+    }
+  }
+  process.stdout.write(`\n(medians of ${rounds} interleaved rounds, ${seconds} s per run, 50 connections, server on core 0, ${hasCmd('wrk') ? 'wrk' : 'autocannon'} on core 1; target: airlock ≥ 0.85× raw, p99 ≤ 5 ms)\n`);
 }
 
 main().catch((err: unknown) => {

@@ -10,12 +10,16 @@ export class DamagedFileError extends StoreError {
 }
 
 /**
- * Byte-bounded LRU of small file bodies, keyed by absolute path (paths include the version
+ * Byte-bounded cache of small file bodies, keyed by absolute path (paths include the version
  * folder, so versions never share an entry). Memory stays near the budget whatever the site's
- * size; concurrent misses on one file share a single read.
+ * size; concurrent misses on one file share a single read. Eviction is CLOCK (second chance): a
+ * hit only sets a bit, so the hot path never mutates the Map (a strict LRU's delete + set per hit
+ * churns the hash table at 20k requests/s); eviction gives referenced entries one more round.
  */
+interface Slot { buf: Buffer; ref: boolean }
+
 export class BodyCache {
-  private readonly map = new Map<string, Buffer>();
+  private readonly map = new Map<string, Slot>();
   private readonly pending = new Map<string, Promise<Buffer>>();
   private bytes = 0;
 
@@ -26,13 +30,10 @@ export class BodyCache {
   }
 
   get(file: string): Buffer | undefined {
-    const buf = this.map.get(file);
-    if (buf !== undefined) {
-      // Refresh recency: Map iteration order is insertion order, so the first key is the LRU.
-      this.map.delete(file);
-      this.map.set(file, buf);
-    }
-    return buf;
+    const slot = this.map.get(file);
+    if (slot === undefined) return undefined;
+    slot.ref = true;
+    return slot.buf;
   }
 
   /** Read into the cache; with `sha256`, bytes that do not match are refused, never cached. */
@@ -58,12 +59,20 @@ export class BodyCache {
 
   private put(file: string, buf: Buffer): void {
     if (buf.length > this.budget || this.map.has(file)) return;
-    this.map.set(file, buf);
+    this.map.set(file, { buf, ref: false });
     this.bytes += buf.length;
-    for (const [k, v] of this.map) {
-      if (this.bytes <= this.budget) break;
+    // Map order is insertion order: the front is the oldest. A referenced entry there loses its
+    // bit and moves to the back; the first unreferenced one is evicted. Each entry moves at most
+    // once per pass, so this ends (the new entry is unreferenced and last).
+    while (this.bytes > this.budget) {
+      const [k, slot] = this.map.entries().next().value as [string, Slot];
       this.map.delete(k);
-      this.bytes -= v.length;
+      if (slot.ref && k !== file) {
+        slot.ref = false;
+        this.map.set(k, slot);
+      } else {
+        this.bytes -= slot.buf.length;
+      }
     }
   }
 }
