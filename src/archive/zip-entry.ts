@@ -37,7 +37,10 @@ export function zipEntryStream(fh: FileHandle, r: Range, dataStart: number, e: C
   const raw = handleRangeStream(fh, r.start + dataStart, e.compressedSize);
   raw.on('error', (err: NodeJS.ErrnoException) => check.destroy(malformed(ARCHIVE_CODES.TRUNCATED, e.name, `cannot read: ${err.message}`, {}, err)));
   if (e.method === 8) {
-    const inflate = createInflateRaw({ chunkSize: 256 * 1024 });
+    // Output buffer sized to the entry (zlib keeps one per stream, freed only by GC): 10,000
+    // entries of 100 KB no longer churn 2.5 GB of 256 KiB buffers. The declared size only tunes
+    // speed; EntryCheck still counts every byte that comes out.
+    const inflate = createInflateRaw({ chunkSize: Math.min(256 * 1024, Math.max(16 * 1024, e.size + 1)) });
     inflate.on('error', (err: NodeJS.ErrnoException) => check.destroy(zlibError(err, e.name)));
     raw.pipe(inflate).pipe(check);
     check.on('close', () => inflate.destroy());

@@ -1,7 +1,7 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { Digests } from './digests.js';
 import type { BodyTarget } from './get.js';
-import { minorGc } from './gc.js';
+import { minorGc } from '../util/gc.js';
 
 export { Digests };
 
