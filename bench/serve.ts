@@ -133,12 +133,12 @@ async function main(): Promise<void> {
   if (args.serve === 'raw') return rawServer(Number(args.port), args.origin!, args.paths!);
   if (args.serve === 'sirv') return sirvServer(Number(args.port), args.dir!);
   const seconds = Number(args.duration);
+  const rounds = Number(args.rounds);
   const skip = new Set(args.skip!.split(',').filter(Boolean));
   const work = await mkdtemp(join(tmpdir(), 'airlock-bench-'));
   await chmod(work, 0o755); // nginx workers run as an unprivileged user and must read the site
   const children: ChildProcess[] = [];
   const results: Result[] = [];
-  let rounds = 0;
   try {
     const t0 = Date.now();
     const { store, siteDir } = await buildStore(work, Number(args.pages));
@@ -179,7 +179,6 @@ async function main(): Promise<void> {
       await start1(); // raw copies airlock's responses, so airlock (first) is up before it starts
       up.push([name, port]);
     }
-    rounds = Number(args.rounds);
     for (let round = 1; round <= rounds; round++) {
       for (const [name, port] of up) {
         for (const [workload, script, path] of [['hot 15 KB page', null, hot.url], ['1,000-page mix', lua, '/']] as const) {

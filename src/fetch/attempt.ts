@@ -1,6 +1,7 @@
 import type { Dispatcher } from 'undici';
 import { UpstreamError } from '../errors.js';
-import { Digests, PartSink, type OpenFile } from './sink.js';
+import { Digests } from './digests.js';
+import { PartSink, type OpenFile } from './sink.js';
 import { get, type Response } from './get.js';
 import { contentLength, header, isExpiredLinkAnswer, parseContentRange, safeUrl, statedSha256, strongEtag, type HeaderBag } from './validators.js';
 import { isTransientNetworkError, parseRetryAfter } from './retry.js';

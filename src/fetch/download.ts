@@ -7,7 +7,8 @@ import { attempt, type PartState } from './attempt.js';
 import { finalCheck } from './final-check.js';
 import { backoffMs, DEFAULT_RETRY, sleep, type RetryPolicy } from './retry.js';
 import { partSize, readSidecar, removePart, sidecarPath, writeSidecar } from './sidecar.js';
-import { Digests, rehash, syncPart, type OpenFile } from './sink.js';
+import { Digests } from './digests.js';
+import { rehash, syncPart, type OpenFile } from './sink.js';
 import { safeUrl } from './validators.js';
 
 export interface FreshLink { url: string; expiresAt?: string | Date }

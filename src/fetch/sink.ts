@@ -3,8 +3,6 @@ import { Digests } from './digests.js';
 import type { BodyTarget } from './get.js';
 import { minorGc } from '../util/gc.js';
 
-export { Digests };
-
 export type OpenFile = (path: string, flags: string) => Promise<FileHandle>;
 
 /** Ring of RING × SLOT bytes: the whole memory a download uses for its body, whatever the object's size. */
@@ -94,7 +92,7 @@ export class PartSink implements BodyTarget {
   }
 
   private flush(): void {
-    minorGc(); // the socket's spent buffers, see gc.ts
+    minorGc(); // the socket's spent buffers, see util/gc.ts
     clearTimeout(this.timer);
     this.timer = undefined;
     const buf = this.cur!, len = this.fill;
