@@ -23,11 +23,14 @@ export type Decision = { kind: 'file'; path: string } | { kind: 'dir' };
  * and zip. Stateful (counts, names seen), no I/O. Every refusal names the entry as given.
  */
 export class EntryGuard {
-  private readonly registry = new PathRegistry();
+  private readonly registry: PathRegistry;
   private entries = 0;
   private bytes = 0;
 
-  constructor(private readonly limits: ArchiveLimits) {}
+  /** `foldsCase`: the destination file system folds letter case (names differing only in case collide). */
+  constructor(private readonly limits: ArchiveLimits, foldsCase = false) {
+    this.registry = new PathRegistry(foldsCase);
+  }
 
   admit(h: RawHeader): Decision {
     if (h.kind === 'symlink' || h.kind === 'hardlink') {

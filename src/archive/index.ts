@@ -1,8 +1,14 @@
 /** src/archive — safe reading of export archives (tar, tar.gz/tgz, zip). See docs/DESIGN.md. */
-export type { ArchiveFormat, ArchiveLimits, ByteSource, ArchiveEntry, FileRecord, ScanResult, ReadOptions } from './types.js';
+export type { ArchiveFormat, ArchiveLimits, ByteSource, ArchiveEntry, FileRecord, ScanResult, ReadOptions, ScanOptions, EntryWatch } from './types.js';
 export { DEFAULT_LIMITS, RATIO_FLOOR_BYTES } from './types.js';
 export { ARCHIVE_CODES, type ArchiveCode } from './errors.js';
 export { detectFormat } from './detect.js';
 export { readArchive } from './read.js';
 export { wrappingFolder } from './wrapping.js';
 export { scanArchive, extractArchive } from './scan.js';
+// For src/package: a manifest's paths and the package's own tar headers follow the same rules.
+export { checkEntryPath } from './paths.js';
+export { tarChecksumValid } from './detect.js';
+export { resolveLimits } from './types.js';
+export { probeCaseFolding } from './case-probe.js';
+export { hashByteSource } from './source.js';

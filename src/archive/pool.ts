@@ -1,7 +1,9 @@
 /**
  * A small bounded job pool: at most `concurrency` jobs run at once, and submit() waits while
- * more than `maxBytes` of buffered data are queued or running (memory stays flat whatever the
- * archive size). The first failure is kept and rethrown by drain().
+ * more than `maxBytes` of buffered data or more than `maxQueued` jobs are queued or running
+ * (memory stays flat whatever the archive size, even for empty files). The first failure is kept
+ * and rethrown by submit() and drain(); queued jobs that have not started are dropped then
+ * (fail fast: nothing more is written after a write failed).
  */
 export class JobPool {
   private running = 0;
@@ -13,6 +15,7 @@ export class JobPool {
   constructor(
     private readonly concurrency: number,
     private readonly maxBytes: number,
+    private readonly maxQueued = 256,
   ) {}
 
   async submit(run: () => Promise<void>, bytes: number): Promise<void> {
@@ -20,13 +23,23 @@ export class JobPool {
     this.queue.push({ run, bytes });
     this.bytes += bytes;
     this.pump();
-    while (this.bytes > this.maxBytes && !this.failure) await this.wait();
+    while ((this.bytes > this.maxBytes || this.queue.length > this.maxQueued) && !this.failure) await this.wait();
     this.check();
   }
 
+  /** Wait until no job runs or waits; rethrows the first failure. */
   async drain(): Promise<void> {
     while (this.running > 0 || this.queue.length > 0) await this.wait();
     this.check();
+  }
+
+  /**
+   * Drop the jobs that have not started and wait for the running ones to end, whatever they
+   * end with: afterwards nothing of this pool touches the disk any more.
+   */
+  async cancel(): Promise<void> {
+    this.dropQueued();
+    while (this.running > 0) await this.wait();
   }
 
   private check(): void {
@@ -37,6 +50,11 @@ export class JobPool {
     return new Promise((r) => this.waiters.push(r));
   }
 
+  private dropQueued(): void {
+    for (const job of this.queue.splice(0)) this.bytes -= job.bytes;
+    for (const w of this.waiters.splice(0)) w();
+  }
+
   private pump(): void {
     while (this.running < this.concurrency && this.queue.length > 0) {
       const job = this.queue.shift()!;
@@ -45,6 +63,7 @@ export class JobPool {
         () => this.settle(job.bytes),
         (err: unknown) => {
           if (!this.failure) this.failure = { err };
+          this.dropQueued();
           this.settle(job.bytes);
         },
       );

@@ -21,7 +21,7 @@ export async function openArchive(src: ByteSource, opts: ReadOptions = {}): Prom
   if (opts.format && opts.format !== format) {
     throw malformed(ARCHIVE_CODES.NOT_AN_ARCHIVE, range.path, `expected a ${opts.format} archive but the bytes are ${format}`);
   }
-  const guard = new EntryGuard(limits);
+  const guard = new EntryGuard(limits, opts.foldsCase ?? false);
   const entries = format === 'zip' ? readZip(range, guard, limits) : readTar(range, format === 'tar.gz', guard, limits);
   return { format, range, entries };
 }

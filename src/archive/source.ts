@@ -63,10 +63,18 @@ export async function readHead(r: Range, n: number): Promise<Buffer> {
   }
 }
 
-/** sha256 of the exact bytes of the range (the archive digest of the manifest). */
-export async function hashRange(r: Range): Promise<string> {
+/** sha256 of the exact bytes of the range (the archive digest of the manifest); `signal` stops the read. */
+export async function hashRange(r: Range, signal?: AbortSignal): Promise<string> {
   const h = createHash('sha256');
-  for await (const chunk of rangeStream(r)) h.update(chunk as Buffer);
+  const stream = rangeStream(r);
+  const stop = () => stream.destroy(signal?.reason as Error);
+  signal?.addEventListener('abort', stop, { once: true });
+  try {
+    signal?.throwIfAborted();
+    for await (const chunk of stream) h.update(chunk as Buffer);
+  } finally {
+    signal?.removeEventListener('abort', stop);
+  }
   return h.digest('hex');
 }
 
@@ -92,4 +100,9 @@ export function handleRangeStream(fh: FileHandle, start: number, length: number)
       );
     },
   });
+}
+
+/** sha256 of a ByteSource's exact bytes (a package's archive member, read in place). */
+export async function hashByteSource(src: ByteSource, signal?: AbortSignal): Promise<string> {
+  return hashRange(await resolveRange(src), signal);
 }

@@ -53,6 +53,29 @@ export interface ScanResult {
 export interface ReadOptions {
   limits?: Partial<ArchiveLimits>;
   format?: ArchiveFormat;
+  /**
+   * The destination file system folds letter case, so names that differ only in case collide
+   * (AIRLOCK_CASE_COLLISION). Default false when nothing is written (scan, verify); extractArchive
+   * probes its destination when this is not given (see case-probe.ts).
+   */
+  foldsCase?: boolean;
+}
+
+/**
+ * What a caller that knows the expected content (a signed manifest) checks on each file as it
+ * is read, so that a refusal comes at once instead of after every file was written.
+ */
+export interface EntryWatch {
+  /** Before any byte of the entry is read or written; throw to refuse. `path` is not yet stripped. */
+  entry(path: string, size: number): void;
+  /** After the entry's last byte, with its sha256; throw to refuse. */
+  done(path: string, size: number, sha256: string): void;
+}
+
+export interface ScanOptions extends ReadOptions {
+  watch?: EntryWatch;
+  /** Stop between entries and inside one; the walk rejects with `signal.reason`. */
+  signal?: AbortSignal;
 }
 
 const LimitsSchema = z.object({

@@ -1,13 +1,11 @@
-import { close, constants, fsync, mkdirSync, openSync, writeSync } from 'node:fs';
-import { mkdir, open, readdir, rename, rmdir, type FileHandle } from 'node:fs/promises';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { mkdir, readdir, rename, rmdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { AirlockError } from '../errors.js';
 import { fsyncDir } from '../util/fsx.js';
 import { JobPool } from './pool.js';
-
-// O_EXCL: never open an existing file, and with O_CREAT never follow a symlink at the name.
-const CREATE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0);
+import { CREATE, settledAll, syncAndClose, writeAll, writeSmall } from './write-io.js';
 /**
  * File creation and fsync are latency-bound (journal, VM exits), not CPU-bound: a few files in
  * flight on the thread pool beat one at a time. Files up to SMALL are buffered whole and written
@@ -21,6 +19,7 @@ export interface FileSink {
   write(chunk: Buffer): void;
   /** Queue the rest (write, fsync, close); resolves when there is room for the next file. */
   end(): Promise<void>;
+  /** The entry failed: close its file at once (the caller removes the whole tree). */
   abort(): void;
 }
 
@@ -31,6 +30,8 @@ export interface FileSink {
  */
 export class TreeWriter {
   private readonly made = new Set<string>();
+  /** Big files' descriptors from open until their pool job closes them (settle() closes the rest). */
+  private readonly open = new Set<number>();
   private readonly pool = new JobPool(CONCURRENCY, MAX_BUFFERED);
 
   private constructor(readonly root: string) {}
@@ -56,6 +57,7 @@ export class TreeWriter {
         }
         if (fd === undefined) {
           fd = openSync(target, CREATE, 0o644);
+          this.open.add(fd);
           for (const c of chunks.splice(0)) writeAll(fd, c);
         }
         writeAll(fd, chunk);
@@ -63,12 +65,14 @@ export class TreeWriter {
       end: () => {
         if (fd !== undefined) {
           const h = fd;
-          return this.pool.submit(() => syncAndClose(h), 0);
+          return this.pool.submit(() => syncAndClose(h).finally(() => this.open.delete(h)), 0);
         }
         return this.pool.submit(() => writeSmall(target, chunks, size), size);
       },
       abort: () => {
-        if (fd !== undefined) void syncAndClose(fd).catch(() => {});
+        if (fd !== undefined) this.closeNow(fd);
+        fd = undefined;
+        chunks.length = 0;
       },
     };
   }
@@ -94,13 +98,27 @@ export class TreeWriter {
       await this.unwrap(strip.slice(0, -1));
       dirs = dirs.filter((d) => d !== strip.slice(0, -1)).map((d) => d.slice(strip.length));
     }
-    await Promise.all(dirs.map((d) => fsyncDir(join(this.root, d))));
+    await settledAll(dirs.map((d) => fsyncDir(join(this.root, d))));
     await fsyncDir(this.root);
   }
 
-  /** Wait for queued files after a failure, so the caller can remove the folder cleanly. */
+  /**
+   * After a failure: drop the files not yet started and wait for those being written, so that
+   * no write is in flight when the caller removes the folder (a write landing in a folder
+   * being removed made rm fail with ENOTEMPTY and left files behind).
+   */
   async settle(): Promise<void> {
-    await this.pool.drain().catch(() => {});
+    await this.pool.cancel();
+    for (const fd of this.open) this.closeNow(fd);
+  }
+
+  private closeNow(fd: number): void {
+    this.open.delete(fd);
+    try {
+      closeSync(fd);
+    } catch {
+      // already closed by its job
+    }
   }
 
   /** root/site/* -> root/*, through a temp name so that site/site/ cannot clash. */
@@ -110,23 +128,4 @@ export class TreeWriter {
     for (const name of await readdir(tmp)) await rename(join(tmp, name), join(this.root, name));
     await rmdir(tmp);
   }
-}
-
-function writeAll(fd: number, chunk: Buffer): void {
-  for (let off = 0; off < chunk.length; ) off += writeSync(fd, chunk, off);
-}
-
-async function writeSmall(target: string, chunks: Buffer[], size: number): Promise<void> {
-  const fh: FileHandle = await open(target, CREATE, 0o644);
-  try {
-    if (size > 0) await fh.writev(chunks);
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-}
-
-async function syncAndClose(fd: number): Promise<void> {
-  await new Promise<void>((res, rej) => fsync(fd, (e) => (e ? rej(e) : res())));
-  await new Promise<void>((res, rej) => close(fd, (e) => (e ? rej(e) : res())));
 }

@@ -66,13 +66,18 @@ export function parseCentralDirectory(buf: Buffer, count: number, subject: strin
   return out;
 }
 
-/** Unix mode in the high 16 bits when "version made by" is Unix (3); else the MS-DOS directory bit. */
+/**
+ * The Unix file type in the high 16 bits when "version made by" is Unix (3). Permission bits
+ * without type bits (Python's `zipfile.writestr` writes 0o600 << 16) say nothing about the type:
+ * then, as without a Unix mode, a trailing "/" or the MS-DOS directory bit makes a folder and
+ * anything else is a regular file.
+ */
 function kindOf(host: number, external: number, name: string): { kind: EntryKind; typeName: string } {
-  const mode = external >>> 16;
-  if (host === 3 && mode !== 0) {
-    const t = UNIX_TYPES[mode & S_IFMT];
+  const type = (external >>> 16) & S_IFMT;
+  if (host === 3 && type !== 0) {
+    const t = UNIX_TYPES[type];
     if (t) return { kind: t[0], typeName: t[1] };
-    return { kind: 'other', typeName: `unknown file type 0o${(mode & S_IFMT).toString(8)}` };
+    return { kind: 'other', typeName: `unknown file type 0o${type.toString(8)}` };
   }
   if (name.endsWith('/') || (external & 0x10) !== 0) return { kind: 'dir', typeName: 'directory' };
   return { kind: 'file', typeName: 'file' };

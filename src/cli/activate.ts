@@ -6,7 +6,15 @@ import { UsageError } from '../errors.js';
 
 const command: Command = {
   summary: 'make a version the active one (running servers switch without restart)',
-  usage: 'usage: airlock activate V [--store DIR] [--json]\n\nAtomic and durable: once this returns, V stays active across a crash.',
+  usage: `usage: airlock activate V [--store DIR] [--json]
+
+Make version V the active one. Atomic and durable: once this returns, V stays active across a
+crash; running unpinned servers switch to it within 1 s.
+
+  --store DIR   the store (default: $AIRLOCK_STORE, else ./airlock-store)
+  --json        print one JSON document on stdout ({ok, store, active})
+
+Exit codes: 0 ok, 1 failure (e.g. no such version), 2 usage.`,
   async run(argv, ctx) {
     const { values, positionals } = parse(argv, { store: { type: 'string' }, json: { type: 'boolean' } });
     if (positionals.length !== 1) throw new UsageError('activate takes exactly one version label', { subject: 'V' });

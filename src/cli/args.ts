@@ -1,5 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { UsageError } from '../errors.js';
+import { VERSION_LABEL, checkLabel } from '../package/label.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
@@ -29,9 +30,9 @@ export function parseIntFlag(value: unknown, flag: string, min = 0, max = Number
   return n;
 }
 
-export const VERSION_LABEL = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+/** The rule belongs to the package format (src/package/label.ts); re-exported for the commands. */
+export { VERSION_LABEL };
 
 export function checkVersionLabel(v: string, flag = 'version'): string {
-  if (!VERSION_LABEL.test(v)) throw new UsageError(`invalid ${flag} ${JSON.stringify(v)}: must match ${VERSION_LABEL.source}`, { subject: flag });
-  return v;
+  return checkLabel(v, flag);
 }

@@ -3,12 +3,27 @@ import { EXIT } from '../errors.js';
 import { redact } from '../util/redact.js';
 import { main } from './main.js';
 
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (err: unknown) => {
-    process.stderr.write(redact(String(err)) + '\n');
-    process.exitCode = EXIT.FAILURE;
-  },
-);
+/**
+ * Every command has cleaned up by the time `main` settles (servers closed, leases released, temp
+ * folders removed). Then flush stdout/stderr and exit at once with the command's code: a natural
+ * exit first tears down the signal handlers (Node's defaults return for a few milliseconds), so a
+ * late signal of a storm would turn a clean exit 0 into "killed by SIGTERM"; and a handle left
+ * open by mistake must never keep a finished command alive.
+ */
+function flushed(stream: NodeJS.WriteStream): Promise<void> {
+  return new Promise((resolve) => {
+    if (stream.destroyed || !stream.writable) return resolve();
+    stream.write('', () => resolve());
+  });
+}
+
+function done(code: number): void {
+  process.exitCode = code;
+  // Only once both are flushed: a slow reader of a large --json document must get all of it.
+  void Promise.all([flushed(process.stdout), flushed(process.stderr)]).then(() => process.exit(code));
+}
+
+main(process.argv.slice(2)).then(done, (err: unknown) => {
+  process.stderr.write(redact(String(err)) + '\n');
+  done(EXIT.FAILURE);
+});

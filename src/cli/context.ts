@@ -1,4 +1,5 @@
 import { redact } from '../util/redact.js';
+import { escapeControls, escapeJson } from '../util/terminal.js';
 
 /**
  * What a command needs of the outside world, injected so commands stay testable:
@@ -23,16 +24,31 @@ export function defaultContext(): CliContext {
   };
 }
 
-/** Print the command's result: JSON (one document) or prose lines, on stdout. */
+/**
+ * Everything a command prints goes through here (src/util/terminal.ts): secrets redacted, and
+ * control characters escaped, so data (a manifest's domain, an archive path, a server's error)
+ * can never drive the operator's terminal. JSON keeps its meaning (\u escapes); prose keeps its
+ * own line breaks, and values interpolated with `shown` are escaped whole.
+ */
 export function printResult(ctx: CliContext, json: boolean, value: unknown, prose: () => string): void {
-  if (json) ctx.stdout.write(redact(JSON.stringify(value, null, 2)) + '\n');
+  if (json) ctx.stdout.write(jsonText(value) + '\n');
   else {
     const text = prose();
-    if (text) ctx.stdout.write(redact(text.endsWith('\n') ? text : text + '\n'));
+    if (text) out(ctx, text);
   }
 }
 
-/** A log line on stderr, secrets redacted. */
+/** One JSON document for stdout, escaped and redacted. */
+export function jsonText(value: unknown, indent = 2): string {
+  return redact(escapeJson(JSON.stringify(value, null, indent)));
+}
+
+/** Text on stdout (a URL, a block of instructions), escaped and redacted. */
+export function out(ctx: CliContext, text: string): void {
+  ctx.stdout.write(redact(escapeControls(text.endsWith('\n') ? text : text + '\n', { layout: true })));
+}
+
+/** A log line on stderr, escaped and redacted. */
 export function log(ctx: CliContext, line: string): void {
-  ctx.stderr.write(redact(line) + '\n');
+  ctx.stderr.write(redact(escapeControls(line, { layout: true })) + '\n');
 }

@@ -3,11 +3,14 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { resolveFeatures } from '../features/index.js';
 import { runChain } from '../demo/chain.js';
-import { createReporter } from '../fetch/index.js';
 import { featureOptions } from '../serve/features.js';
 import { runServer } from '../serve/run.js';
+import { trapFor } from './interrupt.js';
+import { Progress } from './progress.js';
+import { fetchReporter } from './reporters.js';
+import { probeListen } from '../util/listen.js';
 import { parse, parseIntFlag } from './args.js';
-import { log, type CliContext } from './context.js';
+import { log, out, type CliContext } from './context.js';
 import type { Command } from './main.js';
 
 const usage = `usage: airlock demo [--port N] [--host H] [--dir DIR]
@@ -18,7 +21,9 @@ Prints the URL to open on stdout; Ctrl-C stops it.
 
   --port N   port to serve on (default: any free port)
   --host H   default 127.0.0.1
-  --dir DIR  keep the keys, package and store in DIR (default: a temp folder removed on exit)`;
+  --dir DIR  keep the keys, package and store in DIR (default: a temp folder removed on exit)
+
+Exit codes: 0 stopped, 1 failure (e.g. the port is taken), 2 usage.`;
 
 const command: Command = {
   summary: 'run emulate → fetch → import → serve on the embedded stand-in; prints the URL',
@@ -26,32 +31,41 @@ const command: Command = {
   async run(argv: string[], ctx: CliContext) {
     const { values } = parse(argv, { port: { type: 'string' }, host: { type: 'string' }, dir: { type: 'string' } }, false);
     const port = parseIntFlag(values.port, '--port', 0, 65535) ?? 0;
+    const host = values.host ?? '127.0.0.1';
+    await probeListen(host, port); // before the chain's seconds of work
     const keep = values.dir !== undefined;
+    // From here no signal ends the process before the emulator is stopped and the temp folder
+    // (which holds a private key) is gone.
+    const trap = trapFor(ctx);
     const dir = keep ? resolve(ctx.cwd, values.dir!) : await mkdtemp(join(tmpdir(), 'airlock-demo-'));
-    const reporter = createReporter(ctx.stderr, ctx.interactive);
+    const removeDir = async () => { if (!keep) await rm(dir, { recursive: true, force: true }); };
+    const progress = new Progress(ctx.stderr, { interactive: ctx.interactive });
     let chain;
     try {
-      chain = await runChain(dir, (line) => log(ctx, `airlock demo: ${line}`), (e) => reporter.onEvent(e));
+      chain = await runChain(dir, (line) => progress.log(`airlock demo: ${line}`), fetchReporter(progress), trap.signal);
     } catch (err) {
-      if (!keep) await rm(dir, { recursive: true, force: true });
+      await removeDir();
+      if (trap.signal.aborted) return 0; // Ctrl-C while setting up: stopped, nothing left behind
       throw err;
     } finally {
-      reporter.stop();
+      progress.end();
     }
     const { emulator, store } = chain;
     return runServer({
       server: { store, ...featureOptions(resolveFeatures({ deployment: 'air-gapped' })) },
       port,
-      host: values.host ?? '127.0.0.1',
+      host,
       workers: 1,
+      trap,
+      hangup: 'stop',
       onUrl: (url) => {
         log(ctx, `airlock demo: serve:   air-gapped (search, assistant, analytics off); try: airlock list --store ${store}`);
-        ctx.stdout.write(`${url}\n`);
+        out(ctx, url);
       },
       log: (line) => log(ctx, line),
       onClosed: async () => {
         await emulator.close();
-        if (!keep) await rm(dir, { recursive: true, force: true });
+        await removeDir();
       },
     });
   },

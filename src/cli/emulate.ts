@@ -1,54 +1,113 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { UsageError } from '../errors.js';
+import { atomicWriteFile } from '../util/fsx.js';
 import { parse, parseIntFlag } from './args.js';
-import { log, type CliContext } from './context.js';
+import { log, out, type CliContext } from './context.js';
 import type { Command } from './main.js';
+import { trapFor } from './interrupt.js';
+import { listenError } from '../util/listen.js';
+import { whenAborted } from '../util/signals.js';
 
 /**
  * `airlock emulate`: the service stand-in on a port until Ctrl-C. Its keys are random per run and
  * never printed (output redacts every svc_ key anyway): they are written to 0600 files in a
  * private temp folder whose paths are printed, ready for AIRLOCK_ADMIN_KEY_FILE.
  */
+/** Agent jobs that exist from the start, so `airlock agent-job` can be tried at once. */
+const DEMO_AGENT_JOBS = [
+  { projectId: 'demo', id: 'agj_completes', outcome: 'completed' as const },
+  { projectId: 'demo', id: 'agj_fails', outcome: 'failed' as const },
+];
+
+interface KeyFiles { adminFile: string; assistantFile: string; remove(): Promise<void> }
+
+/**
+ * The emulator's keys in 0600 files, each written whole (temp file, rename) so a script waiting
+ * for admin.key never reads half a key. Into a private temp folder, or into `dir` (created 0700
+ * when missing). remove() takes away what was written: the files, and the folder if made here.
+ */
+async function writeKeyFiles(dir: string | undefined, k: { admin: string; assistant: string }): Promise<KeyFiles> {
+  let made: string | null = null;
+  if (dir === undefined) made = dir = await mkdtemp(join(tmpdir(), 'airlock-emulate-'));
+  else {
+    made = await mkdir(dir, { mode: 0o700 }).then(() => dir!, (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EEXIST') return null;
+      throw new UsageError(`--keys-dir ${dir}: ${err.code === 'ENOENT' ? 'its parent folder does not exist' : err.code}`, { subject: '--keys-dir' });
+    });
+    const s = await stat(dir);
+    if (!s.isDirectory()) throw new UsageError(`--keys-dir ${dir} is not a folder`, { subject: '--keys-dir' });
+  }
+  const adminFile = join(dir, 'admin.key');
+  const assistantFile = join(dir, 'assistant.key');
+  const remove = async () => {
+    if (made !== null) await rm(made, { recursive: true, force: true });
+    else await Promise.all([rm(adminFile, { force: true }), rm(assistantFile, { force: true })]);
+  };
+  try {
+    await atomicWriteFile(assistantFile, k.assistant + '\n', 0o600);
+    await atomicWriteFile(adminFile, k.admin + '\n', 0o600);
+  } catch (err) {
+    await remove();
+    throw err;
+  }
+  return { adminFile, assistantFile, remove };
+}
+
 const command: Command = {
   summary: "run a local stand-in of the service's API over the built-in fixture sites",
-  usage: `usage: airlock emulate [--port N] [--host H]
+  usage: `usage: airlock emulate [--port N] [--host H] [--keys-dir DIR]
 
 Serves the export, assistant, search and agent-job APIs on http://H:N (default 127.0.0.1, a free
-port) over the committed fixture site (domain docs.example.com). The accepted keys are written to
-files in a private temp folder; point AIRLOCK_ADMIN_KEY_FILE at the admin key file. Ctrl-C stops.`,
+port) over the committed fixture site (domain docs.example.com). The accepted keys (random per
+run) are written to admin.key and assistant.key (mode 0600) in a private temp folder, or in
+--keys-dir; point AIRLOCK_ADMIN_KEY_FILE at admin.key. Two agent jobs of project "demo" exist from
+the start: agj_completes (completed after 2 s, with a prLink) and agj_fails (failed after 2 s).
+Ctrl-C (SIGINT, SIGTERM, SIGHUP) stops it and removes the key files.
+
+  --port N          port to listen on (default: a free one)
+  --host H          address to listen on (default 127.0.0.1; the emulator is for local use)
+  --keys-dir DIR    write the key files here (created, mode 0700, when missing; its parent must
+                    exist), so scripts know their path; they appear once the emulator listens
+
+Exit codes: 0 stopped, 1 failure (e.g. the port is taken), 2 usage.`,
   async run(argv: string[], ctx: CliContext) {
-    const { values } = parse(argv, { port: { type: 'string' }, host: { type: 'string' } }, false);
+    const { values } = parse(argv, { port: { type: 'string' }, host: { type: 'string' }, 'keys-dir': { type: 'string' } }, false);
     const port = parseIntFlag(values.port, '--port', 0, 65535) ?? 0;
     const host = values.host ?? '127.0.0.1';
     const { startEmulator } = await import('../emulator/index.js');
-    const emu = await startEmulator({ port, host });
-    const dir = await mkdtemp(join(tmpdir(), 'airlock-emulate-'));
-    const adminFile = join(dir, 'admin.key');
-    const assistantFile = join(dir, 'assistant.key');
-    await writeFile(adminFile, emu.keys.admin + '\n', { mode: 0o600 });
-    await writeFile(assistantFile, emu.keys.assistant + '\n', { mode: 0o600 });
-    if (!['127.0.0.1', '::1', 'localhost'].includes(host)) log(ctx, `airlock emulate: warning: listening on ${host}; the emulator is for local use`);
-    ctx.stdout.write(
-      [
-        `airlock emulate: listening on ${emu.url}`,
-        `domains: docs.example.com`,
-        `admin key file:     ${adminFile}`,
-        `assistant key file: ${assistantFile}`,
-        '',
-        'try:',
-        `  export AIRLOCK_API_URL=${emu.url}`,
-        `  export AIRLOCK_ADMIN_KEY_FILE=${adminFile}`,
-        '  airlock fetch --domain docs.example.com',
-        '',
-      ].join('\n'),
-    );
-    await new Promise<void>((resolve) => {
-      process.once('SIGINT', resolve);
-      process.once('SIGTERM', resolve);
-    });
-    await emu.close();
-    await rm(dir, { recursive: true, force: true });
+    // From here no signal ends the process before the emulator is closed and its key folder gone.
+    const trap = trapFor(ctx);
+    const emu = await startEmulator({ port, host, agentJobMs: 2000, agentJobs: DEMO_AGENT_JOBS }).catch((err: unknown) => { throw listenError(err, host, port); });
+    let keys: KeyFiles | null = null;
+    try {
+      keys = await writeKeyFiles(values['keys-dir'] === undefined ? undefined : resolve(ctx.cwd, values['keys-dir']), emu.keys);
+      const { adminFile, assistantFile } = keys;
+      if (!['127.0.0.1', '::1', 'localhost'].includes(host)) log(ctx, `airlock emulate: warning: listening on ${host}; the emulator is for local use`);
+      if (!trap.signal.aborted) {
+        out(
+          ctx,
+          [
+            `airlock emulate: listening on ${emu.url}`,
+            `domains: docs.example.com`,
+            `admin key file:     ${adminFile}`,
+            `assistant key file: ${assistantFile}`,
+            '',
+            'try:',
+            `  export AIRLOCK_API_URL=${emu.url}`,
+            `  export AIRLOCK_ADMIN_KEY_FILE=${adminFile}`,
+            '  airlock fetch --domain docs.example.com',
+            '  airlock agent-job demo agj_completes --wait',
+            '',
+          ].join('\n'),
+        );
+      }
+      await whenAborted(trap.signal);
+    } finally {
+      await emu.close();
+      await keys?.remove();
+    }
     log(ctx, 'airlock emulate: stopped');
     return 0;
   },

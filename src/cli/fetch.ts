@@ -1,12 +1,16 @@
 import { resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { fetchPackage } from '../fetch/fetch.js';
-import { createReporter } from '../fetch/progress.js';
+import { Progress } from './progress.js';
+import { fetchReporter } from './reporters.js';
 import { loadPrivateKey, loadPublicKey } from '../package/keys.js';
+import { checkDomain } from '../package/label.js';
 import { ServiceClient, checkKeyType, readAdminKey } from '../upstream/index.js';
 import { parse, requireString } from './args.js';
-import { printResult, type CliContext } from './context.js';
+import { log, printResult, type CliContext } from './context.js';
 import type { Command } from './main.js';
+import { trapFor } from './interrupt.js';
+import { shown } from '../util/terminal.js';
 
 const usage = `usage: airlock fetch --domain D [--api-url URL] [--job JOBID] [--out DIR] [--version-label V] [--sign-key FILE] [--trust PUBFILE]... [--json]
 
@@ -19,12 +23,16 @@ DIR/<domain>-<version>.airlock. Prints the package path (or a JSON summary with 
   --job JOBID         reuse an existing export job instead of starting one
   --out DIR           output folder (default: the current folder)
   --version-label V   the package's version label (default: the job's creation time, YYYYMMDD-HHMMSS)
-  --sign-key FILE     sign the manifest with this Ed25519 private key (airlock keygen)
+  --sign-key FILE     sign the manifest with this Ed25519 private key (airlock keygen); without it
+                      the package is unsigned (a warning says so) and import needs --allow-unsigned
   --trust PUBFILE     against an airlock mirror (which offers the original package): the package's
-                      signature must verify with one of these keys (repeatable)
+                      signature must verify with one of these keys (repeatable); without it a
+                      mirror's signature is not checked and is reported as unverified
   --json              print a JSON summary on stdout
 
 The admin key comes from AIRLOCK_ADMIN_KEY or AIRLOCK_ADMIN_KEY_FILE, never from a flag.
+An existing DIR/<domain>-<version>.airlock is never replaced: with --version-label this is checked
+before any request, otherwise as soon as the job's creation time is known, always before the download.
 Ctrl-C during the download keeps the partial download (exit 1); run the same command again to resume.
 Exit codes: 0 ok, 1 failure or interrupted, 2 usage, 3 the export job failed, 4 verification failed, 5 auth.`;
 
@@ -37,7 +45,7 @@ const command: Command = {
       'version-label': { type: 'string' }, 'sign-key': { type: 'string' }, json: { type: 'boolean' },
       trust: { type: 'string', multiple: true },
     }, false);
-    const domain = requireString(values.domain, '--domain');
+    const domain = checkDomain(requireString(values.domain, '--domain')); // usage (2) before the key check (5)
     const apiUrl = values['api-url'] ?? ctx.env.AIRLOCK_API_URL;
     if (!apiUrl) throw new UsageError('no API URL: pass --api-url or set AIRLOCK_API_URL', { subject: '--api-url' });
     // Key type checked before anything touches the network (exit 5, no request sent).
@@ -45,22 +53,23 @@ const command: Command = {
     const signKey = values['sign-key'] ? await loadPrivateKey(resolve(ctx.cwd, values['sign-key'])) : undefined;
     const trust = await Promise.all((values.trust ?? []).map((p) => loadPublicKey(resolve(ctx.cwd, p))));
     const client = new ServiceClient({ baseUrl: apiUrl, adminKey });
-    const reporter = createReporter(ctx.stderr, ctx.interactive);
-    // Ctrl-C: stop cleanly, keep the part for a resume, never leave a half-written package.
-    const ac = new AbortController();
-    const onSigint = () => ac.abort(new Error('SIGINT'));
-    process.once('SIGINT', onSigint);
+    if (!signKey) log(ctx, 'airlock fetch: warning: no --sign-key: the package will not be signed here, and airlock import accepts an unsigned package only with --allow-unsigned (airlock keygen makes a key)');
+    const progress = new Progress(ctx.stderr, { interactive: ctx.interactive });
+    // Ctrl-C (or SIGTERM, SIGHUP, repeated): stop cleanly, keep the part for a resume, never
+    // leave a half-written package.
+    const trap = trapFor(ctx);
     try {
       const summary = await fetchPackage({
         client, domain, jobId: values.job, outDir: resolve(ctx.cwd, values.out ?? '.'), versionLabel: values['version-label'],
-        signKey, trust, signal: ac.signal, onEvent: (e) => reporter.onEvent(e),
+        signKey, trust, signal: trap.signal, onEvent: fetchReporter(progress),
       });
-      reporter.stop();
+      progress.end();
+      if (summary.signature === 'unverified') log(ctx, shown`airlock fetch: warning: the mirror's package carries a signature that was NOT checked (no --trust); check it with: airlock verify ${summary.package} --trust KEY.pub`);
+      else if (summary.form === 'package' && summary.signature === 'none') log(ctx, "airlock fetch: warning: the mirror's package is unsigned");
       printResult(ctx, Boolean(values.json), { ok: true, ...summary }, () => summary.package);
       return 0;
     } finally {
-      reporter.stop();
-      process.removeListener('SIGINT', onSigint);
+      progress.end();
     }
   },
 };

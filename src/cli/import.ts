@@ -1,11 +1,15 @@
+import { resolve } from 'node:path';
 import { loadPublicKey } from '../package/index.js';
-import { buildVariants, importPackage, resolveStore, type ProgressEvent } from '../store/index.js';
+import { buildVariants, importPackage, resolveStore } from '../store/index.js';
 import { parse } from './args.js';
-import { log, printResult, type CliContext } from './context.js';
+import { printResult } from './context.js';
+import { Progress } from './progress.js';
+import { importReporter } from './reporters.js';
 import type { Command } from './main.js';
+import { shown } from '../util/terminal.js';
+import { interruptedError, trapFor } from './interrupt.js';
 import { UsageError } from '../errors.js';
 import { prebuildHtmlCache } from '../serve/index.js';
-import cliProgress from 'cli-progress';
 
 const USAGE = `usage: airlock import PKG [--store DIR] [--trust PUBFILE]... [--allow-unsigned] [--activate] [--no-precompress] [--json]
 
@@ -18,39 +22,11 @@ starts at once.
   --allow-unsigned   accept a package without a signature
   --activate         make the version active once imported
   --no-precompress   skip both steps (a server then does them when it first loads the version)
-  --json             print one JSON document on stdout`;
+  --json             print one JSON document on stdout ({ok, package, store, version, status, activated, variants, html})
 
-/** Progress on stderr: plain lines when not a TTY, a cli-progress bar for long counted steps on one. */
-function reporter(ctx: CliContext) {
-  let bar: cliProgress.SingleBar | null = null;
-  const stopBar = () => { bar?.stop(); bar = null; };
-  const counted = (label: string, done: number, total: number, unit: string) => {
-    if (!ctx.interactive) return log(ctx, `${label}: ${done}/${total}${unit}`);
-    if (!bar) {
-      bar = new cliProgress.SingleBar({ stream: ctx.stderr as NodeJS.WriteStream, format: `${label} [{bar}] {percentage}% {value}/{total}${unit}` }, cliProgress.Presets.shades_classic);
-      bar.start(total, 0);
-    }
-    bar.update(done);
-    if (done >= total) stopBar();
-  };
-  const mb = (n: number) => Math.round(n / 1048576);
-  return {
-    event(e: ProgressEvent | { phase: 'html' }) {
-      switch (e.phase) {
-        case 'lock-wait': return log(ctx, `waiting for the store lock held by process ${e.pid}`);
-        case 'verify': return log(ctx, `verifying ${e.pkg}`);
-        case 'copy': return counted('copying package', mb(e.bytes), mb(e.total), ' MB');
-        case 'extract': stopBar(); return log(ctx, `extracting and checking every file digest (${mb(e.total)} MB archive)`);
-        case 'extracted': return log(ctx, `verified ${e.files} files, ${mb(e.bytes)} MB`);
-        case 'committed': return log(ctx, `version ${e.version} committed`);
-        case 'activated': return log(ctx, `version ${e.version} is now active`);
-        case 'variants': return counted('precompressing', e.done, e.total, ' files');
-        case 'html': return log(ctx, 'transforming HTML for air-gapped serving');
-      }
-    },
-    stop: stopBar,
-  };
-}
+Ctrl-C (or SIGTERM) before the commit leaves the store as it was; repeated signals wait for that.
+Exit codes: 0 ok (also when the version was already there), 1 failure or interrupted, 2 usage,
+4 verification failed (nothing is added).`;
 
 const command: Command = {
   summary: 'verify a package and add its version to the store',
@@ -67,24 +43,38 @@ const command: Command = {
     if (positionals.length !== 1) throw new UsageError('import takes exactly one package path', { subject: 'PKG' });
     const store = resolveStore(values.store, ctx.env, ctx.cwd);
     const trust = await Promise.all((values.trust ?? []).map((p) => loadPublicKey(p)));
-    const progress = reporter(ctx);
+    const progress = new Progress(ctx.stderr, { interactive: ctx.interactive });
+    const report = importReporter(progress);
+    // A signal stops the import before its commit (the store stays as it was) or the preparation
+    // after it (the version is in; what was precompressed is kept); repeated signals wait for that.
+    const trap = trapFor(ctx);
+    const { signal } = trap;
+    let committed: string | null = null;
     try {
       const result = await importPackage(positionals[0]!, {
-        store, trust, allowUnsigned: values['allow-unsigned'], activate: values.activate, onProgress: progress.event,
+        store, trust, allowUnsigned: values['allow-unsigned'], activate: values.activate, signal,
+        onProgress: (e) => { if (e.phase === 'committed') committed = e.version; report(e); },
       });
       let variants = null;
       let html = null;
       // After the commit and outside the lock: the version is already safe and servable.
       if (!values['no-precompress']) {
-        variants = await buildVariants(store, result.version, { onProgress: (done, total) => progress.event({ phase: 'variants', done, total }) });
-        progress.event({ phase: 'html' });
+        variants = await buildVariants(store, result.version, { signal, onProgress: (done, total) => report({ phase: 'variants', done, total }) });
+        report({ phase: 'html' });
         html = await prebuildHtmlCache(store, result.version);
+        signal.throwIfAborted(); // the HTML step is not interruptible: it ends, then the signal is honoured
       }
-      printResult(ctx, Boolean(values.json), { ok: true, store, ...result, variants, html }, () =>
-        `${result.status === 'imported' ? 'imported' : 'already in the store (unchanged):'} ${result.version}${result.activated ? ' (active)' : ''}`);
+      progress.end();
+      printResult(ctx, Boolean(values.json), { ok: true, package: resolve(ctx.cwd, positionals[0]!), store, ...result, variants, html }, () =>
+        (result.status === 'imported' ? 'imported' : 'already in the store (unchanged):') + shown` ${result.version}` + (result.activated ? ' (active)' : ''));
       return 0;
+    } catch (err) {
+      if (!signal.aborted) throw err;
+      throw interruptedError(trap, committed === null
+        ? shown`nothing was added to store ${store}; it is as it was`
+        : shown`version ${committed} was committed to store ${store}, but not fully prepared for serving (a server finishes that when it loads it)`, err);
     } finally {
-      progress.stop();
+      progress.end();
     }
   },
 };

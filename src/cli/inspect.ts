@@ -3,26 +3,32 @@ import { UsageError } from '../errors.js';
 import { readPackage, type PackageLayout } from '../package/reader.js';
 import { parse } from './args.js';
 import { printResult } from './context.js';
+import { shown } from '../util/terminal.js';
+import { fmtBytes } from '../util/units.js';
 import type { Command } from './main.js';
 
 const USAGE = `usage: airlock inspect PKG [--json]
 
 Print the manifest of a .airlock package, reading only its head: nothing is extracted and the
-signature and digests are NOT checked (use airlock verify for that).`;
+signature and digests are NOT checked (use airlock verify for that).
+
+  --json   print one JSON document on stdout ({ok, package, signature, archive, manifest})
+
+Exit codes: 0 ok, 1 failure, 2 usage, 4 not a readable package (malformed, or an export archive).`;
 
 /** Prose summary of a package (pure). */
 export function describe(path: string, l: PackageLayout): string {
   const m = l.manifest;
   const bytes = m.files.reduce((n, f) => n + f.size, 0);
   return [
-    `package    ${path}`,
-    `domain     ${m.domain}`,
-    `version    ${m.version}`,
-    `job        ${m.jobId ?? '-'}`,
-    `created    ${m.createdAt}`,
-    `pages      ${m.pageCount ?? '?'}`,
-    `archive    ${m.archive.name} (${m.archive.format}, ${m.archive.size} bytes, sha256 ${m.archive.sha256})`,
-    `files      ${m.files.length} (${bytes} bytes)`,
+    shown`package    ${path}`,
+    shown`domain     ${m.domain}`,
+    shown`version    ${m.version}`,
+    shown`job        ${m.jobId ?? '-'}`,
+    shown`created    ${m.createdAt}`,
+    shown`pages      ${m.pageCount ?? '?'}`,
+    shown`archive    ${m.archive.name} (${m.archive.format}, ${fmtBytes(m.archive.size)}, sha256 ${m.archive.sha256})`,
+    shown`files      ${m.files.length} (${fmtBytes(bytes)})`,
     `signature  ${l.signature ? 'present (not checked; run airlock verify)' : 'none'}`,
   ].join('\n');
 }
@@ -36,7 +42,7 @@ const command: Command = {
     const path = resolve(ctx.cwd, positionals[0]!);
     const layout = await readPackage(path);
     printResult(ctx, Boolean(values.json),
-      { ok: true, path, signature: layout.signature ? 'present' : 'none', archive: layout.archive, manifest: layout.manifest },
+      { ok: true, package: path, signature: layout.signature ? 'present' : 'none', archive: layout.archive, manifest: layout.manifest },
       () => describe(path, layout));
     return 0;
   },

@@ -1,22 +1,31 @@
-import { listVersions, readState, resolveStore, type VersionInfo } from '../store/index.js';
+import { listVersions, readState, requireStore, resolveStore, type VersionInfo } from '../store/index.js';
 import { parse } from './args.js';
 import { printResult } from './context.js';
+import { escapeControls } from '../util/terminal.js';
+import { fmtBytes } from '../util/units.js';
 import type { Command } from './main.js';
 import { UsageError } from '../errors.js';
 
 const USAGE = `usage: airlock list [--store DIR] [--json]
 
-The store's versions, newest import first. Marks: * active, - previous (the target of rollback).`;
+The store's versions, newest import first. Marks: * active, - previous (the target of rollback).
+SERVED BY lists the pids of running servers holding a lease on a version (prune keeps it).
+
+  --store DIR   the store (default: $AIRLOCK_STORE, else ./airlock-store)
+  --json        print one JSON document on stdout ({ok, store, active, previous, versions})
+
+A store that does not exist is an error (exit 2); nothing is created.
+Exit codes: 0 ok, 1 failure, 2 usage or no such store.`;
 
 /** One aligned table (pure). */
 export function formatTable(versions: VersionInfo[]): string {
   if (versions.length === 0) return 'no versions in the store';
   const rows = versions.map((v) => [
     v.active ? '*' : v.previous ? '-' : ' ',
-    v.version, v.domain, v.pageCount === null ? '?' : String(v.pageCount), String(v.fileCount),
-    `${(v.totalBytes / 1048576).toFixed(1)} MB`, v.importedAt,
+    escapeControls(v.version), escapeControls(v.domain), v.pageCount === null ? '?' : String(v.pageCount), String(v.fileCount),
+    fmtBytes(v.totalBytes), escapeControls(v.importedAt), v.servedBy.length ? `pid ${v.servedBy.join(', ')}` : '',
   ]);
-  const head = [' ', 'VERSION', 'DOMAIN', 'PAGES', 'FILES', 'SIZE', 'IMPORTED'];
+  const head = [' ', 'VERSION', 'DOMAIN', 'PAGES', 'FILES', 'SIZE', 'IMPORTED', 'SERVED BY'];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   return [head, ...rows].map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');
 }
@@ -28,8 +37,9 @@ const command: Command = {
     const { values, positionals } = parse(argv, { store: { type: 'string' }, json: { type: 'boolean' } });
     if (positionals.length) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`, { subject: positionals[0] });
     const store = resolveStore(values.store, ctx.env, ctx.cwd);
+    await requireStore(store);
     const [versions, state] = await Promise.all([listVersions(store), readState(store)]);
-    printResult(ctx, Boolean(values.json), { store, active: state.active, previous: state.previous, versions }, () => formatTable(versions));
+    printResult(ctx, Boolean(values.json), { ok: true, store, active: state.active, previous: state.previous, versions }, () => formatTable(versions));
     return 0;
   },
 };

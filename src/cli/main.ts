@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { EXIT, UsageError, toAirlockError } from '../errors.js';
-import { redact } from '../util/redact.js';
-import { defaultContext, type CliContext } from './context.js';
+import { defaultContext, jsonText, log, type CliContext } from './context.js';
 
 /** A command module: parse its own argv, call the library, print. One small file each. */
 export interface Command {
@@ -11,7 +10,7 @@ export interface Command {
 }
 
 /** Lazy so that `airlock list` does not load the HTTP server, and start-up stays fast. */
-const COMMANDS: Record<string, () => Promise<{ default: Command }>> = {
+export const COMMANDS: Record<string, () => Promise<{ default: Command }>> = {
   fetch: () => import('./fetch.js'),
   keygen: () => import('./keygen.js'),
   inspect: () => import('./inspect.js'),
@@ -23,8 +22,10 @@ const COMMANDS: Record<string, () => Promise<{ default: Command }>> = {
   prune: () => import('./prune.js'),
   serve: () => import('./serve.js'),
   preview: () => import('./preview.js'),
+  pack: () => import('./pack.js'),
   emulate: () => import('./emulate.js'),
   demo: () => import('./demo.js'),
+  'agent-job': () => import('./agent-job.js'),
 };
 
 export function toolVersion(): string {
@@ -54,7 +55,8 @@ export async function main(argv: string[], ctx: CliContext = defaultContext()): 
   }
   const load = COMMANDS[name];
   if (!load) {
-    ctx.stderr.write(`airlock: unknown command ${JSON.stringify(name)}\n` + (await usage()));
+    log(ctx, `airlock: unknown command ${JSON.stringify(name)}`);
+    ctx.stderr.write(await usage());
     return EXIT.USAGE;
   }
   const cmd = (await load()).default;
@@ -71,9 +73,9 @@ export async function main(argv: string[], ctx: CliContext = defaultContext()): 
   } catch (err) {
     const e = toAirlockError(err);
     const json = rest.includes('--json');
-    if (json) ctx.stdout.write(redact(JSON.stringify({ ok: false, ...e.toJSON() })) + '\n');
-    ctx.stderr.write(redact(`airlock ${name}: error: ${e.message}${e.code === 'AIRLOCK_INTERNAL' ? '' : ` [${e.code}]`}`) + '\n');
-    if (e.code === 'AIRLOCK_INTERNAL' && ctx.env.AIRLOCK_DEBUG && err instanceof Error && err.stack) ctx.stderr.write(redact(err.stack) + '\n');
+    if (json) ctx.stdout.write(jsonText({ ok: false, ...e.toJSON() }, 0) + '\n');
+    log(ctx, `airlock ${name}: error: ${e.message}${e.code === 'AIRLOCK_INTERNAL' ? '' : ` [${e.code}]`}`);
+    if (e.code === 'AIRLOCK_INTERNAL' && ctx.env.AIRLOCK_DEBUG && err instanceof Error && err.stack) log(ctx, err.stack);
     return e.exitCode;
   }
 }

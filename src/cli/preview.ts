@@ -1,12 +1,15 @@
 import { rm } from 'node:fs/promises';
 import { UsageError } from '../errors.js';
 import { parse, parseIntFlag } from './args.js';
-import { log, type CliContext } from './context.js';
+import { log, out, type CliContext } from './context.js';
 import type { Command } from './main.js';
 import { resolveFeatures } from '../features/index.js';
 import { featureOptions } from '../serve/features.js';
 import { extractForPreview } from '../serve/preview-source.js';
 import { runServer } from '../serve/run.js';
+import { trapFor } from './interrupt.js';
+import { probeListen } from '../util/listen.js';
+import { fmtBytes } from '../util/units.js';
 
 const usage = `usage: airlock preview ARCHIVE_OR_PKG [--port N] [--host H] [--deployment TYPE] [--enable F,...] [--disable F,...]
 
@@ -18,7 +21,12 @@ against its manifest; its signature is not (use airlock verify for that). Prints
   --port N             default 8080 (0: any free port)
   --host H             default 127.0.0.1
   --deployment TYPE    cloud | client-hosted | air-gapped (default air-gapped)
-`;
+  --enable F,...       turn on configurable features (as airlock serve; see its --help for the matrix)
+  --disable F,...      turn off configurable features
+
+SIGINT, SIGTERM or SIGHUP (any number of them): stop and remove the temporary folder, exit 0.
+Exit codes: 0 stopped, 1 failure (e.g. the port is taken), 2 usage, 4 unsafe or malformed archive
+or package.`;
 
 const command: Command = {
   summary: 'serve an export archive or package directly, nothing kept',
@@ -31,31 +39,27 @@ const command: Command = {
     if (positionals.length !== 1) throw new UsageError('preview takes exactly one ARCHIVE_OR_PKG', { subject: 'argv' });
     const resolved = resolveFeatures({ deployment: values.deployment, enable: values.enable, disable: values.disable });
     const port = parseIntFlag(values.port, '--port', 0, 65535) ?? 8080;
-    // Signals during extraction must still remove the temp folder: hold them until the server runs.
-    let interrupted = false;
-    const early = () => { interrupted = true; };
-    process.once('SIGINT', early);
-    process.once('SIGTERM', early);
-    const { dir, site } = await extractForPreview(positionals[0]!).finally(() => {
-      process.off('SIGINT', early);
-      process.off('SIGTERM', early);
-    });
-    const cleanup = () => rm(dir, { recursive: true, force: true });
-    if (interrupted) {
-      await cleanup();
-      return 0;
-    }
+    const host = values.host ?? '127.0.0.1';
+    await probeListen(host, port); // before extracting what may be a large archive
+    // From here no signal ends the process before the temp folder is gone (src/util/signals.ts).
+    const trap = trapFor(ctx);
+    log(ctx, `airlock preview: extracting ${positionals[0]!} into a temporary folder (every archive-safety check applies)`);
+    const { dir, site } = await extractForPreview(positionals[0]!);
     try {
+      log(ctx, `airlock preview: ${site.files.length} files, ${fmtBytes(site.files.reduce((n, f) => n + f.size, 0))}`);
+      if (trap.signal.aborted) return 0;
       return await runServer({
         server: { site, ...featureOptions(resolved) },
         port,
-        host: values.host ?? '127.0.0.1',
+        host,
         workers: 1,
-        onUrl: (url) => ctx.stdout.write(url + '\n'),
+        trap,
+        hangup: 'stop',
+        onUrl: (url) => out(ctx, url),
         log: (line) => log(ctx, line.replace('airlock serve', 'airlock preview')),
       });
     } finally {
-      await cleanup();
+      await rm(dir, { recursive: true, force: true });
     }
   },
 };

@@ -1,13 +1,33 @@
-import { prune, resolveStore } from '../store/index.js';
+import { pruneReport, resolveStore, type KeepReason } from '../store/index.js';
 import { parse, parseIntFlag } from './args.js';
 import { printResult } from './context.js';
 import type { Command } from './main.js';
+import { shown } from '../util/terminal.js';
 import { UsageError } from '../errors.js';
 
 const USAGE = `usage: airlock prune --keep N [--store DIR] [--json]
 
 Delete all but the N most recently imported versions. Never deletes the active version, the
-previous one (the target of rollback), or a version a running server holds a lease on.`;
+previous one (the target of rollback), or a version a running server holds a lease on.
+Prints every version with what happened to it and why it was kept.
+
+  --keep N      how many of the most recent versions to keep (0 or more)
+  --store DIR   the store (default: $AIRLOCK_STORE, else ./airlock-store)
+  --json        print one JSON document on stdout ({ok, store, deleted, versions: [{version,
+                deleted, reasons: [{why: newest|active|previous|leased, keep?, pids?}]}]})
+
+A store that does not exist is an error (exit 2); nothing is created.
+Exit codes: 0 ok, 1 failure, 2 usage or no such store.`;
+
+/** One reason in words (pure). */
+export function reasonText(r: KeepReason): string {
+  switch (r.why) {
+    case 'newest': return `among the ${r.keep} newest (--keep ${r.keep})`;
+    case 'active': return 'active';
+    case 'previous': return 'previous (the target of rollback)';
+    case 'leased': return `served by a running server (pid ${r.pids.join(', ')})`;
+  }
+}
 
 const command: Command = {
   summary: 'delete old versions (never the active, previous or a served one)',
@@ -18,9 +38,12 @@ const command: Command = {
     const keep = parseIntFlag(values.keep, '--keep', 0, 1_000_000);
     if (keep === undefined) throw new UsageError('missing required --keep N', { subject: '--keep' });
     const store = resolveStore(values.store, ctx.env, ctx.cwd);
-    const deleted = await prune(store, keep);
-    printResult(ctx, Boolean(values.json), { ok: true, store, deleted }, () =>
-      deleted.length ? `deleted: ${deleted.join(', ')}` : 'nothing to delete');
+    const report = await pruneReport(store, keep);
+    printResult(ctx, Boolean(values.json), { ok: true, store, ...report }, () => {
+      if (report.versions.length === 0) return 'no versions in the store';
+      const lines = report.versions.map((v) => (v.deleted ? shown`deleted ${v.version}` : shown`kept    ${v.version}: ` + v.reasons.map(reasonText).join('; ')));
+      return [...lines, report.deleted.length ? `${report.deleted.length} deleted` : 'nothing to delete'].join('\n');
+    });
     return 0;
   },
 };

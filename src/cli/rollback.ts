@@ -6,7 +6,14 @@ import { UsageError } from '../errors.js';
 
 const command: Command = {
   summary: 're-activate the previously active version',
-  usage: 'usage: airlock rollback [--store DIR] [--json]\n\nSwaps the active and the previous version (so a second rollback undoes the first).',
+  usage: `usage: airlock rollback [--store DIR] [--json]
+
+Swap the active and the previous version (so a second rollback undoes the first).
+
+  --store DIR   the store (default: $AIRLOCK_STORE, else ./airlock-store)
+  --json        print one JSON document on stdout ({ok, store, active})
+
+Exit codes: 0 ok, 1 failure (e.g. no previous version), 2 usage.`,
   async run(argv, ctx) {
     const { values, positionals } = parse(argv, { store: { type: 'string' }, json: { type: 'boolean' } });
     if (positionals.length) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`, { subject: positionals[0] });

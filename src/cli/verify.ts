@@ -4,6 +4,8 @@ import { loadPublicKey } from '../package/keys.js';
 import { verifyPackage } from '../package/verify.js';
 import { parse } from './args.js';
 import { log, printResult } from './context.js';
+import { shown } from '../util/terminal.js';
+import { fmtBytes } from '../util/units.js';
 import type { Command } from './main.js';
 
 const USAGE = `usage: airlock verify PKG [--trust PUBFILE]... [--allow-unsigned] [--json]
@@ -14,7 +16,13 @@ Exit 0 when all hold; 4 naming the first failure otherwise.
 
 Trust policy (the same as import): an unsigned package passes only with --allow-unsigned; a
 signature that none of the --trust keys verifies fails (exit 4) even with --allow-unsigned, since
-an unknown key proves nothing and may be an attacker's re-signing.`;
+an unknown key proves nothing and may be an attacker's re-signing.
+
+  --trust PUBFILE    trust this Ed25519 public key (repeatable)
+  --allow-unsigned   accept a package without a signature
+  --json             print one JSON document on stdout ({ok, package, domain, version, signed, signer, files, bytes, archive})
+
+Exit codes: 0 ok, 1 failure, 2 usage (e.g. a missing --trust file), 4 verification failed.`;
 
 const command: Command = {
   summary: 'check signature, digests and archive safety of a package; extracts nothing',
@@ -26,13 +34,13 @@ const command: Command = {
     if (positionals.length !== 1) throw new UsageError('airlock verify takes exactly one package path', { subject: 'PKG' });
     const path = resolve(ctx.cwd, positionals[0]!);
     const trust = await Promise.all((values.trust ?? []).map((p) => loadPublicKey(resolve(ctx.cwd, p))));
-    if (!values.json) log(ctx, `verifying ${path}`);
+    if (!values.json) log(ctx, shown`verifying ${path}`);
     const r = await verifyPackage(path, { trust, allowUnsigned: Boolean(values['allow-unsigned']) });
     const m = r.manifest;
     printResult(ctx, Boolean(values.json),
-      { ok: true, path, domain: m.domain, version: m.version, signed: r.signed, signer: r.signer, files: r.files, bytes: r.bytes, archive: m.archive },
-      () => `OK ${m.domain} ${m.version}: ${r.signed ? `signed by ${r.signer}` : 'UNSIGNED (accepted with --allow-unsigned)'}; ` +
-        `${m.archive.name} sha256 ${m.archive.sha256}; ${r.files} files, ${r.bytes} bytes match the manifest`);
+      { ok: true, package: path, domain: m.domain, version: m.version, signed: r.signed, signer: r.signer, files: r.files, bytes: r.bytes, archive: m.archive },
+      () => shown`OK ${m.domain} ${m.version}: ` + (r.signed ? shown`signed by ${r.signer}` : 'UNSIGNED (accepted with --allow-unsigned)') +
+        shown`; ${m.archive.name} sha256 ${m.archive.sha256}; ${r.files} files, ${fmtBytes(r.bytes)} match the manifest`);
     return 0;
   },
 };

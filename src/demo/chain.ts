@@ -22,9 +22,10 @@ export interface ChainResult {
  * commands make: emulate, keygen, fetch (signed), import (trusting only that key), precompress.
  * The emulator's admin key stays in this process: it is handed to the client, never printed.
  */
-export async function runChain(dir: string, step: (line: string) => void, onFetchEvent?: (e: FetchEvent) => void): Promise<ChainResult> {
+export async function runChain(dir: string, step: (line: string) => void, onFetchEvent?: (e: FetchEvent) => void, signal?: AbortSignal): Promise<ChainResult> {
   const emulator = await startEmulator();
   try {
+    signal?.throwIfAborted();
     step(`emulate: the stand-in service is at ${emulator.url}`);
     await mkdir(join(dir, 'keys'), { recursive: true });
     const keys = await generateKeyPair(join(dir, 'keys', 'demo'));
@@ -32,13 +33,15 @@ export async function runChain(dir: string, step: (line: string) => void, onFetc
 
     const client = new ServiceClient({ baseUrl: emulator.url, adminKey: emulator.keys.admin });
     const fetched = await fetchPackage({
-      client, domain: DEMO_DOMAIN, outDir: join(dir, 'packages'), signKey: await loadPrivateKey(keys.keyPath), onEvent: onFetchEvent,
+      client, domain: DEMO_DOMAIN, outDir: join(dir, 'packages'), signKey: await loadPrivateKey(keys.keyPath), onEvent: onFetchEvent, signal,
     });
     step(`fetch:   ${fetched.package} (${fetched.files} files, ${fetched.archive.format}, signed)`);
 
+    signal?.throwIfAborted();
     const store = join(dir, 'store');
-    const imported = await importPackage(fetched.package, { store, trust: [await loadPublicKey(keys.pubPath)], activate: true });
-    const variants = await buildVariants(store, imported.version);
+    const imported = await importPackage(fetched.package, { store, trust: [await loadPublicKey(keys.pubPath)], activate: true, signal });
+    const variants = await buildVariants(store, imported.version, { signal });
+    signal?.throwIfAborted();
     step(`import:  version ${imported.version} into ${store}, active; ${variants.br} brotli and ${variants.gz} gzip variants`);
     return { emulator, store, fetched, imported, publicKey: keys.pubPath };
   } catch (err) {

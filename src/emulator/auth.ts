@@ -48,3 +48,11 @@ export function apiGuard(ctx: EmulatorContext, kind: 'admin' | 'assistant'): Mid
     return res ?? undefined;
   };
 }
+
+/** 403 `{error}` for every static-export call while the organisation has it off (fault switch). */
+export function exportEnabled(ctx: EmulatorContext): MiddlewareHandler<Env> {
+  return async (c, next) => {
+    if (ctx.state.faults.staticExportDisabled) return c.json({ error: 'static export is not enabled for this organization' }, 403);
+    await next();
+  };
+}

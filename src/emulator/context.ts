@@ -18,6 +18,8 @@ export interface EmulatorOptions {
   timings?: Partial<Timings>;
   /** How long an agent job stays `active`. */
   agentJobMs?: number;
+  /** Agent jobs that exist from the start (each `active` for agentJobMs, then its outcome). */
+  agentJobs?: Array<{ projectId: string; id?: string; outcome: 'completed' | 'failed' | 'archived' }>;
   /** Pause between assistant stream chunks, so streaming can be observed. */
   streamDelayMs?: number;
   rateLimits?: { perOrgPerHour?: number; perIpPerDay?: number };
@@ -45,8 +47,11 @@ export interface EmulatorContext {
 export function createContext(o: EmulatorOptions): EmulatorContext {
   const sites = o.sites ?? defaultSites();
   const pageCache = new Map<string, Promise<Page[]>>();
+  const now = o.now ?? Date.now;
+  const state = new EmulatorState(o.faults);
+  for (const j of o.agentJobs ?? []) state.addAgentJob(j.projectId, j.outcome, now(), j.id);
   return {
-    state: new EmulatorState(o.faults),
+    state,
     sites,
     keys: {
       admin: o.adminKeys ?? [`svc_emu_${randomBytes(12).toString('hex')}`],
@@ -59,7 +64,7 @@ export function createContext(o: EmulatorOptions): EmulatorContext {
     limits: { perOrgPerHour: o.rateLimits?.perOrgPerHour ?? 10_000, perIpPerDay: o.rateLimits?.perIpPerDay ?? 10_000 },
     secret: randomBytes(32),
     bundles: new BundleCache(o.cacheDir),
-    now: o.now ?? Date.now,
+    now,
     pages(domain) {
       const site = sites[domain];
       if (!site) return Promise.resolve([]);

@@ -27,6 +27,8 @@ export const FaultsSchema = z.strictObject({
   wrongEtag: z.boolean(),
   /** Object storage answers as GCS does for expired links (400 ExpiredToken) instead of S3 (403 AccessDenied). */
   storage: z.enum(['s3', 'gcs']),
+  /** The organisation has no static export: every export call answers 403 `{error}`. */
+  staticExportDisabled: z.boolean(),
 });
 export type Faults = z.infer<typeof FaultsSchema>;
 export type FaultsInput = z.input<typeof FaultsSchema>;
@@ -43,6 +45,7 @@ export const DEFAULT_FAULTS: Faults = {
   wrongSizeBytes: null,
   wrongEtag: false,
   storage: 's3',
+  staticExportDisabled: false,
 };
 
 /** A patch: any subset of the switches; `null` resets a switch to its default. */

@@ -6,32 +6,41 @@
 export interface Timings { queuedMs: number; runningMs: number }
 export const DEFAULT_TIMINGS: Timings = { queuedMs: 300, runningMs: 1200 };
 
-export interface JobRecord { jobId: string; domain: string; createdAt: number; fail: boolean; pages: number | null }
+export interface JobRecord {
+  jobId: string; domain: string; createdAt: number; fail: boolean; pages: number | null;
+  /** The optional request fields, recorded (the emulator always exports the whole fixture site). */
+  version?: string; paths?: string[];
+}
+
+/** The job record exactly as the published API shows it: these seven keys, no more, no fewer. */
 export interface JobView {
   jobId: string;
   status: 'queued' | 'running' | 'completed' | 'failed';
   progress: number;
-  pageCount: number | null;
-  error?: string;
+  pageCount: number;
   createdAt: string;
   updatedAt: string;
+  error: string | null;
 }
 
 export function jobView(j: JobRecord, now: number, t: Timings): JobView {
-  const base = { jobId: j.jobId, createdAt: new Date(j.createdAt).toISOString() };
+  const createdAt = new Date(j.createdAt).toISOString();
+  const view = (status: JobView['status'], progress: number, pageCount: number, updatedAt: string, error: string | null = null): JobView =>
+    ({ jobId: j.jobId, status, progress, pageCount, createdAt, updatedAt, error });
+  // A served archive (tests) has no page list: its count is unknown, and the API has no null for it.
+  const pages = j.pages ?? 0;
   const age = now - j.createdAt;
   const at = (ms: number) => new Date(j.createdAt + ms).toISOString();
-  if (age < t.queuedMs) return { ...base, status: 'queued', progress: 0, pageCount: null, updatedAt: base.createdAt };
+  if (age < t.queuedMs) return view('queued', 0, 0, createdAt);
   const runAge = age - t.queuedMs;
   // A failing domain fails halfway through the run, as a broken build would.
   const failAt = t.runningMs / 2;
   if (j.fail && runAge >= failAt) {
-    return { ...base, status: 'failed', progress: 50, pageCount: null, error: `export failed: build of ${j.domain} exited with code 1`, updatedAt: at(t.queuedMs + failAt) };
+    return view('failed', 50, Math.floor(pages / 2), at(t.queuedMs + failAt), `export failed: build of ${j.domain} exited with code 1`);
   }
   if (runAge < t.runningMs) {
     const progress = Math.min(99, Math.floor((100 * runAge) / t.runningMs));
-    const pageCount = j.pages === null ? null : Math.floor((j.pages * progress) / 100);
-    return { ...base, status: 'running', progress, pageCount, updatedAt: at(t.queuedMs + runAge) };
+    return view('running', progress, Math.floor((pages * progress) / 100), at(t.queuedMs + runAge));
   }
-  return { ...base, status: 'completed', progress: 100, pageCount: j.pages, updatedAt: at(t.queuedMs + t.runningMs) };
+  return view('completed', 100, pages, at(t.queuedMs + t.runningMs));
 }

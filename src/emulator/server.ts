@@ -9,6 +9,7 @@ import { createEmulator } from './app.js';
 import type { EmulatorOptions } from './context.js';
 import type { Faults, FaultsPatch } from './faults.js';
 import { handleObject } from './routes/objects.js';
+import { refuseConnect } from '../util/http-connect.js';
 import type { EmulatorState } from './state.js';
 
 export interface StartOptions extends Omit<EmulatorOptions, 'cacheDir'> { port?: number; host?: string; cacheDir?: string }
@@ -32,9 +33,13 @@ export async function startEmulator(o: StartOptions = {}): Promise<RunningEmulat
     if (req.url?.startsWith('/_objects/')) handleObject(emu.ctx, req, res);
     else void listener(req, res);
   });
+  refuseConnect(server, 'GET, HEAD, POST', true);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(o.port ?? 0, o.host ?? '127.0.0.1', () => resolve());
+  }).catch(async (err: unknown) => {
+    if (ownCache) await rm(cacheDir, { recursive: true, force: true }); // a failed start leaves nothing behind
+    throw err;
   });
   const addr = server.address() as AddressInfo;
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;

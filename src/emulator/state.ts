@@ -39,8 +39,8 @@ export class EmulatorState {
     return rec;
   }
 
-  addAgentJob(projectId: string, outcome: AgentJobRecord['outcome'] = 'completed', now = Date.now()): AgentJobRecord {
-    const job = { projectId, id: `agj_${randomBytes(6).toString('hex')}`, createdAt: now, outcome };
+  addAgentJob(projectId: string, outcome: AgentJobRecord['outcome'] = 'completed', now = Date.now(), id = `agj_${randomBytes(6).toString('hex')}`): AgentJobRecord {
+    const job = { projectId, id, createdAt: now, outcome };
     this.agentJobs.set(`${projectId}/${job.id}`, job);
     return job;
   }

@@ -105,6 +105,32 @@ export const ANALYTICS_VENDORS: readonly AnalyticsVendor[] = [
     connect: ['https://cdn.usefathom.com'],
     img: [],
   },
+  // Consent managers exist only for the trackers: with analytics off their banner, loader and
+  // bootstrap go too (and with it on, the CSP admits them like any vendor).
+  {
+    id: 'onetrust', name: 'OneTrust cookie consent',
+    hosts: ['cookielaw.org', 'onetrust.com'],
+    snippets: [/\bfunction\s+OptanonWrapper\s*\(/, /cdn\.cookielaw\.org\//, /\botSDKStub\.js\b/],
+    script: ['https://cdn.cookielaw.org'],
+    connect: ['https://cdn.cookielaw.org', 'https://geolocation.onetrust.com', 'https://privacyportal.onetrust.com'],
+    img: ['https://cdn.cookielaw.org'],
+  },
+  {
+    id: 'cookiebot', name: 'Cookiebot consent',
+    hosts: ['cookiebot.com', 'cookiebot.eu'],
+    snippets: [/consent\.cookiebot\.(com|eu)\//, /\bwindow\.addEventListener\(\s*['"]CookiebotOn(Accept|Decline|Load)['"]/],
+    script: ['https://consent.cookiebot.com', 'https://consentcdn.cookiebot.com'],
+    connect: ['https://consent.cookiebot.com', 'https://consentcdn.cookiebot.com'],
+    img: ['https://imgsct.cookiebot.com'],
+  },
+  {
+    id: 'osano', name: 'Osano consent',
+    hosts: ['osano.com'],
+    snippets: [/cmp\.osano\.com\//, /\bOsano\.cm\.addEventListener\s*\(/],
+    script: ['https://cmp.osano.com'],
+    connect: ['https://*.osano.com'],
+    img: [],
+  },
   {
     // Vercel Web Analytics / Speed Insights load from a first-party path, so only the prefixes catch them.
     id: 'vercel', name: 'Vercel Web Analytics',

@@ -76,7 +76,7 @@ export function addRemovalHandlers(rw: HTMLRewriter, o: RemovalOptions): void {
   const byUrl = (attr: string) => ({
     element: (el: Element) => {
       const v = vendorForUrl(el.getAttribute(attr) ?? '', o.vendors);
-      if (v) {
+      if (v && !el.removed) {
         el.remove();
         tally(o.removed, `analytics:${v.id}`);
       }

@@ -1,9 +1,11 @@
 import { HTMLRewriter, type Element } from 'html-rewriter-wasm';
 import { UsageError } from '../errors.js';
 import { ANALYTICS_VENDORS, type AnalyticsVendor } from './analytics.js';
-import { cspHash, headInjection } from './inject.js';
+import { cspHash, headInjection, hiddenSelectors } from './inject.js';
 import { FEATURES, FEATURE_KEY, type Deployment, type FeatureFlags } from './matrix.js';
 import { addRemovalHandlers, screenSnippet, tally, type Tally } from './html-removal.js';
+import { addWidgetRemoval } from './html-widgets.js';
+import { addOfflineHandlers } from './html-offline.js';
 import { RawTextBuffer } from './rawtext.js';
 import { SPOOFED_FLAGS, needsScreening, scriptKind } from './script-kinds.js';
 import { widgetsFor, type WidgetOverrides } from './widgets.js';
@@ -65,6 +67,9 @@ export async function transformHtmlDetailed(html: string | Buffer, ctx: Transfor
   const vendors = ctx.vendors ?? ANALYTICS_VENDORS;
   const raw = new RawTextBuffer();
   addRemovalHandlers(rw, { analyticsOff, offScripts, vendors, raw, removed });
+  if (ctx.deployment === 'air-gapped') addOfflineHandlers(rw, removed);
+  // Widgets of features that are off leave the page (the hide style stays for run-time additions).
+  addWidgetRemoval(rw, hiddenSelectors(resolved, ctx.hideSelectors), removed);
 
   // Inline scripts: kept ones are hashed for the page's CSP; analytics snippets are dropped by
   // the removal rules' screen; scripts that try to set airlock's flags are dropped (best effort:

@@ -2,13 +2,18 @@ import { UsageError } from '../errors.js';
 import type { Feature } from './matrix.js';
 
 /**
- * How a feature shows up in an exported page, so that it can be hidden when the feature is off.
- * - selectors: CSS selectors hidden with an injected `display:none!important` rule. Defaults fit
- *   the service's export (`data-airlock-feature`, `#search-bar`, `#assistant-widget`) and the
- *   docs platforms we know (Mintlify, Algolia DocSearch/Docusaurus, kapa.ai).
- * - scripts: `<script src>` patterns (matched on the URL path) that belong ONLY to this feature and
- *   may be removed when it is off. Empty by default on purpose: dropping a bundler chunk that the
- *   runtime still imports breaks the page, so this is opt-in per site.
+ * How a feature shows up in an exported page, so that it can be taken out when the feature is off.
+ * - selectors: CSS selectors of the feature's elements. They are REMOVED from served HTML (with
+ *   their content), and also hidden with an injected `display:none!important` rule, which covers
+ *   elements the page's own code adds at run time and selectors the streaming rewriter cannot
+ *   match (sibling combinators, pseudo-classes: see html-widgets.ts). Defaults fit the service's
+ *   export (`data-airlock-feature`, `#search-bar`, `#assistant-widget`) and the docs platforms
+ *   we know (Mintlify, Algolia DocSearch/Docusaurus, kapa.ai).
+ * - scripts: `<script src>` patterns (matched on the URL path) that load ONLY this feature's
+ *   widget and are removed with it. Defaults: the service export's standalone widget chunks
+ *   (`/_next/static/chunks/search-<hash>.js`, `assistant-<hash>.js`, plain scripts that look up
+ *   their element and do nothing without it), Algolia DocSearch's and kapa.ai's loaders. A
+ *   bundler chunk that other code imports must never be listed (the page would break).
  */
 export interface FeatureWidgets {
   selectors: string[];
@@ -19,14 +24,15 @@ export const DEFAULT_WIDGETS: Readonly<Record<Feature, FeatureWidgets>> = {
   search: {
     selectors: ['[data-airlock-feature~="search"]', '#search-bar', '#search-bar-entry', '#search-bar-entry-mobile',
       '.DocSearch-Button', '#docsearch'],
-    scripts: [],
+    scripts: [/^\/(?:[^/]+\/)*_next\/static\/chunks\/search-[0-9a-f]{8,}\.js$/, /\/@docsearch\/js(?:@[^/]*)?\//],
   },
   assistant: {
     selectors: ['[data-airlock-feature~="assistant"]', '#assistant-widget', '#assistant-entry', '#assistant-entry-mobile',
       '#kapa-widget-container'],
-    scripts: [],
+    scripts: [/^\/(?:[^/]+\/)*_next\/static\/chunks\/assistant-[0-9a-f]{8,}\.js$/, /\/kapa-widget\.bundle\.js$/],
   },
-  analytics: { selectors: ['[data-airlock-feature~="analytics"]'], scripts: [] },
+  // Consent managers only exist for the trackers: OneTrust's settings button and banner, Cookiebot's dialog.
+  analytics: { selectors: ['[data-airlock-feature~="analytics"]', '#ot-sdk-btn', '#onetrust-consent-sdk', '#CybotCookiebotDialog'], scripts: [] },
   'api-playground': {
     selectors: ['[data-airlock-feature~="api-playground"]', '#api-playground', '.api-playground'],
     scripts: [],

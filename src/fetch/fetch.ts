@@ -1,17 +1,17 @@
 import type { KeyObject } from 'node:crypto';
-import { access, mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Dispatcher } from 'undici';
-import { AirlockError, DigestMismatchError, UpstreamError, VerificationError } from '../errors.js';
+import { DigestMismatchError, UpstreamError, UsageError, VerificationError } from '../errors.js';
 import { scanArchive, type ArchiveFormat, type ArchiveLimits } from '../archive/index.js';
-import { writePackage, type Manifest } from '../package/index.js';
+import { packagePath, writeScannedPackage } from '../package/index.js';
 import type { ExportJob } from '../upstream/index.js';
 import { download, type DownloadProgress } from './download.js';
 import { checkDomain, checkLabel, deriveVersionLabel } from './label.js';
 import { bundleWhenReady, waitForJob, type ExportApi } from './poll.js';
 import type { RetryPolicy } from './retry.js';
 import { readSidecar, removePart } from './sidecar.js';
-import { fetchPackageForm, packageUrlOf } from './package-form.js';
+import { fetchPackageForm, packageUrlOf, packageVersionOf } from './package-form.js';
+import { checkOutDir, makeOutDir, refuseExisting } from './preflight.js';
 
 export type FetchEvent =
   | { type: 'job'; jobId: string; reused: boolean }
@@ -41,14 +41,20 @@ export interface FetchOptions {
 export interface FetchSummary {
   package: string; version: string; domain: string; jobId: string;
   archive: { name: string; format: ArchiveFormat; size: number; sha256: string };
-  files: number; pageCount: number | null; signed: boolean; resumedBytes: number; requests: number; freshLinks: number;
+  files: number; pageCount: number | null;
+  /** True only for a signature that holds: made here with --sign-key, or a mirror's checked with --trust. */
+  signed: boolean;
+  /** 'signed' with --sign-key; a mirror's package: 'verified' (--trust), 'unverified' (signed, nothing checked it) or 'none'. */
+  signature: SignatureState;
+  /** Fingerprint of the --trust key that verified a mirror's package. */
+  signer: string | null;
+  resumedBytes: number; requests: number; freshLinks: number;
   seconds: { total: number; download: number; verify: number };
   /** 'package': the mirror's original package, kept byte for byte (issue 6). */
   form?: 'package' | 'archive';
 }
 
-/** The package member name for each format (CONTRACT "Package format"), whatever the service called the file. */
-const MEMBER: Record<ArchiveFormat, string> = { 'tar.gz': 'bundle.tar.gz', tar: 'bundle.tar', zip: 'bundle.zip' };
+export type SignatureState = 'signed' | 'verified' | 'unverified' | 'none';
 
 /** The partial download of a domain in outDir: one per domain, so a re-run finds it. */
 export const partPathFor = (outDir: string, domain: string): string => join(outDir, `.${domain}.bundle.part`);
@@ -57,7 +63,7 @@ export const partPathFor = (outDir: string, domain: string): string => join(outD
  * The job to use: --job; else the job of an interrupted download in outDir (so a plain re-run
  * resumes it) when the service still has it and it has not failed; else a new job.
  */
-async function chooseJob(o: FetchOptions, part: string): Promise<{ jobId: string; reused: boolean }> {
+async function chooseJob(o: FetchOptions, part: string): Promise<{ jobId: string; reused: boolean; job?: ExportJob }> {
   if (o.jobId) return { jobId: o.jobId, reused: true };
   const side = await readSidecar(part);
   if (side?.jobId) {
@@ -65,9 +71,10 @@ async function chooseJob(o: FetchOptions, part: string): Promise<{ jobId: string
       if (err instanceof UpstreamError && err.code === 'AIRLOCK_NOT_FOUND') return undefined;
       throw err;
     });
-    if (job && job.status !== 'failed') return { jobId: side.jobId, reused: true };
+    if (job && job.status !== 'failed') return { jobId: side.jobId, reused: true, job };
   }
-  return { jobId: (await o.client.startExport(o.domain)).jobId, reused: false };
+  const job = await o.client.startExport(o.domain);
+  return { jobId: job.jobId, reused: false, job };
 }
 
 /**
@@ -81,24 +88,33 @@ export async function fetchPackage(o: FetchOptions): Promise<FetchSummary> {
   checkDomain(o.domain);
   if (o.versionLabel !== undefined) checkLabel(o.versionLabel);
   const outDir = resolve(o.outDir);
-  await mkdir(outDir, { recursive: true });
+  const nameFor = (version: string) => packagePath(outDir, o.domain, version);
+  const hint = 'remove it or choose another --version-label';
+  // Before any request: a fetch that cannot write its package must not export or download first.
+  await checkOutDir(outDir);
+  if (o.versionLabel !== undefined) await refuseExisting(nameFor(o.versionLabel), hint);
   const part = partPathFor(outDir, o.domain);
   const poll = { intervalMs: o.pollIntervalMs ?? 500, timeoutMs: o.pollTimeoutMs ?? 60 * 60_000, signal: o.signal };
 
-  const { jobId, reused } = await chooseJob(o, part);
+  const { jobId, reused, job: first } = await chooseJob(o, part);
   o.onEvent?.({ type: 'job', jobId, reused });
+  // Without --version-label the name comes from the job's creation time: checked as soon as it is
+  // known, before waiting for the export. A job complete at once is checked after the link instead,
+  // when the form is known (an airlock mirror's package keeps its own version).
+  if (o.versionLabel === undefined && first?.createdAt && first.status !== 'completed') await refuseExisting(nameFor(deriveVersionLabel(first)), hint);
   const job = await waitForJob(o.client, jobId, { ...poll, onStatus: (j) => o.onEvent?.({ type: 'status', job: j }) });
   const version = o.versionLabel ?? deriveVersionLabel(job);
-  const outPath = join(outDir, `${o.domain}-${version}.airlock`);
-  if (await access(outPath).then(() => true, () => false)) {
-    throw new AirlockError('AIRLOCK_EXISTS', `${outPath} already exists; remove it or choose another --version-label`, 1, { subject: outPath });
-  }
-
   const link = await bundleWhenReady(o.client, jobId, poll);
   const t1 = Date.now();
   // An airlock mirror offers the original package: keep it byte for byte (signature intact), unless we are to sign.
   const packageUrl = o.signKey ? undefined : packageUrlOf(link);
   if (packageUrl !== undefined) {
+    const offered = packageVersionOf(link);
+    if (offered !== undefined && o.versionLabel !== undefined && offered !== o.versionLabel) {
+      throw new UsageError(`--version-label ${o.versionLabel}: the mirror's package is version ${offered}, and a signed package cannot be relabelled (pass --sign-key to re-package the raw archive instead)`, { subject: '--version-label' });
+    }
+    if (offered !== undefined) await refuseExisting(nameFor(offered), 'remove it first');
+    await makeOutDir(outDir);
     const p = await fetchPackageForm({
       client: o.client, jobId, domain: o.domain, outDir, link, url: packageUrl, versionLabel: o.versionLabel, trust: o.trust ?? [], limits: o.limits,
       dispatcher: o.dispatcher, downloadRetry: o.downloadRetry, signal: o.signal, onProgress: (progress) => o.onEvent?.({ type: 'download', progress }),
@@ -107,10 +123,14 @@ export async function fetchPackage(o: FetchOptions): Promise<FetchSummary> {
     const t = (Date.now() - t0) / 1000;
     return {
       package: p.package, version: p.version, domain: o.domain, jobId, archive: p.manifest.archive, files: p.files, pageCount: p.manifest.pageCount,
-      signed: p.signed, resumedBytes: p.dl.resumedFrom, requests: p.dl.requests, freshLinks: p.dl.freshLinks, form: 'package',
+      signed: p.signature === 'verified', signature: p.signature, signer: p.signer,
+      resumedBytes: p.dl.resumedFrom, requests: p.dl.requests, freshLinks: p.dl.freshLinks, form: 'package',
       seconds: { total: t, download: p.downloadMs / 1000, verify: (Date.now() - t1 - p.downloadMs) / 1000 },
     };
   }
+  const outPath = nameFor(version);
+  await refuseExisting(outPath, hint);
+  await makeOutDir(outDir);
   // The archive scan (every safety rule, every file's digest) runs alongside the read-back of the
   // ETag's MD5, on the other core (download.ts).
   const dl = await download({
@@ -133,19 +153,14 @@ export async function fetchPackage(o: FetchOptions): Promise<FetchSummary> {
     await removePart(part);
     throw new DigestMismatchError('AIRLOCK_ARCHIVE_CHANGED', `${part} changed between download and verification`, { subject: part });
   }
-  const manifest: Manifest = {
-    format: 'airlock-package/1', domain: o.domain, version, jobId, createdAt: new Date().toISOString(),
-    pageCount: job.pageCount ?? null,
-    archive: { name: MEMBER[scan.format], format: scan.format, size: scan.archiveSize, sha256: scan.archiveSha256 },
-    files: scan.files,
-  };
-  const written = await writePackage({ outPath, manifest, archivePath: part, signKey: o.signKey });
+  const meta = { domain: o.domain, version, jobId, pageCount: job.pageCount ?? null };
+  const { manifest, ...written } = await writeScannedPackage({ outPath, archivePath: part, scan, meta, signKey: o.signKey });
   await removePart(part);
   o.onEvent?.({ type: 'written', path: written.path });
   const t3 = Date.now();
   return {
     package: written.path, version, domain: o.domain, jobId, archive: manifest.archive, files: scan.files.length,
-    pageCount: manifest.pageCount, signed: Boolean(o.signKey), resumedBytes: dl.resumedFrom, requests: dl.requests, freshLinks: dl.freshLinks,
+    pageCount: manifest.pageCount, signed: Boolean(o.signKey), signature: o.signKey ? 'signed' : 'none', signer: null, resumedBytes: dl.resumedFrom, requests: dl.requests, freshLinks: dl.freshLinks,
     seconds: { total: (t3 - t0) / 1000, download: (t2 - t1) / 1000, verify: (t3 - t2) / 1000 },
   };
 }

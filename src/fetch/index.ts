@@ -3,6 +3,5 @@ export { fetchPackage, partPathFor, type FetchOptions, type FetchSummary, type F
 export { download, type DownloadOptions, type DownloadResult, type DownloadProgress, type FreshLink } from './download.js';
 export { waitForJob, bundleWhenReady, type ExportApi } from './poll.js';
 export { deriveVersionLabel, checkDomain } from './label.js';
-export { createReporter, LineThrottle, fmtBytes, type Reporter } from './progress.js';
 export { readSidecar, removePart, sidecarPath, type Sidecar } from './sidecar.js';
 export * as validators from './validators.js';

@@ -4,12 +4,13 @@ import { dirname, join } from 'node:path';
 import type { Dispatcher } from 'undici';
 import { AirlockError, DigestMismatchError, MalformedError, UsageError, VerificationError } from '../errors.js';
 import { scanArchive, type ArchiveLimits } from '../archive/index.js';
-import { checkSignature, compareToManifest, readPackage } from '../package/index.js';
+import { checkSignature, compareToManifest, packagePath, readPackage } from '../package/index.js';
 import type { BundleLink } from '../upstream/index.js';
 import { fsyncDir } from '../util/fsx.js';
 import { download, type DownloadProgress } from './download.js';
 import type { ExportApi } from './poll.js';
 import type { RetryPolicy } from './retry.js';
+import { checkLabel } from './label.js';
 import { removePart } from './sidecar.js';
 import { safeUrl } from './validators.js';
 
@@ -22,6 +23,17 @@ import { safeUrl } from './validators.js';
 export function packageUrlOf(link: BundleLink): string | undefined {
   const u = (link as Record<string, unknown>).packageUrl;
   return typeof u === 'string' && /^https?:\/\//.test(u) ? u : undefined;
+}
+
+/** The version an airlock mirror says its package is (so the output name is known before the download), if it is a label. */
+export function packageVersionOf(link: BundleLink): string | undefined {
+  const v = (link as Record<string, unknown>).version;
+  if (typeof v !== 'string') return undefined;
+  try {
+    return checkLabel(v);
+  } catch {
+    return undefined;
+  }
 }
 
 export interface PackageFormOptions {
@@ -51,8 +63,11 @@ export async function fetchPackageForm(o: PackageFormOptions) {
     }
     const layout = await readPackage(part);
     const m = layout.manifest;
-    // With --trust, the signature must verify (fail closed); without, digests and safety still do.
-    const sig = o.trust.length > 0 ? checkSignature(layout, { trust: o.trust }) : { signed: layout.signature !== null, signer: null };
+    // With --trust, the signature must verify (fail closed); without, digests and safety still do,
+    // and a signature nobody checked is reported as such, never as "signed".
+    const sig = o.trust.length > 0
+      ? { signature: 'verified' as const, signer: checkSignature(layout, { trust: o.trust }).signer }
+      : { signature: layout.signature !== null ? 'unverified' as const : 'none' as const, signer: null };
     if (m.domain !== o.domain) throw new MalformedError('AIRLOCK_DOMAIN_MISMATCH', `the package offered for ${o.domain} is of domain ${m.domain}`, { subject: 'airlock.json' });
     if (o.versionLabel !== undefined && o.versionLabel !== m.version) {
       throw new UsageError(`--version-label ${o.versionLabel}: the mirror's package is version ${m.version}, and a signed package cannot be relabelled (pass --sign-key to re-package the raw archive instead)`, { subject: '--version-label' });
@@ -60,14 +75,14 @@ export async function fetchPackageForm(o: PackageFormOptions) {
     if (layout.archive.size !== m.archive.size) throw new DigestMismatchError('AIRLOCK_ARCHIVE_SIZE', `${layout.archive.name} is ${layout.archive.size} bytes but the manifest says ${m.archive.size}`, { subject: layout.archive.name });
     const scan = await scanArchive({ path: part, offset: layout.archive.offset, length: layout.archive.size }, { limits: o.limits });
     compareToManifest(m, scan);
-    const outPath = join(o.outDir, `${o.domain}-${m.version}.airlock`);
+    const outPath = packagePath(o.outDir, o.domain, m.version);
     if (await access(outPath).then(() => true, () => false)) {
       throw new AirlockError('AIRLOCK_EXISTS', `${outPath} already exists; remove it first`, 1, { subject: outPath });
     }
     await rename(part, outPath);
     await fsyncDir(dirname(outPath));
     await removePart(part);
-    return { package: outPath, version: m.version, manifest: m, signed: sig.signed, files: scan.files.length, dl, downloadMs };
+    return { package: outPath, version: m.version, manifest: m, ...sig, files: scan.files.length, dl, downloadMs };
   } catch (err) {
     if (err instanceof VerificationError) await removePart(part);
     throw err;

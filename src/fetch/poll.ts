@@ -1,5 +1,5 @@
 import { AirlockError, UpstreamError, UpstreamJobFailedError } from '../errors.js';
-import type { BundleLink, ExportJob, ServiceClient } from '../upstream/index.js';
+import { sanitize, type BundleLink, type ExportJob, type ServiceClient } from '../upstream/index.js';
 import { sleep } from './retry.js';
 
 /** The three calls of the export API that fetch needs (a structural type, so tests may pass a fake). */
@@ -27,7 +27,7 @@ export async function waitForJob(api: ExportApi, jobId: string, o: PollOptions):
     const job = await api.getExport(jobId);
     o.onStatus?.(job);
     if (job.status === 'completed') return job;
-    if (job.status === 'failed') throw new UpstreamJobFailedError(`export job ${jobId} failed upstream: ${job.error ?? '(the service gave no reason)'}`, { subject: jobId });
+    if (job.status === 'failed') throw new UpstreamJobFailedError(`export job ${jobId} failed upstream: ${job.error ? sanitize(job.error) : '(the service gave no reason)'}`, { subject: jobId });
     if (Date.now() >= deadline) throw new UpstreamError(`export job ${jobId} still ${job.status} after ${Math.round(o.timeoutMs / 1000)} s`, undefined, { subject: jobId }, 'AIRLOCK_TIMEOUT');
     await sleep(Math.min(nextInterval(o.intervalMs, n), Math.max(0, deadline - Date.now())), o.signal).catch(() => { throw aborted(jobId); });
   }

@@ -1,8 +1,9 @@
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
-import { z } from 'zod';
 import type { AppEnv } from '../serve/index.js';
+import { StartExportRequestSchema } from '../upstream/index.js';
 import { jobView, labelOfJob } from './jobs.js';
 import { PACKAGE_NAME } from './objects.js';
+import { pageCountOf } from './pages.js';
 import { signLink } from './sign.js';
 import { checkBearer } from './tokens.js';
 import { readVersion, versionForDomain, type MirrorVersion } from './versions.js';
@@ -21,11 +22,6 @@ export interface ApiDeps {
   publicUrl?: string;
   now: () => number;
 }
-
-const StartSchema = z.object({
-  domain: z.string().min(1).max(253),
-  version: z.string().min(1).max(64).optional(),
-}).loose();
 
 /** A Host header fit to build a link from: a name or IP literal and a port, nothing else. */
 const HOST = /^(?:[A-Za-z0-9.-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
@@ -54,17 +50,19 @@ export function mirrorApi(d: ApiDeps): Hono<AppEnv> {
   app.use(`${base}/*`, auth(d.tokens));
 
   app.post(base, async (c) => {
-    const body = StartSchema.safeParse(await c.req.json().catch(() => undefined));
+    // `paths` is validated like the service does, and ignored: a stored version is exported whole.
+    const body = StartExportRequestSchema.safeParse(await c.req.json().catch(() => undefined));
     if (!body.success) return c.json({ error: `invalid request: ${body.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ')}` }, 400);
-    const { domain, version } = body.data;
+    const { domain } = body.data;
+    const version = body.data.version ?? undefined;
     const v = await versionForDomain(d.store, domain, version);
     if (!v) return c.json({ error: `domain not found: ${domain}${version ? ` (version ${version})` : ''} has no version in this mirror's store` }, 404);
-    return c.json(jobView(v), 202);
+    return c.json(jobView(v, await pageCountOf(v)), 202);
   });
 
   app.get(`${base}/:jobId`, async (c) => {
     const v = await jobVersion(d, c);
-    return v instanceof Response ? v : c.json(jobView(v));
+    return v instanceof Response ? v : c.json(jobView(v, await pageCountOf(v)));
   });
 
   app.post(`${base}/:jobId/bundle`, async (c) => {
@@ -82,9 +80,11 @@ export function mirrorApi(d: ApiDeps): Hono<AppEnv> {
       sizeBytes: v.archive.size,
       expiresAt: new Date(expires * 1000).toISOString(),
       // Extra fields (the upstream schema passes unknown fields through): a downstream airlock
-      // fetch prefers the original signed package, so signatures verify across any number of hops.
+      // fetch prefers the original signed package, so signatures verify across any number of hops,
+      // and knows its version (hence the output file's name) before downloading it.
       packageUrl: link(PACKAGE_NAME, 'airlock'),
       packageSha256: v.packageSha256,
+      version: v.label,
     });
   });
   return app;

@@ -1,4 +1,4 @@
-import { VERSION_LABEL } from '../cli/args.js';
+import { VERSION_LABEL } from '../package/index.js';
 import type { MirrorVersion } from './versions.js';
 
 /**
@@ -17,10 +17,13 @@ export function labelOfJob(jobId: string): string | null {
   return VERSION_LABEL.test(label) ? label : null;
 }
 
-/** The job as the service shows a finished export (the upstream ExportJobSchema accepts it). */
-export function jobView(v: MirrorVersion): Record<string, unknown> {
+/**
+ * The job as the published API shows a finished export: exactly `{jobId, status, progress,
+ * pageCount, createdAt, updatedAt, error}`, `error` null (a stored version never failed).
+ */
+export function jobView(v: MirrorVersion, pageCount: number): Record<string, unknown> {
   return {
-    jobId: jobIdFor(v.label), status: 'completed', progress: 100, pageCount: v.pageCount,
-    domain: v.domain, version: v.label, createdAt: v.importedAt, updatedAt: v.importedAt,
+    jobId: jobIdFor(v.label), status: 'completed', progress: 100, pageCount,
+    createdAt: v.importedAt, updatedAt: v.importedAt, error: null,
   };
 }

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { VERSION_LABEL } from '../cli/args.js';
+import { VERSION_LABEL } from '../package/index.js';
 import { listVersions, storePaths, versionPaths } from '../store/index.js';
 
 /**

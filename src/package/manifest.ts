@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { MalformedError } from '../errors.js';
-import type { ArchiveFormat, FileRecord } from '../archive/types.js';
+import { checkEntryPath, type ArchiveFormat, type FileRecord } from '../archive/index.js';
+import { checkJsonBounds, type JsonBounds } from './json-bounds.js';
+import { CONTROL_CHARS, HOST_NAME, VERSION_LABEL } from './label.js';
 
 /** CONTRACT "Package format": the manifest, first member of every `.airlock` package. */
 export interface Manifest {
@@ -15,8 +17,6 @@ export interface Manifest {
 }
 
 export const MANIFEST_FORMAT = 'airlock-package/1';
-/** CONTRACT "Version labels". */
-export const VERSION_LABEL = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 /** The archive member names the contract allows, and the format each one must carry. */
 export const ARCHIVE_NAMES: Record<string, ArchiveFormat> = {
   'bundle.tar.gz': 'tar.gz',
@@ -25,16 +25,45 @@ export const ARCHIVE_NAMES: Record<string, ArchiveFormat> = {
   'bundle.zip': 'zip',
 };
 
+/**
+ * Bounds checked on the raw bytes before JSON.parse. A real manifest nests 3 levels (root,
+ * `files`, one file) and takes ~200 bytes a file, so 200,000 files (the default maxFiles) with
+ * long paths fit in 128 MiB many times over; 64 levels leave room for fields added later.
+ */
+export const MANIFEST_BOUNDS: JsonBounds = Object.freeze({ maxBytes: 128 * 1024 * 1024, maxDepth: 64 });
+
 const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'must be a lowercase hex sha256');
 const Size = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
+const NoControl = (max: number) => z.string().min(1).max(max).refine((s) => !CONTROL_CHARS.test(s), 'must not contain control characters');
+
+/**
+ * A site path as the archive reader gives it (src/archive's entry rules, normalised, after
+ * stripping): anything else can never match a scanned file, and a manifest that lists one is
+ * not ours. The same rules refuse control characters, NUL, backslashes, `..` and absolute paths.
+ */
+function sitePathProblem(p: string): string | null {
+  try {
+    const e = checkEntryPath(p);
+    if (e.trailingSlash || e.path !== p) return 'must be a normalised relative path ("a/b.html": no "./", "//" or trailing "/")';
+    return null;
+  } catch (err) {
+    const prefix = `unsafe archive entry ${JSON.stringify(p)}: `; // src/archive's wording, without the (untrusted) name
+    const msg = (err as Error).message;
+    return `must be a safe relative path: ${msg.startsWith(prefix) ? msg.slice(prefix.length) : 'refused by the archive rules'}`;
+  }
+}
+const SitePath = z.string().min(1).superRefine((p, ctx) => {
+  const why = sitePathProblem(p);
+  if (why) ctx.addIssue({ code: 'custom', message: why });
+});
 
 // Unknown fields pass through (the contract says more may be added) so a newer writer's package
 // still verifies, and the exact bytes are what is signed, never a re-serialisation.
 export const ManifestSchema = z.looseObject({
   format: z.literal(MANIFEST_FORMAT),
-  domain: z.string().min(1).max(253),
+  domain: z.string().regex(HOST_NAME, 'must be a host name like docs.example.com'),
   version: z.string().regex(VERSION_LABEL, `must match ${VERSION_LABEL.source}`),
-  jobId: z.string().min(1).nullable(),
+  jobId: NoControl(256).nullable(),
   createdAt: z.iso.datetime({ offset: true }),
   pageCount: z.number().int().nonnegative().nullable(),
   archive: z.looseObject({
@@ -43,11 +72,18 @@ export const ManifestSchema = z.looseObject({
     size: Size,
     sha256: Sha256,
   }).refine((a) => ARCHIVE_NAMES[a.name] === a.format, { message: 'archive.name does not match archive.format', path: ['name'] }),
-  files: z.array(z.looseObject({ path: z.string().min(1), size: Size, sha256: Sha256 })),
+  files: z.array(z.looseObject({ path: SitePath, size: Size, sha256: Sha256 })),
 }) as unknown as z.ZodType<Manifest>;
 
-/** Parse untrusted manifest bytes (fail closed: not UTF-8 JSON, or not the schema → exit 4, naming the field). */
+/** At most this many schema issues are spelled out in a message (a hostile manifest can have millions). */
+const MAX_ISSUES_SHOWN = 5;
+
+/**
+ * Parse untrusted manifest bytes (fail closed → exit 4 naming `subject`): too big or too deep
+ * (checked on the bytes, before parsing), not UTF-8 JSON, or not the schema (naming the fields).
+ */
 export function parseManifest(bytes: Buffer, subject = 'airlock.json'): Manifest {
+  checkJsonBounds(bytes, MANIFEST_BOUNDS, subject);
   let json: unknown;
   try {
     json = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
@@ -56,8 +92,11 @@ export function parseManifest(bytes: Buffer, subject = 'airlock.json'): Manifest
   }
   const r = ManifestSchema.safeParse(json);
   if (!r.success) {
-    const issues = r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
-    throw new MalformedError('AIRLOCK_BAD_MANIFEST', `${subject} is not a valid airlock-package/1 manifest: ${issues}`, { subject, issues: r.error.issues.map((i) => i.path.join('.')) });
+    const all = r.error.issues;
+    const shown = all.slice(0, MAX_ISSUES_SHOWN).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+    const more = all.length > MAX_ISSUES_SHOWN ? ` (and ${all.length - MAX_ISSUES_SHOWN} more)` : '';
+    throw new MalformedError('AIRLOCK_BAD_MANIFEST', `${subject} is not a valid airlock-package/1 manifest: ${shown}${more}`,
+      { subject, issues: all.slice(0, 100).map((i) => i.path.join('.')) });
   }
   return r.data;
 }

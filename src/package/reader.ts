@@ -1,7 +1,8 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { MalformedError, UsageError } from '../errors.js';
-import { ARCHIVE_NAMES, parseManifest, type Manifest } from './manifest.js';
+import { ARCHIVE_NAMES, MANIFEST_BOUNDS, parseManifest, type Manifest } from './manifest.js';
 import { BLOCK, MAX_TAIL, MIN_TAIL, checkTail, decodeHeader, padded } from './tar-header.js';
+import { sniff } from './sniff.js';
 
 export interface PackageLayout {
   manifest: Manifest;
@@ -12,7 +13,7 @@ export interface PackageLayout {
 }
 
 /** Manifests of 200,000 files run to ~40 MB; anything far beyond is hostile, not a bigger site. */
-export const MAX_MANIFEST_BYTES = 128 * 1024 * 1024;
+export const MAX_MANIFEST_BYTES = MANIFEST_BOUNDS.maxBytes;
 export const SIGNATURE_BYTES = 64;
 
 async function readAt(fh: FileHandle, position: number, length: number, fileSize: number, subject: string): Promise<Buffer> {
@@ -57,6 +58,7 @@ export async function readPackage(path: string): Promise<PackageLayout> {
       return { ...h, offset };
     };
 
+    refuseExportArchive(await readAt(fh, 0, Math.min(BLOCK, fileSize), fileSize, 'the first block'), path);
     const first = await next('airlock.json');
     if (first.name !== 'airlock.json') throw membersError(`the first member is ${JSON.stringify(first.name)}, not airlock.json`, first.name);
     if (first.size > MAX_MANIFEST_BYTES) throw new MalformedError('AIRLOCK_BAD_MANIFEST', `airlock.json is ${first.size} bytes (limit ${MAX_MANIFEST_BYTES})`, { subject: 'airlock.json' });
@@ -97,6 +99,15 @@ export async function readPackage(path: string): Promise<PackageLayout> {
   } finally {
     await fh.close();
   }
+}
+
+/** The most common mistake: the export archive itself instead of a package made from it. */
+function refuseExportArchive(head: Buffer, path: string): void {
+  const s = sniff(head);
+  if (s.kind !== 'archive') return;
+  throw new MalformedError('AIRLOCK_NOT_A_PACKAGE',
+    `${path} is an export archive (${s.format}), not an .airlock package; turn it into one with \`airlock pack ${path} --domain D\` (D: the site's domain)`,
+    { subject: path, format: s.format });
 }
 
 function membersError(message: string, subject: string): MalformedError {

@@ -1,5 +1,6 @@
 import { Header } from 'tar';
 import { MalformedError } from '../errors.js';
+import { tarChecksumValid } from '../archive/index.js';
 
 /**
  * The tar headers of a `.airlock` package (pure: Buffer in, Buffer out). We write one plain ustar
@@ -26,10 +27,49 @@ export interface MemberHeader {
   size: number;
 }
 
+/** The numeric fields of a ustar header: [name, offset, length]. */
+const NUMERIC: ReadonlyArray<readonly [string, number, number]> = [
+  ['mode', 100, 8], ['uid', 108, 8], ['gid', 116, 8], ['size', 124, 12], ['mtime', 136, 12], ['devmajor', 329, 8], ['devminor', 337, 8],
+];
+/** A member of up to this size still pads to whole blocks with a safe integer. */
+const MAX_SIZE = Number.MAX_SAFE_INTEGER - BLOCK;
+
+/**
+ * One numeric field, as octal digits (POSIX; space/NUL padded, empty = 0) or as the base-256
+ * extension (first byte 0x80: a big-endian positive number; GNU tar writes big sizes and ids so).
+ * Returns null for anything else: negative base-256 (0xff), stray characters, or a value past
+ * 2^53 - 1 that no JavaScript number holds exactly (node-tar threw a code-less error there).
+ */
+export function parseNumeric(field: Buffer): number | null {
+  if (field[0] === 0x80) {
+    let n = 0n;
+    for (let i = 1; i < field.length; i++) n = (n << 8n) | BigInt(field[i]!);
+    return n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : null;
+  }
+  if (field[0]! & 0x80) return null;
+  const digits = field.toString('latin1').replace(/[\0 ]+$/, '').replace(/^ +/, '');
+  if (digits === '') return 0;
+  return /^[0-7]+$/.test(digits) ? parseInt(digits, 8) : null; // at most 12 octal digits: < 2^36
+}
+
+/** A NUL-terminated text field (UTF-8, as node-tar and GNU tar write names). */
+const text = (block: Buffer, at: number, length: number): string => {
+  const field = block.subarray(at, at + length);
+  const end = field.indexOf(0);
+  return field.subarray(0, end < 0 ? length : end).toString('utf8');
+};
+
+/** The member name of a tar header block. POSIX ustar splits long names into prefix/name; the GNU form ("ustar ") keeps times there instead. */
+export function headerName(block: Buffer): string {
+  const prefix = block.subarray(257, 263).toString('latin1') === 'ustar\0' ? text(block, 345, 155) : '';
+  return (prefix ? `${prefix}/` : '') + text(block, 0, 100);
+}
+
 /**
  * Decode one header block of an untrusted package. Anything but a regular file with a valid
  * checksum and a ustar magic is refused, so pax/GNU long-name records, links and devices cannot
- * smuggle a different name or extra data past the member list check.
+ * smuggle a different name or extra data past the member list check. Every numeric field must be
+ * a number in range (octal, or base-256 below 2^53), else the member is refused by name (exit 4).
  */
 export function decodeHeader(block: Buffer, position: number, subject: string): MemberHeader {
   if (block.length < BLOCK) throw new MalformedError('AIRLOCK_TRUNCATED', `package is truncated: no tar header at byte ${position} (${subject})`, { subject });
@@ -37,17 +77,23 @@ export function decodeHeader(block: Buffer, position: number, subject: string): 
     throw new MalformedError('AIRLOCK_PACKAGE_MEMBERS', `package ends at byte ${position} but ${subject} was expected there`, { subject });
   }
   const magic = block.subarray(257, 263).toString('latin1');
-  const h = new Header(block, 0);
-  if (!h.cksumValid || (magic !== 'ustar\0' && magic !== 'ustar ')) {
+  if (!tarChecksumValid(block) || (magic !== 'ustar\0' && magic !== 'ustar ')) {
     throw new MalformedError('AIRLOCK_PACKAGE_NOT_TAR', `package is not a ustar archive: bad tar header at byte ${position} (${subject})`, { subject });
   }
-  const name = h.path ?? '';
-  if (h.type !== 'File' && h.type !== 'OldFile') {
-    throw new MalformedError('AIRLOCK_PACKAGE_MEMBERS', `package member ${JSON.stringify(name)} at byte ${position} is a ${h.type} entry, not a regular file`, { subject: name });
+  const name = headerName(block);
+  const type = String.fromCharCode(block[156]!);
+  if (type !== '0' && type !== '\0') {
+    throw new MalformedError('AIRLOCK_PACKAGE_MEMBERS', `package member ${JSON.stringify(name)} at byte ${position} is not a regular file (tar type ${JSON.stringify(type)})`, { subject: name });
   }
-  const size = h.size ?? -1;
-  if (!Number.isSafeInteger(size) || size < 0) throw new MalformedError('AIRLOCK_PACKAGE_NOT_TAR', `package member ${JSON.stringify(name)} has an invalid size`, { subject: name });
-  return { name, size };
+  const values: Record<string, number> = {};
+  for (const [field, at, length] of NUMERIC) {
+    const v = parseNumeric(block.subarray(at, at + length));
+    if (v === null || (field === 'size' && v > MAX_SIZE)) {
+      throw new MalformedError('AIRLOCK_PACKAGE_HEADER', `package member ${JSON.stringify(name)} at byte ${position}: the tar header's ${field} field is not a number in range (octal, or base-256 below 2^53)`, { subject: name, field });
+    }
+    values[field] = v;
+  }
+  return { name, size: values.size! };
 }
 
 /** The end of a tar archive: two zero blocks (POSIX), plus any zero padding to a record boundary (GNU tar pads to 10 KiB). */

@@ -6,6 +6,7 @@ import type { Manifest } from './manifest.js';
 import { readPackage } from './reader.js';
 import { checkSignature } from './signature.js';
 import { compareToManifest } from './compare.js';
+import { checkManifestLimits } from './limits.js';
 
 export { checkSignature } from './signature.js';
 export { compareToManifest } from './compare.js';
@@ -26,7 +27,8 @@ export interface VerifyReport {
 
 /**
  * Everything `airlock verify` promises, extracting nothing: package structure, signature (before
- * any archive byte is parsed, so an untrusted package never reaches the decompressors), then one
+ * any archive byte is parsed, so an untrusted package never reaches the decompressors), the
+ * manifest's declared count and sizes against the archive limits, then one
  * streaming pass over the archive member in place — archive sha256, every safety rule, every
  * file's sha256 — compared with the manifest.
  */
@@ -34,6 +36,7 @@ export async function verifyPackage(path: string, o: VerifyOptions): Promise<Ver
   const layout = await readPackage(path);
   const sig = checkSignature(layout, o);
   const { manifest, archive } = layout;
+  checkManifestLimits(manifest, o.limits);
   if (archive.size !== manifest.archive.size) {
     throw new DigestMismatchError('AIRLOCK_ARCHIVE_SIZE', `${archive.name} is ${archive.size} bytes but the manifest says ${manifest.archive.size}`, { subject: archive.name });
   }

@@ -1,7 +1,7 @@
 import { createHash, sign, type KeyObject } from 'node:crypto';
-import { open, rename, rm, type FileHandle } from 'node:fs/promises';
+import { access, link, open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { DigestMismatchError, UsageError } from '../errors.js';
+import { AirlockError, DigestMismatchError, EXIT, UsageError } from '../errors.js';
 import { fsyncDir, tempSibling } from '../util/fsx.js';
 import { ManifestSchema, serializeManifest, type Manifest } from './manifest.js';
 import { MIN_TAIL, encodeHeader, padded } from './tar-header.js';
@@ -54,8 +54,9 @@ async function copyArchive(out: Out, archivePath: string, manifest: Manifest): P
  * Write a `.airlock` package (CONTRACT "Package format"): members airlock.json, airlock.json.sig
  * (when signKey is given), bundle.<ext>, then the two tar end blocks. Atomic: a temp sibling,
  * fsync, rename, fsync of the folder, so a crash leaves the old file or the complete new one.
+ * `exclusive`: never replace an existing outPath (AIRLOCK_EXISTS, exit 1), even one created while we wrote.
  */
-export async function writePackage(o: { outPath: string; manifest: Manifest; archivePath: string; signKey?: KeyObject }): Promise<{ path: string; sha256: string }> {
+export async function writePackage(o: { outPath: string; manifest: Manifest; archivePath: string; signKey?: KeyObject; exclusive?: boolean }): Promise<{ path: string; sha256: string }> {
   const checked = ManifestSchema.safeParse(o.manifest);
   if (!checked.success) throw new UsageError(`refusing to write an invalid manifest: ${checked.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`, { subject: 'airlock.json' });
   const manifestBytes = serializeManifest(o.manifest);
@@ -80,12 +81,32 @@ export async function writePackage(o: { outPath: string; manifest: Manifest; arc
     throw err;
   }
   try {
-    await rename(tmp, o.outPath);
-  } catch (err) {
-    await rm(tmp, { force: true });
-    throw err;
+    await (o.exclusive ? publishNew(tmp, o.outPath) : rename(tmp, o.outPath));
+  } finally {
+    await rm(tmp, { force: true }); // gone after a rename; the spare name after a link
   }
   await fsyncDir(dirname(o.outPath));
   return { path: o.outPath, sha256 };
+}
+
+export function outputExists(outPath: string, hint = 'remove it first'): AirlockError {
+  return new AirlockError('AIRLOCK_EXISTS', `${outPath} already exists; ${hint}`, EXIT.FAILURE, { subject: outPath });
+}
+
+/**
+ * Give the finished temp file its final name without ever replacing a file that appeared there
+ * meanwhile: link(2) fails with EEXIST where rename(2) would silently overwrite. File systems
+ * without hard links (FAT/exFAT USB sticks) fall back to a check and a rename.
+ */
+async function publishNew(tmp: string, outPath: string): Promise<void> {
+  try {
+    await link(tmp, outPath);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') throw outputExists(outPath);
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'ENOSYS') throw err;
+    if (await access(outPath).then(() => true, () => false)) throw outputExists(outPath);
+    await rename(tmp, outPath);
+  }
 }
 

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { escapeJson } from '../util/terminal.js';
 
 /**
  * One JSON line per request (off by default: it costs a listener and a write per request).
@@ -22,7 +23,7 @@ export function accessLogger(out: NodeJS.WritableStream): AccessLog {
         version,
         remote: req.socket.remoteAddress ?? null,
       };
-      out.write(JSON.stringify(line) + '\n');
+      out.write(escapeJson(JSON.stringify(line)) + '\n'); // C1/bidi bytes of a path as \u escapes too
     });
   };
 }

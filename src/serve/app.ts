@@ -2,6 +2,7 @@ import { Hono, type Context } from 'hono';
 import type { IncomingMessage } from 'node:http';
 import type { LoadedIndex } from './version-index.js';
 import type { IndexedRequest } from './handler.js';
+import { allowTable } from './allow.js';
 
 /**
  * The slow-path routes: `/_airlock/*` here, and whatever other modules mount (relays, mirror).
@@ -37,6 +38,20 @@ export function buildApp(o: AppOptions): Hono<AppEnv> {
   });
   app.get('/_airlock/features', (c) => c.json(o.features() as object));
   if (o.extra) app.route('/', o.extra);
-  app.notFound((c) => c.json({ error: `no such route: ${c.req.method} ${c.req.path}` }, 404));
+  // CONTRACT "Serving": GET and HEAD; other methods get 405 with Allow (hono would say 404). A
+  // path some route answers with other methods (mirror, relays) lists those; anything else under
+  // /_airlock/ is GET/HEAD only.
+  let allowed: ((path: string) => string[]) | null = null;
+  app.notFound((c) => {
+    const { method, path } = c.req;
+    allowed ??= allowTable(app.routes);
+    const methods = allowed(path);
+    if (methods.length === 0 && path.startsWith('/_airlock/') && method !== 'GET' && method !== 'HEAD') methods.push('GET', 'HEAD');
+    if (methods.length > 0 && !methods.includes(method)) {
+      c.header('Allow', methods.join(', '));
+      return c.json({ error: `method ${method} not allowed on ${path}; allowed: ${methods.join(', ')}` }, 405);
+    }
+    return c.json({ error: `no such route: ${method} ${path}` }, 404);
+  });
   return app;
 }

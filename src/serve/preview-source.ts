@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { extractArchive } from '../archive/index.js';
+import { extractArchive, probeCaseFolding } from '../archive/index.js';
 import { compareToManifest, readPackage } from '../package/index.js';
 import type { SiteInput } from './source.js';
 
@@ -17,14 +17,16 @@ export async function extractForPreview(file: string): Promise<PreviewSite> {
   const dir = await mkdtemp(join(tmpdir(), 'airlock-preview-'));
   try {
     const siteDir = join(dir, 'site');
+    // Case pairs (rules/A001 beside rules/a001) are refused only if the temp folder folds case.
+    const foldsCase = await probeCaseFolding(dir);
     if (file.endsWith('.airlock')) {
       const pkg = await readPackage(file);
-      const scan = await extractArchive({ path: file, offset: pkg.archive.offset, length: pkg.archive.size }, siteDir);
+      const scan = await extractArchive({ path: file, offset: pkg.archive.offset, length: pkg.archive.size }, siteDir, { foldsCase });
       compareToManifest(pkg.manifest, scan); // a tampered package is refused, not previewed
       const m = pkg.manifest;
       return { dir, site: { dir: siteDir, files: scan.files, label: m.version, domain: m.domain, pageCount: m.pageCount, htmlCacheDir: join(dir, 'html') } };
     }
-    const scan = await extractArchive({ path: file }, siteDir);
+    const scan = await extractArchive({ path: file }, siteDir, { foldsCase });
     return { dir, site: { dir: siteDir, files: scan.files, label: 'preview', htmlCacheDir: join(dir, 'html') } };
   } catch (err) {
     await rm(dir, { recursive: true, force: true });

@@ -1,12 +1,16 @@
 import cluster from 'node:cluster';
 import { createWriteStream } from 'node:fs';
+import { listenError } from '../util/listen.js';
+import { whenAborted, type SignalTrap } from '../util/signals.js';
 import { createAirlockServer, type AirlockServerOptions } from './server.js';
 import { runPrimary } from './cluster.js';
 
 /**
- * Run a server until SIGTERM/SIGINT (stop accepting, finish in-flight requests, exit 0), re-read
- * the active version on SIGHUP; with workers > 1, as a node:cluster primary or worker.
- * `onUrl` gets the URL once the (first) server listens.
+ * Run a server until the command's signal trap fires (stop accepting, finish in-flight requests,
+ * exit 0); with `hangup: 'reload'`, SIGHUP re-reads the active version instead. With workers > 1,
+ * as a node:cluster primary or worker. `onUrl` gets the URL once the (first) server listens.
+ * Whatever happens (a listen error, a load error, a signal at any moment) the server is closed, its
+ * lease released and `onClosed` run before this returns or throws.
  */
 export interface RunOptions {
   server: AirlockServerOptions;
@@ -14,46 +18,45 @@ export interface RunOptions {
   host: string;
   workers: number;
   accessLog?: string;
+  /** The command's signal trap (src/util/signals.ts), set up before anything was created. */
+  trap: SignalTrap;
+  /** SIGHUP: re-read the store's active version (serve), or stop like SIGTERM (preview, demo). */
+  hangup: 'reload' | 'stop';
   onUrl: (url: string) => void;
   log: (line: string) => void;
-  /** Extra clean-up after the server closed (preview removes its temp folder). */
+  /** Extra clean-up after the server closed (demo stops its emulator and removes its folder). */
   onClosed?: () => Promise<void>;
 }
 
 export async function runServer(o: RunOptions): Promise<number> {
-  if (o.workers > 1 && cluster.isPrimary) {
-    let printed = false;
-    cluster.on('message', (_w, msg: { airlockUrl?: string }) => {
-      if (typeof msg?.airlockUrl === 'string' && !printed) {
-        printed = true;
-        o.onUrl(msg.airlockUrl);
-      }
-    });
-    const code = await runPrimary(o.workers, o.log);
+  try {
+    if (o.workers > 1 && cluster.isPrimary) return await runPrimary({ workers: o.workers, trap: o.trap, log: o.log, onUrl: o.onUrl });
+    return await runOne(o);
+  } finally {
     await o.onClosed?.();
-    return code;
+    // A cluster worker is held alive by its IPC channel: let go of it so the process can end.
+    if (cluster.isWorker) cluster.worker?.disconnect();
   }
-  // Signals are taken from the very start: a SIGTERM while a large version is still loading must
-  // still end the process cleanly (lease released, preview folder removed), not be lost.
-  const stopped = new Promise<void>((resolve) => {
-    process.once('SIGTERM', () => resolve());
-    process.once('SIGINT', () => resolve());
-  });
+}
+
+async function runOne(o: RunOptions): Promise<number> {
   const accessLog = o.accessLog === undefined ? null : o.accessLog === '-' ? process.stderr : createWriteStream(o.accessLog, { flags: 'a' });
-  const srv = await createAirlockServer({ ...o.server, accessLog, log: o.log });
-  const url = await srv.listen(o.port, o.host);
-  if (cluster.isWorker) process.send?.({ airlockUrl: url });
-  else o.onUrl(url);
-  o.log(`airlock serve: serving ${srv.current().version} at ${url}${cluster.isWorker ? ` (worker ${process.pid})` : ''}`);
-  const onHup = () => void srv.recheck();
-  process.on('SIGHUP', onHup);
-  await stopped;
-  process.off('SIGHUP', onHup);
-  o.log('airlock serve: shutting down: finishing in-flight requests');
-  await srv.close();
-  if (accessLog && accessLog !== process.stderr) await new Promise<void>((r) => accessLog.end(() => r()));
-  await o.onClosed?.();
-  // A cluster worker is held alive by its IPC channel: let go of it so the process can end.
-  if (cluster.isWorker) cluster.worker?.disconnect();
+  try {
+    const srv = await createAirlockServer({ ...o.server, accessLog, log: o.log });
+    try {
+      if (o.trap.signal.aborted) return 0; // stopped while the version loaded: never listen
+      const url = await srv.listen(o.port, o.host).catch((err: unknown) => { throw listenError(err, o.host, o.port); });
+      if (cluster.isWorker) process.send?.({ airlockUrl: url });
+      else o.onUrl(url);
+      o.log(`airlock serve: serving ${srv.current().version} at ${url}${cluster.isWorker ? ` (worker ${process.pid})` : ''}`);
+      if (o.hangup === 'reload') o.trap.onHangup(() => void srv.recheck());
+      await whenAborted(o.trap.signal);
+      o.log('airlock serve: shutting down: finishing in-flight requests');
+    } finally {
+      await srv.close();
+    }
+  } finally {
+    if (accessLog && accessLog !== process.stderr) await new Promise<void>((r) => accessLog.end(() => r()));
+  }
   return 0;
 }

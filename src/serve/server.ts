@@ -15,6 +15,7 @@ import type { HtmlTransformSpec } from './html-pages.js';
 import { readActive, type SiteInput } from './source.js';
 import { acquireLease } from '../store/index.js';
 import { ActiveWatcher } from './watcher.js';
+import { refuseConnect } from '../util/http-connect.js';
 import type { LoadedIndex, TransformHtml } from './version-index.js';
 
 export interface LeaseLike { update(label: string): Promise<void>; release(): Promise<void> }
@@ -121,6 +122,7 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
     accessLog: o.accessLog ? accessLogger(o.accessLog) : null,
   });
   const server = createServer({ keepAliveTimeout: 5000 }, handler);
+  refuseConnect(server);
 
   const watcher = o.store && !o.site && o.version === undefined
     ? new ActiveWatcher({

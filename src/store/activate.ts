@@ -2,6 +2,7 @@ import { access } from 'node:fs/promises';
 import { StoreError } from '../errors.js';
 import { versionDir, versionPaths } from './paths.js';
 import { withLock, type LockOptions } from './lock.js';
+import { readMeta } from './meta.js';
 import { readState, writeState } from './state.js';
 
 export async function versionExists(store: string, label: string): Promise<boolean> {
@@ -15,9 +16,13 @@ export async function requireVersion(store: string, label: string): Promise<void
   }
 }
 
-/** Point `active` at `label` (caller holds the lock). Re-activating the active one changes nothing. */
+/**
+ * Point `active` at `label` (caller holds the lock). Re-activating the active one changes nothing.
+ * A version whose version.json is damaged is refused (exit 2) rather than made active.
+ */
 export async function activateLocked(store: string, label: string): Promise<void> {
   await requireVersion(store, label);
+  await readMeta(versionDir(store, label));
   const state = await readState(store);
   if (state.active === label) return;
   // writeState = temp file + fsync + rename + fsync of the store folder: durable once it returns.
@@ -35,6 +40,7 @@ export async function rollback(store: string, o?: LockOptions): Promise<string> 
     const state = await readState(store);
     if (!state.previous) throw new StoreError('AIRLOCK_NO_PREVIOUS', `store ${store} has no previously active version to roll back to`, { subject: store });
     await requireVersion(store, state.previous);
+    await readMeta(versionDir(store, state.previous));
     await writeState(store, { active: state.previous, previous: state.active });
     return state.previous;
   }, o);

@@ -1,12 +1,13 @@
-import { readdir, readFile, rm } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { atomicWriteFile } from '../util/fsx.js';
 import { requireVersion } from './activate.js';
-import { checkLabel, storePaths } from './paths.js';
+import { readJsonFile } from './meta.js';
+import { checkLabel, isLabel, storePaths } from './paths.js';
 import { isAlive, self } from './proc.js';
 
-const LeaseSchema = z.object({ pid: z.number().int(), start: z.string(), version: z.string(), startedAt: z.string() });
+const LeaseSchema = z.object({ pid: z.number().int().positive(), start: z.string(), version: z.string().refine(isLabel), startedAt: z.string() });
 export type LeaseRecord = z.infer<typeof LeaseSchema>;
 
 export interface Lease {
@@ -17,7 +18,16 @@ export interface Lease {
 
 const leasePath = (store: string, pid: number) => join(storePaths(store).leases, `${pid}.json`);
 
-async function write(store: string, label: string, startedAt: string): Promise<void> {
+/** This process's lease writes, one at a time (each an atomic write: temp file, rename). */
+let writing: Promise<void> = Promise.resolve();
+
+function write(store: string, label: string, startedAt: string): Promise<void> {
+  const next = writing.then(() => writeNow(store, label, startedAt));
+  writing = next.catch(() => {});
+  return next;
+}
+
+async function writeNow(store: string, label: string, startedAt: string): Promise<void> {
   const rec: LeaseRecord = { ...self, version: label, startedAt };
   await atomicWriteFile(leasePath(store, self.pid), JSON.stringify(rec) + '\n');
   // Written first, checked second: a prune that moved the version away before seeing this lease
@@ -52,28 +62,26 @@ export async function acquireLease(store: string, label: string): Promise<Lease>
   };
 }
 
-/** Versions leased by live processes; lease files of dead ones (or unreadable ones) are removed. */
-export async function liveLeasedVersions(store: string): Promise<Set<string>> {
+/**
+ * The leases of live processes, read only (for `list`). A lease file that does not parse, is
+ * not a lease of the contract's shape, or belongs to a dead pid is skipped: files are written
+ * atomically, so such a file was left by a killed server or edited by hand, and protects nothing.
+ */
+export async function readLeases(store: string, onDead?: (path: string) => Promise<void>): Promise<LeaseRecord[]> {
   const dir = storePaths(store).leases;
   const names = await readdir(dir).catch(() => [] as string[]);
-  const live = new Set<string>();
-  for (const name of names.filter((n) => /^\d+\.json$/.test(n))) {
+  const live: LeaseRecord[] = [];
+  for (const name of names.filter((n) => /^\d+\.json$/.test(n)).sort()) {
     const path = join(dir, name);
-    let text: string;
-    try {
-      text = await readFile(path, 'utf8');
-    } catch {
-      continue; // released meanwhile
-    }
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
-    const rec = LeaseSchema.safeParse(json);
-    if (rec.success && isAlive(rec.data.pid, rec.data.start)) live.add(rec.data.version);
-    else await rm(path, { force: true }); // files are written atomically: unparsable means not ours
+    const rec = await readJsonFile(path, LeaseSchema, 'lease', { maxBytes: 64 * 1024 }).catch(() => null);
+    if (rec && `${rec.pid}.json` === name && isAlive(rec.pid, rec.start)) live.push(rec);
+    else await onDead?.(path);
   }
   return live;
+}
+
+/** Versions leased by live processes; lease files of dead ones (or unreadable ones) are removed (under the lock). */
+export async function liveLeasedVersions(store: string): Promise<Set<string>> {
+  const live = await readLeases(store, (path) => rm(path, { force: true }));
+  return new Set(live.map((l) => l.version));
 }

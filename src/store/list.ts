@@ -1,8 +1,8 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { VERSION_LABEL } from '../cli/args.js';
+import { readLeases } from './leases.js';
 import { readMeta } from './meta.js';
-import { storePaths } from './paths.js';
+import { isLabel, storePaths } from './paths.js';
 import { readState } from './state.js';
 
 export interface VersionInfo {
@@ -14,19 +14,29 @@ export interface VersionInfo {
   importedAt: string;
   active: boolean;
   previous: boolean;
+  /** Pids of running servers that hold a lease on this version (prune keeps it). */
+  servedBy: number[];
 }
 
-/** Complete versions only (a folder appears in S/versions by rename, whole), newest import first. */
+/**
+ * Complete versions only (a folder appears in S/versions by rename, whole, with its
+ * version.json), newest import first. Reads only: a store that does not exist has none.
+ */
 export async function listVersions(store: string): Promise<VersionInfo[]> {
   const state = await readState(store);
   const names = await readdir(storePaths(store).versions).catch((err: NodeJS.ErrnoException) => {
     if (err.code === 'ENOENT') return [] as string[];
     throw err;
   });
+  const leases = await readLeases(store);
   const out: VersionInfo[] = [];
   for (const name of names) {
-    if (!VERSION_LABEL.test(name)) continue; // not a version (e.g. an editor's temp file)
-    const meta = await readMeta(join(storePaths(store).versions, name));
+    if (!isLabel(name)) continue; // not a version (e.g. an editor's temp file)
+    const meta = await readMeta(join(storePaths(store).versions, name)).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT' || err.code === 'ENOTDIR') return null; // no version.json: not a version
+      throw err;
+    });
+    if (!meta) continue;
     out.push({
       version: meta.label,
       domain: meta.domain,
@@ -36,6 +46,7 @@ export async function listVersions(store: string): Promise<VersionInfo[]> {
       importedAt: meta.importedAt,
       active: state.active === name,
       previous: state.previous === name,
+      servedBy: leases.filter((l) => l.version === name).map((l) => l.pid),
     });
   }
   return out.sort((a, b) => b.importedAt.localeCompare(a.importedAt) || a.version.localeCompare(b.version));

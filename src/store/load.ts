@@ -1,8 +1,6 @@
-import { readFile } from 'node:fs/promises';
-import { MalformedError } from '../errors.js';
-import { ManifestSchema, type Manifest } from '../package/index.js';
+import type { Manifest } from '../package/index.js';
 import { requireVersion } from './activate.js';
-import { readMeta, type VersionMeta } from './meta.js';
+import { readMeta, readStoredManifest, type VersionMeta } from './meta.js';
 import { versionDir, versionPaths } from './paths.js';
 import { readVariantsIndex, type VariantEntry } from './variants/index-file.js';
 
@@ -23,17 +21,10 @@ export async function loadVersion(store: string, label: string): Promise<LoadedV
   const dir = versionDir(store, label);
   const p = versionPaths(dir);
   const meta = await readMeta(dir);
-  let json: unknown;
-  try {
-    json = JSON.parse(await readFile(p.manifest, 'utf8'));
-  } catch {
-    json = undefined;
-  }
-  const parsed = ManifestSchema.safeParse(json);
-  if (!parsed.success) throw new MalformedError('AIRLOCK_BAD_VERSION', `manifest of version ${label} (${p.manifest}) is damaged`, { subject: p.manifest });
+  const manifest = await readStoredManifest(dir);
   const variants = await readVariantsIndex(p.variantsIndex);
   return {
-    label, dir, siteDir: p.site, manifest: parsed.data, meta, variants,
+    label, dir, siteDir: p.site, manifest, meta, variants,
     variantPath: (sha256, enc) => `${p.variants}/${sha256}.${enc}`,
   };
 }

@@ -1,8 +1,9 @@
-import { link, mkdir, readFile, stat, unlink, writeFile } from 'node:fs/promises';
+import { link, readFile, stat, unlink, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { StoreError } from '../errors.js';
 import { tempSibling } from '../util/fsx.js';
+import { requireStore, storePathError } from './location.js';
 import { storePaths } from './paths.js';
 import { isAlive, self } from './proc.js';
 
@@ -15,7 +16,7 @@ export interface StoreLock {
   assertHeld(): Promise<void>;
   release(): Promise<void>;
 }
-export interface LockOptions { timeoutMs?: number; onWait?: (holderPid: number) => void }
+export interface LockOptions { timeoutMs?: number; onWait?: (holderPid: number) => void; signal?: AbortSignal }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const readOwner = async (path: string): Promise<{ raw: string; owner: Owner | null } | null> => {
@@ -65,19 +66,24 @@ async function takeOver(lockPath: string, observed: string): Promise<void> {
  */
 export async function acquireLock(store: string, o: LockOptions = {}): Promise<StoreLock> {
   const lockPath = storePaths(store).lock;
-  await mkdir(store, { recursive: true });
+  await requireStore(store); // a lock never creates a store (only import does, before locking)
   const owner: Owner = { ...self, nonce: randomBytes(12).toString('hex'), since: new Date().toISOString() };
   const tmp = tempSibling(lockPath);
-  await writeFile(tmp, JSON.stringify(owner), { flag: 'wx' });
+  try {
+    await writeFile(tmp, JSON.stringify(owner), { flag: 'wx' });
+  } catch (err) {
+    throw storePathError(store, err, `write its lock ${lockPath}`) ?? err;
+  }
   const deadline = Date.now() + (o.timeoutMs ?? 120_000);
   let warned = false;
   try {
     for (let delay = 20; ; delay = Math.min(delay * 2, 100)) {
+      o.signal?.throwIfAborted();
       try {
         await link(tmp, lockPath);
         break;
       } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw storePathError(store, err, `take its lock ${lockPath}`) ?? err;
       }
       const held = await readOwner(lockPath);
       if (!held) continue; // released between our link and read: try again at once

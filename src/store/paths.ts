@@ -1,6 +1,6 @@
 import { join, resolve } from 'node:path';
 import { StoreError } from '../errors.js';
-import { VERSION_LABEL } from '../cli/args.js';
+import { VERSION_LABEL } from '../package/index.js';
 
 /** The store directory: --store, then AIRLOCK_STORE (CONTRACT "Environment"), then ./airlock-store. */
 export function resolveStore(flag: string | undefined, env: NodeJS.ProcessEnv, cwd = process.cwd()): string {
@@ -34,12 +34,17 @@ export function versionPaths(dir: string) {
   };
 }
 
+/** Does `s` follow the contract's label grammar (so it can name a folder)? */
+export function isLabel(s: unknown): s is string {
+  return typeof s === 'string' && VERSION_LABEL.test(s);
+}
+
 /**
  * A label becomes a folder name, so it is checked before any path is built from it: the
  * contract's label grammar has no "/", no leading "." and no "..", so no traversal is possible.
  */
 export function checkLabel(label: string): string {
-  if (!VERSION_LABEL.test(label)) {
+  if (!isLabel(label)) {
     throw new StoreError('AIRLOCK_BAD_LABEL', `invalid version label ${JSON.stringify(label)}: must match ${VERSION_LABEL.source}`, { subject: label }, 2);
   }
   return label;

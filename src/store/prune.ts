@@ -1,48 +1,78 @@
 import { mkdir, rename, rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { EXIT, StoreError } from '../errors.js';
 import { fsyncDir } from '../util/fsx.js';
-import { liveLeasedVersions } from './leases.js';
+import { readLeases, type LeaseRecord } from './leases.js';
 import { listVersions } from './list.js';
 import { withLock, type LockOptions } from './lock.js';
 import { storePaths, versionDir } from './paths.js';
-import { readState } from './state.js';
+import { readState, type StoreState } from './state.js';
+
+/** Why prune kept a version (several may hold at once). */
+export type KeepReason =
+  | { why: 'newest'; keep: number }
+  | { why: 'active' }
+  | { why: 'previous' }
+  | { why: 'leased'; pids: number[] };
+export interface PruneEntry { version: string; deleted: boolean; reasons: KeepReason[] }
+export interface PruneReport { keep: number; versions: PruneEntry[]; deleted: string[] }
 
 /**
- * Which versions `prune --keep N` deletes (pure): all but the N most recently imported, never a
- * protected one. Protected: the active version (CONTRACT), the previous one (so `rollback` always
- * has somewhere to go) and any version leased by a live server (issue 3: never pull a version
- * from under a server).
+ * What `prune --keep N` does to each version, newest import first (pure): all but the N most
+ * recently imported go, never a protected one. Protected: the active version (CONTRACT), the
+ * previous one (so `rollback` always has somewhere to go) and any version leased by a live
+ * server (issue 3: never pull a version from under a server).
  */
-export function choosePrunable(newestFirst: readonly string[], keep: number, protectedLabels: ReadonlySet<string>): string[] {
-  return newestFirst.slice(Math.max(0, keep)).filter((v) => !protectedLabels.has(v));
+export function planPrune(newestFirst: readonly string[], keep: number, state: Pick<StoreState, 'active' | 'previous'>, leases: readonly Pick<LeaseRecord, 'pid' | 'version'>[]): PruneEntry[] {
+  return newestFirst.map((version, i) => {
+    const reasons: KeepReason[] = [];
+    if (i < keep) reasons.push({ why: 'newest', keep });
+    if (state.active === version) reasons.push({ why: 'active' });
+    if (state.previous === version) reasons.push({ why: 'previous' });
+    const pids = leases.filter((l) => l.version === version).map((l) => l.pid);
+    if (pids.length) reasons.push({ why: 'leased', pids });
+    return { version, deleted: reasons.length === 0, reasons };
+  });
 }
 
-/** `airlock prune --keep N`: returns the labels deleted. */
-export async function prune(store: string, keep: number, o?: LockOptions): Promise<string[]> {
+/** `airlock prune --keep N`: what was deleted and, for each version kept, why. */
+export async function pruneReport(store: string, keep: number, o?: LockOptions): Promise<PruneReport> {
   return withLock(store, async () => {
     const state = await readState(store);
     const versions = await listVersions(store);
-    const leased = await liveLeasedVersions(store);
-    const protectedLabels = new Set([state.active, state.previous, ...leased].filter((v): v is string => Boolean(v)));
-    const doomed = choosePrunable(versions.map((v) => v.version), keep, protectedLabels);
+    const leases = await readLeases(store, (path) => rm(path, { force: true })); // dead servers' leases go
+    const labels = versions.map((v) => v.version);
+    // Fail closed before deleting anything: pointers to versions that are not there mean a
+    // damaged or hand-edited state.json, and "active" may then not be what is really served.
+    for (const p of [state.active, state.previous]) {
+      if (p !== null && !labels.includes(p)) {
+        throw new StoreError('AIRLOCK_BAD_STATE', `store state ${storePaths(store).state} names version ${p}, which is not in the store; nothing was deleted (make a version active with airlock activate V first)`, { subject: storePaths(store).state }, EXIT.USAGE);
+      }
+    }
+    const plan = planPrune(labels, keep, state, leases);
     const { staging, versions: versionsDir } = storePaths(store);
-    const deleted: string[] = [];
-    for (const label of doomed) {
+    for (const entry of plan.filter((e) => e.deleted)) {
       // Move out first (one atomic rename), so nobody ever sees a half-deleted version; then
       // look at the leases again: a server that leased it meanwhile gets it back at once.
       await mkdir(staging, { recursive: true });
       const aside = join(staging, `prune-${randomBytes(6).toString('hex')}`);
-      await rename(versionDir(store, label), aside);
-      if ((await liveLeasedVersions(store)).has(label)) {
-        await rename(aside, versionDir(store, label));
+      await rename(versionDir(store, entry.version), aside);
+      const late = (await readLeases(store)).filter((l) => l.version === entry.version);
+      if (late.length) {
+        await rename(aside, versionDir(store, entry.version));
+        Object.assign(entry, { deleted: false, reasons: [{ why: 'leased', pids: late.map((l) => l.pid) }] });
         continue;
       }
       await fsyncDir(versionsDir);
       await rm(aside, { recursive: true, force: true });
-      deleted.push(label);
     }
     await rmdir(staging).catch(() => {}); // only when empty
-    return deleted;
+    return { keep, versions: plan, deleted: plan.filter((e) => e.deleted).map((e) => e.version) };
   }, o);
+}
+
+/** `prune` returning only the labels deleted. */
+export async function prune(store: string, keep: number, o?: LockOptions): Promise<string[]> {
+  return (await pruneReport(store, keep, o)).deleted;
 }

@@ -1,62 +1,49 @@
-import { createReadStream, createWriteStream } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
-import { createHash } from 'node:crypto';
-import { Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import { MalformedError } from '../errors.js';
-import { extractArchive, type ArchiveLimits } from '../archive/index.js';
+import { DigestMismatchError, MalformedError } from '../errors.js';
+import { extractArchive, probeCaseFolding, type ArchiveLimits } from '../archive/index.js';
 import { readPackage, compareToManifest, type PackageLayout } from '../package/index.js';
 import { fsyncDir } from '../util/fsx.js';
+import { copyHashed } from './copy.js';
+import { manifestWatch } from './expect.js';
 import { fsyncFile } from './fsync-tree.js';
 import { versionPaths } from './paths.js';
 import type { VersionMeta } from './meta.js';
 import type { ProgressEvent } from './progress.js';
 
-/** Copy the package byte for byte, hashing it on the way (one read of the source). */
-async function copyHashed(src: string, dest: string, total: number, onProgress?: (e: ProgressEvent) => void): Promise<string> {
-  const hash = createHash('sha256');
-  let bytes = 0;
-  let reported = 0;
-  const tap = new Transform({
-    transform(chunk: Buffer, _enc, cb) {
-      hash.update(chunk);
-      bytes += chunk.length;
-      if (bytes - reported >= 64 * 1024 * 1024 || bytes === total) {
-        reported = bytes;
-        onProgress?.({ phase: 'copy', bytes, total });
-      }
-      cb(null, chunk);
-    },
-  });
-  await pipeline(createReadStream(src, { highWaterMark: 1 << 20 }), tap, createWriteStream(dest, { flags: 'wx' }));
-  await fsyncFile(dest);
-  return hash.digest('hex');
-}
-
-export interface StageInput { pkg: string; pkgSize: number; layout: PackageLayout; signer: string | null; limits?: Partial<ArchiveLimits> }
+export interface StageInput { pkg: string; pkgSize: number; layout: PackageLayout; signer: string | null; limits?: Partial<ArchiveLimits>; signal?: AbortSignal }
 
 /**
  * Build a complete version inside `dir` (a fresh staging folder): the package copy, the site
  * extracted from THAT copy and checked against the manifest, airlock.json and version.json, all
  * fsynced. Extracting from the copy (and re-reading its head) means the bytes verified are the
  * bytes kept, even if the source file is changed while we run (a TOCTOU on removable media).
+ * Refusals come as early as the bytes allow: the archive digest right after the copy, an entry
+ * the manifest does not promise before it is written. On any failure every write has ended.
  */
 export async function stageVersion(dir: string, input: StageInput, onProgress?: (e: ProgressEvent) => void): Promise<VersionMeta> {
   const p = versionPaths(dir);
-  const packageSha256 = await copyHashed(input.pkg, p.pkg, input.pkgSize, onProgress);
+  const { signal } = input;
+  const digests = await copyHashed(input.pkg, p.pkg, input.pkgSize, input.layout.archive, { signal, onProgress });
   const staged = await readPackage(p.pkg);
-  if (!staged.manifestBytes.equals(input.layout.manifestBytes) || !sameBytes(staged.signature, input.layout.signature)) {
+  if (!staged.manifestBytes.equals(input.layout.manifestBytes) || !sameBytes(staged.signature, input.layout.signature)
+    || staged.archive.offset !== input.layout.archive.offset || staged.archive.size !== input.layout.archive.size) {
     throw new MalformedError('AIRLOCK_PACKAGE_CHANGED', `package ${input.pkg} changed while it was being imported`, { subject: input.pkg });
   }
   const { manifest } = staged;
+  if (digests.archiveSha256 !== manifest.archive.sha256) {
+    throw new DigestMismatchError('AIRLOCK_ARCHIVE_DIGEST', `${staged.archive.name} has sha256 ${digests.archiveSha256} but the manifest says ${manifest.archive.sha256}`, { subject: staged.archive.name, expected: manifest.archive.sha256, actual: digests.archiveSha256 });
+  }
   onProgress?.({ phase: 'extract', dir: p.site, total: staged.archive.size });
-  const scan = await extractArchive({ path: p.pkg, offset: staged.archive.offset, length: staged.archive.size }, p.site, { limits: input.limits, format: manifest.archive.format });
+  // Case pairs (rules/A001 beside rules/a001) are refused only if the store's file system folds case.
+  const foldsCase = await probeCaseFolding(dir);
+  const watch = { watch: manifestWatch(manifest), signal };
+  const scan = await extractArchive({ path: p.pkg, offset: staged.archive.offset, length: staged.archive.size }, p.site, { limits: input.limits, format: manifest.archive.format, foldsCase, ...watch });
   compareToManifest(manifest, scan);
   const meta: VersionMeta = {
     label: manifest.version,
     domain: manifest.domain,
     importedAt: new Date().toISOString(),
-    packageSha256,
+    packageSha256: digests.packageSha256,
     archive: { name: staged.archive.name, format: scan.format, offset: staged.archive.offset, size: staged.archive.size, sha256: scan.archiveSha256 },
     signer: input.signer,
     pageCount: manifest.pageCount,

@@ -1,38 +1,34 @@
-import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
-import { StoreError } from '../errors.js';
 import { atomicWriteFile } from '../util/fsx.js';
-import { storePaths } from './paths.js';
+import { storeKind, storePathError } from './location.js';
+import { readJsonFile } from './meta.js';
+import { isLabel, storePaths } from './paths.js';
 
+const Pointer = z.string().refine(isLabel, 'not a version label').nullable();
 export const StoreStateSchema = z.object({
-  active: z.string().nullable(),
-  previous: z.string().nullable(),
+  active: Pointer,
+  previous: Pointer,
   updatedAt: z.string().nullable(),
 });
 export type StoreState = z.infer<typeof StoreStateSchema>;
 
 const EMPTY: StoreState = { active: null, previous: null, updatedAt: null };
 
-/** The active/previous pointers. A store without state.json has nothing active. */
+/**
+ * The active/previous pointers. A store without state.json (or no store yet) has nothing active.
+ * Fail closed: a damaged pointer file is reported (exit 2, AIRLOCK_BAD_STATE), never silently
+ * reset to "nothing active" (prune would then delete what a server is serving).
+ */
 export async function readState(store: string): Promise<StoreState> {
   const path = storePaths(store).state;
-  let raw: string;
   try {
-    raw = await readFile(path, 'utf8');
+    return await readJsonFile(path, StoreStateSchema, 'store state', { maxBytes: 64 * 1024, code: 'AIRLOCK_BAD_STATE' });
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { ...EMPTY };
-    throw err;
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return { ...EMPTY };
+    if (code === 'ENOTDIR') await storeKind(store); // says "store S is a file" (exit 2)
+    throw storePathError(store, err, `read ${path}`) ?? err;
   }
-  let json: unknown;
-  try {
-    json = JSON.parse(raw);
-  } catch {
-    json = undefined;
-  }
-  const parsed = StoreStateSchema.safeParse(json);
-  // Fail closed: a damaged pointer file is reported, never silently reset to "nothing active".
-  if (!parsed.success) throw new StoreError('AIRLOCK_BAD_STATE', `store state ${path} is not valid JSON of the expected shape`, { subject: path });
-  return parsed.data;
 }
 
 /** Durable pointer update (CONTRACT "Store guarantees"): temp file, fsync, rename, fsync the folder. */

@@ -39,16 +39,18 @@ export class ServiceClient {
     this.http = { baseUrl: o.baseUrl, timeoutMs: o.timeoutMs, retry: o.retry, dispatcher: o.dispatcher, onRetry: o.onRetry };
   }
 
-  /** Accepts `{jobId}` (documented) or the whole job (live service, 202); status defaults to queued. */
+  /** 202 with the whole job record (documented); only `jobId` is needed, a missing status reads as queued. */
   async startExport(domain: string): Promise<ExportJob> {
     const key = checkKeyType(this.o.adminKey, 'admin');
     const job = await callJson(this.http, { method: 'POST', path: '/v1/static-export/jobs', key, body: { domain } }, CreatedExportJobSchema);
     return { ...job, status: job.status ?? 'queued' };
   }
 
+  /** The job; its id is the one asked for, whatever the answer says (or omits). */
   async getExport(jobId: string): Promise<ExportJob> {
     const key = checkKeyType(this.o.adminKey, 'admin');
-    return callJson(this.http, { method: 'GET', path: `/v1/static-export/jobs/${seg(jobId)}`, key }, ExportJobSchema);
+    const job = await callJson(this.http, { method: 'GET', path: `/v1/static-export/jobs/${seg(jobId)}`, key }, ExportJobSchema);
+    return { ...job, jobId };
   }
 
   /** A fresh presigned link on every call; 409 while the job is not finished. */
@@ -60,7 +62,8 @@ export class ServiceClient {
 
   async getAgentJob(projectId: string, id: string): Promise<AgentJob> {
     const key = checkKeyType(this.o.adminKey, 'admin');
-    return callJson(this.http, { method: 'GET', path: `/v2/agent/${seg(projectId)}/job/${seg(id)}`, key }, AgentJobSchema);
+    const job = await callJson(this.http, { method: 'GET', path: `/v2/agent/${seg(projectId)}/job/${seg(id)}`, key }, AgentJobSchema);
+    return { ...job, id };
   }
 
   /** Poll until completed, archived or failed; backoff from intervalMs doubling to 8×, bounded by timeoutMs. */

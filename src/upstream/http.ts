@@ -4,6 +4,7 @@ import type { z } from 'zod';
 import { AirlockError, AuthError, UpstreamError } from '../errors.js';
 import { redact } from '../util/redact.js';
 import { describeZodError } from './describe.js';
+import { jsonTooDeepAt } from '../util/json-depth.js';
 import { DEFAULT_RETRY, MAX_RETRY_AFTER_MS, isRetryableError, isRetryableStatus, parseRetryAfter, retryDelay, type RetryPolicy } from './retry.js';
 import { ErrorBodySchema } from './schemas/error.js';
 
@@ -32,6 +33,8 @@ export type Response = Dispatcher.ResponseData;
 const DEFAULT_TIMEOUT_MS = 30_000;
 /** JSON answers of this API are small; a hostile or broken server must not make us buffer GBs. */
 const MAX_JSON_BYTES = 1 << 20;
+/** Answers of this API nest three levels; anything near this is not an answer of it. */
+const MAX_JSON_DEPTH = 64;
 
 /** Service text shown to a user: no keys, no terminal control sequences, bounded length. */
 export function sanitize(text: string, max = 500): string {
@@ -131,6 +134,9 @@ export async function send(o: HttpOptions, spec: CallSpec): Promise<Response> {
 export async function callJson<S extends z.ZodType>(o: HttpOptions, spec: CallSpec, schema: S): Promise<z.output<S>> {
   const res = await send(o, spec);
   const text = await readCapped(res.body);
+  if (jsonTooDeepAt(Buffer.from(text), MAX_JSON_DEPTH) >= 0) {
+    throw new UpstreamError(`${spec.method} ${spec.path}: response nests deeper than ${MAX_JSON_DEPTH} levels`, res.statusCode, { subject: spec.path }, 'AIRLOCK_UPSTREAM_SCHEMA');
+  }
   let value: unknown;
   try {
     value = JSON.parse(text);

@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { refuseConnect } from '../util/http-connect.js';
 
 /**
  * The listener that holds the port while a bundle downloads at start-up: health answers 200 (the
@@ -17,10 +18,15 @@ export function startBootstrap(port: number, host: string, phase: () => string):
       res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-store', ...(status === 503 ? { 'Retry-After': '5' } : {}) });
       res.end(req.method === 'HEAD' ? undefined : text);
     };
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.setHeader('Allow', 'GET, HEAD');
+      return json(405, { error: `method ${req.method} not allowed: GET and HEAD only` });
+    }
     if (path === '/_airlock/health') return json(200, { status: 'ok', version: null, phase: phase() });
     if (path === '/_airlock/ready') return json(503, { status: 'starting', phase: phase() });
     json(503, { error: `starting: ${phase()}` });
   });
+  refuseConnect(server, 'GET, HEAD', true);
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {

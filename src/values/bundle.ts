@@ -3,7 +3,8 @@ import { mkdir, open, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DigestMismatchError, MalformedError, SignatureError } from '../errors.js';
 import { scanArchive, type ArchiveFormat } from '../archive/index.js';
-import { download, removePart } from '../fetch/index.js';
+import { download, removePart, type DownloadProgress } from '../fetch/index.js';
+import { fmtBytes } from '../util/units.js';
 import { loadPublicKey, readPackage, writePackage, type Manifest } from '../package/index.js';
 import { importPackage } from '../store/index.js';
 
@@ -16,6 +17,9 @@ import { importPackage } from '../store/index.js';
 export interface InstallOptions {
   url: string; store: string; label?: string; domain?: string; trust: string[]; allowUnsigned: boolean;
   activate: boolean; log: (line: string) => void;
+  signal?: AbortSignal;
+  /** Download progress (the CLI's shared reporter). */
+  onProgress?: (p: DownloadProgress) => void;
 }
 export interface Installed { version: string; status: 'imported' | 'unchanged'; form: 'package' | 'archive'; bytes: number }
 
@@ -42,8 +46,8 @@ export async function installBundle(o: InstallOptions): Promise<Installed> {
   const part = join(dir, `${key}.part`);
   const safe = `${u.origin}${u.pathname}`; // never log the query: it is the link's credential
   o.log(`airlock serve: downloading the bundle from ${safe}`);
-  const dl = await download({ url: o.url, partPath: part, retry: RETRY });
-  o.log(`airlock serve: downloaded ${dl.size} bytes (sha256 ${dl.sha256})`);
+  const dl = await download({ url: o.url, partPath: part, retry: RETRY, signal: o.signal, onProgress: o.onProgress });
+  o.log(`airlock serve: downloaded ${fmtBytes(dl.size)} (sha256 ${dl.sha256})`);
   const trust = await Promise.all(o.trust.map((p) => loadPublicKey(p)));
   try {
     if (await isPackage(part)) {
@@ -52,7 +56,7 @@ export async function installBundle(o: InstallOptions): Promise<Installed> {
         throw new MalformedError('AIRLOCK_VERSION_MISMATCH', `the package at ${safe} is version ${layout.manifest.version}, but staticExport.version pins ${o.label}`, { subject: 'staticExport.version' });
       }
       // importPackage verifies everything (signature against trust + the store's trusted-keys, digests, safety).
-      const r = await importPackage(part, { store: o.store, trust, allowUnsigned: o.allowUnsigned, activate: o.activate });
+      const r = await importPackage(part, { store: o.store, trust, allowUnsigned: o.allowUnsigned, activate: o.activate, signal: o.signal });
       return { ...r, form: 'package', bytes: dl.size };
     }
     if (!o.allowUnsigned) {
@@ -68,13 +72,13 @@ export async function installBundle(o: InstallOptions): Promise<Installed> {
     const pkg = join(dir, `${key}.airlock`);
     await writePackage({ outPath: pkg, manifest, archivePath: part });
     try {
-      const r = await importPackage(pkg, { store: o.store, trust: [], allowUnsigned: true, activate: o.activate });
+      const r = await importPackage(pkg, { store: o.store, trust: [], allowUnsigned: true, activate: o.activate, signal: o.signal });
       return { ...r, form: 'archive', bytes: dl.size };
     } finally {
       await rm(pkg, { force: true });
     }
   } finally {
     // Verified or refused, the download has served its purpose; only an interrupted one is kept.
-    await removePart(part);
+    if (!o.signal?.aborted) await removePart(part);
   }
 }

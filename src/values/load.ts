@@ -1,13 +1,15 @@
-import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { parseDocument } from 'yaml';
+import { LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
-import { UsageError } from '../errors.js';
+import { AirlockError, UsageError } from '../errors.js';
+import { checkFlowDepth, checkStructure, readBounded, VALUES_LIMITS } from './bounds.js';
 import { valuesSchema, type Values } from './schema.js';
 
 export interface LoadedValues { values: Values; warnings: string[]; file: string }
 
 const keyPath = (p: readonly PropertyKey[]): string => p.map(String).join('.') || '(top level)';
+/** Problems listed one per line at most (200,000 unknown keys must not make 200,000 lines). */
+const MAX_LISTED = 20;
 
 /**
  * Check parsed YAML (pure): wrong types are a UsageError (exit 2) naming every bad key path;
@@ -18,12 +20,14 @@ export function checkValues(doc: unknown, file: string): { values: Values; warni
   const input = doc ?? {}; // an empty file is an empty values file
   const strict = valuesSchema(true).safeParse(input);
   const issues: z.core.$ZodIssue[] = strict.success ? [] : strict.error.issues;
-  const warnings = issues.flatMap((i) => (i.code === 'unrecognized_keys' ? i.keys.map((k) => `${file}: unknown key ${keyPath([...i.path, k])} (ignored)`) : []));
+  const unknown = issues.flatMap((i) => (i.code === 'unrecognized_keys' ? i.keys.map((k) => `${file}: unknown key ${keyPath([...i.path, k])} (ignored)`) : []));
+  const warnings = unknown.length <= MAX_LISTED ? unknown : [...unknown.slice(0, MAX_LISTED), `${file}: ... and ${unknown.length - MAX_LISTED} more unknown keys (ignored)`];
   const errors = issues.filter((i) => i.code !== 'unrecognized_keys');
   if (errors.length > 0) {
     const first = keyPath(errors[0]!.path);
-    const lines = errors.map((i) => `  ${keyPath(i.path)}: ${i.message}`);
-    throw new UsageError(`invalid values file ${file}:\n${lines.join('\n')}`, { subject: first, keys: errors.map((i) => keyPath(i.path)) }, 'AIRLOCK_BAD_VALUES');
+    const lines = errors.slice(0, MAX_LISTED).map((i) => `  ${keyPath(i.path)}: ${i.message}`);
+    if (errors.length > MAX_LISTED) lines.push(`  ... and ${errors.length - MAX_LISTED} more`);
+    throw new UsageError(`invalid values file ${file}:\n${lines.join('\n')}`, { subject: first, keys: errors.slice(0, MAX_LISTED).map((i) => keyPath(i.path)) }, 'AIRLOCK_BAD_VALUES');
   }
   const loose = valuesSchema(false).parse(input);
   return { values: loose, warnings };
@@ -41,15 +45,28 @@ function anchor(v: Values, dir: string): Values {
 }
 
 export async function loadValues(file: string): Promise<LoadedValues> {
-  const text = await readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
-    throw new UsageError(`cannot read values file ${file}: ${err.code ?? err.message}`, { subject: file }, 'AIRLOCK_BAD_VALUES');
-  });
-  const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: true });
-  if (doc.errors.length > 0) {
-    const e = doc.errors[0]!;
-    const where = e.linePos?.[0] ? `${file}:${e.linePos[0].line}:${e.linePos[0].col}` : file;
-    throw new UsageError(`values file ${where} is not valid YAML: ${e.message.split('\n')[0]}`, { subject: where }, 'AIRLOCK_BAD_VALUES');
+  const text = await readBounded(file);
+  checkFlowDepth(text, file);
+  const lines = new LineCounter();
+  let js: unknown;
+  try {
+    // uniqueKeys off: checkStructure finds duplicates in one pass (the library's check is quadratic).
+    const doc = parseDocument(text, { uniqueKeys: false, prettyErrors: true, lineCounter: lines });
+    if (doc.errors.length > 0) {
+      const e = doc.errors[0]!;
+      const where = e.linePos?.[0] ? `${file}:${e.linePos[0].line}:${e.linePos[0].col}` : file;
+      throw new UsageError(`values file ${where} is not valid YAML: ${e.message.split('\n')[0]}`, { subject: where }, 'AIRLOCK_BAD_VALUES');
+    }
+    checkStructure(doc, file, lines);
+    js = doc.toJS({ maxAliasCount: VALUES_LIMITS.aliasExpansion });
+  } catch (err) {
+    if (err instanceof AirlockError) throw err;
+    // The yaml library's alias budget (a ReferenceError), or anything else it throws: the file is at fault.
+    const why = err instanceof ReferenceError && /alias/i.test(err.message)
+      ? `its aliases expand to more than ${VALUES_LIMITS.aliasExpansion} nodes (an alias bomb?); write the repeated values out`
+      : `it cannot be read as YAML: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`;
+    throw new UsageError(`values file ${file} refused: ${why}`, { subject: file }, 'AIRLOCK_BAD_VALUES');
   }
-  const { values, warnings } = checkValues(doc.toJS(), file);
+  const { values, warnings } = checkValues(js, file);
   return { values: anchor(values, dirname(resolve(file))), warnings, file };
 }

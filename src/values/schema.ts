@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { VERSION_LABEL } from '../cli/args.js';
+import { VERSION_LABEL } from '../package/index.js';
 import { DEPLOYMENTS } from '../features/index.js';
 
 /**

@@ -1,5 +1,7 @@
 import { AirlockError, EXIT, StoreError, toAirlockError } from '../errors.js';
 import { listVersions, readState } from '../store/index.js';
+import { listenError } from '../util/listen.js';
+import type { DownloadProgress } from '../fetch/index.js';
 import { startBootstrap } from './bootstrap.js';
 import { installBundle } from './bundle.js';
 import { afterFailure, planStart } from './plan.js';
@@ -13,6 +15,9 @@ import type { ServeSettings } from './settings.js';
 export interface PrepareOptions {
   settings: ServeSettings; store: string; port: number; host: string; worker: boolean;
   log: (line: string) => void;
+  /** The command's stop signal: a download in progress stops (its part is kept to resume) and no fallback is served. */
+  signal?: AbortSignal;
+  onDownload?: (p: DownloadProgress) => void;
 }
 export interface Prepared {
   /** Pinned version to serve (undefined: the store's active one). */
@@ -34,16 +39,17 @@ export async function prepareStart(o: PrepareOptions): Promise<Prepared> {
     return { version: plan.version, port: o.port, warning: null };
   }
   let phase = 'downloading the bundle';
-  const boot = await startBootstrap(o.port, o.host, () => phase);
+  const boot = await startBootstrap(o.port, o.host, () => phase).catch((err: unknown) => { throw listenError(err, o.host, o.port); });
   o.log(`airlock serve: starting at ${boot.url} (health 200, ready 503 until a version is served)`);
   try {
     const r = await installBundle({
       url: plan.url, store: o.store, label: plan.label, domain: se!.domain, trust: se!.trust, allowUnsigned: se!.allowUnsigned,
-      activate: plan.label === undefined, log: (l) => { phase = l.replace(/^airlock serve: /, ''); o.log(l); },
+      activate: plan.label === undefined, signal: o.signal, onProgress: o.onDownload, log: (l) => { phase = l.replace(/^airlock serve: /, ''); o.log(l); },
     });
     o.log(`airlock serve: ${r.status === 'imported' ? 'imported' : 'already had'} version ${r.version} from the bundle (${r.form})${plan.label === undefined ? ', now active' : ''}`);
     return { version: plan.label, port: boot.port, warning: null };
   } catch (err) {
+    if (o.signal?.aborted) throw err;
     const e = toAirlockError(err);
     const after = afterFailure(plan, `${e.code}: ${e.message}`, o.store);
     if (after.serve === null) throw new AirlockError(e.code, after.message, e.exitCode === EXIT.VERIFICATION ? EXIT.VERIFICATION : EXIT.FAILURE, e.details, { cause: err });

@@ -19,13 +19,35 @@ export const CHROMIUM_ARGS = [
   '--disable-quic',
 ];
 
+/**
+ * Hosts Chromium itself talks to in the background (component updates, account checks) despite
+ * the flags above: seen through a proxy with no page open. Never a page's request.
+ */
+export const CHROMIUM_SERVICE_HOSTS: readonly string[] = [
+  'update.googleapis.com', 'accounts.google.com', 'clients2.google.com', 'clientservices.googleapis.com',
+  'optimizationguide-pa.googleapis.com', 'safebrowsingohttpgateway.googleapis.com', 'content-autofill.googleapis.com',
+  'redirector.gvt1.com', 'edgedl.me.gvt1.com',
+];
+
+/** The host a proxy request line names: `CONNECT host:443 HTTP/1.1` or `GET http://host/path HTTP/1.1`. */
+export function proxyTarget(line: string): string {
+  const [method = '', target = ''] = line.split(' ');
+  if (method === 'CONNECT') return target.replace(/:\d+$/, '');
+  try {
+    return new URL(target).hostname;
+  } catch {
+    return target;
+  }
+}
+
 export function chromiumAvailable(): boolean {
   return existsSync(CHROMIUM);
 }
 
-export async function launch(): Promise<Browser> {
+/** `extraArgs`: more Chromium flags (a proxy standing in for the internet, say). */
+export async function launch(extraArgs: string[] = []): Promise<Browser> {
   if (!chromiumAvailable()) throw new Error(`Chromium not found at ${CHROMIUM}: apt-get install -y chromium (.ci/run does this)`);
-  return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true, timeout: 30_000 });
+  return chromium.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_ARGS, ...extraArgs], headless: true, timeout: 30_000 });
 }
 
 export interface PageRecord {

@@ -94,6 +94,7 @@ describe('airlock import/list/activate/rollback/prune', () => {
 
   it('usage and lookup errors: unknown version exits 1, missing --keep and bad labels exit 2', async () => {
     const store = join(dir, 'store-errors');
+    await mkdir(store); // an empty folder is an empty store
     const unknown = run(['activate', 'v9', '--store', store]);
     expect(unknown.status).toBe(1);
     expect(unknown.stderr).toContain('AIRLOCK_VERSION_NOT_FOUND');

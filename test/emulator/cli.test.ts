@@ -1,8 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ServiceClient, readAdminKey } from '../../src/upstream/index.js';
+import { airlockAsync } from '../helpers/bin.js';
 import { sleep } from './site.js';
 
 const BIN = join(import.meta.dirname, '../../dist/src/cli/bin.js');
@@ -13,8 +15,8 @@ afterEach(() => {
 });
 
 /** Start `airlock emulate`, wait for its banner, and collect everything it prints. */
-async function emulate(): Promise<{ out: () => string; url: string; adminFile: string; assistantFile: string }> {
-  const p = spawn(process.execPath, [BIN, 'emulate', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+async function emulate(extra: string[] = []): Promise<{ out: () => string; url: string; adminFile: string; assistantFile: string }> {
+  const p = spawn(process.execPath, [BIN, 'emulate', '--port', '0', ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
   child = p;
   let out = '';
   p.stdout!.on('data', (d: Buffer) => (out += d.toString()));
@@ -51,6 +53,56 @@ describe('airlock emulate', () => {
     expect(existsSync(dirname(e.adminFile))).toBe(false);
     expect(e.out()).not.toContain(adminKey!);
     expect(e.out()).not.toContain(assistantKey);
+  });
+
+  it('the seeded agent jobs: agent-job --wait prints the prLink of demo/agj_completes (exit 0) and exits 3 on demo/agj_fails', async () => {
+    const e = await emulate();
+    expect(e.out()).toContain('airlock agent-job demo agj_completes --wait');
+    const env = { AIRLOCK_API_URL: e.url, AIRLOCK_ADMIN_KEY_FILE: e.adminFile };
+    const [ok, failed] = await Promise.all([
+      airlockAsync(['agent-job', 'demo', 'agj_completes', '--wait', '--timeout', '20'], { env }),
+      airlockAsync(['agent-job', 'demo', 'agj_fails', '--wait', '--timeout', '20'], { env }),
+    ]);
+    expect(ok.status, ok.stderr).toBe(0);
+    expect(ok.stdout).toMatch(/^https:\/\/github\.com\/example\/demo-docs\/pull\/1\n$/);
+    expect(failed.status).toBe(3);
+    expect(failed.stderr).toContain('agent job agj_fails of project demo failed upstream [AIRLOCK_JOB_FAILED]');
+    // Stopped the way a user stops it, so its key folder goes too.
+    const exited = new Promise<number | null>((r) => child!.once('exit', (code) => r(code)));
+    child!.kill('SIGINT');
+    expect(await exited).toBe(0);
+    expect(existsSync(dirname(e.adminFile))).toBe(false);
+  });
+
+  it('--keys-dir: the key files appear there (folder made 0700, files 0600), go on SIGINT; a missing parent is exit 2', async () => {
+    const base = mkdtempSync(join(tmpdir(), 'airlock-keysdir-'));
+    try {
+      const dir = join(base, 'keys');
+      const e = await emulate(['--keys-dir', dir]);
+      expect(e.adminFile).toBe(join(dir, 'admin.key'));
+      expect(statSync(dir).mode & 0o777).toBe(0o700);
+      expect(statSync(e.adminFile).mode & 0o777).toBe(0o600);
+      expect(readFileSync(e.adminFile, 'utf8')).toMatch(/^svc_\S+\n$/);
+      expect(readdirSync(dir).sort()).toEqual(['admin.key', 'assistant.key']);
+      const exited = new Promise<number | null>((r) => child!.once('exit', (code) => r(code)));
+      child!.kill('SIGINT');
+      expect(await exited).toBe(0);
+      expect(existsSync(dir)).toBe(false);
+      // An existing folder stays; only the key files go.
+      const kept = join(base, 'kept');
+      mkdirSync(kept);
+      writeFileSync(join(kept, 'mine'), 'x');
+      await emulate(['--keys-dir', kept]);
+      const stopped = new Promise<number | null>((r) => child!.once('exit', (code) => r(code)));
+      child!.kill('SIGTERM');
+      expect(await stopped).toBe(0);
+      expect(readdirSync(kept)).toEqual(['mine']);
+      const r = await airlockAsync(['emulate', '--port', '0', '--keys-dir', join(base, 'no', 'such')], { timeoutMs: 15_000 });
+      expect(r.status).toBe(2);
+      expect(r.stderr).toContain('its parent folder does not exist');
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
   });
 
   it('a bad --port is a usage error (exit 2)', async () => {

@@ -39,7 +39,8 @@ describe('transformHtml on the committed fixture site', () => {
     expect(out).toContain('https://www.googletagmanager.com/gtag/js');
     expect(out).toContain("posthog.init('phc_fixture1'");
     expect(out).toContain('<meta name="docs-api-base" content="/">');
-    expect(res.removed).toEqual({});
+    // nothing of analytics or the assistant is removed; search is off: its widget and script go
+    expect(res.removed).toEqual({ widget: 1, 'feature-script': 1 });
     // the assistant is on: its widget is not hidden; search is off: it is
     const style = /<style data-airlock="hide">([^<]*)<\/style>/.exec(out)![1]!;
     expect(style).toContain('#search-bar');
@@ -75,14 +76,98 @@ describe('transformHtml on the committed fixture site', () => {
     }
   });
 
-  it('removes a listed feature script only when the widgets table says so', async () => {
+  it('air-gapped: the widgets and their scripts are removed from the HTML, not only hidden', async () => {
+    for (const [path, bytes] of pages) {
+      const res = await transformHtmlDetailed(bytes, ctx(AIR));
+      const out = res.html.toString();
+      expect(bytes.toString(), path).toContain('id="search-bar"');
+      for (const gone of ['id="search-bar"', 'id="assistant-widget"', 'data-search-results', 'data-assistant-input', '/_next/static/chunks/search-', '/_next/static/chunks/assistant-']) {
+        expect(out, `${gone} in ${path}`).not.toContain(gone);
+      }
+      expect(res.removed.widget, path).toBeGreaterThanOrEqual(2);
+      expect(res.removed['feature-script'], path).toBe(2);
+      expect(out).toContain('/_next/static/chunks/main-'); // the site's own code stays
+      expect(out).toContain('<main>');
+    }
+  });
+
+  it('a feature that is on keeps its widget and script; the ones that are off go', async () => {
     const [, bytes] = pages.find(([p]) => p === 'index.html')!;
-    const plain = (await transformHtml(bytes, ctx(AIR))).toString();
-    expect(plain).toContain('/_next/static/chunks/assistant-');
-    const res = await transformHtmlDetailed(bytes, ctx(AIR, { hideSelectors: { assistant: { scripts: [/\/chunks\/assistant-[0-9a-f]+\.js$/] } } }));
-    expect(res.html.toString()).not.toContain('/_next/static/chunks/assistant-');
-    expect(res.html.toString()).toContain('/_next/static/chunks/search-');
+    const r = resolveFeatures({ deployment: 'client-hosted', enable: ['assistant'] });
+    const out = (await transformHtml(bytes, ctx(r, { assistantBase: '/' }))).toString();
+    expect(out).toContain('id="assistant-widget"');
+    expect(out).toContain('/_next/static/chunks/assistant-');
+    expect(out).not.toContain('id="search-bar"');
+    expect(out).not.toContain('/_next/static/chunks/search-');
+    const cloud = (await transformHtml(bytes, ctx(resolveFeatures({ deployment: 'cloud' })))).toString();
+    for (const kept of ['id="search-bar"', 'id="assistant-widget"', '/_next/static/chunks/search-', '/_next/static/chunks/assistant-']) expect(cloud).toContain(kept);
+  });
+
+  it('configured widgets: listed scripts and selectors go; a selector the streaming rewriter cannot match is still hidden', async () => {
+    const page = '<!DOCTYPE html><html><head><script src="/js/bot.js"></script><script src="/js/app.js"></script></head>' +
+      '<body><aside class="bot">ask</aside><h2>t</h2><p class="after">x</p><p>y</p></body></html>';
+    const res = await transformHtmlDetailed(page, ctx(AIR, { hideSelectors: { assistant: { selectors: ['aside.bot', 'h2 + p'], scripts: [/^\/js\/bot\.js$/] } } }));
+    const out = res.html.toString();
+    expect(out).not.toContain('<aside');
+    expect(out).not.toContain('/js/bot.js');
+    expect(out).toContain('/js/app.js');
+    expect(out).toContain('<p>y</p>');
+    expect(/<style data-airlock="hide">([^<]*)<\/style>/.exec(out)![1]).toContain('h2 + p');
     expect(res.removed['feature-script']).toBe(1);
+  });
+});
+
+describe('resource hints to other origins', () => {
+  const page = '<!DOCTYPE html><html><head><title>t</title>' +
+    '<link rel="preconnect" href="https://fonts.gstatic.com" crossorigin>' +
+    '<link rel="dns-prefetch" href="//cdn.jsdelivr.net">' +
+    '<link rel="preload" as="font" type="font/woff2" href="https://fonts.gstatic.com/s/inter/v13/x.woff2" crossorigin>' +
+    '<link rel="modulepreload" href="https://esm.sh/preact@10">' +
+    '<link rel="preload" as="font" href="/fonts/own.woff2" crossorigin>' +
+    '<link rel="stylesheet" href="https://fonts.googleapis.com/css2?family=Inter">' +
+    '<link rel="canonical" href="https://docs.example.com/">' +
+    '</head><body><p>x</p></body></html>';
+
+  it('air-gapped: preconnect, dns-prefetch, preload and modulepreload to other origins are removed (no CSP governs a preconnect)', async () => {
+    const res = await transformHtmlDetailed(page, ctx(AIR));
+    const out = res.html.toString();
+    for (const gone of ['fonts.gstatic.com', 'cdn.jsdelivr.net', 'esm.sh']) expect(out).not.toContain(gone);
+    expect(res.removed['off-origin-hint']).toBe(4);
+    // same-origin hints stay; a third-party stylesheet stays for the CSP to block (and the browser test to count)
+    for (const kept of ['href="/fonts/own.woff2"', 'https://fonts.googleapis.com/css2?family=Inter', 'rel="canonical"']) expect(out).toContain(kept);
+  });
+
+  it('cloud and client-hosted keep them', async () => {
+    for (const r of [resolveFeatures({ deployment: 'cloud' }), resolveFeatures({ deployment: 'client-hosted' })]) {
+      const out = (await transformHtml(page, ctx(r))).toString();
+      for (const kept of ['rel="preconnect" href="https://fonts.gstatic.com"', '//cdn.jsdelivr.net', 'https://esm.sh/preact@10']) expect(out).toContain(kept);
+    }
+  });
+});
+
+describe('embeds and refreshes to other origins (air-gapped)', () => {
+  const page = '<!DOCTYPE html><html><head><title>t</title><meta http-equiv="refresh" content="0; url=https://old.example.com/docs">' +
+    '<meta http-equiv="refresh" content="5; url=/docs/intro"></head><body>' +
+    '<iframe src="https://www.youtube-nocookie.com/embed/abc" title="Product &quot;tour&quot;"></iframe>' +
+    '<iframe src="/demo/embed.html" title="own"></iframe><embed src="//cdn.example.net/x.svg"><object data="https://cdn.example.net/y.pdf"></object>' +
+    '<p>x</p></body></html>';
+
+  it('an off-origin iframe/embed/object becomes an inert link (Chromium connects before frame-src refuses); an off-origin refresh goes', async () => {
+    const res = await transformHtmlDetailed(page, ctx(AIR));
+    const out = res.html.toString();
+    expect(out).not.toMatch(/<iframe[^>]*youtube/);
+    expect(out).toContain('<a href="https://www.youtube-nocookie.com/embed/abc" rel="noreferrer" data-airlock="embed-removed">Product &quot;tour&quot; (embedded from another site, not available here)</a>');
+    expect(out).not.toMatch(/<embed|<object/);
+    expect(out).toContain('<iframe src="/demo/embed.html" title="own"></iframe>');
+    expect(out).not.toContain('url=https://old.example.com');
+    expect(out).toContain('content="5; url=/docs/intro"');
+    expect(res.removed).toMatchObject({ 'off-origin-embed': 3, 'off-origin-refresh': 1 });
+  });
+
+  it('other deployments keep them (their CSP decides)', async () => {
+    const out = (await transformHtml(page, ctx(resolveFeatures({ deployment: 'cloud' })))).toString();
+    expect(out).toContain('<iframe src="https://www.youtube-nocookie.com/embed/abc"');
+    expect(out).toContain('url=https://old.example.com/docs');
   });
 });
 

@@ -123,6 +123,28 @@ mixpanel.init("MIXTOKEN42", { track_pageview: true });
 <script defer src="/_vercel/insights/script.js"></script>`,
     markers: ['window.va', '_vercel/insights'],
   },
+  {
+    vendor: 'onetrust',
+    html: `<!-- OneTrust Cookies Consent Notice start for docs.example.com -->
+<script type="text/javascript" src="https://cdn.cookielaw.org/consent/0190a3c4-0000-7000-8000-000000000001/OtAutoBlock.js"></script>
+<script src="https://cdn.cookielaw.org/scripttemplates/otSDKStub.js" type="text/javascript" charset="UTF-8" data-domain-script="0190a3c4-0000-7000-8000-000000000001"></script>
+<script type="text/javascript">
+function OptanonWrapper() { }
+</script>
+<!-- OneTrust Cookies Consent Notice end -->`,
+    markers: ['cdn.cookielaw.org', 'OptanonWrapper'],
+  },
+  {
+    vendor: 'cookiebot',
+    html: `<script id="Cookiebot" src="https://consent.cookiebot.com/uc.js" data-cbid="00000000-0000-4000-8000-000000000001" data-blockingmode="auto" type="text/javascript"></script>
+<script>window.addEventListener('CookiebotOnAccept', function () { if (Cookiebot.consent.statistics) { window.loadStats && window.loadStats(); } });</script>`,
+    markers: ['consent.cookiebot.com', 'CookiebotOnAccept'],
+  },
+  {
+    vendor: 'osano',
+    html: `<script src="https://cmp.osano.com/AzZd6cTcYkGFq2Mk/0fb9b5a8-0000-4000-8000-000000000001/osano.js"></script>`,
+    markers: ['cmp.osano.com'],
+  },
 ];
 
 /** A page modelled on a Next.js (App Router) docs export, with a sample dropped into <head>. */

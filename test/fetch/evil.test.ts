@@ -17,7 +17,9 @@ const EVIL: Array<[string, string, Buffer]> = [
   ['hard link in a tar.gz', 'evil.tar.gz', tgz([...site, { name: 'hl', type: '1', linkname: 'index.html' }])],
   ['character device in a tar.gz', 'evil.tar.gz', tgz([...site, { name: 'dev', type: '3' }])],
   ['symlink in a zip (unix mode)', 'evil.zip', zip([...site, { name: 'link', data: '/etc/passwd', unixMode: MODE.symlink }])],
-  ['duplicate path after case folding in a zip', 'evil.zip', zip([...site, { name: 'INDEX.html', data: 'shadow' }])],
+  // (a case pair such as INDEX.html beside index.html is refused only where the destination folds case: fetch extracts nothing)
+  ['duplicate path after NFC normalisation in a zip', 'evil.zip', zip([...site, { name: 'cafe\u0301.html', data: 'one' }, { name: 'caf\u00e9.html', data: 'shadow' }])],
+  ['exact duplicate path in a tar', 'evil.tar', tar([...site, { name: 'index.html', data: 'shadow' }])],
   ['NUL byte in a zip entry name', 'evil.zip', zip([...site, { name: Buffer.from('a\0b.html'), data: 'x' }])],
   ['backslash traversal in a zip name', 'evil.zip', zip([...site, { name: '..\\evil.txt', data: 'pwned' }])],
   ['decompression bomb (ratio) in a tar.gz', 'evil.tar.gz', tgz([...site, { name: 'bomb.bin', data: Buffer.alloc(8 * 1024 * 1024) }])],

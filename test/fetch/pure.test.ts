@@ -1,9 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { PassThrough } from 'node:stream';
 import { createHash } from 'node:crypto';
 import { contentLength, isExpiredLinkAnswer, parseContentRange, plainMd5, safeUrl, statedSha256, strongEtag } from '../../src/fetch/validators.js';
 import { backoffMs, isTransientNetworkError, parseRetryAfter } from '../../src/fetch/retry.js';
-import { LineThrottle, createReporter, fmtBytes } from '../../src/fetch/progress.js';
 import { checkDomain, deriveVersionLabel } from '../../src/fetch/label.js';
 import { nextInterval } from '../../src/fetch/poll.js';
 
@@ -74,28 +72,3 @@ describe('labels and domains', () => {
   });
 });
 
-describe('progress', () => {
-  it('plain lines: on phase change, each 10 %, or every 2 s — not per chunk', () => {
-    const t = new LineThrottle(2000);
-    expect(t.take('dl', 1, 0)).toBe(true);
-    expect(t.take('dl', 5, 100)).toBe(false);
-    expect(t.take('dl', 10, 200)).toBe(true);
-    expect(t.take('dl', 11, 2300)).toBe(true);
-    expect(t.take('verify', undefined, 2301)).toBe(true);
-    expect(fmtBytes(1536)).toBe('1.5 KiB');
-  });
-  it('a non-TTY reporter writes a bounded number of plain lines without escape codes', () => {
-    const out = new PassThrough();
-    let text = '';
-    out.on('data', (d: Buffer) => (text += d));
-    let now = 0;
-    const rep = createReporter(out, false, () => now);
-    rep.onEvent({ type: 'job', jobId: 'j1', reused: false });
-    for (let b = 0; b <= 1000; b += 1) { now += 1; rep.onEvent({ type: 'download', progress: { bytes: b * 1000, total: 1_000_000, resumedFrom: 0 } }); }
-    rep.stop();
-    const lines = text.trim().split('\n');
-    expect(lines.length).toBeLessThanOrEqual(13);
-    expect(text).toContain('export job j1 started');
-    expect(text).not.toContain('\u001b[');
-  });
-});

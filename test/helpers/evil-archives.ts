@@ -112,7 +112,7 @@ interface Built {
   method: number;
 }
 
-/** A whole zip: local headers + data, central directory, end record. No zip64, no data descriptors. */
+/** A whole zip: local headers + data, central directory, end record (zip64 end records past 65,534 entries). No data descriptors. */
 export function zip(entries: ZipEntry[], opts: { comment?: string; prefix?: Buffer } = {}): Buffer {
   const parts: Buffer[] = [];
   let offset = 0;
@@ -168,10 +168,28 @@ export function zip(entries: ZipEntry[], opts: { comment?: string; prefix?: Buff
     offset += 46 + b.name.length + extra.length;
   }
   const comment = Buffer.from(opts.comment ?? '');
+  // More than 65,535 entries: the counts live in a zip64 end record + locator (APPNOTE 4.3.14-15).
+  const zip64 = built.length > 0xfffe;
+  if (zip64) {
+    const rec = Buffer.alloc(56);
+    rec.writeUInt32LE(0x06064b50, 0);
+    rec.writeBigUInt64LE(44n, 4);
+    rec.writeUInt16LE((3 << 8) | 45, 12);
+    rec.writeUInt16LE(45, 14);
+    rec.writeBigUInt64LE(BigInt(built.length), 24);
+    rec.writeBigUInt64LE(BigInt(built.length), 32);
+    rec.writeBigUInt64LE(BigInt(offset - cdStart), 40);
+    rec.writeBigUInt64LE(BigInt(cdStart - (opts.prefix?.length ?? 0)), 48);
+    const loc = Buffer.alloc(20);
+    loc.writeUInt32LE(0x07064b50, 0);
+    loc.writeBigUInt64LE(BigInt(offset - (opts.prefix?.length ?? 0)), 8);
+    loc.writeUInt32LE(1, 16);
+    parts.push(rec, loc);
+  }
   const end = Buffer.alloc(22);
   end.writeUInt32LE(0x06054b50, 0);
-  end.writeUInt16LE(built.length, 8);
-  end.writeUInt16LE(built.length, 10);
+  end.writeUInt16LE(zip64 ? 0xffff : built.length, 8);
+  end.writeUInt16LE(zip64 ? 0xffff : built.length, 10);
   end.writeUInt32LE(offset - cdStart, 12);
   end.writeUInt32LE(cdStart - (opts.prefix?.length ?? 0), 16);
   end.writeUInt16LE(comment.length, 20);

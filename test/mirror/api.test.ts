@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'node:http';
+import { join } from 'node:path';
+import { importPackage } from '../../src/store/index.js';
+import { makePackage } from '../helpers/make-package.js';
 import { mirrorRig, TOKEN, type MirrorRig } from './rig.js';
 
 let r: MirrorRig;
@@ -45,11 +48,16 @@ describe('mirror API: jobs and bundle', () => {
   it('POST jobs {domain} → 202 completed job of the active version; GET job; bundle link on the mirror without the admin token', async () => {
     const res = await r.api(jobs, { method: 'POST', body: JSON.stringify({ domain: 'docs.example.com' }) });
     expect(res.status).toBe(202);
-    const job = await res.json() as { jobId: string; status: string; version: string };
-    expect(job).toMatchObject({ status: 'completed', version: 'v1', progress: 100 });
-    expect(await (await r.api(`${jobs}/${job.jobId}`)).json()).toMatchObject({ jobId: job.jobId, status: 'completed' });
-    const b = await (await r.api(`${jobs}/${job.jobId}/bundle`, { method: 'POST' })).json() as Record<string, unknown>;
-    expect(b).toMatchObject({ jobId: job.jobId, sizeBytes: expect.any(Number) as number });
+    const job = await res.json() as Record<string, unknown>;
+    // The published job record, field for field (the mirror keeps its own mv_ ids).
+    expect(Object.keys(job).sort()).toEqual(['createdAt', 'error', 'jobId', 'pageCount', 'progress', 'status', 'updatedAt']);
+    expect(job).toMatchObject({ jobId: 'mv_v1', status: 'completed', progress: 100, error: null });
+    expect(Number.isInteger(job.pageCount)).toBe(true);
+    expect(await (await r.api(`${jobs}/${String(job.jobId)}`)).json()).toEqual(job);
+    const b = await (await r.api(`${jobs}/${String(job.jobId)}/bundle`, { method: 'POST' })).json() as Record<string, unknown>;
+    // The published bundle answer plus the mirror's documented extensions.
+    expect(Object.keys(b).sort()).toEqual(['bundleUrl', 'expiresAt', 'jobId', 'packageSha256', 'packageUrl', 'sizeBytes', 'version']);
+    expect(b).toMatchObject({ jobId: job.jobId, sizeBytes: expect.any(Number) as number, version: 'v1' });
     expect(String(b.bundleUrl).startsWith(r.url + '/_airlock/objects/v1/bundle.tar.gz?')).toBe(true);
     expect(Date.parse(String(b.expiresAt))).toBeGreaterThan(Date.now());
     expect(JSON.stringify(b)).not.toContain(TOKEN);
@@ -60,7 +68,20 @@ describe('mirror API: jobs and bundle', () => {
     expect((await r.api(jobs, { method: 'POST', body: JSON.stringify({ domain: 'docs.example.com', version: 'v9' }) })).status).toBe(404);
     expect((await r.api(jobs, { method: 'POST', body: JSON.stringify({ domain: 'other.example.com' }) })).status).toBe(404);
     expect((await r.api(jobs, { method: 'POST', body: '{"domain": 5}' })).status).toBe(400);
+    // The documented optional fields: validated (400 on a wrong type), null read as absent; `paths` is ignored (whole versions).
+    expect((await r.api(jobs, { method: 'POST', body: JSON.stringify({ domain: 'docs.example.com', version: 5 }) })).status).toBe(400);
+    expect((await r.api(jobs, { method: 'POST', body: JSON.stringify({ domain: 'docs.example.com', paths: 'guide/' }) })).status).toBe(400);
+    expect((await r.api(jobs, { method: 'POST', body: JSON.stringify({ domain: 'docs.example.com', paths: [1] }) })).status).toBe(400);
+    expect((await r.api(jobs, { method: 'POST', body: JSON.stringify({ domain: 'docs.example.com', version: null, paths: ['guide/'] }) })).status).toBe(202);
     expect((await r.api(jobs, { method: 'POST', body: 'not json' })).status).toBe(400);
+  });
+  it('a version whose manifest has pageCount null still answers an integer: its HTML pages (404.html aside)', async () => {
+    const { pkgPath, manifest } = await makePackage({ domain: 'nopages.example.com', version: 'np1', outDir: join(r.dir, 'np'), mutate: (m) => { m.pageCount = null; } });
+    await importPackage(pkgPath, { store: r.store, trust: [], allowUnsigned: true });
+    const job = await (await r.api(jobs, { method: 'POST', body: JSON.stringify({ domain: 'nopages.example.com' }) })).json() as Record<string, unknown>;
+    const html = manifest.files.filter((f) => f.path.endsWith('.html') && !f.path.endsWith('404.html')).length;
+    expect(html).toBeGreaterThan(0);
+    expect(job).toMatchObject({ jobId: 'mv_np1', pageCount: html, error: null });
   });
   it('path traversal through job ids: dot segments, encoded slashes, absent prefix, labels the store lacks → 4xx, never a job', async () => {
     const tricks = [

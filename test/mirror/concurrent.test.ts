@@ -58,7 +58,7 @@ describe('mirror under concurrent downloads', () => {
     });
     // After the prune, v1's link is a clean 404, and v2 is served.
     expect((await fetch(b.bundleUrl)).status).toBe(404);
-    const j = await (await r.api('/v1/static-export/jobs', { method: 'POST', body: JSON.stringify({ domain: 'docs.example.com' }) })).json() as { version: string };
-    expect(j.version).toBe('v3');
+    const j = await (await r.api('/v1/static-export/jobs', { method: 'POST', body: JSON.stringify({ domain: 'docs.example.com' }) })).json() as { jobId: string };
+    expect(j.jobId).toBe('mv_v3');
   }, 30_000);
 });

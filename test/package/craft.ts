@@ -32,3 +32,20 @@ export async function membersOf(pkg: string): Promise<Member[]> {
 export function flip(buf: Buffer, at: number, mask = 0xff): void {
   buf[at] = buf[at]! ^ mask;
 }
+
+/** Recompute a header's checksum after editing it (as an attacker would, so the header still looks valid). */
+export function reseal(block: Buffer): Buffer {
+  block.fill(0x20, 148, 156);
+  let sum = 0;
+  for (let i = 0; i < BLOCK; i++) sum += block[i]!;
+  block.write(sum.toString(8).padStart(6, '0') + '\0 ', 148, 'latin1');
+  return block;
+}
+
+/** A base-256 field: 0x80 then the big-endian value. */
+export function base256(value: bigint, width: number): Buffer {
+  const b = Buffer.alloc(width);
+  b[0] = 0x80;
+  for (let i = width - 1; i > 0 && value > 0n; i--, value >>= 8n) b[i] = Number(value & 0xffn);
+  return b;
+}

@@ -48,7 +48,13 @@ const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('he
 
 export interface BuildOptions { version: string; files: Record<string, string | Buffer>; key?: TestKey; domain?: string;
   /** Corrupt the manifest's digest of the first file (a package that must be refused). */
-  lie?: boolean }
+  lie?: boolean;
+  /** Change the manifest before it is signed (a signed package whose archive does not match it). */
+  tamper?: (manifest: TestManifest) => void;
+  /** Package file name (default `<version>.airlock`). */
+  name?: string }
+
+export interface TestManifest { archive: { size: number; sha256: string }; files: { path: string; size: number; sha256: string }[] }
 
 /** Write `<dir>/<version>.airlock` and return its path. */
 export async function buildPackage(dir: string, o: BuildOptions): Promise<string> {
@@ -74,6 +80,7 @@ export async function buildPackage(dir: string, o: BuildOptions): Promise<string
     createdAt: new Date().toISOString(), pageCount: paths.filter((p) => p.endsWith('.html')).length,
     archive: { name: 'bundle.tar.gz', format: 'tar.gz', size: bundleBytes.length, sha256: sha256(bundleBytes) }, files,
   };
+  o.tamper?.(manifest);
   const manifestBytes = Buffer.from(JSON.stringify(manifest, null, 2) + '\n');
   await writeFile(join(pkgDir, 'airlock.json'), manifestBytes);
   const members = ['airlock.json'];
@@ -82,7 +89,7 @@ export async function buildPackage(dir: string, o: BuildOptions): Promise<string
     members.push('airlock.json.sig');
   }
   members.push('bundle.tar.gz');
-  const out = join(dir, `${o.version}${o.lie ? '-lie' : ''}.airlock`);
+  const out = join(dir, o.name ?? `${o.version}${o.lie ? '-lie' : ''}.airlock`);
   await tar.c({ file: out, cwd: pkgDir, portable: true }, members);
   await rm(work, { recursive: true, force: true });
   return out;

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { readdir, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { activate, rollback, listVersions, readState, prune, choosePrunable, acquireLease, resolveStore } from '../../src/store/index.js';
+import { activate, rollback, listVersions, readState, prune, planPrune, acquireLease, resolveStore } from '../../src/store/index.js';
 import { fakeVersion } from './fake.js';
 import { makeTempDir } from './helpers.js';
 
@@ -87,10 +87,18 @@ describe('list', () => {
 });
 
 describe('prune', () => {
-  it('choosePrunable keeps the N newest and every protected version', () => {
-    expect(choosePrunable(['v5', 'v4', 'v3', 'v2', 'v1'], 2, new Set(['v1']))).toEqual(['v3', 'v2']);
-    expect(choosePrunable(['v2', 'v1'], 0, new Set())).toEqual(['v2', 'v1']);
-    expect(choosePrunable(['v1'], 5, new Set())).toEqual([]);
+  it('planPrune keeps the N newest and every protected version, with every reason that holds', () => {
+    const none = { active: null, previous: null };
+    const deleted = (plan: ReturnType<typeof planPrune>) => plan.filter((e) => e.deleted).map((e) => e.version);
+    expect(deleted(planPrune(['v5', 'v4', 'v3', 'v2', 'v1'], 2, { active: 'v1', previous: null }, []))).toEqual(['v3', 'v2']);
+    expect(deleted(planPrune(['v2', 'v1'], 0, none, []))).toEqual(['v2', 'v1']);
+    expect(deleted(planPrune(['v1'], 5, none, []))).toEqual([]);
+    expect(planPrune(['v4', 'v3', 'v2', 'v1'], 1, { active: 'v4', previous: 'v2' }, [{ pid: 7, version: 'v2' }, { pid: 9, version: 'v2' }])).toEqual([
+      { version: 'v4', deleted: false, reasons: [{ why: 'newest', keep: 1 }, { why: 'active' }] },
+      { version: 'v3', deleted: true, reasons: [] },
+      { version: 'v2', deleted: false, reasons: [{ why: 'previous' }, { why: 'leased', pids: [7, 9] }] },
+      { version: 'v1', deleted: true, reasons: [] },
+    ]);
   });
 
   it('deletes old versions but never the active or previous one', async () => {

@@ -51,7 +51,8 @@ describe('ServiceClient against the emulator', () => {
   it('export lifecycle: 202 with the whole job, running with progress, completed, then a bundle link', async () => {
     const c = client();
     const job = await c.startExport(DOMAIN);
-    expect(job).toMatchObject({ status: 'queued', progress: 0, pageCount: null });
+    expect(job).toMatchObject({ status: 'queued', progress: 0, pageCount: 0 });
+    expect(job.jobId).toMatch(/^se_[0-9a-f]{16}$/);
     expect(job.createdAt).toBeTruthy();
     const statuses = new Set<string>();
     let last = job;
@@ -126,7 +127,7 @@ describe('ServiceClient against the emulator', () => {
     const t0 = performance.now();
     const job = await client({ onRetry: (i) => retries.push(i) }).startExport(DOMAIN);
     const elapsed = performance.now() - t0;
-    expect(job.jobId).toMatch(/^job_/);
+    expect(job.jobId).toMatch(/^se_[0-9a-f]{16}$/);
     expect(retries).toEqual([expect.objectContaining({ attempt: 1, delayMs: 1000, reason: 'HTTP 429' })]);
     expect(elapsed).toBeGreaterThanOrEqual(990);
     expect(elapsed).toBeLessThan(3000);
@@ -148,7 +149,9 @@ describe('ServiceClient against the emulator', () => {
   it('agent jobs: read one, and waitForAgentJob polls until it is completed', async () => {
     const created = emu.state.addAgentJob('proj1');
     const c = client();
-    expect(await c.getAgentJob('proj1', created.id)).toMatchObject({ id: created.id, status: 'active', prLink: null });
+    const active = await c.getAgentJob('proj1', created.id);
+    expect(active).toMatchObject({ id: created.id, status: 'active' });
+    expect(active.prLink).toBeUndefined(); // null on the wire: absent to the reader
     const done = await c.waitForAgentJob('proj1', created.id, { intervalMs: 20, timeoutMs: 5000 });
     expect(done).toMatchObject({ status: 'completed', source: { ref: 'main' } });
     expect(done.prLink).toMatch(/^https:\/\//);
@@ -195,12 +198,14 @@ describe('ServiceClient against a broken server', () => {
   });
   const c = () => new ServiceClient({ baseUrl: url, adminKey: 'svc_brokentest0123', assistantKey: 'svc_dsc_brokentest0123', retry: { retries: 1, baseMs: 1, maxMs: 2 }, timeoutMs: 300 });
 
-  it('a response that breaks the schema is an UpstreamError naming the fields', async () => {
+  it('a response that breaks what airlock needs is an UpstreamError naming the fields', async () => {
     answer = (res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jobId: 5, status: 'exploded' }));
     const err = await failure(c().getExport('job_1'));
     expect(err.code).toBe('AIRLOCK_UPSTREAM_SCHEMA');
-    expect(err.message).toMatch(/jobId: .*expected string/);
     expect(err.message).toMatch(/status: /);
+    // The create answer needs its jobId: a wrong one is named.
+    const created = await failure(c().startExport('docs.example.com'));
+    expect(created.message).toMatch(/jobId: .*expected string/);
   });
 
   it('a non-JSON answer and unknown fields: the first is an error, the second passes through', async () => {

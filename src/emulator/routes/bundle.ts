@@ -1,19 +1,19 @@
 import { Hono } from 'hono';
-import { apiGuard, type Env } from '../auth.js';
+import { apiGuard, exportEnabled, type Env } from '../auth.js';
 import type { EmulatorContext } from '../context.js';
 import type { StoredObject } from '../bundles.js';
 import { jobView } from '../lifecycle.js';
 import { presignQuery } from '../presign.js';
 
 /**
- * `POST /v1/static-export/jobs/:jobId/bundle`: 409 until the job completed, then a fresh
- * presigned link on every call (the job stays reusable), plus `jobId` and `sizeBytes` like the
- * live service.
+ * `POST /v1/static-export/jobs/:jobId/bundle`: 409 `{error}` until the job completed, then 200
+ * `{jobId, bundleUrl, sizeBytes, expiresAt}` with a fresh presigned link on every call (the job
+ * stays reusable).
  */
 export function bundleRoutes(ctx: EmulatorContext): Hono<Env> {
   const app = new Hono<Env>();
   const guard = apiGuard(ctx, 'admin');
-  app.post('/:jobId/bundle', guard, async (c) => {
+  app.post('/:jobId/bundle', guard, exportEnabled(ctx), async (c) => {
     const jobId = c.req.param('jobId');
     const job = ctx.state.jobs.get(jobId);
     if (!job) return c.json({ error: `job not found: ${jobId}` }, 404);
@@ -25,7 +25,7 @@ export function bundleRoutes(ctx: EmulatorContext): Hono<Env> {
     const { query, expiresAt } = presignQuery(ctx.secret, key, ctx.now(), ctx.state.faults.linkLifetimeSeconds);
     const origin = new URL(c.req.url).origin;
     const sizeBytes = ctx.state.faults.wrongSizeBytes ?? obj.size;
-    return c.json({ jobId, bundleUrl: `${origin}/_objects/${key}?${query}`, expiresAt, sizeBytes });
+    return c.json({ jobId, bundleUrl: `${origin}/_objects/${key}?${query}`, sizeBytes, expiresAt });
   });
   return app;
 }

@@ -5,7 +5,12 @@ import type { EmulatorContext } from '../context.js';
 import { FaultsPatchSchema } from '../faults.js';
 import { jobView } from '../lifecycle.js';
 
-const AgentJobRequest = z.strictObject({ projectId: z.string().min(1).max(100), outcome: z.enum(['completed', 'failed', 'archived']).default('completed') });
+export const AgentJobSeedSchema = z.strictObject({
+  projectId: z.string().regex(/^[A-Za-z0-9._-]{1,100}$/),
+  /** A chosen id (default: random `agj_…`), so a test or a reader of the README can name it in advance. */
+  id: z.string().regex(/^[A-Za-z0-9._-]{1,100}$/).optional(),
+  outcome: z.enum(['completed', 'failed', 'archived']).default('completed'),
+});
 
 /**
  * `/_emulator/*`: test controls. No key needed — the emulator is a local tool bound to 127.0.0.1
@@ -19,9 +24,9 @@ export function controlRoutes(ctx: EmulatorContext): Hono {
     return c.json({ faults: ctx.state.setFaults(patch.data) });
   });
   app.post('/agent-jobs', async (c) => {
-    const body = AgentJobRequest.safeParse(await c.req.json().catch(() => undefined));
+    const body = AgentJobSeedSchema.safeParse(await c.req.json().catch(() => undefined));
     if (!body.success) return c.json({ error: `invalid request: ${describeZodError(body.error)}` }, 400);
-    const job = ctx.state.addAgentJob(body.data.projectId, body.data.outcome, ctx.now());
+    const job = ctx.state.addAgentJob(body.data.projectId, body.data.outcome, ctx.now(), body.data.id);
     return c.json({ projectId: job.projectId, id: job.id }, 201);
   });
   app.get('/state', (c) => {

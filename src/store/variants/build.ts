@@ -1,15 +1,16 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fsyncDir } from '../../util/fsx.js';
-import { readJsonFile } from '../meta.js';
+import { readStoredManifest } from '../meta.js';
+import { removeOwnTemp } from '../own-temp.js';
 import { versionDir, versionPaths } from '../paths.js';
-import { ManifestSchema, type Manifest } from '../../package/index.js';
+import type { Manifest } from '../../package/index.js';
 import { acquireLease } from '../leases.js';
 import { defaultPoolSize, runPool } from './pool.js';
 import { readVariantsIndex, writeVariantsIndex } from './index-file.js';
 import { selectForVariants } from './select.js';
 
-export interface VariantsOptions { poolSize?: number; brQuality?: number; onProgress?: (done: number, total: number) => void }
+export interface VariantsOptions { poolSize?: number; brQuality?: number; onProgress?: (done: number, total: number) => void; signal?: AbortSignal }
 export interface VariantsReport { candidates: number; br: number; gz: number; failed: string[] }
 
 /**
@@ -23,7 +24,7 @@ export async function buildVariants(store: string, label: string, o: VariantsOpt
   const p = versionPaths(dir);
   const lease = await acquireLease(store, label);
   try {
-    const manifest: Manifest = await readJsonFile(p.manifest, ManifestSchema, 'manifest');
+    const manifest: Manifest = await readStoredManifest(dir);
     const index = await readVariantsIndex(p.variantsIndex);
     const todo = selectForVariants(manifest.files).filter((f) => !index.has(f.sha256));
     const report: VariantsReport = { candidates: todo.length, br: 0, gz: 0, failed: [] };
@@ -38,9 +39,13 @@ export async function buildVariants(store: string, label: string, o: VariantsOpt
       if (r.br) report.br++;
       if (r.gz) report.gz++;
       o.onProgress?.(++done, todo.length);
+    }, o.signal).catch(async (err: unknown) => {
+      await removeOwnTemp(p.variants); // the workers are stopped: their half-written files go
+      throw err;
     });
     await fsyncDir(p.variants);
     await writeVariantsIndex(p.variantsIndex, index);
+    o.signal?.throwIfAborted();
     return report;
   } finally {
     await lease.release();

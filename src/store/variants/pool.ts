@@ -8,13 +8,21 @@ export const defaultPoolSize = (): number => Math.max(1, Math.min(2, availablePa
  * Run jobs on `size` worker threads (compression is CPU-bound: threads keep the main loop free
  * and use both cores). Results come back in completion order through `onResult`.
  */
-export async function runPool(jobs: Omit<VariantJob, 'id'>[], size: number, onResult: (job: Omit<VariantJob, 'id'>, r: VariantResult) => void): Promise<void> {
+export async function runPool(jobs: Omit<VariantJob, 'id'>[], size: number, onResult: (job: Omit<VariantJob, 'id'>, r: VariantResult) => void, signal?: AbortSignal): Promise<void> {
+  signal?.throwIfAborted();
   let next = 0;
   const workers = Array.from({ length: Math.min(size, jobs.length) }, () => new Worker(WORKER_SOURCE, { eval: true }));
+  let stop: (() => void) | undefined;
+  // Aborted: reject at once; the finally below terminates the workers before returning.
+  const aborted = new Promise<never>((_, reject) => {
+    stop = () => reject(signal!.reason);
+    signal?.addEventListener('abort', stop, { once: true });
+  });
+  aborted.catch(() => {});
   try {
-    await Promise.all(workers.map((w) => new Promise<void>((resolve, reject) => {
+    await Promise.race([aborted, Promise.all(workers.map((w) => new Promise<void>((resolve, reject) => {
       const feed = () => {
-        if (next >= jobs.length) return resolve();
+        if (next >= jobs.length || signal?.aborted) return resolve();
         const id = next++;
         w.postMessage({ ...jobs[id], id });
       };
@@ -24,10 +32,11 @@ export async function runPool(jobs: Omit<VariantJob, 'id'>[], size: number, onRe
         feed();
       });
       w.on('error', reject);
-      w.on('exit', (code) => (next < jobs.length || code !== 0 ? reject(new Error(`variant worker exited with code ${code}`)) : undefined));
+      w.on('exit', (code) => ((next < jobs.length && !signal?.aborted) || code !== 0 ? reject(new Error(`variant worker exited with code ${code}`)) : undefined));
       feed();
-    })));
+    })))]);
   } finally {
+    if (stop) signal?.removeEventListener('abort', stop);
     await Promise.all(workers.map((w) => w.terminate()));
   }
 }

@@ -1,13 +1,17 @@
 import { z } from 'zod';
+import { IdSchema, TimeSchema, optional } from './tolerant.js';
 
 /**
- * `POST /v1/static-export/jobs/{jobId}/bundle`: a presigned object-storage link. `jobId` and
- * `sizeBytes` are sent by the live service but not documented, so they stay optional.
+ * `POST /v1/static-export/jobs/{jobId}/bundle` → `{jobId, bundleUrl, sizeBytes, expiresAt}`: a
+ * presigned object-storage link. Only `bundleUrl` is needed; `sizeBytes` (checked against the
+ * download when present) and `expiresAt` (a fresh link is asked for once it passed) are used
+ * when they make sense and ignored otherwise. Unknown fields pass through (an airlock mirror adds
+ * `packageUrl`, `packageSha256` and `version`).
  */
 export const BundleLinkSchema = z.looseObject({
-  bundleUrl: z.url({ protocol: /^https?$/ }),
-  expiresAt: z.string().min(1),
-  jobId: z.string().optional(),
-  sizeBytes: z.number().int().min(0).optional(),
+  bundleUrl: z.url({ protocol: /^https?$/ }).max(16_384),
+  expiresAt: optional(TimeSchema),
+  jobId: optional(IdSchema),
+  sizeBytes: optional(z.number().int().min(0)),
 });
 export type BundleLink = z.infer<typeof BundleLinkSchema>;

@@ -1,25 +1,39 @@
 import { z } from 'zod';
+import { IdSchema, TimeSchema, optional } from './tolerant.js';
 
-/** Statuses seen on the live service (issue 4). Anything else is a schema failure, not a guess. */
+/** The statuses the service documents. Anything else is a schema failure, not a guess: fetch acts on it. */
 export const JobStatusSchema = z.enum(['queued', 'running', 'completed', 'failed']);
 export type JobStatus = z.infer<typeof JobStatusSchema>;
 
+/** `progress` as documented is 0..100; a number outside is clamped, for display only. */
+const Progress = z.number().transform((n) => Math.min(100, Math.max(0, n)));
+
 /**
- * A static export job. `POST /v1/static-export/jobs` may answer only `{jobId}` (documented) or the
- * whole job (the live service, 202); `status` is therefore optional on the create answer only.
- * Loose: fields the service adds later pass through untouched.
+ * `GET /v1/static-export/jobs/{jobId}` → `{jobId, status, progress, pageCount, createdAt, updatedAt,
+ * error}` (`error` a string when failed, `null` otherwise). Only `status` is needed: the client
+ * knows the id it asked for. Unknown fields pass through.
  */
-export const ExportJobSchema = z.looseObject({
-  jobId: z.string().min(1),
+export const ExportJobAnswerSchema = z.looseObject({
+  jobId: optional(IdSchema),
   status: JobStatusSchema,
-  progress: z.number().min(0).max(100).optional(),
-  pageCount: z.number().int().min(0).nullable().optional(),
-  error: z.string().optional(),
-  createdAt: z.string().optional(),
-  updatedAt: z.string().optional(),
+  progress: optional(Progress),
+  pageCount: optional(z.number().int().min(0)),
+  error: optional(z.string()),
+  createdAt: optional(TimeSchema),
+  updatedAt: optional(TimeSchema),
 });
-export type ExportJob = z.infer<typeof ExportJobSchema>;
 
-export const CreatedExportJobSchema = ExportJobSchema.extend({ status: JobStatusSchema.optional() });
+/** `POST /v1/static-export/jobs` → 202 with the whole job record; only `jobId` is needed (status then reads as queued). */
+export const CreatedExportJobSchema = ExportJobAnswerSchema.extend({ jobId: IdSchema, status: optional(JobStatusSchema) });
 
-export const StartExportRequestSchema = z.object({ domain: z.string().min(1).max(253) });
+/** What the client returns: the answer with the job id always set. */
+export type ExportJob = z.infer<typeof ExportJobAnswerSchema> & { jobId: string };
+export const ExportJobSchema = ExportJobAnswerSchema;
+
+/** The request body (what the emulator and the mirror read): `version` and `paths` are optional; null reads as absent. */
+export const StartExportRequestSchema = z.looseObject({
+  domain: z.string().min(1).max(253),
+  version: z.string().min(1).max(256).nullish(),
+  paths: z.array(z.string().min(1).max(1024)).max(10_000).nullish(),
+});
+export type StartExportRequest = z.infer<typeof StartExportRequestSchema>;

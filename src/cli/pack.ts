@@ -1,0 +1,50 @@
+import { resolve } from 'node:path';
+import { UsageError } from '../errors.js';
+import { VERSION_LABEL, checkDomain, checkLabel, loadPrivateKey, packArchive } from '../package/index.js';
+import { parse, requireString } from './args.js';
+import { log, printResult, type CliContext } from './context.js';
+import type { Command } from './main.js';
+
+const usage = `usage: airlock pack ARCHIVE --domain D [--version-label V] [--sign-key FILE] [--out DIR] [--json]
+
+Turn an export archive obtained another way (the dashboard, CI, a values-file download) into a
+.airlock package, as airlock fetch would have written it: the archive (tar.gz, tgz, tar or zip,
+recognised by its content, not its name) is checked against every archive-safety rule and every
+file is hashed; the manifest lists them; the package is written atomically as
+DIR/<domain>-<version>.airlock and signed when --sign-key is given. Prints the package path
+(or a JSON summary with --json). Nothing is written when the archive is refused.
+
+  --domain D          the documentation site's domain (a host name, e.g. docs.example.com)
+  --version-label V   the package's version label, ${VERSION_LABEL.source}
+                      (default: the archive file's modification time, YYYYMMDD-HHMMSS UTC)
+  --sign-key FILE     sign the manifest with this Ed25519 private key (airlock keygen); without it
+                      the package is unsigned (a warning on stderr) and importers need --allow-unsigned
+  --out DIR           output folder, created when missing (default: the current folder)
+  --json              print a JSON summary on stdout
+
+An existing DIR/<domain>-<version>.airlock is never replaced: pack refuses before reading the
+archive (exit 1); remove it or choose another --version-label.
+Exit codes: 0 ok, 1 failure (output exists, I/O), 2 usage (bad flag, domain or label, unreadable
+archive or key), 4 the archive was refused (unsafe, malformed, too big, or already a package).`;
+
+const command: Command = {
+  summary: 'turn an export archive obtained another way into a verified package',
+  usage,
+  async run(argv: string[], ctx: CliContext): Promise<number> {
+    const { values, positionals } = parse(argv, {
+      domain: { type: 'string' }, 'version-label': { type: 'string' }, 'sign-key': { type: 'string' },
+      out: { type: 'string' }, json: { type: 'boolean' },
+    });
+    if (positionals.length !== 1) throw new UsageError('airlock pack takes exactly one ARCHIVE', { subject: 'ARCHIVE' });
+    const domain = checkDomain(requireString(values.domain, '--domain'));
+    const version = values['version-label'] === undefined ? undefined : checkLabel(values['version-label']);
+    const signKey = values['sign-key'] ? await loadPrivateKey(resolve(ctx.cwd, values['sign-key'])) : undefined;
+    const archivePath = resolve(ctx.cwd, positionals[0]!);
+    if (!values.json) log(ctx, `checking ${archivePath}`);
+    const r = await packArchive({ archivePath, domain, version, outDir: resolve(ctx.cwd, values.out ?? '.'), signKey });
+    if (!signKey) log(ctx, `warning: ${r.package} is unsigned (no --sign-key); importers must pass --allow-unsigned to accept it`);
+    printResult(ctx, Boolean(values.json), { ok: true, ...r }, () => r.package);
+    return 0;
+  },
+};
+export default command;

@@ -1,0 +1,56 @@
+import type { Element, HTMLRewriter } from 'html-rewriter-wasm';
+import { tally, type Tally } from './html-removal.js';
+
+/** `<link rel>` tokens that make the browser connect, resolve or fetch ahead of use. */
+const HINTS = new Set(['preconnect', 'dns-prefetch', 'prefetch', 'preload', 'modulepreload', 'prerender']);
+/** An absolute or protocol-relative URL: another origin (an export never names the origin it is served from). */
+const OFF_ORIGIN = /^\s*(?:[a-z][a-z0-9+.-]*:)?\/\//i;
+
+/** An attribute's raw source text (lol-html does not decode entities) made safe inside "…" and as text. */
+function escapeHtml(s: string): string {
+  return s.replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+/**
+ * Air-gapped: what would reach another origin although the page's CSP blocks the fetch itself.
+ * Chromium connects before any CSP check for resource hints (preconnect, dns-prefetch, ...) and
+ * for frame navigations (an `<iframe src>` to a video platform opens a connection that frame-src
+ * then refuses: seen in test/browser/third-party.test.ts), and a meta refresh navigates the
+ * whole page away. So in air-gapped HTML:
+ * - hints to other origins are removed;
+ * - `<iframe>`/`<frame>`/`<embed>`/`<object>` of other origins are replaced by an inert link
+ *   naming what was embedded;
+ * - a `<meta http-equiv="refresh">` to another origin is removed.
+ */
+export function addOfflineHandlers(rw: HTMLRewriter, removed: Tally): void {
+  rw.on('link[rel][href*="//"]', {
+    element: (el: Element) => {
+      const rel = (el.getAttribute('rel') ?? '').toLowerCase().split(/\s+/);
+      if (!el.removed && rel.some((r) => HINTS.has(r)) && OFF_ORIGIN.test(el.getAttribute('href') ?? '')) {
+        el.remove();
+        tally(removed, 'off-origin-hint');
+      }
+    },
+  });
+  const embed = (attr: string) => ({
+    element: (el: Element) => {
+      const url = el.getAttribute(attr) ?? '';
+      if (el.removed || !OFF_ORIGIN.test(url)) return;
+      const what = el.getAttribute('title') ?? el.tagName;
+      el.replace(`<a href="${escapeHtml(url.trim())}" rel="noreferrer" data-airlock="embed-removed">${escapeHtml(what)} (embedded from another site, not available here)</a>`, { html: true });
+      tally(removed, 'off-origin-embed');
+    },
+  });
+  for (const tag of ['iframe', 'frame', 'embed']) rw.on(`${tag}[src*="//"]`, embed('src'));
+  rw.on('object[data*="//"]', embed('data'));
+  rw.on('meta[http-equiv][content*="//"]', {
+    element: (el: Element) => {
+      if ((el.getAttribute('http-equiv') ?? '').trim().toLowerCase() !== 'refresh') return;
+      const url = /url\s*=\s*['"]?([^'"]*)/i.exec(el.getAttribute('content') ?? '')?.[1] ?? '';
+      if (OFF_ORIGIN.test(url)) {
+        el.remove();
+        tally(removed, 'off-origin-refresh');
+      }
+    },
+  });
+}

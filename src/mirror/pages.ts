@@ -1,0 +1,31 @@
+import { readFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { versionPaths } from '../store/index.js';
+import type { MirrorVersion } from './versions.js';
+
+/**
+ * The `pageCount` the mirror answers: the API publishes an integer, so a version whose manifest
+ * says `null` (packed from an archive obtained another way) reports the number of HTML pages it
+ * holds instead (404.html aside). Versions are immutable, so the count is computed once per
+ * version and package digest, from the version's own (verified at import) manifest.
+ */
+const cache = new Map<string, Promise<number>>();
+const MAX_CACHED = 256;
+
+export function pageCountOf(v: MirrorVersion): Promise<number> {
+  if (typeof v.pageCount === 'number' && Number.isSafeInteger(v.pageCount) && v.pageCount >= 0) return Promise.resolve(v.pageCount);
+  const key = `${v.label}\n${v.packageSha256}`;
+  let p = cache.get(key);
+  if (!p) {
+    if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value!);
+    // An unreadable manifest (the version is being pruned) counts nothing rather than failing the answer.
+    p = countPages(versionPaths(dirname(v.pkgPath)).manifest).catch(() => 0);
+    cache.set(key, p);
+  }
+  return p;
+}
+
+async function countPages(manifestPath: string): Promise<number> {
+  const m = JSON.parse(await readFile(manifestPath, 'utf8')) as { files?: Array<{ path?: unknown }> };
+  return (m.files ?? []).filter((f) => typeof f.path === 'string' && /\.html?$/i.test(f.path) && !/(^|\/)404\.html?$/i.test(f.path)).length;
+}

@@ -1,0 +1,103 @@
+import type { KeyObject } from 'node:crypto';
+import { access, mkdir, open, stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { MalformedError, UsageError } from '../errors.js';
+import { scanArchive, type ArchiveFormat, type ArchiveLimits, type ScanResult } from '../archive/index.js';
+import { fingerprint } from './keys.js';
+import { VERSION_LABEL, checkDomain, checkLabel, timeLabel } from './label.js';
+import { MANIFEST_FORMAT, type Manifest } from './manifest.js';
+import { sniff } from './sniff.js';
+import { BLOCK } from './tar-header.js';
+import { outputExists, writePackage } from './writer.js';
+
+/** The package member name for each format (CONTRACT "Package format"), whatever the archive file was called. */
+export const MEMBER: Record<ArchiveFormat, string> = { 'tar.gz': 'bundle.tar.gz', tar: 'bundle.tar', zip: 'bundle.zip' };
+
+export interface PackageMeta { domain: string; version: string; jobId: string | null; pageCount: number | null }
+
+/** The file name both fetch and pack write: `<out>/<domain>-<version>.airlock`. */
+export const packagePath = (outDir: string, domain: string, version: string): string => join(outDir, `${domain}-${version}.airlock`);
+
+/**
+ * The one path from a scanned export archive to a package, shared by `fetch` (scan alongside the
+ * download) and `pack` (an archive obtained another way): the manifest is the scan's own record
+ * (every file's sha256, the archive's sha256), and writePackage re-hashes the archive as it
+ * copies it, so a file changed since the scan is refused. Never replaces an existing outPath.
+ */
+export async function writeScannedPackage(o: { outPath: string; archivePath: string; scan: ScanResult; meta: PackageMeta; signKey?: KeyObject }): Promise<{ path: string; sha256: string; manifest: Manifest }> {
+  const { scan, meta } = o;
+  const manifest: Manifest = {
+    format: MANIFEST_FORMAT, domain: meta.domain, version: meta.version, jobId: meta.jobId, createdAt: new Date().toISOString(),
+    pageCount: meta.pageCount,
+    archive: { name: MEMBER[scan.format], format: scan.format, size: scan.archiveSize, sha256: scan.archiveSha256 },
+    files: scan.files,
+  };
+  const written = await writePackage({ outPath: o.outPath, manifest, archivePath: o.archivePath, signKey: o.signKey, exclusive: true });
+  return { ...written, manifest };
+}
+
+export interface PackOptions { archivePath: string; domain: string; version?: string; outDir: string; signKey?: KeyObject; limits?: Partial<ArchiveLimits> }
+export interface PackSummary {
+  package: string; version: string; domain: string; sha256: string;
+  archive: Manifest['archive']; files: number; bytes: number; signed: boolean; signer: string | null;
+}
+
+const unreadable = (path: string) => (err: NodeJS.ErrnoException): never => {
+  throw new UsageError(`cannot read archive ${path}: ${err.code ?? err.message}`, { subject: path });
+};
+
+async function archiveFile(path: string): Promise<{ mtime: Date }> {
+  const st = await stat(path).catch(unreadable(path));
+  if (!st.isFile()) throw new UsageError(`archive ${path} is not a regular file`, { subject: path });
+  return st;
+}
+
+/** The default label: the archive file's modification time, `YYYYMMDD-HHMMSS` UTC (a re-run gives the same name). */
+function defaultLabel(mtime: Date): string {
+  const label = Number.isNaN(mtime.getTime()) ? '' : timeLabel(mtime);
+  return VERSION_LABEL.test(label) ? label : timeLabel(new Date());
+}
+
+async function head(path: string): Promise<Buffer> {
+  const fh = await open(path, 'r').catch(unreadable(path));
+  try {
+    const buf = Buffer.alloc(BLOCK);
+    const { bytesRead } = await fh.read(buf, 0, BLOCK, 0);
+    return buf.subarray(0, bytesRead);
+  } finally {
+    await fh.close();
+  }
+}
+
+/**
+ * `airlock pack`: an export archive obtained another way (dashboard, CI, a values-file download)
+ * → every archive-safety rule and every digest (one scan) → manifest → package, optionally
+ * signed, written atomically. Flags and an existing output are refused before the archive is read.
+ */
+export async function packArchive(o: PackOptions): Promise<PackSummary> {
+  const domain = checkDomain(o.domain);
+  if (o.version !== undefined) checkLabel(o.version);
+  const archivePath = resolve(o.archivePath);
+  const { mtime } = await archiveFile(archivePath);
+  const version = o.version ?? defaultLabel(mtime);
+  const outDir = resolve(o.outDir);
+  const outPath = packagePath(outDir, domain, version);
+  if (await access(outPath).then(() => true, () => false)) throw outputExists(outPath, 'remove it or choose another --version-label');
+  if (sniff(await head(archivePath)).kind === 'package') {
+    throw new MalformedError('AIRLOCK_ALREADY_A_PACKAGE', `${archivePath} is already an .airlock package; verify or import it as it is`, { subject: archivePath });
+  }
+  const outIsFolder = await stat(outDir).then((st) => st.isDirectory(), () => null);
+  if (outIsFolder === false) throw new UsageError(`the output folder ${outDir} is not a folder`, { subject: outDir });
+  const scan = await scanArchive({ path: archivePath }, { limits: o.limits });
+  // Created only now, so a refused archive leaves no trace, not even an empty folder.
+  await mkdir(outDir, { recursive: true }).catch((err: NodeJS.ErrnoException) => {
+    throw new UsageError(`cannot create the output folder ${outDir}: ${err.code ?? err.message}`, { subject: outDir });
+  });
+  const meta = { domain, version, jobId: null, pageCount: null };
+  const written = await writeScannedPackage({ outPath, archivePath, scan, meta, signKey: o.signKey });
+  return {
+    package: written.path, version, domain, sha256: written.sha256, archive: written.manifest.archive,
+    files: scan.files.length, bytes: scan.files.reduce((n, f) => n + f.size, 0),
+    signed: Boolean(o.signKey), signer: o.signKey ? fingerprint(o.signKey) : null,
+  };
+}

@@ -1,0 +1,67 @@
+import { open } from 'node:fs/promises';
+import type { VersionSource } from './source.js';
+
+/** Root-relative `href`/`src` values ("/x/y", never "//host"). */
+const URL_ATTR = /\s(?:href|src)\s*=\s*["']?(\/(?!\/)[^"'\s>]*)/gi;
+/** How much of a page is read to decide (the head and navigation are at its start). */
+const READ_BYTES = 1024 * 1024;
+const PAGES = ['index.html', '404.html'];
+
+/**
+ * The sub-path a site was built for, from the links of its own pages (pure): a first segment B
+ * such that `/B/rest` is not a URL of the export but `/rest` is, seen at least twice and more
+ * often than links that work as they are or that fail either way. Docusaurus with a `baseUrl`,
+ * Next.js with a `basePath`, MkDocs/Sphinx behind a prefix all export such sites (links
+ * `/docs/guide`, files `guide.html`). null when the site links to itself at the root.
+ */
+export function detectBasePath(html: string, isUrl: (path: string) => boolean): string | null {
+  let works = 0;
+  const evidence = new Map<string, number>();
+  const broken = new Map<string, number>();
+  for (const m of html.matchAll(URL_ATTR)) {
+    const path = decoded(m[1]!.replace(/[?#].*$/, ''));
+    if (path === null) continue;
+    if (isUrl(path)) {
+      works++;
+      continue;
+    }
+    const slash = path.indexOf('/', 1);
+    const first = path.slice(1, slash === -1 ? undefined : slash);
+    if (first === '' || first.startsWith('.') || first === '_airlock') continue;
+    const rest = slash === -1 ? '/' : path.slice(slash);
+    const tally = isUrl(rest) ? evidence : broken;
+    tally.set(first, (tally.get(first) ?? 0) + 1);
+  }
+  let best: string | null = null;
+  let most = 0;
+  for (const [b, n] of evidence) {
+    if (n > most) [best, most] = [b, n];
+  }
+  if (best === null || most < 2 || most < works || most <= (broken.get(best) ?? 0)) return null;
+  return best;
+}
+
+function decoded(p: string): string | null {
+  try {
+    return decodeURIComponent(p);
+  } catch {
+    return null;
+  }
+}
+
+/** Read the start of the site's root pages and detect its sub-path (I/O; bounded reads). */
+export async function basePathOf(src: VersionSource, isUrl: (path: string) => boolean): Promise<string | null> {
+  const names = new Set(src.files.map((f) => f.path));
+  let html = '';
+  for (const page of PAGES.filter((p) => names.has(p))) {
+    const fh = await open(src.siteDir.replace(/\/?$/, '/') + page, 'r');
+    try {
+      const buf = Buffer.alloc(READ_BYTES);
+      const { bytesRead } = await fh.read(buf, 0, READ_BYTES, 0);
+      html += buf.subarray(0, bytesRead).toString('utf8');
+    } finally {
+      await fh.close();
+    }
+  }
+  return detectBasePath(html, isUrl);
+}

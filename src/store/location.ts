@@ -1,0 +1,90 @@
+import { mkdir, rmdir, stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { EXIT, StoreError } from '../errors.js';
+
+/**
+ * The store folder itself: what a user gives with --store or AIRLOCK_STORE, so every way it
+ * can be wrong is said in words, naming the path, with exit 2 (a configuration error), never a
+ * raw EEXIST/ENOTDIR. Read-only commands require an existing store; only import creates one,
+ * and only after the package passed the checks that need no disk (see import.ts).
+ */
+const WHY: Record<string, string> = {
+  ENOTDIR: 'a part of the path is a file, not a folder',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EROFS: 'read-only file system',
+  ELOOP: 'too many symbolic links',
+  ENAMETOOLONG: 'path too long',
+  // A folder that exists but refuses new entries (e.g. under /proc).
+  ENOENT: 'the file system refuses to create it',
+};
+
+/** An errno on a store path in words (exit 2), or null when it is not about the path (ENOSPC, EIO). */
+export function storePathError(store: string, err: unknown, doing: string): StoreError | null {
+  const e = err as NodeJS.ErrnoException;
+  const why = typeof e?.code === 'string' ? WHY[e.code] : undefined;
+  if (!why) return null;
+  return new StoreError('AIRLOCK_STORE_PATH', `store ${store}: cannot ${doing}: ${why} (${e.code}${e.path && e.path !== store ? ` at ${e.path}` : ''})`, { subject: e.path ?? store, errno: e.code }, EXIT.USAGE);
+}
+
+function notAFolder(store: string, path: string): StoreError {
+  const what = path === store ? `store ${store} is` : `store ${store}: ${path} is`;
+  return new StoreError('AIRLOCK_STORE_PATH', `${what} a file, not a folder; pass --store DIR (or set AIRLOCK_STORE) naming a folder`, { subject: path }, EXIT.USAGE);
+}
+
+/** 'dir' or 'missing'; anything else at the path (a file, a path through a file, no access) throws. */
+export async function storeKind(store: string, path = store): Promise<'dir' | 'missing'> {
+  try {
+    if ((await stat(path)).isDirectory()) return 'dir';
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 'missing';
+    throw storePathError(store, err, `look at ${path}`) ?? err;
+  }
+  throw notAFolder(store, path);
+}
+
+/** For commands that only use a store: it must exist (exit 2 otherwise; nothing is created). */
+export async function requireStore(store: string): Promise<void> {
+  if ((await storeKind(store)) === 'missing') {
+    throw new StoreError('AIRLOCK_NO_STORE', `store ${store} does not exist; check --store or AIRLOCK_STORE, or create it by importing a package (airlock import PKG --store ${store})`, { subject: store }, EXIT.USAGE);
+  }
+}
+
+/**
+ * Create the store folder and its missing parents one by one (never mkdir's recursive mode,
+ * which loops forever under /proc on Node 20), and return the folders made, outermost first,
+ * so that a failed command can remove exactly what it created (removeCreated).
+ */
+export async function createStore(store: string): Promise<string[]> {
+  const missing: string[] = [];
+  for (let dir = store; (await storeKind(store, dir)) === 'missing'; dir = dirname(dir)) {
+    missing.unshift(dir);
+    if (dirname(dir) === dir) break;
+  }
+  const created: string[] = [];
+  for (const dir of missing) {
+    try {
+      await mkdir(dir);
+      created.push(dir);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST' && (await storeKind(store, dir)) === 'dir') continue; // made by a concurrent import
+      await removeCreated(created);
+      throw storePathError(store, err, `create folder ${dir}`) ?? err;
+    }
+  }
+  return created;
+}
+
+/** The nearest folder that exists at or above `store` (where a store to be created would live). */
+export async function existingAncestor(store: string): Promise<string> {
+  let dir = store;
+  while ((await storeKind(store, dir)) === 'missing' && dirname(dir) !== dir) dir = dirname(dir);
+  return dir;
+}
+
+/** Remove folders this command created, innermost first, and only while they are empty. */
+export async function removeCreated(created: readonly string[]): Promise<void> {
+  for (const dir of [...created].reverse()) {
+    if (!(await rmdir(dir).then(() => true, () => false))) return;
+  }
+}

@@ -1,0 +1,103 @@
+/**
+ * Issue 12 §4: the store path is user input. A missing store, a path that is a file, a path
+ * through a file, /proc, an unwritable folder: each is a clear error naming the path (exit 2),
+ * never a raw EEXIST/ENOTDIR, a hang or a silently created empty ./airlock-store; read-only
+ * commands never create a store.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { access, chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { airlock, asNobody, BIN } from '../helpers/bin.js';
+import { buildPackage, makeTempDir, sampleSite } from '../store/helpers.js';
+
+let dir: string;
+let pkg: string;
+beforeAll(async () => {
+  dir = await makeTempDir('airlock-store-paths-');
+  pkg = await buildPackage(dir, { version: 'v1', files: sampleSite('one') });
+});
+afterAll(async () => {
+  await chmod(join(dir, 'locked'), 0o755).catch(() => {});
+  await rm(dir, { recursive: true, force: true });
+});
+const absent = async (p: string) => access(p).then(() => false, () => true);
+const READ_ONLY: string[][] = [['list'], ['activate', 'v1'], ['rollback'], ['prune', '--keep', '1'], ['serve', '--port', '0']];
+const ALL: string[][] = [...READ_ONLY, ['import', '<pkg>', '--allow-unsigned', '--no-precompress']];
+const withPkg = (args: string[]) => args.map((a) => (a === '<pkg>' ? pkg : a));
+
+describe('store paths', () => {
+  it('a missing store: list/activate/rollback/prune/serve exit 2 AIRLOCK_NO_STORE naming it, and create nothing', async () => {
+    const store = join(dir, 'missing', 'store');
+    for (const args of READ_ONLY) {
+      const r = airlock([...args, '--store', store], { timeoutMs: 15_000 });
+      expect(r.status, `${args[0]}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toContain(`store ${store} does not exist`);
+      expect(r.stderr).toContain('[AIRLOCK_NO_STORE]');
+      expect(await absent(join(dir, 'missing'))).toBe(true);
+    }
+  });
+
+  it('the default store ./airlock-store is not created by a read-only command run in an empty folder', async () => {
+    const cwd = join(dir, 'cwd');
+    await mkdir(cwd);
+    for (const args of READ_ONLY) {
+      const r = airlock(args, { cwd, timeoutMs: 15_000 });
+      expect(r.status, args[0]).toBe(2);
+      expect(r.stderr).toContain(`store ${join(cwd, 'airlock-store')} does not exist`);
+    }
+    expect(await absent(join(cwd, 'airlock-store'))).toBe(true);
+  });
+
+  it('a store path that is a file: every command exits 2 AIRLOCK_STORE_PATH saying so; the file is untouched', async () => {
+    const file = join(dir, 'a-file');
+    await writeFile(file, 'not a store');
+    for (const args of ALL) {
+      const r = airlock([...withPkg(args), '--store', file], { timeoutMs: 15_000 });
+      expect(r.status, `${args[0]}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toContain(`store ${file} is a file, not a folder`);
+      expect(r.stderr).not.toMatch(/EEXIST|ENOTDIR:/);
+    }
+    const through = join(file, 'store');
+    for (const args of ALL) {
+      const r = airlock([...withPkg(args), '--store', through], { timeoutMs: 15_000 });
+      expect(r.status, `${args[0]}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toContain(`store ${through}`);
+      expect(r.stderr).toContain('[AIRLOCK_STORE_PATH]');
+    }
+    expect(await readFile(file, 'utf8')).toBe('not a store');
+  });
+
+  it('a store under /proc: import exits 2 at once naming the path (Node\'s recursive mkdir loops forever there)', () => {
+    for (const store of ['/proc/airlock-no-such-store', '/proc/self/airlock/deeper', '/proc/self']) {
+      const r = airlock(['import', pkg, '--allow-unsigned', '--no-precompress', '--store', store], { timeoutMs: 15_000 });
+      expect(r.signal, store).toBeNull(); // not killed by the time limit: no hang
+      expect(r.status, `${store}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toContain(`store ${store}`);
+      expect(r.stderr).toContain('[AIRLOCK_STORE_PATH]');
+    }
+    const list = airlock(['list', '--store', '/proc/airlock-no-such-store']);
+    expect(list.status).toBe(2);
+    expect(list.stderr).toContain('[AIRLOCK_NO_STORE]');
+  });
+
+  it('an unwritable folder: import and activate exit 2 naming the path (permission denied); nothing is created', async () => {
+    const locked = join(dir, 'locked');
+    await mkdir(join(locked, 'store'), { recursive: true });
+    await chmod(join(locked, 'store'), 0o555);
+    await chmod(locked, 0o555);
+    await chmod(dir, 0o755);
+    // root ignores permission bits: run the binary as an unprivileged user then.
+    const asUser = asNobody();
+    const run = (args: string[]) => spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 15_000, ...asUser, env: { ...process.env, AIRLOCK_STORE: undefined } });
+    const create = run(['import', pkg, '--allow-unsigned', '--no-precompress', '--store', join(locked, 'new')]);
+    expect(create.status, create.stderr).toBe(2);
+    expect(create.stderr).toContain(`cannot create folder ${join(locked, 'new')}: permission denied`);
+    const existing = run(['import', pkg, '--allow-unsigned', '--no-precompress', '--store', join(locked, 'store')]);
+    expect(existing.status, existing.stderr).toBe(2);
+    expect(existing.stderr).toMatch(/cannot write its lock .*: permission denied .*\[AIRLOCK_STORE_PATH\]/);
+    const activate = run(['activate', 'v1', '--store', join(locked, 'store')]);
+    expect(activate.status).toBe(2);
+    expect(await absent(join(locked, 'new'))).toBe(true);
+  });
+});
