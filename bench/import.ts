@@ -1,33 +1,51 @@
 /**
- * `npm run bench:import` (issue 2 "Fast"): airlock's import (extract + every digest verified +
- * fsync, variants NOT included) against GNU `tar -xzf` and `unzip -q` of the same archive onto
- * the same disk, plus airlock's peak RSS (the import runs in a child process; maxRSS from
- * process.resourceUsage()). Target: ratio <= 2x, RSS < 150 MB at every size.
- *   node --import tsx bench/import.ts [--sizes 100,1000] [--runs 3] [--dir DIR]
- * Needs the compiled tool (npm run build): the child imports dist/, so tsx is not in its RSS.
+ * `npm run bench:import` (issue 13): what an operator waits for. Each run, on a fresh store that
+ * already serves a small version through a running `airlock serve` (compiled, dist/):
+ *   - airlock: spawn `airlock import PKG --activate` (the built binary) and time until the server
+ *     answers the new version's pages with their final bytes (X-Airlock-Version of the new
+ *     version, transformed, br-compressed, CSP present) — "import-to-served";
+ *   - peer: GNU `tar -xzf` of the same archive onto the same disk, in the same run.
+ * Also the command's own wall time, its CPU (user+sys) and the peak RSS of its whole process tree
+ * (worker threads included: they share the process; /proc polled every 20 ms for any child
+ * process, plus the kernel's maxrss from /usr/bin/time). Second row: extraction only
+ * (importPackage: copy, extract, every digest, fsync; no serving preparation), as before.
+ *   node --import tsx bench/import.ts [--sites gen3000,real,1gb] [--runs 3] [--dir DIR] [--no-extract-row]
+ * Sites: gen3000 = generated 3,000-page site (≈100 MB); real = real-export-shaped (2,000 HTML pages
+ * of which 1,000 redirect stubs, 4,000 files: hashed assets, small images, a few large images);
+ * 1gb = generated 10,000 pages of 100 KB.
  */
-import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { mkdir, rm, stat } from 'node:fs/promises';
+import { request } from 'node:http';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { generateSite } from '../fixtures/generate.js';
+import { brotliDecompressSync } from 'node:zlib';
+import { generateSite, committedSiteDir, type GenerateOptions } from '../fixtures/generate.js';
 import { scanArchive } from '../src/archive/index.js';
 import { writePackage, type Manifest } from '../src/package/index.js';
+import { padRealExport, REAL_EXPORT } from './real-site.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const BIN = join(ROOT, 'dist/src/cli/bin.js');
 const DIST_STORE = join(ROOT, 'dist/src/store/index.js');
-/** Site shapes: 100 MB ≈ 3,000 files (issue 2); 1 GB ≈ 10,000 larger pages. */
-const SHAPES: Record<string, { pages: number; bytesPerPage: number }> = {
-  '100': { pages: 2900, bytesPerPage: 37_000 },
-  '1000': { pages: 10_000, bytesPerPage: 100_000 },
+
+interface SiteShape { label: string; gen: GenerateOptions; pad?: (site: string) => Promise<void> }
+const SITES: Record<string, SiteShape> = {
+  gen3000: { label: 'generated 3,000 pages', gen: { pages: 2900, bytesPerPage: 37_000 } },
+  real: { label: 'real-export-shaped', gen: REAL_EXPORT, pad: padRealExport },
+  '1gb': { label: 'generated 1 GB', gen: { pages: 10_000, bytesPerPage: 100_000 } },
 };
 
-const { values } = parseArgs({ options: { sizes: { type: 'string', default: '100,1000' }, runs: { type: 'string', default: '3' }, dir: { type: 'string' } } });
+const { values } = parseArgs({ options: {
+  sites: { type: 'string', default: 'gen3000,real' }, runs: { type: 'string', default: '3' }, dir: { type: 'string' },
+  'no-extract-row': { type: 'boolean', default: false },
+} });
 const runs = Number(values.runs);
 const work = resolve(values.dir ?? join(ROOT, 'bench/out/import'));
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const s = (ms: number) => (ms / 1000).toFixed(2) + ' s';
 
 function sh(cmd: string, args: string[], cwd?: string): number {
   const t0 = performance.now();
@@ -36,78 +54,201 @@ function sh(cmd: string, args: string[], cwd?: string): number {
   return performance.now() - t0;
 }
 
-/** One airlock import in a fresh process; returns the import's own time and the process's peak RSS. */
-function airlockImport(pkg: string, store: string): { ms: number; wallMs: number; rssMB: number } {
-  const code = `import { importPackage } from ${JSON.stringify(pathToFileURL(DIST_STORE).href)};
-const t0 = performance.now();
-await importPackage(${JSON.stringify(pkg)}, { store: ${JSON.stringify(store)}, trust: [], allowUnsigned: true });
-const ms = performance.now() - t0;
-process.stdout.write(JSON.stringify({ ms, rssMB: process.resourceUsage().maxRSS / 1024 }));`;
-  const t0 = performance.now();
-  const r = spawnSync(process.execPath, ['--input-type=module', '-e', code], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
-  const wallMs = performance.now() - t0;
-  if (r.status !== 0) throw new Error(`airlock import of ${pkg} failed (${r.status ?? r.signal})`);
-  return { ...(JSON.parse(r.stdout) as { ms: number; rssMB: number }), wallMs };
+interface Prepared { files: number; bytes: number; htmlPaths: string[]; archive: string; pkg: string; label: string }
+
+async function makePackage(dir: string, site: string, label: string, pageCount: number): Promise<{ archive: string; pkg: string; manifest: Manifest }> {
+  const archive = join(dir, `${label}.tar.gz`);
+  sh('tar', ['-czf', archive, '-C', site, '.']);
+  const scan = await scanArchive({ path: archive });
+  const manifest: Manifest = {
+    format: 'airlock-package/1', domain: 'docs.example.com', version: label, jobId: null, createdAt: new Date().toISOString(),
+    pageCount, archive: { name: 'bundle.tar.gz', format: 'tar.gz', size: scan.archiveSize, sha256: scan.archiveSha256 }, files: scan.files,
+  };
+  const pkg = join(dir, `${label}.airlock`);
+  await writePackage({ outPath: pkg, manifest, archivePath: archive });
+  return { archive, pkg, manifest };
 }
 
-async function prepare(size: string): Promise<{ files: number; bytes: number; pkgs: Record<'tar.gz' | 'zip', { archive: string; pkg: string }> }> {
-  const dir = join(work, `site-${size}mb`);
-  const shape = SHAPES[size];
-  if (!shape) throw new Error(`unknown size ${size} (known: ${Object.keys(SHAPES).join(', ')})`);
+async function prepare(name: string): Promise<Prepared> {
+  const shape = SITES[name];
+  if (!shape) throw new Error(`unknown site ${name} (known: ${Object.keys(SITES).join(', ')})`);
+  const dir = join(work, `site-${name}`);
   const site = join(dir, 'site');
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir, { recursive: true });
-  process.stderr.write(`[${size} MB] generating site...\n`);
-  const gen = await generateSite(site, { pages: shape.pages, bytesPerPage: shape.bytesPerPage });
-  sh('tar', ['-czf', 'bundle.tar.gz', 'site'], dir);
-  sh('zip', ['-qr', 'bundle.zip', 'site'], dir);
+  process.stderr.write(`[${name}] generating site...\n`);
+  await generateSite(site, shape.gen);
+  await shape.pad?.(site);
+  const label = `bench-${name}`;
+  const { archive, pkg, manifest } = await makePackage(dir, site, label, shape.gen.pages);
   await rm(site, { recursive: true, force: true });
-  const pkgs = {} as Record<'tar.gz' | 'zip', { archive: string; pkg: string }>;
-  for (const format of ['tar.gz', 'zip'] as const) {
-    const archive = join(dir, format === 'zip' ? 'bundle.zip' : 'bundle.tar.gz');
-    const scan = await scanArchive({ path: archive });
-    const manifest: Manifest = {
-      format: 'airlock-package/1', domain: 'docs.example.com', version: `bench-${size}`, jobId: null, createdAt: new Date().toISOString(),
-      pageCount: shape.pages, archive: { name: format === 'zip' ? 'bundle.zip' : 'bundle.tar.gz', format, size: scan.archiveSize, sha256: scan.archiveSha256 }, files: scan.files,
-    };
-    const pkg = join(dir, `bench-${format === 'zip' ? 'zip' : 'tgz'}.airlock`);
-    await writePackage({ outPath: pkg, manifest, archivePath: archive });
-    pkgs[format] = { archive, pkg };
-  }
-  return { ...gen, pkgs };
+  const html = manifest.files.filter((f) => f.path.endsWith('.html')).map((f) => f.path);
+  // A spread sample of pages (stubs and full pages), checked for final bytes after the import.
+  const step = Math.max(1, Math.floor(html.length / 24));
+  const htmlPaths = html.filter((_, i) => i % step === 0).slice(0, 24);
+  return { files: manifest.files.length, bytes: manifest.files.reduce((n, f) => n + f.size, 0), htmlPaths, archive, pkg, label };
 }
 
-async function bench(size: string): Promise<void> {
-  const { files, bytes, pkgs } = await prepare(size);
-  for (const format of ['tar.gz', 'zip'] as const) {
-    const { archive, pkg } = pkgs[format];
-    const ours: { ms: number; wallMs: number; rssMB: number }[] = [];
-    const theirs: number[] = [];
-    for (let i = 0; i < runs; i++) {
-      const store = join(work, 'store');
-      const dest = join(work, 'dest');
-      await rm(store, { recursive: true, force: true });
+interface Served { pid: number; url: string; stop: () => Promise<void> }
+function startServe(store: string): Promise<Served> {
+  const child = spawn(process.execPath, [BIN, 'serve', '--store', store, '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let err = '';
+  child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+  const stop = async () => {
+    if (child.exitCode !== null) return;
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
+    await exited;
+  };
+  return new Promise((res, rej) => {
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => {
+      out += c.toString();
+      const m = /^(http:\/\/\S+)\n/m.exec(out);
+      if (m) res({ pid: child.pid!, url: m[1]!.replace(/\/$/, ''), stop });
+    });
+    child.once('exit', (code) => rej(new Error(`airlock serve exited (${code}): ${err}`)));
+  });
+}
+
+interface Got { status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }
+function get(url: string, enc: string): Promise<Got> {
+  return new Promise((res, rej) => {
+    request(url, { headers: { 'accept-encoding': enc } }, (r) => {
+      const parts: Buffer[] = [];
+      r.on('data', (c: Buffer) => parts.push(c));
+      r.on('end', () => res({ status: r.statusCode ?? 0, headers: r.headers, body: Buffer.concat(parts) }));
+    }).on('error', rej).end();
+  });
+}
+
+/** URL of a page path: `a/index.html` → `/a/`, others as they are. */
+const urlOf = (p: string) => '/' + p.replace(/(^|\/)index\.html$/, '$1');
+
+/**
+ * True when every sampled page is answered from `label` with its final bytes: br-encoded,
+ * decoding to the same bytes as the identity answer, with a CSP header, and with none of the
+ * analytics the air-gapped transform removes.
+ */
+async function servedFinal(url: string, label: string, paths: string[]): Promise<boolean> {
+  for (const p of paths) {
+    const b = await get(url + urlOf(p), 'br');
+    if (b.status !== 200 || b.headers['x-airlock-version'] !== label || b.headers['content-encoding'] !== 'br' || !b.headers['content-security-policy']) return false;
+    const plain = brotliDecompressSync(b.body);
+    const id = await get(url + urlOf(p), 'identity');
+    if (id.headers['x-airlock-version'] !== label || !id.body.equals(plain)) return false;
+    if (plain.includes('googletagmanager.com')) throw new Error(`${p} served with analytics: not transformed`);
+  }
+  return true;
+}
+
+/** Sum of VmRSS over `pid` and its descendants (MB). */
+function treeRssMb(pid: number): number {
+  const kids = new Map<number, number[]>();
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const ppid = Number(/\) \S+ (\d+)/.exec(readFileSync(`/proc/${d}/stat`, 'utf8'))?.[1]);
+      kids.set(ppid, [...(kids.get(ppid) ?? []), Number(d)]);
+    } catch { /* gone */ }
+  }
+  let kb = 0;
+  const walk = (p: number) => {
+    try { kb += Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0); } catch { /* gone */ }
+    for (const k of kids.get(p) ?? []) walk(k);
+  };
+  walk(pid);
+  return kb / 1024;
+}
+
+interface Run { cmdMs: number; servedMs: number; cpuS: number; rssMB: number }
+
+/** One `airlock import --activate` under /usr/bin/time, with a running server; until served. */
+async function importToServed(p: Prepared, store: string, served: Served): Promise<Run> {
+  const t0 = performance.now();
+  const child = spawn('/usr/bin/time', ['-f', '%M %U %S', process.execPath, BIN, 'import', p.pkg, '--store', store, '--allow-unsigned', '--activate'],
+    { stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+  let polled = 0;
+  const poll = setInterval(() => (polled = Math.max(polled, treeRssMb(child.pid!) - 1)), 20); // minus /usr/bin/time itself (~1-2 MB)
+  const code = await new Promise<number | null>((r) => child.once('exit', r));
+  clearInterval(poll);
+  const cmdMs = performance.now() - t0;
+  if (code !== 0) throw new Error(`airlock import failed (${code}): ${err}`);
+  const [maxKb, user, sys] = err.trim().split('\n').pop()!.split(' ').map(Number);
+  const deadline = performance.now() + 600_000;
+  while (!(await servedFinal(served.url, p.label, p.htmlPaths))) {
+    if (performance.now() > deadline) throw new Error('the new version was not served within 10 minutes');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return { cmdMs, servedMs: performance.now() - t0, cpuS: user! + sys!, rssMB: Math.max(polled, maxKb! / 1024) };
+}
+
+/** Extraction only (the former benchmark): importPackage in a fresh process, no serving preparation. */
+function extractOnly(pkg: string, store: string): number {
+  const code = `import { importPackage } from ${JSON.stringify(pathToFileURL(DIST_STORE).href)};
+const t0 = performance.now();
+await importPackage(${JSON.stringify(pkg)}, { store: ${JSON.stringify(store)}, trust: [], allowUnsigned: true });
+process.stdout.write(JSON.stringify({ ms: performance.now() - t0 }));`;
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', code], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  if (r.status !== 0) throw new Error(`importPackage of ${pkg} failed (${r.status ?? r.signal})`);
+  return (JSON.parse(r.stdout) as { ms: number }).ms;
+}
+
+async function bench(name: string, base: { pkg: string }): Promise<void> {
+  const p = await prepare(name);
+  const store = join(work, 'store');
+  const dest = join(work, 'dest');
+  const ours: Run[] = [];
+  const tar: number[] = [];
+  const extract: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    await rm(store, { recursive: true, force: true });
+    sh(process.execPath, [BIN, 'import', base.pkg, '--store', store, '--allow-unsigned', '--activate']);
+    const served = await startServe(store);
+    try {
       await rm(dest, { recursive: true, force: true });
       await mkdir(dest, { recursive: true });
       spawnSync('sync');
-      theirs.push(format === 'zip' ? sh('unzip', ['-q', archive, '-d', dest]) : sh('tar', ['-xzf', archive, '-C', dest]));
+      tar.push(sh('tar', ['-xzf', p.archive, '-C', dest]));
       await rm(dest, { recursive: true, force: true });
       spawnSync('sync');
-      ours.push(airlockImport(pkg, store));
-      await rm(store, { recursive: true, force: true });
+      const r = await importToServed(p, store, served);
+      ours.push(r);
+      process.stderr.write(`[${name}] run ${i + 1}: tar ${s(tar.at(-1)!)}, import ${s(r.cmdMs)}, served ${s(r.servedMs)}, CPU ${r.cpuS.toFixed(1)} s, RSS ${r.rssMB.toFixed(0)} MB\n`);
+    } finally {
+      await served.stop();
     }
-    const a = median(ours.map((o) => o.ms));
-    const w = median(ours.map((o) => o.wallMs));
-    const g = median(theirs);
-    const rss = Math.max(...ours.map((o) => o.rssMB));
-    const rssMedian = median(ours.map((o) => o.rssMB));
-    const tool = format === 'zip' ? 'unzip -q' : 'tar -xzf';
-    process.stdout.write(`${size} MB site (${files} files, ${(bytes / 1048576).toFixed(0)} MB, ${format} ${((await stat(archive)).size / 1048576).toFixed(0)} MB): ` +
-      `airlock import ${(a / 1000).toFixed(2)} s (process ${(w / 1000).toFixed(2)} s), ${tool} ${(g / 1000).toFixed(2)} s, ratio ${(a / g).toFixed(2)}x (process ${(w / g).toFixed(2)}x), ` +
-      `peak RSS ${rssMedian.toFixed(0)} MB median, ${rss.toFixed(0)} MB max  [medians of ${runs}]\n`);
+    if (!values['no-extract-row']) {
+      await rm(store, { recursive: true, force: true });
+      spawnSync('sync');
+      extract.push(extractOnly(p.pkg, store));
+    }
   }
-  await rm(join(work, `site-${size}mb`), { recursive: true, force: true });
+  await rm(store, { recursive: true, force: true });
+  const g = median(tar);
+  const served = median(ours.map((o) => o.servedMs));
+  const cmd = median(ours.map((o) => o.cmdMs));
+  const rss = ours.map((o) => o.rssMB);
+  const size = (await stat(p.archive)).size / 1048576;
+  process.stdout.write(`\n${SITES[name]!.label}: ${p.files} files, ${(p.bytes / 1048576).toFixed(0)} MB, tar.gz ${size.toFixed(0)} MB [medians of ${runs}, same run]\n`);
+  process.stdout.write(`| | airlock | tar -xzf | ratio |\n|---|---:|---:|---:|\n`);
+  process.stdout.write(`| import --activate → served (final bytes) | ${s(served)} | ${s(g)} | ${(served / g).toFixed(2)}× |\n`);
+  process.stdout.write(`| import --activate (command exits) | ${s(cmd)} | ${s(g)} | ${(cmd / g).toFixed(2)}× |\n`);
+  if (extract.length) process.stdout.write(`| extraction only (importPackage) | ${s(median(extract))} | ${s(g)} | ${(median(extract) / g).toFixed(2)}× |\n`);
+  process.stdout.write(`| CPU user+sys (command) | ${median(ours.map((o) => o.cpuS)).toFixed(1)} s | | |\n`);
+  process.stdout.write(`| peak RSS, process tree (command) | ${median(rss).toFixed(0)} MB median, ${Math.max(...rss).toFixed(0)} MB max | | goal ≤ 150 MB |\n`);
+  await rm(join(work, `site-${name}`), { recursive: true, force: true });
 }
 
-if (!existsSync(DIST_STORE)) throw new Error('build first: npm run build (the benchmark imports the compiled tool)');
-for (const size of String(values.sizes).split(',').map((s) => s.trim()).filter(Boolean)) await bench(size);
+if (!existsSync(BIN)) throw new Error('build first: npm run build (the benchmark runs the compiled tool)');
+await mkdir(work, { recursive: true });
+const baseDir = join(work, 'base');
+await mkdir(baseDir, { recursive: true });
+const base = await makePackage(baseDir, committedSiteDir(), 'base', 16);
+try {
+  for (const name of String(values.sites).split(',').map((x) => x.trim()).filter(Boolean)) await bench(name, base);
+} finally {
+  await rm(work, { recursive: true, force: true });
+}

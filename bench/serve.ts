@@ -7,6 +7,8 @@
  * generator (wrk, autocannon where wrk is absent) to core 1: 50 keep-alive connections per run.
  * Workloads: one hot ~15 KB page, and a random mix of 1,000 pages (clean URLs, as the site links).
  * All servers stay up; `--rounds` interleaves them and the table shows medians over rounds.
+ * `airlock --metrics` is the same server counting every request for /_airlock/metrics (overhead
+ * line: its req/s over airlock's, per round; target ≥ 0.95).
  * airlock runs as in production: `airlock serve` (air-gapped, HTML transformed once per version,
  * here by the import step, as `airlock import` does).
  */
@@ -163,6 +165,7 @@ async function main(): Promise<void> {
     const airlockPort = 18_401;
     const servers: Array<[string, () => Promise<ChildProcess>, number]> = [
       ['airlock', () => start('airlock', process.execPath, [BIN, 'serve', '--store', store, '--port', String(airlockPort)], airlockPort), airlockPort],
+      ['airlock --metrics', () => start('airlock-metrics', process.execPath, [BIN, 'serve', '--store', store, '--port', '18405', '--metrics'], 18_405), 18_405],
       ['raw node:http (Map)', () => start('raw', process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--serve', 'raw', '--port', '18402', '--origin', `http://127.0.0.1:${airlockPort}`, '--paths', pathsFile], 18_402), 18_402],
       ['sirv', () => start('sirv', process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--serve', 'sirv', '--port', '18403', '--dir', siteDir], 18_403), 18_403],
     ];
@@ -205,6 +208,13 @@ async function main(): Promise<void> {
       process.stdout.write(`| ${server} | ${w} | ${median(rs.map((r) => r.rps)).toFixed(0)} | ${median(rs.map((r) => r.p99ms)).toFixed(2)} | ` +
         `${median(ratios).toFixed(2)} (${ratios.map((x) => x.toFixed(2)).join(', ')}) | ${rs.reduce((a, r) => a + r.errors, 0)} |\n`);
     }
+  }
+  // Metrics overhead: per round, airlock --metrics over airlock (target ≥ 0.95).
+  for (const w of [...new Set(results.map((r) => r.workload))]) {
+    const on = of('airlock --metrics', w);
+    if (on.length === 0) continue;
+    const ratios = on.map((r) => r.rps / (of('airlock', w).find((x) => x.round === r.round)?.rps ?? NaN));
+    process.stdout.write(`metrics on/off, ${w}: ${median(ratios).toFixed(3)}× (${ratios.map((x) => x.toFixed(3)).join(', ')}; target ≥ 0.95)\n`);
   }
   process.stdout.write(`\n(medians of ${rounds} interleaved rounds, ${seconds} s per run, 50 connections, server on core 0, ${hasCmd('wrk') ? 'wrk' : 'autocannon'} on core 1; target: airlock ≥ 0.85× raw, p99 ≤ 5 ms)\n`);
 }

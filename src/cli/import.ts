@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { loadPublicKey } from '../package/index.js';
-import { buildVariants, importPackage, resolveStore } from '../store/index.js';
+import { activate, buildVariants, importPackage, resolveStore } from '../store/index.js';
 import { parse } from './args.js';
 import { printResult } from './context.js';
 import { Progress } from './progress.js';
@@ -9,19 +9,22 @@ import type { Command } from './main.js';
 import { shown } from '../util/terminal.js';
 import { interruptedError, trapFor } from './interrupt.js';
 import { UsageError } from '../errors.js';
-import { prebuildHtmlCache } from '../serve/index.js';
+import { isTransformedPage, prebuildHtmlCache } from '../serve/index.js';
 
-const USAGE = `usage: airlock import PKG [--store DIR] [--trust PUBFILE]... [--allow-unsigned] [--activate] [--no-precompress] [--json]
+const USAGE = `usage: airlock import PKG [--store DIR] [--trust PUBFILE]... [--allow-unsigned] [--activate] [--no-precompress] [--prepare-html] [--json]
 
 Verify a .airlock package (signature, archive digest, archive safety, every file digest) and add
-its version to the store, all or nothing. Then prepare it for serving: precompress its text files
-(br, gzip) and transform its HTML for the default deployment (air-gapped), so \`airlock serve\`
-starts at once.
+its version to the store, all or nothing. Then precompress its text assets (br, gzip; not its
+HTML, which is served transformed) and, with --activate, make it active. A server transforms the
+HTML when it loads the version: in the background, each page asked for first, never serving an
+untransformed page.
   --store DIR        the store (default: $AIRLOCK_STORE, else ./airlock-store)
   --trust PUBFILE    trust this Ed25519 public key (repeatable); STORE/trusted-keys/*.pub are trusted too
   --allow-unsigned   accept a package without a signature
-  --activate         make the version active once imported
-  --no-precompress   skip both steps (a server then does them when it first loads the version)
+  --activate         make the version active once imported and precompressed
+  --no-precompress   skip precompression (the version is then served without br/gzip assets)
+  --prepare-html     also transform the HTML for the default deployment (air-gapped) before
+                     returning: for servers that cannot write into the store
   --json             print one JSON document on stdout ({ok, package, store, version, status, activated, variants, html})
 
 Ctrl-C (or SIGTERM) before the commit leaves the store as it was; repeated signals wait for that.
@@ -38,6 +41,7 @@ const command: Command = {
       'allow-unsigned': { type: 'boolean' },
       activate: { type: 'boolean' },
       'no-precompress': { type: 'boolean' },
+      'prepare-html': { type: 'boolean' },
       json: { type: 'boolean' },
     });
     if (positionals.length !== 1) throw new UsageError('import takes exactly one package path', { subject: 'PKG' });
@@ -46,24 +50,33 @@ const command: Command = {
     const progress = new Progress(ctx.stderr, { interactive: ctx.interactive });
     const report = importReporter(progress);
     // A signal stops the import before its commit (the store stays as it was) or the preparation
-    // after it (the version is in; what was precompressed is kept); repeated signals wait for that.
+    // after it (the version is in, not activated; what was precompressed is kept); repeated
+    // signals wait for that. Activation comes last, so a running server switches to a version
+    // whose assets are precompressed (it reads a version's variants once, when it loads it).
     const trap = trapFor(ctx);
     const { signal } = trap;
     let committed: string | null = null;
     try {
       const result = await importPackage(positionals[0]!, {
-        store, trust, allowUnsigned: values['allow-unsigned'], activate: values.activate, signal,
+        store, trust, allowUnsigned: values['allow-unsigned'], signal,
         onProgress: (e) => { if (e.phase === 'committed') committed = e.version; report(e); },
       });
       let variants = null;
       let html = null;
       // After the commit and outside the lock: the version is already safe and servable.
       if (!values['no-precompress']) {
-        variants = await buildVariants(store, result.version, { signal, onProgress: (done, total) => report({ phase: 'variants', done, total }) });
+        variants = await buildVariants(store, result.version, { signal, exclude: isTransformedPage, onProgress: (done, total) => report({ phase: 'variants', done, total }) });
+      }
+      if (values['prepare-html']) {
         report({ phase: 'html' });
         html = await prebuildHtmlCache(store, result.version);
         signal.throwIfAborted(); // the HTML step is not interruptible: it ends, then the signal is honoured
       }
+      if (values.activate) {
+        await activate(store, result.version, { signal });
+        report({ phase: 'activated', version: result.version });
+      }
+      result.activated = Boolean(values.activate);
       progress.end();
       printResult(ctx, Boolean(values.json), { ok: true, package: resolve(ctx.cwd, positionals[0]!), store, ...result, variants, html }, () =>
         (result.status === 'imported' ? 'imported' : 'already in the store (unchanged):') + shown` ${result.version}` + (result.activated ? ' (active)' : ''));
@@ -72,7 +85,7 @@ const command: Command = {
       if (!signal.aborted) throw err;
       throw interruptedError(trap, committed === null
         ? shown`nothing was added to store ${store}; it is as it was`
-        : shown`version ${committed} was committed to store ${store}, but not fully prepared for serving (a server finishes that when it loads it)`, err);
+        : shown`version ${committed} was committed to store ${store} but not activated; import it again to finish`, err);
     } finally {
       progress.end();
     }

@@ -23,6 +23,8 @@ export const COMMANDS: Record<string, () => Promise<{ default: Command }>> = {
   serve: () => import('./serve.js'),
   preview: () => import('./preview.js'),
   pack: () => import('./pack.js'),
+  delta: () => import('./delta.js'),
+  receipt: () => import('./receipt.js'),
   emulate: () => import('./emulate.js'),
   demo: () => import('./demo.js'),
   'agent-job': () => import('./agent-job.js'),

@@ -13,9 +13,10 @@ import { probeListen } from '../util/listen.js';
 import { trapFor } from './interrupt.js';
 import { Progress } from './progress.js';
 import { downloadReporter } from './reporters.js';
+import { createMetrics } from '../serve/index.js';
 
 const usage = `usage: airlock serve [--values FILE] [--store DIR] [--version V] [--deployment TYPE] [--enable F,...] [--disable F,...]
-                     [--port N] [--host H] [--workers N] [--access-log FILE|-] [--cache-mb N] [--mirror --mirror-tokens FILE]
+                     [--port N] [--host H] [--workers N] [--access-log FILE|-] [--cache-mb N] [--metrics] [--mirror --mirror-tokens FILE]
                      [--assistant-url URL] [--rate-limit-org-hour N] [--rate-limit-ip-day N]
 
 Serve the store's active version (or --version V, pinned: activation is then ignored).
@@ -37,6 +38,8 @@ SIGTERM/SIGINT: stop accepting, finish in-flight requests, exit 0. Prints the UR
   --workers N          processes sharing the port (default 1)
   --access-log F       one JSON line per request to F ('-' = stderr); off by default
   --cache-mb N         memory budget for small files (default 64)
+  --metrics            GET /_airlock/metrics in Prometheus text format (requests by method and status
+                       class, latency, bytes, served version, switches, imports, mirror downloads)
 
 Search and assistant, where on (cloud; client-hosted with --enable), are relayed on this origin
 (POST /discovery/v2/assistant/DOMAIN/message, GET|POST /discovery/v2/search/DOMAIN): bodies are
@@ -63,8 +66,9 @@ const command: Command = {
       enable: { type: 'string', multiple: true }, disable: { type: 'string', multiple: true },
       port: { type: 'string' }, host: { type: 'string' }, workers: { type: 'string' }, 'access-log': { type: 'string' }, 'cache-mb': { type: 'string' },
       'assistant-url': { type: 'string' }, 'rate-limit-org-hour': { type: 'string' }, 'rate-limit-ip-day': { type: 'string' },
-      values: { type: 'string' }, mirror: { type: 'boolean' }, 'mirror-tokens': { type: 'string' },
+      values: { type: 'string' }, mirror: { type: 'boolean' }, 'mirror-tokens': { type: 'string' }, metrics: { type: 'boolean' },
     }, false);
+    const metrics = values.metrics ? createMetrics() : undefined;
     // Values file (issue 6): flags given on the command line win over it, key by key.
     const loaded = values.values === undefined ? null : await loadValues(resolve(ctx.cwd, values.values));
     for (const w of loaded?.warnings ?? []) log(ctx, `airlock serve: warning: ${w}`);
@@ -93,11 +97,11 @@ const command: Command = {
       const features = featureOptions(resolved, relay);
       // Mirror tokens and secret are read before any download: a bad file fails fast (exit 2).
       let warning: string[] | null = null;
-      const extras = await extraRoutes({ settings: s, store, warning: () => warning, workers, features, log: (line) => log(ctx, line) });
+      const extras = await extraRoutes({ settings: s, store, warning: () => warning, workers, features, log: (line) => log(ctx, line), onMirrorDownload: metrics?.mirrorDownload });
       const progress = new Progress(ctx.stderr, { interactive: ctx.interactive });
       const prepared = await prepareStart({
         settings: { ...s, version }, store, port, host, worker: cluster.isWorker, log: (line) => progress.log(line), signal: trap.signal,
-        onDownload: downloadReporter(progress, 'airlock serve: download'),
+        onDownload: downloadReporter(progress, 'airlock serve: download'), onImport: metrics?.importDone,
       }).catch((err: unknown) => {
         if (trap.signal.aborted) return null; // stopped during the bundle download: the part is kept for the next start
         throw err;
@@ -105,7 +109,7 @@ const command: Command = {
       if (prepared === null) return 0;
       warning = prepared.warning;
       return await runServer({
-        server: { store, version: prepared.version, cacheBytes: cacheMb * 1024 * 1024, ...features, ...extras },
+        server: { store, version: prepared.version, cacheBytes: cacheMb * 1024 * 1024, ...features, ...extras, metrics },
         port: prepared.port,
         host,
         workers,

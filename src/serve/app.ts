@@ -23,6 +23,8 @@ export interface AppOptions {
   features: () => unknown;
   /** Routes of other modules, mounted after ours. */
   extra?: Hono<AppEnv>;
+  /** `GET /_airlock/metrics` (Prometheus text format) when given. */
+  metrics?: { text(): Promise<string>; contentType: string } | null;
 }
 
 export function buildApp(o: AppOptions): Hono<AppEnv> {
@@ -37,6 +39,8 @@ export function buildApp(o: AppOptions): Hono<AppEnv> {
     return c.json({ version: i.version, domain: i.domain, importedAt: i.importedAt, pageCount: i.pageCount });
   });
   app.get('/_airlock/features', (c) => c.json(o.features() as object));
+  const metrics = o.metrics;
+  if (metrics) app.get('/_airlock/metrics', async (c) => c.body(await metrics.text(), 200, { 'Content-Type': metrics.contentType }));
   if (o.extra) app.route('/', o.extra);
   // CONTRACT "Serving": GET and HEAD; other methods get 405 with Allow (hono would say 404). A
   // path some route answers with other methods (mirror, relays) lists those; anything else under

@@ -4,6 +4,7 @@ import { sendStatus, sendRedirect } from './respond.js';
 import { sendFile, type SendContext } from './send-file.js';
 import type { LoadedIndex } from './version-index.js';
 import type { AccessLog } from './access-log.js';
+import type { ServeMetrics } from './metrics.js';
 
 /** A request as the hono side sees it: the index it captured at its start. */
 export interface IndexedRequest extends IncomingMessage {
@@ -18,6 +19,7 @@ export interface HandlerDeps {
   appPrefixes: readonly string[];
   appRoute: ((method: string, path: string) => boolean) | null;
   accessLog: AccessLog | null;
+  metrics?: ServeMetrics | null;
 }
 
 /**
@@ -28,9 +30,11 @@ export interface HandlerDeps {
 export function createHandler(d: HandlerDeps): (req: IncomingMessage, res: ServerResponse) => void {
   const prefixes = d.appPrefixes;
   const log = d.accessLog;
+  const metrics = d.metrics ?? null;
   return (req, res) => {
     const idx = d.current();
     if (log !== null) log(req, res, idx.version);
+    if (metrics !== null) metrics.observe(req, res);
     const method = req.method;
     const head = method === 'HEAD';
     const t = parseTarget(req.url ?? '');

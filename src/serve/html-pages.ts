@@ -4,6 +4,7 @@ import type { TransformContext } from '../features/index.js';
 import { cacheKey, transformCodeDigest } from './html-cache/key.js';
 import { cachedName } from './html-cache/index-file.js';
 import { openHtmlCache, type HtmlCache, type PageBuilder } from './html-cache/open.js';
+import type { CachedPage } from './html-cache/index-file.js';
 import type { VersionSource } from './source.js';
 import type { Replacement, TransformHtml } from './version-index.js';
 
@@ -34,15 +35,24 @@ export async function specKey(spec: HtmlTransformSpec): Promise<string | null> {
 
 const NOT_WRITABLE = new Set(['EACCES', 'EPERM', 'EROFS']);
 
-/** The transformed pages of a version by path, from its cache (built first where missing or damaged). */
-export async function cachedPages(src: VersionSource, spec: HtmlTransformSpec, o: PagesOptions): Promise<Map<string, Replacement>> {
-  return (await openPages(src, spec, o)).pages;
+/**
+ * The transformed pages of a version: `ready` by path (from the cache), `later` by path for the
+ * pages still being built (a request waits for its own page, built ahead of the others), `done`
+ * once the background build has published its index, `stop` to end it (a version switch, close).
+ */
+export interface OpenedPages {
+  ready: Map<string, Replacement>;
+  later: Map<string, () => Promise<Replacement>>;
+  key: string | null;
+  missing: number;
+  done: Promise<{ built: number; failed: string[] }>;
+  stop: () => Promise<void>;
 }
 
-export async function openPages(src: VersionSource, spec: HtmlTransformSpec, o: PagesOptions): Promise<{ pages: Map<string, Replacement>; key: string | null; built: number }> {
+export async function openPages(src: VersionSource, spec: HtmlTransformSpec, o: PagesOptions): Promise<OpenedPages> {
   const key = await specKey(spec);
   const builder: PageBuilder = 'context' in spec ? { context: spec.context } : { run: spec.run };
-  const files = src.files.filter((f) => f.path.endsWith('.html'));
+  const files = src.files.filter((f) => isTransformedPage(f.path));
   const open = async (root: string) => openHtmlCache({ dir: join(root, key ?? 'private'), key: key ?? 'private', siteDir: src.siteDir, files, builder, poolSize: o.poolSize, statAbove: o.statAbove });
   const scratch = async () => open(join(await o.scratch(), src.label));
   let cache: HtmlCache;
@@ -58,17 +68,32 @@ export async function openPages(src: VersionSource, spec: HtmlTransformSpec, o: 
     if (err instanceof AirlockError) throw err;
     throw new StoreError('AIRLOCK_HTML_TRANSFORM', `cannot prepare the HTML of version ${src.label}: ${err instanceof Error ? err.message : String(err)}`, { subject: src.label });
   }
-  if (cache.built > 0) o.log(`airlock serve: transformed ${cache.built} HTML page(s) of ${src.label}`);
-  const out = new Map<string, Replacement>();
   const dir = cache.dir + '/'; // + a digest-derived name: no join (and its normalising) per file
-  for (const f of files) {
-    const p = cache.pages.get(f.sha256)!;
-    const at = (enc: 'html' | 'br' | 'gz') => dir + cachedName(f.sha256, enc);
-    out.set(f.path, {
+  const replacement = (sha: string, p: CachedPage): Replacement => {
+    const at = (enc: 'html' | 'br' | 'gz') => dir + cachedName(sha, enc);
+    return {
       file: at('html'), size: p.size, sha256: p.sha256, scriptHashes: p.scriptHashes, styleHashes: p.styleHashes,
       ...(p.br ? { br: { file: at('br'), ...p.br } } : {}),
       ...(p.gz ? { gz: { file: at('gz'), ...p.gz } } : {}),
+    };
+  };
+  const ready = new Map<string, Replacement>();
+  const later = new Map<string, () => Promise<Replacement>>();
+  for (const f of files) {
+    const p = cache.pages.get(f.sha256);
+    if (p) ready.set(f.path, replacement(f.sha256, p));
+    else later.set(f.path, () => cache.page(f.sha256).then((q) => replacement(f.sha256, q)));
+  }
+  if (cache.missing > 0) {
+    o.log(`airlock serve: preparing ${cache.missing} HTML page(s) of ${src.label} in the background; a page asked for first is transformed first`);
+    void cache.done.then((r) => {
+      o.log(`airlock serve: transformed ${r.built} HTML page(s) of ${src.label}` + (r.failed.length ? `; ${r.failed.length} failed (answered 500): ${r.failed.slice(0, 3).join('; ')}` : ''));
     });
   }
-  return { pages: out, key, built: cache.built };
+  return { ready, later, key, missing: cache.missing, done: cache.done, stop: () => cache.stop() };
+}
+
+/** The pages served transformed: every `.html` file (the rule the store's precompression follows too). */
+export function isTransformedPage(path: string): boolean {
+  return path.endsWith('.html');
 }

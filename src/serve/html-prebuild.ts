@@ -20,7 +20,9 @@ export async function prebuildHtmlCache(store: string, label: string, o: { resol
     const src = await loadFromStore(store, label);
     const scratch = () => Promise.reject(new StoreError('AIRLOCK_STORE_READONLY', `cannot write the HTML cache into version ${label} of ${store}`, { subject: store }));
     const r = await openPages(src, { context: htmlContextFor(o.resolved ?? resolveFeatures({})) }, { scratch, log: () => {}, poolSize: o.poolSize });
-    return { key: r.key!, pages: r.pages.size, built: r.built };
+    const { built, failed } = await r.done;
+    if (failed.length > 0) throw new StoreError('AIRLOCK_HTML_TRANSFORM', `cannot prepare the HTML of version ${label}: ${failed.slice(0, 3).join('; ')}`, { subject: label });
+    return { key: r.key!, pages: r.ready.size + r.later.size, built };
   } finally {
     await lease.release();
   }

@@ -5,5 +5,7 @@ export type { LoadedIndex, FileEntry, TransformHtml, TransformOutput } from './v
 export type { CspSource } from './load.js';
 export type { SiteInput, FileRecord } from './source.js';
 export { prebuildHtmlCache, type PrebuildReport } from './html-prebuild.js';
+export { isTransformedPage } from './html-pages.js';
 export { htmlContextFor } from './html-context.js';
+export { createMetrics, type ServeMetrics } from './metrics.js';
 export type { HtmlTransformSpec } from './html-pages.js';

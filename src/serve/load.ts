@@ -1,17 +1,31 @@
 import { loadFromStore, siteSource, type SiteInput, type VersionSource } from './source.js';
 import { buildIndex, type CspSource, type LoadedIndex } from './version-index.js';
-import { cachedPages, type HtmlTransformSpec, type PagesOptions } from './html-pages.js';
+import { openPages, type HtmlTransformSpec, type PagesOptions } from './html-pages.js';
 import { basePathOf } from './base-path.js';
 import { addBasePath } from './routes.js';
 
 export type { CspSource } from './version-index.js';
 export interface IndexLoadOptions extends PagesOptions { csp: CspSource; html: HtmlTransformSpec | null }
 
-/** Read a version (store or site folder), get its transformed HTML from the cache (built if missing), and index it. */
+/**
+ * Read a version (store or site folder), get its transformed HTML from the cache, and index it.
+ * Pages missing from the cache do not hold the load: they are built in the background
+ * (`preparing`), and a request for one waits for that page alone, never getting it untransformed.
+ */
 export async function loadIndex(from: { store: string; label: string } | { site: SiteInput }, o: IndexLoadOptions): Promise<LoadedIndex> {
   const src: VersionSource = 'site' in from ? siteSource(from.site) : await loadFromStore(from.store, from.label);
-  const replacements = o.html ? await cachedPages(src, o.html, o) : undefined;
-  const idx = buildIndex(src, { csp: o.csp, replacements });
+  const pages = o.html ? await openPages(src, o.html, o) : null;
+  const idx = buildIndex(src, { csp: o.csp, replacements: pages?.ready, later: pages?.later });
+  if (pages !== null && pages.missing > 0) idx.preparing = { pages: pages.missing, done: pages.done, stop: pages.stop };
+  try {
+    return await withBasePath(src, idx, o);
+  } catch (err) {
+    await pages?.stop();
+    throw err;
+  }
+}
+
+async function withBasePath(src: VersionSource, idx: LoadedIndex, o: IndexLoadOptions): Promise<LoadedIndex> {
   // Before the index is swapped in (it never changes afterwards): a site built for a sub-path gets its aliases.
   const basePath = await basePathOf(src, (p) => idx.routes.has(p));
   if (basePath !== null) {

@@ -20,6 +20,11 @@ export interface SendContext {
 
 /** Answer GET/HEAD for one file entry: negotiation, conditionals, Range, then the bytes. */
 export function sendFile(req: IncomingMessage, res: ServerResponse, idx: LoadedIndex, entry: FileEntry, head: boolean, ctx: SendContext, status = 200): void {
+  if (entry.resolve !== null) {
+    // A page still being transformed: wait for it (built ahead of the background queue); never the original.
+    entry.resolve().then((e) => sendFile(req, res, idx, e, head, ctx, status), (err: unknown) => fail(res, ctx, err, entry.path, idx.base));
+    return;
+  }
   const h = staticHeaders(req);
   const range = head || status !== 200 ? undefined : h.range;
   let rep = entry.identity;

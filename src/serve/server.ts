@@ -15,6 +15,7 @@ import type { HtmlTransformSpec } from './html-pages.js';
 import { readActive, type SiteInput } from './source.js';
 import { acquireLease } from '../store/index.js';
 import { ActiveWatcher } from './watcher.js';
+import type { ServeMetrics } from './metrics.js';
 import { refuseConnect } from '../util/http-connect.js';
 import type { LoadedIndex, TransformHtml } from './version-index.js';
 
@@ -47,6 +48,8 @@ export interface AirlockServerOptions {
   appRoute?: (method: string, path: string) => boolean;
   log?: (line: string) => void;
   pollMs?: number;
+  /** Count requests and switches for `GET /_airlock/metrics` (src/serve/metrics.ts). */
+  metrics?: ServeMetrics;
 }
 
 export interface AirlockServer {
@@ -56,6 +59,8 @@ export interface AirlockServer {
   current(): LoadedIndex;
   /** Bytes held by the small-file body cache (bounded by `cacheBytes`). */
   cachedBytes(): number;
+  /** Resolves when the served version's HTML is all transformed and cached (at once when it was already). */
+  prepared(): Promise<void>;
   /** Re-read the store's active pointer now (SIGHUP); no-op when pinned or previewing. */
   recheck(): Promise<void>;
 }
@@ -100,7 +105,10 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
       const target = current;
       try {
         const idx = await loadIndex(o.site ? { site: o.site } : { store: o.store!, label: target.version }, loadOpts);
-        if (current === target) current = idx;
+        if (current === target) {
+          current = idx;
+          void target.preparing?.stop();
+        } else void idx.preparing?.stop();
         log(`airlock serve: rebuilt damaged cache files of ${target.version}`);
       } catch (err) {
         log(`airlock serve: repairing ${target.version} failed: ${err instanceof Error ? err.message : String(err)}`);
@@ -111,7 +119,8 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
     return repairing;
   };
 
-  const app = buildApp({ features: o.features ?? (() => AIR_GAPPED), extra: o.app });
+  o.metrics?.serving(current.version);
+  const app = buildApp({ features: o.features ?? (() => AIR_GAPPED), extra: o.app, metrics: o.metrics });
   const bodyCache = new BodyCache(o.cacheBytes ?? 64 * 1024 * 1024);
   const handler = createHandler({
     current: () => current,
@@ -120,6 +129,7 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
     appPrefixes: ['/_airlock/', ...(o.appPrefixes ?? [])],
     appRoute: o.appRoute ?? null,
     accessLog: o.accessLog ? accessLogger(o.accessLog) : null,
+    metrics: o.metrics ?? null,
   });
   const server = createServer({ keepAliveTimeout: 5000 }, handler);
   refuseConnect(server);
@@ -135,7 +145,10 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
         await lease?.update(next); // announce first: prune must not take the version while we load it
         try {
           const idx = await loadIndex({ store: o.store!, label: next }, loadOpts);
+          const old = current;
           current = idx; // the only mutation: one reference swap, after the index is complete
+          o.metrics?.serving(next);
+          void old.preparing?.stop(); // its pages being built finish (and are kept); the rest is dropped
           log(`airlock serve: now serving ${next} (was ${previous})`);
         } catch (err) {
           await lease?.update(previous).catch(() => {});
@@ -168,8 +181,12 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
       const timer = setTimeout(() => server.closeAllConnections(), graceMs);
       await closed;
       clearTimeout(timer);
+      await current.preparing?.stop();
       await lease?.release().catch(() => {});
       await dropScratch();
+    },
+    prepared: async () => {
+      await current.preparing?.done;
     },
   };
 }

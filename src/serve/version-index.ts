@@ -20,6 +20,11 @@ export interface FileEntry {
   br: Rep | null;
   gzip: Rep | null;
   has: { br: boolean; gzip: boolean };
+  /**
+   * Set while the entry is a page still being transformed: its reps above must not be used (they
+   * name no file); sendFile awaits this, which fills the entry in once (memoised) and clears it.
+   */
+  resolve: (() => Promise<FileEntry>) | null;
 }
 
 export interface LoadedIndex {
@@ -33,6 +38,8 @@ export interface LoadedIndex {
   notFound: FileEntry | null;
   /** Headers every response from this version carries (version, security). */
   base: FlatHeaders;
+  /** The background build of its transformed pages, when some were missing at load. */
+  preparing: { pages: number; done: Promise<unknown>; stop: () => Promise<void> } | null;
 }
 
 /**
@@ -47,7 +54,12 @@ export interface Replacement extends CachedFile { br?: CachedFile; gz?: CachedFi
 
 /** A fixed policy, or one computed from the inline script/style hashes a page kept. */
 export type CspSource = string | ((kept: { scriptHashes: string[]; styleHashes: string[] }) => string);
-export interface IndexOptions { csp: CspSource; replacements?: Map<string, Replacement> }
+export interface IndexOptions {
+  csp: CspSource;
+  replacements?: Map<string, Replacement>;
+  /** Pages whose replacement is still being built, by path: served once it is there, never before. */
+  later?: Map<string, () => Promise<Replacement>>;
+}
 
 /**
  * Each transformed page gets the CSP of the inline code IT kept (a site-wide union would list
@@ -88,8 +100,9 @@ export function buildIndex(src: VersionSource, o: IndexOptions): LoadedIndex {
   // Manifest paths are normalised relative paths (src/archive): plain concatenation is exact.
   const siteDir = src.siteDir.endsWith('/') ? src.siteDir : src.siteDir + '/';
 
-  const entry = (f: FileRecord): FileEntry => {
-    const repl = o.replacements?.get(f.path);
+  const entry = (f: FileRecord, repl = o.replacements?.get(f.path)): FileEntry => {
+    const pending = repl === undefined ? o.later?.get(f.path) : undefined;
+    if (pending !== undefined) return lazyEntry(f, pending);
     const sha256 = repl?.sha256 ?? f.sha256;
     const t = typeOf(f.path);
     const sizes = repl ? { br: repl.br?.size, gz: repl.gz?.size } : src.variants.get(f.sha256) ?? {};
@@ -109,10 +122,24 @@ export function buildIndex(src: VersionSource, o: IndexOptions): LoadedIndex {
       if (src.variantPath && sizes.br !== undefined) br = new Rep(src.variantPath(f.sha256, 'br'), null, sizes.br, 'br', meta);
       if (src.variantPath && sizes.gz !== undefined) gzip = new Rep(src.variantPath(f.sha256, 'gz'), null, sizes.gz, 'gzip', meta);
     }
-    return { path: f.path, sha256, lastModifiedSec, identity, br, gzip, has: { br: br !== null, gzip: gzip !== null } };
+    return { path: f.path, sha256, lastModifiedSec, identity, br, gzip, has: { br: br !== null, gzip: gzip !== null }, resolve: null };
+  };
+  // Fail closed: the placeholder reps name no file, so a path that forgot `resolve` answers 500.
+  const lazyEntry = (f: FileRecord, pending: () => Promise<Replacement>): FileEntry => {
+    const none = new Rep('', null, 0, null, { base, contentType: 'text/plain', cacheControl: 'no-store', lastModified, sha256: f.sha256, vary: false });
+    let memo: Promise<FileEntry> | null = null;
+    const e: FileEntry = { path: f.path, sha256: f.sha256, lastModifiedSec, identity: none, br: null, gzip: null, has: { br: false, gzip: false }, resolve: null };
+    e.resolve = () => (memo ??= pending().then((repl) => {
+      Object.assign(e, entry(f, repl), { resolve: null });
+      return e;
+    }, (err: unknown) => {
+      memo = null; // the next request tries again
+      throw err;
+    }));
+    return e;
   };
 
-  const entries = src.files.map(entry);
+  const entries = src.files.map((f) => entry(f));
   const routes = buildRoutes(entries);
   const nf = routes.get('/404.html');
   return {
@@ -124,5 +151,6 @@ export function buildIndex(src: VersionSource, o: IndexOptions): LoadedIndex {
     routes,
     notFound: nf?.kind === 'file' ? nf.file : null,
     base,
+    preparing: null,
   };
 }

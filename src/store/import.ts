@@ -16,6 +16,8 @@ import { checkFreeSpace, requiredBytes } from './space.js';
 import { cleanStaging, dropStaging, makeStaging } from './staging.js';
 import { stageVersion } from './stage.js';
 import { loadTrustedKeys } from './trust.js';
+import { importDelta } from './delta-import.js';
+import { isDeltaPackage } from '../package/delta/index.js';
 
 export interface ImportOptions {
   store: string;
@@ -55,6 +57,7 @@ async function packageSize(pkg: string): Promise<number> {
 export async function importPackage(pkgPath: string, o: ImportOptions): Promise<ImportResult> {
   const pkg = resolve(pkgPath);
   const size = await packageSize(pkg);
+  if (await isDeltaPackage(pkg)) return importDelta(pkg, o); // src/package/delta: rebuilt from a stored base
   const { store, signal } = o;
   const kind = await storeKind(store);
   o.onProgress?.({ phase: 'verify', pkg });

@@ -1,7 +1,10 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { readLeases } from './leases.js';
-import { readMeta } from './meta.js';
+import { readMeta, type VersionMeta } from './meta.js';
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { versionPaths } from './paths.js';
 import { isLabel, storePaths } from './paths.js';
 import { readState } from './state.js';
 
@@ -16,6 +19,10 @@ export interface VersionInfo {
   previous: boolean;
   /** Pids of running servers that hold a lease on this version (prune keeps it). */
   servedBy: number[];
+  /** sha256 of the version's exact airlock.json: what a delta names as its base (issue 15). */
+  manifestSha256: string | null;
+  /** The base a delta-imported version was rebuilt from, else null. */
+  fromDelta: { base: string; baseManifestSha256: string } | null;
 }
 
 /**
@@ -47,7 +54,20 @@ export async function listVersions(store: string): Promise<VersionInfo[]> {
       active: state.active === name,
       previous: state.previous === name,
       servedBy: leases.filter((l) => l.version === name).map((l) => l.pid),
+      manifestSha256: await manifestDigest(join(storePaths(store).versions, name)),
+      fromDelta: deltaOf(meta),
     });
   }
   return out.sort((a, b) => b.importedAt.localeCompare(a.importedAt) || a.version.localeCompare(b.version));
+}
+
+/** sha256 of a version's airlock.json (bounded like every stored manifest), or null when it is unreadable. */
+async function manifestDigest(dir: string): Promise<string | null> {
+  const bytes = await readFile(versionPaths(dir).manifest).catch(() => null);
+  return bytes ? createHash('sha256').update(bytes).digest('hex') : null;
+}
+
+function deltaOf(meta: VersionMeta): VersionInfo['fromDelta'] {
+  const d = (meta as Record<string, unknown>).delta as { base?: unknown; baseManifestSha256?: unknown } | undefined;
+  return d && typeof d.base === 'string' && typeof d.baseManifestSha256 === 'string' ? { base: d.base, baseManifestSha256: d.baseManifestSha256 } : null;
 }

@@ -18,6 +18,8 @@ export interface PrepareOptions {
   /** The command's stop signal: a download in progress stops (its part is kept to resume) and no fallback is served. */
   signal?: AbortSignal;
   onDownload?: (p: DownloadProgress) => void;
+  /** Seconds the bundle's download, verification and import took (metrics). */
+  onImport?: (seconds: number, result: 'ok' | 'failed') => void;
 }
 export interface Prepared {
   /** Pinned version to serve (undefined: the store's active one). */
@@ -41,15 +43,18 @@ export async function prepareStart(o: PrepareOptions): Promise<Prepared> {
   let phase = 'downloading the bundle';
   const boot = await startBootstrap(o.port, o.host, () => phase).catch((err: unknown) => { throw listenError(err, o.host, o.port); });
   o.log(`airlock serve: starting at ${boot.url} (health 200, ready 503 until a version is served)`);
+  const t0 = performance.now();
   try {
     const r = await installBundle({
       url: plan.url, store: o.store, label: plan.label, domain: se!.domain, trust: se!.trust, allowUnsigned: se!.allowUnsigned,
       activate: plan.label === undefined, signal: o.signal, onProgress: o.onDownload, log: (l) => { phase = l.replace(/^airlock serve: /, ''); o.log(l); },
     });
+    o.onImport?.((performance.now() - t0) / 1000, 'ok');
     o.log(`airlock serve: ${r.status === 'imported' ? 'imported' : 'already had'} version ${r.version} from the bundle (${r.form})${plan.label === undefined ? ', now active' : ''}`);
     return { version: plan.label, port: boot.port, warning: null };
   } catch (err) {
     if (o.signal?.aborted) throw err;
+    o.onImport?.((performance.now() - t0) / 1000, 'failed');
     const e = toAirlockError(err);
     const after = afterFailure(plan, `${e.code}: ${e.message}`, o.store);
     if (after.serve === null) throw new AirlockError(e.code, after.message, e.exitCode === EXIT.VERIFICATION ? EXIT.VERIFICATION : EXIT.FAILURE, e.details, { cause: err });

@@ -12,6 +12,7 @@ import type { ServeSettings } from './settings.js';
 export async function extraRoutes(o: {
   settings: ServeSettings; store: string; warning: () => string[] | null; workers: number;
   features: Pick<AirlockServerOptions, 'app' | 'appRoute'>; log: (line: string) => void;
+  onMirrorDownload?: (status: number) => void;
 }): Promise<Pick<AirlockServerOptions, 'app' | 'appPrefixes' | 'appRoute'>> {
   const m = o.settings.mirror;
   if (m && o.workers > 1 && m.secretFile === undefined) {
@@ -20,7 +21,7 @@ export async function extraRoutes(o: {
   }
   const app = new Hono<AppEnv>();
   app.route('/', readyRoutes(o.warning));
-  const mirror = m ? await createMirror({ store: o.store, tokensFile: m.tokensFile, secretFile: m.secretFile, ttlSeconds: m.ttlSeconds, publicUrl: m.publicUrl, log: o.log }) : null;
+  const mirror = m ? await createMirror({ store: o.store, tokensFile: m.tokensFile, secretFile: m.secretFile, ttlSeconds: m.ttlSeconds, publicUrl: m.publicUrl, log: o.log, onDownload: o.onMirrorDownload }) : null;
   if (mirror) app.route('/', mirror.app);
   if (o.features.app) app.route('/', o.features.app);
   return { app, appPrefixes: mirror?.appPrefixes ?? [], appRoute: o.features.appRoute };

@@ -105,14 +105,15 @@ describe('airlock import interrupted', () => {
     run.child.kill('SIGTERM');
     const r = await run.done;
     expect(r.status).toBe(1);
-    expect(run.stderr()).toMatch(/interrupted by SIGTERM; version big was committed to store .*not fully prepared for serving.*\[AIRLOCK_INTERRUPTED\]/);
+    expect(run.stderr()).toMatch(/interrupted by SIGTERM; version big was committed to store .*but not activated.*\[AIRLOCK_INTERRUPTED\]/);
     expect(await readdir(join(store, 'leases')).catch(() => [])).toEqual([]);
     const list = JSON.parse(airlock(['list', '--store', store, '--json']).stdout);
-    expect(list).toMatchObject({ active: 'big', versions: [{ version: 'big', fileCount: 3001 }] });
+    // Activation comes after the precompression: the interrupted import left the version in, inactive.
+    expect(list).toMatchObject({ active: null, versions: [{ version: 'big', fileCount: 3001 }] });
     const tmp = (await readdir(store, { recursive: true })).filter((f) => f.endsWith('.tmp'));
     expect(tmp).toEqual([]); // the stopped workers' half-written variants are gone
-    // No staging, no lock; the leases folder may stay (empty).
-    expect((await readdir(store)).filter((e) => e !== 'leases').sort()).toEqual(['state.json', 'versions']);
+    // No staging, no lock, no state (never activated); the leases folder may stay (empty).
+    expect((await readdir(store)).filter((e) => e !== 'leases').sort()).toEqual(['versions']); // never activated: no state.json
   });
 });
 

@@ -38,10 +38,13 @@ async function storeWith(files: SiteFiles): Promise<string> {
   return store;
 }
 
-async function start(o: AirlockServerOptions): Promise<{ srv: AirlockServer; base: string }> {
+/** A server, by default once its background HTML build has ended (`lazy`: at once, as it answers). */
+async function start(o: AirlockServerOptions, lazy = false): Promise<{ srv: AirlockServer; base: string }> {
   const srv = await createAirlockServer({ lease: false, log: () => {}, ...o });
   servers.push(srv);
-  return { srv, base: (await srv.listen(0)).slice(0, -1) };
+  const base = (await srv.listen(0)).slice(0, -1);
+  if (!lazy) await srv.prepared();
+  return { srv, base };
 }
 
 const keyDirs = async (store: string) => (await readdir(join(store, 'versions', 'v1', 'html')).catch(() => [] as string[])).sort();
@@ -148,9 +151,9 @@ describe('transformed HTML cached on disk per (version, options)', () => {
     expect(r.body.toString()).not.toContain('evil');
     for (let i = 0; i < 200 && !logs.some((l) => l.includes('rebuilt damaged')); i++) await new Promise((res) => setTimeout(res, 10));
     expect(logs.join('\n')).toContain(file);
-    expect(hook.calls).toBe(1);
     const after = await get(base + '/docs/p1', { 'accept-encoding': 'identity' });
     expect([after.status, after.body.toString()]).toEqual([200, page(1) + MARK]);
+    expect(hook.calls).toBe(1);
   });
 
   it('a tampered index cannot put a source into the CSP: the entry is dropped and rebuilt', async () => {
@@ -211,6 +214,49 @@ describe('transformed HTML cached on disk per (version, options)', () => {
       }
     }
     expect(srv.cachedBytes()).toBeGreaterThan(budget / 2);
+  });
+
+  it('cold start: missing pages never hold the load, and a page is never served untransformed while its build is pending', async () => {
+    const store = await storeWith(site(20));
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    const order: string[] = [];
+    const hook = async (html: Buffer, path: string) => {
+      order.push(path);
+      await gate; // every transform waits until the test opens the gate
+      return { html: Buffer.concat([html, Buffer.from(MARK)]) };
+    };
+    const { srv, base } = await start({ store, htmlTransform: { run: hook, key: 'k' } }, true); // listening with nothing transformed
+    expect(srv.current().preparing?.pages).toBe(20);
+    const asked = get(base + '/docs/p19', { 'accept-encoding': 'br' });
+    const plainAsked = get(base + '/docs/p18', { 'accept-encoding': 'identity' });
+    await new Promise((r) => setTimeout(r, 50));
+    open();
+    const [r, plain] = await Promise.all([asked, plainAsked]);
+    expect(r.status).toBe(200);
+    expect(brotliDecompressSync(r.body).toString()).toBe(page(19) + MARK);
+    expect(plain.body.toString()).toBe(page(18) + MARK);
+    // 4 in-process slots took the first 4 pages; the two asked for jumped ahead of the other 14.
+    expect(order.slice(4, 6).sort()).toEqual(['docs/p18.html', 'docs/p19.html']);
+    await srv.prepared();
+    expect(order).toHaveLength(20);
+    const idx = JSON.parse(await readFile(join(store, 'versions', 'v1', 'html', (await keyDirs(store))[0]!, 'index.json'), 'utf8')) as { pages: object };
+    expect(Object.keys(idx.pages)).toHaveLength(20);
+  });
+
+  it('a page whose transform fails answers 500 (never the original), and the version is still served', async () => {
+    const store = await storeWith(site(3));
+    const hook = (html: Buffer, path: string) => {
+      if (path === 'docs/p1.html') throw new Error('boom');
+      return { html: Buffer.concat([html, Buffer.from(MARK)]) };
+    };
+    const logs: string[] = [];
+    const { base } = await start({ store, htmlTransform: { run: hook, key: 'k' }, log: (l) => logs.push(l) });
+    const bad = await get(base + '/docs/p1', { 'accept-encoding': 'identity' });
+    expect(bad.status).toBe(500);
+    expect(bad.body.toString()).not.toContain('page text');
+    expect((await get(base + '/docs/p2', { 'accept-encoding': 'identity' })).body.toString()).toBe(page(2) + MARK);
+    expect(logs.join('\n')).toContain('1 failed');
   });
 
   it('preview (no store) builds the cache in a private folder that close() removes', async () => {

@@ -44,6 +44,9 @@ beforeAll(async () => {
   await writeFile(join(store, 'secret.txt'), SECRET);
   proc = startAirlock(['serve', '--store', store, '--port', '0']);
   port = Number((await proc.waitFor(/^http:\/\/127\.0\.0\.1:(\d+)\//m))[1]);
+  // The pages are transformed in the background after the server listens; the fuzz's clients
+  // give up after 300 ms of silence, so wait for that build (a first page can take longer).
+  for (let i = 0; i < 2000 && !/transformed \d+ HTML page/.test(proc.stderr()); i++) await new Promise((r) => setTimeout(r, 10));
 }, 30_000);
 afterAll(async () => {
   proc?.kill('SIGTERM');

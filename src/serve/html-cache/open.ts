@@ -1,10 +1,10 @@
-import { mkdir, readdir, stat } from 'node:fs/promises';
+import { mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { TransformContext } from '../../features/index.js';
 import { fsyncDir } from '../../util/fsx.js';
 import { cachedName, readHtmlIndex, writeHtmlIndex, type CachedPage, type CachedRep, type CacheEncoding } from './index-file.js';
 import { buildPage, type PageJob, type PageTransform } from './page.js';
-import { defaultPoolSize, runPagePool } from './pool.js';
+import { defaultPoolSize, PageQueue, workerSlot } from './pool.js';
 
 /** How pages are transformed: src/features options run on worker threads, or a function in-process. */
 export type PageBuilder = { context: TransformContext } | { run: PageTransform };
@@ -14,7 +14,19 @@ export interface OpenHtmlCache {
   /** Files above this size get their size checked at open (default 64 KiB: the server's streaming threshold). */
   statAbove?: number;
 }
-export interface HtmlCache { dir: string; pages: Map<string, CachedPage>; built: number }
+export interface HtmlCache {
+  dir: string;
+  /** The pages ready now (grows as the background build proceeds). */
+  pages: Map<string, CachedPage>;
+  /** How many distinct pages were missing at open (built in the background). */
+  missing: number;
+  /** A page not ready yet, built ahead of the background queue. */
+  page(sha256: string): Promise<CachedPage>;
+  /** The background build ended and its index was published: pages built, pages that failed. */
+  done: Promise<{ built: number; failed: string[] }>;
+  /** Stop the background build (pages being built finish; their index is published). */
+  stop(): Promise<void>;
+}
 
 /**
  * Index entries whose files are all there: one readdir for the folder, a stat only for files
@@ -41,11 +53,20 @@ async function intact(dir: string, index: Map<string, CachedPage>, wanted: reado
   return good;
 }
 
+/** Throws EACCES/EPERM/EROFS when nothing can be written into `dir` (a store the server may only read). */
+async function probeWritable(dir: string): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  const probe = join(dir, `.probe.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`);
+  await writeFile(probe, '', { flag: 'wx' });
+  await rm(probe, { force: true });
+}
+
 /**
- * The transformed pages of one version under one key: read from the key folder's index when it
- * is complete and intact (no transform at all), otherwise the missing or damaged pages are built
- * (worker threads, or in-process) and a new index is published. Pages are keyed by the original's
- * digest: a transform must depend on the bytes only, not on the path.
+ * The transformed pages of one version under one key. Pages whose cached files are intact are
+ * ready at once (no transform); the others are built in the background, on worker threads (or
+ * in-process for a hook), and a page a request asks for first is built ahead of the rest
+ * (`page`). When all are built, a new index is published (`done`). Pages are keyed by the
+ * original's digest: a transform must depend on the bytes only, not on the path.
  */
 export async function openHtmlCache(o: OpenHtmlCache): Promise<HtmlCache> {
   const byDigest = new Map<string, HtmlFile>();
@@ -55,27 +76,65 @@ export async function openHtmlCache(o: OpenHtmlCache): Promise<HtmlCache> {
   const good = await intact(o.dir, index, wanted, o.statAbove ?? 64 * 1024);
   const pages = new Map<string, CachedPage>();
   for (const sha of good) pages.set(sha, index.get(sha)!);
-  const jobs: PageJob[] = wanted.filter((sha) => !good.has(sha)).map((sha) => {
+  const missing = wanted.filter((sha) => !good.has(sha));
+  if (missing.length === 0) {
+    return { dir: o.dir, pages, missing: 0, page: (sha) => Promise.reject(new Error(`no page ${sha}`)), done: Promise.resolve({ built: 0, failed: [] }), stop: async () => {} };
+  }
+  await probeWritable(o.dir);
+  const b = o.builder;
+  const queue = 'context' in b
+    ? new PageQueue(o.poolSize ?? defaultPoolSize(), () => workerSlot(b.context))
+    : new PageQueue(4, () => ({ run: (job) => buildPage(job, b.run), end: async () => {} }));
+  const jobOf = (sha: string): PageJob => {
     const f = byDigest.get(sha)!;
     return { src: join(o.siteDir, ...f.path.split('/')), path: f.path, sha256: sha, dir: o.dir };
+  };
+  const inFlight = new Map<string, Promise<CachedPage>>();
+  const failed: string[] = [];
+  let stopped = false;
+  const settle = (sha: string, p: Promise<CachedPage>) => {
+    const tracked = p.then((page) => {
+      pages.set(sha, page);
+      inFlight.delete(sha);
+      return page;
+    }, (err: unknown) => {
+      inFlight.delete(sha);
+      throw err;
+    });
+    inFlight.set(sha, tracked);
+    return tracked;
+  };
+  const all = missing.map((sha) => settle(sha, queue.submit(jobOf(sha), false)).then(() => true, (err: unknown) => {
+    if (!stopped) failed.push(`${byDigest.get(sha)!.path}: ${err instanceof Error ? err.message : String(err)}`);
+    return false;
+  }));
+  const publish = async () => {
+    await fsyncDir(o.dir); // the renames first, then the index that names them
+    await writeHtmlIndex(o.dir, o.key, pages);
+  };
+  const done = Promise.all(all).then(async (ok) => {
+    if (ok.some(Boolean)) await publish();
+    return { built: ok.filter(Boolean).length, failed };
   });
-  if (jobs.length === 0) return { dir: o.dir, pages, built: 0 };
-  await mkdir(o.dir, { recursive: true });
-  const b = o.builder;
-  if ('context' in b) {
-    await runPagePool(jobs, b.context, o.poolSize ?? defaultPoolSize(), (job, page) => pages.set(job.sha256, page));
-  } else {
-    let next = 0;
-    await Promise.all(Array.from({ length: 4 }, async () => {
-      while (next < jobs.length) {
-        const job = jobs[next++]!;
-        pages.set(job.sha256, await buildPage(job, b.run).catch((err: unknown) => {
-          throw new Error(`transforming ${job.path}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
-        }));
-      }
-    }));
-  }
-  await fsyncDir(o.dir); // the renames first, then the index that names them
-  await writeHtmlIndex(o.dir, o.key, pages);
-  return { dir: o.dir, pages, built: jobs.length };
+  done.catch(() => {});
+  return {
+    dir: o.dir,
+    pages,
+    missing: missing.length,
+    page: (sha) => {
+      const ready = pages.get(sha);
+      if (ready) return Promise.resolve(ready);
+      if (!byDigest.has(sha)) return Promise.reject(new Error(`no page ${sha}`));
+      const p = inFlight.get(sha);
+      if (p && queue.hurry(sha)) return p;
+      if (p) return p; // being built now
+      return settle(sha, queue.submit(jobOf(sha), true)); // dropped by stop, or failed before: try again
+    },
+    done,
+    stop: async () => {
+      stopped = true;
+      queue.drop('the background build was stopped'); // a request may still ask for a page: built then
+      await done.catch(() => {});
+    },
+  };
 }

@@ -36,34 +36,108 @@ function spawn(context: TransformContext): Worker {
 
 export const defaultPoolSize = (): number => Math.max(1, availableParallelism());
 
+/** Builds one page; resolves with its cache entry or rejects naming the page. */
+export type PageRunner = (job: PageJob) => Promise<CachedPage>;
+
+interface Queued { job: PageJob; resolve: (p: CachedPage) => void; reject: (e: Error) => void }
+
 /**
- * Build pages on `size` worker threads (the transform is CPU-bound and single-threaded in wasm:
- * threads use every core and leave the serving thread free for requests of the old version).
- * Fails on the first page that fails, naming it; all workers are ended either way.
+ * A queue of pages for `size` workers, in which a page a request is waiting for jumps ahead of
+ * the background build (`urgent`). Workers start on the first job and end when the queue is empty
+ * (a transform worker holds its wasm heap: no idle memory), so the pool costs nothing once a
+ * version is prepared. `slots` runs one job on one worker; the pool owns when.
  */
-export async function runPagePool(jobs: PageJob[], context: TransformContext, size: number, onPage: (job: PageJob, page: CachedPage) => void): Promise<void> {
-  if (jobs.length === 0) return;
-  let next = 0;
-  const workers = Array.from({ length: Math.max(1, Math.min(size, jobs.length)) }, () => spawn(context));
-  try {
-    await Promise.all(workers.map((w) => new Promise<void>((resolve, reject) => {
-      let busy = -1;
-      const feed = () => {
-        if (next >= jobs.length) return resolve();
-        busy = next++;
-        w.postMessage({ id: busy, job: jobs[busy] });
-      };
-      w.on('message', (r: WorkerReply) => {
-        if (r.id === -1) return feed();
-        const job = jobs[r.id]!;
-        if (r.error !== undefined || !r.page) return reject(new Error(`transforming ${job.path}: ${r.error ?? 'no result'}`));
-        onPage(job, r.page);
-        feed();
-      });
-      w.on('error', (err) => reject(new Error(`HTML transform worker failed${busy >= 0 ? ` on ${jobs[busy]!.path}` : ' to start'}: ${err.message}`)));
-      w.on('exit', (code) => reject(new Error(`HTML transform worker exited with code ${code}`)));
-    })));
-  } finally {
-    await Promise.all(workers.map((w) => w.terminate()));
+export class PageQueue {
+  private readonly queue: Queued[] = [];
+  private running = 0;
+
+  constructor(private readonly size: number, private readonly slot: () => PageSlot) {}
+
+  submit(job: PageJob, urgent: boolean): Promise<CachedPage> {
+    return new Promise((resolve, reject) => {
+      const q = { job, resolve, reject };
+      if (urgent) this.queue.unshift(q);
+      else this.queue.push(q);
+      this.pump();
+    });
   }
+
+  /** Moves a queued page to the front (a request now waits for it); false when it is not queued. */
+  hurry(sha256: string): boolean {
+    const i = this.queue.findIndex((q) => q.job.sha256 === sha256);
+    if (i <= 0) return i === 0;
+    this.queue.unshift(...this.queue.splice(i, 1));
+    return true;
+  }
+
+  /** Drop the queued (not started) pages: each of their promises rejects with `reason`. */
+  drop(reason: string): void {
+    for (const q of this.queue.splice(0)) q.reject(new Error(`transforming ${q.job.path}: ${reason}`));
+  }
+
+  private pump(): void {
+    while (this.running < this.size && this.queue.length > 0) {
+      this.running++;
+      const s = this.slot();
+      const loop = async () => {
+        try {
+          for (let q = this.queue.shift(); q !== undefined; q = this.queue.shift()) {
+            await s.run(q.job).then(q.resolve, (err: unknown) => q.reject(err instanceof Error ? err : new Error(String(err))));
+          }
+        } finally {
+          this.running--;
+          await s.end();
+        }
+      };
+      void loop();
+    }
+  }
+}
+
+/** One place where pages are built, one at a time: a worker thread, or the calling thread. */
+export interface PageSlot { run: PageRunner; end: () => Promise<void> }
+
+/** A worker thread building pages with src/features' transform for `context`. */
+export function workerSlot(context: TransformContext): PageSlot {
+  const w = spawn(context);
+  let ready = false;
+  let waiting: { id: number; job: PageJob; resolve: (p: CachedPage) => void; reject: (e: Error) => void } | null = null;
+  let failed: Error | null = null;
+  let started: () => void = () => {};
+  const up = new Promise<void>((r) => (started = r));
+  let nextId = 0;
+  const fail = (err: Error) => {
+    failed = err;
+    started();
+    const wt = waiting;
+    waiting = null;
+    wt?.reject(new Error(`transforming ${wt.job.path}: ${err.message}`));
+  };
+  w.on('message', (r: WorkerReply) => {
+    if (r.id === -1) {
+      ready = true;
+      return started();
+    }
+    const wt = waiting;
+    if (wt === null || wt.id !== r.id) return;
+    waiting = null;
+    if (r.error !== undefined || !r.page) wt.reject(new Error(`transforming ${wt.job.path}: ${r.error ?? 'no result'}`));
+    else wt.resolve(r.page);
+  });
+  w.on('error', (err) => fail(new Error(`HTML transform worker failed${ready ? '' : ' to start'}: ${err.message}`)));
+  w.on('exit', (code) => fail(new Error(`HTML transform worker exited with code ${code}`)));
+  return {
+    run: async (job) => {
+      await up;
+      if (failed) throw new Error(`transforming ${job.path}: ${failed.message}`);
+      return new Promise<CachedPage>((resolve, reject) => {
+        waiting = { id: nextId++, job, resolve, reject };
+        w.postMessage({ id: waiting.id, job });
+      });
+    },
+    end: async () => {
+      w.removeAllListeners('exit');
+      await w.terminate();
+    },
+  };
 }

@@ -10,7 +10,23 @@ import { defaultPoolSize, runPool } from './pool.js';
 import { readVariantsIndex, writeVariantsIndex } from './index-file.js';
 import { selectForVariants } from './select.js';
 
-export interface VariantsOptions { poolSize?: number; brQuality?: number; onProgress?: (done: number, total: number) => void; signal?: AbortSignal }
+export interface VariantsOptions {
+  poolSize?: number;
+  /** Brotli quality (default BR_QUALITY) and gzip level (default GZIP_LEVEL). */
+  brQuality?: number;
+  gzipLevel?: number;
+  /** Files never served as stored (serve sends its transformed HTML, compressed on its own): no variants. */
+  exclude?: (path: string) => boolean;
+  onProgress?: (done: number, total: number) => void;
+  signal?: AbortSignal;
+}
+
+/**
+ * Levels measured by bench/compress-levels.ts on real-export-shaped assets: brotli 5 and gzip 6
+ * keep well over 90 % of the best levels' ratio at several times their speed (README "Benchmarks").
+ */
+export const BR_QUALITY = 5;
+export const GZIP_LEVEL = 6;
 export interface VariantsReport { candidates: number; br: number; gz: number; failed: string[] }
 
 /**
@@ -26,11 +42,11 @@ export async function buildVariants(store: string, label: string, o: VariantsOpt
   try {
     const manifest: Manifest = await readStoredManifest(dir);
     const index = await readVariantsIndex(p.variantsIndex);
-    const todo = selectForVariants(manifest.files).filter((f) => !index.has(f.sha256));
+    const todo = selectForVariants(manifest.files.filter((f) => !o.exclude?.(f.path))).filter((f) => !index.has(f.sha256));
     const report: VariantsReport = { candidates: todo.length, br: 0, gz: 0, failed: [] };
     await mkdir(p.variants, { recursive: true });
     let done = 0;
-    const jobs = todo.map((f) => ({ src: join(p.site, ...f.path.split('/')), destBase: join(p.variants, f.sha256), brQuality: o.brQuality ?? 9 }));
+    const jobs = todo.map((f) => ({ src: join(p.site, ...f.path.split('/')), destBase: join(p.variants, f.sha256), brQuality: o.brQuality ?? BR_QUALITY, gzipLevel: o.gzipLevel ?? GZIP_LEVEL }));
     const byBase = new Map(todo.map((f, i) => [jobs[i]!.destBase, f]));
     await runPool(jobs, o.poolSize ?? defaultPoolSize(), (job, r) => {
       const f = byBase.get(job.destBase)!;

@@ -6,7 +6,7 @@
  * One job: compress `src` with brotli and gzip; write each variant only if it is smaller, as
  * temp file + fsync + rename (the builder fsyncs the folder once before publishing the index).
  */
-export interface VariantJob { id: number; src: string; destBase: string; brQuality: number }
+export interface VariantJob { id: number; src: string; destBase: string; brQuality: number; gzipLevel: number }
 export interface VariantResult { id: number; br?: number; gz?: number; error?: string }
 
 export const WORKER_SOURCE = String.raw`
@@ -29,7 +29,7 @@ async function run(job) {
   const br = zlib.brotliCompressSync(data, { params: {
     [C.BROTLI_PARAM_QUALITY]: job.brQuality, [C.BROTLI_PARAM_SIZE_HINT]: data.length, [C.BROTLI_PARAM_MODE]: C.BROTLI_MODE_TEXT } });
   if (br.length < data.length) { await writeDurable(job.destBase + '.br', br); out.br = br.length; }
-  const gz = zlib.gzipSync(data, { level: 9 });
+  const gz = zlib.gzipSync(data, { level: job.gzipLevel });
   if (gz.length < data.length) { await writeDurable(job.destBase + '.gz', gz); out.gz = gz.length; }
   return out;
 }

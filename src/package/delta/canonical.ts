@@ -1,0 +1,117 @@
+import { createHash, type Hash } from 'node:crypto';
+import { open, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Header, Pax } from 'tar';
+import { DigestMismatchError } from '../../errors.js';
+import type { FileRecord } from '../../archive/index.js';
+import { BLOCK, MIN_TAIL, encodeHeader, padded } from '../tar-header.js';
+
+/**
+ * The canonical form of a site as a plain tar, a pure function of (files, mtime): entries in
+ * manifest order (byte order of paths), files only, mode 0644, uid/gid 0, no user names, the
+ * manifest's createdAt as mtime, a pax record only for a path ustar cannot hold. A delta's target
+ * carries this `bundle.tar` (not the service's tar.gz, whose compressor output cannot be
+ * reproduced), so the receiving side rebuilds the target package byte for byte from the site
+ * files alone and checks it against the signed target manifest.
+ */
+export const CANONICAL_ARCHIVE = 'bundle.tar';
+
+export function entryHeader(path: string, size: number, mtime: Date): Buffer {
+  const fields = { path, mode: 0o644, uid: 0, gid: 0, size, mtime, type: 'File' as const };
+  const block = Buffer.alloc(BLOCK);
+  const needPax = new Header(fields).encode(block, 0);
+  if (!needPax) return block;
+  const pax = new Pax({ path, size, mtime }).encode();
+  const short = Buffer.alloc(BLOCK);
+  new Header({ ...fields, path: path.slice(-90).replace(/^\/+/, '') || 'file' }).encode(short, 0);
+  return Buffer.concat([pax, short]);
+}
+
+export function canonicalTarSize(files: readonly Pick<FileRecord, 'path' | 'size'>[], mtime: Date): number {
+  let n = MIN_TAIL;
+  for (const f of files) n += entryHeader(f.path, f.size, mtime).length + padded(f.size);
+  return n;
+}
+
+/** A sequential writer that hashes what it writes (the whole output, and one member on demand). */
+export class HashingOut {
+  readonly whole = createHash('sha256');
+  member: Hash | null = null;
+  bytes = 0;
+  constructor(private readonly fh: FileHandle) {}
+  async write(buf: Buffer): Promise<void> {
+    this.whole.update(buf);
+    this.member?.update(buf);
+    this.bytes += buf.length;
+    let done = 0;
+    while (done < buf.length) done += (await this.fh.write(buf, done, buf.length - done)).bytesWritten;
+  }
+}
+
+/** Append the canonical tar of `siteDir` (the files of `files`, each checked for its size and sha256 as it is read). */
+export async function writeCanonicalTar(out: HashingOut, siteDir: string, files: readonly FileRecord[], mtime: Date, signal?: AbortSignal): Promise<void> {
+  const buf = Buffer.allocUnsafe(1 << 20);
+  for (const f of files) {
+    signal?.throwIfAborted();
+    await out.write(entryHeader(f.path, f.size, mtime));
+    const fh = await open(join(siteDir, f.path), 'r');
+    const h = createHash('sha256');
+    let total = 0;
+    try {
+      for (;;) {
+        const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, f.size - total + 1), null);
+        if (bytesRead === 0) break;
+        total += bytesRead;
+        if (total > f.size) break;
+        const chunk = buf.subarray(0, bytesRead);
+        h.update(chunk);
+        await out.write(chunk);
+      }
+    } finally {
+      await fh.close();
+    }
+    const digest = h.digest('hex');
+    if (total !== f.size || digest !== f.sha256) {
+      throw new DigestMismatchError('AIRLOCK_DIGEST_MISMATCH', `${f.path} is ${total} bytes with sha256 ${digest} but the manifest says ${f.size} bytes, ${f.sha256}`, { subject: f.path });
+    }
+    if (padded(f.size) > f.size) await out.write(Buffer.alloc(padded(f.size) - f.size));
+  }
+  await out.write(Buffer.alloc(MIN_TAIL));
+}
+
+export interface CanonicalPackage { packageSha256: string; archiveSha256: string; archiveOffset: number; archiveSize: number; size: number }
+
+/**
+ * Write a full package whose archive is the canonical bundle.tar of `siteDir`, with the given exact
+ * manifest bytes and signature: the same bytes src/package/writer.ts writes for that manifest and
+ * archive (members airlock.json, airlock.json.sig?, bundle.tar, end blocks; mtime = createdAt). The
+ * file is created exclusively and fsynced; the caller owns its name (a staging folder).
+ */
+export async function writeCanonicalPackage(o: { outPath: string; manifestBytes: Buffer; signature: Buffer | null; createdAt: string; siteDir: string; files: readonly FileRecord[]; signal?: AbortSignal }): Promise<CanonicalPackage> {
+  const mtime = new Date(Math.floor(Date.parse(o.createdAt) / 1000) * 1000);
+  const fh = await open(o.outPath, 'wx', 0o644);
+  try {
+    const out = new HashingOut(fh);
+    const member = async (name: string, body: Buffer) => {
+      await out.write(encodeHeader(name, body.length, mtime));
+      await out.write(body);
+      if (padded(body.length) > body.length) await out.write(Buffer.alloc(padded(body.length) - body.length));
+    };
+    await member('airlock.json', o.manifestBytes);
+    if (o.signature) await member('airlock.json.sig', o.signature);
+    const archiveSize = canonicalTarSize(o.files, mtime);
+    await out.write(encodeHeader(CANONICAL_ARCHIVE, archiveSize, mtime));
+    const archiveOffset = out.bytes;
+    out.member = createHash('sha256');
+    await writeCanonicalTar(out, o.siteDir, o.files, mtime, o.signal);
+    const archiveSha256 = out.member.digest('hex');
+    out.member = null;
+    if (out.bytes - archiveOffset !== archiveSize) throw new Error(`canonical tar size ${out.bytes - archiveOffset} != ${archiveSize}`);
+    if (padded(archiveSize) > archiveSize) await out.write(Buffer.alloc(padded(archiveSize) - archiveSize));
+    await out.write(Buffer.alloc(MIN_TAIL));
+    await fh.sync();
+    return { packageSha256: out.whole.digest('hex'), archiveSha256, archiveOffset, archiveSize, size: out.bytes };
+  } finally {
+    await fh.close();
+  }
+}

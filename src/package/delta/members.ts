@@ -1,0 +1,67 @@
+import { open, type FileHandle } from 'node:fs/promises';
+import { MalformedError, UsageError } from '../../errors.js';
+import { BLOCK, MIN_TAIL, checkTail, decodeHeader, padded } from '../tar-header.js';
+
+export interface Member { name: string; offset: number; size: number }
+
+/** Read `length` bytes at `position` of an open file; exit 4 (truncated) naming `subject` when the file is shorter. */
+export async function readExact(fh: FileHandle, position: number, length: number, fileSize: number, subject: string): Promise<Buffer> {
+  if (position + length > fileSize) {
+    throw new MalformedError('AIRLOCK_TRUNCATED', `${subject} is truncated: needs bytes ${position}..${position + length} but the file has ${fileSize}`, { subject });
+  }
+  const buf = Buffer.alloc(length);
+  let done = 0;
+  while (done < length) {
+    const { bytesRead } = await fh.read(buf, done, length - done, position + done);
+    if (bytesRead === 0) throw new MalformedError('AIRLOCK_TRUNCATED', `${subject} is truncated`, { subject });
+    done += bytesRead;
+  }
+  return buf;
+}
+
+export async function openFile(path: string, what: string): Promise<{ fh: FileHandle; size: number }> {
+  let fh: FileHandle;
+  try {
+    fh = await open(path, 'r');
+  } catch (err) {
+    throw new UsageError(`cannot open ${what} ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { subject: path });
+  }
+  const st = await fh.stat();
+  if (!st.isFile()) {
+    await fh.close();
+    throw new UsageError(`${what} ${path} is not a regular file`, { subject: path });
+  }
+  return { fh, size: st.size };
+}
+
+/**
+ * The members of one of our own tars (a delta package, a volume), headers only, bounded: at most
+ * `names.length` members, each of the allowed names in the allowed order (an optional one may be
+ * absent), then nothing but the two end blocks. Bodies are never read here.
+ */
+export async function readMembers(fh: FileHandle, fileSize: number, names: { name: string; optional?: boolean }[], what: string): Promise<Map<string, Member>> {
+  const out = new Map<string, Member>();
+  let pos = 0;
+  let want = 0;
+  while (want < names.length && pos + BLOCK <= fileSize) {
+    const block = await readExact(fh, pos, BLOCK, fileSize, what);
+    if (block.every((b) => b === 0)) break;
+    const h = decodeHeader(block, pos, what);
+    while (want < names.length && names[want]!.name !== h.name && names[want]!.optional) want++;
+    if (want >= names.length || names[want]!.name !== h.name) {
+      throw new MalformedError('AIRLOCK_PACKAGE_MEMBERS', `${what}: unexpected member ${JSON.stringify(h.name)} at byte ${pos}; expected ${names.map((n) => n.name + (n.optional ? ' (optional)' : '')).join(', ')} in that order`, { subject: h.name });
+    }
+    const offset = pos + BLOCK;
+    if (offset + h.size > fileSize) throw new MalformedError('AIRLOCK_TRUNCATED', `${what} is truncated: ${h.name} needs ${h.size} bytes but the file ends ${fileSize - offset} bytes into it`, { subject: h.name });
+    out.set(h.name, { name: h.name, offset, size: h.size });
+    pos = offset + padded(h.size);
+    want++;
+  }
+  const missing = names.find((n) => !n.optional && !out.has(n.name));
+  if (missing) throw new MalformedError('AIRLOCK_PACKAGE_MEMBERS', `${what} has no ${missing.name} member`, { subject: missing.name });
+  const tail = fileSize - pos;
+  if (tail < MIN_TAIL) throw new MalformedError('AIRLOCK_TRUNCATED', `${what} is truncated: the tar end blocks are missing`, { subject: what });
+  if (tail > MIN_TAIL + 20 * BLOCK) throw new MalformedError('AIRLOCK_PACKAGE_MEMBERS', `${what} has ${tail} bytes after its last member; only the tar end blocks may follow`, { subject: `byte ${pos}` });
+  checkTail(await readExact(fh, pos, tail, fileSize, what), pos);
+  return out;
+}

@@ -1,0 +1,174 @@
+import { mkdir, readFile, readdir, rename, rmdir, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import type { KeyObject } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { DigestMismatchError, EXIT, MalformedError, StoreError } from '../errors.js';
+import { ARCHIVE_CODES, probeCaseFolding } from '../archive/index.js';
+import { checkManifestLimits, checkSignature } from '../package/index.js';
+import { readDelta, rebuildSite, resolveTarget, writeCanonicalPackage, type DeltaLayout } from '../package/delta/index.js';
+import { inPool } from '../package/delta/pool.js';
+import { fsyncDir } from '../util/fsx.js';
+import { activateLocked } from './activate.js';
+import { existingMeta } from './existing.js';
+import type { ImportOptions, ImportResult } from './import.js';
+import { storeKind } from './location.js';
+import { withLock, type StoreLock } from './lock.js';
+import { readStoredManifest, type VersionMeta } from './meta.js';
+import { storePaths, versionDir, versionPaths } from './paths.js';
+import { checkFreeSpace, requiredBytes } from './space.js';
+import { cleanStaging, dropStaging, makeStaging } from './staging.js';
+import { fsyncFile } from './fsync-tree.js';
+import { loadTrustedKeys } from './trust.js';
+
+const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
+
+/**
+ * Import a delta package (src/package/delta): both signatures checked like a package's (the delta
+ * manifest's and the target manifest's), the base version must be in the store with exactly the
+ * manifest digest the delta names (else exit 4 naming label and digest), the target's site is
+ * rebuilt in staging from the base's files and the delta, the canonical target package is written
+ * from those files and must match the signed target manifest file by file and archive digest, then
+ * it is committed by one rename like any import. The result is an ordinary complete version.
+ */
+export async function importDelta(pkgPath: string, o: ImportOptions): Promise<ImportResult> {
+  const pkg = resolve(pkgPath);
+  const { store, signal } = o;
+  const kind = await storeKind(store);
+  o.onProgress?.({ phase: 'verify', pkg });
+  const layout = await readDelta(pkg);
+  const trust = [...o.trust, ...(await loadTrustedKeys(store))];
+  checkSignature(layout, { trust, allowUnsigned: o.allowUnsigned });
+  if (kind === 'missing') throw missingBase(layout, store);
+  signal?.throwIfAborted();
+  return withLock(store, (lock) => importLocked(layout, trust, o, lock),
+    { timeoutMs: o.lockTimeoutMs, signal, onWait: (pid) => o.onProgress?.({ phase: 'lock-wait', pid }) });
+}
+
+function missingBase(layout: DeltaLayout, store: string): Error {
+  const { base, version } = layout.manifest;
+  return new DigestMismatchError('AIRLOCK_DELTA_BASE',
+    `this delta needs version ${base.version} with manifest sha256 ${base.manifestSha256} in store ${store}; import that version (or a full package of ${version}) first`,
+    { subject: base.version, manifestSha256: base.manifestSha256 });
+}
+
+/** The base's exact manifest bytes, when the store holds that version with the digest the delta names. */
+async function findBase(store: string, layout: DeltaLayout): Promise<{ dir: string; bytes: Buffer }> {
+  const dir = versionDir(store, layout.manifest.base.version);
+  const bytes = await readFile(versionPaths(dir).manifest).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT' || err.code === 'ENOTDIR') return null;
+    throw err;
+  });
+  if (!bytes || !(await existingMeta(dir)) || sha256(bytes) !== layout.manifest.base.manifestSha256) throw missingBase(layout, store);
+  return { dir, bytes };
+}
+
+async function importLocked(layout: DeltaLayout, trust: KeyObject[], o: ImportOptions, lock: StoreLock): Promise<ImportResult> {
+  const { store, signal, onProgress } = o;
+  await cleanStaging(store);
+  const base = await findBase(store, layout);
+  const resolved = resolveTarget(layout, base.bytes);
+  const { signer } = checkSignature(resolved, { trust, allowUnsigned: o.allowUnsigned });
+  const target = resolved.manifest;
+  checkManifestLimits(target, o.limits);
+  if (!target.files.some((f) => f.path === 'index.html')) {
+    throw new MalformedError(ARCHIVE_CODES.NO_INDEX, 'the target manifest lists no index.html at the root of the site: it cannot be served', { subject: 'index.html' });
+  }
+  const label = target.version;
+  const finalDir = versionDir(store, label);
+  const existing = await existingMeta(finalDir);
+  if (existing) {
+    const stored = await readFile(versionPaths(finalDir).manifest);
+    if (!stored.equals(resolved.manifestBytes)) {
+      throw new StoreError('AIRLOCK_VERSION_CONFLICT', `version ${label} is already in the store with different content (its manifest differs from this delta's target); choose another version label`, { subject: label });
+    }
+    if (o.activate) await activateLocked(store, label);
+    return { version: label, status: 'unchanged', activated: Boolean(o.activate) };
+  }
+  await checkFreeSpace(store, requiredBytes(target.archive.size, target.files.map((f) => f.size)));
+  const { versions, staging: stagingRoot } = storePaths(store);
+  const staging = await makeStaging(store);
+  const p = versionPaths(staging);
+  let madeVersions = false;
+  try {
+    await mkdir(p.site);
+    if (await probeCaseFolding(staging)) refuseCasePairs(target.files.map((f) => f.path));
+    onProgress?.({ phase: 'extract', dir: p.site, total: target.archive.size });
+    const baseManifest = await readStoredManifest(base.dir);
+    await rebuildSite({ layout, target, baseManifest, baseSite: versionPaths(base.dir).site, destSite: p.site, signal }).catch(pathClash);
+    const built = await writeCanonicalPackage({ outPath: p.pkg, manifestBytes: resolved.manifestBytes, signature: resolved.signature, createdAt: target.createdAt, siteDir: p.site, files: target.files, signal });
+    if (built.archiveSize !== target.archive.size || built.archiveSha256 !== target.archive.sha256) {
+      throw new DigestMismatchError('AIRLOCK_ARCHIVE_DIGEST', `the rebuilt bundle.tar has sha256 ${built.archiveSha256} (${built.archiveSize} bytes) but the target manifest says ${target.archive.sha256} (${target.archive.size} bytes)`, { subject: 'bundle.tar' });
+    }
+    const meta: VersionMeta = {
+      label, domain: target.domain, importedAt: new Date().toISOString(), packageSha256: built.packageSha256,
+      archive: { name: target.archive.name, format: 'tar', offset: built.archiveOffset, size: built.archiveSize, sha256: built.archiveSha256 },
+      signer, pageCount: target.pageCount, fileCount: target.files.length, totalBytes: target.files.reduce((n, f) => n + f.size, 0),
+      delta: { base: layout.manifest.base.version, baseManifestSha256: layout.manifest.base.manifestSha256 },
+    };
+    await writeFile(p.manifest, resolved.manifestBytes, { flag: 'wx' });
+    await fsyncFile(p.manifest);
+    await writeFile(p.meta, JSON.stringify(meta, null, 2) + '\n', { flag: 'wx' });
+    await fsyncFile(p.meta);
+    await fsyncTree(p.site);
+    await fsyncDir(staging);
+    onProgress?.({ phase: 'extracted', files: meta.fileCount, bytes: meta.totalBytes });
+    signal?.throwIfAborted();
+    await lock.assertHeld();
+    madeVersions = await mkdir(versions).then(() => true, (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EEXIST') return false;
+      throw err;
+    });
+    await rename(staging, finalDir).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'ENOTEMPTY' && err.code !== 'EEXIST') throw err;
+      throw new StoreError('AIRLOCK_BAD_VERSION', `${finalDir} exists but holds no complete version (no version.json); remove it and import again`, { subject: finalDir }, EXIT.USAGE);
+    });
+  } catch (err) {
+    await dropStaging(staging, store);
+    if (madeVersions) await rmdir(versions).catch(() => {});
+    throw err;
+  }
+  await fsyncDir(versions);
+  await fsyncDir(stagingRoot);
+  onProgress?.({ phase: 'committed', version: label });
+  if (o.activate) {
+    await activateLocked(store, label);
+    onProgress?.({ phase: 'activated', version: label });
+  }
+  await dropStaging(staging, store);
+  return { version: label, status: 'imported', activated: Boolean(o.activate) };
+}
+
+/** On a case-folding store, two target paths that differ only in case would land on one file. */
+function refuseCasePairs(paths: string[]): void {
+  const seen = new Map<string, string>();
+  for (const path of paths) {
+    const key = path.normalize('NFC').toLowerCase();
+    const other = seen.get(key);
+    if (other !== undefined) throw new MalformedError(ARCHIVE_CODES.CASE_COLLISION, `${other} and ${path} differ only in case, and this store's file system folds case`, { subject: path });
+    seen.set(key, path);
+  }
+}
+
+/** A target manifest listing both "a" and "a/b" cannot be laid out: exit 4, not an I/O error. */
+function pathClash(err: unknown): never {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'ENOTDIR' || code === 'EEXIST' || code === 'EISDIR') {
+    throw new MalformedError('AIRLOCK_BAD_DELTA', `the target's files cannot be laid out (${code} at ${(err as NodeJS.ErrnoException).path ?? '?'}): a path is both a file and a folder`, { subject: 'target.json' });
+  }
+  throw err;
+}
+
+async function fsyncTree(root: string): Promise<void> {
+  const files: string[] = [];
+  const dirs: string[] = [];
+  const walk = async (dir: string): Promise<void> => {
+    dirs.push(dir);
+    for (const e of await readdir(dir, { withFileTypes: true })) {
+      if (e.isDirectory()) await walk(join(dir, e.name));
+      else files.push(join(dir, e.name));
+    }
+  };
+  await walk(root);
+  await inPool(files, fsyncFile);
+  await inPool(dirs, fsyncDir);
+}

@@ -1,0 +1,145 @@
+/**
+ * deploy/helm/airlock, rendered offline by a real helm (test/helpers/helm.ts) and every rendered
+ * object validated against the Kubernetes OpenAPI schemas (kubernetes-models; the ServiceMonitor
+ * against the prometheus-operator CRD schema). The values file the chart renders for airlock is
+ * read by airlock's own values loader: the chart and `serve --values` cannot drift apart.
+ */
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseAllDocuments } from 'yaml';
+import * as core from 'kubernetes-models/v1';
+import * as apps from 'kubernetes-models/apps/v1';
+import * as policy from 'kubernetes-models/policy/v1';
+import { ServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1';
+import { extractHelm, type Helm } from '../helpers/helm.js';
+import { loadValues } from '../../src/values/index.js';
+
+const CHART = fileURLToPath(new URL('../../deploy/helm/airlock', import.meta.url));
+let helm: Helm;
+let work: string;
+
+beforeAll(async () => {
+  helm = await extractHelm();
+  work = await mkdtemp(join(tmpdir(), 'airlock-chart-'));
+}, 60_000);
+afterAll(async () => {
+  await helm?.remove();
+  await rm(work, { recursive: true, force: true });
+});
+
+interface K8sObject { apiVersion: string; kind: string; metadata: { name: string }; spec?: Record<string, unknown>; data?: Record<string, string> }
+const MODELS: Record<string, new (o: never) => { validate(): void }> = {
+  'v1/ConfigMap': core.ConfigMap, 'v1/Service': core.Service, 'v1/PersistentVolumeClaim': core.PersistentVolumeClaim, 'v1/Secret': core.Secret,
+  'apps/v1/Deployment': apps.Deployment, 'policy/v1/PodDisruptionBudget': policy.PodDisruptionBudget,
+  'monitoring.coreos.com/v1/ServiceMonitor': ServiceMonitor,
+};
+
+
+async function renderWith(values: Record<string, unknown>): Promise<{ status: number | null; objects: K8sObject[]; stderr: string }> {
+  const file = join(work, `values-${Math.random().toString(36).slice(2)}.json`);
+  await writeFile(file, JSON.stringify(values));
+  const r = helm.run(['template', 'docs', CHART, '--namespace', 'docs', '--values', file]);
+  if (r.status !== 0) return { status: r.status, objects: [], stderr: r.stderr };
+  const objects = parseAllDocuments(r.stdout).map((d) => d.toJS() as K8sObject).filter(Boolean);
+  return { status: 0, objects, stderr: r.stderr };
+}
+
+function validateAll(objects: K8sObject[]): void {
+  for (const o of objects) {
+    const Model = MODELS[`${o.apiVersion}/${o.kind}`];
+    expect(Model, `no schema for ${o.apiVersion} ${o.kind}`).toBeDefined();
+    expect(() => new Model!(o as never).validate(), `${o.kind} ${o.metadata.name}`).not.toThrow();
+  }
+}
+const find = (objects: K8sObject[], kind: string, name: string) => objects.find((o) => o.kind === kind && o.metadata.name === name);
+
+describe('helm chart deploy/helm/airlock', () => {
+  it('lints clean (helm lint --strict)', () => {
+    const r = helm.run(['lint', CHART, '--strict']);
+    expect(r.status, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).toContain('0 chart(s) failed');
+  });
+
+  it('default values: Deployment, Service, PDB and the values ConfigMap validate; probes, non-root, read-only root, resources', async () => {
+    const { status, objects, stderr } = await renderWith({ staticExport: { bundleUrl: 'https://bucket.example/export.tar.gz', version: 'v7', allowUnsigned: true } });
+    expect(status, stderr).toBe(0);
+    validateAll(objects);
+    expect(objects.map((o) => o.kind).sort()).toEqual(['ConfigMap', 'Deployment', 'PodDisruptionBudget', 'Service']);
+    const dep = new apps.Deployment(find(objects, 'Deployment', 'docs-airlock') as never);
+    expect(dep.spec!.replicas).toBe(3);
+    const pod = dep.spec!.template.spec!;
+    const c = pod.containers[0]!;
+    expect(c.readinessProbe!.httpGet!.path).toBe('/_airlock/ready');
+    expect(c.livenessProbe!.httpGet!.path).toBe('/_airlock/health');
+    expect(pod.securityContext!.runAsNonRoot).toBe(true);
+    expect(pod.securityContext!.runAsUser).toBeGreaterThan(0);
+    expect(c.securityContext!.readOnlyRootFilesystem).toBe(true);
+    expect(c.securityContext!.allowPrivilegeEscalation).toBe(false);
+    expect(c.resources!.requests!.memory).toBeDefined();
+    expect(c.args).toEqual(['serve', '--values', '/etc/airlock/values.yaml', '--metrics']);
+    const mounts = c.volumeMounts!.map((m) => m.mountPath);
+    expect(mounts).toEqual(expect.arrayContaining(['/data', '/tmp', '/etc/airlock']));
+    const pdb = find(objects, 'PodDisruptionBudget', 'docs-airlock')!;
+    expect(pdb.spec!.maxUnavailable).toBe(1);
+    // The Service selects the serving pods only (never the mirror's).
+    expect((find(objects, 'Service', 'docs-airlock')!.spec!.selector as Record<string, string>)['app.kubernetes.io/component']).toBe('server');
+  });
+
+  it('the values file the chart renders is what airlock serve --values reads, with no unknown key', async () => {
+    const { objects } = await renderWith({ staticExport: { bundleUrl: 'https://bucket.example/export.tar.gz', version: 'v7', domain: 'docs.example.com' }, deployment: { type: 'client-hosted' }, features: { search: true, analytics: false } });
+    const file = join(work, 'rendered-values.yaml');
+    await writeFile(file, find(objects, 'ConfigMap', 'docs-airlock')!.data!['values.yaml']!);
+    const loaded = await loadValues(file);
+    expect(loaded.warnings).toEqual([]);
+    expect(loaded.values).toMatchObject({ staticExport: { enabled: true, bundleUrl: 'https://bucket.example/export.tar.gz', version: 'v7', domain: 'docs.example.com' },
+      deployment: { type: 'client-hosted' }, features: { search: true, analytics: false }, store: '/data/store', port: 8080, host: '0.0.0.0' });
+  });
+
+  it('every option on: mirror Deployment + PVC + Service, ServiceMonitor, trust keys mounted from a Secret; all validate', async () => {
+    const { status, objects, stderr } = await renderWith({
+      mirror: { enabled: true, tokensSecret: 'mirror-tokens', secretSecret: 'mirror-secret', publicUrl: 'http://mirror.internal' },
+      metrics: { serviceMonitor: { enabled: true, labels: { release: 'prom' } } }, trust: { existingSecret: 'release-keys' }, replicaCount: 5,
+    });
+    expect(status, stderr).toBe(0);
+    validateAll(objects);
+    const kinds = objects.map((o) => `${o.kind}/${o.metadata.name}`).sort();
+    expect(kinds).toEqual(expect.arrayContaining(['Deployment/docs-airlock-mirror', 'PersistentVolumeClaim/docs-airlock-mirror', 'Service/docs-airlock-mirror', 'ServiceMonitor/docs-airlock', 'ConfigMap/docs-airlock-mirror']));
+    const sm = find(objects, 'ServiceMonitor', 'docs-airlock')!;
+    expect((sm.spec!.endpoints as Array<{ path: string }>)[0]!.path).toBe('/_airlock/metrics');
+    const dep = new apps.Deployment(find(objects, 'Deployment', 'docs-airlock') as never);
+    expect(dep.spec!.template.spec!.volumes!.find((v) => v.name === 'trust')!.secret!.secretName).toBe('release-keys');
+    // The mirror's values file is airlock's too.
+    const file = join(work, 'mirror-values.yaml');
+    await writeFile(file, find(objects, 'ConfigMap', 'docs-airlock-mirror')!.data!['values.yaml']!);
+    const loaded = await loadValues(file);
+    expect(loaded.warnings).toEqual([]);
+    expect(loaded.values.mirror).toMatchObject({ enabled: true, tokensFile: '/etc/airlock-mirror/tokens/tokens', secretFile: '/etc/airlock-mirror/secret/secret' });
+  });
+
+  it('inline trust keys become a ConfigMap mounted as the store\'s trusted-keys/', async () => {
+    const { status, objects, stderr } = await renderWith({ trust: { keys: { 'release.pub': '-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA\n-----END PUBLIC KEY-----\n' } } });
+    expect(status, stderr).toBe(0);
+    validateAll(objects);
+    expect(find(objects, 'ConfigMap', 'docs-airlock-trust')!.data!['release.pub']).toContain('BEGIN PUBLIC KEY');
+  });
+
+  it.each([
+    [{ replicaCount: 'three' }, 'replicaCount'],
+    [{ staticExport: { enabled: 'yes' } }, 'staticExport'],
+    [{ staticExport: { bundleUrl: 'ftp://x/y.tar.gz' } }, 'bundleUrl'],
+    [{ staticExport: { version: '../etc' } }, 'version'],
+    [{ deployment: { type: 'sky' } }, 'deployment'],
+    [{ features: { search: 1 } }, 'search'],
+    [{ features: { teleport: true } }, 'teleport'],
+    [{ port: 80 }, 'port'],
+    [{ mirror: { enabled: true } }, 'tokensSecret'],
+    [{ metrics: { serviceMonitor: { interval: 30 } } }, 'interval'],
+  ])('a values file with wrong types is refused by the chart\'s schema: %j', async (values, key) => {
+    const r = await renderWith(values);
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toContain(key);
+  });
+});

@@ -1,0 +1,95 @@
+import { describe, it, expect, afterEach } from 'vitest';
+import { join } from 'node:path';
+import { createAirlockServer, createMetrics, type AirlockServer } from '../../src/serve/index.js';
+import { cleanup, get, labelledSite, rawRequest, setActive, tempRoot, writeVersion } from './helpers.js';
+import { mutants } from '../helpers/mutate.js';
+
+let root: string | undefined;
+let srv: AirlockServer | undefined;
+afterEach(async () => {
+  await srv?.close();
+  if (root) await cleanup(root);
+  srv = undefined;
+  root = undefined;
+});
+
+async function serveTwo(metrics = true) {
+  root = await tempRoot('airlock-metrics-');
+  const store = join(root, 'store');
+  await writeVersion(store, 'v1', labelledSite('v1'));
+  await writeVersion(store, 'v2', labelledSite('v2'));
+  await setActive(store, 'v1');
+  srv = await createAirlockServer({ store, metrics: metrics ? createMetrics({ defaultMetrics: false }) : undefined, pollMs: 50 });
+  const base = (await srv.listen(0)).slice(0, -1);
+  return { store, base, port: Number(new URL(base).port) };
+}
+
+/** One sample's value from the Prometheus text, or undefined. */
+function sample(text: string, name: string, labels = ''): number | undefined {
+  const line = text.split('\n').find((l) => l.startsWith(`${name}${labels ? `{${labels}}` : ''} `));
+  return line === undefined ? undefined : Number(line.split(' ').pop());
+}
+
+describe('GET /_airlock/metrics', () => {
+  it('counts requests by method and status class, latency and bytes, in Prometheus text format', async () => {
+    const { base } = await serveTwo();
+    for (let i = 0; i < 3; i++) expect((await get(base + '/guide/intro')).status).toBe(200);
+    expect((await get(base + '/no-such-page')).status).toBe(404);
+    expect((await get(base + '/', {}, 'HEAD')).status).toBe(200);
+    expect((await get(base + '/', {}, 'DELETE')).status).toBe(405);
+    const r = await get(base + '/_airlock/metrics');
+    expect(r.status).toBe(200);
+    expect(String(r.headers['content-type'])).toMatch(/^text\/plain; version=0\.0\.4/);
+    const text = r.body.toString();
+    expect(sample(text, 'airlock_http_requests_total', 'method="GET",status_class="2xx"')).toBe(3);
+    expect(sample(text, 'airlock_http_requests_total', 'method="GET",status_class="4xx"')).toBe(1);
+    expect(sample(text, 'airlock_http_requests_total', 'method="HEAD",status_class="2xx"')).toBe(1);
+    expect(sample(text, 'airlock_http_requests_total', 'method="DELETE",status_class="4xx"')).toBe(1);
+    expect(sample(text, 'airlock_http_request_duration_seconds_count')).toBe(6);
+    expect(sample(text, 'airlock_http_response_bytes_total')).toBeGreaterThan(500);
+    expect(sample(text, 'airlock_served_version_info', 'version="v1"')).toBe(1);
+    expect(sample(text, 'airlock_version_switches_total')).toBe(0);
+    expect(sample(text, 'airlock_last_switch_timestamp_seconds')).toBe(0);
+  });
+
+  it('metric cardinality attack: request paths and odd methods never become labels', async () => {
+    const { base, port } = await serveTwo();
+    for (let i = 0; i < 20; i++) await get(`${base}/attacker-path-${i}?q=${i}`);
+    await rawRequest(port, 'BREW /pot-xyz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    const text = (await get(base + '/_airlock/metrics')).body.toString();
+    expect(text).not.toContain('attacker-path');
+    expect(text).not.toContain('pot-xyz');
+    expect(text).not.toContain('BREW');
+    const series = text.split('\n').filter((l) => l.startsWith('airlock_http_requests_total{'));
+    expect(series.length).toBeLessThanOrEqual(4);
+  });
+
+  it('a switch moves the version info, counts the switch and stamps its time', async () => {
+    const { store, base } = await serveTwo();
+    const t0 = Date.now() / 1000;
+    await setActive(store, 'v2');
+    await srv!.recheck();
+    const text = (await get(base + '/_airlock/metrics')).body.toString();
+    expect(sample(text, 'airlock_served_version_info', 'version="v2"')).toBe(1);
+    expect(sample(text, 'airlock_served_version_info', 'version="v1"')).toBeUndefined();
+    expect(sample(text, 'airlock_version_switches_total')).toBe(1);
+    expect(sample(text, 'airlock_last_switch_timestamp_seconds')).toBeGreaterThanOrEqual(Math.floor(t0));
+  });
+
+  it('is absent (404) unless metrics are on', async () => {
+    const { base } = await serveTwo(false);
+    expect((await get(base + '/_airlock/metrics')).status).toBe(404);
+  });
+
+  it('mutated requests for /_airlock/metrics never crash the server or answer 5xx', async () => {
+    const { base, port } = await serveTwo();
+    const seed = Buffer.from('GET /_airlock/metrics?x=1 HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/plain\r\nConnection: close\r\n\r\n');
+    // In parallel, each bounded: a truncated request gets no answer and is given up after 1.5 s.
+    const all = [...mutants(seed, 60)];
+    const answers = await Promise.all(all.map((m) => rawRequest(port, m.bytes, 1500).catch(() => null)));
+    answers.forEach((r, i) => {
+      if (r !== null && r.status) expect(r.status, `mutant ${all[i]!.index} (${all[i]!.mutation})`).toBeLessThan(500);
+    });
+    expect((await get(base + '/_airlock/metrics')).status).toBe(200);
+  });
+});
