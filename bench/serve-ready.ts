@@ -12,7 +12,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomFillSync } from 'node:crypto';
 import { createReadStream, readFileSync } from 'node:fs';
-import { mkdir, open, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, open, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -105,17 +105,6 @@ function fetchLen(url: string): Promise<{ status: number; bytes: number }> {
 const peakRssMb = (pid: number) => Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024;
 const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024;
 
-/** How many pages the HTML cache's index lists (0 while it has none). */
-async function cachedPages(htmlDir: string): Promise<number> {
-  const keys = await readdir(htmlDir).catch(() => [] as string[]);
-  let n = 0;
-  for (const k of keys) {
-    const idx = await readFile(join(htmlDir, k, 'index.json'), 'utf8').catch(() => null);
-    if (idx) n = Math.max(n, Object.keys((JSON.parse(idx) as { pages: object }).pages).length);
-  }
-  return n;
-}
-
 async function readyBench(): Promise<void> {
   const store = join(work, 'ready-store');
   const label = 'ready-1';
@@ -156,15 +145,10 @@ async function readyBench(): Promise<void> {
     const s = await serve(store);
     const t0 = performance.now();
     try {
-      // Complete: every page listed, or the count unchanged for 10 s (a page the transform skips).
-      let last = -1;
-      let since = performance.now();
-      for (;;) {
-        const n = await cachedPages(join(store, 'versions', label, 'html'));
-        if (n >= pages) break;
-        if (n !== last) { last = n; since = performance.now(); } else if (n > 0 && performance.now() - since > 10_000) break;
+      // Complete: the server logs "transformed N HTML page(s)" when its background build is done.
+      while (!/transformed \d+ HTML page/.test(s.stderr.join(''))) {
         if (performance.now() - t0 > 600_000) throw new Error('the HTML cache was not complete after 600 s');
-        await new Promise((r) => setTimeout(r, 500));
+        await new Promise((r) => setTimeout(r, 250));
       }
     } finally {
       await stop(s);
