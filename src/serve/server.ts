@@ -90,7 +90,9 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
   };
   let current: LoadedIndex;
   try {
-    current = await loadIndex(o.site ? { site: o.site } : { store: o.store!, label: label! }, loadOpts);
+    // Held: missing pages are built on request only until the server listens, so the background
+    // build does not take the cores from the start-up it would otherwise slow down (cold start).
+    current = await loadIndex(o.site ? { site: o.site } : { store: o.store!, label: label! }, { ...loadOpts, held: true });
   } catch (err) {
     await lease?.release().catch(() => {});
     await dropScratch();
@@ -169,6 +171,7 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
         server.once('error', reject);
         server.listen(port, host, () => {
           server.off('error', reject);
+          current.preparing?.release();
           const a = server.address() as AddressInfo;
           resolve(`http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}/`);
         });
@@ -186,6 +189,7 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
       await dropScratch();
     },
     prepared: async () => {
+      current.preparing?.release();
       await current.preparing?.done;
     },
   };

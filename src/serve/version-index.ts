@@ -39,7 +39,7 @@ export interface LoadedIndex {
   /** Headers every response from this version carries (version, security). */
   base: FlatHeaders;
   /** The background build of its transformed pages, when some were missing at load. */
-  preparing: { pages: number; done: Promise<unknown>; stop: () => Promise<void> } | null;
+  preparing: { pages: number; done: Promise<unknown>; stop: () => Promise<void>; release: () => void } | null;
 }
 
 /**

@@ -244,6 +244,24 @@ describe('transformed HTML cached on disk per (version, options)', () => {
     expect(Object.keys(idx.pages)).toHaveLength(20);
   });
 
+  it('cold start: the background build waits until the server listens (it must not slow the start-up), then builds every page', async () => {
+    const store = await storeWith(site(12));
+    const order: string[] = [];
+    const hook = (html: Buffer, path: string) => {
+      order.push(path);
+      return { html: Buffer.concat([html, Buffer.from(MARK)]) };
+    };
+    const srv = await createAirlockServer({ store, lease: false, log: () => {}, htmlTransform: { run: hook, key: 'held' } });
+    servers.push(srv);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(order).toEqual([]); // loaded, not listening: nothing built in the background
+    const base = (await srv.listen(0)).slice(0, -1);
+    await srv.prepared();
+    expect(order).toHaveLength(12);
+    const r = await get(base + '/docs/p7', { 'accept-encoding': 'identity' });
+    expect(r.body.toString()).toBe(page(7) + MARK);
+  });
+
   it('a page whose transform fails answers 500 (never the original), and the version is still served', async () => {
     const store = await storeWith(site(3));
     const hook = (html: Buffer, path: string) => {
