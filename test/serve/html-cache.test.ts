@@ -230,6 +230,13 @@ describe('transformed HTML cached on disk per (version, options)', () => {
     expect(srv.current().preparing?.pages).toBe(20);
     const asked = get(base + '/docs/p19', { 'accept-encoding': 'br' });
     const plainAsked = get(base + '/docs/p18', { 'accept-encoding': 'identity' });
+    // Both requests must have reached the server before the gate opens (a fixed 50 ms was not
+    // enough on a loaded machine): both connections open, then a little for the request heads.
+    for (let i = 0; i < 200; i++) {
+      const n = await new Promise<number>((r) => srv.server.getConnections((_e, c) => r(c)));
+      if (n >= 2) break;
+      await new Promise((r) => setTimeout(r, 10));
+    }
     await new Promise((r) => setTimeout(r, 50));
     open();
     const [r, plain] = await Promise.all([asked, plainAsked]);
