@@ -9,10 +9,11 @@ import { ServiceClient, checkKeyType, readAdminKey } from '../upstream/index.js'
 import { parse, requireString } from './args.js';
 import { log, printResult, type CliContext } from './context.js';
 import type { Command } from './main.js';
+import { SPLIT_HELP, splitOption, splitWritten } from './volumes.js';
 import { trapFor } from './interrupt.js';
 import { shown } from '../util/terminal.js';
 
-const usage = `usage: airlock fetch --domain D [--api-url URL] [--job JOBID] [--out DIR] [--version-label V] [--sign-key FILE] [--trust PUBFILE]... [--json]
+const usage = `usage: airlock fetch --domain D [--api-url URL] [--job JOBID] [--out DIR] [--version-label V] [--sign-key FILE] [--trust PUBFILE]... [--split SIZE] [--json]
 
 Start (or reuse --job) a static export job of D, wait for it, download the archive (resuming
 after broken connections, expired links and interrupted runs), verify it and write
@@ -28,6 +29,7 @@ DIR/<domain>-<version>.airlock. Prints the package path (or a JSON summary with 
   --trust PUBFILE     against an airlock mirror (which offers the original package): the package's
                       signature must verify with one of these keys (repeatable); without it a
                       mirror's signature is not checked and is reported as unverified
+${SPLIT_HELP}
   --json              print a JSON summary on stdout
 
 The admin key comes from AIRLOCK_ADMIN_KEY or AIRLOCK_ADMIN_KEY_FILE, never from a flag.
@@ -43,8 +45,9 @@ const command: Command = {
     const { values } = parse(argv, {
       domain: { type: 'string' }, 'api-url': { type: 'string' }, job: { type: 'string' }, out: { type: 'string' },
       'version-label': { type: 'string' }, 'sign-key': { type: 'string' }, json: { type: 'boolean' },
-      trust: { type: 'string', multiple: true },
+      trust: { type: 'string', multiple: true }, split: { type: 'string' },
     }, false);
+    const split = splitOption(values.split);
     const domain = checkDomain(requireString(values.domain, '--domain')); // usage (2) before the key check (5)
     const apiUrl = values['api-url'] ?? ctx.env.AIRLOCK_API_URL;
     if (!apiUrl) throw new UsageError('no API URL: pass --api-url or set AIRLOCK_API_URL', { subject: '--api-url' });
@@ -66,7 +69,8 @@ const command: Command = {
       progress.end();
       if (summary.signature === 'unverified') log(ctx, shown`airlock fetch: warning: the mirror's package carries a signature that was NOT checked (no --trust); check it with: airlock verify ${summary.package} --trust KEY.pub`);
       else if (summary.form === 'package' && summary.signature === 'none') log(ctx, "airlock fetch: warning: the mirror's package is unsigned");
-      printResult(ctx, Boolean(values.json), { ok: true, ...summary }, () => summary.package);
+      const volumes = split === undefined ? null : await splitWritten(summary.package, split, signKey, trap.signal);
+      printResult(ctx, Boolean(values.json), { ok: true, ...summary, volumes }, () => (volumes ? volumes.volumes.join('\n') : summary.package));
       return 0;
     } finally {
       progress.end();

@@ -7,8 +7,10 @@ import { log, printResult } from './context.js';
 import { shown } from '../util/terminal.js';
 import { fmtBytes } from '../util/units.js';
 import type { Command } from './main.js';
+import { packageArgs, VOLUMES_HELP } from './volumes.js';
+import { openVolumes } from '../package/volumes/index.js';
 
-const USAGE = `usage: airlock verify PKG [--trust PUBFILE]... [--allow-unsigned] [--json]
+const USAGE = `usage: airlock verify PKG... [--volumes DIR,...] [--trust PUBFILE]... [--allow-unsigned] [--json]
 
 Check a .airlock package without extracting anything: its structure, the signature against the
 trusted keys, the archive's sha256, every archive safety rule, and every file's sha256.
@@ -20,7 +22,12 @@ an unknown key proves nothing and may be an attacker's re-signing.
 
   --trust PUBFILE    trust this Ed25519 public key (repeatable)
   --allow-unsigned   accept a package without a signature
-  --json             print one JSON document on stdout ({ok, package, domain, version, signed, signer, files, bytes, archive})
+${VOLUMES_HELP}
+  --json             print one JSON document on stdout ({ok, package, domain, version, signed, signer, files, bytes, archive, volumes})
+
+Volumes are read in place (read-only media are fine), never joined or removed; each is checked
+against the signed volume table first, and a missing, duplicated, truncated, reordered, foreign or
+damaged volume is named (exit 4): copy just that one again.
 
 Exit codes: 0 ok, 1 failure, 2 usage (e.g. a missing --trust file), 4 verification failed.`;
 
@@ -30,17 +37,25 @@ const command: Command = {
   async run(argv, ctx) {
     const { values, positionals } = parse(argv, {
       trust: { type: 'string', multiple: true }, 'allow-unsigned': { type: 'boolean' }, json: { type: 'boolean' },
+      volumes: { type: 'string', multiple: true },
     });
-    if (positionals.length !== 1) throw new UsageError('airlock verify takes exactly one package path', { subject: 'PKG' });
-    const path = resolve(ctx.cwd, positionals[0]!);
+    const args = await packageArgs(positionals, values.volumes, ctx.cwd);
+    if (args.kind === 'file' && positionals.length !== 1) throw new UsageError('airlock verify takes exactly one package path', { subject: 'PKG' });
     const trust = await Promise.all((values.trust ?? []).map((p) => loadPublicKey(resolve(ctx.cwd, p))));
+    const allowUnsigned = Boolean(values['allow-unsigned']);
+    const set = args.kind === 'volumes'
+      ? await openVolumes(args.paths, { dirs: args.dirs, trust, allowUnsigned, onVolume: (i, n, p) => { if (!values.json) log(ctx, shown`volume ${i}/${n} ok: ${p}`); } })
+      : null;
+    const path = set ? set.input.path : (args as { path: string }).path;
     if (!values.json) log(ctx, shown`verifying ${path}`);
-    const r = await verifyPackage(path, { trust, allowUnsigned: Boolean(values['allow-unsigned']) });
+    const r = await verifyPackage(set ? set.input : path, { trust, allowUnsigned });
+    const volumes = set ? { count: set.paths.length, paths: set.paths } : null;
     const m = r.manifest;
     printResult(ctx, Boolean(values.json),
-      { ok: true, package: path, domain: m.domain, version: m.version, signed: r.signed, signer: r.signer, files: r.files, bytes: r.bytes, archive: m.archive },
+      { ok: true, package: path, domain: m.domain, version: m.version, signed: r.signed, signer: r.signer, files: r.files, bytes: r.bytes, archive: m.archive, volumes },
       () => shown`OK ${m.domain} ${m.version}: ` + (r.signed ? shown`signed by ${r.signer}` : 'UNSIGNED (accepted with --allow-unsigned)') +
-        shown`; ${m.archive.name} sha256 ${m.archive.sha256}; ${r.files} files, ${fmtBytes(r.bytes)} match the manifest`);
+        shown`; ${m.archive.name} sha256 ${m.archive.sha256}; ${r.files} files, ${fmtBytes(r.bytes)} match the manifest` +
+        (volumes ? `; read in place from ${volumes.count} volumes` : ''));
     return 0;
   },
 };
