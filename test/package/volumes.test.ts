@@ -250,3 +250,14 @@ describe('volume attacks and accidents are refused (exit 4) naming the volume, b
     expect(refused).toBeGreaterThan(50);
   }, 40_000);
 });
+
+describe('volume table names', () => {
+  it('path traversal in an (unsigned) table name: "../x" and names with slashes or control characters are refused', async () => {
+    const { TableSchema } = await import('../../src/package/volumes/format.js');
+    const base = { format: 'airlock-volumes/1', packageId: 'a'.repeat(64), packageSize: 1, volumes: [{ size: 1, sha256: 'b'.repeat(64) }] };
+    expect(TableSchema.safeParse({ ...base, name: 'docs.example.com-v1.airlock' }).success).toBe(true);
+    for (const name of ['../x.airlock', 'a/b', 'a\\b', '..', '.', 'a\u0000b', 'a\nb', '']) {
+      expect(TableSchema.safeParse({ ...base, name }).success, JSON.stringify(name)).toBe(false);
+    }
+  });
+});

@@ -68,7 +68,8 @@ const HEX64 = /^[0-9a-f]{64}$/;
 export const TableSchema = z.object({
   format: z.literal(TABLE_FORMAT),
   packageId: z.string().regex(HEX64),
-  name: z.string().min(1).max(MAX_NAME),
+  // A file name, never a path: it is joined onto the folders searched for the other volumes.
+  name: z.string().min(1).max(MAX_NAME).regex(/^[^/\\\0-\x1f]+$/).refine((n) => n !== '.' && n !== '..', 'not a file name'),
   packageSize: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
   volumes: z.array(z.object({ size: z.number().int().positive().max(Number.MAX_SAFE_INTEGER), sha256: z.string().regex(HEX64) }).strict()).min(1).max(MAX_VOLUMES),
 }).strict();
