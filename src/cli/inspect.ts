@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { readPackage, type PackageLayout } from '../package/reader.js';
+import { isDeltaPackage, readDelta, type DeltaLayout } from '../package/delta/index.js';
 import { parse } from './args.js';
 import { printResult } from './context.js';
 import { shown } from '../util/terminal.js';
@@ -10,7 +11,8 @@ import type { Command } from './main.js';
 const USAGE = `usage: airlock inspect PKG [--json]
 
 Print the manifest of a .airlock package, reading only its head: nothing is extracted and the
-signature and digests are NOT checked (use airlock verify for that).
+signature and digests are NOT checked (use airlock verify for that). For a delta package: the
+base it needs (label and manifest sha256), the target, and what it changes.
 
   --json   print one JSON document on stdout ({ok, package, signature, archive, manifest})
 
@@ -33,6 +35,23 @@ export function describe(path: string, l: PackageLayout): string {
   ].join('\n');
 }
 
+/** Prose summary of a delta package (pure). */
+export function describeDelta(path: string, l: DeltaLayout): string {
+  const m = l.manifest;
+  const count = (k: string) => m.ops.filter((op) => op.kind === k).length;
+  return [
+    shown`package    ${path} (delta)`,
+    shown`domain     ${m.domain}`,
+    shown`version    ${m.version}`,
+    shown`base       ${m.base.version} (manifest sha256 ${m.base.manifestSha256}): import needs exactly this version in the store`,
+    shown`target     manifest sha256 ${m.target.manifestSha256}`,
+    shown`created    ${m.createdAt}`,
+    `changes    ${count('whole')} whole, ${count('patch')} patched, ${count('copy')} copied, ${m.removed.length} removed`,
+    `payload    ${fmtBytes(m.payload.size)} (${fmtBytes(m.payload.expandedSize)} expanded)`,
+    `signature  ${l.signature ? 'present (not checked; run airlock verify)' : 'none'}`,
+  ].join('\n');
+}
+
 const command: Command = {
   summary: 'print the manifest of a package without extracting anything',
   usage: USAGE,
@@ -40,6 +59,13 @@ const command: Command = {
     const { values, positionals } = parse(argv, { json: { type: 'boolean' } });
     if (positionals.length !== 1) throw new UsageError('airlock inspect takes exactly one package path', { subject: 'PKG' });
     const path = resolve(ctx.cwd, positionals[0]!);
+    if (await isDeltaPackage(path)) {
+      const d = await readDelta(path);
+      printResult(ctx, Boolean(values.json),
+        { ok: true, package: path, kind: 'delta', signature: d.signature ? 'present' : 'none', base: d.manifest.base, manifest: d.manifest },
+        () => describeDelta(path, d));
+      return 0;
+    }
     const layout = await readPackage(path);
     printResult(ctx, Boolean(values.json),
       { ok: true, package: path, signature: layout.signature ? 'present' : 'none', archive: layout.archive, manifest: layout.manifest },

@@ -9,11 +9,14 @@ import { fmtBytes } from '../util/units.js';
 import type { Command } from './main.js';
 import { packageArgs, VOLUMES_HELP } from './volumes.js';
 import { openVolumes } from '../package/volumes/index.js';
+import { isDeltaPackage, verifyDelta } from '../package/delta/index.js';
 
 const USAGE = `usage: airlock verify PKG... [--volumes DIR,...] [--trust PUBFILE]... [--allow-unsigned] [--json]
 
 Check a .airlock package without extracting anything: its structure, the signature against the
-trusted keys, the archive's sha256, every archive safety rule, and every file's sha256.
+trusted keys, the archive's sha256, every archive safety rule, and every file's sha256. For a
+delta package: its structure, signature and payload sha256, and the base it needs (label and
+manifest sha256); its rebuilt files are checked at import, where the base is.
 Exit 0 when all hold; 4 naming the first failure otherwise.
 
 Trust policy (the same as import): an unsigned package passes only with --allow-unsigned; a
@@ -48,8 +51,19 @@ const command: Command = {
       : null;
     const path = set ? set.input.path : (args as { path: string }).path;
     if (!values.json) log(ctx, shown`verifying ${path}`);
-    const r = await verifyPackage(set ? set.input : path, { trust, allowUnsigned });
     const volumes = set ? { count: set.paths.length, paths: set.paths } : null;
+    const input = set ? set.input : path;
+    if (await isDeltaPackage(input)) {
+      const d = await verifyDelta(input, { trust, allowUnsigned });
+      const m = d.manifest;
+      printResult(ctx, Boolean(values.json),
+        { ok: true, package: path, kind: 'delta', domain: m.domain, version: m.version, base: m.base, target: m.target, signed: d.signed, signer: d.signer, payload: m.payload, volumes },
+        () => shown`OK delta of ${m.domain} ${m.base.version} → ${m.version}: ` + (d.signed ? shown`signed by ${d.signer}` : 'UNSIGNED (accepted with --allow-unsigned)') +
+          shown`; base ${m.base.version} manifest sha256 ${m.base.manifestSha256}; payload sha256 matches` +
+          '\n  import needs that exact base in the store; the rebuilt version is checked file by file against the signed target manifest there');
+      return 0;
+    }
+    const r = await verifyPackage(input, { trust, allowUnsigned });
     const m = r.manifest;
     printResult(ctx, Boolean(values.json),
       { ok: true, package: path, domain: m.domain, version: m.version, signed: r.signed, signer: r.signer, files: r.files, bytes: r.bytes, archive: m.archive, volumes },

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { MalformedError } from '../../errors.js';
+import { CONTROL_CHARS } from '../label.js';
 
 /**
  * airlock-volumes/1: a package split for media (FAT32 sticks, DVDs). Volume i of n is one file
@@ -69,7 +70,7 @@ export const TableSchema = z.object({
   format: z.literal(TABLE_FORMAT),
   packageId: z.string().regex(HEX64),
   // A file name, never a path: it is joined onto the folders searched for the other volumes.
-  name: z.string().min(1).max(MAX_NAME).regex(/^[^/\\\0-\x1f]+$/).refine((n) => n !== '.' && n !== '..', 'not a file name'),
+  name: z.string().min(1).max(MAX_NAME).refine((n) => !/[/\\]/.test(n) && !CONTROL_CHARS.test(n) && n !== '.' && n !== '..', 'must be a file name'),
   packageSize: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
   volumes: z.array(z.object({ size: z.number().int().positive().max(Number.MAX_SAFE_INTEGER), sha256: z.string().regex(HEX64) }).strict()).min(1).max(MAX_VOLUMES),
 }).strict();
