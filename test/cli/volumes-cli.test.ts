@@ -136,6 +136,22 @@ describe('airlock pack --split, verify and import of volumes (CLI)', () => {
     await expect(stat(store)).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
+  it('inspect of any volume lists the set: index, count, and each payload\'s size and sha256 (checkable with tail | sha256sum)', async () => {
+    const { vols } = await packSplit('v5');
+    const r = airlock(['inspect', vols[1]!, '--json']);
+    expect(r.status, r.stderr).toBe(0);
+    const j = JSON.parse(r.stdout) as { kind: string; index: number; count: number; headerBytes: number; table: { volumes: { size: number; sha256: string }[] } };
+    expect(j).toMatchObject({ kind: 'volume', index: 2, count: vols.length });
+    const { readFile } = await import('node:fs/promises');
+    const { createHash } = await import('node:crypto');
+    for (const [i, v] of vols.entries()) {
+      const payload = (await readFile(v)).subarray(j.headerBytes);
+      expect(payload.length).toBe(j.table.volumes[i]!.size);
+      expect(createHash('sha256').update(payload).digest('hex')).toBe(j.table.volumes[i]!.sha256);
+    }
+    expect(airlock(['inspect', vols[0]!]).stdout).toMatch(/volume .*: 1 of \d+ of docs\.example\.com-v5\.airlock/);
+  });
+
   it('usage: a bad --split is exit 2 before any work; several paths that are not volumes are exit 2', async () => {
     const r = airlock(['pack', join(dir, 'nope.tar.gz'), '--domain', 'docs.example.com', '--split', '3 parsecs']);
     expect(r.status).toBe(2);

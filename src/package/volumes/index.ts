@@ -2,4 +2,4 @@
 export { MAX_VOLUMES, volumeName, parseVolumeName, isVolumeHead, type VolumeTable } from './format.js';
 export { parseSplitSize, planVolumes, SPLIT_PRESETS, MIN_SPLIT, type VolumePlan } from './plan.js';
 export { splitPackage, type SplitResult } from './write.js';
-export { openVolumes, isVolume, MAX_VOLUME_DIRS, type VolumeSet, type OpenVolumesOptions } from './read.js';
+export { openVolumes, isVolume, describeVolume, type VolumeInfo, MAX_VOLUME_DIRS, type VolumeSet, type OpenVolumesOptions } from './read.js';

@@ -86,6 +86,15 @@ function checkTableSignature(head: Head, o: OpenVolumesOptions): { signed: boole
   throw new SignatureError('AIRLOCK_UNTRUSTED_SIGNATURE', `the volume table of ${head.path} does not verify with any trusted key${o.trust.length ? '' : ' (none given: pass --trust PUBFILE)'}: signed by an untrusted key, or the table was altered`, { subject: head.path });
 }
 
+export interface VolumeInfo { path: string; index: number; count: number; signed: boolean; table: VolumeTable; /** Where the payload starts in every volume of the set. */ headerBytes: number }
+
+/** One volume's header and table, for `inspect` (bounded; the signature is NOT checked). */
+export async function describeVolume(path: string): Promise<VolumeInfo> {
+  const h = await readHead(resolve(path));
+  const table = decodeTable(h.tail.subarray(0, h.fixed.tableLength), h.fixed, h.path);
+  return { path: h.path, index: h.fixed.index, count: h.fixed.count, signed: h.fixed.signatureLength > 0, table, headerBytes: FIXED + h.tail.length };
+}
+
 /**
  * Find, check and open a package's volumes in place, read-only, before any of its content is
  * used: every volume present once, in its place, of this package, of the size its signed table
