@@ -1,7 +1,7 @@
 import type { KeyObject } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { UsageError } from '../errors.js';
+import { AirlockError, UsageError } from '../errors.js';
 import { isVolume, parseSplitSize, splitPackage, type SplitResult } from '../package/volumes/index.js';
 import { fsyncDir } from '../util/fsx.js';
 import { dirname } from 'node:path';
@@ -17,7 +17,10 @@ export const splitOption = (v: string | undefined): number | undefined => (v ===
 
 /** Split the package just written into volumes beside it, then remove the single file. */
 export async function splitWritten(pkgPath: string, split: number, signKey: KeyObject | undefined, signal?: AbortSignal): Promise<SplitResult> {
-  const r = await splitPackage(pkgPath, { split, signKey, signal });
+  const r = await splitPackage(pkgPath, { split, signKey, signal }).catch((err: unknown) => {
+    if (err instanceof AirlockError) err.message += ` (the package itself is kept: ${pkgPath})`;
+    throw err;
+  });
   await rm(pkgPath, { force: true });
   await fsyncDir(dirname(pkgPath));
   return r;

@@ -261,3 +261,14 @@ describe('volume table names', () => {
     }
   });
 });
+
+describe('volume table bounds', () => {
+  it('deeply nested JSON in an unsigned table (stack exhaustion) is refused before it is parsed', async () => {
+    const { decodeTable, tableRoom } = await import('../../src/package/volumes/format.js');
+    const room = tableRoom(1);
+    const deep = Buffer.alloc(room, 0x20);
+    Buffer.from('['.repeat(room / 2 - 1) + ']'.repeat(room / 2 - 1)).copy(deep);
+    const fixed = { index: 1, count: 1, tableLength: room, signatureLength: 0, packageId: 'a'.repeat(64) };
+    expect(() => decodeTable(deep, fixed, 'x.airlock.001')).toThrow(/nests deeper/);
+  });
+});

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { MalformedError } from '../../errors.js';
 import { CONTROL_CHARS } from '../label.js';
+import { checkJsonBounds } from '../json-bounds.js';
 
 /**
  * airlock-volumes/1: a package split for media (FAT32 sticks, DVDs). Volume i of n is one file
@@ -85,6 +86,8 @@ export function encodeTable(t: VolumeTable, room: number): Buffer {
 
 /** Parse the (already size-bounded) table and hold it to the fixed header it came with (pure). */
 export function decodeTable(bytes: Buffer, fixed: FixedHeader, subject: string): VolumeTable {
+  // Our table is flat (depth 3); anything deeper is hostile and never reaches the schema walk.
+  checkJsonBounds(bytes, { maxBytes: MAX_TABLE_BYTES, maxDepth: 4 }, `the volume table of ${subject}`);
   let raw: unknown;
   try {
     raw = JSON.parse(bytes.toString('utf8'));
