@@ -5,7 +5,7 @@ export { checkJsonBounds, type JsonBounds } from './json-bounds.js';
 export { checkManifestLimits } from './limits.js';
 export { generateKeyPair, loadPrivateKey, loadPublicKey, fingerprint } from './keys.js';
 export { writePackage } from './writer.js';
-export { readPackage, type PackageLayout } from './reader.js';
+export { readPackage, inputPath, inputRange, type PackageLayout, type PackageInput } from './reader.js';
 export { checkSignature, compareToManifest, verifyPackage, type VerifyOptions, type VerifyReport } from './verify.js';
 export { packArchive, writeScannedPackage, packagePath, MEMBER, type PackOptions, type PackSummary, type PackageMeta } from './pack.js';
 export { outputExists } from './writer.js';

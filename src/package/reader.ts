@@ -1,5 +1,6 @@
-import { open, type FileHandle } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import { MalformedError, UsageError } from '../errors.js';
+import { SpanFile, type FileSpan } from '../archive/index.js';
 import { ARCHIVE_NAMES, MANIFEST_BOUNDS, parseManifest, type Manifest } from './manifest.js';
 import { BLOCK, MAX_TAIL, MIN_TAIL, checkTail, decodeHeader, padded } from './tar-header.js';
 import { sniff } from './sniff.js';
@@ -12,11 +13,23 @@ export interface PackageLayout {
   archive: { name: string; offset: number; size: number };
 }
 
+/**
+ * Where a package's bytes are: one `.airlock` file, or (split into volumes, src/package/volumes)
+ * the volumes' payloads read in place as one logical file; `path` then names it in messages.
+ */
+export type PackageInput = string | { path: string; spans: readonly FileSpan[] };
+export const inputPath = (p: PackageInput): string => (typeof p === 'string' ? p : p.path);
+/** The ByteSource of bytes [offset, offset + length) of a package, wherever they lie. */
+export const inputRange = (p: PackageInput, offset: number, length: number) =>
+  (typeof p === 'string' ? { path: p, offset, length } : { path: p.path, offset, length, spans: p.spans });
+
+interface Handle { read(b: Buffer, o: number, l: number, p: number): Promise<{ bytesRead: number }>; stat(): Promise<{ size: number; isFile(): boolean }>; close(): Promise<void> }
+
 /** Manifests of 200,000 files run to ~40 MB; anything far beyond is hostile, not a bigger site. */
 export const MAX_MANIFEST_BYTES = MANIFEST_BOUNDS.maxBytes;
 export const SIGNATURE_BYTES = 64;
 
-async function readAt(fh: FileHandle, position: number, length: number, fileSize: number, subject: string): Promise<Buffer> {
+async function readAt(fh: Handle, position: number, length: number, fileSize: number, subject: string): Promise<Buffer> {
   if (position + length > fileSize) {
     throw new MalformedError('AIRLOCK_TRUNCATED', `package is truncated: ${subject} needs bytes ${position}..${position + length} but the file has ${fileSize}`, { subject });
   }
@@ -36,10 +49,11 @@ async function readAt(fh: FileHandle, position: number, length: number, fileSize
  * hashed once, in place, by verify). Members must be exactly airlock.json, airlock.json.sig
  * (optional), bundle.<ext>, in that order, followed by nothing but the tar end blocks.
  */
-export async function readPackage(path: string): Promise<PackageLayout> {
-  let fh: FileHandle;
+export async function readPackage(input: PackageInput): Promise<PackageLayout> {
+  const path = inputPath(input);
+  let fh: Handle;
   try {
-    fh = await open(path, 'r');
+    fh = typeof input === 'string' ? await open(path, 'r') : await SpanFile.open(input.spans);
   } catch (err) {
     throw new UsageError(`cannot open package ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { subject: path });
   }

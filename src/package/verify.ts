@@ -3,7 +3,7 @@ import { DigestMismatchError } from '../errors.js';
 import { scanArchive } from '../archive/index.js';
 import type { ArchiveLimits } from '../archive/types.js';
 import type { Manifest } from './manifest.js';
-import { readPackage } from './reader.js';
+import { inputRange, readPackage, type PackageInput } from './reader.js';
 import { checkSignature } from './signature.js';
 import { compareToManifest } from './compare.js';
 import { checkManifestLimits } from './limits.js';
@@ -32,7 +32,7 @@ export interface VerifyReport {
  * streaming pass over the archive member in place — archive sha256, every safety rule, every
  * file's sha256 — compared with the manifest.
  */
-export async function verifyPackage(path: string, o: VerifyOptions): Promise<VerifyReport> {
+export async function verifyPackage(path: PackageInput, o: VerifyOptions): Promise<VerifyReport> {
   const layout = await readPackage(path);
   const sig = checkSignature(layout, o);
   const { manifest, archive } = layout;
@@ -40,7 +40,7 @@ export async function verifyPackage(path: string, o: VerifyOptions): Promise<Ver
   if (archive.size !== manifest.archive.size) {
     throw new DigestMismatchError('AIRLOCK_ARCHIVE_SIZE', `${archive.name} is ${archive.size} bytes but the manifest says ${manifest.archive.size}`, { subject: archive.name });
   }
-  const scan = await scanArchive({ path, offset: archive.offset, length: archive.size }, { limits: o.limits });
+  const scan = await scanArchive(inputRange(path, archive.offset, archive.size), { limits: o.limits });
   compareToManifest(manifest, scan);
   return { manifest, ...sig, files: scan.files.length, bytes: scan.files.reduce((n, f) => n + f.size, 0) };
 }

@@ -4,7 +4,7 @@ import type { KeyObject } from 'node:crypto';
 import { createHash } from 'node:crypto';
 import { DigestMismatchError, EXIT, MalformedError, StoreError } from '../errors.js';
 import { ARCHIVE_CODES, probeCaseFolding } from '../archive/index.js';
-import { checkManifestLimits, checkSignature } from '../package/index.js';
+import { checkManifestLimits, checkSignature, inputPath, type PackageInput } from '../package/index.js';
 import { finishTarget, readDelta, rebuildSite, resolveTarget, writeCanonicalPackage, type DeltaLayout } from '../package/delta/index.js';
 import { inPool } from '../package/delta/pool.js';
 import { fsyncDir } from '../util/fsx.js';
@@ -30,11 +30,11 @@ const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex
  * from those files and must match the signed target manifest file by file and archive digest, then
  * it is committed by one rename like any import. The result is an ordinary complete version.
  */
-export async function importDelta(pkgPath: string, o: ImportOptions): Promise<ImportResult> {
-  const pkg = resolve(pkgPath);
+export async function importDelta(pkgPath: PackageInput, o: ImportOptions): Promise<ImportResult> {
+  const pkg = typeof pkgPath === 'string' ? resolve(pkgPath) : pkgPath;
   const { store, signal } = o;
   const kind = await storeKind(store);
-  o.onProgress?.({ phase: 'verify', pkg });
+  o.onProgress?.({ phase: 'verify', pkg: inputPath(pkg) });
   const layout = await readDelta(pkg);
   const trust = [...o.trust, ...(await loadTrustedKeys(store))];
   checkSignature(layout, { trust, allowUnsigned: o.allowUnsigned });

@@ -4,7 +4,7 @@ import type { KeyObject } from 'node:crypto';
 import { AirlockError, EXIT, MalformedError, StoreError, UsageError } from '../errors.js';
 import { fsyncDir } from '../util/fsx.js';
 import type { ArchiveLimits } from '../archive/index.js';
-import { VERSION_LABEL, readPackage, checkSignature, type PackageLayout } from '../package/index.js';
+import { VERSION_LABEL, readPackage, checkSignature, inputPath, type PackageInput, type PackageLayout } from '../package/index.js';
 import { activateLocked } from './activate.js';
 import { checkDeclared } from './declared.js';
 import { checkSameVersion, existingMeta } from './existing.js';
@@ -32,9 +32,10 @@ export interface ImportOptions {
 }
 export interface ImportResult { version: string; status: 'imported' | 'unchanged'; activated: boolean }
 
-interface Checked { pkg: string; size: number; layout: PackageLayout; signer: string | null; label: string; needed: number }
+interface Checked { pkg: PackageInput; size: number; layout: PackageLayout; signer: string | null; label: string; needed: number }
 
-async function packageSize(pkg: string): Promise<number> {
+async function packageSize(pkg: PackageInput): Promise<number> {
+  if (typeof pkg !== 'string') return pkg.spans.reduce((n, s) => n + s.length, 0); // checked by openVolumes
   try {
     const s = await stat(pkg);
     if (!s.isFile()) throw new UsageError(`package ${pkg} is not a regular file`, { subject: pkg });
@@ -54,19 +55,19 @@ async function packageSize(pkg: string): Promise<number> {
  * was: writes drained, staging removed, the folders this command created removed, lock released.
  * Same label + same archive → no-op (after checking the given file); different → refused.
  */
-export async function importPackage(pkgPath: string, o: ImportOptions): Promise<ImportResult> {
-  const pkg = resolve(pkgPath);
+export async function importPackage(pkgPath: PackageInput, o: ImportOptions): Promise<ImportResult> {
+  const pkg = typeof pkgPath === 'string' ? resolve(pkgPath) : pkgPath;
   const size = await packageSize(pkg);
   if (await isDeltaPackage(pkg)) return importDelta(pkg, o); // src/package/delta: rebuilt from a stored base
   const { store, signal } = o;
   const kind = await storeKind(store);
-  o.onProgress?.({ phase: 'verify', pkg });
+  o.onProgress?.({ phase: 'verify', pkg: inputPath(pkg) });
   const layout = await readPackage(pkg);
   const trust = [...o.trust, ...(await loadTrustedKeys(store))];
   const { signer } = checkSignature(layout, { trust, allowUnsigned: o.allowUnsigned });
   const label = layout.manifest.version;
   // The label names a folder: re-check it here whatever the manifest schema allowed.
-  if (!VERSION_LABEL.test(label)) throw new MalformedError('AIRLOCK_BAD_LABEL', `package ${pkg} has an invalid version label ${JSON.stringify(label)}`, { subject: 'airlock.json' });
+  if (!VERSION_LABEL.test(label)) throw new MalformedError('AIRLOCK_BAD_LABEL', `package ${inputPath(pkg)} has an invalid version label ${JSON.stringify(label)}`, { subject: 'airlock.json' });
   checkDeclared(layout, o.limits);
   const c: Checked = { pkg, size, layout, signer, label, needed: requiredBytes(size, layout.manifest.files.map((f) => f.size)) };
   if (kind === 'missing') await checkFreeSpace(await existingAncestor(store), c.needed, store);

@@ -2,6 +2,7 @@
 export { resolveStore, storePaths, versionPaths } from './paths.js';
 export { requireStore } from './location.js';
 export { importPackage, type ImportOptions, type ImportResult } from './import.js';
+export { importVolumes } from './volume-import.js';
 export { listVersions, type VersionInfo } from './list.js';
 export { activate, rollback } from './activate.js';
 export { prune, pruneReport, planPrune, type PruneReport, type PruneEntry, type KeepReason } from './prune.js';

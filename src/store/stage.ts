@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { DigestMismatchError, MalformedError } from '../errors.js';
 import { extractArchive, probeCaseFolding, type ArchiveLimits } from '../archive/index.js';
-import { readPackage, compareToManifest, type PackageLayout } from '../package/index.js';
+import { readPackage, compareToManifest, inputPath, type PackageInput, type PackageLayout } from '../package/index.js';
 import { fsyncDir } from '../util/fsx.js';
 import { copyHashed } from './copy.js';
 import { manifestWatch } from './expect.js';
@@ -10,7 +10,7 @@ import { versionPaths } from './paths.js';
 import type { VersionMeta } from './meta.js';
 import type { ProgressEvent } from './progress.js';
 
-export interface StageInput { pkg: string; pkgSize: number; layout: PackageLayout; signer: string | null; limits?: Partial<ArchiveLimits>; signal?: AbortSignal }
+export interface StageInput { pkg: PackageInput; pkgSize: number; layout: PackageLayout; signer: string | null; limits?: Partial<ArchiveLimits>; signal?: AbortSignal }
 
 /**
  * Build a complete version inside `dir` (a fresh staging folder): the package copy, the site
@@ -27,7 +27,7 @@ export async function stageVersion(dir: string, input: StageInput, onProgress?: 
   const staged = await readPackage(p.pkg);
   if (!staged.manifestBytes.equals(input.layout.manifestBytes) || !sameBytes(staged.signature, input.layout.signature)
     || staged.archive.offset !== input.layout.archive.offset || staged.archive.size !== input.layout.archive.size) {
-    throw new MalformedError('AIRLOCK_PACKAGE_CHANGED', `package ${input.pkg} changed while it was being imported`, { subject: input.pkg });
+    throw new MalformedError('AIRLOCK_PACKAGE_CHANGED', `package ${inputPath(input.pkg)} changed while it was being imported`, { subject: inputPath(input.pkg) });
   }
   const { manifest } = staged;
   if (digests.archiveSha256 !== manifest.archive.sha256) {

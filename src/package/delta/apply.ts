@@ -1,5 +1,6 @@
 import { copyFile, link, mkdir, open, readFile } from 'node:fs/promises';
 import { createReadStream } from 'node:fs';
+import { spanStream } from '../../archive/index.js';
 import { dirname, join } from 'node:path';
 import { createGunzip } from 'node:zlib';
 import { Transform } from 'node:stream';
@@ -102,7 +103,7 @@ export async function rebuildSite(o: RebuildInput): Promise<Map<string, string>>
   const payloadHash = createHash('sha256');
   const tap = new Transform({ transform(c: Buffer, _e, cb) { payloadHash.update(c); cb(null, c); } });
   const { offset, size } = layout.payload;
-  const src = createReadStream(layout.path, { start: offset, end: offset + size - 1, highWaterMark: 1 << 20 });
+  const src = layout.spans ? spanStream(layout.spans, offset, size) : createReadStream(layout.path, { start: offset, end: offset + size - 1, highWaterMark: 1 << 20 });
   const gunzip = createGunzip();
   const onErr = (e: Error) => gunzip.destroy(e);
   src.on('error', onErr);

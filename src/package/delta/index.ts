@@ -5,3 +5,4 @@ export { readDelta, isDeltaPackage, resolveTarget, finishTarget, type DeltaLayou
 export { rebuildSite } from './apply.js';
 export { writeCanonicalPackage, CANONICAL_ARCHIVE } from './canonical.js';
 export { makeDelta, deltaPath, fullPath, type DeltaOptions, type DeltaSummary } from './make.js';
+export { verifyDelta, type DeltaVerifyReport } from './verify.js';

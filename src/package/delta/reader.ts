@@ -2,7 +2,8 @@ import { gunzipSync } from 'node:zlib';
 import { applyDelta, getDeltaTargetSize } from 'fossil-delta';
 import { MalformedError, DigestMismatchError } from '../../errors.js';
 import { parseManifest, type Manifest } from '../manifest.js';
-import { MAX_MANIFEST_BYTES, SIGNATURE_BYTES } from '../reader.js';
+import { MAX_MANIFEST_BYTES, SIGNATURE_BYTES, inputPath, type PackageInput } from '../reader.js';
+import type { FileSpan } from '../../archive/index.js';
 import { CANONICAL_ARCHIVE } from './canonical.js';
 import { DELTA_MEMBERS as M, parseDeltaEnvelope, parseDeltaOps, sha256Hex, type DeltaManifest } from './format.js';
 import { ZERO_DIGEST, digestTemplate, fillDigests } from './template.js';
@@ -10,6 +11,8 @@ import { openFile, readExact, readMembers, type Member } from './members.js';
 
 export interface DeltaLayout {
   path: string;
+  /** Set when the delta is read in place from its volumes (src/package/volumes). */
+  spans?: readonly FileSpan[];
   manifest: DeltaManifest;
   manifestBytes: Buffer;
   signature: Buffer | null;
@@ -21,8 +24,9 @@ export interface DeltaLayout {
 const ORDER = [{ name: M.manifest }, { name: M.sig, optional: true }, { name: M.ops }, { name: M.target }, { name: M.targetSig, optional: true }, { name: M.payload }];
 
 /** Is this file a delta package? Only its first member's name and the start of its manifest are read. */
-export async function isDeltaPackage(path: string): Promise<boolean> {
-  const { fh, size } = await openFile(path, 'package').catch(() => ({ fh: null, size: 0 }));
+export async function isDeltaPackage(input: PackageInput): Promise<boolean> {
+  const path = inputPath(input);
+  const { fh, size } = await openFile(input, 'package').catch(() => ({ fh: null, size: 0 }));
   if (!fh) return false;
   try {
     if (size < 1024) return false;
@@ -39,8 +43,9 @@ export async function isDeltaPackage(path: string): Promise<boolean> {
  * digest, is of the same domain and version, has the canonical archive; every operation names a
  * target file, no file twice; the payload blobs are contiguous, in order, and add up to its size.
  */
-export async function readDelta(path: string): Promise<DeltaLayout> {
-  const { fh, size } = await openFile(path, 'delta package');
+export async function readDelta(input: PackageInput): Promise<DeltaLayout> {
+  const path = inputPath(input);
+  const { fh, size } = await openFile(input, 'delta package');
   try {
     const members = await readMembers(fh, size, ORDER, `delta package ${path}`);
     const body = async (m: Member | undefined, max: number): Promise<Buffer | null> => {
@@ -61,7 +66,7 @@ export async function readDelta(path: string): Promise<DeltaLayout> {
     const manifest: DeltaManifest = { ...envelope, ...parseDeltaOps(gunzipBounded(opsGz, envelope.opsFile.expandedSize, M.ops)) };
     const patch = (await body(members.get(M.target), MAX_MANIFEST_BYTES))!;
     const layout: DeltaLayout = {
-      path, manifest, manifestBytes, signature: await sigOf(members.get(M.sig)),
+      path, ...(typeof input === 'string' ? {} : { spans: input.spans }), manifest, manifestBytes, signature: await sigOf(members.get(M.sig)),
       target: { patch, signature: await sigOf(members.get(M.targetSig)) },
       payload: members.get(M.payload)!,
     };
