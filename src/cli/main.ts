@@ -13,6 +13,7 @@ export interface Command {
 export const COMMANDS: Record<string, () => Promise<{ default: Command }>> = {
   fetch: () => import('./fetch.js'),
   keygen: () => import('./keygen.js'),
+  sign: () => import('./sign.js'),
   inspect: () => import('./inspect.js'),
   verify: () => import('./verify.js'),
   import: () => import('./import.js'),

@@ -21,6 +21,8 @@ export interface VerifyReport {
   signed: boolean;
   /** Fingerprint of the trusted key that verified the signature. */
   signer: string | null;
+  /** Fingerprints of every trusted key that signed (each once). */
+  signers: string[];
   files: number;
   bytes: number;
 }

@@ -25,7 +25,7 @@ export async function stageVersion(dir: string, input: StageInput, onProgress?: 
   const { signal } = input;
   const digests = await copyHashed(input.pkg, p.pkg, input.pkgSize, input.layout.archive, { signal, onProgress });
   const staged = await readPackage(p.pkg);
-  if (!staged.manifestBytes.equals(input.layout.manifestBytes) || !sameBytes(staged.signature, input.layout.signature)
+  if (!staged.manifestBytes.equals(input.layout.manifestBytes) || !sameList(staged.signatures, input.layout.signatures)
     || staged.archive.offset !== input.layout.archive.offset || staged.archive.size !== input.layout.archive.size) {
     throw new MalformedError('AIRLOCK_PACKAGE_CHANGED', `package ${input.pkg} changed while it was being imported`, { subject: input.pkg });
   }
@@ -61,6 +61,6 @@ export async function stageVersion(dir: string, input: StageInput, onProgress?: 
   return meta;
 }
 
-function sameBytes(a: Buffer | null, b: Buffer | null): boolean {
-  return a === null || b === null ? a === b : a.equals(b);
+function sameList(a: readonly Buffer[], b: readonly Buffer[]): boolean {
+  return a.length === b.length && a.every((x, i) => x.equals(b[i]!));
 }
