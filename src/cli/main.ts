@@ -14,6 +14,8 @@ export const COMMANDS: Record<string, () => Promise<{ default: Command }>> = {
   fetch: () => import('./fetch.js'),
   keygen: () => import('./keygen.js'),
   sign: () => import('./sign.js'),
+  trust: () => import('./trust.js'),
+  audit: () => import('./audit.js'),
   inspect: () => import('./inspect.js'),
   verify: () => import('./verify.js'),
   import: () => import('./import.js'),

@@ -2,13 +2,15 @@ import { resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { loadPublicKey } from '../package/keys.js';
 import { verifyPackage } from '../package/verify.js';
+import type { PackageLayout } from '../package/reader.js';
+import { admitPackage, resolveStore, type Admission } from '../store/index.js';
 import { parse } from './args.js';
 import { log, printResult } from './context.js';
 import { shown } from '../util/terminal.js';
 import { fmtBytes } from '../util/units.js';
 import type { Command } from './main.js';
 
-const USAGE = `usage: airlock verify PKG [--trust PUBFILE]... [--allow-unsigned] [--json]
+const USAGE = `usage: airlock verify PKG [--trust PUBFILE]... [--allow-unsigned] [--store DIR [--allow-downgrade]] [--json]
 
 Check a .airlock package without extracting anything: its structure, the signature against the
 trusted keys, the archive's sha256, every archive safety rule, and every file's sha256.
@@ -20,6 +22,9 @@ an unknown key proves nothing and may be an attacker's re-signing.
 
   --trust PUBFILE    trust this Ed25519 public key (repeatable)
   --allow-unsigned   accept a package without a signature
+  --store DIR        decide as \`airlock import --store DIR\` would: the store's trust policy (signers
+                     counted against its threshold), no downgrade, expiry, audience; writes nothing
+  --allow-downgrade  with --store: as import --allow-downgrade would
   --json             print one JSON document on stdout ({ok, package, domain, version, signed, signer, files, bytes, archive})
 
 Exit codes: 0 ok, 1 failure, 2 usage (e.g. a missing --trust file), 4 verification failed.`;
@@ -30,17 +35,31 @@ const command: Command = {
   async run(argv, ctx) {
     const { values, positionals } = parse(argv, {
       trust: { type: 'string', multiple: true }, 'allow-unsigned': { type: 'boolean' }, json: { type: 'boolean' },
+      store: { type: 'string' }, 'allow-downgrade': { type: 'boolean' },
     });
     if (positionals.length !== 1) throw new UsageError('airlock verify takes exactly one package path', { subject: 'PKG' });
     const path = resolve(ctx.cwd, positionals[0]!);
     const trust = await Promise.all((values.trust ?? []).map((p) => loadPublicKey(resolve(ctx.cwd, p))));
     if (!values.json) log(ctx, shown`verifying ${path}`);
-    const r = await verifyPackage(path, { trust, allowUnsigned: Boolean(values['allow-unsigned']) });
+    // --store: the store's decision, exactly as import would take it (policy, thresholds, freshness); nothing is written.
+    const store = values.store === undefined ? null : resolveStore(values.store, ctx.env, ctx.cwd);
+    let admission: Admission | null = null;
+    const decide = store === null ? undefined : async (layout: PackageLayout) => {
+      admission = await admitPackage(store, layout, { trust, allowUnsigned: Boolean(values['allow-unsigned']), allowDowngrade: Boolean(values['allow-downgrade']) });
+      return { signed: admission.signers.length > 0, signer: admission.signers[0] ?? null, signers: admission.signers };
+    };
+    const r = await verifyPackage(path, { trust, allowUnsigned: Boolean(values['allow-unsigned']), decide });
+    const a = admission as Admission | null;
     const m = r.manifest;
     printResult(ctx, Boolean(values.json),
-      { ok: true, package: path, domain: m.domain, version: m.version, signed: r.signed, signer: r.signer, files: r.files, bytes: r.bytes, archive: m.archive },
+      { ok: true, package: path, domain: m.domain, version: m.version, signed: r.signed, signer: r.signer, signers: r.signers, files: r.files, bytes: r.bytes, archive: m.archive,
+        ...(m.sequence !== undefined ? { sequence: m.sequence } : {}), ...(m.expiresAt ? { expiresAt: m.expiresAt } : {}), ...(m.audience ? { audience: m.audience } : {}),
+        ...(a ? { store, decision: { rule: a.rule, policySerial: a.policySerial, need: a.need, signerNames: a.signerNames, overridden: a.overridden } } : {}) },
       () => shown`OK ${m.domain} ${m.version}: ` + (r.signed ? shown`signed by ${r.signer}` : 'UNSIGNED (accepted with --allow-unsigned)') +
-        shown`; ${m.archive.name} sha256 ${m.archive.sha256}; ${r.files} files, ${fmtBytes(r.bytes)} match the manifest`);
+        shown`; ${m.archive.name} sha256 ${m.archive.sha256}; ${r.files} files, ${fmtBytes(r.bytes)} match the manifest` +
+        (a === null ? '' : a.rule === 'policy'
+          ? shown`\nstore ${store}: import would accept it (trust policy ${a.policySerial}: ${r.signers.length} of ${a.need} signers: ${a.signerNames.join(', ')})` + (a.overridden.length ? shown`, overriding ${a.overridden.join(', ')}` : '')
+          : shown`\nstore ${store}: import would accept it (no trust policy: one trusted key suffices)`));
     return 0;
   },
 };
