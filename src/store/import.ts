@@ -131,7 +131,7 @@ async function importLocked(c: Checked, o: ImportOptions, lock: StoreLock): Prom
     await checkSameVersion(c.pkg, c.layout, finalDir, existing, signal);
     if (o.activate) await activateLocked(store, c.label);
     if (c.audited) await auditImport(store, c, 'unchanged', existing.packageSha256);
-    return { version: c.label, status: 'unchanged', activated: Boolean(o.activate), signers: c.admission.signers, overridden: c.admission.overridden };
+    return { version: c.label, status: 'unchanged', activated: Boolean(o.activate), ...policyFields(c) };
   }
   await checkFreeSpace(store, c.needed);
   const { versions, staging: stagingRoot } = storePaths(store);
@@ -167,7 +167,12 @@ async function importLocked(c: Checked, o: ImportOptions, lock: StoreLock): Prom
     onProgress?.({ phase: 'activated', version: c.label });
   }
   await dropStaging(staging, store); // only removes S/staging when now empty
-  return { version: c.label, status: 'imported', activated: Boolean(o.activate), signers: c.admission.signers, overridden: c.admission.overridden };
+  return { version: c.label, status: 'imported', activated: Boolean(o.activate), ...policyFields(c) };
+}
+
+/** Who signed and which rule was overridden: reported by stores with a trust policy (the result is unchanged for others). */
+function policyFields(c: Checked): Pick<ImportResult, 'signers' | 'overridden'> {
+  return c.audited ? { signers: c.admission.signers, overridden: c.admission.overridden } : {};
 }
 
 async function auditImport(store: string, c: Checked, outcome: 'imported' | 'unchanged', packageSha256: string): Promise<void> {

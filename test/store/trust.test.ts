@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { importPackage } from '../../src/store/import.js';
 import { activate, rollback } from '../../src/store/activate.js';
@@ -198,7 +198,11 @@ describe('stores without a policy (before issue 14)', () => {
     const pkg = await buildPackage(dir, { version: 'flat1', files: sampleSite('flat1'), name: 'flat1.airlock' });
     const withSig = join(dir, 'flat1-signed.airlock');
     await withSignatures(pkg, withSig, await signaturesBy(pkg, [dave.priv, alice.priv]));
-    expect((await importPackage(withSig, { store, trust: [alice.pub] })).signers).toEqual([fingerprint(alice.pub)]);
-    expect((await readdir(store)).sort()).toEqual(['versions']);
+    await mkdir(join(store, 'trusted-keys'), { recursive: true });
+    await writeFile(join(store, 'trusted-keys', 'alice.pub'), alice.pem);
+    // A stranger's extra signature is ignored; alice's (from trusted-keys/) is enough.
+    expect(await admitPackage(store, await readPackage(withSig), { trust: [] })).toMatchObject({ rule: 'flat', signers: [fingerprint(alice.pub)], need: 1 });
+    expect((await importPackage(withSig, { store, trust: [] })).status).toBe('imported');
+    expect((await readdir(store)).sort()).toEqual(['trusted-keys', 'versions']);
   });
 });
