@@ -127,18 +127,30 @@ export async function verifyAudit(store: string): Promise<AuditReport> {
   return { ok: true, lines: n, head, lastHash: prev, problem: null, pending: n === head.count + 1 };
 }
 
-/** Append one event; the caller holds the store lock. Returns the line written. */
-export async function appendAuditLocked(store: string, event: AuditEvent): Promise<AuditLine> {
+/**
+ * The head and the log's length, refusing (exit 4) a log that lost its head, its file or bytes it
+ * had acknowledged. Import calls it before committing, so a version never goes in unrecorded.
+ */
+export async function auditWritable(store: string): Promise<{ head: Head; size: number | null }> {
   const p = auditPaths(store);
-  let head = await readHead(p.head);
+  const head = await readHead(p.head);
   const size = await stat(p.log).then((s) => s.size, (err: NodeJS.ErrnoException) => {
     if (err.code === 'ENOENT') return null;
     throw err;
   });
   if (head === null && size !== null && size > 0) throw broken(store, `${p.head} is missing; check it with airlock audit verify`);
   if (head !== null && size === null) throw broken(store, `${p.log} is missing but ${p.head} acknowledges ${head.count} lines`);
-  head ??= { count: 0, hash: GENESIS, size: 0 };
-  if (size !== null && size < head.size) throw broken(store, `it is ${size} bytes but ${head.size} were acknowledged (truncated); check it with airlock audit verify`);
+  const h = head ?? { count: 0, hash: GENESIS, size: 0 };
+  if (size !== null && size < h.size) throw broken(store, `it is ${size} bytes but ${h.size} were acknowledged (truncated); check it with airlock audit verify`);
+  return { head: h, size };
+}
+
+/** Append one event; the caller holds the store lock. Returns the line written. */
+export async function appendAuditLocked(store: string, event: AuditEvent): Promise<AuditLine> {
+  const p = auditPaths(store);
+  const ready = await auditWritable(store);
+  let head = ready.head;
+  const size = ready.size;
   let repaired: string | null = null;
   if (size !== null && size > head.size) {
     // A crash between the line and the head: adopt one complete chained line, drop torn bytes.

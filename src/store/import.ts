@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { VERSION_LABEL, readPackage, type PackageLayout } from '../package/index.js';
 import { admitPackage, checkFreshness, recordSeen, type Admission } from './admit.js';
-import { appendAudit, appendAuditLocked } from './audit.js';
+import { appendAudit, appendAuditLocked, auditWritable } from './audit.js';
 import { readMeta } from './meta.js';
 import { hasPolicy, loadPolicy } from './policy.js';
 import { activateLocked } from './activate.js';
@@ -78,7 +78,8 @@ export async function importPackage(pkgPath: string, o: ImportOptions): Promise<
     layout = await readPackage(pkg);
     return await importChecked(pkg, size, kind, layout, audited, o);
   } catch (err) {
-    if (audited && err instanceof AirlockError && err.exitCode === EXIT.VERIFICATION) await auditRefusal(store, pkg, layout, err);
+    // A log that cannot take the line (it is itself broken: AIRLOCK_AUDIT_BROKEN) leaves the refusal unrecorded; the original error stands.
+    if (audited && err instanceof AirlockError && err.exitCode === EXIT.VERIFICATION) await auditRefusal(store, pkg, layout, err).catch(() => {});
     throw err;
   }
 }
@@ -124,6 +125,7 @@ async function importLocked(c: Checked, o: ImportOptions, lock: StoreLock): Prom
   await cleanStaging(store);
   const finalDir = versionDir(store, c.label);
   const policy = c.audited ? await loadPolicy(store) : null;
+  if (c.audited) await auditWritable(store); // a broken audit log stops the import before anything is committed
   // Again under the lock: another import may have raised the domain's sequence meanwhile.
   if (policy) await checkFreshness(store, c.layout.manifest, policy, new Date(), Boolean(o.allowDowngrade));
   const existing = await existingMeta(finalDir);

@@ -192,6 +192,21 @@ describe('no downgrade, no replay, no freeze (issue 14)', () => {
   });
 });
 
+describe('audit log and import (issue 14)', () => {
+  it('a truncated audit log stops imports before anything is committed', async () => {
+    const store = freshStore();
+    await installPolicy(store, [alice], 1);
+    await imp(await signedPackage(dir, 't1', [alice], { sequence: 1 }), store);
+    const log = join(store, 'audit.log');
+    const text = await readFile(log, 'utf8');
+    await writeFile(log, text.split('\n').slice(0, 1).join('\n') + '\n');
+    const before = await storeDigest(store);
+    await expect(imp(await signedPackage(dir, 't2', [alice], { sequence: 2 }), store)).rejects.toMatchObject({ code: 'AIRLOCK_AUDIT_BROKEN', exitCode: 4 });
+    expect(await storeDigest(store)).toBe(before);
+    expect(await readdir(join(store, 'versions'))).toEqual(['t1']);
+  });
+});
+
 describe('stores without a policy (before issue 14)', () => {
   it('trusted-keys/ still means any one key, and no trust or audit files appear', async () => {
     const store = freshStore();
