@@ -111,7 +111,19 @@ export function liveKeys(p: Pick<LoadedPolicy, 'keys'>, now: Date): PolicyKey[] 
 
 /** Names of the live keys of `p` that made one of `signatures` over `bytes`, each once. */
 export function policySigners(p: Pick<LoadedPolicy, 'keys'>, bytes: Buffer, signatures: readonly Buffer[], now: Date): PolicyKey[] {
-  return liveKeys(p, now).filter((k) => signatures.some((s) => s.length === 64 && verify(null, bytes, k.key, s)));
+  // Each distinct signature is checked against the keys not yet matched: a key counts once, and a
+  // signature verifies under one key only, so matched ones leave both pools.
+  const open = liveKeys(p, now);
+  const by: PolicyKey[] = [];
+  const tried = new Set<string>();
+  for (const s of signatures) {
+    const hex = s.toString('hex');
+    if (s.length !== 64 || tried.has(hex)) continue;
+    tried.add(hex);
+    const i = open.findIndex((k) => verify(null, bytes, k.key, s));
+    if (i >= 0) by.push(open.splice(i, 1)[0]!);
+  }
+  return by.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
 export function thresholdFor(p: Policy, domain: string): number {
