@@ -193,6 +193,29 @@ describe('no downgrade, no replay, no freeze (issue 14)', () => {
 });
 
 describe('audit log and import (issue 14)', () => {
+  it('concurrent imports appending to the log keep one unbroken chain', async () => {
+    const store = freshStore();
+    await installPolicy(store, [alice], 1);
+    const pkgs = await Promise.all([1, 2, 3, 4].map((i) => signedPackage(dir, `c${i}`, [alice], { sequence: i })));
+    const results = await Promise.allSettled(pkgs.map((p) => imp(p, store)));
+    // Lower sequences that lose the race are refused as downgrades; every outcome is one line.
+    const ok = results.filter((r) => r.status === 'fulfilled').length;
+    expect(ok).toBeGreaterThanOrEqual(1);
+    for (const r of results) if (r.status === 'rejected') expect(r.reason).toMatchObject({ code: 'AIRLOCK_DOWNGRADE', exitCode: 4 });
+    const audit = await verifyAudit(store);
+    expect(audit).toMatchObject({ ok: true, lines: 1 + 4 });
+  });
+
+  it('thousands of signature members: refused at import (exit 4), store unchanged, refusal logged', async () => {
+    const store = freshStore();
+    await installPolicy(store, [alice], 1);
+    const base = await signedPackage(dir, 'many', [], { sequence: 1 });
+    const [sa] = await signaturesBy(base, [alice.priv]);
+    const many = join(dir, 'many-sigs.airlock');
+    await withSignatures(base, many, Array.from({ length: 3000 }, () => sa!));
+    await refused(many, store, 'AIRLOCK_TOO_MANY_SIGNATURES');
+  });
+
   it('a truncated audit log stops imports before anything is committed', async () => {
     const store = freshStore();
     await installPolicy(store, [alice], 1);
