@@ -44,7 +44,7 @@ export async function activate(store: string, label: string, o?: LockOptions): P
 async function auditVersion(store: string, command: string, outcome: string, label: string, detail: string): Promise<void> {
   if (!(await hasPolicy(store))) return;
   const meta = await readMeta(versionDir(store, label));
-  await appendAuditLocked(store, { command, outcome, packageSha256: meta.packageSha256, domain: meta.domain, version: label, signers: meta.signer ? [meta.signer] : [], detail });
+  await appendAuditLocked(store, { command, outcome, packageSha256: meta.packageSha256, domain: meta.domain, version: label, signers: Array.isArray(meta.signers) ? (meta.signers as string[]) : meta.signer ? [meta.signer] : [], detail });
 }
 
 /** `airlock rollback`: swap active and previous; returns the label now active. */

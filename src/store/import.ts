@@ -140,7 +140,7 @@ async function importLocked(c: Checked, o: ImportOptions, lock: StoreLock): Prom
   const staging = await makeStaging(store);
   let madeVersions = false;
   try {
-    await stageVersion(staging, { pkg: c.pkg, pkgSize: c.size, layout: c.layout, signer: c.signer, limits: o.limits, signal }, onProgress);
+    await stageVersion(staging, { pkg: c.pkg, pkgSize: c.size, layout: c.layout, signer: c.signer, signers: c.admission.signers, limits: o.limits, signal }, onProgress);
     signal?.throwIfAborted();
     await lock.assertHeld();
     madeVersions = await mkdir(versions).then(() => true, (err: NodeJS.ErrnoException) => {

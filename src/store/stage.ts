@@ -10,7 +10,9 @@ import { versionPaths } from './paths.js';
 import type { VersionMeta } from './meta.js';
 import type { ProgressEvent } from './progress.js';
 
-export interface StageInput { pkg: string; pkgSize: number; layout: PackageLayout; signer: string | null; limits?: Partial<ArchiveLimits>; signal?: AbortSignal }
+export interface StageInput { pkg: string; pkgSize: number; layout: PackageLayout; signer: string | null;
+  /** Issue 14: every signer that counted (kept in version.json when there are several). */
+  signers?: string[]; limits?: Partial<ArchiveLimits>; signal?: AbortSignal }
 
 /**
  * Build a complete version inside `dir` (a fresh staging folder): the package copy, the site
@@ -46,6 +48,7 @@ export async function stageVersion(dir: string, input: StageInput, onProgress?: 
     packageSha256: digests.packageSha256,
     archive: { name: staged.archive.name, format: scan.format, offset: staged.archive.offset, size: staged.archive.size, sha256: scan.archiveSha256 },
     signer: input.signer,
+    ...(input.signers && input.signers.length > 1 ? { signers: input.signers } : {}),
     pageCount: manifest.pageCount,
     fileCount: scan.files.length,
     totalBytes: scan.files.reduce((n, f) => n + f.size, 0),

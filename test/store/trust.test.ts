@@ -42,6 +42,8 @@ describe('trust policy: thresholds (issue 14)', () => {
     expect(r.status).toBe('imported');
     expect(r.signers).toEqual([fingerprint(alice.pub), fingerprint(carol.pub)].sort());
     expect(await lastAudit(store)).toMatchObject({ outcome: 'imported', version: 'v1', signers: r.signers, domain: 'docs.example.com' });
+    await activate(store, 'v1');
+    expect(await lastAudit(store)).toMatchObject({ command: 'activate', outcome: 'activated', version: 'v1', signers: r.signers });
   });
 
   it('duplicate signatures by one key counted twice: refused (they count once)', async () => {
