@@ -125,7 +125,7 @@ const command: Command = {
         const seen = await readSeen(s);
         const now = Date.now();
         const keys = p.keys.map((k) => ({ name: k.name, fingerprint: k.fingerprint, expiresAt: k.expiresAt, live: k.expiresAt === null || Date.parse(k.expiresAt) > now }));
-        printResult(ctx, json, { ok: true, store: s, serial: p.policy.serial, createdAt: p.policy.createdAt, identity: p.policy.identity, threshold: p.policy.threshold, keys, chain, seen: seen.domains }, () => [
+        printResult(ctx, json, { ok: chain.ok, store: s, serial: p.policy.serial, createdAt: p.policy.createdAt, identity: p.policy.identity, threshold: p.policy.threshold, keys, chain, seen: seen.domains }, () => [
           shown`policy ${p.policy.serial} (${p.policy.createdAt})${p.policy.identity ? shown`, store identity ${p.policy.identity}` : ''}`,
           shown`threshold ${p.policy.threshold.default}` + Object.entries(p.policy.threshold.domains).map(([d, n]) => shown`, ${d}: ${n}`).join(''),
           ...keys.map((k) => shown`key ${k.name} ${k.fingerprint}` + (k.expiresAt ? shown` expires ${k.expiresAt}` : '') + (k.live ? '' : ' (EXPIRED: does not count)')),
