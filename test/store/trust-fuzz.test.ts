@@ -5,7 +5,8 @@ import { AirlockError } from '../../src/errors.js';
 import { importPackage } from '../../src/store/import.js';
 import { checkRotation, envelope, loadPolicy, newPolicy, trustPaths } from '../../src/store/policy.js';
 import { readNewPolicy, rotatePolicy } from '../../src/store/trust-ops.js';
-import { verifyAudit } from '../../src/store/audit.js';
+import { appendAudit, auditPaths, verifyAudit } from '../../src/store/audit.js';
+import { admitPackage } from '../../src/store/admit.js';
 import { readPackage } from '../../src/package/reader.js';
 import { padded } from '../../src/package/tar-header.js';
 import { makeTempDir } from './helpers.js';
@@ -106,4 +107,47 @@ describe('trust fuzz (issue 14)', () => {
     expect(await lastAudit(store)).toMatchObject({ outcome: 'refused' });
     expect((await importPackage(pkg, { store, trust: [] })).status).toBe('imported'); // the unmutated one still imports
   }, 50_000);
+
+  it('a mutated audit log or head is always reported broken by audit verify, never a crash', async () => {
+    const store = join(dir, 'audit');
+    await installPolicy(store, [alice], 1);
+    for (let i = 0; i < 6; i++) await appendAudit(store, { command: 'test', outcome: 'ok', detail: `event ${i}` });
+    const { log, head } = auditPaths(store);
+    const goodLog = await readFile(log);
+    const goodHead = await readFile(head);
+    const r = rng(99);
+    for (let i = 0; i < 80; i++) {
+      const target = i % 4 === 3 ? 'head' : 'log';
+      const m = mutate(target === 'log' ? goodLog : goodHead, r);
+      if (m.equals(target === 'log' ? goodLog : goodHead)) continue;
+      await writeFile(target === 'log' ? log : head, m);
+      const v = await verifyAudit(store).catch((err: unknown) => err);
+      if (v instanceof AirlockError) expect(v.exitCode).toBe(4); // a damaged head: AIRLOCK_AUDIT_BROKEN
+      else expect(v, JSON.stringify(v)).toMatchObject({ ok: false });
+      await writeFile(log, goodLog);
+      await writeFile(head, goodHead);
+    }
+    expect((await verifyAudit(store)).ok).toBe(true);
+  }, 50_000);
+
+  it('a mutated seen.json is refused (exit 4) or read as numbers, never a crash', async () => {
+    const store = join(dir, 'seen');
+    await installPolicy(store, [alice], 1);
+    await importPackage(await signedPackage(dir, 'n1', [alice], { sequence: 5 }), { store, trust: [] });
+    const good = await readFile(trustPaths(store).seen);
+    const pkg = await signedPackage(dir, 'n2', [alice], { sequence: 6 });
+    const r = rng(5);
+    for (let i = 0; i < 40; i++) {
+      await writeFile(trustPaths(store).seen, mutate(good, r));
+      const before = await storeDigest(store);
+      try {
+        await admitPackage(store, await readPackage(pkg), { trust: [] });
+      } catch (err) {
+        expect(err).toBeInstanceOf(AirlockError);
+        expect((err as AirlockError).exitCode).toBe(4);
+      }
+      expect(await storeDigest(store)).toBe(before);
+    }
+  }, 50_000);
 });
+
