@@ -3,6 +3,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { HOST_NAME, fingerprint, loadPrivateKey } from '../package/index.js';
+import { parsePolicy } from '../store/policy.js';
 import { describePolicy, initPolicy, loadPolicy, newPolicy, readNewPolicy, readSeen, resolveStore, rotatePolicy, verifyChain } from '../store/index.js';
 import { parse, parseIntFlag, requireString } from './args.js';
 import { printResult, type CliContext } from './context.js';
@@ -62,6 +63,11 @@ async function policyFromFlags(v: Values, ctx: CliContext, serial: number): Prom
     domains[d] = parseIntFlag(n, '--domain-threshold', 1, 64)!;
   }
   const bytes = newPolicy({ keys, threshold, domains, identity: v.identity ?? null, serial });
+  try {
+    parsePolicy(bytes, 'the policy'); // the flags' mistakes (threshold above the key count, a bad key) are usage errors here
+  } catch (err) {
+    throw new UsageError((err as Error).message, { subject: 'argv' });
+  }
   return bytes;
 }
 

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -83,6 +84,16 @@ describe('trust and audit on the command line (issue 14)', () => {
     expect(ok.status, ok.stderr).toBe(0);
     expect(ok.doc).toMatchObject({ previous: 1, serial: 2, signers: ['alice', 'bob'] });
     expect(json(['trust', 'show', '--store', S]).doc).toMatchObject({ serial: 2, chain: { ok: true, serials: [1, 2] } });
+  });
+
+  it('usage mistakes are exit 2 naming them; nothing is installed', () => {
+    const r = run(['trust', 'init', '--store', join(dir, 'S2'), '--key', 'alice=a.pub', '--threshold', '2']);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('threshold.default is 2 but the policy has only 1 keys');
+    expect(existsSync(join(dir, 'S2'))).toBe(false);
+    expect(run(['sign', 'nothing.airlock']).status).toBe(2); // no --key
+    expect(run(['trust', 'frobnicate']).status).toBe(2);
+    expect(run(['audit', 'show', '--store', S, 'extra']).status).toBe(2);
   });
 
   it('audit verify exits 4 on an edited line', async () => {
