@@ -12,7 +12,7 @@ import { interruptedError, trapFor } from './interrupt.js';
 import { UsageError } from '../errors.js';
 import { isTransformedPage, prebuildHtmlCache } from '../serve/index.js';
 
-const USAGE = `usage: airlock import PKG... [--volumes DIR,...] [--store DIR] [--trust PUBFILE]... [--allow-unsigned] [--activate] [--no-precompress] [--prepare-html] [--json]
+const USAGE = `usage: airlock import PKG... [--volumes DIR,...] [--store DIR] [--trust PUBFILE]... [--allow-unsigned] [--allow-downgrade] [--activate] [--no-precompress] [--prepare-html] [--json]
 
 Verify a .airlock package (signature, archive digest, archive safety, every file digest) and add
 its version to the store, all or nothing. Then precompress its text assets (br, gzip; not its
@@ -21,7 +21,11 @@ HTML when it loads the version: in the background, each page asked for first, ne
 untransformed page.
   --store DIR        the store (default: $AIRLOCK_STORE, else ./airlock-store)
   --trust PUBFILE    trust this Ed25519 public key (repeatable); STORE/trusted-keys/*.pub are trusted too
+                     (a store with a trust policy, airlock trust, counts only its policy's keys)
   --allow-unsigned   accept a package without a signature
+  --allow-downgrade  with a trust policy (airlock trust): import even a package older than one
+                     already imported for its domain, expired, or addressed to another store
+                     (recorded in the audit log)
   --activate         make the version active once imported and precompressed
   --no-precompress   skip precompression (the version is then served without br/gzip assets)
   --prepare-html     also transform the HTML for the default deployment (air-gapped) before
@@ -45,6 +49,7 @@ const command: Command = {
       store: { type: 'string' },
       trust: { type: 'string', multiple: true },
       'allow-unsigned': { type: 'boolean' },
+      'allow-downgrade': { type: 'boolean' },
       activate: { type: 'boolean' },
       'no-precompress': { type: 'boolean' },
       'prepare-html': { type: 'boolean' },
@@ -65,7 +70,7 @@ const command: Command = {
     let committed: string | null = null;
     try {
       const io = {
-        store, trust, allowUnsigned: values['allow-unsigned'], signal,
+        store, trust, allowUnsigned: values['allow-unsigned'], allowDowngrade: values['allow-downgrade'], signal,
         onProgress: (e: ProgressEvent) => { if (e.phase === 'committed') committed = e.version; report(e); },
       };
       let volumes: { count: number; paths: string[] } | null = null;

@@ -33,7 +33,10 @@ export function describe(path: string, l: PackageLayout): string {
     shown`pages      ${m.pageCount ?? '?'}`,
     shown`archive    ${m.archive.name} (${m.archive.format}, ${fmtBytes(m.archive.size)}, sha256 ${m.archive.sha256})`,
     shown`files      ${m.files.length} (${fmtBytes(bytes)})`,
-    `signature  ${l.signature ? 'present (not checked; run airlock verify)' : 'none'}`,
+    `signature  ${l.signatures.length > 1 ? `${l.signatures.length} present (not checked; run airlock verify)` : l.signature ? 'present (not checked; run airlock verify)' : 'none'}`,
+    ...(m.sequence !== undefined ? [shown`sequence   ${m.sequence}`] : []),
+    ...(m.expiresAt !== undefined ? [shown`expires    ${m.expiresAt}`] : []),
+    ...(m.audience !== undefined ? [shown`audience   ${m.audience}`] : []),
   ].join('\n');
 }
 
@@ -82,7 +85,7 @@ const command: Command = {
     }
     const layout = await readPackage(path);
     printResult(ctx, Boolean(values.json),
-      { ok: true, package: path, signature: layout.signature ? 'present' : 'none', archive: layout.archive, manifest: layout.manifest },
+      { ok: true, package: path, signature: layout.signature ? 'present' : 'none', signatures: layout.signatures.length, archive: layout.archive, manifest: layout.manifest },
       () => describe(path, layout));
     return 0;
   },

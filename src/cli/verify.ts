@@ -2,6 +2,8 @@ import { resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { loadPublicKey } from '../package/keys.js';
 import { verifyPackage } from '../package/verify.js';
+import type { PackageLayout } from '../package/reader.js';
+import { admitPackage, resolveStore, type Admission } from '../store/index.js';
 import { parse } from './args.js';
 import { log, printResult } from './context.js';
 import { shown } from '../util/terminal.js';
@@ -11,7 +13,7 @@ import { packageArgs, VOLUMES_HELP } from './volumes.js';
 import { openVolumes } from '../package/volumes/index.js';
 import { isDeltaPackage, verifyDelta } from '../package/delta/index.js';
 
-const USAGE = `usage: airlock verify PKG... [--volumes DIR,...] [--trust PUBFILE]... [--allow-unsigned] [--json]
+const USAGE = `usage: airlock verify PKG... [--volumes DIR,...] [--trust PUBFILE]... [--allow-unsigned] [--store DIR [--allow-downgrade]] [--json]
 
 Check a .airlock package without extracting anything: its structure, the signature against the
 trusted keys, the archive's sha256, every archive safety rule, and every file's sha256. For a
@@ -26,7 +28,10 @@ an unknown key proves nothing and may be an attacker's re-signing.
   --trust PUBFILE    trust this Ed25519 public key (repeatable)
   --allow-unsigned   accept a package without a signature
 ${VOLUMES_HELP}
-  --json             print one JSON document on stdout ({ok, package, domain, version, signed, signer, files, bytes, archive, volumes})
+  --store DIR        decide as \`airlock import --store DIR\` would: the store's trust policy (signers
+                     counted against its threshold), no downgrade, expiry, audience; writes nothing
+  --allow-downgrade  with --store: as import --allow-downgrade would
+  --json             print one JSON document on stdout ({ok, package, domain, version, signed, signer, signers, files, bytes, archive, volumes})
 
 Volumes are read in place (read-only media are fine), never joined or removed; each is checked
 against the signed volume table first, and a missing, duplicated, truncated, reordered, foreign or
@@ -40,7 +45,7 @@ const command: Command = {
   async run(argv, ctx) {
     const { values, positionals } = parse(argv, {
       trust: { type: 'string', multiple: true }, 'allow-unsigned': { type: 'boolean' }, json: { type: 'boolean' },
-      volumes: { type: 'string', multiple: true },
+      volumes: { type: 'string', multiple: true }, store: { type: 'string' }, 'allow-downgrade': { type: 'boolean' },
     });
     const args = await packageArgs(positionals, values.volumes, ctx.cwd);
     if (args.kind === 'file' && positionals.length !== 1) throw new UsageError('airlock verify takes exactly one package path', { subject: 'PKG' });
@@ -63,13 +68,26 @@ const command: Command = {
           '\n  import needs that exact base in the store; the rebuilt version is checked file by file against the signed target manifest there');
       return 0;
     }
-    const r = await verifyPackage(input, { trust, allowUnsigned });
+    // --store: the store's decision, exactly as import would take it (policy, thresholds, freshness); nothing is written.
+    const store = values.store === undefined ? null : resolveStore(values.store, ctx.env, ctx.cwd);
+    let admission: Admission | null = null;
+    const decide = store === null ? undefined : async (layout: PackageLayout) => {
+      admission = await admitPackage(store, layout, { trust, allowUnsigned, allowDowngrade: Boolean(values['allow-downgrade']) });
+      return { signed: admission.signers.length > 0, signer: admission.signers[0] ?? null, signers: admission.signers };
+    };
+    const r = await verifyPackage(input, { trust, allowUnsigned, decide });
+    const a = admission as Admission | null;
     const m = r.manifest;
     printResult(ctx, Boolean(values.json),
-      { ok: true, package: path, domain: m.domain, version: m.version, signed: r.signed, signer: r.signer, files: r.files, bytes: r.bytes, archive: m.archive, volumes },
+      { ok: true, package: path, domain: m.domain, version: m.version, signed: r.signed, signer: r.signer, signers: r.signers, files: r.files, bytes: r.bytes, archive: m.archive,
+        ...(m.sequence !== undefined ? { sequence: m.sequence } : {}), ...(m.expiresAt ? { expiresAt: m.expiresAt } : {}), ...(m.audience ? { audience: m.audience } : {}),
+        ...(a ? { store, decision: { rule: a.rule, policySerial: a.policySerial, need: a.need, signerNames: a.signerNames, overridden: a.overridden } } : {}), volumes },
       () => shown`OK ${m.domain} ${m.version}: ` + (r.signed ? shown`signed by ${r.signer}` : 'UNSIGNED (accepted with --allow-unsigned)') +
         shown`; ${m.archive.name} sha256 ${m.archive.sha256}; ${r.files} files, ${fmtBytes(r.bytes)} match the manifest` +
-        (volumes ? `; read in place from ${volumes.count} volumes` : ''));
+        (volumes ? `; read in place from ${volumes.count} volumes` : '') +
+        (a === null ? '' : a.rule === 'policy'
+          ? shown`\nstore ${store}: import would accept it (trust policy ${a.policySerial}: ${r.signers.length} of ${a.need} signers: ${a.signerNames.join(', ')})` + (a.overridden.length ? shown`, overriding ${a.overridden.join(', ')}` : '')
+          : shown`\nstore ${store}: import would accept it (no trust policy: one trusted key suffices)`));
     return 0;
   },
 };

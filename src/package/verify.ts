@@ -3,7 +3,7 @@ import { DigestMismatchError } from '../errors.js';
 import { scanArchive } from '../archive/index.js';
 import type { ArchiveLimits } from '../archive/types.js';
 import type { Manifest } from './manifest.js';
-import { inputRange, readPackage, type PackageInput } from './reader.js';
+import { inputRange, readPackage, type PackageInput, type PackageLayout } from './reader.js';
 import { checkSignature } from './signature.js';
 import { compareToManifest } from './compare.js';
 import { checkManifestLimits } from './limits.js';
@@ -15,12 +15,19 @@ export interface VerifyOptions {
   trust: KeyObject[];
   allowUnsigned?: boolean;
   limits?: Partial<ArchiveLimits>;
+  /**
+   * Replaces the flat signature rule (issue 14: `verify --store` asks the store's trust policy,
+   * exactly as import would). Called before any archive byte is parsed.
+   */
+  decide?: (layout: PackageLayout) => Promise<{ signed: boolean; signer: string | null; signers: string[] }>;
 }
 export interface VerifyReport {
   manifest: Manifest;
   signed: boolean;
   /** Fingerprint of the trusted key that verified the signature. */
   signer: string | null;
+  /** Fingerprints of every trusted key that signed (each once). */
+  signers: string[];
   files: number;
   bytes: number;
 }
@@ -34,7 +41,7 @@ export interface VerifyReport {
  */
 export async function verifyPackage(path: PackageInput, o: VerifyOptions): Promise<VerifyReport> {
   const layout = await readPackage(path);
-  const sig = checkSignature(layout, o);
+  const sig = o.decide ? await o.decide(layout) : checkSignature(layout, o);
   const { manifest, archive } = layout;
   checkManifestLimits(manifest, o.limits);
   if (archive.size !== manifest.archive.size) {
