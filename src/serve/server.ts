@@ -63,6 +63,11 @@ export interface AirlockServer {
   prepared(): Promise<void>;
   /** Re-read the store's active pointer now (SIGHUP); no-op when pinned or previewing. */
   recheck(): Promise<void>;
+  /**
+   * Load version `label` of the store now, so that a later switch to it (activation, then
+   * `recheck`) is one reference swap: a follower pre-loads before a coordinated switch instant.
+   */
+  preload(label: string): Promise<void>;
 }
 
 export const DEFAULT_CSP = "default-src 'self'; frame-ancestors 'self'";
@@ -134,6 +139,8 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
   const server = createServer({ keepAliveTimeout: 5000 }, handler);
   refuseConnect(server);
 
+  // A version loaded ahead of its activation (one at most); taken by the switch to it.
+  let preloaded: LoadedIndex | null = null;
   const watcher = o.store && !o.site && o.version === undefined
     ? new ActiveWatcher({
       store: o.store,
@@ -144,7 +151,9 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
         const previous = current.version;
         await lease?.update(next); // announce first: prune must not take the version while we load it
         try {
-          const idx = await loadIndex({ store: o.store!, label: next }, loadOpts);
+          const ready = preloaded?.version === next ? preloaded : null;
+          if (ready) preloaded = null;
+          const idx = ready ?? await loadIndex({ store: o.store!, label: next }, loadOpts);
           const old = current;
           current = idx; // the only mutation: one reference swap, after the index is complete
           o.metrics?.serving(next);
@@ -164,6 +173,14 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
     current: () => current,
     cachedBytes: () => bodyCache.size,
     recheck: () => watcher?.check() ?? Promise.resolve(),
+    preload: async (next) => {
+      if (!o.store || o.site) throw new StoreError('AIRLOCK_NO_SOURCE', 'preload needs a store');
+      if (current.version === next || preloaded?.version === next) return;
+      const idx = await loadIndex({ store: o.store, label: next }, loadOpts);
+      const old = preloaded;
+      preloaded = idx;
+      void old?.preparing?.stop();
+    },
     listen: (port = 0, host = '127.0.0.1') =>
       new Promise((resolve, reject) => {
         server.once('error', reject);
@@ -182,6 +199,7 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
       await closed;
       clearTimeout(timer);
       await current.preparing?.stop();
+      await preloaded?.preparing?.stop();
       await lease?.release().catch(() => {});
       await dropScratch();
     },
