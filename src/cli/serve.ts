@@ -58,6 +58,9 @@ Fleets (docs/readme/16.md "Following a mirror"):
   --allow-unsigned     accept unsigned packages from the mirror
   --follow-poll-ms N   poll interval (default 2000, ±20 % jitter, backing off to 30 s when unreachable)
   --fleet-lead-ms N    (a mirror) time from "every replica prepared" to the switch (default 5000)
+  --skew-grace S       after a switch, the previous version's non-HTML files (content-hashed chunks)
+                       keep answering for S seconds where the active version lacks them (default 600;
+                       0: off). Pages always come from the active version.
 
 Search and assistant, where on (cloud; client-hosted with --enable), are relayed on this origin
 (POST /discovery/v2/assistant/DOMAIN/message, GET|POST /discovery/v2/search/DOMAIN): bodies are
@@ -117,6 +120,8 @@ const command: Command = {
     };
     const port = parseIntFlag(s.port, '--port', 0, 65535) ?? 8080;
     const cacheMb = parseIntFlag(values['cache-mb'], '--cache-mb', 1, 1 << 20) ?? 64;
+    const grace = s.skewGrace === undefined ? 600 : Number(s.skewGrace);
+    if (!/^\d+(\.\d+)?$/.test(s.skewGrace ?? '0') || !(grace <= 7 * 24 * 3600)) throw new UsageError(`--skew-grace must be seconds from 0 to 604800, not ${JSON.stringify(String(s.skewGrace).slice(0, 40))}`, { subject: '--skew-grace' });
     if (cluster.isPrimary) await probeListen(host, port); // before a download or a long load
     // From here no signal ends the process before the lease is released and the relay closed.
     // SIGHUP means "re-read the active version": ignored until there is a server to do it.
@@ -160,7 +165,7 @@ const command: Command = {
       if (prepared === null) return 0;
       warning = prepared.warning;
       return await runServer({
-        server: { store, version: prepared.version, cacheBytes: cacheMb * 1024 * 1024, ...features, ...extras, metrics },
+        server: { store, version: prepared.version, cacheBytes: cacheMb * 1024 * 1024, ...features, ...extras, metrics, skewGraceMs: Math.round(grace * 1000) },
         port: prepared.port,
         host,
         workers,

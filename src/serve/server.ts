@@ -15,6 +15,7 @@ import type { HtmlTransformSpec } from './html-pages.js';
 import { readActive, type SiteInput } from './source.js';
 import { acquireLease } from '../store/index.js';
 import { ActiveWatcher } from './watcher.js';
+import { SkewGuard } from './skew.js';
 import type { ServeMetrics } from './metrics.js';
 import { refuseConnect } from '../util/http-connect.js';
 import type { LoadedIndex, TransformHtml } from './version-index.js';
@@ -48,6 +49,8 @@ export interface AirlockServerOptions {
   appRoute?: (method: string, path: string) => boolean;
   log?: (line: string) => void;
   pollMs?: number;
+  /** Skew protection (skew.ts): ms a previous version's non-HTML files keep answering after a switch (default 10 min; 0: off). */
+  skewGraceMs?: number;
   /** Count requests and switches for `GET /_airlock/metrics` (src/serve/metrics.ts). */
   metrics?: ServeMetrics;
 }
@@ -126,6 +129,7 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
 
   o.metrics?.serving(current.version);
   const app = buildApp({ features: o.features ?? (() => AIR_GAPPED), extra: o.app, metrics: o.metrics });
+  const skew = o.store && !o.site && o.version === undefined ? new SkewGuard({ graceMs: o.skewGraceMs ?? 600_000 }) : null;
   const bodyCache = new BodyCache(o.cacheBytes ?? 64 * 1024 * 1024);
   const handler = createHandler({
     current: () => current,
@@ -135,6 +139,7 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
     appRoute: o.appRoute ?? null,
     accessLog: o.accessLog ? accessLogger(o.accessLog) : null,
     metrics: o.metrics ?? null,
+    skew,
   });
   const server = createServer({ keepAliveTimeout: 5000 }, handler);
   refuseConnect(server);
@@ -152,10 +157,14 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
         await lease?.update(next); // announce first: prune must not take the version while we load it
         try {
           const ready = preloaded?.version === next ? preloaded : null;
-          if (ready) preloaded = null;
+          if (ready) {
+            preloaded = null;
+            skew?.ahead(null);
+          }
           const idx = ready ?? await loadIndex({ store: o.store!, label: next }, loadOpts);
           const old = current;
           current = idx; // the only mutation: one reference swap, after the index is complete
+          skew?.retire(old, idx);
           o.metrics?.serving(next);
           void old.preparing?.stop(); // its pages being built finish (and are kept); the rest is dropped
           log(`airlock serve: now serving ${next} (was ${previous})`);
@@ -179,6 +188,7 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
       const idx = await loadIndex({ store: o.store, label: next }, loadOpts);
       const old = preloaded;
       preloaded = idx;
+      skew?.ahead(idx);
       void old?.preparing?.stop();
     },
     listen: (port = 0, host = '127.0.0.1') =>

@@ -62,7 +62,7 @@ describe('fleet endpoint fuzz (bounded)', () => {
     const before = JSON.stringify([await readdir(join(store, 'versions')), await readFile(join(store, 'state.json'), 'utf8')]);
     const m = await startMirror(t.dir, store);
     cleanups.push(() => m.srv.close(100));
-    const post = (body: Buffer | string, token = FLEET_TOKEN) => fetch(m.url + '/_airlock/fleet/poll', { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body });
+    const post = (body: Buffer | string, token = FLEET_TOKEN) => fetch(m.url + '/_airlock/fleet/poll', { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: typeof body === 'string' ? body : new Uint8Array(body) });
     const valid = Buffer.from(JSON.stringify({ replica: 'r1', serving: 'v1', prepared: null, refused: null }));
     expect((await post(valid)).status).toBe(200);
     expect((await post(valid, 'svc_wrong_token_xxxxxxxxxxxxxxxxxxxx')).status).toBe(403);
