@@ -14,7 +14,7 @@ import { trapFor } from './interrupt.js';
 import { Progress } from './progress.js';
 import { downloadReporter } from './reporters.js';
 import { createMetrics } from '../serve/index.js';
-import { Follower, followToken } from '../fleet/index.js';
+import { Follower, followToken, targetOf } from '../fleet/index.js';
 import { readState } from '../store/index.js';
 import { startBootstrap } from '../values/index.js';
 import { listenError } from '../util/listen.js';
@@ -175,7 +175,7 @@ const command: Command = {
         onUrl: (url) => out(ctx, url),
         log: (line) => log(ctx, line),
         attach: follower ? (srv) => {
-          follower.start({ current: () => srv.current().version, preload: (l) => srv.preload(l), recheck: () => srv.recheck() });
+          follower.start(targetOf(srv));
           return follower;
         } : undefined,
       });

@@ -3,6 +3,7 @@ import { EXIT, toAirlockError } from '../errors.js';
 import { FleetAnswerSchema, FLEET_POLL_PATH, type FleetAnswer, type FleetReport } from '../mirror/index.js';
 import { activate } from '../store/index.js';
 import { installBundle } from '../values/index.js';
+import type { AirlockServer } from '../serve/index.js';
 
 /**
  * `airlock serve --follow MIRROR_URL`: this replica polls the mirror's fleet endpoint
@@ -21,6 +22,17 @@ export interface FollowTarget {
   preload(label: string): Promise<void>;
   /** Re-read the store's active pointer and swap (the server's SIGHUP path). */
   recheck(): Promise<void>;
+  /** Swap the pre-loaded version in at once, ahead of the store's pointer (server.adopt); then `adopted`. */
+  adopt?(label: string): boolean;
+  adopted?(): void;
+}
+
+/** A server of src/serve as what a follower drives. */
+export function targetOf(srv: AirlockServer): FollowTarget {
+  return {
+    current: () => srv.current().version, preload: (l) => srv.preload(l), recheck: () => srv.recheck(),
+    adopt: (l) => srv.adopt(l), adopted: () => srv.adopted(),
+  };
 }
 
 export interface FollowOptions {
@@ -73,6 +85,7 @@ export class Follower {
   private stopped = false;
   private polling: Promise<void> | null = null;
   private preparing: Promise<void> | null = null;
+  private switching: Promise<void> | null = null;
   private readonly abort = new AbortController();
   private readonly pollMs: number;
   private readonly base: string;
@@ -100,6 +113,7 @@ export class Follower {
     if (this.switchTimer) clearTimeout(this.switchTimer);
     await this.polling?.catch(() => {});
     await this.preparing?.catch(() => {});
+    await this.switching?.catch(() => {});
   }
 
   /**
@@ -221,7 +235,7 @@ export class Follower {
       const wait = Math.max(0, a.activateInMs - (performance.now() - at));
       this.switchFor = v;
       this.status.switchAt = new Date(Date.now() + wait).toISOString();
-      this.switchTimer = setTimeout(() => void this.switchNow(v), wait);
+      this.switchTimer = setTimeout(() => { this.switching = this.switchNow(v).finally(() => { this.switching = null; }); }, wait);
     }
   }
 
@@ -271,18 +285,27 @@ export class Follower {
   private async switchNow(v: string): Promise<void> {
     this.switchTimer = null;
     if (this.stopped || this.switchFor !== v) return;
+    const t = this.target!;
+    const switched = (at: number) => {
+      this.status.lastSwitch = { version: v, at: new Date(at).toISOString(), atMs: at };
+      this.status.prepared = null;
+      this.o.onSwitch?.(v, at);
+    };
+    // Swap first (the instant is what the fleet agreed on), then make it durable in the store.
+    const swapped = t.adopt?.(v) ?? false;
+    if (swapped) switched(Date.now());
     try {
-      await activate(this.o.store, v);
-      // A check already under way may have read the pointer before it changed: ask again (bounded).
-      for (let i = 0; i < 5 && this.target!.current() !== v; i++) await this.target!.recheck();
-      const now = Date.now();
-      if (this.target!.current() === v) {
-        this.status.lastSwitch = { version: v, at: new Date(now).toISOString(), atMs: now };
-        this.status.prepared = null;
-        this.o.onSwitch?.(v, now);
+      try {
+        await activate(this.o.store, v);
+      } finally {
+        t.adopted?.(); // on failure the watcher goes back to what the store says
       }
+      // A check already under way may have read the pointer before it changed: ask again (bounded).
+      for (let i = 0; i < 5 && t.current() !== v; i++) await t.recheck();
+      if (!swapped && t.current() === v) switched(Date.now());
     } catch (err) {
-      this.o.log(`airlock serve: follow: switching to ${v} failed: ${message(err)}`);
+      this.o.log(`airlock serve: follow: switching to ${v} failed: ${message(err)}${swapped ? '; back to what the store names' : ''}`);
+      if (swapped) await t.recheck();
     } finally {
       this.switchFor = null;
       this.status.switchAt = null;

@@ -71,6 +71,14 @@ export interface AirlockServer {
    * `recheck`) is one reference swap: a follower pre-loads before a coordinated switch instant.
    */
   preload(label: string): Promise<void>;
+  /**
+   * Swap the pre-loaded `label` in now (false if it is not the pre-loaded one), before the store's
+   * pointer says so: a coordinated switch must not wait for the activation's fsyncs. Until
+   * `adopted()` the watcher ignores the old pointer; then the store must name `label` (activate
+   * it first) or the watcher switches back to what the store says.
+   */
+  adopt(label: string): boolean;
+  adopted(): void;
 }
 
 export const DEFAULT_CSP = "default-src 'self'; frame-ancestors 'self'";
@@ -146,6 +154,15 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
 
   // A version loaded ahead of its activation (one at most); taken by the switch to it.
   let preloaded: LoadedIndex | null = null;
+  let adopting: string | null = null; // the version switched away from by adopt(), until adopted()
+  const swapIn = (idx: LoadedIndex, previous: string) => {
+    const old = current;
+    current = idx; // the only mutation: one reference swap, after the index is complete
+    skew?.retire(old, idx);
+    o.metrics?.serving(idx.version);
+    void old.preparing?.stop(); // its pages being built finish (and are kept); the rest is dropped
+    log(`airlock serve: now serving ${idx.version} (was ${previous})`);
+  };
   const watcher = o.store && !o.site && o.version === undefined
     ? new ActiveWatcher({
       store: o.store,
@@ -153,6 +170,7 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
       pollMs: o.pollMs,
       onError: (err) => log(`airlock serve: ${err instanceof Error ? err.message : String(err)}`),
       switchTo: async (next) => {
+        if (adopting !== null && next === adopting) return; // the pointer not yet moved by the follower
         const previous = current.version;
         await lease?.update(next); // announce first: prune must not take the version while we load it
         try {
@@ -162,12 +180,7 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
             skew?.ahead(null);
           }
           const idx = ready ?? await loadIndex({ store: o.store!, label: next }, loadOpts);
-          const old = current;
-          current = idx; // the only mutation: one reference swap, after the index is complete
-          skew?.retire(old, idx);
-          o.metrics?.serving(next);
-          void old.preparing?.stop(); // its pages being built finish (and are kept); the rest is dropped
-          log(`airlock serve: now serving ${next} (was ${previous})`);
+          swapIn(idx, previous);
         } catch (err) {
           await lease?.update(previous).catch(() => {});
           throw err;
@@ -182,6 +195,19 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
     current: () => current,
     cachedBytes: () => bodyCache.size,
     recheck: () => watcher?.check() ?? Promise.resolve(),
+    adopt: (next) => {
+      if (preloaded?.version !== next || !watcher) return false;
+      const idx = preloaded;
+      preloaded = null;
+      skew?.ahead(null);
+      adopting = current.version;
+      void lease?.update(next).catch(() => {});
+      swapIn(idx, adopting);
+      return true;
+    },
+    adopted: () => {
+      adopting = null;
+    },
     preload: async (next) => {
       if (!o.store || o.site) throw new StoreError('AIRLOCK_NO_SOURCE', 'preload needs a store');
       if (current.version === next || preloaded?.version === next) return;

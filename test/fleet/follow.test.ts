@@ -1,7 +1,7 @@
 import { describe, it, expect, afterEach } from 'vitest';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Follower } from '../../src/fleet/index.js';
+import { Follower, targetOf } from '../../src/fleet/index.js';
 import { createAirlockServer, type AirlockServer } from '../../src/serve/index.js';
 import { readyRoutes } from '../../src/values/index.js';
 import { tempDir } from '../mirror/helpers.js';
@@ -19,10 +19,10 @@ async function replica(root: string, name: string, mirror: string, pkgV1: string
   const store = join(root, name);
   await addVersion(store, pkgV1, signer, true);
   const switched: Array<{ v: string; at: number }> = [];
-  const f = new Follower({ mirror: mirrorUrl, token: FLEET_TOKEN, store, trust, allowUnsigned: false, pollMs: 150, replicaId: name, log: () => {}, onSwitch: (v, at) => switched.push({ v, at }) });
+  const f = new Follower({ mirror: mirrorUrl, token: FLEET_TOKEN, store, trust, allowUnsigned: false, pollMs: 150, replicaId: name, log: (l) => process.env.FDEBUG && console.log(name, l), onSwitch: (v, at) => switched.push({ v, at }) });
   const srv = await createAirlockServer({ store, lease: false, log: () => {}, app: readyRoutes(() => null, () => f.status) });
   const url = (await srv.listen(0)).replace(/\/$/, '');
-  f.start({ current: () => srv.current().version, preload: (l) => srv.preload(l), recheck: () => srv.recheck() });
+  f.start(targetOf(srv));
   cleanups.push(async () => { await f.stop(); await srv.close(100); });
   return { store, srv, f, url, switched };
 }

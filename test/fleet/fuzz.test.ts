@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Follower } from '../../src/fleet/index.js';
+import { Follower, targetOf } from '../../src/fleet/index.js';
 import { Rollout, type FleetAnswer } from '../../src/mirror/index.js';
 import { createAirlockServer } from '../../src/serve/index.js';
 import { tempDir } from '../mirror/helpers.js';
@@ -109,7 +109,7 @@ describe('fleet endpoint fuzz (bounded)', () => {
     const f = new Follower({ mirror: `http://127.0.0.1:${(hostile.address() as AddressInfo).port}`, token: FLEET_TOKEN, store, trust: [signer.pubPath], allowUnsigned: false, pollMs: 40, replicaId: 'r', log: () => {} });
     const srv = await createAirlockServer({ store, lease: false, log: () => {} });
     cleanups.push(async () => { await f.stop(); await srv.close(100); });
-    f.start({ current: () => srv.current().version, preload: (l) => srv.preload(l), recheck: () => srv.recheck() });
+    f.start(targetOf(srv));
     const t0 = Date.now();
     while (i < bodies.length && Date.now() - t0 < 30_000) await new Promise((r) => setTimeout(r, 50));
     expect(i).toBeGreaterThanOrEqual(bodies.length);
