@@ -13,7 +13,7 @@ import { probeListen } from '../util/listen.js';
 import { trapFor } from './interrupt.js';
 import { Progress } from './progress.js';
 import { downloadReporter } from './reporters.js';
-import { createMetrics } from '../serve/index.js';
+import { createMetrics, loadTlsPair } from '../serve/index.js';
 import { Follower, followToken, targetOf } from '../fleet/index.js';
 import { readState } from '../store/index.js';
 import { startBootstrap } from '../values/index.js';
@@ -24,7 +24,7 @@ const usage = `usage: airlock serve [--values FILE] [--store DIR] [--version V] 
                      [--port N] [--host H] [--workers N] [--access-log FILE|-] [--cache-mb N] [--metrics] [--mirror --mirror-tokens FILE]
                      [--assistant-url URL] [--rate-limit-org-hour N] [--rate-limit-ip-day N]
                      [--follow MIRROR_URL [--trust KEY.pub ...] [--allow-unsigned] [--follow-poll-ms N]]
-                     [--fleet-lead-ms N] [--skew-grace SECONDS]
+                     [--fleet-lead-ms N] [--skew-grace SECONDS] [--tls-cert FILE --tls-key FILE]
 
 Serve the store's active version (or --version V, pinned: activation is then ignored).
 Unpinned servers switch to a newly activated version within 1 s (also on SIGHUP).
@@ -62,6 +62,12 @@ Fleets (docs/readme/16.md "Following a mirror"):
                        keep answering for S seconds where the active version lacks them (default 600;
                        0: off). Pages always come from the active version.
 
+TLS:
+  --tls-cert F --tls-key F   serve HTTPS: HTTP/2, with HTTP/1.1 for clients that do not offer h2 (ALPN).
+                       The pair is reloaded on SIGHUP and when the files change (a Kubernetes Secret
+                       volume's swap included), without dropping connections; a pair that does not
+                       load is refused, the previous one kept, and the error logged.
+
 Search and assistant, where on (cloud; client-hosted with --enable), are relayed on this origin
 (POST /discovery/v2/assistant/DOMAIN/message, GET|POST /discovery/v2/search/DOMAIN): bodies are
 checked against the service's schema, rate limits applied, then forwarded with the key from
@@ -89,8 +95,11 @@ const command: Command = {
       'assistant-url': { type: 'string' }, 'rate-limit-org-hour': { type: 'string' }, 'rate-limit-ip-day': { type: 'string' },
       values: { type: 'string' }, mirror: { type: 'boolean' }, 'mirror-tokens': { type: 'string' }, metrics: { type: 'boolean' },
       follow: { type: 'string' }, trust: { type: 'string', multiple: true }, 'allow-unsigned': { type: 'boolean' }, 'follow-poll-ms': { type: 'string' },
-      'fleet-lead-ms': { type: 'string' }, 'skew-grace': { type: 'string' },
+      'fleet-lead-ms': { type: 'string' }, 'skew-grace': { type: 'string' }, 'tls-cert': { type: 'string' }, 'tls-key': { type: 'string' },
     }, false);
+    if ((values['tls-cert'] === undefined) !== (values['tls-key'] === undefined)) throw new UsageError('--tls-cert and --tls-key go together', { subject: values['tls-cert'] === undefined ? '--tls-cert' : '--tls-key' });
+    const tlsFiles = values['tls-cert'] === undefined ? null : { cert: resolve(ctx.cwd, values['tls-cert']), key: resolve(ctx.cwd, values['tls-key']!) };
+    const tls = tlsFiles && { pair: await loadTlsPair(tlsFiles), files: tlsFiles };
     const metrics = values.metrics ? createMetrics() : undefined;
     // Values file (issue 6): flags given on the command line win over it, key by key.
     const loaded = values.values === undefined ? null : await loadValues(resolve(ctx.cwd, values.values));
@@ -165,7 +174,7 @@ const command: Command = {
       if (prepared === null) return 0;
       warning = prepared.warning;
       return await runServer({
-        server: { store, version: prepared.version, cacheBytes: cacheMb * 1024 * 1024, ...features, ...extras, metrics, skewGraceMs: Math.round(grace * 1000) },
+        server: { store, version: prepared.version, cacheBytes: cacheMb * 1024 * 1024, ...features, ...extras, metrics, skewGraceMs: Math.round(grace * 1000), tls: tls ?? undefined },
         port: prepared.port,
         host,
         workers,

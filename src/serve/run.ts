@@ -52,7 +52,7 @@ async function runOne(o: RunOptions): Promise<number> {
       if (cluster.isWorker) process.send?.({ airlockUrl: url });
       else o.onUrl(url);
       o.log(`airlock serve: serving ${srv.current().version} at ${url}${cluster.isWorker ? ` (worker ${process.pid})` : ''}`);
-      if (o.hangup === 'reload') o.trap.onHangup(() => void srv.recheck());
+      if (o.hangup === 'reload') o.trap.onHangup(() => { void srv.recheck(); void srv.reloadTls(); });
       attached = o.attach?.(srv) ?? null;
       await whenAborted(o.trap.signal);
       o.log('airlock serve: shutting down: finishing in-flight requests');

@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import type { Http2SecureServer } from 'node:http2';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +19,7 @@ import { ActiveWatcher } from './watcher.js';
 import { SkewGuard } from './skew.js';
 import type { ServeMetrics } from './metrics.js';
 import { refuseConnect } from '../util/http-connect.js';
+import { createTlsServer, type TlsFiles, type TlsPair } from './tls.js';
 import type { LoadedIndex, TransformHtml } from './version-index.js';
 
 export interface LeaseLike { update(label: string): Promise<void>; release(): Promise<void> }
@@ -53,10 +55,14 @@ export interface AirlockServerOptions {
   skewGraceMs?: number;
   /** Count requests and switches for `GET /_airlock/metrics` (src/serve/metrics.ts). */
   metrics?: ServeMetrics;
+  /** HTTPS: HTTP/2 with HTTP/1.1 fallback by ALPN (tls.ts); with `files`, reloadable (SIGHUP, file changes). */
+  tls?: { pair: TlsPair; files: TlsFiles | null };
 }
 
 export interface AirlockServer {
-  server: Server;
+  server: Server | Http2SecureServer;
+  /** Re-read the TLS certificate files (SIGHUP); false when not serving TLS or the new pair was refused. */
+  reloadTls(): Promise<boolean>;
   listen(port?: number, host?: string): Promise<string>;
   close(graceMs?: number): Promise<void>;
   current(): LoadedIndex;
@@ -149,8 +155,9 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
     metrics: o.metrics ?? null,
     skew,
   });
-  const server = createServer({ keepAliveTimeout: 5000 }, handler);
-  refuseConnect(server);
+  const tls = o.tls ? createTlsServer(o.tls.pair, o.tls.files, handler, log) : null;
+  const server = tls ? tls.server : createServer({ keepAliveTimeout: 5000 }, handler);
+  if (!tls) refuseConnect(server as Server);
 
   // A version loaded ahead of its activation (one at most); taken by the switch to it.
   let preloaded: LoadedIndex | null = null;
@@ -194,6 +201,7 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
     server,
     current: () => current,
     cachedBytes: () => bodyCache.size,
+    reloadTls: () => tls?.reload() ?? Promise.resolve(false),
     recheck: () => watcher?.check() ?? Promise.resolve(),
     adopt: (next) => {
       if (preloaded?.version !== next || !watcher) return false;
@@ -223,17 +231,21 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
         server.listen(port, host, () => {
           server.off('error', reject);
           const a = server.address() as AddressInfo;
-          resolve(`http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}/`);
+          resolve(`${tls ? 'https' : 'http'}://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}/`);
         });
       }),
     close: async (graceMs = 10_000) => {
       watcher?.stop();
       // Stop accepting, let in-flight requests finish, drop idle keep-alive sockets at once.
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
-      const timer = setTimeout(() => server.closeAllConnections(), graceMs);
-      await closed;
-      clearTimeout(timer);
+      if (tls) await tls.close(graceMs);
+      else {
+        const h1 = server as Server;
+        const closed = new Promise<void>((resolve) => h1.close(() => resolve()));
+        h1.closeIdleConnections();
+        const timer = setTimeout(() => h1.closeAllConnections(), graceMs);
+        await closed;
+        clearTimeout(timer);
+      }
       await current.preparing?.stop();
       await preloaded?.preparing?.stop();
       await lease?.release().catch(() => {});
