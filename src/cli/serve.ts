@@ -112,6 +112,8 @@ const command: Command = {
     const store = resolveStore(s.store, ctx.env, ctx.cwd);
     // Only a bundle to download may create the store; otherwise a missing one is a wrong --store (exit 2).
     const workers = parseIntFlag(values.workers, '--workers', 1, 64) ?? 1;
+    const grace = s.skewGrace === undefined ? 600 : Number(s.skewGrace);
+    if (!/^\d+(\.\d+)?$/.test(s.skewGrace ?? '0') || !(grace <= 7 * 24 * 3600)) throw new UsageError(`--skew-grace must be seconds from 0 to 604800, not ${JSON.stringify(String(s.skewGrace).slice(0, 40))}`, { subject: '--skew-grace' });
     if (s.follow && workers > 1) throw new UsageError('--follow runs one process per replica (--workers 1): each worker would import on its own', { subject: '--follow' });
     if (s.follow && version !== undefined) throw new UsageError('--follow and a pinned --version exclude each other: a follower serves what the mirror activates', { subject: '--follow' });
     if (s.follow && s.staticExport?.bundleUrl) throw new UsageError('--follow and staticExport.bundleUrl exclude each other: a follower gets its versions from the mirror', { subject: '--follow' });
@@ -129,8 +131,6 @@ const command: Command = {
     };
     const port = parseIntFlag(s.port, '--port', 0, 65535) ?? 8080;
     const cacheMb = parseIntFlag(values['cache-mb'], '--cache-mb', 1, 1 << 20) ?? 64;
-    const grace = s.skewGrace === undefined ? 600 : Number(s.skewGrace);
-    if (!/^\d+(\.\d+)?$/.test(s.skewGrace ?? '0') || !(grace <= 7 * 24 * 3600)) throw new UsageError(`--skew-grace must be seconds from 0 to 604800, not ${JSON.stringify(String(s.skewGrace).slice(0, 40))}`, { subject: '--skew-grace' });
     if (cluster.isPrimary) await probeListen(host, port); // before a download or a long load
     // From here no signal ends the process before the lease is released and the relay closed.
     // SIGHUP means "re-read the active version": ignored until there is a server to do it.
