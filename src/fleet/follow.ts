@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { EXIT, toAirlockError } from '../errors.js';
+import { AirlockError, EXIT, toAirlockError } from '../errors.js';
 import { FleetAnswerSchema, FLEET_POLL_PATH, type FleetAnswer, type FleetReport } from '../mirror/index.js';
 import { activate } from '../store/index.js';
 import { installBundle } from '../values/index.js';
@@ -71,9 +71,13 @@ const MAX_BACKOFF_MS = 30_000;
 const REQUEST_TIMEOUT_MS = 5_000;
 
 const defaultReplicaId = () => `${hostname().replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 100) || 'replica'}:${process.pid}`;
+/** One line for logs and /_airlock/ready: our errors by code; a network failure by its cause (ECONNREFUSED, a timeout). */
 const message = (err: unknown) => {
-  const e = toAirlockError(err);
-  return `${e.code}: ${e.message}`.slice(0, 1024);
+  if (err instanceof AirlockError) return `${err.code}: ${err.message}`.slice(0, 1024);
+  const e = err as Error & { cause?: { code?: string; message?: string } };
+  const cause = e?.cause?.code ?? e?.cause?.message;
+  const text = e instanceof Error ? (e.name === 'TimeoutError' ? `no answer within ${REQUEST_TIMEOUT_MS / 1000} s` : e.message) : String(err);
+  return `AIRLOCK_MIRROR_UNREACHABLE: ${text}${cause ? ` (${cause})` : ''}`.slice(0, 1024);
 };
 
 export class Follower {
