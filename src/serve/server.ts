@@ -50,6 +50,10 @@ export interface AirlockServerOptions {
   pollMs?: number;
   /** Count requests and switches for `GET /_airlock/metrics` (src/serve/metrics.ts). */
   metrics?: ServeMetrics;
+  /** Called with every version index swapped in (start, switch, repair): derived data such as local search. */
+  onVersion?: (idx: LoadedIndex) => void;
+  /** Called once when the server has closed. */
+  onClose?: () => Promise<void>;
 }
 
 export interface AirlockServer {
@@ -66,7 +70,7 @@ export interface AirlockServer {
 }
 
 export const DEFAULT_CSP = "default-src 'self'; frame-ancestors 'self'";
-const AIR_GAPPED = { deployment: 'air-gapped', features: { search: false, assistant: false, analytics: false, apiPlayground: false, staticExport: true } };
+const AIR_GAPPED = { deployment: 'air-gapped', features: { search: false, assistant: false, analytics: false, apiPlayground: false, staticExport: true, localSearch: false } };
 
 export async function createAirlockServer(o: AirlockServerOptions): Promise<AirlockServer> {
   const log = o.log ?? ((l: string) => process.stderr.write(l + '\n'));
@@ -107,6 +111,7 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
         const idx = await loadIndex(o.site ? { site: o.site } : { store: o.store!, label: target.version }, loadOpts);
         if (current === target) {
           current = idx;
+          o.onVersion?.(idx);
           void target.preparing?.stop();
         } else void idx.preparing?.stop();
         log(`airlock serve: rebuilt damaged cache files of ${target.version}`);
@@ -120,6 +125,7 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
   };
 
   o.metrics?.serving(current.version);
+  o.onVersion?.(current);
   const app = buildApp({ features: o.features ?? (() => AIR_GAPPED), extra: o.app, metrics: o.metrics });
   const bodyCache = new BodyCache(o.cacheBytes ?? 64 * 1024 * 1024);
   const handler = createHandler({
@@ -148,6 +154,7 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
           const old = current;
           current = idx; // the only mutation: one reference swap, after the index is complete
           o.metrics?.serving(next);
+          o.onVersion?.(idx);
           void old.preparing?.stop(); // its pages being built finish (and are kept); the rest is dropped
           log(`airlock serve: now serving ${next} (was ${previous})`);
         } catch (err) {
@@ -183,6 +190,7 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
       clearTimeout(timer);
       await current.preparing?.stop();
       await lease?.release().catch(() => {});
+      await o.onClose?.().catch(() => {});
       await dropScratch();
     },
     prepared: async () => {

@@ -1,0 +1,177 @@
+import MiniSearch, { type SearchResult } from 'minisearch';
+import { isCjk, queryTokens, tokenize } from './tokenize.js';
+import type { ExtractedPage } from './extract.js';
+
+
+/**
+ * The local search index of one version (issue 17): MiniSearch underneath (chosen on
+ * bench/search.ts's numbers, see docs/readme/17.md), one document per PAGE (title, headings,
+ * text), so the index holds one posting per word and page rather than per section (half the
+ * memory at 10,000 pages). A hit is then placed in the page's section that holds most of the
+ * matched words, which gives the deep link (`/page#anchor`) and the snippet (HTML-escaped, matched
+ * words in `<mark>`). Prefix search on every word and typo tolerance when the exact/prefix search
+ * finds too little; title and headings boosted; AND of the words first, OR when that finds nothing.
+ */
+export interface SearchSection {
+  /** Section anchor (`#id`) or null. */
+  a: string | null;
+  /** Section heading. */
+  h: string;
+  /** Section text (for snippets). */
+  t: string;
+}
+export interface SearchPage { path: string; title: string; s: SearchSection[] }
+
+export interface SearchHit {
+  /** Snippet as HTML: escaped text, matched words in `<mark>`. */
+  content: string;
+  /** `/page#anchor` (same origin). */
+  path: string;
+  metadata: { title: string; heading: string; anchor: string | null; page: string; score: number };
+}
+
+export interface QueryOptions {
+  pageSize?: number;
+  /** Only results whose page path starts with this (e.g. `/api-reference/`). */
+  pathPrefix?: string;
+}
+
+const FIELDS = ['title', 'headings', 'text'];
+const OPTIONS = {
+  fields: FIELDS,
+  storeFields: [] as string[],
+  tokenize: (text: string) => tokenize(text),
+  processTerm: (t: string) => t,
+  searchOptions: { tokenize: (text: string) => queryTokens(text) },
+};
+export const MAX_PAGE_SIZE = 50;
+
+/** The page URL of a manifest path (`a/b.html` → `/a/b`, `a/index.html` → `/a/`). */
+export function urlOfPage(path: string): string {
+  if (path === 'index.html') return '/';
+  if (path.endsWith('/index.html')) return '/' + path.slice(0, -'index.html'.length);
+  return '/' + (path.endsWith('.html') ? path.slice(0, -5) : path);
+}
+
+export class SearchIndex {
+  private constructor(
+    private readonly ms: MiniSearch,
+    readonly pages: SearchPage[],
+  ) {}
+
+  static build(input: Iterable<{ path: string; page: ExtractedPage }>): SearchIndex {
+    const ms = new MiniSearch(OPTIONS);
+    const pages: SearchPage[] = [];
+    for (const { path, page } of input) {
+      if (page.sections.length === 0 && page.title === '') continue;
+      const id = pages.push({ path: urlOfPage(path), title: page.title, s: page.sections.map((x) => ({ a: x.anchor, h: x.heading, t: x.text })) }) - 1;
+      ms.add({ id, title: page.title, headings: page.sections.map((x) => x.heading).join(' \n '), text: page.sections.map((x) => x.text).join(' \n ') });
+    }
+    return new SearchIndex(ms, pages);
+  }
+
+  /** The index as one JSON string (engine state + pages), for the on-disk cache. */
+  serialize(): string {
+    return `{"pages":${JSON.stringify(this.pages)},"engine":${JSON.stringify(this.ms)}}`;
+  }
+
+  /** Throws on anything that is not what serialize wrote (the caller rebuilds). */
+  static deserialize(json: string): SearchIndex {
+    const v = JSON.parse(json) as { pages?: unknown; engine?: unknown };
+    if (!Array.isArray(v.pages) || typeof v.engine !== 'object' || v.engine === null) throw new Error('not a search index');
+    const pages = v.pages as SearchPage[];
+    for (const p of pages) {
+      if (typeof p?.path !== 'string' || typeof p.title !== 'string' || !p.path.startsWith('/') || !Array.isArray(p.s)) throw new Error('bad page record');
+      for (const x of p.s) if (typeof x?.h !== 'string' || typeof x.t !== 'string' || (x.a !== null && typeof x.a !== 'string')) throw new Error('bad section record');
+    }
+    const ms = MiniSearch.loadJS(v.engine as Parameters<typeof MiniSearch.loadJS>[0], OPTIONS);
+    if (ms.documentCount !== pages.length) throw new Error(`index holds ${ms.documentCount} documents, records ${pages.length}`);
+    return new SearchIndex(ms, pages);
+  }
+
+  get size(): number {
+    return this.pages.reduce((n, p) => n + p.s.length, 0);
+  }
+
+  query(q: string, o: QueryOptions = {}): SearchHit[] {
+    const pageSize = Math.min(MAX_PAGE_SIZE, Math.max(1, o.pageSize ?? 10));
+    const terms = queryTokens(q).slice(0, 12);
+    if (terms.length === 0) return [];
+    const text = terms.join(' ');
+    const prefix = o.pathPrefix;
+    const base = {
+      prefix: (t: string) => t.length >= 2 || isCjk(t),
+      boost: { title: 4, headings: 2, text: 1 },
+      filter: prefix ? (r: SearchResult) => this.pages[r.id as number]!.path.startsWith(prefix) : undefined,
+    };
+    const fuzzy = { ...base, fuzzy: (t: string) => (isCjk(t) || t.length < 4 ? false : t.length < 8 ? 1 : 2), maxFuzzy: 2 };
+    // Exact and prefix matches first; typo tolerance only when they find too little (it is the
+    // expensive part on common words, and a word that exists is what the reader meant).
+    let res = this.ms.search(text, { ...base, combineWith: 'AND' });
+    if (res.length < pageSize) res = this.ms.search(text, { ...fuzzy, combineWith: 'AND' });
+    if (res.length === 0 && terms.length > 1) res = this.ms.search(text, { ...fuzzy, combineWith: 'OR' });
+    return res.slice(0, pageSize).map((r) => {
+      const page = this.pages[r.id as number]!;
+      const sec = bestSection(page.s, r.terms);
+      return {
+        content: sec ? snippet(sec.t || sec.h, r.terms) : '',
+        path: page.path + (sec?.a ? '#' + encodeURIComponent(sec.a) : ''),
+        metadata: { title: page.title, heading: sec?.h ?? '', anchor: sec?.a ?? null, page: page.path, score: Math.round(r.score * 1000) / 1000 },
+      };
+    });
+  }
+}
+
+/** The section holding most of the matched words (heading matches count triple); the first on a tie. */
+function bestSection(sections: readonly SearchSection[], terms: readonly string[]): SearchSection | null {
+  let best: SearchSection | null = null;
+  let bestScore = -1;
+  for (const s of sections) {
+    const h = s.h.toLowerCase();
+    const t = s.t.toLowerCase();
+    let score = 0;
+    for (const w of terms) score += (h.includes(w) ? 3 : 0) + (t.includes(w) ? 1 : 0);
+    if (score > bestScore) {
+      best = s;
+      bestScore = score;
+    }
+  }
+  return best;
+}
+
+const escapeHtml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const SNIPPET = 180;
+
+/** About SNIPPET characters of `text` around the first matched word, escaped, matches in <mark>. */
+export function snippet(text: string, terms: readonly string[]): string {
+  const words = [...new Set(terms.filter((t) => t !== ''))].sort((a, b) => b.length - a.length).slice(0, 20);
+  const re = words.length ? new RegExp(words.map(escapeRe).join('|'), 'giu') : null;
+  const lower = text.toLowerCase();
+  let first = -1;
+  for (const w of words) {
+    const i = lower.indexOf(w);
+    if (i >= 0 && (first < 0 || i < first)) first = i;
+  }
+  let start = Math.max(0, first - 60);
+  if (start > 0) {
+    const sp = text.indexOf(' ', start);
+    if (sp >= 0 && sp < first) start = sp + 1;
+  }
+  let end = Math.min(text.length, start + SNIPPET);
+  if (end < text.length) {
+    const sp = text.lastIndexOf(' ', end);
+    if (sp > first && sp > start) end = sp;
+  }
+  const cut = text.slice(start, end);
+  let html = '';
+  let at = 0;
+  if (re) {
+    for (const m of cut.matchAll(re)) {
+      html += escapeHtml(cut.slice(at, m.index)) + '<mark>' + escapeHtml(m[0]) + '</mark>';
+      at = m.index + m[0].length;
+    }
+  }
+  html += escapeHtml(cut.slice(at));
+  return (start > 0 ? '…' : '') + html + (end < text.length ? '…' : '');
+}
