@@ -122,15 +122,15 @@ export class SearchIndex {
   }
 }
 
-/** The section holding most of the matched words (heading matches count triple); the first on a tie. */
+/** The section holding most of the matched words (whole words; heading words count triple); the first on a tie. */
 function bestSection(sections: readonly SearchSection[], terms: readonly string[]): SearchSection | null {
   let best: SearchSection | null = null;
   let bestScore = -1;
   for (const s of sections) {
-    const h = s.h.toLowerCase();
-    const t = s.t.toLowerCase();
+    const h = new Set(tokenize(s.h));
+    const t = new Set(tokenize(s.t));
     let score = 0;
-    for (const w of terms) score += (h.includes(w) ? 3 : 0) + (t.includes(w) ? 1 : 0);
+    for (const w of terms) score += (h.has(w) ? 3 : 0) + (t.has(w) ? 1 : 0);
     if (score > bestScore) {
       best = s;
       bestScore = score;
