@@ -38,8 +38,8 @@ export const DEFAULT_WIDGETS: Readonly<Record<Feature, FeatureWidgets>> = {
     scripts: [],
   },
   'static-export': { selectors: [], scripts: [] },
-  // airlock's own dialog (injected only while on); when off nothing of it is in the page.
-  'local-search': { selectors: ['[data-airlock-feature~="local-search"]'], scripts: [] },
+  // airlock's own dialog is injected only while local-search is on: when off there is nothing to hide.
+  'local-search': { selectors: [], scripts: [] },
 };
 
 /** Per-feature overrides from configuration; a given list REPLACES the default list. */
