@@ -37,7 +37,7 @@ export function indexKey(pages: BuildInput['pages']): string {
   return h.digest('hex');
 }
 
-async function readBounded(file: string): Promise<Buffer> {
+export async function readBounded(file: string): Promise<Buffer> {
   const fh = await open(file, 'r');
   try {
     const buf = Buffer.allocUnsafe(MAX_PAGE_READ);

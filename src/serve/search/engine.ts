@@ -1,26 +1,27 @@
 import MiniSearch, { type SearchResult } from 'minisearch';
 import { isCjk, queryTokens, tokenize } from './tokenize.js';
-import type { ExtractedPage } from './extract.js';
+import type { ExtractedPage, PageSection } from './extract.js';
 
 
 /**
  * The local search index of one version (issue 17): MiniSearch underneath (chosen on
  * bench/search.ts's numbers, see docs/readme/17.md), one document per PAGE (title, headings,
  * text), so the index holds one posting per word and page rather than per section (half the
- * memory at 10,000 pages). A hit is then placed in the page's section that holds most of the
- * matched words, which gives the deep link (`/page#anchor`) and the snippet (HTML-escaped, matched
- * words in `<mark>`). Prefix search on every word and typo tolerance when the exact/prefix search
+ * memory at 10,000 pages). The text itself is not kept: for the (at most 50) hits of a query the
+ * page is read and extracted again (`PageText`, ~0.5 ms a page), and the hit is placed in the
+ * section that holds most of the matched words, which gives the deep link (`/page#anchor`) and
+ * the snippet (HTML-escaped, matched words in `<mark>`). Prefix search on every word and typo tolerance when the exact/prefix search
  * finds too little; title and headings boosted; AND of the words first, OR when that finds nothing.
  */
-export interface SearchSection {
-  /** Section anchor (`#id`) or null. */
-  a: string | null;
-  /** Section heading. */
-  h: string;
-  /** Section text (for snippets). */
-  t: string;
+export interface SearchPage {
+  /** URL path (`/a/b`). */
+  path: string;
+  /** Manifest path of the HTML file (`a/b.html`), to read its text again for snippets. */
+  file: string;
+  title: string;
 }
-export interface SearchPage { path: string; title: string; s: SearchSection[] }
+/** The extracted text of a page (its manifest path) for snippets, or null when it cannot be read. */
+export type PageText = (file: string) => Promise<ExtractedPage | null>;
 
 export interface SearchHit {
   /** Snippet as HTML: escaped text, matched words in `<mark>`. */
@@ -64,7 +65,7 @@ export class SearchIndex {
     const pages: SearchPage[] = [];
     for (const { path, page } of input) {
       if (page.sections.length === 0 && page.title === '') continue;
-      const id = pages.push({ path: urlOfPage(path), title: page.title, s: page.sections.map((x) => ({ a: x.anchor, h: x.heading, t: x.text })) }) - 1;
+      const id = pages.push({ path: urlOfPage(path), file: path, title: page.title }) - 1;
       ms.add({ id, title: page.title, headings: page.sections.map((x) => x.heading).join(' \n '), text: page.sections.map((x) => x.text).join(' \n ') });
     }
     return new SearchIndex(ms, pages);
@@ -81,8 +82,7 @@ export class SearchIndex {
     if (!Array.isArray(v.pages) || typeof v.engine !== 'object' || v.engine === null) throw new Error('not a search index');
     const pages = v.pages as SearchPage[];
     for (const p of pages) {
-      if (typeof p?.path !== 'string' || typeof p.title !== 'string' || !p.path.startsWith('/') || !Array.isArray(p.s)) throw new Error('bad page record');
-      for (const x of p.s) if (typeof x?.h !== 'string' || typeof x.t !== 'string' || (x.a !== null && typeof x.a !== 'string')) throw new Error('bad section record');
+      if (typeof p?.path !== 'string' || typeof p.file !== 'string' || typeof p.title !== 'string' || !p.path.startsWith('/')) throw new Error('bad page record');
     }
     const ms = MiniSearch.loadJS(v.engine as Parameters<typeof MiniSearch.loadJS>[0], OPTIONS);
     if (ms.documentCount !== pages.length) throw new Error(`index holds ${ms.documentCount} documents, records ${pages.length}`);
@@ -90,10 +90,10 @@ export class SearchIndex {
   }
 
   get size(): number {
-    return this.pages.reduce((n, p) => n + p.s.length, 0);
+    return this.pages.length;
   }
 
-  query(q: string, o: QueryOptions = {}): SearchHit[] {
+  async query(q: string, pageText: PageText, o: QueryOptions = {}): Promise<SearchHit[]> {
     const pageSize = Math.min(MAX_PAGE_SIZE, Math.max(1, o.pageSize ?? 10));
     const terms = queryTokens(q).slice(0, 12);
     if (terms.length === 0) return [];
@@ -110,25 +110,25 @@ export class SearchIndex {
     let res = this.ms.search(text, { ...base, combineWith: 'AND' });
     if (res.length < pageSize) res = this.ms.search(text, { ...fuzzy, combineWith: 'AND' });
     if (res.length === 0 && terms.length > 1) res = this.ms.search(text, { ...fuzzy, combineWith: 'OR' });
-    return res.slice(0, pageSize).map((r) => {
+    return Promise.all(res.slice(0, pageSize).map(async (r) => {
       const page = this.pages[r.id as number]!;
-      const sec = bestSection(page.s, r.terms);
+      const sec = bestSection((await pageText(page.file).catch(() => null))?.sections ?? [], r.terms);
       return {
-        content: sec ? snippet(sec.t || sec.h, r.terms) : '',
-        path: page.path + (sec?.a ? '#' + encodeURIComponent(sec.a) : ''),
-        metadata: { title: page.title, heading: sec?.h ?? '', anchor: sec?.a ?? null, page: page.path, score: Math.round(r.score * 1000) / 1000 },
+        content: sec ? snippet(sec.text || sec.heading, r.terms) : '',
+        path: page.path + (sec?.anchor ? '#' + encodeURIComponent(sec.anchor) : ''),
+        metadata: { title: page.title, heading: sec?.heading ?? '', anchor: sec?.anchor ?? null, page: page.path, score: Math.round(r.score * 1000) / 1000 },
       };
-    });
+    }));
   }
 }
 
 /** The section holding most of the matched words (whole words; heading words count triple); the first on a tie. */
-function bestSection(sections: readonly SearchSection[], terms: readonly string[]): SearchSection | null {
-  let best: SearchSection | null = null;
+function bestSection(sections: readonly PageSection[], terms: readonly string[]): PageSection | null {
+  let best: PageSection | null = null;
   let bestScore = -1;
   for (const s of sections) {
-    const h = new Set(tokenize(s.h));
-    const t = new Set(tokenize(s.t));
+    const h = new Set(tokenize(s.heading));
+    const t = new Set(tokenize(s.text));
     let score = 0;
     for (const w of terms) score += (h.has(w) ? 3 : 0) + (t.has(w) ? 1 : 0);
     if (score > bestScore) {

@@ -1,5 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { loadOrBuild, type BuildInput } from './build.js';
+import { join } from 'node:path';
+import { loadOrBuild, readBounded, type BuildInput } from './build.js';
+import { extractPage } from './extract.js';
 import type { SearchIndex, QueryOptions, SearchHit } from './engine.js';
 
 /**
@@ -15,13 +17,13 @@ export interface QueryMessage { id: number; query: string; options: QueryOptions
 const input = (workerData as { data: BuildInput }).data;
 const port = parentPort!;
 let index: SearchIndex | null = null;
+const text = async (file: string) => extractPage(await readBounded(join(input.siteDir, file)));
 port.on('message', (m: QueryMessage) => {
   if (index === null) return void port.postMessage({ type: 'result', id: m.id, error: 'not ready' } satisfies WorkerMessage);
-  try {
-    port.postMessage({ type: 'result', id: m.id, hits: index.query(m.query, m.options) } satisfies WorkerMessage);
-  } catch (err) {
-    port.postMessage({ type: 'result', id: m.id, error: err instanceof Error ? err.message : String(err) } satisfies WorkerMessage);
-  }
+  index.query(m.query, text, m.options).then(
+    (hits) => port.postMessage({ type: 'result', id: m.id, hits } satisfies WorkerMessage),
+    (err: unknown) => port.postMessage({ type: 'result', id: m.id, error: err instanceof Error ? err.message : String(err) } satisfies WorkerMessage),
+  );
 });
 loadOrBuild(input).then(
   (r) => {

@@ -119,7 +119,7 @@ describe('local search endpoint', () => {
     for (let i = 0; i < 150; i++) {
       const b = Buffer.from(valid);
       const kind = i % 5;
-      if (kind === 0) for (let k = 0; k < 1 + rnd(4); k++) b[rnd(b.length)] ^= 1 << rnd(8);
+      if (kind === 0) for (let k = 0; k < 1 + rnd(4); k++) { const at = rnd(b.length); b[at] = b[at]! ^ (1 << rnd(8)); }
       if (kind === 1) { bodies.push(valid.slice(0, rnd(valid.length))); continue; }
       if (kind === 2) { bodies.push(JSON.stringify({ query: 'a'.repeat(rnd(2) ? 501 : 7000), pageSize: 5 })); continue; }
       if (kind === 3) { const d = 1 + rnd(3000); bodies.push(`{"query":"x","filter":${'['.repeat(d)}${']'.repeat(d)}}`); continue; }
@@ -152,7 +152,7 @@ describe('the index cache file', () => {
 
     const file = join(dir, SEARCH_CACHE_NAME);
     const bytes = await readFile(file);
-    bytes[bytes.length - 10] ^= 0x20; // flip a bit in the body
+    bytes[bytes.length - 10] = bytes[bytes.length - 10]! ^ 0x20; // flip a bit in the body
     await writeFile(file, bytes);
     const third = await start();
     expect(await ready(third.origin)).toEqual(hits);
