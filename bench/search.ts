@@ -93,7 +93,7 @@ function miniSearchEngine(): Engine {
   const text = async (file: string) => extractPage(await readFile(join(dir, 'site', file)));
   return {
     build: (pages) => void (idx = SearchIndex.build(pages)),
-    serializedBytes: async () => Buffer.byteLength(idx.serialize()),
+    serializedBytes: async () => { let n = 0; for (const l of idx.serializeLines()) n += Buffer.byteLength(l) + 1; return n; },
     query: async (q) => (await idx.query(q, text, { pageSize: 10 })).map((h) => ({ text: h.content })),
   };
 }

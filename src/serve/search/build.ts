@@ -27,7 +27,7 @@ export interface BuildReport {
 }
 
 /** Bump when extraction, tokenising or the engine's options change: old cache files are rebuilt. */
-export const INDEX_CODE = 'extract/1;tokenize/1;minisearch/7;engine/1';
+export const INDEX_CODE = 'extract/1;tokenize/1;minisearch/7;engine/2';
 /** Pages larger than this are indexed by their first MAX_PAGE_READ bytes. */
 export const MAX_PAGE_READ = 4 * 1024 * 1024;
 
@@ -62,7 +62,7 @@ export async function loadOrBuild(input: BuildInput): Promise<{ index: SearchInd
     try {
       const r = await readSearchCache(input.cacheDir, key);
       if (r?.ok) {
-        const index = SearchIndex.deserialize(r.body);
+        const index = SearchIndex.deserialize(r.lines);
         return { index, report: { from: 'cache', ms: performance.now() - t0, pages: index.pages.length, sections: index.size, notes } };
       }
       if (r) notes.push(`cache file not used (${r.reason}); rebuilt`);
@@ -82,7 +82,7 @@ export async function loadOrBuild(input: BuildInput): Promise<{ index: SearchInd
   extracted.length = 0;
   if (input.cacheDir !== null) {
     try {
-      await writeSearchCache(input.cacheDir, key, index.serialize());
+      await writeSearchCache(input.cacheDir, key, index.serializeLines());
     } catch (err) {
       notes.push(`cache file not written (${err instanceof Error ? err.message : String(err)}); the index is kept in memory`);
     }

@@ -71,20 +71,36 @@ export class SearchIndex {
     return new SearchIndex(ms, pages);
   }
 
-  /** The index as one JSON string (engine state + pages), for the on-disk cache. */
-  serialize(): string {
-    return `{"pages":${JSON.stringify(this.pages)},"engine":${JSON.stringify(this.ms)}}`;
+  /**
+   * The index as JSON lines for the cache file (cache-file.ts): pages, the engine's state without
+   * its term index, then the term index in batches, so no single string holds the whole index.
+   */
+  *serializeLines(batch = 20_000): Generator<string> {
+    yield JSON.stringify(this.pages);
+    const { index, ...rest } = this.ms.toJSON();
+    yield JSON.stringify(rest);
+    for (let i = 0; i < index.length; i += batch) yield JSON.stringify(index.slice(i, i + batch));
   }
 
-  /** Throws on anything that is not what serialize wrote (the caller rebuilds). */
-  static deserialize(json: string): SearchIndex {
-    const v = JSON.parse(json) as { pages?: unknown; engine?: unknown };
-    if (!Array.isArray(v.pages) || typeof v.engine !== 'object' || v.engine === null) throw new Error('not a search index');
-    const pages = v.pages as SearchPage[];
+  /** Throws on anything that is not what serializeLines wrote (the caller rebuilds). */
+  static deserialize(lines: readonly string[]): SearchIndex {
+    if (lines.length < 2) throw new Error('not a search index');
+    const pages = JSON.parse(lines[0]!) as SearchPage[];
+    const rest = JSON.parse(lines[1]!) as Record<string, unknown>;
+    if (!Array.isArray(pages) || rest === null || typeof rest !== 'object' || Array.isArray(rest)) throw new Error('not a search index');
     for (const p of pages) {
       if (typeof p?.path !== 'string' || typeof p.file !== 'string' || typeof p.title !== 'string' || !p.path.startsWith('/')) throw new Error('bad page record');
     }
-    const ms = MiniSearch.loadJS(v.engine as Parameters<typeof MiniSearch.loadJS>[0], OPTIONS);
+    const index: unknown[] = [];
+    for (const line of lines.slice(2)) {
+      const part = JSON.parse(line) as unknown;
+      if (!Array.isArray(part)) throw new Error('bad term index batch');
+      for (const e of part) index.push(e);
+    }
+    for (const e of index) {
+      if (!Array.isArray(e) || typeof e[0] !== 'string' || e[1] === null || typeof e[1] !== 'object') throw new Error('bad term index entry');
+    }
+    const ms = MiniSearch.loadJS({ ...rest, index } as unknown as Parameters<typeof MiniSearch.loadJS>[0], OPTIONS);
     if (ms.documentCount !== pages.length) throw new Error(`index holds ${ms.documentCount} documents, records ${pages.length}`);
     return new SearchIndex(ms, pages);
   }

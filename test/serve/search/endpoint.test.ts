@@ -152,17 +152,25 @@ describe('the index cache file', () => {
 
     const file = join(dir, SEARCH_CACHE_NAME);
     const bytes = await readFile(file);
-    bytes[bytes.length - 10] = bytes[bytes.length - 10]! ^ 0x20; // flip a bit in the body
+    const at = bytes.indexOf('\n') + 20; // a bit in the body's first line
+    bytes[at] = bytes[at]! ^ 0x01;
     await writeFile(file, bytes);
     const third = await start();
     expect(await ready(third.origin)).toEqual(hits);
-    expect(third.logs.some((l) => /cache file not used \(body digest does not match its header\); rebuilt/.test(l))).toBe(true);
+    expect(third.logs.some((l) => /cache file not used \((body digest does not match its trailer|header is not JSON)\); rebuilt/.test(l))).toBe(true);
     await third.srv.close(1000);
 
-    await writeFile(file, '{"format":"airlock-search-index/1"'); // truncated header
+    const good = await readFile(file);
+    await writeFile(file, good.subarray(0, good.length - 30)); // truncated: the trailer is cut
     const fourth = await start();
     expect(await ready(fourth.origin)).toEqual(hits);
-    expect(fourth.logs.some((l) => /cache file not used \(no header line\)/.test(l))).toBe(true);
+    expect(fourth.logs.some((l) => /cache file not used \(truncated/.test(l))).toBe(true);
+    await fourth.srv.close(1000);
+
+    await writeFile(file, '{"format":"airlock-search-index/1","key":"x"}\n{}\n'); // another format
+    const fifth = await start();
+    expect(await ready(fifth.origin)).toEqual(hits);
+    expect(fifth.logs.some((l) => /cache file not used \(format "airlock-search-index\/1" is not/.test(l))).toBe(true);
   });
 });
 
