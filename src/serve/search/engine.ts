@@ -10,7 +10,7 @@ import type { ExtractedPage, PageSection } from './extract.js';
  * memory at 10,000 pages). The text itself is not kept: for the (at most 50) hits of a query the
  * page is read and extracted again (`PageText`, ~0.5 ms a page), and the hit is placed in the
  * section that holds most of the matched words, which gives the deep link (`/page#anchor`) and
- * the snippet (HTML-escaped, matched words in `<mark>`). Prefix search on every word and typo tolerance when the exact/prefix search
+ * the snippet (HTML-escaped, matched words in `<mark>`). Prefix search on the last word and typo tolerance when the exact/prefix search
  * finds too little; title and headings boosted; AND of the words first, OR when that finds nothing.
  */
 export interface SearchPage {
@@ -116,7 +116,9 @@ export class SearchIndex {
     const text = terms.join(' ');
     const prefix = o.pathPrefix;
     const base = {
-      prefix: (t: string) => t.length >= 2 || isCjk(t),
+      // prefix on the last word only (the one being typed): a prefix on every word of a common
+      // phrase multiplies the terms scored, which is what costs time on a large site
+      prefix: (t: string, i: number, all: string[]) => i === all.length - 1 && (t.length >= 2 || isCjk(t)),
       boost: { title: 4, headings: 2, text: 1 },
       filter: prefix ? (r: SearchResult) => this.pages[r.id as number]!.path.startsWith(prefix) : undefined,
     };
