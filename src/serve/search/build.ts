@@ -21,7 +21,6 @@ export interface BuildReport {
   from: 'cache' | 'built';
   ms: number;
   pages: number;
-  sections: number;
   /** Why the cache was not used or not written, when it was not. */
   notes: string[];
 }
@@ -63,7 +62,7 @@ export async function loadOrBuild(input: BuildInput): Promise<{ index: SearchInd
       const r = await readSearchCache(input.cacheDir, key);
       if (r?.ok) {
         const index = SearchIndex.deserialize(r.lines);
-        return { index, report: { from: 'cache', ms: performance.now() - t0, pages: index.pages.length, sections: index.size, notes } };
+        return { index, report: { from: 'cache', ms: performance.now() - t0, pages: index.pages.length, notes } };
       }
       if (r) notes.push(`cache file not used (${r.reason}); rebuilt`);
     } catch (err) {
@@ -87,7 +86,7 @@ export async function loadOrBuild(input: BuildInput): Promise<{ index: SearchInd
       notes.push(`cache file not written (${err instanceof Error ? err.message : String(err)}); the index is kept in memory`);
     }
   }
-  return { index, report: { from: 'built', ms: performance.now() - t0, pages: index.pages.length, sections: index.size, notes } };
+  return { index, report: { from: 'built', ms: performance.now() - t0, pages: index.pages.length, notes } };
 }
 
 /** The pages a version's search covers: its HTML files, except the export's 404 page. */

@@ -160,5 +160,5 @@ export class LocalSearch {
 function readyLine(label: string, r: BuildReport): string {
   const what = r.from === 'cache' ? 'loaded from its cache file' : 'built';
   const notes = r.notes.length ? `; ${r.notes.slice(0, 3).join('; ')}${r.notes.length > 3 ? ` (+${r.notes.length - 3} more)` : ''}` : '';
-  return `airlock serve: local search index of ${label} ${what} in ${(r.ms / 1000).toFixed(1)} s (${r.pages} pages, ${r.sections} sections)${notes}`;
+  return `airlock serve: local search index of ${label} ${what} in ${(r.ms / 1000).toFixed(1)} s (${r.pages} pages)${notes}`;
 }
