@@ -6,9 +6,10 @@
  * 40,000 words plus identifiers; every 10th page partly Japanese). Each engine runs in a fresh
  * child process (so peak RSS is its own) over the same files and the same extraction
  * (src/serve/search/extract.ts), and reports:
- * - extraction time (and, as its peer, lol-html's text callbacks alone over the same files), index
- *   build time, peak RSS after the build (maxRSS of the child: files read, pages extracted and
- *   indexed, index serialized), serialized index size,
+ * - build time (page by page: read, extract, index, as src/serve/search/build.ts does) and the
+ *   extraction's share of it (and, as its peer, lol-html's text callbacks alone over the same
+ *   files), peak RSS after the build and after serializing for the cache file (maxRSS of the
+ *   child), serialized index size,
  * - query latency p50/p95 (server side: the engine's search + snippets) for common words, rare
  *   words and words with a typo, and how many typo queries still find the page with the word.
  * MiniSearch is what src/serve/search/engine.ts uses; FlexSearch (0.8, Document index,
@@ -81,19 +82,23 @@ async function listPages(): Promise<string[]> {
 
 // ---------- a child: one engine ----------
 interface Engine {
-  build(pages: Array<{ path: string; page: ExtractedPage }>): void;
+  add(path: string, page: ExtractedPage): void;
   serializedBytes(): Promise<number>;
   /** Top results' section texts. */
   query(q: string): Promise<Array<{ text: string }>>;
 }
 
 function miniSearchEngine(): Engine {
-  let idx: SearchIndex;
+  const idx = SearchIndex.create();
   // as the search worker does: the hits' pages are read and extracted again for their snippets
   const text = async (file: string) => extractPage(await readFile(join(dir, 'site', file)));
   return {
-    build: (pages) => void (idx = SearchIndex.build(pages)),
-    serializedBytes: async () => { let n = 0; for (const l of idx.serializeLines()) n += Buffer.byteLength(l) + 1; return n; },
+    add: (path, page) => idx.add(path, page),
+    serializedBytes: async () => {
+      let n = 0;
+      for (const l of idx.serializeLines()) n += Buffer.byteLength(l) + 1;
+      return n;
+    },
     query: async (q) => (await idx.query(q, text, { pageSize: 10 })).map((h) => ({ text: h.content })),
   };
 }
@@ -106,25 +111,24 @@ async function flexSearchEngine(): Promise<Engine> {
     tokenize: 'forward',
     encode: (t: string) => tokenize(t),
   } as ConstructorParameters<typeof Document<Doc>>[0]);
-  const texts: string[] = [];
+  const files: string[] = [];
+  const text = async (file: string) => extractPage(await readFile(join(dir, 'site', file)));
   return {
-    build: (pages) => {
-      // one document per page, like src/serve/search/engine.ts
-      for (const { page } of pages) {
-        const text = page.sections.map((s) => s.text).join(' \n ');
-        const id = texts.push(text) - 1;
-        index.add({ id, title: page.title, headings: page.sections.map((s) => s.heading).join(' \n '), text });
-      }
+    // one document per page, like src/serve/search/engine.ts, and no text kept either
+    add: (path, page) => {
+      const id = files.push(path) - 1;
+      index.add({ id, title: page.title, headings: page.sections.map((s) => s.heading).join(' \n '), text: page.sections.map((s) => s.text).join(' \n ') });
     },
     serializedBytes: async () => {
       let n = 0;
       await index.export((key: string, data: string) => void (n += key.length + (data?.length ?? 0)));
-      return n + Buffer.byteLength(JSON.stringify(texts));
+      return n + Buffer.byteLength(JSON.stringify(files));
     },
     query: async (q) => {
       const res = index.search(q, { limit: 10, suggest: true }) as Array<{ field: string; result: number[] }>;
       const ids = [...new Set(res.flatMap((r) => r.result))].slice(0, 10);
-      return ids.map((id) => ({ text: snippet(texts[id]!, queryTokens(q)) }));
+      const terms = queryTokens(q);
+      return Promise.all(ids.map(async (id) => ({ text: snippet((await text(files[id]!)).sections.map((s) => s.text).join(' '), terms) })));
     },
   };
 }
@@ -133,10 +137,23 @@ const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(
 
 async function child(name: string): Promise<void> {
   const paths = await listPages();
+  const engine = name === 'minisearch' ? miniSearchEngine() : await flexSearchEngine();
+  // as src/serve/search/build.ts does: page by page, read → extract → index, no text kept
+  let extractMs = 0;
+  let sections = 0;
   const t0 = performance.now();
-  const pages: Array<{ path: string; page: ExtractedPage }> = [];
-  for (const path of paths) pages.push({ path, page: await extractPage(await readFile(join(dir, 'site', path))) });
-  const extractMs = performance.now() - t0;
+  for (const path of paths) {
+    const html = await readFile(join(dir, 'site', path));
+    const te = performance.now();
+    const page = extractPage(html);
+    extractMs += performance.now() - te;
+    sections += page.sections.length;
+    engine.add(path, page);
+  }
+  const buildMs = performance.now() - t0;
+  const rssAfterBuildMb = process.resourceUsage().maxRSS / 1024;
+  const bytes = await engine.serializedBytes();
+  const rssAfterSerializeMb = process.resourceUsage().maxRSS / 1024;
   // The peer for extraction: lol-html (html-rewriter-wasm) with nothing but a text callback, the
   // least any extraction with it does; the same files.
   const { HTMLRewriter } = await import('html-rewriter-wasm');
@@ -149,14 +166,11 @@ async function child(name: string): Promise<void> {
     rw.free();
   }
   const lolHtmlFloorMs = performance.now() - tl;
-  const engine = name === 'minisearch' ? miniSearchEngine() : await flexSearchEngine();
-  const t1 = performance.now();
-  engine.build(pages);
-  const buildMs = performance.now() - t1;
-  const bytes = await engine.serializedBytes();
+  const pages: ExtractedPage[] = [];
+  for (const path of paths) pages.push(extractPage(await readFile(join(dir, 'site', path))));
   // query sets from the corpus: document frequencies of section words
   const df = new Map<string, number>();
-  for (const { page } of pages) for (const s of page.sections) for (const w of new Set(tokenize(s.text))) df.set(w, (df.get(w) ?? 0) + 1);
+  for (const page of pages) for (const s of page.sections) for (const w of new Set(tokenize(s.text))) df.set(w, (df.get(w) ?? 0) + 1);
   const byDf = [...df].filter(([w]) => /^[a-z]{6,}$/.test(w)).sort((a, b) => b[1] - a[1]);
   const n = Number(args.queries);
   const common = byDf.slice(0, 50).map(([w]) => w);
@@ -168,8 +182,7 @@ async function child(name: string): Promise<void> {
     typo: Array.from({ length: n }, () => rng.pick(rare)),
   };
   const typoOf = (w: string) => { const i = 2 + (w.length % (w.length - 3)); return w.slice(0, i) + w[i + 1] + w[i] + w.slice(i + 2); };
-  const result: Record<string, unknown> = { engine: name, pages: pages.length, sections: pages.reduce((a, p) => a + p.page.sections.length, 0), extractMs, lolHtmlFloorMs, buildMs, indexBytes: bytes };
-  const rssAfterBuildMb = process.resourceUsage().maxRSS / 1024;
+  const result: Record<string, unknown> = { engine: name, pages: paths.length, sections, extractMs, lolHtmlFloorMs, buildMs, indexBytes: bytes, peakRssMb: rssAfterBuildMb, serializeRssMb: rssAfterSerializeMb };
   for (const [set, qs] of Object.entries(sets)) {
     const times: number[] = [];
     let found = 0;
@@ -182,13 +195,12 @@ async function child(name: string): Promise<void> {
     }
     result[set] = { p50: pct(times, 0.5), p95: pct(times, 0.95), found: found / qs.length };
   }
-  result.peakRssMb = rssAfterBuildMb;
   process.stdout.write(JSON.stringify(result) + '\n');
 }
 
 // ---------- parent ----------
 interface Stat { p50: number; p95: number; found: number }
-interface Row { engine: string; pages: number; sections: number; extractMs: number; lolHtmlFloorMs: number; buildMs: number; indexBytes: number; peakRssMb: number; common: Stat; rare: Stat; typo: Stat }
+interface Row { engine: string; pages: number; sections: number; extractMs: number; lolHtmlFloorMs: number; buildMs: number; indexBytes: number; peakRssMb: number; serializeRssMb: number; common: Stat; rare: Stat; typo: Stat }
 async function main(): Promise<void> {
   if (args.child) return child(args.child);
   const g0 = performance.now();
@@ -200,9 +212,9 @@ async function main(): Promise<void> {
     rows.push(JSON.parse(out.trim().split('\n').pop()!) as Row);
   }
   const f = (x: number, d = 1) => x.toFixed(d);
-  console.log(`engine      pages  sections  extract s  build s  peak RSS MB  index MB  common p50/p95 ms  rare p50/p95 ms  typo p50/p95 ms  typo found`);
+  console.log(`engine      pages  sections  extract s  build s  peak RSS MB  +serialize MB  index MB  common p50/p95 ms  rare p50/p95 ms  typo p50/p95 ms  typo found`);
   for (const r of rows) {
-    console.log(`${r.engine.padEnd(10)}  ${String(r.pages).padStart(5)}  ${String(r.sections).padStart(8)}  ${f(r.extractMs / 1000).padStart(9)}  ${f(r.buildMs / 1000).padStart(7)}  ${f(r.peakRssMb, 0).padStart(11)}  ${f(r.indexBytes / 1048576).padStart(8)}  ${(f(r.common.p50, 2) + '/' + f(r.common.p95, 2)).padStart(17)}  ${(f(r.rare.p50, 2) + '/' + f(r.rare.p95, 2)).padStart(15)}  ${(f(r.typo.p50, 2) + '/' + f(r.typo.p95, 2)).padStart(15)}  ${f(r.typo.found * 100, 0).padStart(9)}%`);
+    console.log(`${r.engine.padEnd(10)}  ${String(r.pages).padStart(5)}  ${String(r.sections).padStart(8)}  ${f(r.extractMs / 1000).padStart(9)}  ${f(r.buildMs / 1000).padStart(7)}  ${f(r.peakRssMb, 0).padStart(11)}  ${f(r.serializeRssMb, 0).padStart(13)}  ${f(r.indexBytes / 1048576).padStart(8)}  ${(f(r.common.p50, 2) + '/' + f(r.common.p95, 2)).padStart(17)}  ${(f(r.rare.p50, 2) + '/' + f(r.rare.p95, 2)).padStart(15)}  ${(f(r.typo.p50, 2) + '/' + f(r.typo.p95, 2)).padStart(15)}  ${f(r.typo.found * 100, 0).padStart(9)}%`);
   }
   for (const r of rows) console.log(`${r.engine}: extraction ${f(r.extractMs / r.pages, 3)} ms/page with src/serve/search/scan-html.ts vs ${f(r.lolHtmlFloorMs / r.pages, 3)} ms/page for lol-html's text callbacks alone (${f(r.lolHtmlFloorMs / r.extractMs, 1)}x)`);
   if (rows.length === 2) {

@@ -69,16 +69,15 @@ export async function loadOrBuild(input: BuildInput): Promise<{ index: SearchInd
       notes.push(`cache file not used (${err instanceof Error ? err.message : String(err)}); rebuilt`);
     }
   }
-  const extracted: Array<{ path: string; page: ReturnType<typeof extractPage> }> = [];
+  // page by page: read, extract, index, drop the text (never all pages' text at once)
+  const index = SearchIndex.create();
   for (const p of input.pages) {
     try {
-      extracted.push({ path: p.path, page: extractPage(await readBounded(join(input.siteDir, p.path))) });
+      index.add(p.path, extractPage(await readBounded(join(input.siteDir, p.path))));
     } catch (err) {
       notes.push(`${p.path}: not indexed (${err instanceof Error ? err.message : String(err)})`);
     }
   }
-  const index = SearchIndex.build(extracted);
-  extracted.length = 0;
   if (input.cacheDir !== null) {
     try {
       await writeSearchCache(input.cacheDir, key, index.serializeLines());

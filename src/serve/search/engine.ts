@@ -60,15 +60,21 @@ export class SearchIndex {
     readonly pages: SearchPage[],
   ) {}
 
+  static create(): SearchIndex {
+    return new SearchIndex(new MiniSearch(OPTIONS), []);
+  }
+
   static build(input: Iterable<{ path: string; page: ExtractedPage }>): SearchIndex {
-    const ms = new MiniSearch(OPTIONS);
-    const pages: SearchPage[] = [];
-    for (const { path, page } of input) {
-      if (page.sections.length === 0 && page.title === '') continue;
-      const id = pages.push({ path: urlOfPage(path), file: path, title: page.title }) - 1;
-      ms.add({ id, title: page.title, headings: page.sections.map((x) => x.heading).join(' \n '), text: page.sections.map((x) => x.text).join(' \n ') });
-    }
-    return new SearchIndex(ms, pages);
+    const idx = SearchIndex.create();
+    for (const { path, page } of input) idx.add(path, page);
+    return idx;
+  }
+
+  /** Index one page (its text is not kept: see PageText). */
+  add(path: string, page: ExtractedPage): void {
+    if (page.sections.length === 0 && page.title === '') return;
+    const id = this.pages.push({ path: urlOfPage(path), file: path, title: page.title }) - 1;
+    this.ms.add({ id, title: page.title, headings: page.sections.map((x) => x.heading).join(' \n '), text: page.sections.map((x) => x.text).join(' \n ') });
   }
 
   /**
