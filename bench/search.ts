@@ -12,8 +12,10 @@
  *   child), serialized index size,
  * - query latency p50/p95 (server side: the engine's search + snippets) for common words, rare
  *   words and words with a typo, and how many typo queries still find the page with the word.
- * MiniSearch is what src/serve/search/engine.ts uses; FlexSearch (0.8, Document index,
- * `tokenize: 'forward'`, same Intl.Segmenter tokenizer) is its peer. Ratios are printed.
+ * Engines: `airlock` (src/serve/search/engine.ts over compact.ts, what serve uses) and its peers
+ * MiniSearch 7 and FlexSearch 0.8 (Document index, `tokenize: 'forward'`), all with one document
+ * per page, the same Intl.Segmenter tokenizer and snippets from the page read again. Ratios of
+ * the first engine to each other are printed.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -29,7 +31,7 @@ import { queryTokens, tokenize } from '../src/serve/search/tokenize.js';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const { values: args } = parseArgs({ options: {
   pages: { type: 'string', default: '10000' }, queries: { type: 'string', default: '200' },
-  engines: { type: 'string', default: 'minisearch,flexsearch' }, child: { type: 'string' }, dir: { type: 'string' },
+  engines: { type: 'string', default: 'airlock,minisearch,flexsearch' }, child: { type: 'string' }, dir: { type: 'string' },
 } });
 const PAGES = Number(args.pages);
 const dir = resolve(args.dir ?? join(ROOT, `bench/out/search-${PAGES}`));
@@ -88,10 +90,12 @@ interface Engine {
   query(q: string): Promise<Array<{ text: string }>>;
 }
 
-function miniSearchEngine(): Engine {
+// as the search worker does: the hits' pages are read and extracted again for their snippets
+const pageText = async (file: string) => extractPage(await readFile(join(dir, 'site', file)));
+
+/** src/serve/search/engine.ts (compact.ts underneath): what airlock serves. */
+function airlockEngine(): Engine {
   const idx = SearchIndex.create();
-  // as the search worker does: the hits' pages are read and extracted again for their snippets
-  const text = async (file: string) => extractPage(await readFile(join(dir, 'site', file)));
   return {
     add: (path, page) => idx.add(path, page),
     serializedBytes: async () => {
@@ -99,7 +103,38 @@ function miniSearchEngine(): Engine {
       for (const l of idx.serializeLines()) n += Buffer.byteLength(l) + 1;
       return n;
     },
-    query: async (q) => (await idx.query(q, text, { pageSize: 10 })).map((h) => ({ text: h.content })),
+    query: async (q) => (await idx.query(q, pageText, { pageSize: 10 })).map((h) => ({ text: h.content })),
+  };
+}
+
+/** MiniSearch 7 with the same documents, tokenizer and query plan (prefix on the last word, fuzzy when too few). */
+async function miniSearchEngine(): Promise<Engine> {
+  const { default: MiniSearch } = await import('minisearch');
+  const options = {
+    fields: ['title', 'headings', 'text'], storeFields: [] as string[], tokenize: (t: string) => tokenize(t), processTerm: (t: string) => t,
+    searchOptions: { tokenize: (t: string) => queryTokens(t) },
+  };
+  const ms = new MiniSearch(options);
+  const files: string[] = [];
+  const base = { prefix: (t: string, i: number, all: string[]) => i === all.length - 1, boost: { title: 4, headings: 2, text: 1 } };
+  const fuzzy = { ...base, fuzzy: (t: string) => (t.length < 4 ? false : t.length < 8 ? 1 : 2), maxFuzzy: 2 };
+  return {
+    add: (path, page) => {
+      const id = files.push(path) - 1;
+      ms.add({ id, title: page.title, headings: page.sections.map((s) => s.heading).join(' \n '), text: page.sections.map((s) => s.text).join(' \n ') });
+    },
+    serializedBytes: async () => {
+      const { index, ...rest } = ms.toJSON();
+      let n = Buffer.byteLength(JSON.stringify(rest));
+      for (let i = 0; i < index.length; i += 20_000) n += Buffer.byteLength(JSON.stringify(index.slice(i, i + 20_000)));
+      return n;
+    },
+    query: async (q) => {
+      let res = ms.search(q, { ...base, combineWith: 'AND' });
+      if (res.length < 10) res = ms.search(q, { ...fuzzy, combineWith: 'AND' });
+      if (res.length === 0) res = ms.search(q, { ...fuzzy, combineWith: 'OR' });
+      return Promise.all(res.slice(0, 10).map(async (r) => ({ text: snippet((await pageText(files[r.id as number]!)).sections.map((s) => s.text).join(' '), r.terms) })));
+    },
   };
 }
 
@@ -112,7 +147,6 @@ async function flexSearchEngine(): Promise<Engine> {
     encode: (t: string) => tokenize(t),
   } as ConstructorParameters<typeof Document<Doc>>[0]);
   const files: string[] = [];
-  const text = async (file: string) => extractPage(await readFile(join(dir, 'site', file)));
   return {
     // one document per page, like src/serve/search/engine.ts, and no text kept either
     add: (path, page) => {
@@ -128,7 +162,7 @@ async function flexSearchEngine(): Promise<Engine> {
       const res = index.search(q, { limit: 10, suggest: true }) as Array<{ field: string; result: number[] }>;
       const ids = [...new Set(res.flatMap((r) => r.result))].slice(0, 10);
       const terms = queryTokens(q);
-      return Promise.all(ids.map(async (id) => ({ text: snippet((await text(files[id]!)).sections.map((s) => s.text).join(' '), terms) })));
+      return Promise.all(ids.map(async (id) => ({ text: snippet((await pageText(files[id]!)).sections.map((s) => s.text).join(' '), terms) })));
     },
   };
 }
@@ -137,7 +171,7 @@ const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(
 
 async function child(name: string): Promise<void> {
   const paths = await listPages();
-  const engine = name === 'minisearch' ? miniSearchEngine() : await flexSearchEngine();
+  const engine = name === 'airlock' ? airlockEngine() : name === 'minisearch' ? await miniSearchEngine() : await flexSearchEngine();
   // as src/serve/search/build.ts does: page by page, read → extract → index, no text kept
   let extractMs = 0;
   let sections = 0;
@@ -217,10 +251,10 @@ async function main(): Promise<void> {
     console.log(`${r.engine.padEnd(10)}  ${String(r.pages).padStart(5)}  ${String(r.sections).padStart(8)}  ${f(r.extractMs / 1000).padStart(9)}  ${f(r.buildMs / 1000).padStart(7)}  ${f(r.peakRssMb, 0).padStart(11)}  ${f(r.serializeRssMb, 0).padStart(13)}  ${f(r.indexBytes / 1048576).padStart(8)}  ${(f(r.common.p50, 2) + '/' + f(r.common.p95, 2)).padStart(17)}  ${(f(r.rare.p50, 2) + '/' + f(r.rare.p95, 2)).padStart(15)}  ${(f(r.typo.p50, 2) + '/' + f(r.typo.p95, 2)).padStart(15)}  ${f(r.typo.found * 100, 0).padStart(9)}%`);
   }
   for (const r of rows) console.log(`${r.engine}: extraction ${f(r.extractMs / r.pages, 3)} ms/page with src/serve/search/scan-html.ts vs ${f(r.lolHtmlFloorMs / r.pages, 3)} ms/page for lol-html's text callbacks alone (${f(r.lolHtmlFloorMs / r.extractMs, 1)}x)`);
-  if (rows.length === 2) {
-    const [a, b] = rows as [Row, Row];
-    const ratio = (k: (r: Row) => number) => f(k(a) / k(b), 2);
-    console.log(`ratio ${a.engine}/${b.engine}: build ${ratio((r) => r.buildMs)}x, peak RSS ${ratio((r) => r.peakRssMb)}x, index size ${ratio((r) => r.indexBytes)}x, common p95 ${ratio((r) => r.common.p95)}x, rare p95 ${ratio((r) => r.rare.p95)}x`);
+  const [a] = rows;
+  for (const b of rows.slice(1)) {
+    const ratio = (k: (r: Row) => number) => f(k(a!) / k(b), 2);
+    console.log(`ratio ${a!.engine}/${b.engine}: build ${ratio((r) => r.buildMs)}x, peak RSS ${ratio((r) => r.peakRssMb)}x, index size ${ratio((r) => r.indexBytes)}x, common p95 ${ratio((r) => r.common.p95)}x, rare p95 ${ratio((r) => r.rare.p95)}x, typo p95 ${ratio((r) => r.typo.p95)}x`);
   }
 }
 

@@ -1,17 +1,16 @@
-import MiniSearch, { type SearchResult } from 'minisearch';
-import { isCjk, queryTokens, tokenize } from './tokenize.js';
+import { CompactCore } from './compact.js';
+import { tokenize } from './tokenize.js';
 import type { ExtractedPage, PageSection } from './extract.js';
 
-
 /**
- * The local search index of one version (issue 17): MiniSearch underneath (chosen on
- * bench/search.ts's numbers, see docs/readme/17.md), one document per PAGE (title, headings,
- * text), so the index holds one posting per word and page rather than per section (half the
- * memory at 10,000 pages). The text itself is not kept: for the (at most 50) hits of a query the
- * page is read and extracted again (`PageText`, ~0.5 ms a page), and the hit is placed in the
- * section that holds most of the matched words, which gives the deep link (`/page#anchor`) and
- * the snippet (HTML-escaped, matched words in `<mark>`). Prefix search on the last word and typo tolerance when the exact/prefix search
- * finds too little; title and headings boosted; AND of the words first, OR when that finds nothing.
+ * The local search index of one version (issue 17): compact.ts underneath (chosen on
+ * bench/search.ts's numbers against MiniSearch and FlexSearch, see docs/readme/17.md), one
+ * document per PAGE (title, headings, text). The text itself is not kept: for the (at most 50)
+ * hits of a query the page is read and extracted again (`PageText`, ~0.5 ms a page), and the hit
+ * is placed in the section that holds most of the matched words, which gives the deep link
+ * (`/page#anchor`) and the snippet (HTML-escaped, matched words in `<mark>`). Prefix search on the
+ * last word (the one being typed) and typo tolerance when exact/prefix matching finds too little;
+ * title and headings weigh more; AND of the words first, OR when that finds nothing.
  */
 export interface SearchPage {
   /** URL path (`/a/b`). */
@@ -37,14 +36,6 @@ export interface QueryOptions {
   pathPrefix?: string;
 }
 
-const FIELDS = ['title', 'headings', 'text'];
-const OPTIONS = {
-  fields: FIELDS,
-  storeFields: [] as string[],
-  tokenize: (text: string) => tokenize(text),
-  processTerm: (t: string) => t,
-  searchOptions: { tokenize: (text: string) => queryTokens(text) },
-};
 export const MAX_PAGE_SIZE = 50;
 
 /** The page URL of a manifest path (`a/b.html` → `/a/b`, `a/index.html` → `/a/`). */
@@ -56,12 +47,12 @@ export function urlOfPage(path: string): string {
 
 export class SearchIndex {
   private constructor(
-    private readonly ms: MiniSearch,
+    private readonly core: CompactCore,
     readonly pages: SearchPage[],
   ) {}
 
   static create(): SearchIndex {
-    return new SearchIndex(new MiniSearch(OPTIONS), []);
+    return new SearchIndex(new CompactCore(), []);
   }
 
   static build(input: Iterable<{ path: string; page: ExtractedPage }>): SearchIndex {
@@ -73,42 +64,30 @@ export class SearchIndex {
   /** Index one page (its text is not kept: see PageText). */
   add(path: string, page: ExtractedPage): void {
     if (page.sections.length === 0 && page.title === '') return;
-    const id = this.pages.push({ path: urlOfPage(path), file: path, title: page.title }) - 1;
-    this.ms.add({ id, title: page.title, headings: page.sections.map((x) => x.heading).join(' \n '), text: page.sections.map((x) => x.text).join(' \n ') });
+    this.pages.push({ path: urlOfPage(path), file: path, title: page.title });
+    this.core.add({ title: page.title, headings: page.sections.map((x) => x.heading).join(' \n '), text: page.sections.map((x) => x.text).join(' \n ') });
   }
 
   /**
-   * The index as JSON lines for the cache file (cache-file.ts): pages, the engine's state without
-   * its term index, then the term index in batches, so no single string holds the whole index.
+   * The index as JSON lines for the cache file (cache-file.ts): the pages, then the core's lines
+   * (terms in batches, typed arrays in base64 chunks), so no single string holds the whole index.
    */
-  *serializeLines(batch = 20_000): Generator<string> {
+  *serializeLines(): Generator<string> {
     yield JSON.stringify(this.pages);
-    const { index, ...rest } = this.ms.toJSON();
-    yield JSON.stringify(rest);
-    for (let i = 0; i < index.length; i += batch) yield JSON.stringify(index.slice(i, i + batch));
+    yield* this.core.serializeLines();
   }
 
   /** Throws on anything that is not what serializeLines wrote (the caller rebuilds). */
   static deserialize(lines: readonly string[]): SearchIndex {
     if (lines.length < 2) throw new Error('not a search index');
     const pages = JSON.parse(lines[0]!) as SearchPage[];
-    const rest = JSON.parse(lines[1]!) as Record<string, unknown>;
-    if (!Array.isArray(pages) || rest === null || typeof rest !== 'object' || Array.isArray(rest)) throw new Error('not a search index');
+    if (!Array.isArray(pages)) throw new Error('not a search index');
     for (const p of pages) {
       if (typeof p?.path !== 'string' || typeof p.file !== 'string' || typeof p.title !== 'string' || !p.path.startsWith('/')) throw new Error('bad page record');
     }
-    const index: unknown[] = [];
-    for (const line of lines.slice(2)) {
-      const part = JSON.parse(line) as unknown;
-      if (!Array.isArray(part)) throw new Error('bad term index batch');
-      for (const e of part) index.push(e);
-    }
-    for (const e of index) {
-      if (!Array.isArray(e) || typeof e[0] !== 'string' || e[1] === null || typeof e[1] !== 'object') throw new Error('bad term index entry');
-    }
-    const ms = MiniSearch.loadJS({ ...rest, index } as unknown as Parameters<typeof MiniSearch.loadJS>[0], OPTIONS);
-    if (ms.documentCount !== pages.length) throw new Error(`index holds ${ms.documentCount} documents, records ${pages.length}`);
-    return new SearchIndex(ms, pages);
+    const core = CompactCore.deserialize(lines.slice(1));
+    if (core.docCount !== pages.length) throw new Error(`index holds ${core.docCount} pages, records ${pages.length}`);
+    return new SearchIndex(core, pages);
   }
 
   get size(): number {
@@ -117,28 +96,20 @@ export class SearchIndex {
 
   async query(q: string, pageText: PageText, o: QueryOptions = {}): Promise<SearchHit[]> {
     const pageSize = Math.min(MAX_PAGE_SIZE, Math.max(1, o.pageSize ?? 10));
-    const terms = queryTokens(q).slice(0, 12);
-    if (terms.length === 0) return [];
-    const text = terms.join(' ');
     const prefix = o.pathPrefix;
-    const base = {
-      // prefix on the last word only (the one being typed): a prefix on every word of a common
-      // phrase multiplies the terms scored, which is what costs time on a large site
-      prefix: (t: string, i: number, all: string[]) => i === all.length - 1 && (t.length >= 2 || isCjk(t)),
-      boost: { title: 4, headings: 2, text: 1 },
-      filter: prefix ? (r: SearchResult) => this.pages[r.id as number]!.path.startsWith(prefix) : undefined,
-    };
-    const fuzzy = { ...base, fuzzy: (t: string) => (isCjk(t) || t.length < 4 ? false : t.length < 8 ? 1 : 2), maxFuzzy: 2 };
-    // Exact and prefix matches first; typo tolerance only when they find too little (it is the
-    // expensive part on common words, and a word that exists is what the reader meant).
-    let res = this.ms.search(text, { ...base, combineWith: 'AND' });
-    if (res.length < pageSize) res = this.ms.search(text, { ...fuzzy, combineWith: 'AND' });
-    if (res.length === 0 && terms.length > 1) res = this.ms.search(text, { ...fuzzy, combineWith: 'OR' });
-    return Promise.all(res.slice(0, pageSize).map(async (r) => {
-      const page = this.pages[r.id as number]!;
-      const sec = bestSection((await pageText(page.file).catch(() => null))?.sections ?? [], r.terms);
+    const filter = prefix ? (id: number) => this.pages[id]!.path.startsWith(prefix) : undefined;
+    // Exact and prefix matches first; typo tolerance only when they find too little (a word that
+    // exists is what the reader meant); AND of the words, OR when that finds nothing.
+    let res = this.core.search(q, { fuzzy: false, and: true, filter });
+    if (res.hits.length < pageSize) res = this.core.search(q, { fuzzy: true, and: true, filter });
+    if (res.hits.length === 0) res = this.core.search(q, { fuzzy: true, and: false, filter });
+    const matched = res.terms;
+    return Promise.all(res.hits.slice(0, pageSize).map(async (r) => {
+      const page = this.pages[r.id]!;
+      const sec = bestSection((await pageText(page.file).catch(() => null))?.sections ?? [], matched);
+      const words = sec ? new Set([...tokenize(sec.heading), ...tokenize(sec.text)]) : new Set<string>();
       return {
-        content: sec ? snippet(sec.text || sec.heading, r.terms) : '',
+        content: sec ? snippet(sec.text || sec.heading, matched.filter((t) => words.has(t))) : '',
         path: page.path + (sec?.anchor ? '#' + encodeURIComponent(sec.anchor) : ''),
         metadata: { title: page.title, heading: sec?.heading ?? '', anchor: sec?.anchor ?? null, page: page.path, score: Math.round(r.score * 1000) / 1000 },
       };
