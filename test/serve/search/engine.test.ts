@@ -85,3 +85,23 @@ describe('the cache file', () => {
     expect(await readSearchCache(dir, 'k')).toMatchObject({ ok: false, reason: 'header is not JSON' });
   });
 });
+
+describe('compact core', () => {
+  it('within: bounded edit distance', async () => {
+    const { within } = await import('../../../src/serve/search/compact.js');
+    expect(within('webhooks', 'webhoks', 1)).toBe(true);
+    expect(within('signature', 'signatrue', 1)).toBe(false); // a transposition is two edits
+    expect(within('signature', 'signatrue', 2)).toBe(true);
+    expect(within('abc', 'xyz', 2)).toBe(false);
+  });
+
+  it('a posting that names a page beyond the index is refused', () => {
+    const lines = [...idx.serializeLines()];
+    const docsAt = lines.findIndex((l) => l.startsWith('{"k":"docs"'));
+    const v = JSON.parse(lines[docsAt]!) as { k: string; b: string };
+    const b = Buffer.from(v.b, 'base64');
+    b.writeUInt32LE(99, 0);
+    lines[docsAt] = JSON.stringify({ k: 'docs', b: b.toString('base64') });
+    expect(() => SearchIndex.deserialize(lines)).toThrow(/does not exist/);
+  });
+});
