@@ -128,10 +128,13 @@ export class CompactCore {
       }
     }
     if (fuzzy && !isCjk(tok) && tok.length >= 4) {
+      // only terms with the same first letter (a contiguous range of the sorted terms: typos in
+      // the first letter are rare, and this is 1/26th of the work) and a length within d
       const d = tok.length < 8 ? 1 : 2;
-      for (let i = 0; i < this.terms.length; i++) {
+      const first = tok[0]!;
+      for (let i = this.lower(first), end = this.lower(first + '\uffff'); i < end; i++) {
         const t = this.terms[i]!;
-        if (Math.abs(t.length - tok.length) > d || t === tok || t.charCodeAt(0) !== tok.charCodeAt(0)) continue;
+        if (Math.abs(t.length - tok.length) > d || t === tok) continue;
         if (within(tok, t, d)) out.push([i, 0.5]);
       }
     }
@@ -242,20 +245,33 @@ function popcount(x: number): number {
   return n;
 }
 
-/** Levenshtein distance of a and b is at most d (banded, early exit). */
+let rowA = new Int32Array(64);
+let rowB = new Int32Array(64);
+
+/** Levenshtein distance of a and b is at most d (two reused rows, early exit when a row exceeds d). */
 export function within(a: string, b: string, d: number): boolean {
   if (Math.abs(a.length - b.length) > d) return false;
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  const m = b.length;
+  if (rowA.length <= m) {
+    rowA = new Int32Array(m + 1);
+    rowB = new Int32Array(m + 1);
+  }
+  let prev = rowA;
+  let cur = rowB;
+  for (let j = 0; j <= m; j++) prev[j] = j;
   for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
+    cur[0] = i;
     let best = i;
-    for (let j = 1; j <= b.length; j++) {
-      const v = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a.charCodeAt(i - 1) === b.charCodeAt(j - 1) ? 0 : 1));
-      cur.push(v);
+    const ca = a.charCodeAt(i - 1);
+    for (let j = 1; j <= m; j++) {
+      const v = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (ca === b.charCodeAt(j - 1) ? 0 : 1));
+      cur[j] = v;
       if (v < best) best = v;
     }
     if (best > d) return false;
+    const t = prev;
     prev = cur;
+    cur = t;
   }
-  return prev[b.length]! <= d;
+  return prev[m]! <= d;
 }
