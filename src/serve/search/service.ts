@@ -53,18 +53,6 @@ export class LocalSearch {
     if (!this.entries.has(src.label)) this.start(src);
   }
 
-  /** The state of a version's index: 'none' when nothing was started for it. */
-  state(version: string): Entry['state'] | 'none' {
-    return this.entries.get(version)?.state ?? 'none';
-  }
-
-  /** Resolves once the version's index is ready or failed (tests, bench). */
-  async settled(version: string, timeoutMs = 60_000): Promise<Entry['state'] | 'none'> {
-    const end = Date.now() + timeoutMs;
-    while (this.state(version) === 'building' && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
-    return this.state(version);
-  }
-
   async query(src: VersionSource, query: string, options: QueryOptions): Promise<SearchAnswer> {
     let e = this.entries.get(src.label);
     if (!e) {
