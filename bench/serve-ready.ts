@@ -135,16 +135,36 @@ async function readyBench(): Promise<void> {
     await rm(join(store, 'versions', label, 'html'), { recursive: true, force: true });
     const s = await serve(store);
     cold.push(s.ms);
-    await stop(s);
+    const r = await fetchLen(s.url + '/').finally(() => stop(s));
+    if (r.status !== 200) throw new Error(`cold run: / answered ${r.status}`);
     process.stderr.write(`cold ${i + 1}: ${s.ms.toFixed(0)} ms\n`);
+  }
+  // Serve transforms HTML lazily, in the background: let one server finish the whole cache (its
+  // index lists every page) before the warm runs.
+  {
+    const s = await serve(store);
+    const t0 = performance.now();
+    try {
+      // Complete: the server logs "transformed N HTML page(s)" when its background build is done.
+      while (!/transformed \d+ HTML page/.test(s.stderr.join(''))) {
+        if (performance.now() - t0 > 600_000) throw new Error('the HTML cache was not complete after 600 s');
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    } finally {
+      await stop(s);
+    }
+    process.stderr.write(`HTML cache of ${pages} pages completed in the background in ${((performance.now() - t0) / 1000).toFixed(1)} s after ready\n`);
   }
   for (let i = 0; i < runs; i++) {
     const s = await serve(store);
-    warm.push(s.ms);
-    const r = await fetchLen(s.url + '/');
-    if (r.status !== 200 || s.stderr.join('').includes('transformed')) throw new Error(`warm run was not warm: ${r.status} ${s.stderr.join('')}`);
-    rss = rssMb(s.child.pid!);
-    await stop(s);
+    try {
+      warm.push(s.ms);
+      const r = await fetchLen(s.url + '/');
+      if (r.status !== 200 || s.stderr.join('').includes('transformed')) throw new Error(`warm run was not warm: ${r.status} ${s.stderr.join('')}`);
+      rss = rssMb(s.child.pid!);
+    } finally {
+      await stop(s);
+    }
     process.stderr.write(`warm ${i + 1}: ${s.ms.toFixed(0)} ms\n`);
   }
   process.stdout.write(`\n| ${v.files} files, ${pages} pages | spawn → listening (median of ${runs}) |\n|---|---:|\n`);

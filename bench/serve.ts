@@ -8,12 +8,15 @@
  * Workloads: one hot ~15 KB page, and a random mix of 1,000 pages (clean URLs, as the site links).
  * All servers stay up; `--rounds` interleaves them and the table shows medians over rounds.
  * `airlock --metrics` is the same server counting every request for /_airlock/metrics (overhead
- * line: its req/s over airlock's, per round; target ≥ 0.95).
+ * line: its req/s over airlock's, per round; target ≥ 0.95). `airlock --tls` is the same server
+ * with --tls-cert/--tls-key (a self-signed pair made with openssl; `--skip tls` leaves it out),
+ * loaded over HTTP/1.1 + TLS with keep-alive (TLS line: its req/s over plain airlock's, per round).
  * airlock runs as in production: `airlock serve` (air-gapped, HTML transformed once per version,
  * here by the import step, as `airlock import` does).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer, request } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { chmod, mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir, cpus } from 'node:os';
 import { join } from 'node:path';
@@ -58,7 +61,7 @@ async function sirvServer(port: number, dir: string): Promise<void> {
 
 function fetchOnce(url: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
   return new Promise((resolve, reject) => {
-    request(url, { agent: false }, (res) => {
+    (url.startsWith('https:') ? httpsRequest : request)(url, { agent: false, rejectUnauthorized: false }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
@@ -96,7 +99,8 @@ function runLoad(url: string, script: string | null, seconds: number): { rps: nu
     return { rps, p99ms, errors: Number(errs?.[1] ?? 0) + (sock ? sock.slice(1).reduce((n, x) => n + Number(x), 0) : 0) };
   }
   const [cmd, argv] = pinned(1, 'npx', ['--yes', 'autocannon', '-c', '50', '-d', String(seconds), '-j', url]);
-  const j = JSON.parse(spawnSync(cmd, argv, { encoding: 'utf8' }).stdout) as { requests: { average: number }; latency: { p99: number }; non2xx: number; errors: number };
+  // A self-signed certificate on 127.0.0.1 (the TLS run): the load generator does not verify it.
+  const j = JSON.parse(spawnSync(cmd, argv, { encoding: 'utf8', env: { ...process.env, NODE_TLS_REJECT_UNAUTHORIZED: '0' } }).stdout) as { requests: { average: number }; latency: { p99: number }; non2xx: number; errors: number };
   return { rps: j.requests.average, p99ms: j.latency.p99, errors: j.non2xx + j.errors };
 }
 
@@ -159,13 +163,22 @@ async function main(): Promise<void> {
       const [c, a] = pinned(0, cmd, argv);
       const child = spawn(c, a, { stdio: ['ignore', 'ignore', 'inherit'] });
       children.push(child);
-      await waitUp(`http://127.0.0.1:${port}${hot.url}`);
+      await waitUp(`${scheme(port)}://127.0.0.1:${port}${hot.url}`);
       return child;
     };
     const airlockPort = 18_401;
+    const tlsPort = 18_406;
+    const scheme = (port: number) => (port === tlsPort ? 'https' : 'http');
+    // TLS beside plain HTTP: the same server with a self-signed pair; the load generator speaks
+    // HTTP/1.1 over TLS (ALPN falls back), so the ratio is the cost of TLS alone.
+    const tlsKey = join(work, 'tls.key');
+    const tlsCert = join(work, 'tls.crt');
+    const haveTls = !skip.has('tls') && spawnSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', tlsKey, '-out', tlsCert,
+      '-days', '2', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' }).status === 0;
     const servers: Array<[string, () => Promise<ChildProcess>, number]> = [
       ['airlock', () => start('airlock', process.execPath, [BIN, 'serve', '--store', store, '--port', String(airlockPort)], airlockPort), airlockPort],
       ['airlock --metrics', () => start('airlock-metrics', process.execPath, [BIN, 'serve', '--store', store, '--port', '18405', '--metrics'], 18_405), 18_405],
+      ...(haveTls ? [['airlock --tls', () => start('airlock-tls', process.execPath, [BIN, 'serve', '--store', store, '--port', String(tlsPort), '--tls-cert', tlsCert, '--tls-key', tlsKey], tlsPort), tlsPort] as [string, () => Promise<ChildProcess>, number]] : []),
       ['raw node:http (Map)', () => start('raw', process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--serve', 'raw', '--port', '18402', '--origin', `http://127.0.0.1:${airlockPort}`, '--paths', pathsFile], 18_402), 18_402],
       ['sirv', () => start('sirv', process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--serve', 'sirv', '--port', '18403', '--dir', siteDir], 18_403), 18_403],
     ];
@@ -185,8 +198,8 @@ async function main(): Promise<void> {
     for (let round = 1; round <= rounds; round++) {
       for (const [name, port] of up) {
         for (const [workload, script, path] of [['hot 15 KB page', null, hot.url], ['1,000-page mix', lua, '/']] as const) {
-          runLoad(`http://127.0.0.1:${port}${path}`, script, 1); // warm-up: JIT, caches
-          const r = runLoad(`http://127.0.0.1:${port}${path}`, script, seconds);
+          runLoad(`${scheme(port)}://127.0.0.1:${port}${path}`, script, 1); // warm-up: JIT, caches
+          const r = runLoad(`${scheme(port)}://127.0.0.1:${port}${path}`, script, seconds);
           results.push({ server: name, workload, round, ...r });
           process.stderr.write(`round ${round} ${name.padEnd(20)} ${workload.padEnd(16)} ${r.rps.toFixed(0).padStart(7)} req/s  p99 ${r.p99ms.toFixed(2)} ms  errors ${r.errors}\n`);
         }
@@ -215,6 +228,12 @@ async function main(): Promise<void> {
     if (on.length === 0) continue;
     const ratios = on.map((r) => r.rps / (of('airlock', w).find((x) => x.round === r.round)?.rps ?? NaN));
     process.stdout.write(`metrics on/off, ${w}: ${median(ratios).toFixed(3)}× (${ratios.map((x) => x.toFixed(3)).join(', ')}; target ≥ 0.95)\n`);
+  }
+  for (const w of [...new Set(results.map((r) => r.workload))]) {
+    const on = of('airlock --tls', w);
+    if (on.length === 0) continue;
+    const ratios = on.map((r) => r.rps / (of('airlock', w).find((x) => x.round === r.round)?.rps ?? NaN));
+    process.stdout.write(`TLS (HTTP/1.1 over TLS, keep-alive) / plain HTTP, ${w}: ${median(ratios).toFixed(3)}× (${ratios.map((x) => x.toFixed(3)).join(', ')})\n`);
   }
   process.stdout.write(`\n(medians of ${rounds} interleaved rounds, ${seconds} s per run, 50 connections, server on core 0, ${hasCmd('wrk') ? 'wrk' : 'autocannon'} on core 1; target: airlock ≥ 0.85× raw, p99 ≤ 5 ms)\n`);
 }

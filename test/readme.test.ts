@@ -50,7 +50,7 @@ describe('README', () => {
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => process.kill(-child.pid!, 'SIGKILL'), 150_000);
+    const timer = setTimeout(() => process.kill(-child.pid!, 'SIGKILL'), 270_000);
     const status = await new Promise<number | null>((r) => child.on('close', r));
     clearTimeout(timer);
     // Whatever the session left running (it should leave nothing) goes with its process group.
@@ -71,5 +71,5 @@ describe('README', () => {
     expect(readdirSync(join(s, 'downstream'))).toEqual(['docs.example.com-v2.airlock']);
     expect(existsSync(join(s, 'keys')), 'emulate removes its key folder when stopped').toBe(false);
     expect(JSON.parse(readFileSync(join(s, 'store', 'state.json'), 'utf8')).active).toBe('v2');
-  });
+  }, 300_000);
 });

@@ -12,3 +12,4 @@ export { tarChecksumValid } from './detect.js';
 export { resolveLimits } from './types.js';
 export { probeCaseFolding } from './case-probe.js';
 export { hashByteSource } from './source.js';
+export { SpanFile, spanStream, MAX_SPANS, type FileSpan } from './spans.js';

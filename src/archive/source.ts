@@ -1,16 +1,30 @@
-import { open, stat, type FileHandle } from 'node:fs/promises';
-import { createReadStream, type ReadStream } from 'node:fs';
+import { open, stat } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { ByteSource } from './types.js';
 import { ARCHIVE_CODES, malformed } from './errors.js';
+import { SpanFile, spanStream, type FileSpan } from './spans.js';
 
 /** A ByteSource checked against the file: absolute start and exact length. */
 export interface Range {
   path: string;
   start: number;
   length: number;
+  /** Set when the file is a concatenation of pieces of other files (see spans.ts). */
+  spans?: readonly FileSpan[];
+}
+
+/** What readAt and handleRangeStream need of an open file: a FileHandle, or a SpanFile. */
+export interface ReadHandle {
+  read(buffer: Buffer, offset: number, length: number, position: number): Promise<{ bytesRead: number; buffer: Buffer }>;
+  close(): Promise<void>;
+}
+
+/** Open the file under a range (all its pieces, for spans). */
+export async function openRange(r: Range): Promise<ReadHandle> {
+  return r.spans ? SpanFile.open(r.spans) : open(r.path, 'r');
 }
 
 const SourceSchema = z.object({
@@ -24,23 +38,32 @@ export const READ_CHUNK = 1024 * 1024;
 
 export async function resolveRange(src: ByteSource): Promise<Range> {
   const s = SourceSchema.parse(src);
-  const size = (await stat(s.path)).size;
+  const spans = src.spans;
+  let size: number;
+  if (spans) {
+    const f = await SpanFile.open(spans); // checks every piece against its file's size
+    size = f.size;
+    await f.close();
+  } else {
+    size = (await stat(s.path)).size;
+  }
   const start = s.offset ?? 0;
   const length = s.length ?? Math.max(0, size - start);
   if (start + length > size) {
     throw malformed(ARCHIVE_CODES.TRUNCATED, s.path, `byte range ${start}+${length} runs past the end of the file (${size} bytes)`);
   }
-  return { path: s.path, start, length };
+  return spans ? { path: s.path, start, length, spans } : { path: s.path, start, length };
 }
 
 /** A stream over exactly the range (createReadStream's `end` is inclusive). */
-export function rangeStream(r: Range, highWaterMark = READ_CHUNK): ReadStream {
+export function rangeStream(r: Range, highWaterMark = READ_CHUNK): Readable {
+  if (r.spans) return spanStream(r.spans, r.start, r.length, highWaterMark);
   if (r.length === 0) return createReadStream(r.path, { start: r.start, end: r.start - 1, highWaterMark, emitClose: true });
   return createReadStream(r.path, { start: r.start, end: r.start + r.length - 1, highWaterMark });
 }
 
 /** Read `length` bytes at `pos` (relative to the range) from an open handle; short reads are a truncation. */
-export async function readAt(fh: FileHandle, r: Range, pos: number, length: number, subject: string): Promise<Buffer> {
+export async function readAt(fh: ReadHandle, r: Range, pos: number, length: number, subject: string): Promise<Buffer> {
   if (pos < 0 || pos + length > r.length) {
     throw malformed(ARCHIVE_CODES.TRUNCATED, subject, `needs bytes ${pos}..${pos + length} but the archive has ${r.length}`);
   }
@@ -55,7 +78,7 @@ export async function readAt(fh: FileHandle, r: Range, pos: number, length: numb
 }
 
 export async function readHead(r: Range, n: number): Promise<Buffer> {
-  const fh = await open(r.path, 'r');
+  const fh = await openRange(r);
   try {
     return await readAt(fh, r, 0, Math.min(n, r.length), r.path);
   } finally {
@@ -82,7 +105,7 @@ export async function hashRange(r: Range, signal?: AbortSignal): Promise<string>
  * A Readable over [start, start+length) of an already open handle that never closes it
  * (fs.ReadStream closes its fd on destroy even with autoClose false).
  */
-export function handleRangeStream(fh: FileHandle, start: number, length: number): Readable {
+export function handleRangeStream(fh: ReadHandle, start: number, length: number): Readable {
   let pos = start;
   const endPos = start + length;
   return new Readable({

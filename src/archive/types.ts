@@ -22,11 +22,16 @@ export const DEFAULT_LIMITS: ArchiveLimits = Object.freeze({
  */
 export const RATIO_FLOOR_BYTES = 1024 * 1024;
 
+import type { FileSpan } from './spans.js';
+
 /** A byte range of a file: the whole file, or an archive member inside a .airlock package. */
 export interface ByteSource {
   path: string;
   offset?: number;
   length?: number;
+  /** The logical file is these pieces of other files, concatenated (a package read in place from
+   *  its volumes); `path` then only names it in messages and offset/length address the whole. */
+  spans?: readonly FileSpan[];
 }
 
 /** One file of the archive. `path` is validated and normalised ("./" and "//" removed), not yet stripped. */

@@ -1,9 +1,8 @@
-import type { FileHandle } from 'node:fs/promises';
 import { type Readable, Transform, type TransformCallback } from 'node:stream';
 import { createInflateRaw, crc32 } from 'node:zlib';
 import type { CdEntry } from './zip-cd.js';
 import { ARCHIVE_CODES, malformed, unsafe } from './errors.js';
-import { handleRangeStream, READ_CHUNK, type Range } from './source.js';
+import { handleRangeStream, READ_CHUNK, type Range, type ReadHandle } from './source.js';
 import { zlibError } from './tar.js';
 
 /**
@@ -32,7 +31,7 @@ class EntryCheck extends Transform {
 }
 
 /** The entry's bytes, read in place from the open archive: compressed range -> inflate -> check. */
-export function zipEntryStream(fh: FileHandle, r: Range, dataStart: number, e: CdEntry): Readable {
+export function zipEntryStream(fh: ReadHandle, r: Range, dataStart: number, e: CdEntry): Readable {
   const check = new EntryCheck(e);
   const raw = handleRangeStream(fh, r.start + dataStart, e.compressedSize);
   raw.on('error', (err: NodeJS.ErrnoException) => check.destroy(malformed(ARCHIVE_CODES.TRUNCATED, e.name, `cannot read: ${err.message}`, {}, err)));

@@ -1,10 +1,9 @@
-import { open } from 'node:fs/promises';
 import { finished } from 'node:stream/promises';
 import type { ArchiveEntry, ArchiveLimits } from './types.js';
 import { RATIO_FLOOR_BYTES } from './types.js';
 import type { EntryGuard } from './guard.js';
 import { ARCHIVE_CODES, malformed, unsafe } from './errors.js';
-import { readAt, type Range } from './source.js';
+import { openRange, readAt, type Range } from './source.js';
 import { parseZipEnd, ZIP_TAIL_BYTES } from './zip-end.js';
 import { parseCentralDirectory, type CdEntry } from './zip-cd.js';
 import { checkLocalHeader, checkSupported, localLengths, LOCAL_FIXED } from './zip-local.js';
@@ -20,7 +19,7 @@ const MAX_CD_BYTES = 64 * 1024 * 1024;
  * silently skipped entries).
  */
 export async function* readZip(r: Range, guard: EntryGuard, limits: ArchiveLimits): AsyncGenerator<ArchiveEntry> {
-  const fh = await open(r.path, 'r');
+  const fh = await openRange(r);
   try {
     const tailLen = Math.min(r.length, ZIP_TAIL_BYTES);
     const end = parseZipEnd(await readAt(fh, r, r.length - tailLen, tailLen, r.path), r.length - tailLen, r.path);

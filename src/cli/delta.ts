@@ -6,9 +6,10 @@ import { parse } from './args.js';
 import { log, printResult, type CliContext } from './context.js';
 import { trapFor } from './interrupt.js';
 import type { Command } from './main.js';
+import { SPLIT_HELP, splitOption, splitWritten } from './volumes.js';
 import { shown } from '../util/terminal.js';
 
-const usage = `usage: airlock delta OLD.airlock NEW.airlock [--out DIR] [--sign-key FILE] [--json]
+const usage = `usage: airlock delta OLD.airlock NEW.airlock [--out DIR] [--sign-key FILE] [--split SIZE] [--json]
 
 On the connected side: write what carries the isolated side from version OLD to version NEW.
   DIR/<domain>-<new>.delta.airlock  names OLD by its manifest's sha256 and carries only new files
@@ -20,6 +21,8 @@ Both are signed with --sign-key (the delta's manifest and the target manifest); 
 are unsigned and importers need --allow-unsigned. A full package stays possible at any time.
   --out DIR        output folder, created when missing (default: the current folder)
   --sign-key FILE  Ed25519 private key (airlock keygen)
+${SPLIT_HELP}
+                      (only the delta is split: the full package stays on this side as the next OLD)
   --json           print a JSON summary on stdout
 
 Exit codes: 0 ok, 1 failure (output exists, I/O), 2 usage, 4 OLD or NEW failed verification.`;
@@ -28,15 +31,17 @@ const command: Command = {
   summary: 'write a delta package from one version to the next',
   usage,
   async run(argv: string[], ctx: CliContext): Promise<number> {
-    const { values, positionals } = parse(argv, { out: { type: 'string' }, 'sign-key': { type: 'string' }, json: { type: 'boolean' } });
+    const { values, positionals } = parse(argv, { out: { type: 'string' }, 'sign-key': { type: 'string' }, json: { type: 'boolean' }, split: { type: 'string' } });
+    const split = splitOption(values.split);
     if (positionals.length !== 2) throw new UsageError('airlock delta takes OLD.airlock and NEW.airlock', { subject: 'OLD NEW' });
     const signKey = values['sign-key'] ? await loadPrivateKey(resolve(ctx.cwd, values['sign-key'])) : undefined;
     const trap = trapFor(ctx);
     const r = await makeDelta({ oldPkg: resolve(ctx.cwd, positionals[0]!), newPkg: resolve(ctx.cwd, positionals[1]!), outDir: resolve(ctx.cwd, values.out ?? '.'), signKey, signal: trap.signal });
     if (!signKey) log(ctx, 'warning: the delta and the full package are unsigned (no --sign-key); importers must pass --allow-unsigned');
     const pct = ((100 * r.deltaBytes) / r.fullBytes).toFixed(2);
-    printResult(ctx, Boolean(values.json), { ok: true, ...r }, () =>
-      shown`${r.delta}` + `\n  ${r.deltaBytes} bytes (${pct} % of the full package, ${r.fullBytes} bytes): ${r.ops.patch} patched, ${r.ops.whole} whole, ${r.ops.copy} copied, ${r.unchanged} unchanged, ${r.removed} removed\n` + shown`${r.full}`);
+    const volumes = split === undefined ? null : await splitWritten(r.delta, split, signKey, trap.signal);
+    printResult(ctx, Boolean(values.json), { ok: true, ...r, volumes }, () =>
+      (volumes ? volumes.volumes.map((v) => shown`${v}`).join('\n') : shown`${r.delta}`) + `\n  ${r.deltaBytes} bytes (${pct} % of the full package, ${r.fullBytes} bytes): ${r.ops.patch} patched, ${r.ops.whole} whole, ${r.ops.copy} copied, ${r.unchanged} unchanged, ${r.removed} removed\n` + shown`${r.full}`);
     return 0;
   },
 };

@@ -9,10 +9,13 @@ import { ServiceClient, checkKeyType, readAdminKey } from '../upstream/index.js'
 import { parse, requireString } from './args.js';
 import { log, printResult, type CliContext } from './context.js';
 import type { Command } from './main.js';
+import { SPLIT_HELP, splitOption, splitWritten } from './volumes.js';
+import { makeDelta } from '../package/delta/index.js';
+import { readPackage } from '../package/reader.js';
 import { trapFor } from './interrupt.js';
 import { shown } from '../util/terminal.js';
 
-const usage = `usage: airlock fetch --domain D [--api-url URL] [--job JOBID] [--out DIR] [--version-label V] [--sign-key FILE] [--trust PUBFILE]... [--json]
+const usage = `usage: airlock fetch --domain D [--api-url URL] [--job JOBID] [--out DIR] [--version-label V] [--sign-key FILE] [--trust PUBFILE]... [--base OLD.airlock] [--split SIZE] [--json]
 
 Start (or reuse --job) a static export job of D, wait for it, download the archive (resuming
 after broken connections, expired links and interrupted runs), verify it and write
@@ -28,6 +31,11 @@ DIR/<domain>-<version>.airlock. Prints the package path (or a JSON summary with 
   --trust PUBFILE     against an airlock mirror (which offers the original package): the package's
                       signature must verify with one of these keys (repeatable); without it a
                       mirror's signature is not checked and is reported as unverified
+  --base OLD.airlock  also write what carries the isolated side from OLD to the new version, as
+                      airlock delta OLD NEW would: DIR/<domain>-<version>.delta.airlock (carry it)
+                      and DIR/<domain>-<version>.full.airlock (keep it: the next --base)
+${SPLIT_HELP}
+                      (with --base, the delta is split)
   --json              print a JSON summary on stdout
 
 The admin key comes from AIRLOCK_ADMIN_KEY or AIRLOCK_ADMIN_KEY_FILE, never from a flag.
@@ -43,8 +51,11 @@ const command: Command = {
     const { values } = parse(argv, {
       domain: { type: 'string' }, 'api-url': { type: 'string' }, job: { type: 'string' }, out: { type: 'string' },
       'version-label': { type: 'string' }, 'sign-key': { type: 'string' }, json: { type: 'boolean' },
-      trust: { type: 'string', multiple: true },
+      trust: { type: 'string', multiple: true }, split: { type: 'string' }, base: { type: 'string' },
     }, false);
+    const split = splitOption(values.split);
+    const base = values.base === undefined ? undefined : resolve(ctx.cwd, requireString(values.base, '--base'));
+    if (base) await readPackage(base); // a bad OLD is refused before the export is started
     const domain = checkDomain(requireString(values.domain, '--domain')); // usage (2) before the key check (5)
     const apiUrl = values['api-url'] ?? ctx.env.AIRLOCK_API_URL;
     if (!apiUrl) throw new UsageError('no API URL: pass --api-url or set AIRLOCK_API_URL', { subject: '--api-url' });
@@ -66,7 +77,11 @@ const command: Command = {
       progress.end();
       if (summary.signature === 'unverified') log(ctx, shown`airlock fetch: warning: the mirror's package carries a signature that was NOT checked (no --trust); check it with: airlock verify ${summary.package} --trust KEY.pub`);
       else if (summary.form === 'package' && summary.signature === 'none') log(ctx, "airlock fetch: warning: the mirror's package is unsigned");
-      printResult(ctx, Boolean(values.json), { ok: true, ...summary }, () => summary.package);
+      const delta = base ? await makeDelta({ oldPkg: base, newPkg: summary.package, outDir: resolve(ctx.cwd, values.out ?? '.'), signKey, signal: trap.signal }) : null;
+      const carried = delta ? delta.delta : summary.package;
+      const volumes = split === undefined ? null : await splitWritten(carried, split, signKey, trap.signal);
+      printResult(ctx, Boolean(values.json), { ok: true, ...summary, delta, volumes }, () =>
+        [summary.package, ...(delta ? [delta.full] : []), ...(volumes ? volumes.volumes : [carried])].filter((p, i, a) => a.indexOf(p) === i).map((p) => shown`${p}`).join('\n'));
       return 0;
     } finally {
       progress.end();

@@ -1,6 +1,7 @@
-import { resolve } from 'node:path';
 import { loadPublicKey } from '../package/index.js';
-import { activate, buildVariants, importPackage, resolveStore } from '../store/index.js';
+import { activate, buildVariants, importPackage, importVolumes, resolveStore } from '../store/index.js';
+import type { ProgressEvent } from '../store/progress.js';
+import { packageArgs, VOLUMES_HELP } from './volumes.js';
 import { parse } from './args.js';
 import { printResult } from './context.js';
 import { Progress } from './progress.js';
@@ -11,7 +12,7 @@ import { interruptedError, trapFor } from './interrupt.js';
 import { UsageError } from '../errors.js';
 import { isTransformedPage, prebuildHtmlCache } from '../serve/index.js';
 
-const USAGE = `usage: airlock import PKG [--store DIR] [--trust PUBFILE]... [--allow-unsigned] [--activate] [--no-precompress] [--prepare-html] [--json]
+const USAGE = `usage: airlock import PKG... [--volumes DIR,...] [--store DIR] [--trust PUBFILE]... [--allow-unsigned] [--allow-downgrade] [--activate] [--no-precompress] [--prepare-html] [--json]
 
 Verify a .airlock package (signature, archive digest, archive safety, every file digest) and add
 its version to the store, all or nothing. Then precompress its text assets (br, gzip; not its
@@ -20,12 +21,21 @@ HTML when it loads the version: in the background, each page asked for first, ne
 untransformed page.
   --store DIR        the store (default: $AIRLOCK_STORE, else ./airlock-store)
   --trust PUBFILE    trust this Ed25519 public key (repeatable); STORE/trusted-keys/*.pub are trusted too
+                     (a store with a trust policy, airlock trust, counts only its policy's keys)
   --allow-unsigned   accept a package without a signature
+  --allow-downgrade  with a trust policy (airlock trust): import even a package older than one
+                     already imported for its domain, expired, or addressed to another store
+                     (recorded in the audit log)
   --activate         make the version active once imported and precompressed
   --no-precompress   skip precompression (the version is then served without br/gzip assets)
   --prepare-html     also transform the HTML for the default deployment (air-gapped) before
                      returning: for servers that cannot write into the store
-  --json             print one JSON document on stdout ({ok, package, store, version, status, activated, variants, html})
+${VOLUMES_HELP}
+  --json             print one JSON document on stdout ({ok, package, store, version, status, activated, variants, html, volumes})
+
+Volumes are read in place (read-only media, several folders), never joined or removed; the whole
+set is checked against its signed table before the store is touched, naming a missing, duplicated,
+truncated, reordered, foreign or damaged volume (exit 4): copy just that one again.
 
 Ctrl-C (or SIGTERM) before the commit leaves the store as it was; repeated signals wait for that.
 Exit codes: 0 ok (also when the version was already there), 1 failure or interrupted, 2 usage,
@@ -39,12 +49,14 @@ const command: Command = {
       store: { type: 'string' },
       trust: { type: 'string', multiple: true },
       'allow-unsigned': { type: 'boolean' },
+      'allow-downgrade': { type: 'boolean' },
       activate: { type: 'boolean' },
       'no-precompress': { type: 'boolean' },
       'prepare-html': { type: 'boolean' },
-      json: { type: 'boolean' },
+      json: { type: 'boolean' }, volumes: { type: 'string', multiple: true },
     });
-    if (positionals.length !== 1) throw new UsageError('import takes exactly one package path', { subject: 'PKG' });
+    const args = await packageArgs(positionals, values.volumes, ctx.cwd);
+    if (args.kind === 'file' && positionals.length !== 1) throw new UsageError('import takes exactly one package path', { subject: 'PKG' });
     const store = resolveStore(values.store, ctx.env, ctx.cwd);
     const trust = await Promise.all((values.trust ?? []).map((p) => loadPublicKey(p)));
     const progress = new Progress(ctx.stderr, { interactive: ctx.interactive });
@@ -57,10 +69,21 @@ const command: Command = {
     const { signal } = trap;
     let committed: string | null = null;
     try {
-      const result = await importPackage(positionals[0]!, {
-        store, trust, allowUnsigned: values['allow-unsigned'], signal,
-        onProgress: (e) => { if (e.phase === 'committed') committed = e.version; report(e); },
-      });
+      const io = {
+        store, trust, allowUnsigned: values['allow-unsigned'], allowDowngrade: values['allow-downgrade'], signal,
+        onProgress: (e: ProgressEvent) => { if (e.phase === 'committed') committed = e.version; report(e); },
+      };
+      let volumes: { count: number; paths: string[] } | null = null;
+      let pkgShown = args.kind === 'file' ? args.path : args.paths[0]!;
+      let result;
+      if (args.kind === 'file') result = await importPackage(args.path, io);
+      else {
+        const onVolume = (i: number, n: number, p: string) => { if (!values.json) progress.log(shown`volume ${i}/${n} ok: ${p}`); };
+        const { volumes: set, ...r } = await importVolumes(args.paths, { ...io, dirs: args.dirs, onVolume });
+        result = r;
+        volumes = { count: set.paths.length, paths: set.paths };
+        pkgShown = set.input.path;
+      }
       let variants = null;
       let html = null;
       // After the commit and outside the lock: the version is already safe and servable.
@@ -78,7 +101,7 @@ const command: Command = {
       }
       result.activated = Boolean(values.activate);
       progress.end();
-      printResult(ctx, Boolean(values.json), { ok: true, package: resolve(ctx.cwd, positionals[0]!), store, ...result, variants, html }, () =>
+      printResult(ctx, Boolean(values.json), { ok: true, package: pkgShown, store, ...result, variants, html, volumes }, () =>
         (result.status === 'imported' ? 'imported' : 'already in the store (unchanged):') + shown` ${result.version}` + (result.activated ? ' (active)' : ''));
       return 0;
     } catch (err) {

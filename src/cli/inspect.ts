@@ -1,6 +1,8 @@
 import { resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { readPackage, type PackageLayout } from '../package/reader.js';
+import { isDeltaPackage, readDelta, type DeltaLayout } from '../package/delta/index.js';
+import { describeVolume, isVolume, volumeName } from '../package/volumes/index.js';
 import { parse } from './args.js';
 import { printResult } from './context.js';
 import { shown } from '../util/terminal.js';
@@ -10,7 +12,9 @@ import type { Command } from './main.js';
 const USAGE = `usage: airlock inspect PKG [--json]
 
 Print the manifest of a .airlock package, reading only its head: nothing is extracted and the
-signature and digests are NOT checked (use airlock verify for that).
+signature and digests are NOT checked (use airlock verify for that). For a delta package: the
+base it needs (label and manifest sha256), the target, and what it changes. For a volume
+(NAME.airlock.NNN): which of how many, and every volume's size and sha256 from its table.
 
   --json   print one JSON document on stdout ({ok, package, signature, archive, manifest})
 
@@ -29,6 +33,26 @@ export function describe(path: string, l: PackageLayout): string {
     shown`pages      ${m.pageCount ?? '?'}`,
     shown`archive    ${m.archive.name} (${m.archive.format}, ${fmtBytes(m.archive.size)}, sha256 ${m.archive.sha256})`,
     shown`files      ${m.files.length} (${fmtBytes(bytes)})`,
+    `signature  ${l.signatures.length > 1 ? `${l.signatures.length} present (not checked; run airlock verify)` : l.signature ? 'present (not checked; run airlock verify)' : 'none'}`,
+    ...(m.sequence !== undefined ? [shown`sequence   ${m.sequence}`] : []),
+    ...(m.expiresAt !== undefined ? [shown`expires    ${m.expiresAt}`] : []),
+    ...(m.audience !== undefined ? [shown`audience   ${m.audience}`] : []),
+  ].join('\n');
+}
+
+/** Prose summary of a delta package (pure). */
+export function describeDelta(path: string, l: DeltaLayout): string {
+  const m = l.manifest;
+  const count = (k: string) => m.ops.filter((op) => op.kind === k).length;
+  return [
+    shown`package    ${path} (delta)`,
+    shown`domain     ${m.domain}`,
+    shown`version    ${m.version}`,
+    shown`base       ${m.base.version} (manifest sha256 ${m.base.manifestSha256}): import needs exactly this version in the store`,
+    shown`target     manifest sha256 ${m.target.manifestSha256}`,
+    shown`created    ${m.createdAt}`,
+    `changes    ${count('whole')} whole, ${count('patch')} patched, ${count('copy')} copied, ${m.removed.length} removed`,
+    `payload    ${fmtBytes(m.payload.size)} (${fmtBytes(m.payload.expandedSize)} expanded)`,
     `signature  ${l.signature ? 'present (not checked; run airlock verify)' : 'none'}`,
   ].join('\n');
 }
@@ -40,9 +64,28 @@ const command: Command = {
     const { values, positionals } = parse(argv, { json: { type: 'boolean' } });
     if (positionals.length !== 1) throw new UsageError('airlock inspect takes exactly one package path', { subject: 'PKG' });
     const path = resolve(ctx.cwd, positionals[0]!);
+    if (await isVolume(path)) {
+      const v = await describeVolume(path);
+      printResult(ctx, Boolean(values.json), { ok: true, package: path, kind: 'volume', index: v.index, count: v.count, headerBytes: v.headerBytes, signature: v.signed ? 'present' : 'none', table: v.table },
+        () => [
+          shown`volume     ${path}: ${v.index} of ${v.count} of ${v.table.name} (${fmtBytes(v.table.packageSize)})`,
+          shown`package id ${v.table.packageId} (sha256 of its airlock.json)`,
+          `payloads   each volume's bytes after its ${v.headerBytes}-byte header (tail -c +${v.headerBytes + 1} FILE | sha256sum):`,
+          ...v.table.volumes.map((e, i) => shown`  ${volumeName(v.table.name, i + 1)}  ${e.size} bytes, sha256 ${e.sha256}`),
+          `signature  ${v.signed ? 'present (not checked; run airlock verify)' : 'none'}`,
+        ].join('\n'));
+      return 0;
+    }
+    if (await isDeltaPackage(path)) {
+      const d = await readDelta(path);
+      printResult(ctx, Boolean(values.json),
+        { ok: true, package: path, kind: 'delta', signature: d.signature ? 'present' : 'none', base: d.manifest.base, manifest: d.manifest },
+        () => describeDelta(path, d));
+      return 0;
+    }
     const layout = await readPackage(path);
     printResult(ctx, Boolean(values.json),
-      { ok: true, package: path, signature: layout.signature ? 'present' : 'none', archive: layout.archive, manifest: layout.manifest },
+      { ok: true, package: path, signature: layout.signature ? 'present' : 'none', signatures: layout.signatures.length, archive: layout.archive, manifest: layout.manifest },
       () => describe(path, layout));
     return 0;
   },

@@ -13,6 +13,9 @@ export interface Command {
 export const COMMANDS: Record<string, () => Promise<{ default: Command }>> = {
   fetch: () => import('./fetch.js'),
   keygen: () => import('./keygen.js'),
+  sign: () => import('./sign.js'),
+  trust: () => import('./trust.js'),
+  audit: () => import('./audit.js'),
   inspect: () => import('./inspect.js'),
   verify: () => import('./verify.js'),
   import: () => import('./import.js'),

@@ -4,8 +4,9 @@ import { VERSION_LABEL, checkDomain, checkLabel, loadPrivateKey, packArchive } f
 import { parse, requireString } from './args.js';
 import { log, printResult, type CliContext } from './context.js';
 import type { Command } from './main.js';
+import { SPLIT_HELP, splitOption, splitWritten } from './volumes.js';
 
-const usage = `usage: airlock pack ARCHIVE --domain D [--version-label V] [--sign-key FILE] [--out DIR] [--json]
+const usage = `usage: airlock pack ARCHIVE --domain D [--version-label V] [--sign-key FILE] [--expires-at TIME] [--audience ID] [--out DIR] [--split SIZE] [--json]
 
 Turn an export archive obtained another way (the dashboard, CI, a values-file download) into a
 .airlock package, as airlock fetch would have written it: the archive (tar.gz, tgz, tar or zip,
@@ -19,7 +20,10 @@ DIR/<domain>-<version>.airlock and signed when --sign-key is given. Prints the p
                       (default: the archive file's modification time, YYYYMMDD-HHMMSS UTC)
   --sign-key FILE     sign the manifest with this Ed25519 private key (airlock keygen); without it
                       the package is unsigned (a warning on stderr) and importers need --allow-unsigned
+  --expires-at TIME   a store with a trust policy refuses the package after TIME (RFC 3339)
+  --audience ID       only the store whose trust policy names identity ID imports it
   --out DIR           output folder, created when missing (default: the current folder)
+${SPLIT_HELP}
   --json              print a JSON summary on stdout
 
 An existing DIR/<domain>-<version>.airlock is never replaced: pack refuses before reading the
@@ -33,17 +37,19 @@ const command: Command = {
   async run(argv: string[], ctx: CliContext): Promise<number> {
     const { values, positionals } = parse(argv, {
       domain: { type: 'string' }, 'version-label': { type: 'string' }, 'sign-key': { type: 'string' },
-      out: { type: 'string' }, json: { type: 'boolean' },
+      out: { type: 'string' }, json: { type: 'boolean' }, split: { type: 'string' }, 'expires-at': { type: 'string' }, audience: { type: 'string' },
     });
+    const split = splitOption(values.split);
     if (positionals.length !== 1) throw new UsageError('airlock pack takes exactly one ARCHIVE', { subject: 'ARCHIVE' });
     const domain = checkDomain(requireString(values.domain, '--domain'));
     const version = values['version-label'] === undefined ? undefined : checkLabel(values['version-label']);
     const signKey = values['sign-key'] ? await loadPrivateKey(resolve(ctx.cwd, values['sign-key'])) : undefined;
     const archivePath = resolve(ctx.cwd, positionals[0]!);
     if (!values.json) log(ctx, `checking ${archivePath}`);
-    const r = await packArchive({ archivePath, domain, version, outDir: resolve(ctx.cwd, values.out ?? '.'), signKey });
+    const r = await packArchive({ archivePath, domain, version, outDir: resolve(ctx.cwd, values.out ?? '.'), signKey, expiresAt: values['expires-at'], audience: values.audience });
     if (!signKey) log(ctx, `warning: ${r.package} is unsigned (no --sign-key); importers must pass --allow-unsigned to accept it`);
-    printResult(ctx, Boolean(values.json), { ok: true, ...r }, () => r.package);
+    const volumes = split === undefined ? null : await splitWritten(r.package, split, signKey);
+    printResult(ctx, Boolean(values.json), { ok: true, ...r, volumes }, () => (volumes ? volumes.volumes.join('\n') : r.package));
     return 0;
   },
 };

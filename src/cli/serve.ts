@@ -13,11 +13,18 @@ import { probeListen } from '../util/listen.js';
 import { trapFor } from './interrupt.js';
 import { Progress } from './progress.js';
 import { downloadReporter } from './reporters.js';
-import { createMetrics } from '../serve/index.js';
+import { createMetrics, loadTlsPair } from '../serve/index.js';
+import { Follower, followToken, targetOf } from '../fleet/index.js';
+import { readState } from '../store/index.js';
+import { startBootstrap } from '../values/index.js';
+import { listenError } from '../util/listen.js';
+import { UsageError } from '../errors.js';
 
 const usage = `usage: airlock serve [--values FILE] [--store DIR] [--version V] [--deployment TYPE] [--enable F,...] [--disable F,...]
                      [--port N] [--host H] [--workers N] [--access-log FILE|-] [--cache-mb N] [--metrics] [--mirror --mirror-tokens FILE]
                      [--assistant-url URL] [--rate-limit-org-hour N] [--rate-limit-ip-day N]
+                     [--follow MIRROR_URL [--trust KEY.pub ...] [--allow-unsigned] [--follow-poll-ms N]]
+                     [--fleet-lead-ms N] [--skew-grace SECONDS] [--tls-cert FILE --tls-key FILE]
 
 Serve the store's active version (or --version V, pinned: activation is then ignored).
 Unpinned servers switch to a newly activated version within 1 s (also on SIGHUP).
@@ -40,6 +47,26 @@ SIGTERM/SIGINT: stop accepting, finish in-flight requests, exit 0. Prints the UR
   --cache-mb N         memory budget for small files (default 64)
   --metrics            GET /_airlock/metrics in Prometheus text format (requests by method and status
                        class, latency, bytes, served version, switches, imports, mirror downloads)
+
+Fleets (docs/readme/16.md "Following a mirror"):
+  --follow URL         follow an airlock mirror (serve --mirror at URL): when its active version
+                       changes, download the signed package, verify it (as airlock import does),
+                       import and pre-load it, and switch at the instant the mirror announces, with
+                       every other replica. The token comes from AIRLOCK_MIRROR_TOKEN or
+                       AIRLOCK_MIRROR_TOKEN_FILE. An empty store gets the mirror's version first.
+  --trust KEY.pub      public key that may sign followed packages (repeatable; plus S/trusted-keys)
+  --allow-unsigned     accept unsigned packages from the mirror
+  --follow-poll-ms N   poll interval (default 2000, ±20 % jitter, backing off to 30 s when unreachable)
+  --fleet-lead-ms N    (a mirror) time from "every replica prepared" to the switch (default 5000)
+  --skew-grace S       after a switch, the previous version's non-HTML files (content-hashed chunks)
+                       keep answering for S seconds where the active version lacks them (default 600;
+                       0: off). Pages always come from the active version.
+
+TLS:
+  --tls-cert F --tls-key F   serve HTTPS: HTTP/2, with HTTP/1.1 for clients that do not offer h2 (ALPN).
+                       The pair is reloaded on SIGHUP and when the files change (a Kubernetes Secret
+                       volume's swap included), without dropping connections; a pair that does not
+                       load is refused, the previous one kept, and the error logged.
 
 Search and assistant, where on (cloud; client-hosted with --enable), are relayed on this origin
 (POST /discovery/v2/assistant/DOMAIN/message, GET|POST /discovery/v2/search/DOMAIN): bodies are
@@ -67,18 +94,36 @@ const command: Command = {
       port: { type: 'string' }, host: { type: 'string' }, workers: { type: 'string' }, 'access-log': { type: 'string' }, 'cache-mb': { type: 'string' },
       'assistant-url': { type: 'string' }, 'rate-limit-org-hour': { type: 'string' }, 'rate-limit-ip-day': { type: 'string' },
       values: { type: 'string' }, mirror: { type: 'boolean' }, 'mirror-tokens': { type: 'string' }, metrics: { type: 'boolean' },
+      follow: { type: 'string' }, trust: { type: 'string', multiple: true }, 'allow-unsigned': { type: 'boolean' }, 'follow-poll-ms': { type: 'string' },
+      'fleet-lead-ms': { type: 'string' }, 'skew-grace': { type: 'string' }, 'tls-cert': { type: 'string' }, 'tls-key': { type: 'string' },
     }, false);
+    if ((values['tls-cert'] === undefined) !== (values['tls-key'] === undefined)) throw new UsageError('--tls-cert and --tls-key go together', { subject: values['tls-cert'] === undefined ? '--tls-cert' : '--tls-key' });
+    const tlsFiles = values['tls-cert'] === undefined ? null : { cert: resolve(ctx.cwd, values['tls-cert']), key: resolve(ctx.cwd, values['tls-key']!) };
+    const tls = tlsFiles && { pair: await loadTlsPair(tlsFiles), files: tlsFiles };
     const metrics = values.metrics ? createMetrics() : undefined;
     // Values file (issue 6): flags given on the command line win over it, key by key.
     const loaded = values.values === undefined ? null : await loadValues(resolve(ctx.cwd, values.values));
     for (const w of loaded?.warnings ?? []) log(ctx, `airlock serve: warning: ${w}`);
-    const s = mergeSettings({ ...values, 'mirror-tokens': values['mirror-tokens'] && resolve(ctx.cwd, values['mirror-tokens']) }, loaded?.values);
+    const s = mergeSettings({
+      ...values, 'mirror-tokens': values['mirror-tokens'] && resolve(ctx.cwd, values['mirror-tokens']), trust: values.trust?.map((t) => resolve(ctx.cwd, t)),
+    }, loaded?.values);
     const resolved = resolveFeatures({ deployment: s.deployment, enable: s.enable, disable: s.disable });
     const version = s.version === undefined ? undefined : checkVersionLabel(s.version);
     const store = resolveStore(s.store, ctx.env, ctx.cwd);
     // Only a bundle to download may create the store; otherwise a missing one is a wrong --store (exit 2).
-    if (!s.staticExport?.bundleUrl) await requireStore(store);
     const workers = parseIntFlag(values.workers, '--workers', 1, 64) ?? 1;
+    const grace = s.skewGrace === undefined ? 600 : Number(s.skewGrace);
+    if (!/^\d+(\.\d+)?$/.test(s.skewGrace ?? '0') || !(grace <= 7 * 24 * 3600)) throw new UsageError(`--skew-grace must be seconds from 0 to 604800, not ${JSON.stringify(String(s.skewGrace).slice(0, 40))}`, { subject: '--skew-grace' });
+    if (s.follow && workers > 1) throw new UsageError('--follow runs one process per replica (--workers 1): each worker would import on its own', { subject: '--follow' });
+    if (s.follow && version !== undefined) throw new UsageError('--follow and a pinned --version exclude each other: a follower serves what the mirror activates', { subject: '--follow' });
+    if (s.follow && s.staticExport?.bundleUrl) throw new UsageError('--follow and staticExport.bundleUrl exclude each other: a follower gets its versions from the mirror', { subject: '--follow' });
+    if (!s.staticExport?.bundleUrl && !s.follow) await requireStore(store);
+    const follower = s.follow
+      ? new Follower({
+        mirror: s.follow.url, token: await followToken(s.follow.tokenFile, ctx.env), store, trust: s.follow.trust, allowUnsigned: s.follow.allowUnsigned,
+        pollMs: s.follow.pollMs, log: (line) => log(ctx, line), onImport: metrics?.importDone, onRefused: metrics?.refused,
+      })
+      : null;
     const host = s.host ?? '127.0.0.1';
     const limits = {
       orgPerHour: parseIntFlag(values['rate-limit-org-hour'], '--rate-limit-org-hour', 1) ?? DEFAULT_LIMITS.orgPerHour,
@@ -97,10 +142,30 @@ const command: Command = {
       const features = featureOptions(resolved, relay, { log: (line) => log(ctx, line) });
       // Mirror tokens and secret are read before any download: a bad file fails fast (exit 2).
       let warning: string[] | null = null;
-      const extras = await extraRoutes({ settings: s, store, warning: () => warning, workers, features, log: (line) => log(ctx, line), onMirrorDownload: metrics?.mirrorDownload });
+      const extras = await extraRoutes({
+        settings: s, store, warning: () => warning, workers, features, log: (line) => log(ctx, line), onMirrorDownload: metrics?.mirrorDownload,
+        follow: follower && (() => follower.status),
+      });
+      let listenPort = port;
+      if (follower && (await readState(store)).active === null) {
+        // An empty replica: hold the port (health 200, ready 503) until the mirror's version is in.
+        const boot = await startBootstrap(port, host, () => `following ${s.follow!.url}: ${follower.status.error ?? 'getting its active version'}`)
+          .catch((err: unknown) => { throw listenError(err, host, port); });
+        log(ctx, `airlock serve: store ${store} has no active version: getting the mirror's (${s.follow!.url})`);
+        try {
+          const v = await follower.first(trap.signal);
+          log(ctx, `airlock serve: follow: ${v} imported and active`);
+        } catch (err) {
+          if (trap.signal.aborted) return 0;
+          throw err;
+        } finally {
+          await boot.close();
+        }
+        listenPort = boot.port;
+      }
       const progress = new Progress(ctx.stderr, { interactive: ctx.interactive });
       const prepared = await prepareStart({
-        settings: { ...s, version }, store, port, host, worker: cluster.isWorker, log: (line) => progress.log(line), signal: trap.signal,
+        settings: { ...s, version }, store, port: listenPort, host, worker: cluster.isWorker, log: (line) => progress.log(line), signal: trap.signal,
         onDownload: downloadReporter(progress, 'airlock serve: download'), onImport: metrics?.importDone,
       }).catch((err: unknown) => {
         if (trap.signal.aborted) return null; // stopped during the bundle download: the part is kept for the next start
@@ -109,7 +174,7 @@ const command: Command = {
       if (prepared === null) return 0;
       warning = prepared.warning;
       return await runServer({
-        server: { store, version: prepared.version, cacheBytes: cacheMb * 1024 * 1024, ...features, ...extras, metrics },
+        server: { store, version: prepared.version, cacheBytes: cacheMb * 1024 * 1024, ...features, ...extras, metrics, skewGraceMs: Math.round(grace * 1000), tls: tls ?? undefined },
         port: prepared.port,
         host,
         workers,
@@ -118,6 +183,10 @@ const command: Command = {
         hangup: 'reload',
         onUrl: (url) => out(ctx, url),
         log: (line) => log(ctx, line),
+        attach: follower ? (srv) => {
+          follower.start(targetOf(srv));
+          return follower;
+        } : undefined,
       });
     } finally {
       await relay?.close();

@@ -8,10 +8,12 @@ import type { AppEnv } from '../serve/index.js';
 import { mirrorApi } from './api.js';
 import { handleObject } from './objects.js';
 import { loadTokens } from './tokens.js';
+import { fleetApi } from './fleet.js';
 
 export { hashToken, parseTokens, checkBearer } from './tokens.js';
 export { signLink, checkLink, type LinkClaims } from './sign.js';
 export { jobIdFor, labelOfJob } from './jobs.js';
+export { FleetAnswerSchema, FleetReportSchema, FLEET_POLL_PATH, Rollout, type FleetAnswer, type FleetReport } from './fleet.js';
 
 export interface MirrorOptions {
   store: string;
@@ -24,6 +26,11 @@ export interface MirrorOptions {
   now?: () => number;
   /** Called once a package object request is answered (metrics). */
   onDownload?: (status: number) => void;
+  /** Fleet rollouts (src/mirror/fleet.ts): time from "all prepared" to the switch, ms. */
+  fleetLeadMs?: number;
+  fleetPrepareTimeoutMs?: number;
+  /** Processes serving this mirror (fleet coordination needs one). */
+  workers?: number;
 }
 
 export interface Mirror { app: Hono<AppEnv>; appPrefixes: string[] }
@@ -43,6 +50,10 @@ export async function createMirror(o: MirrorOptions): Promise<Mirror> {
   const now = o.now ?? Date.now;
   const app = new Hono<AppEnv>();
   app.route('/', mirrorApi({ store: o.store, tokens, secret, ttlSeconds: o.ttlSeconds ?? 900, publicUrl: o.publicUrl, now }));
+  app.route('/', fleetApi({
+    store: o.store, tokens, secret, ttlSeconds: o.ttlSeconds ?? 900, publicUrl: o.publicUrl, now, log: o.log,
+    leadMs: o.fleetLeadMs, prepareTimeoutMs: o.fleetPrepareTimeoutMs, workers: o.workers,
+  }));
   app.on(['GET', 'HEAD', 'PUT', 'POST', 'DELETE', 'PATCH'], '/_airlock/objects/*', async (c) => {
     // Large bodies go straight to the node response (backpressure, no web-stream copy).
     const res = (c.env as unknown as { outgoing: ServerResponse }).outgoing;

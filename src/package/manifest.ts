@@ -14,6 +14,15 @@ export interface Manifest {
   pageCount: number | null;
   archive: { name: string; format: ArchiveFormat; size: number; sha256: string };
   files: FileRecord[];
+  /**
+   * Issue 14, optional: monotonic per domain (fetch and pack write the creation time in ms); a
+   * store with a trust policy refuses a package whose sequence is below the highest it has seen.
+   */
+  sequence?: number;
+  /** Issue 14, optional: after this time a store with a trust policy refuses the package (freeze attacks). */
+  expiresAt?: string;
+  /** Issue 14, optional: the identity of the one store this package is for. */
+  audience?: string;
 }
 
 export const MANIFEST_FORMAT = 'airlock-package/1';
@@ -32,6 +41,8 @@ export const ARCHIVE_NAMES: Record<string, ArchiveFormat> = {
  */
 export const MANIFEST_BOUNDS: JsonBounds = Object.freeze({ maxBytes: 128 * 1024 * 1024, maxDepth: 64 });
 
+/** A store's identity (trust policy) and a package's audience. */
+export const STORE_IDENTITY = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'must be a lowercase hex sha256');
 const Size = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
 const NoControl = (max: number) => z.string().min(1).max(max).refine((s) => !CONTROL_CHARS.test(s), 'must not contain control characters');
@@ -73,6 +84,9 @@ export const ManifestSchema = z.looseObject({
     sha256: Sha256,
   }).refine((a) => ARCHIVE_NAMES[a.name] === a.format, { message: 'archive.name does not match archive.format', path: ['name'] }),
   files: z.array(z.looseObject({ path: SitePath, size: Size, sha256: Sha256 })),
+  sequence: Size.optional(),
+  expiresAt: z.iso.datetime({ offset: true }).optional(),
+  audience: z.string().regex(STORE_IDENTITY, 'must be a store identity (letters, digits, ".", "_", "-"; at most 128)').optional(),
 }) as unknown as z.ZodType<Manifest>;
 
 /** At most this many schema issues are spelled out in a message (a hostile manifest can have millions). */

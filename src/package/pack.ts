@@ -5,7 +5,7 @@ import { MalformedError, UsageError } from '../errors.js';
 import { scanArchive, type ArchiveFormat, type ArchiveLimits, type ScanResult } from '../archive/index.js';
 import { fingerprint } from './keys.js';
 import { VERSION_LABEL, checkDomain, checkLabel, timeLabel } from './label.js';
-import { MANIFEST_FORMAT, type Manifest } from './manifest.js';
+import { MANIFEST_FORMAT, STORE_IDENTITY, type Manifest } from './manifest.js';
 import { sniff } from './sniff.js';
 import { BLOCK } from './tar-header.js';
 import { outputExists, writePackage } from './writer.js';
@@ -13,7 +13,7 @@ import { outputExists, writePackage } from './writer.js';
 /** The package member name for each format (CONTRACT "Package format"), whatever the archive file was called. */
 export const MEMBER: Record<ArchiveFormat, string> = { 'tar.gz': 'bundle.tar.gz', tar: 'bundle.tar', zip: 'bundle.zip' };
 
-export interface PackageMeta { domain: string; version: string; jobId: string | null; pageCount: number | null }
+export interface PackageMeta { domain: string; version: string; jobId: string | null; pageCount: number | null; expiresAt?: string; audience?: string }
 
 /** The file name both fetch and pack write: `<out>/<domain>-<version>.airlock`. */
 export const packagePath = (outDir: string, domain: string, version: string): string => join(outDir, `${domain}-${version}.airlock`);
@@ -26,17 +26,22 @@ export const packagePath = (outDir: string, domain: string, version: string): st
  */
 export async function writeScannedPackage(o: { outPath: string; archivePath: string; scan: ScanResult; meta: PackageMeta; signKey?: KeyObject }): Promise<{ path: string; sha256: string; manifest: Manifest }> {
   const { scan, meta } = o;
+  const now = new Date();
   const manifest: Manifest = {
-    format: MANIFEST_FORMAT, domain: meta.domain, version: meta.version, jobId: meta.jobId, createdAt: new Date().toISOString(),
+    format: MANIFEST_FORMAT, domain: meta.domain, version: meta.version, jobId: meta.jobId, createdAt: now.toISOString(),
     pageCount: meta.pageCount,
     archive: { name: MEMBER[scan.format], format: scan.format, size: scan.archiveSize, sha256: scan.archiveSha256 },
     files: scan.files,
+    // Issue 14: the creation time in ms orders packages of one domain (no downgrade, no replay).
+    sequence: now.getTime(),
+    ...(meta.expiresAt ? { expiresAt: meta.expiresAt } : {}),
+    ...(meta.audience ? { audience: meta.audience } : {}),
   };
   const written = await writePackage({ outPath: o.outPath, manifest, archivePath: o.archivePath, signKey: o.signKey, exclusive: true });
   return { ...written, manifest };
 }
 
-export interface PackOptions { archivePath: string; domain: string; version?: string; outDir: string; signKey?: KeyObject; limits?: Partial<ArchiveLimits> }
+export interface PackOptions { archivePath: string; domain: string; version?: string; outDir: string; signKey?: KeyObject; limits?: Partial<ArchiveLimits>; expiresAt?: string; audience?: string }
 export interface PackSummary {
   package: string; version: string; domain: string; sha256: string;
   archive: Manifest['archive']; files: number; bytes: number; signed: boolean; signer: string | null;
@@ -76,6 +81,8 @@ async function head(path: string): Promise<Buffer> {
  */
 export async function packArchive(o: PackOptions): Promise<PackSummary> {
   const domain = checkDomain(o.domain);
+  if (o.expiresAt !== undefined && !(/^\d{4}-\d\d-\d\dT/.test(o.expiresAt) && Number.isFinite(Date.parse(o.expiresAt)))) throw new UsageError(`--expires-at must be an RFC 3339 time like 2026-12-31T00:00:00Z, got ${JSON.stringify(o.expiresAt)}`, { subject: '--expires-at' });
+  if (o.audience !== undefined && !STORE_IDENTITY.test(o.audience)) throw new UsageError(`--audience must match ${STORE_IDENTITY.source}, got ${JSON.stringify(o.audience)}`, { subject: '--audience' });
   if (o.version !== undefined) checkLabel(o.version);
   const archivePath = resolve(o.archivePath);
   const { mtime } = await archiveFile(archivePath);
@@ -93,7 +100,7 @@ export async function packArchive(o: PackOptions): Promise<PackSummary> {
   await mkdir(outDir, { recursive: true }).catch((err: NodeJS.ErrnoException) => {
     throw new UsageError(`cannot create the output folder ${outDir}: ${err.code ?? err.message}`, { subject: outDir });
   });
-  const meta = { domain, version, jobId: null, pageCount: null };
+  const meta: PackageMeta = { domain, version, jobId: null, pageCount: null, expiresAt: o.expiresAt, audience: o.audience };
   const written = await writeScannedPackage({ outPath, archivePath, scan, meta, signKey: o.signKey });
   return {
     package: written.path, version, domain, sha256: written.sha256, archive: written.manifest.archive,

@@ -1,5 +1,6 @@
-import { open, type FileHandle } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import { MalformedError, UsageError } from '../errors.js';
+import { SpanFile, type FileSpan } from '../archive/index.js';
 import { ARCHIVE_NAMES, MANIFEST_BOUNDS, parseManifest, type Manifest } from './manifest.js';
 import { BLOCK, MAX_TAIL, MIN_TAIL, checkTail, decodeHeader, padded } from './tar-header.js';
 import { sniff } from './sniff.js';
@@ -7,16 +8,36 @@ import { sniff } from './sniff.js';
 export interface PackageLayout {
   manifest: Manifest;
   manifestBytes: Buffer;
+  /** The first signature (airlock.json.sig), kept for callers that know only one. */
   signature: Buffer | null;
+  /** Every signature member in order: airlock.json.sig, airlock.json.sig.2, … (at most MAX_SIGNATURES). */
+  signatures: Buffer[];
   /** offset/size: the archive member's data inside the package file. */
   archive: { name: string; offset: number; size: number };
 }
 
+/**
+ * Where a package's bytes are: one `.airlock` file, or (split into volumes, src/package/volumes)
+ * the volumes' payloads read in place as one logical file; `path` then names it in messages.
+ */
+export type PackageInput = string | { path: string; spans: readonly FileSpan[] };
+export const inputPath = (p: PackageInput): string => (typeof p === 'string' ? p : p.path);
+/** The ByteSource of bytes [offset, offset + length) of a package, wherever they lie. */
+export const inputRange = (p: PackageInput, offset: number, length: number) =>
+  (typeof p === 'string' ? { path: p, offset, length } : { path: p.path, offset, length, spans: p.spans });
+
+interface Handle { read(b: Buffer, o: number, l: number, p: number): Promise<{ bytesRead: number }>; stat(): Promise<{ size: number; isFile(): boolean }>; close(): Promise<void> }
+
 /** Manifests of 200,000 files run to ~40 MB; anything far beyond is hostile, not a bigger site. */
 export const MAX_MANIFEST_BYTES = MANIFEST_BOUNDS.maxBytes;
 export const SIGNATURE_BYTES = 64;
+/** A package carries at most this many signatures (issue 14): thousands of members are refused, not read. */
+export const MAX_SIGNATURES = 32;
+/** The name of the n-th signature member (1-based): the first keeps its historical name. */
+export const signatureMember = (n: number): string => (n === 1 ? 'airlock.json.sig' : `airlock.json.sig.${n}`);
+const isSignatureName = (name: string): boolean => name === 'airlock.json.sig' || /^airlock\.json\.sig\.\d{1,6}$/.test(name);
 
-async function readAt(fh: FileHandle, position: number, length: number, fileSize: number, subject: string): Promise<Buffer> {
+async function readAt(fh: Handle, position: number, length: number, fileSize: number, subject: string): Promise<Buffer> {
   if (position + length > fileSize) {
     throw new MalformedError('AIRLOCK_TRUNCATED', `package is truncated: ${subject} needs bytes ${position}..${position + length} but the file has ${fileSize}`, { subject });
   }
@@ -34,12 +55,13 @@ async function readAt(fh: FileHandle, position: number, length: number, fileSize
  * Read the layout of a `.airlock` package (CONTRACT "Package format") from its tar headers, the
  * manifest and the signature only: the archive body is never read here (it may be gigabytes; it is
  * hashed once, in place, by verify). Members must be exactly airlock.json, airlock.json.sig
- * (optional), bundle.<ext>, in that order, followed by nothing but the tar end blocks.
+ * then airlock.json.sig.2 … .32 (optional), bundle.<ext>, in that order, followed by nothing but the tar end blocks.
  */
-export async function readPackage(path: string): Promise<PackageLayout> {
-  let fh: FileHandle;
+export async function readPackage(input: PackageInput): Promise<PackageLayout> {
+  const path = inputPath(input);
+  let fh: Handle;
   try {
-    fh = await open(path, 'r');
+    fh = typeof input === 'string' ? await open(path, 'r') : await SpanFile.open(input.spans);
   } catch (err) {
     throw new UsageError(`cannot open package ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { subject: path });
   }
@@ -65,12 +87,20 @@ export async function readPackage(path: string): Promise<PackageLayout> {
     const manifestBytes = await readAt(fh, first.offset, first.size, fileSize, 'airlock.json');
 
     let member = await next('bundle.<ext>');
-    let signature: Buffer | null = null;
-    if (member.name === 'airlock.json.sig') {
-      if (member.size !== SIGNATURE_BYTES) throw new MalformedError('AIRLOCK_BAD_SIGNATURE', `airlock.json.sig is ${member.size} bytes; an Ed25519 signature is ${SIGNATURE_BYTES}`, { subject: 'airlock.json.sig' });
-      signature = await readAt(fh, member.offset, SIGNATURE_BYTES, fileSize, 'airlock.json.sig');
+    const signatures: Buffer[] = [];
+    while (isSignatureName(member.name)) {
+      const n = signatures.length + 1;
+      if (n > MAX_SIGNATURES) {
+        throw new MalformedError('AIRLOCK_TOO_MANY_SIGNATURES', `package has more than ${MAX_SIGNATURES} signature members (at ${JSON.stringify(member.name)}); the limit is ${MAX_SIGNATURES}`, { subject: member.name, limit: MAX_SIGNATURES });
+      }
+      if (member.name !== signatureMember(n)) {
+        throw membersError(`signature member ${JSON.stringify(member.name)} is out of order: expected ${signatureMember(n)}`, member.name);
+      }
+      if (member.size !== SIGNATURE_BYTES) throw new MalformedError('AIRLOCK_BAD_SIGNATURE', `${member.name} is ${member.size} bytes; an Ed25519 signature is ${SIGNATURE_BYTES}`, { subject: member.name });
+      signatures.push(await readAt(fh, member.offset, SIGNATURE_BYTES, fileSize, member.name));
       member = await next('bundle.<ext>');
     }
+    const signature = signatures[0] ?? null;
     if (!(member.name in ARCHIVE_NAMES)) {
       throw membersError(`unexpected member ${JSON.stringify(member.name)} where the bundle (${Object.keys(ARCHIVE_NAMES).join(', ')}) should be`, member.name);
     }
@@ -95,7 +125,7 @@ export async function readPackage(path: string): Promise<PackageLayout> {
     if (manifest.archive.name !== member.name) {
       throw new MalformedError('AIRLOCK_PACKAGE_MEMBERS', `the manifest names the archive ${manifest.archive.name} but the package holds ${member.name}`, { subject: member.name });
     }
-    return { manifest, manifestBytes, signature, archive: { name: member.name, offset: member.offset, size: member.size } };
+    return { manifest, manifestBytes, signature, signatures, archive: { name: member.name, offset: member.offset, size: member.size } };
   } finally {
     await fh.close();
   }
@@ -111,7 +141,7 @@ function refuseExportArchive(head: Buffer, path: string): void {
 }
 
 function membersError(message: string, subject: string): MalformedError {
-  return new MalformedError('AIRLOCK_PACKAGE_MEMBERS', `${message}; a package holds airlock.json, airlock.json.sig (optional) and bundle.<ext>, in that order`, { subject });
+  return new MalformedError('AIRLOCK_PACKAGE_MEMBERS', `${message}; a package holds airlock.json, airlock.json.sig, airlock.json.sig.2 … (optional, at most 32) and bundle.<ext>, in that order`, { subject });
 }
 
 /** A fourth member after the bundle: named when its header decodes, else the byte where junk starts. */

@@ -98,7 +98,7 @@ export function outputExists(outPath: string, hint = 'remove it first'): Airlock
  * meanwhile: link(2) fails with EEXIST where rename(2) would silently overwrite. File systems
  * without hard links (FAT/exFAT USB sticks) fall back to a check and a rename.
  */
-async function publishNew(tmp: string, outPath: string): Promise<void> {
+export async function publishNew(tmp: string, outPath: string): Promise<void> {
   try {
     await link(tmp, outPath);
   } catch (err) {

@@ -5,6 +5,7 @@ import { sendFile, type SendContext } from './send-file.js';
 import type { LoadedIndex } from './version-index.js';
 import type { AccessLog } from './access-log.js';
 import type { ServeMetrics } from './metrics.js';
+import type { SkewGuard } from './skew.js';
 
 /** A request as the hono side sees it: the index it captured at its start. */
 export interface IndexedRequest extends IncomingMessage {
@@ -20,6 +21,8 @@ export interface HandlerDeps {
   appRoute: ((method: string, path: string) => boolean) | null;
   accessLog: AccessLog | null;
   metrics?: ServeMetrics | null;
+  /** Skew protection (skew.ts): a non-HTML file of the next or a recently retired version. */
+  skew?: SkewGuard | null;
 }
 
 /**
@@ -31,6 +34,7 @@ export function createHandler(d: HandlerDeps): (req: IncomingMessage, res: Serve
   const prefixes = d.appPrefixes;
   const log = d.accessLog;
   const metrics = d.metrics ?? null;
+  const skew = d.skew ?? null;
   return (req, res) => {
     const idx = d.current();
     if (log !== null) log(req, res, idx.version);
@@ -47,6 +51,8 @@ export function createHandler(d: HandlerDeps): (req: IncomingMessage, res: Serve
     if (method !== 'GET' && !head) return sendStatus(res, idx, 405, false, ['Allow', 'GET, HEAD']);
     const route = idx.routes.get(t.path);
     if (route === undefined) {
+      const other = skew === null ? null : skew.find(t.path);
+      if (other !== null) return sendFile(req, res, other.idx, other.file, head, d.send);
       if (idx.notFound) return sendFile(req, res, idx, idx.notFound, head, d.send, 404);
       return sendStatus(res, idx, 404, head);
     }

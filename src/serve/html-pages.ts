@@ -25,6 +25,8 @@ export interface PagesOptions {
   poolSize?: number;
   /** Cached files above this size are size-checked at load (they are streamed); see html-cache/open.ts. */
   statAbove?: number;
+  /** Missing pages are built only on request until `release` (a starting server; see html-cache/pool.ts). */
+  held?: boolean;
 }
 
 /** The cache key of a spec; null for an in-process hook without a key (never shared). */
@@ -47,13 +49,14 @@ export interface OpenedPages {
   missing: number;
   done: Promise<{ built: number; failed: string[] }>;
   stop: () => Promise<void>;
+  release: () => void;
 }
 
 export async function openPages(src: VersionSource, spec: HtmlTransformSpec, o: PagesOptions): Promise<OpenedPages> {
   const key = await specKey(spec);
   const builder: PageBuilder = 'context' in spec ? { context: spec.context } : { run: spec.run };
   const files = src.files.filter((f) => isTransformedPage(f.path));
-  const open = async (root: string) => openHtmlCache({ dir: join(root, key ?? 'private'), key: key ?? 'private', siteDir: src.siteDir, files, builder, poolSize: o.poolSize, statAbove: o.statAbove });
+  const open = async (root: string) => openHtmlCache({ dir: join(root, key ?? 'private'), key: key ?? 'private', siteDir: src.siteDir, files, builder, poolSize: o.poolSize, statAbove: o.statAbove, held: o.held });
   const scratch = async () => open(join(await o.scratch(), src.label));
   let cache: HtmlCache;
   try {
@@ -90,7 +93,7 @@ export async function openPages(src: VersionSource, spec: HtmlTransformSpec, o: 
       o.log(`airlock serve: transformed ${r.built} HTML page(s) of ${src.label}` + (r.failed.length ? `; ${r.failed.length} failed (answered 500): ${r.failed.slice(0, 3).join('; ')}` : ''));
     });
   }
-  return { ready, later, key, missing: cache.missing, done: cache.done, stop: () => cache.stop() };
+  return { ready, later, key, missing: cache.missing, done: cache.done, stop: () => cache.stop(), release: () => cache.release() };
 }
 
 /** The pages served transformed: every `.html` file (the rule the store's precompression follows too). */

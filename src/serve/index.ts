@@ -9,3 +9,4 @@ export { isTransformedPage } from './html-pages.js';
 export { htmlContextFor } from './html-context.js';
 export { createMetrics, type ServeMetrics } from './metrics.js';
 export type { HtmlTransformSpec } from './html-pages.js';
+export { loadTlsPair, type TlsFiles, type TlsPair } from './tls.js';

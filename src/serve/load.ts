@@ -16,7 +16,7 @@ export async function loadIndex(from: { store: string; label: string } | { site:
   const src: VersionSource = 'site' in from ? siteSource(from.site) : await loadFromStore(from.store, from.label);
   const pages = o.html ? await openPages(src, o.html, o) : null;
   const idx = buildIndex(src, { csp: o.csp, replacements: pages?.ready, later: pages?.later });
-  if (pages !== null && pages.missing > 0) idx.preparing = { pages: pages.missing, done: pages.done, stop: pages.stop };
+  if (pages !== null && pages.missing > 0) idx.preparing = { pages: pages.missing, done: pages.done, stop: pages.stop, release: pages.release };
   try {
     return await withBasePath(src, idx, o);
   } catch (err) {

@@ -2,7 +2,7 @@ import cluster from 'node:cluster';
 import { createWriteStream } from 'node:fs';
 import { listenError } from '../util/listen.js';
 import { whenAborted, type SignalTrap } from '../util/signals.js';
-import { createAirlockServer, type AirlockServerOptions } from './server.js';
+import { createAirlockServer, type AirlockServer, type AirlockServerOptions } from './server.js';
 import { runPrimary } from './cluster.js';
 
 /**
@@ -24,6 +24,8 @@ export interface RunOptions {
   hangup: 'reload' | 'stop';
   onUrl: (url: string) => void;
   log: (line: string) => void;
+  /** Once the server listens: start something that drives it (serve --follow); stopped before it closes. */
+  attach?: (srv: AirlockServer) => { stop(): Promise<void> };
   /** Extra clean-up after the server closed (demo stops its emulator and removes its folder). */
   onClosed?: () => Promise<void>;
 }
@@ -43,16 +45,19 @@ async function runOne(o: RunOptions): Promise<number> {
   const accessLog = o.accessLog === undefined ? null : o.accessLog === '-' ? process.stderr : createWriteStream(o.accessLog, { flags: 'a' });
   try {
     const srv = await createAirlockServer({ ...o.server, accessLog, log: o.log });
+    let attached: { stop(): Promise<void> } | null = null;
     try {
       if (o.trap.signal.aborted) return 0; // stopped while the version loaded: never listen
       const url = await srv.listen(o.port, o.host).catch((err: unknown) => { throw listenError(err, o.host, o.port); });
       if (cluster.isWorker) process.send?.({ airlockUrl: url });
       else o.onUrl(url);
       o.log(`airlock serve: serving ${srv.current().version} at ${url}${cluster.isWorker ? ` (worker ${process.pid})` : ''}`);
-      if (o.hangup === 'reload') o.trap.onHangup(() => void srv.recheck());
+      if (o.hangup === 'reload') o.trap.onHangup(() => { void srv.recheck(); void srv.reloadTls(); });
+      attached = o.attach?.(srv) ?? null;
       await whenAborted(o.trap.signal);
       o.log('airlock serve: shutting down: finishing in-flight requests');
     } finally {
+      await attached?.stop();
       await srv.close();
     }
   } finally {

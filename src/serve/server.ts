@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import type { Http2SecureServer } from 'node:http2';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,8 +16,10 @@ import type { HtmlTransformSpec } from './html-pages.js';
 import { readActive, type SiteInput } from './source.js';
 import { acquireLease } from '../store/index.js';
 import { ActiveWatcher } from './watcher.js';
+import { SkewGuard } from './skew.js';
 import type { ServeMetrics } from './metrics.js';
 import { refuseConnect } from '../util/http-connect.js';
+import { createTlsServer, type TlsFiles, type TlsPair } from './tls.js';
 import type { LoadedIndex, TransformHtml } from './version-index.js';
 
 export interface LeaseLike { update(label: string): Promise<void>; release(): Promise<void> }
@@ -48,16 +51,22 @@ export interface AirlockServerOptions {
   appRoute?: (method: string, path: string) => boolean;
   log?: (line: string) => void;
   pollMs?: number;
+  /** Skew protection (skew.ts): ms a previous version's non-HTML files keep answering after a switch (default 10 min; 0: off). */
+  skewGraceMs?: number;
   /** Count requests and switches for `GET /_airlock/metrics` (src/serve/metrics.ts). */
   metrics?: ServeMetrics;
   /** Called with every version index swapped in (start, switch, repair): derived data such as local search. */
   onVersion?: (idx: LoadedIndex) => void;
   /** Called once when the server has closed. */
   onClose?: () => Promise<void>;
+  /** HTTPS: HTTP/2 with HTTP/1.1 fallback by ALPN (tls.ts); with `files`, reloadable (SIGHUP, file changes). */
+  tls?: { pair: TlsPair; files: TlsFiles | null };
 }
 
 export interface AirlockServer {
-  server: Server;
+  server: Server | Http2SecureServer;
+  /** Re-read the TLS certificate files (SIGHUP); false when not serving TLS or the new pair was refused. */
+  reloadTls(): Promise<boolean>;
   listen(port?: number, host?: string): Promise<string>;
   close(graceMs?: number): Promise<void>;
   current(): LoadedIndex;
@@ -67,6 +76,19 @@ export interface AirlockServer {
   prepared(): Promise<void>;
   /** Re-read the store's active pointer now (SIGHUP); no-op when pinned or previewing. */
   recheck(): Promise<void>;
+  /**
+   * Load version `label` of the store now, so that a later switch to it (activation, then
+   * `recheck`) is one reference swap: a follower pre-loads before a coordinated switch instant.
+   */
+  preload(label: string): Promise<void>;
+  /**
+   * Swap the pre-loaded `label` in now (false if it is not the pre-loaded one), before the store's
+   * pointer says so: a coordinated switch must not wait for the activation's fsyncs. Until
+   * `adopted()` the watcher ignores the old pointer; then the store must name `label` (activate
+   * it first) or the watcher switches back to what the store says.
+   */
+  adopt(label: string): boolean;
+  adopted(): void;
 }
 
 export const DEFAULT_CSP = "default-src 'self'; frame-ancestors 'self'";
@@ -94,7 +116,9 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
   };
   let current: LoadedIndex;
   try {
-    current = await loadIndex(o.site ? { site: o.site } : { store: o.store!, label: label! }, loadOpts);
+    // Held: missing pages are built on request only until the server listens, so the background
+    // build does not take the cores from the start-up it would otherwise slow down (cold start).
+    current = await loadIndex(o.site ? { site: o.site } : { store: o.store!, label: label! }, { ...loadOpts, held: true });
   } catch (err) {
     await lease?.release().catch(() => {});
     await dropScratch();
@@ -127,6 +151,7 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
   o.metrics?.serving(current.version);
   o.onVersion?.(current);
   const app = buildApp({ features: o.features ?? (() => AIR_GAPPED), extra: o.app, metrics: o.metrics });
+  const skew = o.store && !o.site && o.version === undefined ? new SkewGuard({ graceMs: o.skewGraceMs ?? 600_000 }) : null;
   const bodyCache = new BodyCache(o.cacheBytes ?? 64 * 1024 * 1024);
   const handler = createHandler({
     current: () => current,
@@ -136,10 +161,24 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
     appRoute: o.appRoute ?? null,
     accessLog: o.accessLog ? accessLogger(o.accessLog) : null,
     metrics: o.metrics ?? null,
+    skew,
   });
-  const server = createServer({ keepAliveTimeout: 5000 }, handler);
-  refuseConnect(server);
+  const tls = o.tls ? createTlsServer(o.tls.pair, o.tls.files, handler, log) : null;
+  const server = tls ? tls.server : createServer({ keepAliveTimeout: 5000 }, handler);
+  if (!tls) refuseConnect(server as Server);
 
+  // A version loaded ahead of its activation (one at most); taken by the switch to it.
+  let preloaded: LoadedIndex | null = null;
+  let adopting: string | null = null; // the version switched away from by adopt(), until adopted()
+  const swapIn = (idx: LoadedIndex, previous: string) => {
+    const old = current;
+    current = idx; // the only mutation: one reference swap, after the index is complete
+    skew?.retire(old, idx);
+    o.metrics?.serving(idx.version);
+    o.onVersion?.(idx);
+    void old.preparing?.stop(); // its pages being built finish (and are kept); the rest is dropped
+    log(`airlock serve: now serving ${idx.version} (was ${previous})`);
+  };
   const watcher = o.store && !o.site && o.version === undefined
     ? new ActiveWatcher({
       store: o.store,
@@ -147,16 +186,17 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
       pollMs: o.pollMs,
       onError: (err) => log(`airlock serve: ${err instanceof Error ? err.message : String(err)}`),
       switchTo: async (next) => {
+        if (adopting !== null && next === adopting) return; // the pointer not yet moved by the follower
         const previous = current.version;
         await lease?.update(next); // announce first: prune must not take the version while we load it
         try {
-          const idx = await loadIndex({ store: o.store!, label: next }, loadOpts);
-          const old = current;
-          current = idx; // the only mutation: one reference swap, after the index is complete
-          o.metrics?.serving(next);
-          o.onVersion?.(idx);
-          void old.preparing?.stop(); // its pages being built finish (and are kept); the rest is dropped
-          log(`airlock serve: now serving ${next} (was ${previous})`);
+          const ready = preloaded?.version === next ? preloaded : null;
+          if (ready) {
+            preloaded = null;
+            skew?.ahead(null);
+          }
+          const idx = ready ?? await loadIndex({ store: o.store!, label: next }, loadOpts);
+          swapIn(idx, previous);
         } catch (err) {
           await lease?.update(previous).catch(() => {});
           throw err;
@@ -170,30 +210,60 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
     server,
     current: () => current,
     cachedBytes: () => bodyCache.size,
+    reloadTls: () => tls?.reload() ?? Promise.resolve(false),
     recheck: () => watcher?.check() ?? Promise.resolve(),
+    adopt: (next) => {
+      if (preloaded?.version !== next || !watcher) return false;
+      const idx = preloaded;
+      preloaded = null;
+      skew?.ahead(null);
+      adopting = current.version;
+      void lease?.update(next).catch(() => {});
+      swapIn(idx, adopting);
+      return true;
+    },
+    adopted: () => {
+      adopting = null;
+    },
+    preload: async (next) => {
+      if (!o.store || o.site) throw new StoreError('AIRLOCK_NO_SOURCE', 'preload needs a store');
+      if (current.version === next || preloaded?.version === next) return;
+      const idx = await loadIndex({ store: o.store, label: next }, loadOpts);
+      const old = preloaded;
+      preloaded = idx;
+      skew?.ahead(idx);
+      void old?.preparing?.stop();
+    },
     listen: (port = 0, host = '127.0.0.1') =>
       new Promise((resolve, reject) => {
         server.once('error', reject);
         server.listen(port, host, () => {
           server.off('error', reject);
+          current.preparing?.release();
           const a = server.address() as AddressInfo;
-          resolve(`http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}/`);
+          resolve(`${tls ? 'https' : 'http'}://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}/`);
         });
       }),
     close: async (graceMs = 10_000) => {
       watcher?.stop();
       // Stop accepting, let in-flight requests finish, drop idle keep-alive sockets at once.
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
-      const timer = setTimeout(() => server.closeAllConnections(), graceMs);
-      await closed;
-      clearTimeout(timer);
+      if (tls) await tls.close(graceMs);
+      else {
+        const h1 = server as Server;
+        const closed = new Promise<void>((resolve) => h1.close(() => resolve()));
+        h1.closeIdleConnections();
+        const timer = setTimeout(() => h1.closeAllConnections(), graceMs);
+        await closed;
+        clearTimeout(timer);
+      }
       await current.preparing?.stop();
+      await preloaded?.preparing?.stop();
       await lease?.release().catch(() => {});
       await o.onClose?.().catch(() => {});
       await dropScratch();
     },
     prepared: async () => {
+      current.preparing?.release();
       await current.preparing?.done;
     },
   };

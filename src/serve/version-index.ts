@@ -41,7 +41,7 @@ export interface LoadedIndex {
   /** Where it was loaded from (site folder, file list): for derived data such as the search index. */
   source: VersionSource;
   /** The background build of its transformed pages, when some were missing at load. */
-  preparing: { pages: number; done: Promise<unknown>; stop: () => Promise<void> } | null;
+  preparing: { pages: number; done: Promise<unknown>; stop: () => Promise<void>; release: () => void } | null;
 }
 
 /**

@@ -20,7 +20,7 @@ export class ActiveWatcher {
   private fsw: FSWatcher | null = null;
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
-  private again = false;
+  private queued: Promise<void> | null = null;
   /** A label that failed to load is not retried until state.json names another one. */
   private failed: string | null = null;
 
@@ -46,18 +46,20 @@ export class ActiveWatcher {
     this.timer = null;
   }
 
-  /** Re-read the active pointer now; resolves when any resulting switch is done. */
+  /**
+   * Re-read the active pointer now; resolves when any resulting switch is done. A call during a
+   * check waits for one more check after it (that one may have read the pointer before it moved).
+   */
   check(): Promise<void> {
     if (this.running) {
-      this.again = true;
-      return this.running;
+      this.queued ??= this.running.then(() => {
+        this.queued = null;
+        return this.check();
+      });
+      return this.queued;
     }
     this.running = this.run().finally(() => {
       this.running = null;
-      if (this.again) {
-        this.again = false;
-        void this.check();
-      }
     });
     return this.running;
   }

@@ -4,6 +4,8 @@ import { versionDir, versionPaths } from './paths.js';
 import { withLock, type LockOptions } from './lock.js';
 import { readMeta } from './meta.js';
 import { readState, writeState } from './state.js';
+import { appendAuditLocked } from './audit.js';
+import { hasPolicy } from './policy.js';
 
 export async function versionExists(store: string, label: string): Promise<boolean> {
   // version.json is written before the commit rename, so its presence means a complete version.
@@ -31,7 +33,18 @@ export async function activateLocked(store: string, label: string): Promise<void
 
 /** `airlock activate V`: atomic and durable (CONTRACT "Store guarantees"). */
 export async function activate(store: string, label: string, o?: LockOptions): Promise<void> {
-  await withLock(store, () => activateLocked(store, label), o);
+  await withLock(store, async () => {
+    const before = (await readState(store)).active;
+    await activateLocked(store, label);
+    if (before !== label) await auditVersion(store, 'activate', 'activated', label, `was ${before ?? '(none)'}`);
+  }, o);
+}
+
+/** Issue 14: a store with a trust policy records activations and rollbacks (caller holds the lock). */
+async function auditVersion(store: string, command: string, outcome: string, label: string, detail: string): Promise<void> {
+  if (!(await hasPolicy(store))) return;
+  const meta = await readMeta(versionDir(store, label));
+  await appendAuditLocked(store, { command, outcome, packageSha256: meta.packageSha256, domain: meta.domain, version: label, signers: Array.isArray(meta.signers) ? (meta.signers as string[]) : meta.signer ? [meta.signer] : [], detail });
 }
 
 /** `airlock rollback`: swap active and previous; returns the label now active. */
@@ -42,6 +55,7 @@ export async function rollback(store: string, o?: LockOptions): Promise<string> 
     await requireVersion(store, state.previous);
     await readMeta(versionDir(store, state.previous));
     await writeState(store, { active: state.previous, previous: state.active });
+    await auditVersion(store, 'rollback', 'rolled-back', state.previous, `was ${state.active ?? '(none)'}`);
     return state.previous;
   }, o);
 }

@@ -3,6 +3,8 @@ import { createHash } from 'node:crypto';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { fsyncFile } from './fsync-tree.js';
+import { spanStream } from '../archive/index.js';
+import type { PackageInput } from '../package/index.js';
 import type { ProgressEvent } from './progress.js';
 
 export interface CopyDigests { packageSha256: string; archiveSha256: string }
@@ -12,7 +14,7 @@ export interface CopyDigests { packageSha256: string; archiveSha256: string }
  * file and the archive member's bytes [offset, offset + size): the archive digest is known before
  * a single site file is extracted. `signal` stops the copy (the partial file is the caller's).
  */
-export async function copyHashed(src: string, dest: string, total: number, archive: { offset: number; size: number },
+export async function copyHashed(src: PackageInput, dest: string, total: number, archive: { offset: number; size: number },
   o: { signal?: AbortSignal; onProgress?: (e: ProgressEvent) => void } = {}): Promise<CopyDigests> {
   const whole = createHash('sha256');
   const member = createHash('sha256');
@@ -33,7 +35,8 @@ export async function copyHashed(src: string, dest: string, total: number, archi
       cb(null, chunk);
     },
   });
-  await pipeline(createReadStream(src, { highWaterMark: 1 << 20 }), tap, createWriteStream(dest, { flags: 'wx' }), { signal: o.signal });
+  const input = typeof src === 'string' ? createReadStream(src, { highWaterMark: 1 << 20 }) : spanStream(src.spans, 0, total);
+  await pipeline(input, tap, createWriteStream(dest, { flags: 'wx' }), { signal: o.signal });
   await fsyncFile(dest);
   return { packageSha256: whole.digest('hex'), archiveSha256: member.digest('hex') };
 }

@@ -4,8 +4,8 @@ import type { KeyObject } from 'node:crypto';
 import { createHash } from 'node:crypto';
 import { DigestMismatchError, EXIT, MalformedError, StoreError } from '../errors.js';
 import { ARCHIVE_CODES, probeCaseFolding } from '../archive/index.js';
-import { checkManifestLimits, checkSignature } from '../package/index.js';
-import { readDelta, rebuildSite, resolveTarget, writeCanonicalPackage, type DeltaLayout } from '../package/delta/index.js';
+import { checkManifestLimits, checkSignature, inputPath, type PackageInput } from '../package/index.js';
+import { finishTarget, readDelta, rebuildSite, resolveTarget, writeCanonicalPackage, type DeltaLayout } from '../package/delta/index.js';
 import { inPool } from '../package/delta/pool.js';
 import { fsyncDir } from '../util/fsx.js';
 import { activateLocked } from './activate.js';
@@ -30,11 +30,11 @@ const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex
  * from those files and must match the signed target manifest file by file and archive digest, then
  * it is committed by one rename like any import. The result is an ordinary complete version.
  */
-export async function importDelta(pkgPath: string, o: ImportOptions): Promise<ImportResult> {
-  const pkg = resolve(pkgPath);
+export async function importDelta(pkgPath: PackageInput, o: ImportOptions): Promise<ImportResult> {
+  const pkg = typeof pkgPath === 'string' ? resolve(pkgPath) : pkgPath;
   const { store, signal } = o;
   const kind = await storeKind(store);
-  o.onProgress?.({ phase: 'verify', pkg });
+  o.onProgress?.({ phase: 'verify', pkg: inputPath(pkg) });
   const layout = await readDelta(pkg);
   const trust = [...o.trust, ...(await loadTrustedKeys(store))];
   checkSignature(layout, { trust, allowUnsigned: o.allowUnsigned });
@@ -66,8 +66,11 @@ async function importLocked(layout: DeltaLayout, trust: KeyObject[], o: ImportOp
   const { store, signal, onProgress } = o;
   await cleanStaging(store);
   const base = await findBase(store, layout);
-  const resolved = resolveTarget(layout, base.bytes);
-  const { signer } = checkSignature(resolved, { trust, allowUnsigned: o.allowUnsigned });
+  const baseManifest = await readStoredManifest(base.dir);
+  const resolved = resolveTarget(layout, base.bytes, baseManifest);
+  // An inline target manifest is checked now; a digest template once its files are rebuilt (an
+  // unsigned one is refused at once either way when unsigned packages are not allowed).
+  if (!resolved.template || !resolved.signature) checkSignature(resolved, { trust, allowUnsigned: o.allowUnsigned });
   const target = resolved.manifest;
   checkManifestLimits(target, o.limits);
   if (!target.files.some((f) => f.path === 'index.html')) {
@@ -78,9 +81,10 @@ async function importLocked(layout: DeltaLayout, trust: KeyObject[], o: ImportOp
   const existing = await existingMeta(finalDir);
   if (existing) {
     const stored = await readFile(versionPaths(finalDir).manifest);
-    if (!stored.equals(resolved.manifestBytes)) {
+    if (sha256(stored) !== layout.manifest.target.manifestSha256) {
       throw new StoreError('AIRLOCK_VERSION_CONFLICT', `version ${label} is already in the store with different content (its manifest differs from this delta's target); choose another version label`, { subject: label });
     }
+    checkSignature({ manifestBytes: stored, signature: resolved.signature }, { trust, allowUnsigned: o.allowUnsigned });
     if (o.activate) await activateLocked(store, label);
     return { version: label, status: 'unchanged', activated: Boolean(o.activate) };
   }
@@ -93,9 +97,10 @@ async function importLocked(layout: DeltaLayout, trust: KeyObject[], o: ImportOp
     await mkdir(p.site);
     if (await probeCaseFolding(staging)) refuseCasePairs(target.files.map((f) => f.path));
     onProgress?.({ phase: 'extract', dir: p.site, total: target.archive.size });
-    const baseManifest = await readStoredManifest(base.dir);
-    await rebuildSite({ layout, target, baseManifest, baseSite: versionPaths(base.dir).site, destSite: p.site, signal }).catch(pathClash);
-    const built = await writeCanonicalPackage({ outPath: p.pkg, manifestBytes: resolved.manifestBytes, signature: resolved.signature, createdAt: target.createdAt, siteDir: p.site, files: target.files, signal });
+    const digests = await rebuildSite({ layout, target, baseManifest, baseSite: versionPaths(base.dir).site, destSite: p.site, signal }).catch(pathClash);
+    const final = finishTarget(layout, resolved, digests);
+    const { signer } = checkSignature(final, { trust, allowUnsigned: o.allowUnsigned });
+    const built = await writeCanonicalPackage({ outPath: p.pkg, manifestBytes: final.manifestBytes, signature: final.signature, createdAt: target.createdAt, siteDir: p.site, files: final.manifest.files, signal });
     if (built.archiveSize !== target.archive.size || built.archiveSha256 !== target.archive.sha256) {
       throw new DigestMismatchError('AIRLOCK_ARCHIVE_DIGEST', `the rebuilt bundle.tar has sha256 ${built.archiveSha256} (${built.archiveSize} bytes) but the target manifest says ${target.archive.sha256} (${target.archive.size} bytes)`, { subject: 'bundle.tar' });
     }
@@ -105,7 +110,7 @@ async function importLocked(layout: DeltaLayout, trust: KeyObject[], o: ImportOp
       signer, pageCount: target.pageCount, fileCount: target.files.length, totalBytes: target.files.reduce((n, f) => n + f.size, 0),
       delta: { base: layout.manifest.base.version, baseManifestSha256: layout.manifest.base.manifestSha256 },
     };
-    await writeFile(p.manifest, resolved.manifestBytes, { flag: 'wx' });
+    await writeFile(p.manifest, final.manifestBytes, { flag: 'wx' });
     await fsyncFile(p.manifest);
     await writeFile(p.meta, JSON.stringify(meta, null, 2) + '\n', { flag: 'wx' });
     await fsyncFile(p.meta);

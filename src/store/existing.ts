@@ -1,6 +1,6 @@
 import { StoreError } from '../errors.js';
 import { hashByteSource } from '../archive/index.js';
-import { compareToManifest, type PackageLayout } from '../package/index.js';
+import { compareToManifest, inputRange, type PackageInput, type PackageLayout } from '../package/index.js';
 import { readMeta, readStoredManifest, type VersionMeta } from './meta.js';
 
 /** version.json of `dir`, or null when there is no complete version there. */
@@ -20,12 +20,12 @@ export async function existingMeta(dir: string): Promise<VersionMeta | null> {
  * means the same bytes, so those files are this archive's real content; nothing else needs
  * re-reading. A corrupted copy is refused (exit 4) exactly as `verify` would refuse it.
  */
-export async function checkSameVersion(pkg: string, layout: PackageLayout, dir: string, meta: VersionMeta, signal?: AbortSignal): Promise<void> {
+export async function checkSameVersion(pkg: PackageInput, layout: PackageLayout, dir: string, meta: VersionMeta, signal?: AbortSignal): Promise<void> {
   const m = layout.manifest;
   if (meta.archive.sha256 !== m.archive.sha256) {
     throw new StoreError('AIRLOCK_VERSION_CONFLICT', `version ${m.version} is already in the store with different content (archive sha256 ${meta.archive.sha256}, package has ${m.archive.sha256}); choose another version label`, { subject: m.version });
   }
   const stored = await readStoredManifest(dir);
-  const archiveSha256 = await hashByteSource({ path: pkg, offset: layout.archive.offset, length: layout.archive.size }, signal);
+  const archiveSha256 = await hashByteSource(inputRange(pkg, layout.archive.offset, layout.archive.size), signal);
   compareToManifest(m, { format: meta.archive.format, archiveSha256, archiveSize: layout.archive.size, files: stored.files, strip: '' });
 }

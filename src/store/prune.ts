@@ -8,6 +8,8 @@ import { listVersions } from './list.js';
 import { withLock, type LockOptions } from './lock.js';
 import { storePaths, versionDir } from './paths.js';
 import { readState, type StoreState } from './state.js';
+import { appendAuditLocked } from './audit.js';
+import { hasPolicy } from './policy.js';
 
 /** Why prune kept a version (several may hold at once). */
 export type KeepReason =
@@ -68,7 +70,12 @@ export async function pruneReport(store: string, keep: number, o?: LockOptions):
       await rm(aside, { recursive: true, force: true });
     }
     await rmdir(staging).catch(() => {}); // only when empty
-    return { keep, versions: plan, deleted: plan.filter((e) => e.deleted).map((e) => e.version) };
+    const deleted = plan.filter((e) => e.deleted).map((e) => e.version);
+    // Issue 14: recorded in the audit log of a store with a trust policy (seen.json keeps the sequences).
+    if (deleted.length && await hasPolicy(store)) {
+      await appendAuditLocked(store, { command: 'prune', outcome: 'pruned', detail: `keep ${keep}; deleted ${deleted.join(', ')}` });
+    }
+    return { keep, versions: plan, deleted };
   }, o);
 }
 

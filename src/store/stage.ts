@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { DigestMismatchError, MalformedError } from '../errors.js';
 import { extractArchive, probeCaseFolding, type ArchiveLimits } from '../archive/index.js';
-import { readPackage, compareToManifest, type PackageLayout } from '../package/index.js';
+import { readPackage, compareToManifest, inputPath, type PackageInput, type PackageLayout } from '../package/index.js';
 import { fsyncDir } from '../util/fsx.js';
 import { copyHashed } from './copy.js';
 import { manifestWatch } from './expect.js';
@@ -10,7 +10,9 @@ import { versionPaths } from './paths.js';
 import type { VersionMeta } from './meta.js';
 import type { ProgressEvent } from './progress.js';
 
-export interface StageInput { pkg: string; pkgSize: number; layout: PackageLayout; signer: string | null; limits?: Partial<ArchiveLimits>; signal?: AbortSignal }
+export interface StageInput { pkg: PackageInput; pkgSize: number; layout: PackageLayout; signer: string | null;
+  /** Issue 14: every signer that counted (kept in version.json when there are several). */
+  signers?: string[]; limits?: Partial<ArchiveLimits>; signal?: AbortSignal }
 
 /**
  * Build a complete version inside `dir` (a fresh staging folder): the package copy, the site
@@ -25,9 +27,9 @@ export async function stageVersion(dir: string, input: StageInput, onProgress?: 
   const { signal } = input;
   const digests = await copyHashed(input.pkg, p.pkg, input.pkgSize, input.layout.archive, { signal, onProgress });
   const staged = await readPackage(p.pkg);
-  if (!staged.manifestBytes.equals(input.layout.manifestBytes) || !sameBytes(staged.signature, input.layout.signature)
+  if (!staged.manifestBytes.equals(input.layout.manifestBytes) || !sameList(staged.signatures, input.layout.signatures)
     || staged.archive.offset !== input.layout.archive.offset || staged.archive.size !== input.layout.archive.size) {
-    throw new MalformedError('AIRLOCK_PACKAGE_CHANGED', `package ${input.pkg} changed while it was being imported`, { subject: input.pkg });
+    throw new MalformedError('AIRLOCK_PACKAGE_CHANGED', `package ${inputPath(input.pkg)} changed while it was being imported`, { subject: inputPath(input.pkg) });
   }
   const { manifest } = staged;
   if (digests.archiveSha256 !== manifest.archive.sha256) {
@@ -46,6 +48,7 @@ export async function stageVersion(dir: string, input: StageInput, onProgress?: 
     packageSha256: digests.packageSha256,
     archive: { name: staged.archive.name, format: scan.format, offset: staged.archive.offset, size: staged.archive.size, sha256: scan.archiveSha256 },
     signer: input.signer,
+    ...(input.signers && input.signers.length > 1 ? { signers: input.signers } : {}),
     pageCount: manifest.pageCount,
     fileCount: scan.files.length,
     totalBytes: scan.files.reduce((n, f) => n + f.size, 0),
@@ -61,6 +64,6 @@ export async function stageVersion(dir: string, input: StageInput, onProgress?: 
   return meta;
 }
 
-function sameBytes(a: Buffer | null, b: Buffer | null): boolean {
-  return a === null || b === null ? a === b : a.equals(b);
+function sameList(a: readonly Buffer[], b: readonly Buffer[]): boolean {
+  return a.length === b.length && a.every((x, i) => x.equals(b[i]!));
 }

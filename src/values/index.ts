@@ -7,3 +7,4 @@ export { installBundle, type InstallOptions } from './bundle.js';
 export { prepareStart, type Prepared } from './start.js';
 export { readyRoutes } from './ready.js';
 export { extraRoutes } from './wire.js';
+export { startBootstrap, type Bootstrap } from './bootstrap.js';

@@ -41,6 +41,7 @@ function anchor(v: Values, dir: string): Values {
     store: abs(v.store),
     staticExport: v.staticExport && { ...v.staticExport, trust: v.staticExport.trust?.map((p) => abs(p)!) },
     mirror: v.mirror && { ...v.mirror, tokensFile: abs(v.mirror.tokensFile), secretFile: abs(v.mirror.secretFile) },
+    follow: v.follow && { ...v.follow, tokenFile: abs(v.follow.tokenFile), trust: v.follow.trust?.map((p) => abs(p)!) },
   };
 }
 

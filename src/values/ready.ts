@@ -6,8 +6,13 @@ import { indexOf, type AppEnv } from '../serve/index.js';
  * served, so it answers 200 — with the fallback warning in the body when the server is serving an
  * older version because the bundle could not be installed (loud, for whoever reads the probe).
  */
-export function readyRoutes(warning: () => string[] | null): Hono<AppEnv> {
+export function readyRoutes(warning: () => string[] | null, follow: (() => object | null) | null = null): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
-  app.get('/_airlock/ready', (c) => c.json({ status: 'ready', version: indexOf(c).version, ...(warning() ? { warning: warning() } : {}) }));
+  // A follower stays ready whatever its mirror does (it serves what it has): `follow` says why it
+  // has not switched (mirror unreachable, a version refused, a download failing).
+  app.get('/_airlock/ready', (c) => {
+    const f = follow?.() ?? null;
+    return c.json({ status: 'ready', version: indexOf(c).version, ...(warning() ? { warning: warning() } : {}), ...(f ? { follow: f } : {}) });
+  });
   return app;
 }

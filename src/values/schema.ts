@@ -45,7 +45,20 @@ export function valuesSchema(strict: boolean) {
       secretFile: path.optional(),
       linkTtlSeconds: z.number().int().min(10).max(7 * 24 * 3600).optional(),
       publicUrl: httpUrl.optional(),
+      /** Fleet rollouts: seconds from "every replica prepared the version" to the switch. */
+      fleetLeadSeconds: z.number().min(0.1).max(600).optional(),
     }).optional(),
+    /** Follow a mirror (serve --follow): switch with the rest of the fleet when its active version changes. */
+    follow: obj({
+      url: httpUrl.optional(),
+      /** File holding the mirror token (else AIRLOCK_MIRROR_TOKEN or AIRLOCK_MIRROR_TOKEN_FILE). */
+      tokenFile: path.optional(),
+      trust: z.array(path).optional(),
+      allowUnsigned: z.boolean().optional(),
+      pollSeconds: z.number().min(0.1).max(300).optional(),
+    }).optional(),
+    /** Skew protection: seconds a previous version's non-HTML files keep answering after a switch. */
+    skewGraceSeconds: z.number().min(0).max(7 * 24 * 3600).optional(),
   });
 }
 

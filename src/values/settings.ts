@@ -5,12 +5,14 @@ import type { Values } from './schema.js';
 export interface ServeFlags {
   store?: string; version?: string; deployment?: string; enable?: string[]; disable?: string[];
   port?: string; host?: string; mirror?: boolean; 'mirror-tokens'?: string;
+  follow?: string; 'follow-poll-ms'?: string; trust?: string[]; 'allow-unsigned'?: boolean; 'fleet-lead-ms'?: string; 'skew-grace'?: string;
 }
 
 export interface StaticExportSettings {
   bundleUrl: string; domain?: string; trust: string[]; allowUnsigned: boolean;
 }
-export interface MirrorSettings { tokensFile: string; secretFile?: string; ttlSeconds?: number; publicUrl?: string }
+export interface MirrorSettings { tokensFile: string; secretFile?: string; ttlSeconds?: number; publicUrl?: string; fleetLeadMs?: number }
+export interface FollowSettings { url: string; tokenFile?: string; trust: string[]; allowUnsigned: boolean; pollMs?: number }
 
 /** What serve runs with: flag strings (validated later by serve's own parsers) after the merge. */
 export interface ServeSettings {
@@ -18,6 +20,9 @@ export interface ServeSettings {
   port?: string; host?: string;
   staticExport: StaticExportSettings | null;
   mirror: MirrorSettings | null;
+  follow: FollowSettings | null;
+  /** Skew protection grace, seconds (flag string or the values file's number). */
+  skewGrace?: string;
 }
 
 const names = (list: string[] | undefined) => (list ?? []).flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean);
@@ -33,6 +38,16 @@ export function mergeSettings(flags: ServeFlags, v: Values = {}): ServeSettings 
   const fromValues = Object.entries(v.features ?? {}).filter(([f, on]) => on !== undefined && !byFlag.has(f));
   const se = v.staticExport;
   const useBundle = se?.enabled !== false && se?.bundleUrl !== undefined;
+  const num = (flag: string | undefined, name: string, min: number, max: number): number | undefined => {
+    if (flag === undefined) return undefined;
+    const n = Number(flag);
+    if (!/^\d+$/.test(flag) || n < min || n > max) throw new UsageError(`${name} must be a whole number from ${min} to ${max}, not ${JSON.stringify(flag.slice(0, 40))}`, { subject: name });
+    return n;
+  };
+  const followUrl = flags.follow ?? v.follow?.url;
+  if (followUrl !== undefined && !/^https?:\/\/[^\s]+$/.test(followUrl)) throw new UsageError(`--follow needs the mirror's http(s) URL, not ${JSON.stringify(followUrl.slice(0, 80))}`, { subject: '--follow' });
+  const leadMs = num(flags['fleet-lead-ms'], '--fleet-lead-ms', 100, 600_000) ?? (v.mirror?.fleetLeadSeconds === undefined ? undefined : Math.round(v.mirror.fleetLeadSeconds * 1000));
+  const pollMs = num(flags['follow-poll-ms'], '--follow-poll-ms', 100, 300_000) ?? (v.follow?.pollSeconds === undefined ? undefined : Math.round(v.follow.pollSeconds * 1000));
   const mirrorOn = flags.mirror === true || v.mirror?.enabled === true;
   const tokensFile = flags['mirror-tokens'] ?? v.mirror?.tokensFile;
   if (mirrorOn && tokensFile === undefined) {
@@ -48,6 +63,12 @@ export function mergeSettings(flags: ServeFlags, v: Values = {}): ServeSettings 
     port: flags.port ?? (v.port === undefined ? undefined : String(v.port)),
     host: flags.host ?? v.host,
     staticExport: useBundle ? { bundleUrl: se.bundleUrl!, domain: se.domain, trust: se.trust ?? [], allowUnsigned: se.allowUnsigned ?? false } : null,
-    mirror: mirrorOn ? { tokensFile: tokensFile!, secretFile: v.mirror?.secretFile, ttlSeconds: v.mirror?.linkTtlSeconds, publicUrl: v.mirror?.publicUrl } : null,
+    mirror: mirrorOn ? { tokensFile: tokensFile!, secretFile: v.mirror?.secretFile, ttlSeconds: v.mirror?.linkTtlSeconds, publicUrl: v.mirror?.publicUrl, fleetLeadMs: leadMs } : null,
+    follow: followUrl === undefined ? null : {
+      url: followUrl, tokenFile: v.follow?.tokenFile, pollMs,
+      trust: flags.trust?.length ? flags.trust : v.follow?.trust ?? [],
+      allowUnsigned: flags['allow-unsigned'] ?? v.follow?.allowUnsigned ?? false,
+    },
+    skewGrace: flags['skew-grace'] ?? (v.skewGraceSeconds === undefined ? undefined : String(v.skewGraceSeconds)),
   };
 }

@@ -13,6 +13,8 @@ export async function extraRoutes(o: {
   settings: ServeSettings; store: string; warning: () => string[] | null; workers: number;
   features: Pick<AirlockServerOptions, 'app' | 'appRoute'>; log: (line: string) => void;
   onMirrorDownload?: (status: number) => void;
+  /** A follower's status for /_airlock/ready (serve --follow). */
+  follow?: (() => object | null) | null;
 }): Promise<Pick<AirlockServerOptions, 'app' | 'appPrefixes' | 'appRoute'>> {
   const m = o.settings.mirror;
   if (m && o.workers > 1 && m.secretFile === undefined) {
@@ -20,8 +22,11 @@ export async function extraRoutes(o: {
     throw new UsageError('--mirror with --workers > 1 needs mirror.secretFile in the values file (a secret shared by every worker)', { subject: 'mirror.secretFile' });
   }
   const app = new Hono<AppEnv>();
-  app.route('/', readyRoutes(o.warning));
-  const mirror = m ? await createMirror({ store: o.store, tokensFile: m.tokensFile, secretFile: m.secretFile, ttlSeconds: m.ttlSeconds, publicUrl: m.publicUrl, log: o.log, onDownload: o.onMirrorDownload }) : null;
+  app.route('/', readyRoutes(o.warning, o.follow ?? null));
+  const mirror = m ? await createMirror({
+    store: o.store, tokensFile: m.tokensFile, secretFile: m.secretFile, ttlSeconds: m.ttlSeconds, publicUrl: m.publicUrl, log: o.log, onDownload: o.onMirrorDownload,
+    fleetLeadMs: m.fleetLeadMs, workers: o.workers,
+  }) : null;
   if (mirror) app.route('/', mirror.app);
   if (o.features.app) app.route('/', o.features.app);
   return { app, appPrefixes: mirror?.appPrefixes ?? [], appRoute: o.features.appRoute };

@@ -1,13 +1,13 @@
 import { sign, type KeyObject } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { createDelta } from 'fossil-delta';
-import { readDelta, serializeDeltaManifest, type DeltaManifest, type DeltaOp } from '../../src/package/delta/index.js';
+import { encodeDeltaManifest, readDelta, type DeltaManifest, type DeltaOp } from '../../src/package/delta/index.js';
 import { writeMembers } from '../../src/package/delta/write.js';
 
 /**
  * Test helper: rewrite a real delta package with changed operations / payload / manifest fields,
  * re-signing the delta manifest with `key` (or leaving it unsigned) while the target manifest and
- * its signature stay the real ones: what an attacker who controls the delta (not the target's key) can do.
+ * its signature stay the real ones (a `targetBytes` replacement travels inline): what an attacker who controls the delta (not the target's key) can do.
  */
 export async function craftDelta(from: string, outPath: string, o: {
   key?: KeyObject; blobs?: Buffer[]; ops?: (ops: DeltaOp[], blobs: Buffer[]) => DeltaOp[]; edit?: (m: DeltaManifest) => void; targetBytes?: Buffer; baseBytes?: Buffer; targetSig?: Buffer | null;
@@ -22,10 +22,12 @@ export async function craftDelta(from: string, outPath: string, o: {
   const payload = gzipSync(Buffer.concat(blobs));
   const { createHash } = await import('node:crypto');
   const m: DeltaManifest = { ...l.manifest, ops, payload: { size: payload.length, sha256: createHash('sha256').update(payload).digest('hex'), expandedSize: blobs.reduce((n, b) => n + b.length, 0) } };
+  if (o.targetBytes) m.target = { ...m.target, digests: 'inline' };
   o.edit?.(m);
-  const bytes = serializeDeltaManifest(m);
+  const { manifestBytes: bytes, opsGz } = encodeDeltaManifest(m);
   const members: { name: string; body: { bytes: Buffer } }[] = [{ name: 'airlock.json', body: { bytes } }];
   if (o.key) members.push({ name: 'airlock.json.sig', body: { bytes: sign(null, bytes, o.key) } });
+  members.push({ name: 'ops.json.gz', body: { bytes: opsGz } });
   const targetPatch = o.targetBytes && o.baseBytes ? gzipSync(Buffer.from(createDelta(new Uint8Array(o.baseBytes), new Uint8Array(o.targetBytes)))) : l.target.patch;
   members.push({ name: 'target.json.gz', body: { bytes: targetPatch } });
   const tsig = o.targetSig === undefined ? l.target.signature : o.targetSig;

@@ -230,6 +230,13 @@ describe('transformed HTML cached on disk per (version, options)', () => {
     expect(srv.current().preparing?.pages).toBe(20);
     const asked = get(base + '/docs/p19', { 'accept-encoding': 'br' });
     const plainAsked = get(base + '/docs/p18', { 'accept-encoding': 'identity' });
+    // Both requests must have reached the server before the gate opens (a fixed 50 ms was not
+    // enough on a loaded machine): both connections open, then a little for the request heads.
+    for (let i = 0; i < 200; i++) {
+      const n = await new Promise<number>((r) => srv.server.getConnections((_e, c) => r(c)));
+      if (n >= 2) break;
+      await new Promise((r) => setTimeout(r, 10));
+    }
     await new Promise((r) => setTimeout(r, 50));
     open();
     const [r, plain] = await Promise.all([asked, plainAsked]);
@@ -242,6 +249,24 @@ describe('transformed HTML cached on disk per (version, options)', () => {
     expect(order).toHaveLength(20);
     const idx = JSON.parse(await readFile(join(store, 'versions', 'v1', 'html', (await keyDirs(store))[0]!, 'index.json'), 'utf8')) as { pages: object };
     expect(Object.keys(idx.pages)).toHaveLength(20);
+  });
+
+  it('cold start: the background build waits until the server listens (it must not slow the start-up), then builds every page', async () => {
+    const store = await storeWith(site(12));
+    const order: string[] = [];
+    const hook = (html: Buffer, path: string) => {
+      order.push(path);
+      return { html: Buffer.concat([html, Buffer.from(MARK)]) };
+    };
+    const srv = await createAirlockServer({ store, lease: false, log: () => {}, htmlTransform: { run: hook, key: 'held' } });
+    servers.push(srv);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(order).toEqual([]); // loaded, not listening: nothing built in the background
+    const base = (await srv.listen(0)).slice(0, -1);
+    await srv.prepared();
+    expect(order).toHaveLength(12);
+    const r = await get(base + '/docs/p7', { 'accept-encoding': 'identity' });
+    expect(r.body.toString()).toBe(page(7) + MARK);
   });
 
   it('a page whose transform fails answers 500 (never the original), and the version is still served', async () => {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateKeyPairSync, sign } from 'node:crypto';
+import { createHash, generateKeyPairSync, sign } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
 import { cp, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { toAirlockError } from '../../src/errors.js';
@@ -11,7 +12,7 @@ import { buildPackage, makeTempDir, treeDigest } from './helpers.js';
 
 /**
  * Bounded mutation fuzz of the delta format (issue 15): byte mutants of a real signed delta, and
- * structure-aware mutants of its manifest RE-SIGNED with the trusted key (so the delta's own rules
+ * structure-aware mutants of its manifest and of its ops list (ops.json.gz), RE-SIGNED with the trusted key (so the delta's own rules
  * run, not only the signature). Each import either yields exactly the target version or is refused
  * with exit 4 and the store byte-identical; never exit 1 / AIRLOCK_INTERNAL.
  */
@@ -81,25 +82,49 @@ describe('delta package fuzz (bounded)', () => {
     expect(seen.refused).toBeGreaterThan(BYTE_MUTANTS / 2);
   }, 120_000);
 
-  it(`${JSON_MUTANTS} re-signed manifest mutants: the target exactly, or exit 4 with the store unchanged`, async () => {
+  it(`${JSON_MUTANTS} re-signed manifest mutants and ${JSON_MUTANTS} ops-list mutants: the target exactly, or exit 4 with the store unchanged`, async () => {
     const l = await readDelta(delta);
     const raw = await readFile(delta);
-    const payload = raw.subarray(l.payload.offset, l.payload.offset + l.payload.size);
-    let refused = 0;
-    for (const m of jsonMutants(JSON.parse(l.manifestBytes.toString()), JSON_MUTANTS)) {
+    const payload = Buffer.from(raw.subarray(l.payload.offset, l.payload.offset + l.payload.size));
+    const { opsFile, ops, removed, ...rest } = l.manifest;
+    const realOps = gzipSync(JSON.stringify({ ops, removed }));
+    const write = async (name: string, envelope: unknown, opsGz: Buffer): Promise<Buffer | null> => {
       let bytes: Buffer;
       try {
-        bytes = Buffer.from(JSON.stringify(m.value) ?? 'null');
+        bytes = Buffer.from(JSON.stringify(envelope) ?? 'null');
       } catch {
-        continue; // too deep for JSON.stringify here; the byte bound is covered by the reader tests
+        return null; // too deep for JSON.stringify here; the byte bound is covered by the reader tests
       }
-      const out = join(dir, `j-${m.index}.airlock`);
+      const out = join(dir, name);
       const members = [{ name: 'airlock.json', body: { bytes } }, { name: 'airlock.json.sig', body: { bytes: sign(null, bytes, signer.privateKey) } },
-        { name: 'target.json.gz', body: { bytes: l.target.patch } }, { name: 'target.json.sig', body: { bytes: l.target.signature! } }, { name: 'payload.gz', body: { bytes: Buffer.from(payload) } }];
+        { name: 'ops.json.gz', body: { bytes: opsGz } },
+        { name: 'target.json.gz', body: { bytes: l.target.patch } }, { name: 'target.json.sig', body: { bytes: l.target.signature! } }, { name: 'payload.gz', body: { bytes: payload } }];
       await writeMembers(out, members, new Date(0));
-      if ((await tryImport(await readFile(out), `json mutant #${m.index} (${m.what})`)) === 4) refused++;
+      const b = await readFile(out);
       await rm(out);
+      return b;
+    };
+    let refused = 0;
+    // 1. the envelope (ops.json.gz kept as it is)
+    for (const m of jsonMutants({ ...rest, opsFile }, JSON_MUTANTS)) {
+      const b = await write(`j-${m.index}.airlock`, m.value, realOps);
+      if (b && (await tryImport(b, `manifest mutant #${m.index} (${m.what})`)) === 4) refused++;
+    }
+    // 2. the ops list, re-gzipped and named correctly by a re-signed envelope (so the delta's own rules run)
+    let opsRefused = 0;
+    for (const m of jsonMutants({ ops, removed }, JSON_MUTANTS)) {
+      let json: Buffer;
+      try {
+        json = Buffer.from(JSON.stringify(m.value) ?? 'null');
+      } catch {
+        continue;
+      }
+      const gz = gzipSync(json);
+      const envelope = { ...rest, opsFile: { size: gz.length, sha256: createHash('sha256').update(gz).digest('hex'), expandedSize: json.length } };
+      const b = await write(`o-${m.index}.airlock`, envelope, gz);
+      if (b && (await tryImport(b, `ops mutant #${m.index} (${m.what})`)) === 4) opsRefused++;
     }
     expect(refused).toBeGreaterThan(JSON_MUTANTS / 2);
-  }, 120_000);
+    expect(opsRefused).toBeGreaterThan(JSON_MUTANTS / 4);
+  }, 180_000);
 });

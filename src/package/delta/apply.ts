@@ -1,5 +1,6 @@
 import { copyFile, link, mkdir, open, readFile } from 'node:fs/promises';
 import { createReadStream } from 'node:fs';
+import { spanStream } from '../../archive/index.js';
 import { dirname, join } from 'node:path';
 import { createGunzip } from 'node:zlib';
 import { Transform } from 'node:stream';
@@ -11,8 +12,33 @@ import type { Manifest } from '../manifest.js';
 import { DELTA_MEMBERS, MAX_PATCH_SOURCE, type DeltaOp } from './format.js';
 import type { DeltaLayout } from './reader.js';
 import { ExactReader } from './stream-reader.js';
+import { ZERO_DIGEST } from './template.js';
 import { inPool } from './pool.js';
 import { constants as fsConstants } from 'node:fs';
+
+/** Patches applied at once, and the largest base file such a patch may read (bigger ones run alone). */
+const PATCH_WIDTH = 8;
+const PATCH_BATCH_SOURCE = 4 * 1024 * 1024;
+
+/** At most `width` promises in flight; the first failure is rethrown by add/drain, and settle waits for all. */
+class Bounded {
+  private readonly running = new Set<Promise<void>>();
+  private failed: { err: unknown } | null = null;
+  constructor(private readonly width: number) {}
+  async add(p: Promise<void>): Promise<void> {
+    const tracked = p.catch((err: unknown) => { this.failed ??= { err }; }).finally(() => this.running.delete(tracked));
+    this.running.add(tracked);
+    if (this.running.size >= this.width) await Promise.race(this.running);
+    if (this.failed) throw this.failed.err;
+  }
+  async drain(): Promise<void> {
+    await this.settle();
+    if (this.failed) throw this.failed.err;
+  }
+  async settle(): Promise<void> {
+    await Promise.all(this.running);
+  }
+}
 
 export interface RebuildInput { layout: DeltaLayout; target: Manifest; baseManifest: Manifest; baseSite: string; destSite: string; signal?: AbortSignal }
 
@@ -24,9 +50,10 @@ const bad = (code: string, message: string, subject: string) => new MalformedErr
  * listed there with the target's digest), `copy` takes another base file, `patch` applies a fossil
  * delta to one, `whole` takes payload bytes. Writes only at target manifest paths; reads only base
  * manifest paths. Each file's digest is checked later, when the canonical package is written from
- * them (writeCanonicalPackage), against the signed target manifest.
+ * them (writeCanonicalPackage), against the signed target manifest. Returns every target file's
+ * sha256 as built (the base's recorded digest for files taken from it) to fill a digest template.
  */
-export async function rebuildSite(o: RebuildInput): Promise<void> {
+export async function rebuildSite(o: RebuildInput): Promise<Map<string, string>> {
   const { layout, baseManifest } = o;
   const base = new Map(baseManifest.files.map((f) => [f.path, f]));
   const ops = new Map<string, DeltaOp>(layout.manifest.ops.map((op) => [op.path, op]));
@@ -51,15 +78,17 @@ export async function rebuildSite(o: RebuildInput): Promise<void> {
   const byPath = new Map(target.map((f) => [f.path, f]));
   // 1. Files from the base: unchanged ones and copies (checked first, then linked 16 at a time).
   const copies: [string, string][] = [];
+  const digests = new Map<string, string>();
   for (const f of target) {
     o.signal?.throwIfAborted();
     const op = ops.get(f.path);
     if (op && op.kind !== 'copy') continue;
     const src = op ? fromBase(op.from, f.path) : fromBase(f.path, f.path);
-    if (!op && (src.sha256 !== f.sha256 || src.size !== f.size)) {
+    if (!op && (src.size !== f.size || (f.sha256 !== ZERO_DIGEST && src.sha256 !== f.sha256))) {
       throw bad('AIRLOCK_BAD_DELTA', `the delta does not say how to build ${JSON.stringify(f.path)} (the base's file differs)`, f.path);
     }
     copies.push([join(o.baseSite, src.path), await place(f.path)]);
+    digests.set(f.path, src.sha256);
   }
   await inPool(copies, async ([from, to]) => {
     o.signal?.throwIfAborted();
@@ -74,12 +103,29 @@ export async function rebuildSite(o: RebuildInput): Promise<void> {
   const payloadHash = createHash('sha256');
   const tap = new Transform({ transform(c: Buffer, _e, cb) { payloadHash.update(c); cb(null, c); } });
   const { offset, size } = layout.payload;
-  const src = createReadStream(layout.path, { start: offset, end: offset + size - 1, highWaterMark: 1 << 20 });
+  const src = layout.spans ? spanStream(layout.spans, offset, size) : createReadStream(layout.path, { start: offset, end: offset + size - 1, highWaterMark: 1 << 20 });
   const gunzip = createGunzip();
   const onErr = (e: Error) => gunzip.destroy(e);
   src.on('error', onErr);
   const raw = size === 0 ? null : src.pipe(tap).pipe(gunzip);
   const reader = raw ? new ExactReader(raw, layout.manifest.payload.expandedSize, DELTA_MEMBERS.payload) : null;
+  const applyPatch = async (path: string, from: FileRecord, patch: Buffer, size: number): Promise<void> => {
+    let out: Uint8Array;
+    try {
+      if (getDeltaTargetSize(patch) !== size) throw new Error(`it yields ${getDeltaTargetSize(patch)} bytes, the target manifest says ${size}`);
+      out = applyDelta(new Uint8Array(await readFile(join(o.baseSite, from.path))), new Uint8Array(patch), { verifyChecksum: true });
+    } catch (err) {
+      throw new DigestMismatchError('AIRLOCK_DELTA_PATCH', `the patch for ${path} does not apply to the base's ${from.path}: ${(err as Error).message}`, { subject: path });
+    }
+    const fh = await open(await place(path), 'wx');
+    try {
+      await fh.writeFile(out);
+    } finally {
+      await fh.close();
+    }
+    digests.set(path, createHash('sha256').update(out).digest('hex'));
+  };
+  const inFlight = new Bounded(PATCH_WIDTH);
   try {
     for (const op of layout.manifest.ops) {
       o.signal?.throwIfAborted();
@@ -89,11 +135,13 @@ export async function rebuildSite(o: RebuildInput): Promise<void> {
       if (op.kind === 'whole') {
         if (op.length !== want.size) throw new DigestMismatchError('AIRLOCK_SIZE_MISMATCH', `${op.path} is ${op.length} bytes in the delta but the target manifest says ${want.size}`, { subject: op.path });
         const fh = await open(await place(op.path), 'wx');
+        const h = createHash('sha256');
         try {
-          await reader.pipe(op.length, async (c) => { let d = 0; while (d < c.length) d += (await fh.write(c, d, c.length - d)).bytesWritten; });
+          await reader.pipe(op.length, async (c) => { h.update(c); let d = 0; while (d < c.length) d += (await fh.write(c, d, c.length - d)).bytesWritten; });
         } finally {
           await fh.close();
         }
+        digests.set(op.path, h.digest('hex'));
         continue;
       }
       const from = fromBase(op.from, op.path);
@@ -101,29 +149,24 @@ export async function rebuildSite(o: RebuildInput): Promise<void> {
         throw bad('AIRLOCK_BAD_DELTA', `the patch for ${JSON.stringify(op.path)} is beyond the ${MAX_PATCH_SOURCE}-byte patch limit`, op.path);
       }
       const patch = await reader.read(op.length);
-      let out: Uint8Array;
-      try {
-        if (getDeltaTargetSize(patch) !== want.size) throw new Error(`it yields ${getDeltaTargetSize(patch)} bytes, the target manifest says ${want.size}`);
-        out = applyDelta(new Uint8Array(await readFile(join(o.baseSite, from.path))), new Uint8Array(patch), { verifyChecksum: true });
-      } catch (err) {
-        throw new DigestMismatchError('AIRLOCK_DELTA_PATCH', `the patch for ${op.path} does not apply to the base's ${from.path}: ${(err as Error).message}`, { subject: op.path });
-      }
-      const fh = await open(await place(op.path), 'wx');
-      try {
-        await fh.writeFile(out);
-      } finally {
-        await fh.close();
-      }
+      // Applying and writing overlap (base reads and small writes wait on the disk, not the CPU),
+      // at most PATCH_WIDTH at a time and only for sources of at most PATCH_BATCH_SOURCE bytes.
+      const task = applyPatch(op.path, from, patch, want.size);
+      if (from.size > PATCH_BATCH_SOURCE) await task;
+      else await inFlight.add(task);
     }
+    await inFlight.drain();
     if (reader) await reader.end();
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code?.startsWith?.('Z_')) throw bad('AIRLOCK_DELTA_PAYLOAD', `payload.gz is not a valid gzip stream: ${(err as Error).message}`, DELTA_MEMBERS.payload);
     throw err;
   } finally {
+    await inFlight.settle(); // nothing may still write into the site when the caller removes it
     src.destroy();
     gunzip.destroy();
   }
   if (raw && payloadHash.digest('hex') !== layout.manifest.payload.sha256) {
     throw new DigestMismatchError('AIRLOCK_DIGEST_MISMATCH', `payload.gz does not have the sha256 its delta manifest names`, { subject: DELTA_MEMBERS.payload });
   }
+  return digests;
 }

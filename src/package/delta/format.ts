@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
 import { z } from 'zod';
 import { MalformedError } from '../../errors.js';
 import { checkJsonBounds } from '../json-bounds.js';
@@ -7,17 +8,22 @@ import { MANIFEST_BOUNDS } from '../manifest.js';
 
 /**
  * A delta package (`*.delta.airlock`): a tar like a package, members in this order:
- *   airlock.json      this delta manifest (format airlock-delta/1)
+ *   airlock.json      this delta manifest (format airlock-delta/1), small: it names the other
+ *                     members by size and sha256
  *   airlock.json.sig  optional: Ed25519 over airlock.json (same rule as a package)
- *   target.json.gz    gzip of a fossil delta that turns the base's exact manifest bytes into the target
- *                     package's exact manifest bytes (its archive is the canonical bundle.tar); the
- *                     result must have the sha256 `target.manifestSha256` names
+ *   ops.json.gz       gzip of {ops, removed}: how to build each target file (sha256 in `opsFile`)
+ *   target.json.gz    gzip of a fossil delta that turns the base's manifest into the target
+ *                     package's (its archive is the canonical bundle.tar). With `target.digests`
+ *                     "template" it works on digest templates (template.ts: every file's sha256
+ *                     zeroed) and the receiver fills the digests of the files it rebuilt; with
+ *                     "inline" on the exact bytes. Either way the result must have the sha256
+ *                     `target.manifestSha256` names
  *   target.json.sig   optional: the target manifest's signature, exactly as in the full target package
- *   payload.gz        gzip of the concatenated blobs that `files` points into (offsets before compression)
+ *   payload.gz        gzip of the concatenated blobs that the ops point into (offsets before compression)
  * A reader of airlock-package/1 refuses it (format), so an old tool fails closed.
  */
 export const DELTA_FORMAT = 'airlock-delta/1';
-export const DELTA_MEMBERS = { manifest: 'airlock.json', sig: 'airlock.json.sig', target: 'target.json.gz', targetSig: 'target.json.sig', payload: 'payload.gz' } as const;
+export const DELTA_MEMBERS = { manifest: 'airlock.json', sig: 'airlock.json.sig', ops: 'ops.json.gz', target: 'target.json.gz', targetSig: 'target.json.sig', payload: 'payload.gz' } as const;
 /** One patch (fossil delta) or base file read into memory on the receiving side is at most this big; larger files travel whole. */
 export const MAX_PATCH_SOURCE = 64 * 1024 * 1024;
 
@@ -33,25 +39,35 @@ export const DeltaOpSchema = z.discriminatedUnion('kind', [
 ]);
 export type DeltaOp = z.infer<typeof DeltaOpSchema>;
 
-export const DeltaManifestSchema = z.looseObject({
+/** airlock.json of a delta package, as carried (the signed part). */
+export const DeltaEnvelopeSchema = z.looseObject({
   format: z.literal(DELTA_FORMAT),
   domain: z.string().regex(HOST_NAME),
   version: z.string().regex(VERSION_LABEL),
   createdAt: z.iso.datetime({ offset: true }),
   base: z.strictObject({ version: z.string().regex(VERSION_LABEL), manifestSha256: Sha256 }),
-  target: z.strictObject({ manifestSha256: Sha256 }),
+  target: z.strictObject({ manifestSha256: Sha256, digests: z.enum(['template', 'inline']) }),
+  opsFile: z.strictObject({ size: Size, sha256: Sha256, expandedSize: Size }),
   payload: z.strictObject({ size: Size, sha256: Sha256, expandedSize: Size }),
+});
+export type DeltaEnvelope = z.infer<typeof DeltaEnvelopeSchema>;
+
+/** ops.json.gz, expanded. */
+export const DeltaOpsSchema = z.strictObject({
   /** How to build every target file that is not the base file at the same path with the same digest. */
   ops: z.array(DeltaOpSchema),
-  /** Base paths the target no longer has (informative; checked against the two manifests). */
+  /** Base paths the target no longer has (checked against the two manifests). */
   removed: z.array(Path),
 });
-export type DeltaManifest = z.infer<typeof DeltaManifestSchema>;
+
+/** A delta manifest as the code uses it: the envelope with its operations. */
+export type DeltaManifest = DeltaEnvelope & z.infer<typeof DeltaOpsSchema>;
+/** What a writer gives encodeDeltaManifest (opsFile is computed). */
+export type DeltaManifestFields = Pick<DeltaManifest, 'format' | 'domain' | 'version' | 'createdAt' | 'base' | 'target' | 'payload' | 'ops' | 'removed'>;
 
 export const sha256Hex = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
 
-/** Untrusted delta manifest bytes → exit 4 naming airlock.json (bounded before parsing). */
-export function parseDeltaManifest(bytes: Buffer, subject = 'airlock.json'): DeltaManifest {
+function parseBounded<T>(bytes: Buffer, schema: z.ZodType<T>, subject: string, what: string): T {
   checkJsonBounds(bytes, MANIFEST_BOUNDS, subject);
   let json: unknown;
   try {
@@ -59,14 +75,31 @@ export function parseDeltaManifest(bytes: Buffer, subject = 'airlock.json'): Del
   } catch (err) {
     throw new MalformedError('AIRLOCK_BAD_MANIFEST', `${subject} is not UTF-8 JSON: ${(err as Error).message}`, { subject });
   }
-  const r = DeltaManifestSchema.safeParse(json);
+  const r = schema.safeParse(json);
   if (!r.success) {
     const shown = r.error.issues.slice(0, 5).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
-    throw new MalformedError('AIRLOCK_BAD_MANIFEST', `${subject} is not a valid ${DELTA_FORMAT} manifest: ${shown}`, { subject });
+    throw new MalformedError('AIRLOCK_BAD_MANIFEST', `${subject} is not a valid ${what}: ${shown}`, { subject });
   }
   return r.data;
 }
 
-export function serializeDeltaManifest(m: DeltaManifest): Buffer {
-  return Buffer.from(JSON.stringify(m) + '\n', 'utf8');
+/** Untrusted delta manifest bytes → exit 4 naming airlock.json (bounded before parsing). */
+export function parseDeltaEnvelope(bytes: Buffer, subject: string = DELTA_MEMBERS.manifest): DeltaEnvelope {
+  return parseBounded(bytes, DeltaEnvelopeSchema, subject, `${DELTA_FORMAT} manifest`);
+}
+
+/** Untrusted, already gunzipped (bounded) ops.json bytes → exit 4 naming ops.json.gz. */
+export function parseDeltaOps(bytes: Buffer, subject: string = DELTA_MEMBERS.ops): z.infer<typeof DeltaOpsSchema> {
+  return parseBounded(bytes, DeltaOpsSchema, subject, 'list of delta operations');
+}
+
+/** The two members a delta manifest travels as: airlock.json (to sign) and ops.json.gz. */
+export function encodeDeltaManifest(m: DeltaManifestFields): { manifestBytes: Buffer; opsGz: Buffer } {
+  const opsJson = Buffer.from(JSON.stringify({ ops: m.ops, removed: m.removed }) + '\n', 'utf8');
+  const opsGz = gzipSync(opsJson, { level: 9 });
+  const envelope: DeltaEnvelope = {
+    format: m.format, domain: m.domain, version: m.version, createdAt: m.createdAt, base: m.base, target: m.target,
+    opsFile: { size: opsGz.length, sha256: sha256Hex(opsGz), expandedSize: opsJson.length }, payload: m.payload,
+  };
+  return { manifestBytes: Buffer.from(JSON.stringify(envelope) + '\n', 'utf8'), opsGz };
 }

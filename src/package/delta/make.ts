@@ -13,7 +13,8 @@ import { type Manifest } from '../manifest.js';
 import { readPackage, type PackageLayout } from '../reader.js';
 import { writePackage } from '../writer.js';
 import { CANONICAL_ARCHIVE, HashingOut, writeCanonicalTar } from './canonical.js';
-import { DELTA_FORMAT, DELTA_MEMBERS, serializeDeltaManifest, sha256Hex, type DeltaManifest, type DeltaOp } from './format.js';
+import { DELTA_FORMAT, DELTA_MEMBERS, encodeDeltaManifest, sha256Hex, type DeltaManifestFields, type DeltaOp } from './format.js';
+import { digestTemplate, fillDigests } from './template.js';
 import { basePeers, planFile } from './plan.js';
 import { writeMembers } from './write.js';
 
@@ -29,6 +30,18 @@ export const fullPath = (outDir: string, m: Pick<Manifest, 'domain' | 'version'>
 async function extracted(pkg: string, layout: PackageLayout, dir: string): Promise<void> {
   const scan = await extractArchive({ path: pkg, offset: layout.archive.offset, length: layout.archive.size }, dir, { format: layout.manifest.archive.format, foldsCase: false });
   compareToManifest(layout.manifest, scan);
+}
+
+/**
+ * The digest templates of both manifests (template.ts), when both have one and the target's fills
+ * back to its exact bytes; else null, and the delta carries the target manifest inline.
+ */
+function manifestTemplates(base: PackageLayout, target: PackageLayout): [Buffer, Buffer] | null {
+  const b = digestTemplate(base.manifestBytes, base.manifest.files);
+  const t = digestTemplate(target.manifestBytes, target.manifest.files);
+  if (!b || !t) return null;
+  const back = fillDigests(t, target.manifest.files.map((f) => f.sha256));
+  return back?.equals(target.manifestBytes) ? [b, t] : null;
 }
 
 /**
@@ -94,18 +107,21 @@ export async function makeDelta(o: DeltaOptions): Promise<DeltaSummary> {
     await pipeline(Readable.from(blobs()), createGzip({ level: 9 }), createWriteStream(payloadPath, { flags: 'wx' }));
     const payloadSize = (await stat(payloadPath)).size;
     const targetPaths = new Set(nm.files.map((f) => f.path));
-    const manifest: DeltaManifest = {
+    const templates = manifestTemplates(oldL, targetL);
+    const manifest: DeltaManifestFields = {
       format: DELTA_FORMAT, domain: nm.domain, version: nm.version, createdAt: new Date().toISOString(),
       base: { version: om.version, manifestSha256: sha256Hex(oldL.manifestBytes) },
-      target: { manifestSha256: sha256Hex(targetL.manifestBytes) },
+      target: { manifestSha256: sha256Hex(targetL.manifestBytes), digests: templates ? 'template' : 'inline' },
       payload: { size: payloadSize, sha256: await hashByteSource({ path: payloadPath }), expandedSize: offset },
       ops,
       removed: om.files.filter((f) => !targetPaths.has(f.path)).map((f) => f.path),
     };
-    const bytes = serializeDeltaManifest(manifest);
+    const { manifestBytes: bytes, opsGz } = encodeDeltaManifest(manifest);
     const members: { name: string; body: { bytes: Buffer } }[] = [{ name: DELTA_MEMBERS.manifest, body: { bytes } }];
     if (o.signKey) members.push({ name: DELTA_MEMBERS.sig, body: { bytes: sign(null, bytes, o.signKey) } });
-    const targetPatch = gzipSync(Buffer.from(createDelta(new Uint8Array(oldL.manifestBytes), new Uint8Array(targetL.manifestBytes))), { level: 9 });
+    members.push({ name: DELTA_MEMBERS.ops, body: { bytes: opsGz } });
+    const [from, to] = templates ?? [oldL.manifestBytes, targetL.manifestBytes];
+    const targetPatch = gzipSync(Buffer.from(createDelta(new Uint8Array(from), new Uint8Array(to))), { level: 9 });
     members.push({ name: DELTA_MEMBERS.target, body: { bytes: targetPatch } });
     if (targetL.signature) members.push({ name: DELTA_MEMBERS.targetSig, body: { bytes: targetL.signature } });
     const written = await writeMembers(dOut, [...members, { name: DELTA_MEMBERS.payload, body: { file: payloadPath, size: payloadSize } }], mtime);

@@ -1,11 +1,16 @@
-import { open, type FileHandle } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
+import { SpanFile } from '../../archive/index.js';
+import { inputPath, type PackageInput } from '../reader.js';
+
+/** What the delta readers need of an open package: a FileHandle, or a SpanFile over volumes. */
+export interface ReadHandle { read(b: Buffer, o: number, l: number, p: number): Promise<{ bytesRead: number }>; close(): Promise<void> }
 import { MalformedError, UsageError } from '../../errors.js';
 import { BLOCK, MIN_TAIL, checkTail, decodeHeader, padded } from '../tar-header.js';
 
 export interface Member { name: string; offset: number; size: number }
 
 /** Read `length` bytes at `position` of an open file; exit 4 (truncated) naming `subject` when the file is shorter. */
-export async function readExact(fh: FileHandle, position: number, length: number, fileSize: number, subject: string): Promise<Buffer> {
+export async function readExact(fh: ReadHandle, position: number, length: number, fileSize: number, subject: string): Promise<Buffer> {
   if (position + length > fileSize) {
     throw new MalformedError('AIRLOCK_TRUNCATED', `${subject} is truncated: needs bytes ${position}..${position + length} but the file has ${fileSize}`, { subject });
   }
@@ -19,8 +24,13 @@ export async function readExact(fh: FileHandle, position: number, length: number
   return buf;
 }
 
-export async function openFile(path: string, what: string): Promise<{ fh: FileHandle; size: number }> {
-  let fh: FileHandle;
+export async function openFile(input: PackageInput, what: string): Promise<{ fh: ReadHandle; size: number }> {
+  const path = inputPath(input);
+  if (typeof input !== 'string') {
+    const f = await SpanFile.open(input.spans);
+    return { fh: f, size: f.size };
+  }
+  let fh;
   try {
     fh = await open(path, 'r');
   } catch (err) {
@@ -39,7 +49,7 @@ export async function openFile(path: string, what: string): Promise<{ fh: FileHa
  * `names.length` members, each of the allowed names in the allowed order (an optional one may be
  * absent), then nothing but the two end blocks. Bodies are never read here.
  */
-export async function readMembers(fh: FileHandle, fileSize: number, names: { name: string; optional?: boolean }[], what: string): Promise<Map<string, Member>> {
+export async function readMembers(fh: ReadHandle, fileSize: number, names: { name: string; optional?: boolean }[], what: string): Promise<Map<string, Member>> {
   const out = new Map<string, Member>();
   let pos = 0;
   let want = 0;

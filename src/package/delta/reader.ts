@@ -2,26 +2,31 @@ import { gunzipSync } from 'node:zlib';
 import { applyDelta, getDeltaTargetSize } from 'fossil-delta';
 import { MalformedError, DigestMismatchError } from '../../errors.js';
 import { parseManifest, type Manifest } from '../manifest.js';
-import { MAX_MANIFEST_BYTES, SIGNATURE_BYTES } from '../reader.js';
+import { MAX_MANIFEST_BYTES, SIGNATURE_BYTES, inputPath, type PackageInput } from '../reader.js';
+import type { FileSpan } from '../../archive/index.js';
 import { CANONICAL_ARCHIVE } from './canonical.js';
-import { DELTA_MEMBERS as M, parseDeltaManifest, sha256Hex, type DeltaManifest } from './format.js';
+import { DELTA_MEMBERS as M, parseDeltaEnvelope, parseDeltaOps, sha256Hex, type DeltaManifest } from './format.js';
+import { ZERO_DIGEST, digestTemplate, fillDigests } from './template.js';
 import { openFile, readExact, readMembers, type Member } from './members.js';
 
 export interface DeltaLayout {
   path: string;
+  /** Set when the delta is read in place from its volumes (src/package/volumes). */
+  spans?: readonly FileSpan[];
   manifest: DeltaManifest;
   manifestBytes: Buffer;
   signature: Buffer | null;
-  /** The target manifest as carried: a gzipped fossil delta against the base's manifest bytes (resolveTarget). */
+  /** The target manifest as carried: a gzipped fossil delta against the base's manifest (template) bytes (resolveTarget). */
   target: { patch: Buffer; signature: Buffer | null };
   payload: Member;
 }
 
-const ORDER = [{ name: M.manifest }, { name: M.sig, optional: true }, { name: M.target }, { name: M.targetSig, optional: true }, { name: M.payload }];
+const ORDER = [{ name: M.manifest }, { name: M.sig, optional: true }, { name: M.ops }, { name: M.target }, { name: M.targetSig, optional: true }, { name: M.payload }];
 
 /** Is this file a delta package? Only its first member's name and the start of its manifest are read. */
-export async function isDeltaPackage(path: string): Promise<boolean> {
-  const { fh, size } = await openFile(path, 'package').catch(() => ({ fh: null, size: 0 }));
+export async function isDeltaPackage(input: PackageInput): Promise<boolean> {
+  const path = inputPath(input);
+  const { fh, size } = await openFile(input, 'package').catch(() => ({ fh: null, size: 0 }));
   if (!fh) return false;
   try {
     if (size < 1024) return false;
@@ -38,8 +43,9 @@ export async function isDeltaPackage(path: string): Promise<boolean> {
  * digest, is of the same domain and version, has the canonical archive; every operation names a
  * target file, no file twice; the payload blobs are contiguous, in order, and add up to its size.
  */
-export async function readDelta(path: string): Promise<DeltaLayout> {
-  const { fh, size } = await openFile(path, 'delta package');
+export async function readDelta(input: PackageInput): Promise<DeltaLayout> {
+  const path = inputPath(input);
+  const { fh, size } = await openFile(input, 'delta package');
   try {
     const members = await readMembers(fh, size, ORDER, `delta package ${path}`);
     const body = async (m: Member | undefined, max: number): Promise<Buffer | null> => {
@@ -52,10 +58,15 @@ export async function readDelta(path: string): Promise<DeltaLayout> {
       return body(m, SIGNATURE_BYTES);
     };
     const manifestBytes = (await body(members.get(M.manifest), MAX_MANIFEST_BYTES))!;
-    const manifest = parseDeltaManifest(manifestBytes);
+    const envelope = parseDeltaEnvelope(manifestBytes);
+    const opsGz = (await body(members.get(M.ops), MAX_MANIFEST_BYTES))!;
+    if (opsGz.length !== envelope.opsFile.size || sha256Hex(opsGz) !== envelope.opsFile.sha256) {
+      throw new DigestMismatchError('AIRLOCK_DIGEST_MISMATCH', `${M.ops} is not the ${envelope.opsFile.size}-byte member with the sha256 the delta manifest names`, { subject: M.ops });
+    }
+    const manifest: DeltaManifest = { ...envelope, ...parseDeltaOps(gunzipBounded(opsGz, envelope.opsFile.expandedSize, M.ops)) };
     const patch = (await body(members.get(M.target), MAX_MANIFEST_BYTES))!;
     const layout: DeltaLayout = {
-      path, manifest, manifestBytes, signature: await sigOf(members.get(M.sig)),
+      path, ...(typeof input === 'string' ? {} : { spans: input.spans }), manifest, manifestBytes, signature: await sigOf(members.get(M.sig)),
       target: { patch, signature: await sigOf(members.get(M.targetSig)) },
       payload: members.get(M.payload)!,
     };
@@ -67,32 +78,78 @@ export async function readDelta(path: string): Promise<DeltaLayout> {
   }
 }
 
+/** Gunzip a member that must expand to exactly `expected` bytes (itself at most the manifest limit). */
+function gunzipBounded(gz: Buffer, expected: number, subject: string): Buffer {
+  if (expected > MAX_MANIFEST_BYTES) throw bad(`${subject} declares ${expected} bytes expanded (limit ${MAX_MANIFEST_BYTES})`, subject);
+  let out: Buffer;
+  try {
+    out = gunzipSync(gz, { maxOutputLength: Math.max(1, expected) });
+  } catch (err) {
+    throw bad(`${subject} is not a gzip stream of ${expected} bytes: ${(err as Error).message}`, subject);
+  }
+  if (out.length !== expected) throw bad(`${subject} expands to ${out.length} bytes but the delta manifest says ${expected}`, subject);
+  return out;
+}
+
 function bad(message: string, subject: string): MalformedError {
   return new MalformedError('AIRLOCK_BAD_DELTA', message, { subject });
 }
 
-export interface ResolvedTarget { manifest: Manifest; manifestBytes: Buffer; signature: Buffer | null }
+/**
+ * The target manifest as far as it is known before the files are rebuilt: exact bytes (`inline`),
+ * or a digest template whose file digests are zeros (`template`; finishTarget fills them). Either
+ * way parsed like any package manifest and held to the delta's own rules.
+ */
+export interface ResolvedTarget { manifest: Manifest; manifestBytes: Buffer; signature: Buffer | null; template: boolean }
 
 /**
- * The target manifest, rebuilt from the base's exact manifest bytes (bounded: the gzip and the
- * fossil delta may expand to at most the manifest limit), checked against the digest the delta
- * names, parsed like any package manifest, and held to the delta's own rules.
+ * Rebuild the target manifest (or its template) from the base's exact manifest bytes (bounded: the
+ * gzip and the fossil delta may expand to at most the manifest limit). An inline target is checked
+ * against the digest the delta names here; a template after finishTarget.
  */
-export function resolveTarget(l: DeltaLayout, baseManifestBytes: Buffer): ResolvedTarget {
+export function resolveTarget(l: DeltaLayout, baseManifestBytes: Buffer, baseManifest: Manifest): ResolvedTarget {
+  const template = l.manifest.target.digests === 'template';
+  const source = template ? digestTemplate(baseManifestBytes, baseManifest.files) : baseManifestBytes;
+  if (!source) throw new DigestMismatchError('AIRLOCK_DELTA_BASE', `the base manifest of ${l.manifest.base.version} has no digest template: its file digests are not in manifest order`, { subject: l.manifest.base.version });
   let bytes: Buffer;
   try {
     const patch = gunzipSync(l.target.patch, { maxOutputLength: MAX_MANIFEST_BYTES });
     if (getDeltaTargetSize(patch) > MAX_MANIFEST_BYTES) throw new Error('it would exceed the manifest limit');
-    bytes = Buffer.from(applyDelta(new Uint8Array(baseManifestBytes), new Uint8Array(patch), { verifyChecksum: true }));
+    bytes = Buffer.from(applyDelta(new Uint8Array(source), new Uint8Array(patch), { verifyChecksum: true }));
   } catch (err) {
     throw new DigestMismatchError('AIRLOCK_DELTA_PATCH', `${M.target} does not rebuild the target manifest from the base's: ${(err as Error).message}`, { subject: M.target });
   }
+  if (!template) checkTargetDigest(l, bytes);
+  const manifest = parseManifest(bytes, 'the target manifest');
+  if (template && manifest.files.some((f) => f.sha256 !== ZERO_DIGEST)) throw bad('the target manifest template has file digests that are not zeroed', M.target);
+  const t: ResolvedTarget = { manifest, manifestBytes: bytes, signature: l.target.signature, template };
+  checkConsistent(l, t.manifest);
+  return t;
+}
+
+function checkTargetDigest(l: DeltaLayout, bytes: Buffer): void {
   if (sha256Hex(bytes) !== l.manifest.target.manifestSha256) {
     throw new DigestMismatchError('AIRLOCK_DIGEST_MISMATCH', `the rebuilt target manifest has sha256 ${sha256Hex(bytes)} but the delta names ${l.manifest.target.manifestSha256}`, { subject: M.target });
   }
-  const t: ResolvedTarget = { manifest: parseManifest(bytes, 'the target manifest'), manifestBytes: bytes, signature: l.target.signature };
-  checkConsistent(l, t.manifest);
-  return t;
+}
+
+/**
+ * The target's exact manifest, once every file is rebuilt: a template filled with the digests of
+ * the rebuilt files (manifest order), checked against the digest the delta names. A file rebuilt
+ * wrong makes this digest differ, so nothing built from a bad delta gets past here.
+ */
+export function finishTarget(l: DeltaLayout, t: ResolvedTarget, digests: ReadonlyMap<string, string>): ResolvedTarget {
+  if (!t.template) return t;
+  const list = t.manifest.files.map((f) => digests.get(f.path) ?? ZERO_DIGEST);
+  const bytes = fillDigests(t.manifestBytes, list);
+  if (!bytes) throw bad('the target manifest template does not hold one zeroed digest per file', M.target);
+  if (sha256Hex(bytes) !== l.manifest.target.manifestSha256) {
+    // Which file is wrong cannot be told (its true digest did not travel): name what the delta built.
+    const built = l.manifest.ops.map((op) => op.path);
+    const shown = built.slice(0, 10).join(', ') + (built.length > 10 ? `, … (${built.length} in all)` : '');
+    throw new DigestMismatchError('AIRLOCK_DIGEST_MISMATCH', `the files rebuilt from this delta do not give the signed target manifest (sha256 ${l.manifest.target.manifestSha256}): a copy, patch or whole file is wrong; the delta built ${shown}`, { subject: M.target });
+  }
+  return { manifest: parseManifest(bytes, 'the target manifest'), manifestBytes: bytes, signature: t.signature, template: false };
 }
 
 function checkConsistent(l: DeltaLayout, t: Manifest): void {

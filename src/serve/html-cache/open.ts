@@ -13,6 +13,8 @@ export interface OpenHtmlCache {
   dir: string; key: string; siteDir: string; files: readonly HtmlFile[]; builder: PageBuilder; poolSize?: number;
   /** Files above this size get their size checked at open (default 64 KiB: the server's streaming threshold). */
   statAbove?: number;
+  /** Build only pages a request asks for until `release` (the background build waits). */
+  held?: boolean;
 }
 export interface HtmlCache {
   dir: string;
@@ -26,6 +28,8 @@ export interface HtmlCache {
   done: Promise<{ built: number; failed: string[] }>;
   /** Stop the background build (pages being built finish; their index is published). */
   stop(): Promise<void>;
+  /** Let a held background build start (no-op otherwise). */
+  release(): void;
 }
 
 /**
@@ -78,13 +82,14 @@ export async function openHtmlCache(o: OpenHtmlCache): Promise<HtmlCache> {
   for (const sha of good) pages.set(sha, index.get(sha)!);
   const missing = wanted.filter((sha) => !good.has(sha));
   if (missing.length === 0) {
-    return { dir: o.dir, pages, missing: 0, page: (sha) => Promise.reject(new Error(`no page ${sha}`)), done: Promise.resolve({ built: 0, failed: [] }), stop: async () => {} };
+    return { dir: o.dir, pages, missing: 0, page: (sha) => Promise.reject(new Error(`no page ${sha}`)), done: Promise.resolve({ built: 0, failed: [] }), stop: async () => {}, release: () => {} };
   }
   await probeWritable(o.dir);
   const b = o.builder;
   const queue = 'context' in b
     ? new PageQueue(o.poolSize ?? defaultPoolSize(), () => workerSlot(b.context))
     : new PageQueue(4, () => ({ run: (job) => buildPage(job, b.run), end: async () => {} }));
+  if (o.held) queue.hold();
   const jobOf = (sha: string): PageJob => {
     const f = byDigest.get(sha)!;
     return { src: join(o.siteDir, ...f.path.split('/')), path: f.path, sha256: sha, dir: o.dir };
@@ -136,5 +141,6 @@ export async function openHtmlCache(o: OpenHtmlCache): Promise<HtmlCache> {
       queue.drop('the background build was stopped'); // a request may still ask for a page: built then
       await done.catch(() => {});
     },
+    release: () => queue.release(),
   };
 }

@@ -39,23 +39,26 @@ export const defaultPoolSize = (): number => Math.max(1, availableParallelism())
 /** Builds one page; resolves with its cache entry or rejects naming the page. */
 export type PageRunner = (job: PageJob) => Promise<CachedPage>;
 
-interface Queued { job: PageJob; resolve: (p: CachedPage) => void; reject: (e: Error) => void }
+interface Queued { job: PageJob; urgent: boolean; resolve: (p: CachedPage) => void; reject: (e: Error) => void }
 
 /**
  * A queue of pages for `size` workers, in which a page a request is waiting for jumps ahead of
  * the background build (`urgent`). Workers start on the first job and end when the queue is empty
  * (a transform worker holds its wasm heap: no idle memory), so the pool costs nothing once a
- * version is prepared. `slots` runs one job on one worker; the pool owns when.
+ * version is prepared. `slots` runs one job on one worker; the pool owns when. A held queue runs
+ * only urgent pages until `release` (a server starting up: the background build must not take
+ * the cores from the load it waits behind).
  */
 export class PageQueue {
   private readonly queue: Queued[] = [];
   private running = 0;
+  private held = false;
 
   constructor(private readonly size: number, private readonly slot: () => PageSlot) {}
 
   submit(job: PageJob, urgent: boolean): Promise<CachedPage> {
     return new Promise((resolve, reject) => {
-      const q = { job, resolve, reject };
+      const q = { job, urgent, resolve, reject };
       if (urgent) this.queue.unshift(q);
       else this.queue.push(q);
       this.pump();
@@ -65,9 +68,25 @@ export class PageQueue {
   /** Moves a queued page to the front (a request now waits for it); false when it is not queued. */
   hurry(sha256: string): boolean {
     const i = this.queue.findIndex((q) => q.job.sha256 === sha256);
-    if (i <= 0) return i === 0;
-    this.queue.unshift(...this.queue.splice(i, 1));
+    if (i < 0) return false;
+    const [q] = this.queue.splice(i, 1);
+    q!.urgent = true;
+    this.queue.unshift(q!);
+    this.pump();
     return true;
+  }
+
+  hold(): void {
+    this.held = true;
+  }
+
+  release(): void {
+    this.held = false;
+    this.pump();
+  }
+
+  private take(): Queued | undefined {
+    return this.queue.length > 0 && (!this.held || this.queue[0]!.urgent) ? this.queue.shift() : undefined;
   }
 
   /** Drop the queued (not started) pages: each of their promises rejects with `reason`. */
@@ -76,12 +95,12 @@ export class PageQueue {
   }
 
   private pump(): void {
-    while (this.running < this.size && this.queue.length > 0) {
+    while (this.running < this.size && this.queue.length > 0 && (!this.held || this.queue[0]!.urgent)) {
       this.running++;
       const s = this.slot();
       const loop = async () => {
         try {
-          for (let q = this.queue.shift(); q !== undefined; q = this.queue.shift()) {
+          for (let q = this.take(); q !== undefined; q = this.take()) {
             await s.run(q.job).then(q.resolve, (err: unknown) => q.reject(err instanceof Error ? err : new Error(String(err))));
           }
         } finally {

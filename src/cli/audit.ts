@@ -1,0 +1,50 @@
+import { UsageError } from '../errors.js';
+import { readAudit, resolveStore, verifyAudit } from '../store/index.js';
+import { parseIntFlag, parse } from './args.js';
+import { printResult } from './context.js';
+import { shown } from '../util/terminal.js';
+import type { Command } from './main.js';
+
+const USAGE = `usage: airlock audit verify --store DIR [--json]
+       airlock audit show   --store DIR [--last N] [--json]
+
+The audit trail of a store with a trust policy: STORE/audit.log holds one JSON line per event
+(time, OS user, command, package sha256, domain, version, signers' fingerprints, outcome, reason
+code), each carrying the sha256 of the line before; STORE/audit.head holds the count, the last
+hash and the length. verify re-checks the whole chain: a deleted, inserted or edited line, or a
+cut tail, is a break (exit 4). Keep the last hash it prints somewhere else too: someone who can
+rewrite both files can rewrite history, and only a copy held elsewhere shows that.
+
+  --last N   show only the last N lines (default 50)
+  --json     one JSON document on stdout
+
+Exit codes: 0 ok, 1 failure, 2 usage, 4 the chain is broken.`;
+
+const command: Command = {
+  summary: 'verify or show the store\'s hash-chained audit log (issue 14)',
+  usage: USAGE,
+  async run(argv, ctx) {
+    const [sub, ...rest] = argv;
+    const { values, positionals } = parse(rest, { store: { type: 'string' }, json: { type: 'boolean' }, last: { type: 'string' } });
+    if (positionals.length) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`, { subject: positionals[0] });
+    const store = resolveStore(values.store, ctx.env, ctx.cwd);
+    const json = Boolean(values.json);
+    if (sub === 'verify') {
+      const r = await verifyAudit(store);
+      printResult(ctx, json, { ok: r.ok, store, lines: r.lines, lastHash: r.lastHash, problem: r.problem, pending: r.pending, ...(r.ok ? {} : { code: 'AIRLOCK_AUDIT_BROKEN' }) }, () => r.ok
+        ? `audit log OK: ${r.lines} lines, last hash ${r.lastHash}` + (r.pending ? ' (the last line was written by a command that crashed before acknowledging it)' : '')
+        : shown`audit log BROKEN after line ${r.lines}: ${r.problem ?? ''} [AIRLOCK_AUDIT_BROKEN]`);
+      return r.ok ? 0 : 4;
+    }
+    if (sub === 'show') {
+      const lines = await readAudit(store, parseIntFlag(values.last, '--last', 1, 1_000_000) ?? 50);
+      printResult(ctx, json, { ok: true, store, lines }, () => lines.map((l) =>
+        shown`${l.n} ${l.time} ${l.user} ${l.command} ${l.outcome}` + (l.reason ? shown` [${l.reason}]` : '') +
+        (l.domain ? shown` ${l.domain}` : '') + (l.version ? shown` ${l.version}` : '') +
+        (l.signers.length ? shown` signers ${l.signers.join(',')}` : '') + (l.detail ? shown`: ${l.detail}` : '')).join('\n') || 'no audit lines');
+      return 0;
+    }
+    throw new UsageError(`audit takes verify or show, got ${JSON.stringify(sub ?? '')}`, { subject: 'audit' });
+  },
+};
+export default command;

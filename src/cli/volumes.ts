@@ -1,0 +1,41 @@
+import type { KeyObject } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { AirlockError, UsageError } from '../errors.js';
+import { isVolume, parseSplitSize, splitPackage, type SplitResult } from '../package/volumes/index.js';
+import { fsyncDir } from '../util/fsx.js';
+import { dirname } from 'node:path';
+
+/** `--split SIZE` on pack, fetch and delta: checked before any work (exit 2). */
+export const SPLIT_HELP = `  --split SIZE        write volumes NAME.airlock.001, .002, … of at most SIZE bytes each instead of one
+                      file: bytes with K/M/G (powers of 1024) or KB/MB/GB (of 1000), or a preset:
+                      fat32 (4000 MiB), dvd (4482 MiB), bd25 (23841 MiB)`;
+export const VOLUMES_HELP = `  --volumes DIR,...   the package is split into volumes: look for the others in these folders too
+                      (besides the folders of the volumes given); PKG may be any volume, or several`;
+
+export const splitOption = (v: string | undefined): number | undefined => (v === undefined ? undefined : parseSplitSize(v));
+
+/** Split the package just written into volumes beside it, then remove the single file. */
+export async function splitWritten(pkgPath: string, split: number, signKey: KeyObject | undefined, signal?: AbortSignal): Promise<SplitResult> {
+  const r = await splitPackage(pkgPath, { split, signKey, signal }).catch((err: unknown) => {
+    if (err instanceof AirlockError) err.message += ` (the package itself is kept: ${pkgPath})`;
+    throw err;
+  });
+  await rm(pkgPath, { force: true });
+  await fsyncDir(dirname(pkgPath));
+  return r;
+}
+
+export type PackageArgs = { kind: 'file'; path: string } | { kind: 'volumes'; paths: string[]; dirs: string[] };
+
+/** PKG positionals and --volumes: one package file, or a set of volumes (by content, not name). */
+export async function packageArgs(positionals: string[], volumes: string[] | undefined, cwd: string): Promise<PackageArgs> {
+  if (positionals.length === 0) throw new UsageError('give a package path (or its volumes)', { subject: 'PKG' });
+  const paths = positionals.map((p) => resolve(cwd, p));
+  const dirs = (volumes ?? []).flatMap((v) => v.split(',')).filter((d) => d !== '').map((d) => resolve(cwd, d));
+  if (paths.length === 1 && dirs.length === 0 && !(await isVolume(paths[0]!))) return { kind: 'file', path: paths[0]! };
+  for (const p of paths) {
+    if (!(await isVolume(p))) throw new UsageError(`${p} is not a package volume (NAME.airlock.NNN); give one package file, or volumes of one package`, { subject: p });
+  }
+  return { kind: 'volumes', paths, dirs };
+}

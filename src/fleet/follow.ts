@@ -1,0 +1,336 @@
+import { hostname } from 'node:os';
+import { AirlockError, EXIT, toAirlockError } from '../errors.js';
+import { FleetAnswerSchema, FLEET_POLL_PATH, type FleetAnswer, type FleetReport } from '../mirror/index.js';
+import { activate } from '../store/index.js';
+import { installBundle } from '../values/index.js';
+import type { AirlockServer } from '../serve/index.js';
+
+/**
+ * `airlock serve --follow MIRROR_URL`: this replica polls the mirror's fleet endpoint
+ * (src/mirror/fleet.ts) every `pollMs` (±20 % jitter; backing off to 30 s while the mirror is
+ * unreachable), and when the mirror's active version changes it downloads the signed package
+ * (resumable, retried: a mirror gone mid-download leaves a part in S/downloads and nothing in the
+ * versions), verifies it with the trust of `airlock import`, imports it unactivated and pre-loads
+ * it. At the switch instant the mirror announces, it activates the version in its own store and
+ * swaps it in. A version that fails verification is never switched to: it is reported to the
+ * mirror (which then holds the rollout for the whole fleet) and shown by /_airlock/ready.
+ * The mirror being unreachable changes nothing that is served; the status says since when.
+ */
+export interface FollowTarget {
+  /** The version served now. */
+  current(): string | null;
+  preload(label: string): Promise<void>;
+  /** Re-read the store's active pointer and swap (the server's SIGHUP path). */
+  recheck(): Promise<void>;
+  /** Swap the pre-loaded version in at once, ahead of the store's pointer (server.adopt); then `adopted`. */
+  adopt?(label: string): boolean;
+  adopted?(): void;
+}
+
+/** A server of src/serve as what a follower drives. */
+export function targetOf(srv: AirlockServer): FollowTarget {
+  return {
+    current: () => srv.current().version, preload: (l) => srv.preload(l), recheck: () => srv.recheck(),
+    adopt: (l) => srv.adopt(l), adopted: () => srv.adopted(),
+  };
+}
+
+export interface FollowOptions {
+  mirror: string;
+  token: string;
+  store: string;
+  trust: string[];
+  allowUnsigned: boolean;
+  pollMs?: number;
+  replicaId?: string;
+  log: (line: string) => void;
+  onImport?: (seconds: number, result: 'ok' | 'failed') => void;
+  onRefused?: (version: string) => void;
+  /** Called with the time a switch happened (ms since the epoch). */
+  onSwitch?: (version: string, at: number) => void;
+}
+
+export interface FollowStatus {
+  mirror: string;
+  replica: string;
+  /** ok: in touch; unreachable: the last poll(s) failed (still serving what it has). */
+  mirror_state: 'starting' | 'ok' | 'unreachable';
+  lastContactAt: string | null;
+  error: string | null;
+  announced: { version: string | null; phase: FleetAnswer['phase'] } | null;
+  preparing: string | null;
+  prepared: string | null;
+  downloadError: string | null;
+  refused: { version: string; reason: string } | null;
+  switchAt: string | null;
+  lastSwitch: { version: string; at: string; atMs: number } | null;
+}
+
+const MAX_ANSWER_BYTES = 64 * 1024;
+const MAX_BACKOFF_MS = 30_000;
+const REQUEST_TIMEOUT_MS = 5_000;
+
+const defaultReplicaId = () => `${hostname().replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 100) || 'replica'}:${process.pid}`;
+/** One line for logs and /_airlock/ready: our errors by code; a network failure by its cause (ECONNREFUSED, a timeout). */
+const message = (err: unknown) => {
+  if (err instanceof AirlockError) return `${err.code}: ${err.message}`.slice(0, 1024);
+  const e = err as Error & { cause?: { code?: string; message?: string } };
+  const cause = e?.cause?.code ?? e?.cause?.message;
+  const text = e instanceof Error ? (e.name === 'TimeoutError' ? `no answer within ${REQUEST_TIMEOUT_MS / 1000} s` : e.message) : String(err);
+  return `AIRLOCK_MIRROR_UNREACHABLE: ${text}${cause ? ` (${cause})` : ''}`.slice(0, 1024);
+};
+
+export class Follower {
+  private target: FollowTarget | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private switchTimer: NodeJS.Timeout | null = null;
+  private switchFor: string | null = null;
+  private failures = 0;
+  private stopped = false;
+  private polling: Promise<void> | null = null;
+  private preparing: Promise<void> | null = null;
+  private switching: Promise<void> | null = null;
+  private readonly abort = new AbortController();
+  private readonly pollMs: number;
+  private readonly base: string;
+  readonly status: FollowStatus;
+
+  constructor(private readonly o: FollowOptions) {
+    this.pollMs = o.pollMs ?? 2_000;
+    this.base = o.mirror.replace(/\/+$/, '');
+    this.status = {
+      mirror: this.base, replica: o.replicaId ?? defaultReplicaId(), mirror_state: 'starting', lastContactAt: null, error: null, announced: null,
+      preparing: null, prepared: null, downloadError: null, refused: null, switchAt: null, lastSwitch: null,
+    };
+  }
+
+  /** Follow on behalf of a running server. */
+  start(target: FollowTarget): void {
+    this.target = target;
+    this.schedule(0);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.abort.abort(new Error('stopping'));
+    if (this.timer) clearTimeout(this.timer);
+    if (this.switchTimer) clearTimeout(this.switchTimer);
+    await this.polling?.catch(() => {});
+    await this.preparing?.catch(() => {});
+    await this.switching?.catch(() => {});
+  }
+
+  /**
+   * Before there is a server (an empty store): poll until the mirror has an active version, then
+   * install and activate it. Resolves with the label; stops (rejects) on `signal`.
+   */
+  async first(signal: AbortSignal): Promise<string> {
+    for (;;) {
+      signal.throwIfAborted();
+      try {
+        const a = await this.poll();
+        if (a.version !== null && a.packageUrl !== null) {
+          await this.install(a, signal);
+          await activate(this.o.store, a.version);
+          return a.version;
+        }
+        this.status.error = 'the mirror has no active version yet';
+      } catch (err) {
+        if (signal.aborted) throw err;
+        if (toAirlockError(err).exitCode === EXIT.VERIFICATION) throw err; // nothing to serve but a refused version
+        this.note(err);
+      }
+      await new Promise<void>((r) => {
+        const t = setTimeout(r, this.delay());
+        signal.addEventListener('abort', () => { clearTimeout(t); r(); }, { once: true });
+      });
+    }
+  }
+
+  private delay(): number {
+    const base = this.failures === 0 ? this.pollMs : Math.min(MAX_BACKOFF_MS, this.pollMs * 2 ** Math.min(this.failures, 10));
+    return Math.round(base * (0.8 + Math.random() * 0.4));
+  }
+
+  private schedule(ms: number): void {
+    if (this.stopped) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.polling = this.tick().finally(() => {
+        this.polling = null;
+        this.schedule(this.delay());
+      });
+    }, ms);
+    this.timer.unref();
+  }
+
+  /** Poll again soon (a state change the mirror should hear about), unless one is under way. */
+  private soon(): void {
+    if (this.polling === null) this.schedule(0);
+  }
+
+  private note(err: unknown): void {
+    const m = message(err);
+    this.failures++;
+    if (this.status.mirror_state !== 'unreachable' || this.status.error !== m) {
+      this.o.log(`airlock serve: follow: mirror ${this.base} unreachable (${m}); still serving ${this.target?.current() ?? 'nothing'}, retrying`);
+    }
+    this.status.mirror_state = 'unreachable';
+    this.status.error = m;
+  }
+
+  private report(): FleetReport {
+    return { replica: this.status.replica, serving: this.target?.current() ?? null, prepared: this.status.prepared, refused: this.status.refused };
+  }
+
+  private async poll(): Promise<FleetAnswer> {
+    const res = await fetch(this.base + FLEET_POLL_PATH, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${this.o.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(this.report()),
+      signal: AbortSignal.any([this.abort.signal, AbortSignal.timeout(REQUEST_TIMEOUT_MS)]),
+    });
+    const text = await boundedText(res, MAX_ANSWER_BYTES);
+    if (!res.ok) throw new Error(`HTTP ${res.status} from ${this.base}${FLEET_POLL_PATH}: ${text.slice(0, 200)}`);
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      throw new Error(`the mirror's fleet answer is not JSON`);
+    }
+    const a = FleetAnswerSchema.safeParse(json);
+    if (!a.success) throw new Error(`the mirror's fleet answer is malformed: ${a.error.issues.slice(0, 3).map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    if (this.status.mirror_state === 'unreachable') this.o.log(`airlock serve: follow: mirror ${this.base} reachable again`);
+    this.failures = 0;
+    this.status.mirror_state = 'ok';
+    this.status.error = null;
+    this.status.lastContactAt = new Date().toISOString();
+    this.status.announced = { version: a.data.version, phase: a.data.phase };
+    return a.data;
+  }
+
+  private async tick(): Promise<void> {
+    let a: FleetAnswer;
+    const receivedAt = () => performance.now();
+    try {
+      a = await this.poll();
+    } catch (err) {
+      if (!this.stopped) this.note(err);
+      return;
+    }
+    const at = receivedAt();
+    const t = this.target!;
+    const v = a.version;
+    if (v === null || a.packageUrl === null) return;
+    if (this.switchFor !== null && this.switchFor !== v) this.cancelSwitch();
+    if (v === t.current()) {
+      this.status.prepared = null;
+      return;
+    }
+    if (this.status.refused?.version === v) return; // reported: the mirror holds the rollout
+    if (this.status.prepared !== v) {
+      if (this.preparing === null) {
+        this.preparing = this.prepare(a).finally(() => { this.preparing = null; });
+      }
+      return;
+    }
+    if (a.phase === 'switch' && a.activateInMs !== null && this.switchFor !== v) {
+      const wait = Math.max(0, a.activateInMs - (performance.now() - at));
+      this.switchFor = v;
+      this.status.switchAt = new Date(Date.now() + wait).toISOString();
+      this.switchTimer = setTimeout(() => { this.switching = this.switchNow(v).finally(() => { this.switching = null; }); }, wait);
+    }
+  }
+
+  private cancelSwitch(): void {
+    if (this.switchTimer) clearTimeout(this.switchTimer);
+    this.switchTimer = null;
+    this.switchFor = null;
+    this.status.switchAt = null;
+  }
+
+  private async install(a: FleetAnswer, signal: AbortSignal): Promise<void> {
+    await installBundle({
+      url: a.packageUrl!, store: this.o.store, label: a.version!, trust: this.o.trust, allowUnsigned: this.o.allowUnsigned,
+      activate: false, signal, log: (l) => this.o.log(l.replace(/^airlock serve: /, 'airlock serve: follow: ')),
+    });
+  }
+
+  private async prepare(a: FleetAnswer): Promise<void> {
+    const v = a.version!;
+    this.status.preparing = v;
+    const t0 = performance.now();
+    try {
+      await this.install(a, this.abort.signal);
+      await this.target!.preload(v);
+      this.o.onImport?.((performance.now() - t0) / 1000, 'ok');
+      this.status.prepared = v;
+      this.status.downloadError = null;
+      this.o.log(`airlock serve: follow: ${v} is verified, imported and loaded; waiting for the mirror's switch time`);
+    } catch (err) {
+      if (this.stopped) return;
+      this.o.onImport?.((performance.now() - t0) / 1000, 'failed');
+      const m = message(err);
+      if (toAirlockError(err).exitCode === EXIT.VERIFICATION) {
+        this.status.refused = { version: v, reason: m };
+        this.o.onRefused?.(v);
+        this.o.log(`airlock serve: follow: REFUSED VERSION ${v}: ${m}; not switching to it (reported to the mirror)`);
+      } else {
+        if (this.status.downloadError !== m) this.o.log(`airlock serve: follow: could not prepare ${v} (${m}); retrying`);
+        this.status.downloadError = m;
+      }
+    } finally {
+      this.status.preparing = null;
+    }
+    this.soon();
+  }
+
+  private async switchNow(v: string): Promise<void> {
+    this.switchTimer = null;
+    if (this.stopped || this.switchFor !== v) return;
+    const t = this.target!;
+    const switched = (at: number) => {
+      this.status.lastSwitch = { version: v, at: new Date(at).toISOString(), atMs: at };
+      this.status.prepared = null;
+      this.o.onSwitch?.(v, at);
+    };
+    // Swap first (the instant is what the fleet agreed on), then make it durable in the store.
+    const swapped = t.adopt?.(v) ?? false;
+    if (swapped) switched(Date.now());
+    try {
+      try {
+        await activate(this.o.store, v);
+      } finally {
+        t.adopted?.(); // on failure the watcher goes back to what the store says
+      }
+      // A check already under way may have read the pointer before it changed: ask again (bounded).
+      for (let i = 0; i < 5 && t.current() !== v; i++) await t.recheck();
+      if (!swapped && t.current() === v) switched(Date.now());
+    } catch (err) {
+      this.o.log(`airlock serve: follow: switching to ${v} failed: ${message(err)}${swapped ? '; back to what the store names' : ''}`);
+      if (swapped) await t.recheck();
+    } finally {
+      this.switchFor = null;
+      this.status.switchAt = null;
+    }
+    this.soon();
+  }
+}
+
+/** The body as text, refusing more than `max` bytes (a hostile or broken mirror). */
+async function boundedText(res: Response, max: number): Promise<string> {
+  const declared = Number(res.headers.get('content-length') ?? NaN);
+  if (declared > max) {
+    await res.body?.cancel();
+    throw new Error(`the mirror's answer is ${declared} bytes; at most ${max} are read`);
+  }
+  const chunks: Buffer[] = [];
+  let n = 0;
+  for await (const c of res.body ?? []) {
+    n += (c as Uint8Array).length;
+    if (n > max) throw new Error(`the mirror's answer is over ${max} bytes`);
+    chunks.push(Buffer.from(c as Uint8Array));
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}

@@ -1,0 +1,141 @@
+import { watch, type FSWatcher } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { createSecureServer, type ServerHttp2Session, type Http2SecureServer, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { dirname } from 'node:path';
+import { createSecureContext, type TLSSocket } from 'node:tls';
+import { UsageError } from '../errors.js';
+
+/**
+ * `serve --tls-cert F --tls-key F`: HTTP/2 with HTTP/1.1 fallback chosen by ALPN (node:http2's
+ * createSecureServer with allowHTTP1; the same request listener serves both through its
+ * compatibility API). Certificates are reloaded on SIGHUP and when their files change — fs.watch
+ * on the folders, since Kubernetes swaps a Secret volume's `..data` symlink rather than writing
+ * the files — with setSecureContext: new handshakes get the new pair, open connections keep
+ * theirs, none is dropped. A pair that does not load (garbage, a key of another certificate, a
+ * half-written file) is refused: the old one stays and the error is logged loudly.
+ */
+export interface TlsFiles { cert: string; key: string }
+export interface TlsPair { cert: Buffer; key: Buffer }
+
+const MAX_PEM_BYTES = 1024 * 1024;
+
+async function readBounded(file: string, what: string): Promise<Buffer> {
+  const fh = await open(file, 'r').catch((err: NodeJS.ErrnoException) => {
+    throw new UsageError(`cannot read the TLS ${what} ${file}: ${err.code ?? err.message}`, { subject: file });
+  });
+  try {
+    const st = await fh.stat();
+    if (!st.isFile()) throw new UsageError(`TLS ${what} ${file} is not a regular file`, { subject: file });
+    if (st.size > MAX_PEM_BYTES) throw new UsageError(`TLS ${what} ${file} is ${st.size} bytes; at most ${MAX_PEM_BYTES} are read`, { subject: file });
+    return await fh.readFile();
+  } finally {
+    await fh.close();
+  }
+}
+
+/** Read and check a pair (the key must belong to the certificate); a UsageError names what is wrong. */
+export async function loadTlsPair(f: TlsFiles): Promise<TlsPair> {
+  const pair = { cert: await readBounded(f.cert, 'certificate'), key: await readBounded(f.key, 'key') };
+  try {
+    createSecureContext(pair);
+  } catch (err) {
+    throw new UsageError(`TLS certificate ${f.cert} and key ${f.key} do not load: ${err instanceof Error ? err.message : String(err)}`, { subject: f.cert });
+  }
+  return pair;
+}
+
+type Listener = (req: IncomingMessage, res: ServerResponse) => void;
+
+export interface TlsServer {
+  server: Http2SecureServer;
+  /** Re-read the files; true when the new pair is in use. Never throws. */
+  reload(): Promise<boolean>;
+  /** Stop accepting; finish in-flight requests; idle connections closed at once, the rest after `graceMs`. */
+  close(graceMs: number): Promise<void>;
+}
+
+export function createTlsServer(pair: TlsPair, files: TlsFiles | null, listener: Listener, log: (line: string) => void): TlsServer {
+  const server = createSecureServer({ ...pair, allowHTTP1: true }, listener as unknown as (req: Http2ServerRequest, res: Http2ServerResponse) => void);
+  // Connections and their in-flight requests, so close() can end idle HTTP/1.1 keep-alives at once.
+  const busy = new Map<TLSSocket, number>();
+  let closing = false;
+  server.on('secureConnection', (s: TLSSocket) => {
+    busy.set(s, 0);
+    s.once('close', () => busy.delete(s));
+  });
+  server.on('request', (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse) => {
+    if (req.httpVersionMajor !== 1) return;
+    const s = req.socket as TLSSocket;
+    busy.set(s, (busy.get(s) ?? 0) + 1);
+    res.once('close', () => {
+      const n = (busy.get(s) ?? 1) - 1;
+      busy.set(s, n);
+      if (closing && n === 0) s.destroy();
+    });
+  });
+  const sessions = new Set<ServerHttp2Session>();
+  server.on('session', (session) => {
+    if (closing) session.close();
+    sessions.add(session);
+    session.once('close', () => sessions.delete(session));
+  });
+  server.on('tlsClientError', () => {}); // a client that fails its handshake is its own problem
+
+  let reloading: Promise<boolean> | null = null;
+  const reload = (): Promise<boolean> => {
+    if (files === null) return Promise.resolve(false);
+    reloading ??= (async () => {
+      try {
+        const next = await loadTlsPair(files);
+        server.setSecureContext(next);
+        log(`airlock serve: TLS certificate reloaded from ${files.cert}`);
+        return true;
+      } catch (err) {
+        log(`airlock serve: ERROR: TLS CERTIFICATE NOT RELOADED, still using the previous one: ${err instanceof Error ? err.message : String(err)}`);
+        return false;
+      } finally {
+        reloading = null;
+      }
+    })();
+    return reloading;
+  };
+
+  // Watch the folders (a Secret volume replaces a symlink, not the files); debounce bursts.
+  const watchers: FSWatcher[] = [];
+  let timer: NodeJS.Timeout | null = null;
+  if (files !== null) {
+    for (const dir of new Set([dirname(files.cert), dirname(files.key)])) {
+      try {
+        const w = watch(dir, () => {
+          if (timer) clearTimeout(timer);
+          timer = setTimeout(() => { timer = null; void reload(); }, 200);
+          timer.unref();
+        });
+        w.on('error', (err) => log(`airlock serve: watching ${dir} for new certificates: ${String(err)}; SIGHUP still reloads`));
+        watchers.push(w);
+      } catch (err) {
+        log(`airlock serve: cannot watch ${dir} for new certificates (${String(err)}); SIGHUP still reloads`);
+      }
+    }
+  }
+
+  return {
+    server,
+    reload,
+    close: async (graceMs) => {
+      closing = true;
+      for (const w of watchers) w.close();
+      if (timer) clearTimeout(timer);
+      const closed = new Promise<void>((r) => server.close(() => r()));
+      for (const s of sessions) s.close(); // graceful: open streams finish
+      for (const [s, n] of busy) if (n === 0 && s.alpnProtocol !== 'h2') s.destroy();
+      const t = setTimeout(() => {
+        for (const s of sessions) s.destroy();
+        for (const s of busy.keys()) s.destroy();
+      }, graceMs);
+      await closed;
+      clearTimeout(t);
+    },
+  };
+}

@@ -1,0 +1,65 @@
+import { AirlockError, EXIT, UsageError } from '../errors.js';
+import { appendAudit, appendAuditLocked } from './audit.js';
+import { createStore, storeKind } from './location.js';
+import { withLock } from './lock.js';
+import { checkRotation, loadPolicy, parsePolicy, parseSignedPolicy, writePolicy, SIGNED_POLICY_FORMAT, type LoadedPolicy } from './policy.js';
+
+/**
+ * `airlock trust init`: the store's first policy (serial 1), its root of trust, set by the operator
+ * on the isolated side (as TUF's root is installed out of band). Creates the store if missing.
+ */
+export async function initPolicy(store: string, bytes: Buffer, signatures: Buffer[]): Promise<LoadedPolicy> {
+  const parsed = { ...parsePolicy(bytes, 'the new policy'), bytes, signatures };
+  if (parsed.policy.serial !== 1) throw new UsageError(`a first policy has serial 1, not ${parsed.policy.serial}`, { subject: 'serial' });
+  if ((await storeKind(store)) === 'missing') await createStore(store);
+  return withLock(store, async () => {
+    const current = await loadPolicy(store);
+    if (current) throw new AirlockError('AIRLOCK_EXISTS', `store ${store} already has a trust policy (serial ${current.policy.serial}); change it with airlock trust rotate`, EXIT.USAGE, { subject: store });
+    await writePolicy(store, bytes, signatures, 1);
+    await appendAuditLocked(store, { command: 'trust init', outcome: 'policy-init', detail: describe(parsed) });
+    return parsed;
+  });
+}
+
+/** Read what `trust rotate --policy FILE` was given: a signed envelope, or plain policy bytes plus raw signature files. */
+export function readNewPolicy(bytes: Buffer, signatures: Buffer[], subject: string): LoadedPolicy {
+  const looksSigned = bytes.includes(Buffer.from(`"${SIGNED_POLICY_FORMAT}"`));
+  if (looksSigned) {
+    const p = parseSignedPolicy(bytes, subject);
+    return { ...p, signatures: [...p.signatures, ...signatures] };
+  }
+  return { ...parsePolicy(bytes, subject), bytes, signatures };
+}
+
+/**
+ * `airlock trust rotate`: accept `next` only when threshold.default distinct live keys of the
+ * current policy signed its exact bytes and its serial is higher (checkRotation). The refusal is
+ * recorded in the audit log (exit 4); the accepted policy joins the chain.
+ */
+export async function rotatePolicy(store: string, next: LoadedPolicy): Promise<{ previous: number; serial: number; signers: string[] }> {
+  if ((await storeKind(store)) === 'missing') throw new UsageError(`store ${store} does not exist; start it with airlock trust init`, { subject: store });
+  try {
+    return await withLock(store, async () => {
+      const current = await loadPolicy(store);
+      if (!current) throw new UsageError(`store ${store} has no trust policy yet; start one with airlock trust init`, { subject: store });
+      const by = checkRotation(current, next, new Date());
+      await writePolicy(store, next.bytes, next.signatures, next.policy.serial);
+      await appendAuditLocked(store, {
+        command: 'trust rotate', outcome: 'policy-rotated', signers: by.map((k) => k.fingerprint),
+        detail: `serial ${current.policy.serial} -> ${next.policy.serial}, signed by ${by.map((k) => k.name).join(', ')}; ${describe(next)}`,
+      });
+      return { previous: current.policy.serial, serial: next.policy.serial, signers: by.map((k) => k.name) };
+    });
+  } catch (err) {
+    if (err instanceof AirlockError && err.exitCode === EXIT.VERIFICATION && await loadPolicy(store).then(Boolean, () => false)) {
+      await appendAudit(store, { command: 'trust rotate', outcome: 'refused', reason: err.code, signers: (err.details.signers as string[] | undefined) ?? [], detail: err.message.slice(0, 2000) });
+    }
+    throw err;
+  }
+}
+
+export function describe(p: Pick<LoadedPolicy, 'policy' | 'keys'>): string {
+  const d = Object.entries(p.policy.threshold.domains).map(([k, v]) => `${k}=${v}`).join(', ');
+  return `keys ${p.keys.map((k) => k.name + (k.expiresAt ? ` (until ${k.expiresAt})` : '')).join(', ')}; threshold ${p.policy.threshold.default}${d ? ` (${d})` : ''}` +
+    (p.policy.identity ? `; identity ${p.policy.identity}` : '');
+}

@@ -1,0 +1,86 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { readdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { airlock as run, BIN } from '../helpers/bin.js';
+import { makeKey } from '../store/helpers.js';
+import { rig, type Rig } from '../fetch/emu.js';
+
+let r: Rig | undefined;
+afterEach(async () => { await r?.close(); r = undefined; });
+
+function fetch(x: Rig, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [BIN, 'fetch', '--domain', 'docs.example.com', '--out', x.out, ...args],
+    { env: { PATH: process.env.PATH, AIRLOCK_API_URL: x.emu.url, AIRLOCK_ADMIN_KEY: x.emu.keys.admin }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d));
+  child.stderr.on('data', (d: Buffer) => (stderr += d));
+  const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  return new Promise((res) => child.on('close', (code) => { clearTimeout(killer); res({ code, stdout, stderr }); }));
+}
+
+describe('airlock fetch --base (CLI)', () => {
+  it('writes the delta from OLD directly; verify and inspect show the base it needs; it imports onto that base', async () => {
+    r = await rig();
+    const key = await makeKey(r.dir);
+    const keyPath = join(r.dir, 'signer.key');
+    await writeFile(keyPath, key.priv.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
+    const one = await fetch(r, ['--version-label', 'v1', '--sign-key', keyPath]);
+    expect(one.code, one.stderr).toBe(0);
+    const v1 = one.stdout.trim();
+    const two = await fetch(r, ['--version-label', 'v2', '--sign-key', keyPath, '--base', v1, '--json']);
+    expect(two.code, two.stderr).toBe(0);
+    const s = JSON.parse(two.stdout) as { package: string; delta: { delta: string; full: string; base: { version: string; manifestSha256: string } } };
+    expect(s.delta.base.version).toBe('v1');
+    expect((await readdir(r.out)).sort()).toEqual(['docs.example.com-v1.airlock', 'docs.example.com-v2.airlock', 'docs.example.com-v2.delta.airlock', 'docs.example.com-v2.full.airlock']);
+
+    const v = run(['verify', s.delta.delta, '--trust', key.pubPath, '--json']);
+    expect(v.status, v.stderr).toBe(0);
+    expect(JSON.parse(v.stdout)).toMatchObject({ ok: true, kind: 'delta', version: 'v2', base: s.delta.base, signed: true });
+    const prose = run(['verify', s.delta.delta, '--trust', key.pubPath]);
+    expect(prose.stdout).toContain(`base v1 manifest sha256 ${s.delta.base.manifestSha256}`);
+    const i = run(['inspect', s.delta.delta]);
+    expect(i.status).toBe(0);
+    expect(i.stdout).toMatch(/base {7}v1 \(manifest sha256 [0-9a-f]{64}\)/);
+    expect(JSON.parse(run(['inspect', s.delta.delta, '--json']).stdout)).toMatchObject({ kind: 'delta', base: s.delta.base });
+    // Without the signer's key the delta is refused as any package is.
+    expect(run(['verify', s.delta.delta]).status).toBe(4);
+
+    const store = join(r.dir, 'store');
+    expect(run(['import', v1, '--store', store, '--trust', key.pubPath, '--no-precompress']).status).toBe(0);
+    const imp = run(['import', s.delta.delta, '--store', store, '--trust', key.pubPath, '--no-precompress', '--json']);
+    expect(imp.status, imp.stderr).toBe(0);
+    expect(JSON.parse(imp.stdout)).toMatchObject({ version: 'v2', status: 'imported' });
+  }, 60_000);
+
+  it('a missing or unreadable --base is refused before any export job is started', async () => {
+    r = await rig();
+    const bad = await fetch(r, ['--version-label', 'v2', '--base', join(r.dir, 'nope.airlock')]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('nope.airlock');
+    expect(r.emu.state.jobs.size).toBe(0);
+    expect(await readdir(r.out).catch(() => [])).toEqual([]);
+  });
+
+  it('a tampered delta payload fails verify (exit 4) naming payload.gz', async () => {
+    r = await rig();
+    const one = await fetch(r, ['--version-label', 'v1']);
+    const two = await fetch(r, ['--version-label', 'v2', '--base', one.stdout.trim(), '--json']);
+    expect(two.code, two.stderr).toBe(0);
+    const d = (JSON.parse(two.stdout) as { delta: { delta: string } }).delta.delta;
+    const { open } = await import('node:fs/promises');
+    const fh = await open(d, 'r+');
+    const size = (await fh.stat()).size;
+    // payload.gz is the last member: flip a byte just before the tar end blocks and padding.
+    const b = Buffer.alloc(1);
+    let at = size - 1024 - 1;
+    for (; at > 0; at--) { await fh.read(b, 0, 1, at); if (b[0] !== 0) break; }
+    b[0] = b[0]! ^ 1;
+    await fh.write(b, 0, 1, at);
+    await fh.close();
+    const v = run(['verify', d, '--allow-unsigned']);
+    expect(v.status).toBe(4);
+    expect(v.stderr).toMatch(/payload.gz has sha256 [0-9a-f]{64} but the delta manifest says/);
+  });
+});

@@ -1,0 +1,132 @@
+import { describe, it, expect, afterEach } from 'vitest';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Follower, targetOf } from '../../src/fleet/index.js';
+import { Rollout, type FleetAnswer } from '../../src/mirror/index.js';
+import { createAirlockServer } from '../../src/serve/index.js';
+import { tempDir } from '../mirror/helpers.js';
+import { jsonMutants, mutants } from '../helpers/mutate.js';
+import { addVersion, FLEET_TOKEN, makeSigner, sitePackage, startMirror } from './rig.js';
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+describe('fleet rollout state (pure)', () => {
+  const log: string[] = [];
+  const report = (replica: string, o: { serving?: string; prepared?: string | null; refused?: { version: string; reason: string } | null } = {}) =>
+    ({ replica, serving: o.serving ?? 'v1', prepared: o.prepared ?? null, refused: o.refused ?? null });
+
+  it('switches only once every live replica prepared the version; a silent replica stops counting', () => {
+    const r = new Rollout({ leadMs: 1000, prepareTimeoutMs: 60_000, replicaTtlMs: 5000, log: (l) => log.push(l) });
+    expect(r.step('v1', report('a'), 0).phase).toBe('switch'); // everyone serves it already
+    expect(r.step('v2', report('a'), 100).phase).toBe('preparing');
+    expect(r.step('v2', report('b'), 200).phase).toBe('preparing');
+    expect(r.step('v2', report('a', { prepared: 'v2' }), 300).phase).toBe('preparing'); // b not yet
+    const s = r.step('v2', report('b', { prepared: 'v2' }), 400);
+    expect(s.phase).toBe('switch');
+    expect(r.activateAt).toBe(1400);
+    // The instant is fixed once set.
+    r.step('v2', report('a', { prepared: 'v2' }), 900);
+    expect(r.activateAt).toBe(1400);
+    // A new version restarts; b goes silent and drops out after the TTL.
+    expect(r.step('v3', report('a', { prepared: 'v3' }), 1000).phase).toBe('preparing');
+    expect(r.step('v3', report('a', { prepared: 'v3' }), 6000).phase).toBe('switch');
+  });
+
+  it('a refusal holds the rollout; the prepare deadline switches without stragglers', () => {
+    const r = new Rollout({ leadMs: 1000, prepareTimeoutMs: 10_000, replicaTtlMs: 60_000, log: () => {} });
+    r.step('v2', report('b'), 0);
+    expect(r.step('v2', report('a', { prepared: 'v2' }), 1).phase).toBe('preparing');
+    expect(r.step('v2', report('b', { refused: { version: 'v2', reason: 'AIRLOCK_SIG: bad' } }), 10).phase).toBe('held');
+    expect(r.step('v2', report('a', { prepared: 'v2' }), 20_000).phase).toBe('held');
+    expect(r.held).toEqual({ replica: 'b', reason: 'AIRLOCK_SIG: bad' });
+    const q = new Rollout({ leadMs: 1000, prepareTimeoutMs: 10_000, replicaTtlMs: 60_000, log: () => {} });
+    q.step('v2', report('b'), 0);
+    expect(q.step('v2', report('a', { prepared: 'v2' }), 10).phase).toBe('preparing');
+    expect(q.step('v2', report('b'), 5000).phase).toBe('preparing');
+    expect(q.step('v2', report('b'), 10_000).phase).toBe('switch');
+  });
+});
+
+describe('fleet endpoint fuzz (bounded)', () => {
+  it('mutated reports: 200, 400 or 413, never a crash, the mirror store unchanged', async () => {
+    const t = await tempDir('airlock-fleet-fuzz-');
+    cleanups.push(t.cleanup);
+    const signer = await makeSigner(join(t.dir, 'signer'));
+    const store = join(t.dir, 'store');
+    await addVersion(store, await sitePackage(t.dir, 'v1', signer), signer, true);
+    const before = JSON.stringify([await readdir(join(store, 'versions')), await readFile(join(store, 'state.json'), 'utf8')]);
+    const m = await startMirror(t.dir, store);
+    cleanups.push(() => m.srv.close(100));
+    const post = (body: Buffer | string, token = FLEET_TOKEN) => fetch(m.url + '/_airlock/fleet/poll', { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: typeof body === 'string' ? body : new Uint8Array(body) });
+    const valid = Buffer.from(JSON.stringify({ replica: 'r1', serving: 'v1', prepared: null, refused: null }));
+    expect((await post(valid)).status).toBe(200);
+    expect((await post(valid, 'svc_wrong_token_xxxxxxxxxxxxxxxxxxxx')).status).toBe(403);
+    const statuses = new Set<number>();
+    for (const mu of mutants(valid, 150, 0xf1ee7)) {
+      const r = await post(mu.bytes);
+      statuses.add(r.status);
+      expect([200, 400, 413], `mutant ${mu.index} (${mu.mutation})`).toContain(r.status);
+      await r.arrayBuffer();
+    }
+    for (const mu of jsonMutants(JSON.parse(valid.toString()), 150, 0xf1ee8)) {
+      const r = await post(toJson(mu.value));
+      expect([200, 400, 413], `json mutant ${mu.index} (${mu.what})`).toContain(r.status);
+      await r.arrayBuffer();
+    }
+    expect((await post('x'.repeat(20_000))).status).toBe(413);
+    expect(statuses.has(400)).toBe(true);
+    expect((await post(valid)).status).toBe(200);
+    expect(JSON.stringify([await readdir(join(store, 'versions')), await readFile(join(store, 'state.json'), 'utf8')])).toBe(before);
+  });
+
+  it('a hostile mirror (mutated, huge, nested answers): the follower never switches nor imports, keeps serving', async () => {
+    const t = await tempDir('airlock-fleet-fuzz-');
+    cleanups.push(t.cleanup);
+    const signer = await makeSigner(join(t.dir, 'signer'));
+    const store = join(t.dir, 'store');
+    await addVersion(store, await sitePackage(t.dir, 'v1', signer), signer, true);
+    const valid: FleetAnswer = { version: 'v2', packageSha256: 'a'.repeat(64), packageUrl: 'http://127.0.0.1:1/_airlock/objects/v2/package.airlock?x', phase: 'switch', activateInMs: 0, activateAt: null, held: null, replicas: 1, prepared: 1 };
+    const bodies: Buffer[] = [];
+    for (const mu of mutants(Buffer.from(JSON.stringify(valid)), 40, 0xbad)) bodies.push(mu.bytes);
+    for (const mu of jsonMutants(valid, 40, 0xbad1)) bodies.push(Buffer.from(toJson(mu.value)));
+    bodies.push(Buffer.alloc(200_000, 0x7b), Buffer.from('['.repeat(100_000)));
+    // Every other answer is a calm one (no version), so the follower's backoff resets and the run stays short.
+    const calm = Buffer.from(JSON.stringify({ ...valid, version: null, packageSha256: null, packageUrl: null, phase: 'none', activateInMs: null }));
+    let i = 0;
+    let n = 0;
+    const hostile: Server = createServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(n++ % 2 === 1 ? calm : bodies[i++ % bodies.length]);
+    });
+    await new Promise<void>((r) => hostile.listen(0, '127.0.0.1', r));
+    cleanups.push(() => new Promise((r) => { hostile.closeAllConnections(); hostile.close(() => r()); }));
+    const f = new Follower({ mirror: `http://127.0.0.1:${(hostile.address() as AddressInfo).port}`, token: FLEET_TOKEN, store, trust: [signer.pubPath], allowUnsigned: false, pollMs: 40, replicaId: 'r', log: () => {} });
+    const srv = await createAirlockServer({ store, lease: false, log: () => {} });
+    cleanups.push(async () => { await f.stop(); await srv.close(100); });
+    f.start(targetOf(srv));
+    const t0 = Date.now();
+    while (i < bodies.length && Date.now() - t0 < 30_000) await new Promise((r) => setTimeout(r, 50));
+    expect(i).toBeGreaterThanOrEqual(bodies.length);
+    expect(srv.current().version).toBe('v1');
+    expect(await readdir(join(store, 'versions'))).toEqual(['v1']);
+  });
+});
+
+/** JSON.stringify, except that a chain of one-element arrays (jsonMutants' 5,000-deep value) is written without recursing. */
+function toJson(v: unknown): string {
+  if (Array.isArray(v)) {
+    let depth = 0;
+    let inner: unknown = v;
+    while (Array.isArray(inner) && inner.length === 1) { inner = inner[0]; depth++; }
+    if (depth > 1) return '['.repeat(depth) + toJson(inner) + ']'.repeat(depth);
+    return `[${v.map(toJson).join(',')}]`;
+  }
+  if (v !== null && typeof v === 'object') return `{${Object.entries(v).map(([k, x]) => `${JSON.stringify(k)}:${toJson(x)}`).join(',')}}`;
+  return JSON.stringify(v) ?? 'null';
+}

@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { createHash } from 'node:crypto';
+import { serializeManifest, type Manifest } from '../../src/package/manifest.js';
+import { digestTemplate, fillDigests } from '../../src/package/delta/index.js';
+import { ZERO_DIGEST } from '../../src/package/delta/template.js';
+
+const sha = (s: string) => createHash('sha256').update(s).digest('hex');
+const files = [
+  { path: 'a.html', size: 1, sha256: sha('a') },
+  { path: 'b.html', size: 1, sha256: sha('a') }, // same content twice: same digest, still one per file
+  { path: 'c.css', size: 1, sha256: sha('c') },
+];
+const manifest = {
+  format: 'airlock-package/1', domain: 'docs.example.com', version: 'v1', createdAt: '2026-01-01T00:00:00Z',
+  archive: { name: 'bundle.tar', format: 'tar', size: 10240, sha256: sha('archive') }, pageCount: 2, files,
+} as unknown as Manifest;
+const bytes = serializeManifest(manifest);
+
+describe('digest templates (delta target manifests)', () => {
+  it('zeroes every file digest in order, keeps the archive digest, and fills back to the exact bytes', () => {
+    const t = digestTemplate(bytes, files)!;
+    expect(t).not.toBeNull();
+    const text = t.toString();
+    expect(text.split(ZERO_DIGEST).length - 1).toBe(3);
+    expect(text).toContain(sha('archive'));
+    expect(text).not.toContain(sha('c'));
+    expect(fillDigests(t, files.map((f) => f.sha256))!.equals(bytes)).toBe(true);
+  });
+
+  it('no template when a file digest is not where the file list says (out of order or absent)', () => {
+    expect(digestTemplate(bytes, [...files].reverse())).toBeNull();
+    expect(digestTemplate(bytes, [...files, { sha256: sha('z') }])).toBeNull();
+  });
+
+  it('filling with the wrong number of digests gives nothing; a wrong digest gives other bytes (caught by the signed digest)', () => {
+    const t = digestTemplate(bytes, files)!;
+    expect(fillDigests(t, files.slice(1).map((f) => f.sha256))).toBeNull();
+    const wrong = fillDigests(t, [sha('x'), sha('a'), sha('c')])!;
+    expect(sha(wrong.toString())).not.toBe(sha(bytes.toString()));
+  });
+});

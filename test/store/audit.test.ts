@@ -1,0 +1,113 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { appendAudit, auditPaths, readAudit, verifyAudit } from '../../src/store/audit.js';
+import { makeTempDir } from './helpers.js';
+
+let dir: string;
+beforeAll(async () => { dir = await makeTempDir('airlock-audit-'); });
+afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
+
+let n = 0;
+async function logWith(lines: number): Promise<string> {
+  const store = join(dir, `s${++n}`);
+  await mkdir(store);
+  for (let i = 0; i < lines; i++) await appendAudit(store, { command: 'test', outcome: 'ok', detail: `event ${i}` });
+  return store;
+}
+const textLines = async (store: string) => (await readFile(auditPaths(store).log, 'utf8')).split('\n').slice(0, -1);
+const rewrite = (store: string, lines: string[]) => writeFile(auditPaths(store).log, lines.map((l) => l + '\n').join(''));
+
+describe('audit log hash chain (issue 14)', () => {
+  it('a fresh chain verifies, each line naming the one before', async () => {
+    const store = await logWith(5);
+    const r = await verifyAudit(store);
+    expect(r).toMatchObject({ ok: true, lines: 5, pending: false });
+    const lines = await readAudit(store);
+    expect(lines.map((l) => l.n)).toEqual([1, 2, 3, 4, 5]);
+    expect(lines[0]!.prevHash).toBe('0'.repeat(64));
+    expect(lines[1]!.prevHash).not.toBe(lines[0]!.prevHash);
+    expect(typeof lines[0]!.user).toBe('string');
+  });
+
+  it('deleted line: detected', async () => {
+    const store = await logWith(5);
+    const lines = await textLines(store);
+    await rewrite(store, [...lines.slice(0, 2), ...lines.slice(3)]);
+    expect(await verifyAudit(store)).toMatchObject({ ok: false, lines: 2 });
+  });
+
+  it('edited line: detected (in the middle, and the last one)', async () => {
+    const store = await logWith(5);
+    const lines = await textLines(store);
+    await rewrite(store, lines.map((l, i) => (i === 2 ? l.replace('event 2', 'event X') : l)));
+    expect((await verifyAudit(store)).problem).toMatch(/line 4 does not follow line 3/);
+    await rewrite(store, lines.map((l, i) => (i === 4 ? l.replace('event 4', 'event Y') : l)));
+    expect((await verifyAudit(store)).problem).toMatch(/line 5, the last acknowledged one, does not match/);
+  });
+
+  it('truncated tail: detected from the head, and appends are refused until someone looks', async () => {
+    const store = await logWith(5);
+    const lines = await textLines(store);
+    await rewrite(store, lines.slice(0, 3));
+    expect((await verifyAudit(store)).problem).toMatch(/truncated tail/);
+    await expect(appendAudit(store, { command: 'test', outcome: 'ok' })).rejects.toMatchObject({ code: 'AIRLOCK_AUDIT_BROKEN', exitCode: 4 });
+    await rm(auditPaths(store).head);
+    expect((await verifyAudit(store)).ok).toBe(false); // removing the head is no way out
+  });
+
+  it('torn tail (a crash mid-append): detected, then removed and recorded by the next append', async () => {
+    const store = await logWith(3);
+    await writeFile(auditPaths(store).log, '{"n":4,"time":"2026', { flag: 'a' });
+    expect((await verifyAudit(store)).problem).toMatch(/torn bytes after line 3/);
+    await appendAudit(store, { command: 'test', outcome: 'ok', detail: 'after the crash' });
+    const lines = await readAudit(store);
+    expect(lines.map((l) => l.outcome)).toEqual(['ok', 'ok', 'ok', 'repaired', 'ok']);
+    expect(await verifyAudit(store)).toMatchObject({ ok: true, lines: 5 });
+  });
+
+  it('a crash between the line and the head: the complete line is pending, then adopted', async () => {
+    const store = await logWith(2);
+    const head = await readFile(auditPaths(store).head);
+    await appendAudit(store, { command: 'test', outcome: 'ok', detail: 'written, not acknowledged' });
+    await writeFile(auditPaths(store).head, head); // as if killed before the head was replaced
+    expect(await verifyAudit(store)).toMatchObject({ ok: true, lines: 3, pending: true });
+    await appendAudit(store, { command: 'test', outcome: 'ok' });
+    expect(await verifyAudit(store)).toMatchObject({ ok: true, lines: 4, pending: false });
+    expect((await readAudit(store)).map((l) => l.outcome)).not.toContain('repaired');
+  });
+
+  it('concurrent appends (one store, many writers) keep one unbroken chain', async () => {
+    const store = await logWith(0);
+    await Promise.all(Array.from({ length: 12 }, (_, i) => appendAudit(store, { command: 'test', outcome: 'ok', detail: `w${i}` })));
+    expect(await verifyAudit(store)).toMatchObject({ ok: true, lines: 12 });
+  });
+
+  it('kill -9 during appends: the chain still verifies or the torn tail is detected, and the next append recovers', async () => {
+    const auditJs = fileURLToPath(new URL('../../dist/src/store/audit.js', import.meta.url));
+    const store = await logWith(1);
+    const script = `const m = await import(${JSON.stringify(auditJs)}); process.stdout.write('go\\n');
+      for (let i = 0; i < 100000; i++) await m.appendAudit(${JSON.stringify(store)}, { command: 'child', outcome: 'ok', detail: 'x'.repeat(i % 3000) });`;
+    let torn = 0;
+    for (let round = 0; round < 6; round++) {
+      const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+      await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
+      await new Promise((r) => setTimeout(r, 40 + round * 37));
+      child.kill('SIGKILL');
+      await new Promise((r) => child.once('exit', r));
+      const r = await verifyAudit(store);
+      if (!r.ok) {
+        expect(r.problem).toMatch(/torn bytes/);
+        torn++;
+      }
+      // The lock a killed writer held is taken over; the tail is adopted or repaired.
+      await appendAudit(store, { command: 'test', outcome: 'ok', detail: `after kill ${round}` }, { timeoutMs: 10_000 });
+      expect((await verifyAudit(store)).ok).toBe(true);
+    }
+    const lines = await readAudit(store, 1_000_000);
+    expect(lines.filter((l) => l.outcome === 'repaired')).toHaveLength(torn);
+    expect(lines.filter((l) => l.command === 'child').length).toBeGreaterThan(0);
+  }, 60_000);
+});

@@ -1,0 +1,54 @@
+import { createHash, sign, type KeyObject } from 'node:crypto';
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+import { newPolicy } from '../../src/store/policy.js';
+import { initPolicy } from '../../src/store/trust-ops.js';
+import { readAudit } from '../../src/store/audit.js';
+import { addSignature } from '../../src/package/sign.js';
+import { buildPackage, sampleSite } from './helpers.js';
+import type { Pair } from '../helpers/multisig.js';
+
+/** Test helpers for issue 14's store tests. */
+export interface Named extends Pair { name: string }
+
+export async function installPolicy(store: string, keys: Named[], threshold: number, o: { identity?: string; domains?: Record<string, number>; expired?: string[] } = {}): Promise<Buffer> {
+  const bytes = newPolicy({
+    keys: keys.map((k) => ({ name: k.name, pem: k.pem, expiresAt: o.expired?.includes(k.name) ? '2020-01-01T00:00:00.000Z' : null })),
+    threshold, domains: o.domains, identity: o.identity ?? null,
+  });
+  await initPolicy(store, bytes, []);
+  return bytes;
+}
+
+export const signBytes = (bytes: Buffer, keys: KeyObject[]): Buffer[] => keys.map((k) => sign(null, bytes, k));
+
+/** A package signed by each of `signers` (in order), with manifest fields set before signing. */
+export async function signedPackage(dir: string, version: string, signers: Pair[], fields: { sequence?: number; expiresAt?: string; audience?: string; domain?: string } = {}): Promise<string> {
+  const { domain, ...rest } = fields;
+  const pkg = await buildPackage(dir, { version, files: sampleSite(version), domain, name: `${version}-${Math.random().toString(36).slice(2, 8)}.airlock`, tamper: (m) => Object.assign(m, rest) });
+  for (const s of signers) await addSignature(pkg, s.priv);
+  return pkg;
+}
+
+/** Digest of everything in the store except the audit log and its head (which a refusal changes). */
+export async function storeDigest(root: string): Promise<string> {
+  const h = createHash('sha256');
+  const visit = async (dir: string): Promise<void> => {
+    const entries = (await readdir(dir, { withFileTypes: true }).catch(() => [])).sort((a, b) => (a.name < b.name ? -1 : 1));
+    for (const e of entries) {
+      const p = join(dir, e.name);
+      const rel = relative(root, p);
+      if (rel === 'audit.log' || rel === 'audit.head') continue;
+      h.update(`${rel}\0${e.isDirectory() ? 'd' : 'f'}\0`);
+      if (e.isDirectory()) await visit(p);
+      else h.update(await readFile(p));
+    }
+  };
+  await stat(root).then(() => visit(root), () => h.update('(absent)'));
+  return h.digest('hex');
+}
+
+export async function lastAudit(store: string) {
+  const lines = await readAudit(store);
+  return lines[lines.length - 1]!;
+}
