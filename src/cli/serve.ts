@@ -139,7 +139,7 @@ const command: Command = {
     const relayCfg = relayConfig(resolved, values['assistant-url'], ctx.env);
     const relay = relayCfg && createRelay({ ...relayCfg, resolved, limits, log: (line) => log(ctx, line) });
     try {
-      const features = featureOptions(resolved, relay);
+      const features = featureOptions(resolved, relay, { log: (line) => log(ctx, line) });
       // Mirror tokens and secret are read before any download: a bad file fails fast (exit 2).
       let warning: string[] | null = null;
       const extras = await extraRoutes({

@@ -12,6 +12,8 @@ const RULES: ReadonlyArray<{ feature: Feature; match: (path: string) => boolean 
   { feature: 'search', match: (p) => /^\/discovery\/v\d+\/search(\/|$)/.test(p) },
   { feature: 'search', match: (p) => /^\/discovery\/v\d+(\/|$)/.test(p) },
   { feature: 'analytics', match: (p) => ANALYTICS_PATH_PREFIXES.some((prefix) => p.startsWith(prefix)) },
+  // airlock's own local search (its API and its dialog script): 404 when local-search is off.
+  { feature: 'local-search', match: (p) => p === '/_airlock/search.js' || p === '/_airlock/search.css' || p.startsWith('/_airlock/search/') },
 ];
 
 /**

@@ -59,10 +59,17 @@ export function hideStyle(resolved: ResolvedFeatures, overrides: WidgetOverrides
   return sel.length === 0 ? null : cspHash(`${sel.join(',')}{display:none!important}`);
 }
 
-/** Everything injected at the start of `<head>`, in order: meta, flags script, hide style. */
+/**
+ * The local search dialog (issue 17), a same-origin script file served by src/serve while
+ * local-search is on: no inline code, so the CSP needs nothing beyond 'self'.
+ */
+export const LOCAL_SEARCH_SCRIPT = '/_airlock/search.js';
+
+/** Everything injected at the start of `<head>`, in order: meta, flags script, hide style, local search. */
 export function headInjection(resolved: ResolvedFeatures, overrides: WidgetOverrides = {}): { html: string; script: InlineCode; style: InlineCode | null } {
   const script = featuresScript(resolved);
   const style = hideStyle(resolved, overrides);
-  const html = featuresMeta(resolved) + `<script>${script.code}</script>` + (style ? `<style data-airlock="hide">${style.code}</style>` : '');
+  const html = featuresMeta(resolved) + `<script>${script.code}</script>` + (style ? `<style data-airlock="hide">${style.code}</style>` : '')
+    + (resolved.features.localSearch ? `<script src="${LOCAL_SEARCH_SCRIPT}" defer data-airlock="local-search"></script>` : '');
   return { html, script, style };
 }

@@ -9,7 +9,7 @@ export type Deployment = (typeof DEPLOYMENTS)[number];
 export const DEFAULT_DEPLOYMENT: Deployment = 'air-gapped';
 
 /** Feature names as the CLI spells them (`--enable api-playground`), in the contract's row order. */
-export const FEATURES = ['search', 'assistant', 'analytics', 'api-playground', 'static-export'] as const;
+export const FEATURES = ['search', 'assistant', 'analytics', 'api-playground', 'static-export', 'local-search'] as const;
 export type Feature = (typeof FEATURES)[number];
 
 /** The JSON keys of `/_airlock/features` and `window.__AIRLOCK_FEATURES__`, per feature. */
@@ -19,6 +19,7 @@ export const FEATURE_KEY = {
   analytics: 'analytics',
   'api-playground': 'apiPlayground',
   'static-export': 'staticExport',
+  'local-search': 'localSearch',
 } as const satisfies Record<Feature, string>;
 export type FeatureKey = (typeof FEATURE_KEY)[Feature];
 export type FeatureFlags = { [K in FeatureKey]: boolean };
@@ -32,6 +33,9 @@ export const MATRIX: Readonly<Record<Feature, Readonly<Record<Deployment, Availa
   analytics: { cloud: 'on', 'client-hosted': 'configurable', 'air-gapped': 'unavailable' },
   'api-playground': { cloud: 'on', 'client-hosted': 'on', 'air-gapped': 'configurable' },
   'static-export': { cloud: 'on', 'client-hosted': 'on', 'air-gapped': 'on' },
+  // airlock's own index of the served version, answered on the same origin (issue 17): it sends
+  // nothing out, so it is on where the cloud search is unavailable, and an opt-in elsewhere.
+  'local-search': { cloud: 'configurable', 'client-hosted': 'configurable', 'air-gapped': 'on' },
 };
 
 /**

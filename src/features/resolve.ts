@@ -94,7 +94,7 @@ export interface FeaturesDocument {
 
 /**
  * Exactly the body of CONTRACT `GET /_airlock/features`, with keys in the contract's order
- * (deployment, then search, assistant, analytics, apiPlayground, staticExport) so that
+ * (deployment, then search, assistant, analytics, apiPlayground, staticExport, localSearch) so that
  * JSON.stringify of it is byte-stable — the injected script's CSP hash depends on that.
  */
 export function featuresDocument(resolved: ResolvedFeatures): FeaturesDocument {

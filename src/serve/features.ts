@@ -3,6 +3,9 @@ import {
   cspFor, failFastResponse, featureForPath, featuresDocument, isOn, type ResolvedFeatures,
 } from '../features/index.js';
 import { htmlContextFor } from './html-context.js';
+import { LocalSearch } from './search/service.js';
+import { searchRoutes } from './search/route.js';
+import { searchAssets } from './search/ui.js';
 import type { AppEnv } from './app.js';
 import type { AirlockServerOptions } from './server.js';
 
@@ -19,7 +22,11 @@ export interface RelayMount {
  * that are off. Relays for features that are on (src/relay) are mounted after the fail-fast
  * guard; while relaying, the page's docs-api-base is '/' so the browser calls this origin only.
  */
-export function featureOptions(resolved: ResolvedFeatures, relay?: RelayMount | null): Pick<AirlockServerOptions, 'features' | 'csp' | 'htmlTransform' | 'appRoute' | 'app'> {
+export function featureOptions(
+  resolved: ResolvedFeatures,
+  relay?: RelayMount | null,
+  o: { log?: (line: string) => void } = {},
+): Pick<AirlockServerOptions, 'features' | 'csp' | 'htmlTransform' | 'appRoute' | 'app' | 'onVersion' | 'onClose'> {
   const doc = featuresDocument(resolved);
   const off = (method: string, path: string) => {
     const f = featureForPath(method, path);
@@ -33,7 +40,15 @@ export function featureOptions(resolved: ResolvedFeatures, relay?: RelayMount | 
     return c.body(r.body, r.status, r.headers);
   });
   if (relay) app.route('/', relay.app);
+  // local-search (issue 17): the index is prepared in a worker per served version, off the
+  // critical path; the dialog script and its API are same-origin.
+  const search = isOn(resolved, 'local-search') ? new LocalSearch({ log: o.log ?? ((l) => process.stderr.write(l + '\n')) }) : null;
+  if (search) {
+    app.route('/', searchAssets());
+    app.route('/', searchRoutes(search));
+  }
   return {
+    ...(search ? { onVersion: (idx) => search.use(idx.source), onClose: () => search.close() } : {}),
     features: () => doc,
     csp: ({ scriptHashes, styleHashes }) => cspFor(resolved, { scriptHashes, styleHashes }),
     // Run on worker threads at load and cached on disk per options (html-pages.ts).

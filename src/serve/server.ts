@@ -55,6 +55,10 @@ export interface AirlockServerOptions {
   skewGraceMs?: number;
   /** Count requests and switches for `GET /_airlock/metrics` (src/serve/metrics.ts). */
   metrics?: ServeMetrics;
+  /** Called with every version index swapped in (start, switch, repair): derived data such as local search. */
+  onVersion?: (idx: LoadedIndex) => void;
+  /** Called once when the server has closed. */
+  onClose?: () => Promise<void>;
   /** HTTPS: HTTP/2 with HTTP/1.1 fallback by ALPN (tls.ts); with `files`, reloadable (SIGHUP, file changes). */
   tls?: { pair: TlsPair; files: TlsFiles | null };
 }
@@ -88,7 +92,7 @@ export interface AirlockServer {
 }
 
 export const DEFAULT_CSP = "default-src 'self'; frame-ancestors 'self'";
-const AIR_GAPPED = { deployment: 'air-gapped', features: { search: false, assistant: false, analytics: false, apiPlayground: false, staticExport: true } };
+const AIR_GAPPED = { deployment: 'air-gapped', features: { search: false, assistant: false, analytics: false, apiPlayground: false, staticExport: true, localSearch: false } };
 
 export async function createAirlockServer(o: AirlockServerOptions): Promise<AirlockServer> {
   const log = o.log ?? ((l: string) => process.stderr.write(l + '\n'));
@@ -131,6 +135,7 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
         const idx = await loadIndex(o.site ? { site: o.site } : { store: o.store!, label: target.version }, loadOpts);
         if (current === target) {
           current = idx;
+          o.onVersion?.(idx);
           void target.preparing?.stop();
         } else void idx.preparing?.stop();
         log(`airlock serve: rebuilt damaged cache files of ${target.version}`);
@@ -144,6 +149,7 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
   };
 
   o.metrics?.serving(current.version);
+  o.onVersion?.(current);
   const app = buildApp({ features: o.features ?? (() => AIR_GAPPED), extra: o.app, metrics: o.metrics });
   const skew = o.store && !o.site && o.version === undefined ? new SkewGuard({ graceMs: o.skewGraceMs ?? 600_000 }) : null;
   const bodyCache = new BodyCache(o.cacheBytes ?? 64 * 1024 * 1024);
@@ -169,6 +175,7 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
     current = idx; // the only mutation: one reference swap, after the index is complete
     skew?.retire(old, idx);
     o.metrics?.serving(idx.version);
+    o.onVersion?.(idx);
     void old.preparing?.stop(); // its pages being built finish (and are kept); the rest is dropped
     log(`airlock serve: now serving ${idx.version} (was ${previous})`);
   };
@@ -252,6 +259,7 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
       await current.preparing?.stop();
       await preloaded?.preparing?.stop();
       await lease?.release().catch(() => {});
+      await o.onClose?.().catch(() => {});
       await dropScratch();
     },
     prepared: async () => {

@@ -17,6 +17,8 @@ export interface VersionSource {
   variantPath: ((sha256: string, enc: 'br' | 'gz') => string) | null;
   /** Folder of the version's transformed-HTML caches (`versions/<label>/html`), or null (preview). */
   htmlCacheRoot: string | null;
+  /** Folder of the version's local search index cache (`versions/<label>/search`), or null (preview). */
+  searchCacheDir: string | null;
   files: FileRecord[];
   variants: Map<string, VariantSizes>;
 }
@@ -36,6 +38,7 @@ export async function loadFromStore(store: string, label: string): Promise<Versi
     siteDir: v.siteDir,
     variantPath: (sha, enc) => v.variantPath(sha, enc),
     htmlCacheRoot: join(v.dir, 'html'),
+    searchCacheDir: join(v.dir, 'search'),
     files: v.manifest.files,
     variants: v.variants,
   };
@@ -57,6 +60,7 @@ export function siteSource(s: SiteInput): VersionSource {
     siteDir: s.dir,
     variantPath: null,
     htmlCacheRoot: s.htmlCacheDir ?? null,
+    searchCacheDir: null,
     files: s.files,
     variants: new Map(),
   };

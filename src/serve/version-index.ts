@@ -38,6 +38,8 @@ export interface LoadedIndex {
   notFound: FileEntry | null;
   /** Headers every response from this version carries (version, security). */
   base: FlatHeaders;
+  /** Where it was loaded from (site folder, file list): for derived data such as the search index. */
+  source: VersionSource;
   /** The background build of its transformed pages, when some were missing at load. */
   preparing: { pages: number; done: Promise<unknown>; stop: () => Promise<void>; release: () => void } | null;
 }
@@ -151,6 +153,7 @@ export function buildIndex(src: VersionSource, o: IndexOptions): LoadedIndex {
     routes,
     notFound: nf?.kind === 'file' ? nf.file : null,
     base,
+    source: src,
     preparing: null,
   };
 }

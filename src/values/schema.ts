@@ -34,6 +34,7 @@ export function valuesSchema(strict: boolean) {
       analytics: z.boolean().optional(),
       'api-playground': z.boolean().optional(),
       'static-export': z.boolean().optional(),
+      'local-search': z.boolean().optional(),
     }).optional(),
     store: path.optional(),
     port: z.number().int().min(0).max(65535).optional(),

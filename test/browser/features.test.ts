@@ -78,7 +78,7 @@ describe('air-gapped in a real browser', () => {
     expect(rec.requests.filter((u) => u.startsWith(air.origin)).length).toBeGreaterThan(PAGES.length * 5); // pages + their assets were recorded
     expect(rec.consoleErrors).toEqual([]);
     expect(rec.pageErrors).toEqual([]);
-    expect(features).toEqual({ deployment: 'air-gapped', features: { search: false, assistant: false, analytics: false, apiPlayground: false, staticExport: true } });
+    expect(features).toEqual({ deployment: 'air-gapped', features: { search: false, assistant: false, analytics: false, apiPlayground: false, staticExport: true, localSearch: true } });
   });
 });
 

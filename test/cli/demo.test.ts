@@ -44,7 +44,7 @@ describe('airlock demo', () => {
       expect(html).toContain('window.__AIRLOCK_FEATURES__');
       expect(html).not.toContain('googletagmanager.com');
       const features = await (await fetch(new URL('_airlock/features', url))).json();
-      expect(features).toEqual({ deployment: 'air-gapped', features: { search: false, assistant: false, analytics: false, apiPlayground: false, staticExport: true } });
+      expect(features).toEqual({ deployment: 'air-gapped', features: { search: false, assistant: false, analytics: false, apiPlayground: false, staticExport: true, localSearch: true } });
       const health = await (await fetch(new URL('_airlock/health', url))).json();
       expect(health).toEqual({ status: 'ok', version });
     });

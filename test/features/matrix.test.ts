@@ -23,20 +23,21 @@ describe('the deployment matrix (CONTRACT "Deployment types and features")', () 
       analytics: { cloud: 'on', 'client-hosted': 'configurable', 'air-gapped': 'unavailable' },
       'api-playground': { cloud: 'on', 'client-hosted': 'on', 'air-gapped': 'configurable' },
       'static-export': { cloud: 'on', 'client-hosted': 'on', 'air-gapped': 'on' },
+      'local-search': { cloud: 'configurable', 'client-hosted': 'configurable', 'air-gapped': 'on' },
     });
   });
 
   it('defaults to air-gapped and answers the contract document byte for byte', () => {
     expect(featuresJson(resolveFeatures())).toBe(
-      '{"deployment":"air-gapped","features":{"search":false,"assistant":false,"analytics":false,"apiPlayground":false,"staticExport":true}}',
+      '{"deployment":"air-gapped","features":{"search":false,"assistant":false,"analytics":false,"apiPlayground":false,"staticExport":true,"localSearch":true}}',
     );
   });
 
   it('cloud: everything on; client-hosted: configurable ones off until enabled', () => {
-    expect(resolveFeatures({ deployment: 'cloud' }).features).toEqual({ search: true, assistant: true, analytics: true, apiPlayground: true, staticExport: true });
-    expect(resolveFeatures({ deployment: 'client-hosted' }).features).toEqual({ search: false, assistant: false, analytics: false, apiPlayground: true, staticExport: true });
+    expect(resolveFeatures({ deployment: 'cloud' }).features).toEqual({ search: true, assistant: true, analytics: true, apiPlayground: true, staticExport: true, localSearch: false });
+    expect(resolveFeatures({ deployment: 'client-hosted' }).features).toEqual({ search: false, assistant: false, analytics: false, apiPlayground: true, staticExport: true, localSearch: false });
     expect(resolveFeatures({ deployment: 'client-hosted', enable: ['assistant,analytics'] }).features)
-      .toEqual({ search: false, assistant: true, analytics: true, apiPlayground: true, staticExport: true });
+      .toEqual({ search: false, assistant: true, analytics: true, apiPlayground: true, staticExport: true, localSearch: false });
     expect(resolveFeatures({ enable: ['api-playground'] }).features.apiPlayground).toBe(true);
     expect(resolveFeatures({ enable: ['apiPlayground'] }).features.apiPlayground).toBe(true);
   });
@@ -77,7 +78,7 @@ describe('the deployment matrix (CONTRACT "Deployment types and features")', () 
 
   it('--disable turns off an on feature; static-export cannot be disabled; both flags at once is refused', () => {
     expect(resolveFeatures({ deployment: 'cloud', disable: ['analytics', 'search'] }).features)
-      .toEqual({ search: false, assistant: true, analytics: false, apiPlayground: true, staticExport: true });
+      .toEqual({ search: false, assistant: true, analytics: false, apiPlayground: true, staticExport: true, localSearch: false });
     expect(resolveFeatures({ deployment: 'air-gapped', disable: ['search'] }).features.search).toBe(false);
     const e = usageError(() => resolveFeatures({ deployment: 'cloud', disable: ['static-export'] }));
     expect(e.code).toBe('AIRLOCK_FEATURE_REQUIRED');
@@ -86,8 +87,8 @@ describe('the deployment matrix (CONTRACT "Deployment types and features")', () 
   });
 
   it('featuresDocument keeps the contract key order whatever order the flags object has', () => {
-    const doc = featuresDocument({ deployment: 'cloud', features: { staticExport: true, apiPlayground: false, analytics: true, assistant: false, search: true } });
+    const doc = featuresDocument({ deployment: 'cloud', features: { localSearch: true, staticExport: true, apiPlayground: false, analytics: true, assistant: false, search: true } });
     expect(Object.keys(doc)).toEqual(['deployment', 'features']);
-    expect(Object.keys(doc.features)).toEqual(['search', 'assistant', 'analytics', 'apiPlayground', 'staticExport']);
+    expect(Object.keys(doc.features)).toEqual(['search', 'assistant', 'analytics', 'apiPlayground', 'staticExport', 'localSearch']);
   });
 });

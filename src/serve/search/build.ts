@@ -1,0 +1,94 @@
+import { createHash } from 'node:crypto';
+import { open } from 'node:fs/promises';
+import { join } from 'node:path';
+import { extractPage } from './extract.js';
+import { SearchIndex } from './engine.js';
+import { readSearchCache, writeSearchCache } from './cache-file.js';
+
+/**
+ * Getting a version's search index: from its cache file when that is intact and was built from
+ * the same pages by the same code, else by reading every page (bounded), extracting its main
+ * content and indexing it, then writing the cache (a failure to write is reported, not fatal).
+ * Runs in the search worker (worker-entry.ts), never on the server's event loop.
+ */
+export interface BuildInput {
+  siteDir: string;
+  pages: Array<{ path: string; sha256: string }>;
+  /** Folder of the cache file, or null to keep the index in memory only (preview, tests). */
+  cacheDir: string | null;
+}
+export interface BuildReport {
+  from: 'cache' | 'built';
+  ms: number;
+  pages: number;
+  /** Why the cache was not used or not written, when it was not. */
+  notes: string[];
+}
+
+/** Bump when extraction, tokenising or the engine's options change: old cache files are rebuilt. */
+export const INDEX_CODE = 'extract/1;tokenize/1;compact/1;engine/3';
+/** Pages larger than this are indexed by their first MAX_PAGE_READ bytes. */
+export const MAX_PAGE_READ = 4 * 1024 * 1024;
+
+export function indexKey(pages: BuildInput['pages']): string {
+  const h = createHash('sha256').update(INDEX_CODE + '\n');
+  for (const p of [...pages].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))) h.update(`${p.path}\0${p.sha256}\n`);
+  return h.digest('hex');
+}
+
+export async function readBounded(file: string): Promise<Buffer> {
+  const fh = await open(file, 'r');
+  try {
+    const buf = Buffer.allocUnsafe(MAX_PAGE_READ);
+    let n = 0;
+    for (;;) {
+      const { bytesRead } = await fh.read(buf, n, MAX_PAGE_READ - n, n);
+      if (bytesRead === 0) break;
+      n += bytesRead;
+      if (n === MAX_PAGE_READ) break;
+    }
+    return Buffer.from(buf.subarray(0, n));
+  } finally {
+    await fh.close();
+  }
+}
+
+export async function loadOrBuild(input: BuildInput): Promise<{ index: SearchIndex; report: BuildReport }> {
+  const t0 = performance.now();
+  const notes: string[] = [];
+  const key = indexKey(input.pages);
+  if (input.cacheDir !== null) {
+    try {
+      const r = await readSearchCache(input.cacheDir, key);
+      if (r?.ok) {
+        const index = SearchIndex.deserialize(r.lines);
+        return { index, report: { from: 'cache', ms: performance.now() - t0, pages: index.pages.length, notes } };
+      }
+      if (r) notes.push(`cache file not used (${r.reason}); rebuilt`);
+    } catch (err) {
+      notes.push(`cache file not used (${err instanceof Error ? err.message : String(err)}); rebuilt`);
+    }
+  }
+  // page by page: read, extract, index, drop the text (never all pages' text at once)
+  const index = SearchIndex.create();
+  for (const p of input.pages) {
+    try {
+      index.add(p.path, extractPage(await readBounded(join(input.siteDir, p.path))));
+    } catch (err) {
+      notes.push(`${p.path}: not indexed (${err instanceof Error ? err.message : String(err)})`);
+    }
+  }
+  if (input.cacheDir !== null) {
+    try {
+      await writeSearchCache(input.cacheDir, key, index.serializeLines());
+    } catch (err) {
+      notes.push(`cache file not written (${err instanceof Error ? err.message : String(err)}); the index is kept in memory`);
+    }
+  }
+  return { index, report: { from: 'built', ms: performance.now() - t0, pages: index.pages.length, notes } };
+}
+
+/** The pages a version's search covers: its HTML files, except the export's 404 page. */
+export function searchablePages<F extends { path: string }>(files: readonly F[]): F[] {
+  return files.filter((f) => f.path.endsWith('.html') && f.path !== '404.html' && !f.path.split('/').some((s) => s.startsWith('.') || s === '_airlock'));
+}

@@ -1,0 +1,129 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { open, rename, rm, stat, mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+
+/**
+ * The on-disk copy of a version's search index, `versions/<label>/search/index.json`: JSON lines —
+ * a header (format, key of what it was built from), the body lines (SearchIndex.serializeLines),
+ * and a trailer with the body's line count, size and sha256. Written as a stream (no one string of
+ * the whole index: that alone would be hundreds of MB at 10,000 pages), atomically (temp file,
+ * fsync, rename, fsync of the folder); read as a stream of lines with a bound on the file and on
+ * each line, and trusted only when header, key and trailer all match: anything else is reported
+ * as damaged and the index is rebuilt.
+ */
+export const SEARCH_CACHE_FORMAT = 'airlock-search-index/2';
+export const SEARCH_CACHE_NAME = 'index.json';
+/** A larger file is refused unread. */
+export const MAX_SEARCH_CACHE_BYTES = 1024 * 1024 * 1024;
+/** A longer line is refused (the writer's batches stay well below it). */
+export const MAX_SEARCH_CACHE_LINE = 64 * 1024 * 1024;
+
+interface Header { format: string; key: string }
+interface Trailer { end: true; lines: number; size: number; sha256: string }
+
+export type CacheRead = { ok: true; lines: string[] } | { ok: false; reason: string };
+
+export async function writeSearchCache(dir: string, key: string, lines: Iterable<string>): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  const tmp = join(dir, `.${SEARCH_CACHE_NAME}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  const fh = await open(tmp, 'wx');
+  try {
+    await fh.writeFile(JSON.stringify({ format: SEARCH_CACHE_FORMAT, key } satisfies Header) + '\n');
+    const hash = createHash('sha256');
+    let size = 0;
+    let count = 0;
+    for (const line of lines) {
+      const data = Buffer.from(line + '\n', 'utf8');
+      hash.update(data);
+      size += data.length;
+      count++;
+      await fh.writeFile(data);
+    }
+    await fh.writeFile(JSON.stringify({ end: true, lines: count, size, sha256: hash.digest('hex') } satisfies Trailer) + '\n');
+    await fh.sync();
+  } catch (err) {
+    await fh.close();
+    await rm(tmp, { force: true });
+    throw err;
+  }
+  await fh.close();
+  try {
+    await rename(tmp, join(dir, SEARCH_CACHE_NAME));
+  } catch (err) {
+    await rm(tmp, { force: true });
+    throw err;
+  }
+  const d = await open(dir, 'r');
+  try {
+    await d.sync().catch(() => {}); // not every file system syncs folders
+  } finally {
+    await d.close();
+  }
+}
+
+/** The body lines of the cache file, null when there is none, or why it cannot be trusted. */
+export async function readSearchCache(dir: string, key: string, max = MAX_SEARCH_CACHE_BYTES): Promise<CacheRead | null> {
+  const file = join(dir, SEARCH_CACHE_NAME);
+  try {
+    const st = await stat(file);
+    if (!st.isFile()) return { ok: false, reason: 'not a regular file' };
+    if (st.size > max) return { ok: false, reason: `${st.size} bytes, more than the ${max} allowed` };
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+  const all: string[] = [];
+  const hash = createHash('sha256');
+  let size = 0;
+  let header: Partial<Header> | null = null;
+  let last: string | null = null;
+  const stream = createReadStream(file, { encoding: 'utf8', highWaterMark: 1 << 20 });
+  let partial = '';
+  const take = (line: string): string | null => {
+    if (header === null) {
+      try {
+        header = JSON.parse(line) as Partial<Header>;
+      } catch {
+        return 'header is not JSON';
+      }
+      if (header === null || typeof header !== 'object' || header.format !== SEARCH_CACHE_FORMAT) return `format ${JSON.stringify((header as Partial<Header> | null)?.format)} is not ${SEARCH_CACHE_FORMAT}`;
+      if (header.key !== key) return 'built from other pages or by another build of airlock';
+      return null;
+    }
+    if (last !== null) {
+      const data = Buffer.from(last + '\n', 'utf8');
+      hash.update(data);
+      size += data.length;
+      all.push(last);
+    }
+    last = line;
+    return null;
+  };
+  try {
+    for await (const chunk of stream) {
+      partial += chunk as string;
+      let nl: number;
+      while ((nl = partial.indexOf('\n')) >= 0) {
+        const problem = take(partial.slice(0, nl));
+        partial = partial.slice(nl + 1);
+        if (problem) return { ok: false, reason: problem };
+      }
+      if (partial.length > MAX_SEARCH_CACHE_LINE) return { ok: false, reason: `a line longer than ${MAX_SEARCH_CACHE_LINE} characters` };
+    }
+  } finally {
+    stream.destroy();
+  }
+  if (partial !== '') return { ok: false, reason: 'truncated (no end of line at the end)' };
+  if (header === null) return { ok: false, reason: 'empty' };
+  let t: Partial<Trailer>;
+  try {
+    t = JSON.parse(last ?? 'null') as Partial<Trailer>;
+  } catch {
+    return { ok: false, reason: 'no trailer line' };
+  }
+  if (t === null || typeof t !== 'object' || t.end !== true) return { ok: false, reason: 'no trailer line' };
+  if (t.lines !== all.length || t.size !== size) return { ok: false, reason: `body is ${all.length} lines/${size} bytes, trailer says ${String(t.lines)}/${String(t.size)}` };
+  if (hash.digest('hex') !== t.sha256) return { ok: false, reason: 'body digest does not match its trailer' };
+  return { ok: true, lines: all };
+}

@@ -1,0 +1,172 @@
+import { CompactCore } from './compact.js';
+import { tokenize } from './tokenize.js';
+import type { ExtractedPage, PageSection } from './extract.js';
+
+/**
+ * The local search index of one version (issue 17): compact.ts underneath (chosen on
+ * bench/search.ts's numbers against MiniSearch and FlexSearch, see docs/readme/17.md), one
+ * document per PAGE (title, headings, text). The text itself is not kept: for the (at most 50)
+ * hits of a query the page is read and extracted again (`PageText`, ~0.5 ms a page), and the hit
+ * is placed in the section that holds most of the matched words, which gives the deep link
+ * (`/page#anchor`) and the snippet (HTML-escaped, matched words in `<mark>`). Prefix search on the
+ * last word (the one being typed) and typo tolerance when exact/prefix matching finds too little;
+ * title and headings weigh more; AND of the words first, OR when that finds nothing.
+ */
+export interface SearchPage {
+  /** URL path (`/a/b`). */
+  path: string;
+  /** Manifest path of the HTML file (`a/b.html`), to read its text again for snippets. */
+  file: string;
+  title: string;
+}
+/** The extracted text of a page (its manifest path) for snippets, or null when it cannot be read. */
+export type PageText = (file: string) => Promise<ExtractedPage | null>;
+
+export interface SearchHit {
+  /** Snippet as HTML: escaped text, matched words in `<mark>`. */
+  content: string;
+  /** `/page#anchor` (same origin). */
+  path: string;
+  metadata: { title: string; heading: string; anchor: string | null; page: string; score: number };
+}
+
+export interface QueryOptions {
+  pageSize?: number;
+  /** Only results whose page path starts with this (e.g. `/api-reference/`). */
+  pathPrefix?: string;
+}
+
+export const MAX_PAGE_SIZE = 50;
+
+/** The page URL of a manifest path (`a/b.html` → `/a/b`, `a/index.html` → `/a/`). */
+export function urlOfPage(path: string): string {
+  if (path === 'index.html') return '/';
+  if (path.endsWith('/index.html')) return '/' + path.slice(0, -'index.html'.length);
+  return '/' + (path.endsWith('.html') ? path.slice(0, -5) : path);
+}
+
+export class SearchIndex {
+  private constructor(
+    private readonly core: CompactCore,
+    readonly pages: SearchPage[],
+  ) {}
+
+  static create(): SearchIndex {
+    return new SearchIndex(new CompactCore(), []);
+  }
+
+  static build(input: Iterable<{ path: string; page: ExtractedPage }>): SearchIndex {
+    const idx = SearchIndex.create();
+    for (const { path, page } of input) idx.add(path, page);
+    return idx;
+  }
+
+  /** Index one page (its text is not kept: see PageText). */
+  add(path: string, page: ExtractedPage): void {
+    if (page.sections.length === 0 && page.title === '') return;
+    this.pages.push({ path: urlOfPage(path), file: path, title: page.title });
+    this.core.add({ title: page.title, headings: page.sections.map((x) => x.heading).join(' \n '), text: page.sections.map((x) => x.text).join(' \n ') });
+  }
+
+  /**
+   * The index as JSON lines for the cache file (cache-file.ts): the pages, then the core's lines
+   * (terms in batches, typed arrays in base64 chunks), so no single string holds the whole index.
+   */
+  *serializeLines(): Generator<string> {
+    yield JSON.stringify(this.pages);
+    yield* this.core.serializeLines();
+  }
+
+  /** Throws on anything that is not what serializeLines wrote (the caller rebuilds). */
+  static deserialize(lines: readonly string[]): SearchIndex {
+    if (lines.length < 2) throw new Error('not a search index');
+    const pages = JSON.parse(lines[0]!) as SearchPage[];
+    if (!Array.isArray(pages)) throw new Error('not a search index');
+    for (const p of pages) {
+      if (typeof p?.path !== 'string' || typeof p.file !== 'string' || typeof p.title !== 'string' || !p.path.startsWith('/')) throw new Error('bad page record');
+    }
+    const core = CompactCore.deserialize(lines.slice(1));
+    if (core.docCount !== pages.length) throw new Error(`index holds ${core.docCount} pages, records ${pages.length}`);
+    return new SearchIndex(core, pages);
+  }
+
+  get size(): number {
+    return this.pages.length;
+  }
+
+  async query(q: string, pageText: PageText, o: QueryOptions = {}): Promise<SearchHit[]> {
+    const pageSize = Math.min(MAX_PAGE_SIZE, Math.max(1, o.pageSize ?? 10));
+    const prefix = o.pathPrefix;
+    const filter = prefix ? (id: number) => this.pages[id]!.path.startsWith(prefix) : undefined;
+    // Exact and prefix matches first; typo tolerance only when they find too little (a word that
+    // exists is what the reader meant); AND of the words, OR when that finds nothing.
+    let res = this.core.search(q, { fuzzy: false, and: true, filter });
+    if (res.hits.length < pageSize) res = this.core.search(q, { fuzzy: true, and: true, filter });
+    if (res.hits.length === 0) res = this.core.search(q, { fuzzy: true, and: false, filter });
+    const matched = res.terms;
+    return Promise.all(res.hits.slice(0, pageSize).map(async (r) => {
+      const page = this.pages[r.id]!;
+      const sec = bestSection((await pageText(page.file).catch(() => null))?.sections ?? [], matched);
+      const words = sec ? new Set([...tokenize(sec.heading), ...tokenize(sec.text)]) : new Set<string>();
+      return {
+        content: sec ? snippet(sec.text || sec.heading, matched.filter((t) => words.has(t))) : '',
+        path: page.path + (sec?.anchor ? '#' + encodeURIComponent(sec.anchor) : ''),
+        metadata: { title: page.title, heading: sec?.heading ?? '', anchor: sec?.anchor ?? null, page: page.path, score: Math.round(r.score * 1000) / 1000 },
+      };
+    }));
+  }
+}
+
+/** The section holding most of the matched words (whole words; heading words count triple); the first on a tie. */
+function bestSection(sections: readonly PageSection[], terms: readonly string[]): PageSection | null {
+  let best: PageSection | null = null;
+  let bestScore = -1;
+  for (const s of sections) {
+    const h = new Set(tokenize(s.heading));
+    const t = new Set(tokenize(s.text));
+    let score = 0;
+    for (const w of terms) score += (h.has(w) ? 3 : 0) + (t.has(w) ? 1 : 0);
+    if (score > bestScore) {
+      best = s;
+      bestScore = score;
+    }
+  }
+  return best;
+}
+
+const escapeHtml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const SNIPPET = 180;
+
+/** About SNIPPET characters of `text` around the first matched word, escaped, matches in <mark>. */
+export function snippet(text: string, terms: readonly string[]): string {
+  const words = [...new Set(terms.filter((t) => t !== ''))].sort((a, b) => b.length - a.length).slice(0, 20);
+  const re = words.length ? new RegExp(words.map(escapeRe).join('|'), 'giu') : null;
+  const lower = text.toLowerCase();
+  let first = -1;
+  for (const w of words) {
+    const i = lower.indexOf(w);
+    if (i >= 0 && (first < 0 || i < first)) first = i;
+  }
+  let start = Math.max(0, first - 60);
+  if (start > 0) {
+    const sp = text.indexOf(' ', start);
+    if (sp >= 0 && sp < first) start = sp + 1;
+  }
+  let end = Math.min(text.length, start + SNIPPET);
+  if (end < text.length) {
+    const sp = text.lastIndexOf(' ', end);
+    if (sp > first && sp > start) end = sp;
+  }
+  const cut = text.slice(start, end);
+  let html = '';
+  let at = 0;
+  if (re) {
+    for (const m of cut.matchAll(re)) {
+      html += escapeHtml(cut.slice(at, m.index)) + '<mark>' + escapeHtml(m[0]) + '</mark>';
+      at = m.index + m[0].length;
+    }
+  }
+  html += escapeHtml(cut.slice(at));
+  return (start > 0 ? '…' : '') + html + (end < text.length ? '…' : '');
+}

@@ -1,0 +1,148 @@
+import { scanHtml } from './scan-html.js';
+
+/**
+ * What a page contributes to the local search index (issue 17): its title and the text of its
+ * MAIN content cut into sections at headings. A heading with an id (or an id on an element inside
+ * it, as many doc generators put `<a id>` in the heading) starts a section that deep-links as
+ * `page#id`. Main content is `main`, `article` or `[role=main]`; a page without one falls back to
+ * `body` minus nav, header, footer and aside. Scripts, styles, templates, SVG and navigation never
+ * count. One pass of a small tag scanner (scan-html.ts), pure: bytes in, sections out. Not
+ * lol-html (html-rewriter-wasm, which the page transform uses): its text callbacks cross the wasm
+ * boundary per chunk and cost 2-3 ms a page against 0.1-0.2 ms here (bench/search.ts), which is
+ * the difference between a 10,000-page index in seconds and in half a minute.
+ */
+export interface PageSection {
+  /** The heading's id (`page#anchor`), or null for the text before the first heading with one. */
+  anchor: string | null;
+  heading: string;
+  text: string;
+}
+export interface ExtractedPage {
+  title: string;
+  sections: PageSection[];
+}
+
+/** Upper bounds for one page: a page beyond them is indexed by its first part only. */
+export const MAX_PAGE_TEXT = 256 * 1024;
+export const MAX_SECTIONS = 500;
+const MAX_HEADING = 300;
+const MAX_ANCHOR = 200;
+
+const NAMED: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ', eacute: 'é', egrave: 'è', uuml: 'ü', ouml: 'ö', auml: 'ä', szlig: 'ß', '#39': "'", ndash: '–', mdash: '—', hellip: '…', copy: '©', reg: '®', trade: '™', lsquo: '‘', rsquo: '’', ldquo: '“', rdquo: '”', laquo: '«', raquo: '»', middot: '·', times: '×', rarr: '→', larr: '←' };
+
+/** Decode the character references that text chunks carry raw (lol-html does not decode them). */
+export function decodeEntities(s: string): string {
+  if (!s.includes('&')) return s;
+  return s.replace(/&(#[xX][0-9a-fA-F]{1,6}|#[0-9]{1,7}|[a-zA-Z][a-zA-Z0-9]{1,31});?/g, (m, ref: string) => {
+    if (ref.charCodeAt(0) === 35 /* # */) {
+      const cp = ref[1] === 'x' || ref[1] === 'X' ? parseInt(ref.slice(2), 16) : parseInt(ref.slice(1), 10);
+      return cp > 0 && cp <= 0x10ffff && !(cp >= 0xd800 && cp <= 0xdfff) ? String.fromCodePoint(cp) : '\uFFFD';
+    }
+    return NAMED[ref] ?? NAMED[ref.toLowerCase()] ?? m;
+  });
+}
+
+const squash = (s: string) => s.replace(/\s+/g, ' ').trim();
+
+class Collector {
+  sections: Array<{ anchor: string | null; heading: string; parts: string[] }> = [{ anchor: null, heading: '', parts: [] }];
+  size = 0;
+  push(t: string): void {
+    if (this.size >= MAX_PAGE_TEXT) return;
+    const s = t.length + this.size > MAX_PAGE_TEXT ? t.slice(0, MAX_PAGE_TEXT - this.size) : t;
+    this.size += s.length;
+    this.sections[this.sections.length - 1]!.parts.push(s);
+  }
+  start(anchor: string | null): void {
+    if (this.sections.length >= MAX_SECTIONS) return;
+    this.sections.push({ anchor, heading: '', parts: [] });
+  }
+  current() {
+    return this.sections[this.sections.length - 1]!;
+  }
+  result(): PageSection[] {
+    return this.sections
+      .map((s) => ({ anchor: s.anchor, heading: squash(s.heading).slice(0, MAX_HEADING), text: squash(decodeEntities(s.parts.join(''))) }))
+      .filter((s) => s.text !== '' || s.heading !== '');
+  }
+}
+
+const HARD_SKIP = new Set(['script', 'style', 'noscript', 'template', 'svg', 'math', 'nav', 'aside', 'iframe', 'object', 'select', 'textarea', 'button']);
+const CHROME = new Set(['header', 'footer']);
+const MAIN = new Set(['main', 'article']);
+const HEADING = /^h[1-6]$/;
+
+/** The searchable content of one HTML page. */
+export function extractPage(html: Uint8Array | string): ExtractedPage {
+  const text = typeof html === 'string' ? html : Buffer.from(html.buffer, html.byteOffset, html.byteLength).toString('utf8');
+  const main = new Collector();
+  const body = new Collector();
+  let inMain = 0;
+  let hard = 0;
+  let chrome = 0;
+  let title = '';
+  let h1 = '';
+  // The open heading: which collectors it started a section in, its id (if any), its text.
+  let heading: { main: boolean; body: boolean; level: number; id: string | null; text: string } | null = null;
+  const endHeading = () => {
+    if (heading === null) return;
+    const t = squash(decodeEntities(heading.text));
+    if (heading.level === 1 && h1 === '') h1 = t;
+    for (const [c, used] of [[main, heading.main], [body, heading.body]] as const) {
+      if (!used) continue;
+      const s = c.current();
+      s.heading = t;
+      if (s.anchor === null && heading.id !== null) s.anchor = heading.id;
+    }
+    heading = null;
+  };
+  const anchorOf = (id: string | undefined): string | null => (id !== undefined && id !== '' && id.length <= MAX_ANCHOR ? id : null);
+
+  scanHtml(text, {
+    open(name, attrs) {
+      const role = attrs.get('role')?.toLowerCase();
+      const isMain = MAIN.has(name) || role === 'main';
+      const isHard = HARD_SKIP.has(name) || attrs.has('hidden') || attrs.get('aria-hidden')?.toLowerCase() === 'true';
+      const isChrome = CHROME.has(name);
+      let isHeading = false;
+      if (HEADING.test(name) && hard === 0 && !isHard) {
+        endHeading();
+        const id = anchorOf(attrs.get('id'));
+        const inM = inMain > 0;
+        const inB = chrome === 0;
+        if (inM) main.start(id);
+        if (inB) body.start(id);
+        heading = { main: inM, body: inB, level: Number(name.slice(1)), id, text: '' };
+        isHeading = true;
+      } else if (heading !== null && heading.id === null && attrs.has('id')) {
+        // `<h2><a id="x" href="#x">…</a></h2>`: an id inside the heading names the section.
+        heading.id = anchorOf(attrs.get('id'));
+      }
+      if (isMain) inMain++;
+      if (isHard) hard++;
+      if (isChrome) chrome++;
+      return () => {
+        if (isMain) inMain--;
+        if (isHard) hard--;
+        if (isChrome) chrome--;
+        if (isHeading) endHeading();
+      };
+    },
+    text(s) {
+      if (hard > 0) return;
+      if (heading !== null) {
+        if (heading.text.length < MAX_HEADING * 4) heading.text += s + ' ';
+        return; // a heading's words are indexed as the section's heading, not again in its text
+      }
+      if (inMain > 0) main.push(s);
+      if (chrome === 0) body.push(s);
+    },
+    title(s) {
+      if (title === '') title = s.slice(0, MAX_HEADING * 4);
+    },
+  });
+  endHeading();
+  const fromMain = main.result();
+  const sections = fromMain.some((s) => s.text !== '') ? fromMain : body.result();
+  return { title: squash(decodeEntities(title)).slice(0, MAX_HEADING) || h1, sections };
+}

@@ -1,0 +1,76 @@
+import { Hono } from 'hono';
+import { z } from 'zod';
+import { indexOf, type AppEnv } from '../app.js';
+import { MAX_PAGE_SIZE } from './engine.js';
+import type { LocalSearch } from './service.js';
+
+/**
+ * `POST /_airlock/search/{domain}` — the service's published search shape (`{query, pageSize,
+ * filter}` → `[{content, path, metadata:{title, …}}]`), answered from the served version's local
+ * index, on this origin. Untrusted input: the body is bounded (SEARCH_MAX_BODY) before it is
+ * parsed, must be application/json (a cross-site form cannot send it without a preflight we never
+ * grant), and is validated; every refusal is a 4xx with `{error}` naming the problem. While the
+ * index is being built: 503 + Retry-After + `{error, building: true}`.
+ */
+export const SEARCH_PATH = '/_airlock/search/:domain';
+export const SEARCH_MAX_BODY = 8 * 1024;
+
+const Body = z.looseObject({
+  query: z.string().trim().min(1).max(500),
+  pageSize: z.number().int().min(1).max(MAX_PAGE_SIZE).nullish(),
+  filter: z.looseObject({ path: z.string().max(300).regex(/^\//, 'must start with /').nullish() }).nullish(),
+});
+
+type Read = { ok: true; value: unknown } | { ok: false; status: 400 | 413 | 415; error: string };
+
+async function readBody(req: Request): Promise<Read> {
+  const type = (req.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type !== 'application/json') return { ok: false, status: 415, error: `content-type must be application/json, got ${JSON.stringify(type || '(none)')}` };
+  const tooLarge = { ok: false, status: 413, error: `request body larger than ${SEARCH_MAX_BODY} bytes` } as const;
+  const declared = Number(req.headers.get('content-length') ?? NaN);
+  if (Number.isFinite(declared) && declared > SEARCH_MAX_BODY) return tooLarge;
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  if (req.body) {
+    const reader = req.body.getReader();
+    for (;;) {
+      const r = await reader.read();
+      if (r.done) break;
+      size += r.value.byteLength;
+      if (size > SEARCH_MAX_BODY) {
+        await reader.cancel().catch(() => {});
+        return tooLarge;
+      }
+      chunks.push(r.value);
+    }
+  }
+  try {
+    return { ok: true, value: JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown };
+  } catch (err) {
+    return { ok: false, status: 400, error: `body is not JSON: ${err instanceof Error ? err.message : String(err)}` };
+  }
+}
+
+export function searchRoutes(search: LocalSearch): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  app.post(SEARCH_PATH, async (c) => {
+    const idx = indexOf(c);
+    const domain = c.req.param('domain');
+    if (idx.domain !== '' && domain !== idx.domain) {
+      return c.json({ error: `no such docs domain ${JSON.stringify(domain.slice(0, 200))}: this server serves ${JSON.stringify(idx.domain)}` }, 404);
+    }
+    const body = await readBody(c.req.raw);
+    if (!body.ok) return c.json({ error: body.error }, body.status);
+    const v = Body.safeParse(body.value);
+    if (!v.success) {
+      const problems = v.error.issues.map((i) => `${i.path.map(String).join('.') || '(body)'}: ${i.message}`);
+      return c.json({ error: `invalid search request: ${problems.join('; ')}` }, 400);
+    }
+    const a = await search.query(idx.source, v.data.query, { pageSize: v.data.pageSize ?? 10, pathPrefix: v.data.filter?.path ?? undefined });
+    if (a.status === 'ready') return c.json(a.hits);
+    c.header('Retry-After', String(a.retryAfterSec));
+    if (a.status === 'building') return c.json({ error: `the search index of ${idx.version} is being built; retry shortly`, building: true }, 503);
+    return c.json({ error: `search is unavailable: ${a.error}`, building: false }, 503);
+  });
+  return app;
+}

@@ -1,0 +1,107 @@
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { SearchIndex, snippet, urlOfPage } from '../../../src/serve/search/engine.js';
+import { extractPage, type ExtractedPage } from '../../../src/serve/search/extract.js';
+import { readSearchCache, writeSearchCache, SEARCH_CACHE_NAME } from '../../../src/serve/search/cache-file.js';
+
+const html: Record<string, string> = {
+  'guide/webhooks.html': '<title>Webhooks</title><main><h1 id="top">Webhooks</h1><p>Receive events.</p><h2 id="verify">Verify signatures</h2><p>Check the HMAC signature of each delivery.</p><h2 id="retry">Retries</h2><p>Failed deliveries are retried with backoff.</p></main>',
+  'guide/tokens.html': '<title>Access tokens</title><main><h1>Access tokens</h1><p>Rotate tokens every 90 days. Webhooks are unrelated.</p></main>',
+  'ja/index.html': '<title>設定</title><main><h1 id="s">ローカライズ設定</h1><p>アクセストークンを構成します。</p></main>',
+  'xss.html': '<title>Escapes</title><main><p>Use &lt;script&gt;alert(1)&lt;/script&gt; literally in snippets about escapes.</p></main>',
+};
+const pages: Record<string, ExtractedPage> = Object.fromEntries(Object.entries(html).map(([p, h]) => [p, extractPage(h)]));
+const text = async (file: string) => pages[file] ?? null;
+const idx = SearchIndex.build(Object.entries(pages).map(([path, page]) => ({ path, page })));
+const dirs: string[] = [];
+afterAll(async () => {
+  for (const d of dirs) await rm(d, { recursive: true, force: true });
+});
+
+describe('SearchIndex', () => {
+  it('ranks the page whose title matches first and deep-links the section that holds the words', async () => {
+    const hits = await idx.query('webhooks', text);
+    expect(hits.map((h) => h.metadata.page)).toEqual(['/guide/webhooks', '/guide/tokens']);
+    const sig = await idx.query('hmac signature', text);
+    expect(sig[0]!.path).toBe('/guide/webhooks#verify');
+    expect(sig[0]!.content).toBe('Check the <mark>HMAC</mark> <mark>signature</mark> of each delivery.');
+  });
+
+  it('prefix on the last word, typo tolerance, OR when AND finds nothing, filter by path', async () => {
+    expect((await idx.query('retr', text))[0]!.path).toBe('/guide/webhooks#retry');
+    expect((await idx.query('signatrue', text))[0]!.path).toBe('/guide/webhooks#verify');
+    expect((await idx.query('rotate zzzzqqq', text))[0]!.metadata.page).toBe('/guide/tokens');
+    expect(await idx.query('webhooks', text, { pathPrefix: '/ja/' })).toEqual([]);
+    expect(await idx.query('   ', text)).toEqual([]);
+  });
+
+  it('finds Japanese by a word or a two-character part of one', async () => {
+    expect((await idx.query('設定', text))[0]!.path).toBe('/ja/#s');
+    expect((await idx.query('トー', text))[0]!.metadata.page).toBe('/ja/');
+  });
+
+  it('snippets are escaped text with <mark> only', async () => {
+    const h = (await idx.query('script escapes', text))[0]!;
+    expect(h.content).not.toContain('<script>');
+    expect(h.content).toContain('&lt;<mark>script</mark>&gt;');
+    expect(snippet('a <b> & "c"', ['b'])).toBe('a &lt;<mark>b</mark>&gt; &amp; &quot;c&quot;');
+    expect(urlOfPage('index.html')).toBe('/');
+    expect(urlOfPage('a/index.html')).toBe('/a/');
+  });
+
+  it('serializes to lines and back to the same answers; anything else is refused', async () => {
+    const back = SearchIndex.deserialize([...idx.serializeLines()]);
+    expect(await back.query('hmac signature', text)).toEqual(await idx.query('hmac signature', text));
+    const lines = [...idx.serializeLines()];
+    expect(() => SearchIndex.deserialize([])).toThrow();
+    expect(() => SearchIndex.deserialize(['{}', '{}'])).toThrow();
+    expect(() => SearchIndex.deserialize([JSON.stringify([{ path: 'no-slash', file: 'x', title: '' }]), lines[1]!])).toThrow(/page record/);
+    expect(() => SearchIndex.deserialize(lines.slice(0, -1))).toThrow(/docLen/); // an array cut short
+    const head = JSON.parse(lines[1]!) as Record<string, number>;
+    expect(() => SearchIndex.deserialize([lines[0]!, JSON.stringify({ ...head, postings: head.postings! + 1 }), ...lines.slice(2)])).toThrow();
+    const terms = JSON.parse(lines[2]!) as string[];
+    expect(() => SearchIndex.deserialize([lines[0]!, lines[1]!, JSON.stringify([...terms].reverse()), ...lines.slice(3)])).toThrow(/not sorted/);
+  });
+});
+
+describe('the cache file', () => {
+  it('round-trips, leaves no temp file, refuses a file over the bound, another key, and a damaged trailer', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'airlock-search-cache-'));
+    dirs.push(dir);
+    expect(await readSearchCache(dir, 'k')).toBeNull();
+    await writeSearchCache(dir, 'k', ['["a"]', '{"b":1}']);
+    expect(await readdir(dir)).toEqual([SEARCH_CACHE_NAME]);
+    expect(await readSearchCache(dir, 'k')).toEqual({ ok: true, lines: ['["a"]', '{"b":1}'] });
+    expect(await readSearchCache(dir, 'other')).toMatchObject({ ok: false, reason: expect.stringMatching(/other pages/) });
+    expect(await readSearchCache(dir, 'k', 10)).toMatchObject({ ok: false, reason: expect.stringMatching(/more than the 10 allowed/) });
+    const file = join(dir, SEARCH_CACHE_NAME);
+    await writeFile(file, '{"format":"airlock-search-index/2","key":"k"}\n["a"]\n{"end":true,"lines":1,"size":6,"sha256":"00"}\n');
+    expect(await readSearchCache(dir, 'k')).toMatchObject({ ok: false, reason: 'body digest does not match its trailer' });
+    await writeFile(file, '{"format":"airlock-search-index/2","key":"k"}\n["a"]\n');
+    expect(await readSearchCache(dir, 'k')).toMatchObject({ ok: false, reason: 'no trailer line' });
+    await writeFile(file, 'not json\n');
+    expect(await readSearchCache(dir, 'k')).toMatchObject({ ok: false, reason: 'header is not JSON' });
+  });
+});
+
+describe('compact core', () => {
+  it('within: bounded edit distance', async () => {
+    const { within } = await import('../../../src/serve/search/compact.js');
+    expect(within('webhooks', 'webhoks', 1)).toBe(true);
+    expect(within('signature', 'signatrue', 1)).toBe(false); // a transposition is two edits
+    expect(within('signature', 'signatrue', 2)).toBe(true);
+    expect(within('abc', 'xyz', 2)).toBe(false);
+  });
+
+  it('a posting that names a page beyond the index is refused', () => {
+    const lines = [...idx.serializeLines()];
+    const docsAt = lines.findIndex((l) => l.startsWith('{"k":"docs"'));
+    const v = JSON.parse(lines[docsAt]!) as { k: string; b: string };
+    const b = Buffer.from(v.b, 'base64');
+    b.writeUInt32LE(99, 0);
+    lines[docsAt] = JSON.stringify({ k: 'docs', b: b.toString('base64') });
+    expect(() => SearchIndex.deserialize(lines)).toThrow(/does not exist/);
+  });
+});
