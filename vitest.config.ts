@@ -9,7 +9,6 @@ export default defineConfig({
     // Two test files at a time on the 2-core CI machine (vitest's run-mode default is cores - 1 =
     // one): most files wait on child processes, sockets and fsync rather than compute.
     maxWorkers: 2,
-    minWorkers: 1,
     reporters: process.env.CI ? ['default', ['json', { outputFile: 'test-results.json' }]] : ['default'],
   },
 });
