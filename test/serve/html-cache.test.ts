@@ -228,16 +228,16 @@ describe('transformed HTML cached on disk per (version, options)', () => {
     };
     const { srv, base } = await start({ store, htmlTransform: { run: hook, key: 'k' } }, true); // listening with nothing transformed
     expect(srv.current().preparing?.pages).toBe(20);
+    // Both requests must have reached the handler before the gate opens: count request heads
+    // (our handler is the server's first 'request' listener), then give it a moment to ask for the
+    // page. Connections alone were not enough with test files running side by side.
+    let heads = 0;
+    srv.server.on('request', () => { heads++; });
     const asked = get(base + '/docs/p19', { 'accept-encoding': 'br' });
     const plainAsked = get(base + '/docs/p18', { 'accept-encoding': 'identity' });
-    // Both requests must have reached the server before the gate opens (a fixed 50 ms was not
-    // enough on a loaded machine): both connections open, then a little for the request heads.
-    for (let i = 0; i < 200; i++) {
-      const n = await new Promise<number>((r) => srv.server.getConnections((_e, c) => r(c)));
-      if (n >= 2) break;
-      await new Promise((r) => setTimeout(r, 10));
-    }
-    await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 500 && heads < 2; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(heads).toBe(2);
+    await new Promise((r) => setTimeout(r, 100));
     open();
     const [r, plain] = await Promise.all([asked, plainAsked]);
     expect(r.status).toBe(200);
