@@ -16,7 +16,13 @@ const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
 const blocks = [...README.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((m) => m[1]!);
 
 const dir = mkdtempSync(join(tmpdir(), 'airlock-readme-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let sessionGroup: number | null = null;
+afterAll(() => {
+  // A session cut short by the test's own time limit must not outlive the test (it waits in
+  // `until` loops for servers): its whole process group goes.
+  if (sessionGroup !== null) try { process.kill(-sessionGroup, 'SIGKILL'); } catch { /* already gone */ }
+  rmSync(dir, { recursive: true, force: true });
+});
 
 async function freePort(): Promise<number> {
   const s = createServer();
@@ -46,6 +52,7 @@ describe('README', () => {
     writeFileSync(join(dir, 'session.sh'), `set -eu\n${script}\necho README-SESSION-DONE\n`);
     const env = { ...process.env, PATH: `${dir}:${process.env.PATH}`, TMPDIR: dir, AIRLOCK_STORE: undefined, AIRLOCK_API_URL: undefined, AIRLOCK_ADMIN_KEY: undefined, AIRLOCK_ADMIN_KEY_FILE: undefined };
     const child = spawn('bash', [join(dir, 'session.sh')], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    sessionGroup = child.pid!;
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
