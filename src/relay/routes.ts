@@ -3,7 +3,7 @@ import type { Dispatcher } from 'undici';
 import { featureForPath, isOn, type Feature, type ResolvedFeatures } from '../features/index.js';
 import { indexOf, type AppEnv } from '../serve/index.js';
 import { redact } from '../util/redact.js';
-import { DEFAULT_MAX_BODY_BYTES, readJsonBody } from './body.js';
+import { DEFAULT_MAX_BODY_BYTES, readJsonBody } from '../util/json-body.js';
 import { DEFAULT_LIMITS, RelayLimiter, type RelayLimits } from './limits.js';
 import { passThrough } from './stream.js';
 import { refused } from './refused.js';

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { indexOf, type AppEnv } from '../app.js';
 import { MAX_PAGE_SIZE } from './engine.js';
 import type { LocalSearch } from './service.js';
+import { readJsonBody } from '../../util/json-body.js';
 
 /**
  * `POST /_airlock/search/{domain}` — the service's published search shape (`{query, pageSize,
@@ -21,36 +22,6 @@ const Body = z.looseObject({
   filter: z.looseObject({ path: z.string().max(300).regex(/^\//, 'must start with /').nullish() }).nullish(),
 });
 
-type Read = { ok: true; value: unknown } | { ok: false; status: 400 | 413 | 415; error: string };
-
-async function readBody(req: Request): Promise<Read> {
-  const type = (req.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
-  if (type !== 'application/json') return { ok: false, status: 415, error: `content-type must be application/json, got ${JSON.stringify(type || '(none)')}` };
-  const tooLarge = { ok: false, status: 413, error: `request body larger than ${SEARCH_MAX_BODY} bytes` } as const;
-  const declared = Number(req.headers.get('content-length') ?? NaN);
-  if (Number.isFinite(declared) && declared > SEARCH_MAX_BODY) return tooLarge;
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  if (req.body) {
-    const reader = req.body.getReader();
-    for (;;) {
-      const r = await reader.read();
-      if (r.done) break;
-      size += r.value.byteLength;
-      if (size > SEARCH_MAX_BODY) {
-        await reader.cancel().catch(() => {});
-        return tooLarge;
-      }
-      chunks.push(r.value);
-    }
-  }
-  try {
-    return { ok: true, value: JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown };
-  } catch (err) {
-    return { ok: false, status: 400, error: `body is not JSON: ${err instanceof Error ? err.message : String(err)}` };
-  }
-}
-
 export function searchRoutes(search: LocalSearch): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.post(SEARCH_PATH, async (c) => {
@@ -59,7 +30,7 @@ export function searchRoutes(search: LocalSearch): Hono<AppEnv> {
     if (idx.domain !== '' && domain !== idx.domain) {
       return c.json({ error: `no such docs domain ${JSON.stringify(domain.slice(0, 200))}: this server serves ${JSON.stringify(idx.domain)}` }, 404);
     }
-    const body = await readBody(c.req.raw);
+    const body = await readJsonBody(c.req.raw, SEARCH_MAX_BODY);
     if (!body.ok) return c.json({ error: body.error }, body.status);
     const v = Body.safeParse(body.value);
     if (!v.success) {

@@ -1,4 +1,4 @@
-/** Reading an untrusted request body with a hard size cap (pure over a web Request). */
+/** Reading an untrusted JSON request body with a hard size cap (pure over a web Request): the relays and local search. */
 export const DEFAULT_MAX_BODY_BYTES = 256 * 1024;
 
 export type BodyResult =
