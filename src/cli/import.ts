@@ -12,13 +12,13 @@ import { interruptedError, trapFor } from './interrupt.js';
 import { UsageError } from '../errors.js';
 import { isTransformedPage, prebuildHtmlCache } from '../serve/index.js';
 
-const USAGE = `usage: airlock import PKG... [--volumes DIR,...] [--store DIR] [--trust PUBFILE]... [--allow-unsigned] [--allow-downgrade] [--activate] [--no-precompress] [--prepare-html] [--json]
+const USAGE = `usage: airlock import PKG... [--volumes DIR,...] [--store DIR] [--trust PUBFILE]... [--allow-unsigned] [--allow-downgrade] [--activate] [--precompress] [--prepare-html] [--json]
 
 Verify a .airlock package (signature, archive digest, archive safety, every file digest) and add
-its version to the store, all or nothing. Then precompress its text assets (br, gzip; not its
-HTML, which is served transformed) and, with --activate, make it active. A server transforms the
-HTML when it loads the version: in the background, each page asked for first, never serving an
-untransformed page.
+its version to the store, all or nothing; with --activate, make it active. A server prepares the
+rest when it loads the version, in the background: it transforms the HTML (each page asked for
+first, never serving an untransformed page), then precompresses the text assets (br, gzip),
+serving each uncompressed until its variants are on disk. \`airlock list\` shows what is pending.
   --store DIR        the store (default: $AIRLOCK_STORE, else ./airlock-store)
   --trust PUBFILE    trust this Ed25519 public key (repeatable); STORE/trusted-keys/*.pub are trusted too
                      (a store with a trust policy, airlock trust, counts only its policy's keys)
@@ -26,8 +26,10 @@ untransformed page.
   --allow-downgrade  with a trust policy (airlock trust): import even a package older than one
                      already imported for its domain, expired, or addressed to another store
                      (recorded in the audit log)
-  --activate         make the version active once imported and precompressed
-  --no-precompress   skip precompression (the version is then served without br/gzip assets)
+  --activate         make the version active once imported (and prepared, with the options below)
+  --precompress      precompress the text assets before returning (and before --activate): for
+                     servers that cannot write into the store
+  --no-precompress   leave precompression to the server (the default; kept for scripts)
   --prepare-html     also transform the HTML for the default deployment (air-gapped) before
                      returning: for servers that cannot write into the store
 ${VOLUMES_HELP}
@@ -51,10 +53,12 @@ const command: Command = {
       'allow-unsigned': { type: 'boolean' },
       'allow-downgrade': { type: 'boolean' },
       activate: { type: 'boolean' },
+      precompress: { type: 'boolean' },
       'no-precompress': { type: 'boolean' },
       'prepare-html': { type: 'boolean' },
       json: { type: 'boolean' }, volumes: { type: 'string', multiple: true },
     });
+    if (values.precompress && values['no-precompress']) throw new UsageError('--precompress and --no-precompress contradict each other', { subject: '--precompress' });
     const args = await packageArgs(positionals, values.volumes, ctx.cwd);
     if (args.kind === 'file' && positionals.length !== 1) throw new UsageError('import takes exactly one package path', { subject: 'PKG' });
     const store = resolveStore(values.store, ctx.env, ctx.cwd);
@@ -63,8 +67,7 @@ const command: Command = {
     const report = importReporter(progress);
     // A signal stops the import before its commit (the store stays as it was) or the preparation
     // after it (the version is in, not activated; what was precompressed is kept); repeated
-    // signals wait for that. Activation comes last, so a running server switches to a version
-    // whose assets are precompressed (it reads a version's variants once, when it loads it).
+    // signals wait for that. Activation comes last, after whatever preparation was asked for.
     const trap = trapFor(ctx);
     const { signal } = trap;
     let committed: string | null = null;
@@ -87,7 +90,7 @@ const command: Command = {
       let variants = null;
       let html = null;
       // After the commit and outside the lock: the version is already safe and servable.
-      if (!values['no-precompress']) {
+      if (values.precompress) {
         variants = await buildVariants(store, result.version, { signal, exclude: isTransformedPage, onProgress: (done, total) => report({ phase: 'variants', done, total }) });
       }
       if (values['prepare-html']) {

@@ -10,6 +10,8 @@ const USAGE = `usage: airlock list [--store DIR] [--json]
 
 The store's versions, newest import first. Marks: * active, - previous (the target of rollback).
 SERVED BY lists the pids of running servers holding a lease on a version (prune keeps it).
+ASSETS says whether its text assets are precompressed yet (br, gzip) or still pending: a running
+server builds them in the background and serves them uncompressed until then.
 
   --store DIR   the store (default: $AIRLOCK_STORE, else ./airlock-store)
   --json        print one JSON document on stdout ({ok, store, active, previous, versions})
@@ -23,9 +25,9 @@ export function formatTable(versions: VersionInfo[]): string {
   const rows = versions.map((v) => [
     v.active ? '*' : v.previous ? '-' : ' ',
     escapeControls(v.version), escapeControls(v.domain), v.pageCount === null ? '?' : String(v.pageCount), String(v.fileCount),
-    fmtBytes(v.totalBytes), escapeControls(v.importedAt), v.servedBy.length ? `pid ${v.servedBy.join(', ')}` : '',
+    fmtBytes(v.totalBytes), v.precompressed ? 'br,gzip' : 'pending', escapeControls(v.importedAt), v.servedBy.length ? `pid ${v.servedBy.join(', ')}` : '',
   ]);
-  const head = [' ', 'VERSION', 'DOMAIN', 'PAGES', 'FILES', 'SIZE', 'IMPORTED', 'SERVED BY'];
+  const head = [' ', 'VERSION', 'DOMAIN', 'PAGES', 'FILES', 'SIZE', 'ASSETS', 'IMPORTED', 'SERVED BY'];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   return [head, ...rows].map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');
 }

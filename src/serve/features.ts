@@ -48,7 +48,7 @@ export function featureOptions(
     app.route('/', searchRoutes(search));
   }
   return {
-    ...(search ? { onVersion: (idx) => search.use(idx.source), onClose: () => search.close() } : {}),
+    ...(search ? { onVersion: (idx) => search.use(idx.source, idx.preparing?.htmlDone), onClose: () => search.close() } : {}),
     features: () => doc,
     csp: ({ scriptHashes, styleHashes }) => cspFor(resolved, { scriptHashes, styleHashes }),
     // Run on worker threads at load and cached on disk per options (html-pages.ts).

@@ -1,6 +1,7 @@
 import { loadFromStore, siteSource, type SiteInput, type VersionSource } from './source.js';
 import { buildIndex, type CspSource, type LoadedIndex } from './version-index.js';
-import { openPages, type HtmlTransformSpec, type PagesOptions } from './html-pages.js';
+import { isTransformedPage, openPages, type HtmlTransformSpec, type PagesOptions } from './html-pages.js';
+import { variantsLater } from './variants-later.js';
 import { basePathOf } from './base-path.js';
 import { addBasePath } from './routes.js';
 
@@ -11,16 +12,32 @@ export interface IndexLoadOptions extends PagesOptions { csp: CspSource; html: H
  * Read a version (store or site folder), get its transformed HTML from the cache, and index it.
  * Pages missing from the cache do not hold the load: they are built in the background
  * (`preparing`), and a request for one waits for that page alone, never getting it untransformed.
+ * Then, for a stored version, the assets without precompressed variants get them (variants-later.ts).
  */
 export async function loadIndex(from: { store: string; label: string } | { site: SiteInput }, o: IndexLoadOptions): Promise<LoadedIndex> {
   const src: VersionSource = 'site' in from ? siteSource(from.site) : await loadFromStore(from.store, from.label);
   const pages = o.html ? await openPages(src, o.html, o) : null;
   const idx = buildIndex(src, { csp: o.csp, replacements: pages?.ready, later: pages?.later });
-  if (pages !== null && pages.missing > 0) idx.preparing = { pages: pages.missing, done: pages.done, stop: pages.stop, release: pages.release };
+  const htmlPending = pages !== null && pages.missing > 0;
+  const assets = 'store' in from && !src.precompressed
+    ? variantsLater({
+      store: from.store, label: from.label, exclude: isTransformedPage, attach: idx.attach, log: o.log, poolSize: o.poolSize,
+      after: htmlPending ? pages.done : Promise.resolve(), held: Boolean(o.held),
+    })
+    : null;
+  if (htmlPending || assets) {
+    idx.preparing = {
+      pages: htmlPending ? pages.missing : 0,
+      htmlDone: htmlPending ? pages.done : Promise.resolve(),
+      done: Promise.all([htmlPending ? pages.done : null, assets?.done]),
+      stop: async () => { await Promise.all([htmlPending ? pages.stop() : null, assets?.stop()]); },
+      release: () => { if (htmlPending) pages.release(); assets?.release(); },
+    };
+  }
   try {
     return await withBasePath(src, idx, o);
   } catch (err) {
-    await pages?.stop();
+    await idx.preparing?.stop();
     throw err;
   }
 }

@@ -21,6 +21,8 @@ export interface VersionSource {
   searchCacheDir: string | null;
   files: FileRecord[];
   variants: Map<string, VariantSizes>;
+  /** Its assets' variants are complete (a store's published index; a bare folder has nothing to do). */
+  precompressed: boolean;
 }
 
 /** The active version label of a store, or null. */
@@ -41,6 +43,7 @@ export async function loadFromStore(store: string, label: string): Promise<Versi
     searchCacheDir: join(v.dir, 'search'),
     files: v.manifest.files,
     variants: v.variants,
+    precompressed: v.precompressed,
   };
 }
 
@@ -63,5 +66,6 @@ export function siteSource(s: SiteInput): VersionSource {
     searchCacheDir: null,
     files: s.files,
     variants: new Map(),
+    precompressed: true,
   };
 }

@@ -2,13 +2,14 @@ import { buildRoutes, type Route } from './routes.js';
 import { cacheControlFor, compressible, contentTypeFor } from './file-meta.js';
 import { baseHeaders, type FlatHeaders } from './headers.js';
 import { Rep, type FileMeta } from './rep.js';
-import type { FileRecord, VersionSource } from './source.js';
+import type { FileRecord, VariantSizes, VersionSource } from './source.js';
 
 /**
  * The index of one loaded version: every URL form → a file entry with its representations and
- * their headers (built once, on first use). Built completely before it is swapped in, never
- * changed afterwards except for that memoisation, and captured once per request, so a response is
- * always wholly from one version.
+ * their headers (built once, on first use). Built completely before it is swapped in, and
+ * captured once per request, so a response is always wholly from one version. Afterwards only
+ * two things change, each a whole-entry swap within one tick: a page still being transformed is
+ * filled in, and an asset gains its precompressed variants once they are on disk (`attach`).
  */
 export { Rep } from './rep.js';
 
@@ -41,7 +42,9 @@ export interface LoadedIndex {
   /** Where it was loaded from (site folder, file list): for derived data such as the search index. */
   source: VersionSource;
   /** The background build of its transformed pages, when some were missing at load. */
-  preparing: { pages: number; done: Promise<unknown>; stop: () => Promise<void>; release: () => void } | null;
+  preparing: { pages: number; done: Promise<unknown>; htmlDone: Promise<unknown>; stop: () => Promise<void>; release: () => void } | null;
+  /** Gives every untransformed file of this content its variants (sizes; files at source.variantPath). */
+  attach: (sha256: string, sizes: VariantSizes) => void;
 }
 
 /**
@@ -143,6 +146,21 @@ export function buildIndex(src: VersionSource, o: IndexOptions): LoadedIndex {
 
   const entries = src.files.map((f) => entry(f));
   const routes = buildRoutes(entries);
+  let byDigest: Map<string, number[]> | null = null; // built on the first attach
+  const attach = (sha256: string, sizes: VariantSizes) => {
+    if (!src.variantPath) return;
+    if (byDigest === null) {
+      byDigest = new Map();
+      src.files.forEach((f, i) => {
+        if (o.replacements?.has(f.path) || o.later?.has(f.path)) return; // served transformed: its own codings
+        const at = byDigest!.get(f.sha256);
+        if (at) at.push(i);
+        else byDigest!.set(f.sha256, [i]);
+      });
+    }
+    src.variants.set(sha256, sizes);
+    for (const i of byDigest.get(sha256) ?? []) Object.assign(entries[i]!, entry(src.files[i]!));
+  };
   const nf = routes.get('/404.html');
   return {
     version: src.label,
@@ -155,5 +173,6 @@ export function buildIndex(src: VersionSource, o: IndexOptions): LoadedIndex {
     base,
     source: src,
     preparing: null,
+    attach,
   };
 }

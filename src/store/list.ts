@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { readLeases } from './leases.js';
 import { readMeta, type VersionMeta } from './meta.js';
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { access, readFile } from 'node:fs/promises';
 import { versionPaths } from './paths.js';
 import { isLabel, storePaths } from './paths.js';
 import { readState } from './state.js';
@@ -21,6 +21,11 @@ export interface VersionInfo {
   servedBy: number[];
   /** sha256 of the version's exact airlock.json: what a delta names as its base (issue 15). */
   manifestSha256: string | null;
+  /**
+   * Its text assets' br/gzip variants are published (variants/index.json); false while a server
+   * (or `import --precompress`) has yet to build them, the assets being served uncompressed.
+   */
+  precompressed: boolean;
   /** The base a delta-imported version was rebuilt from, else null. */
   fromDelta: { base: string; baseManifestSha256: string } | null;
 }
@@ -55,6 +60,7 @@ export async function listVersions(store: string): Promise<VersionInfo[]> {
       previous: state.previous === name,
       servedBy: leases.filter((l) => l.version === name).map((l) => l.pid),
       manifestSha256: await manifestDigest(join(storePaths(store).versions, name)),
+      precompressed: await access(versionPaths(join(storePaths(store).versions, name)).variantsIndex).then(() => true, () => false),
       fromDelta: deltaOf(meta),
     });
   }

@@ -1,3 +1,4 @@
+import { access } from 'node:fs/promises';
 import type { Manifest } from '../package/index.js';
 import { requireVersion } from './activate.js';
 import { readMeta, readStoredManifest, type VersionMeta } from './meta.js';
@@ -12,6 +13,8 @@ export interface LoadedVersion {
   meta: VersionMeta;
   /** Finished precompressed variants by content digest (sizes in bytes); files at variantPath(). */
   variants: Map<string, VariantEntry>;
+  /** variants/index.json is published: precompression is complete (see list.ts). */
+  precompressed: boolean;
   variantPath(sha256: string, enc: 'br' | 'gz'): string;
 }
 
@@ -23,8 +26,9 @@ export async function loadVersion(store: string, label: string): Promise<LoadedV
   const meta = await readMeta(dir);
   const manifest = await readStoredManifest(dir);
   const variants = await readVariantsIndex(p.variantsIndex);
+  const precompressed = variants.size > 0 || await access(p.variantsIndex).then(() => true, () => false);
   return {
-    label, dir, siteDir: p.site, manifest, meta, variants,
+    label, dir, siteDir: p.site, manifest, meta, variants, precompressed,
     variantPath: (sha256, enc) => `${p.variants}/${sha256}.${enc}`,
   };
 }

@@ -100,7 +100,7 @@ describe('airlock import interrupted', () => {
 
   it('SIGTERM after the commit, while precompressing: the version stays whole, exit 1, no lease and no temp file left', async () => {
     const store = join(dir, `store-${++n}`);
-    const run = start(['import', big, '--store', store, '--trust', key.pubPath, '--activate']);
+    const run = start(['import', big, '--store', store, '--trust', key.pubPath, '--activate', '--precompress']);
     await until('the commit', () => run.stderr().includes('precompressing') || run.stderr().includes('committed'));
     run.child.kill('SIGTERM');
     const r = await run.done;

@@ -38,7 +38,7 @@ afterAll(async () => {
 describe('airlock import/list/activate/rollback/prune', () => {
   it('walks the whole cycle with --json results and exit codes', async () => {
     const store = join(dir, 'store-cycle');
-    const imp = run(['import', pkgs.v1!, '--store', store, '--trust', key.pubPath, '--activate', '--json']);
+    const imp = run(['import', pkgs.v1!, '--store', store, '--trust', key.pubPath, '--activate', '--precompress', '--json']);
     expect(imp.status).toBe(0);
     expect(JSON.parse(imp.stdout)).toMatchObject({ ok: true, version: 'v1', status: 'imported', activated: true, variants: { candidates: expect.any(Number) } });
     expect(imp.stderr).toMatch(/verifying .*v1\.airlock/); // plain progress lines on a non-TTY stderr
@@ -50,9 +50,13 @@ describe('airlock import/list/activate/rollback/prune', () => {
     const list = JSON.parse(run(['list', '--store', store, '--json']).stdout);
     expect(list).toMatchObject({ active: 'v2', previous: 'v1' });
     expect(list.versions.map((v: { version: string }) => v.version)).toEqual(['v3', 'v2', 'v1']);
+    // v1 was precompressed by its import; the others wait for a server (airlock serve) to do it.
+    expect(list.versions.map((v: { precompressed: boolean }) => v.precompressed)).toEqual([false, false, true]);
+    expect(run(['import', pkgs.v3!, '--store', store, '--trust', key.pubPath, '--precompress', '--no-precompress']).status).toBe(2);
     const prose = run(['list', '--store', store]).stdout;
     expect(prose).toMatch(/^\*\s+v2\s/m);
-    expect(prose).toMatch(/^-\s+v1\s/m);
+    expect(prose).toMatch(/^-\s+v1\s.*\sbr,gzip\s/m);
+    expect(prose).toMatch(/^\*\s+v2\s.*\spending\s/m);
     expect(run(['rollback', '--store', store, '--json']).stdout).toContain('"active": "v1"');
     const pruned = run(['prune', '--keep', '0', '--store', store, '--json']);
     expect(JSON.parse(pruned.stdout).deleted).toEqual(['v3']);

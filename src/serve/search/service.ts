@@ -46,11 +46,25 @@ export class LocalSearch {
 
   constructor(private readonly o: LocalSearchOptions) {}
 
-  /** The server loaded this version (start, switch, repair): prepare its index, drop the others. */
-  use(src: VersionSource): void {
+  /**
+   * The server loaded this version (start, switch, repair): prepare its index once `after` (its
+   * HTML, which readers wait for, takes the cores first), drop the others.
+   */
+  use(src: VersionSource, after?: Promise<unknown>): void {
     this.latest = src.label;
     for (const [v, e] of this.entries) if (v !== src.label) this.stop(e);
-    if (!this.entries.has(src.label)) this.start(src);
+    if (this.entries.has(src.label)) return;
+    if (!after) {
+      this.start(src);
+      return;
+    }
+    const waiting: Entry = { version: src.label, worker: null, state: 'building', error: '', failedAt: 0, pending: new Map(), started: Date.now() };
+    this.entries.set(src.label, waiting);
+    void after.catch(() => {}).then(() => {
+      if (this.closed || this.entries.get(src.label) !== waiting) return; // dropped or closed meanwhile
+      this.entries.delete(src.label);
+      this.start(src);
+    });
   }
 
   async query(src: VersionSource, query: string, options: QueryOptions): Promise<SearchAnswer> {

@@ -7,7 +7,8 @@ import { versionDir, versionPaths } from '../paths.js';
 import type { Manifest } from '../../package/index.js';
 import { acquireLease } from '../leases.js';
 import { defaultPoolSize, runPool } from './pool.js';
-import { readVariantsIndex, writeVariantsIndex } from './index-file.js';
+import { readVariantsIndex, writeVariantsIndex, type VariantEntry } from './index-file.js';
+import { access } from 'node:fs/promises';
 import { selectForVariants } from './select.js';
 
 export interface VariantsOptions {
@@ -18,7 +19,14 @@ export interface VariantsOptions {
   /** Files never served as stored (serve sends its transformed HTML, compressed on its own): no variants. */
   exclude?: (path: string) => boolean;
   onProgress?: (done: number, total: number) => void;
+  /** Each variant set as soon as its files are durable (a server attaches it at once). */
+  onVariant?: (sha256: string, sizes: VariantEntry) => void;
   signal?: AbortSignal;
+  /**
+   * The caller already holds this process's lease on the version (a server serving it): leases
+   * are per process, so taking another here would replace the server's and drop it after.
+   */
+  leased?: boolean;
 }
 
 /**
@@ -31,19 +39,22 @@ export interface VariantsReport { candidates: number; br: number; gz: number; fa
 
 /**
  * Precompress a committed version's text files into variants/<sha256>.br|.gz, then publish
- * variants/index.json atomically: the server only ever uses variants listed there, so a crash
- * here costs nothing but the rebuild. Holds a lease so prune leaves the version alone meanwhile.
- * Resumable: digests already in the index are skipped.
+ * variants/index.json atomically. Each variant file is fsynced before its rename and reported
+ * through onVariant only then, so a server may use it at once; a crash costs the rebuild of what
+ * is not in the index. Holds a lease so prune leaves the version alone meanwhile (unless the
+ * caller holds one). Resumable: digests already in the index are skipped.
  */
 export async function buildVariants(store: string, label: string, o: VariantsOptions = {}): Promise<VariantsReport> {
   const dir = versionDir(store, label);
   const p = versionPaths(dir);
-  const lease = await acquireLease(store, label);
+  const lease = o.leased ? { release: async () => {} } : await acquireLease(store, label);
   try {
     const manifest: Manifest = await readStoredManifest(dir);
     const index = await readVariantsIndex(p.variantsIndex);
     const todo = selectForVariants(manifest.files.filter((f) => !o.exclude?.(f.path))).filter((f) => !index.has(f.sha256));
     const report: VariantsReport = { candidates: todo.length, br: 0, gz: 0, failed: [] };
+    // Nothing left and the index published: write nothing (a read-only store stays untouched).
+    if (todo.length === 0 && await access(p.variantsIndex).then(() => true, () => false)) return report;
     await mkdir(p.variants, { recursive: true });
     let done = 0;
     const jobs = todo.map((f) => ({ src: join(p.site, ...f.path.split('/')), destBase: join(p.variants, f.sha256), brQuality: o.brQuality ?? BR_QUALITY, gzipLevel: o.gzipLevel ?? GZIP_LEVEL }));
@@ -51,7 +62,11 @@ export async function buildVariants(store: string, label: string, o: VariantsOpt
     await runPool(jobs, o.poolSize ?? defaultPoolSize(), (job, r) => {
       const f = byBase.get(job.destBase)!;
       if (r.error) report.failed.push(f.path);
-      else if (r.br || r.gz) index.set(f.sha256, { ...(r.br ? { br: r.br } : {}), ...(r.gz ? { gz: r.gz } : {}) });
+      else if (r.br || r.gz) {
+        const sizes = { ...(r.br ? { br: r.br } : {}), ...(r.gz ? { gz: r.gz } : {}) };
+        index.set(f.sha256, sizes);
+        o.onVariant?.(f.sha256, sizes);
+      }
       if (r.br) report.br++;
       if (r.gz) report.gz++;
       o.onProgress?.(++done, todo.length);

@@ -1,0 +1,52 @@
+import { buildVariants } from '../store/index.js';
+import type { VariantSizes } from './source.js';
+
+/**
+ * Precompression (br, gzip) of the assets a stored version has no variants for yet, done by the
+ * server in the background instead of holding `airlock import` (issue 13): identity bytes are
+ * served until each asset's variants are durable, then that asset is negotiated like any other.
+ * Starts after `after` (the version's HTML, which readers wait for, goes first) and, for a
+ * starting server, once it listens. A store the server cannot write into keeps serving identity.
+ */
+export interface Later { done: Promise<unknown>; stop: () => Promise<void>; release: () => void }
+
+export interface VariantsLaterOptions {
+  store: string;
+  label: string;
+  exclude: (path: string) => boolean;
+  attach: (sha256: string, sizes: VariantSizes) => void;
+  after: Promise<unknown>;
+  held: boolean;
+  log: (line: string) => void;
+  poolSize?: number;
+}
+
+export function variantsLater(o: VariantsLaterOptions): Later {
+  const ac = new AbortController();
+  let release!: () => void;
+  const released = o.held ? new Promise<void>((r) => (release = r)) : Promise.resolve();
+  if (!o.held) release = () => {};
+  const done = (async () => {
+    await Promise.all([released, o.after.catch(() => {})]);
+    if (ac.signal.aborted) return;
+    const t0 = Date.now();
+    const r = await buildVariants(o.store, o.label, { exclude: o.exclude, onVariant: o.attach, signal: ac.signal, leased: true, poolSize: o.poolSize });
+    if (r.candidates > 0) {
+      o.log(`airlock serve: precompressed ${r.candidates} asset(s) of ${o.label} in ${((Date.now() - t0) / 1000).toFixed(1)} s` +
+        (r.failed.length ? `; ${r.failed.length} failed (served uncompressed): ${r.failed.slice(0, 3).join('; ')}` : ''));
+    }
+  })().catch((err: unknown) => {
+    if (ac.signal.aborted) return;
+    const code = (err as NodeJS.ErrnoException).code;
+    o.log(`airlock serve: cannot precompress the assets of ${o.label}` + (code ? ` (${code})` : '') + `: ${err instanceof Error ? err.message : String(err)}; they are served uncompressed`);
+  });
+  return {
+    done,
+    release: () => release(),
+    stop: async () => {
+      ac.abort();
+      release();
+      await done;
+    },
+  };
+}
