@@ -10,7 +10,6 @@ import type { Command } from './main.js';
 import { shown } from '../util/terminal.js';
 import { interruptedError, trapFor } from './interrupt.js';
 import { UsageError } from '../errors.js';
-import { isTransformedPage, prebuildHtmlCache } from '../serve/index.js';
 
 const USAGE = `usage: airlock import PKG... [--volumes DIR,...] [--store DIR] [--trust PUBFILE]... [--allow-unsigned] [--allow-downgrade] [--activate] [--precompress] [--prepare-html] [--json]
 
@@ -90,12 +89,16 @@ const command: Command = {
       let variants = null;
       let html = null;
       // After the commit and outside the lock: the version is already safe and servable.
+      // The server's modules (HTML rewriter, search, metrics…) load only when asked for: the
+      // plain import stays small (its peak RSS is issue 13's bound).
+      const serve = values.precompress || values['prepare-html'] ? await import('../serve/index.js') : null;
       if (values.precompress) {
+        const { isTransformedPage } = serve!;
         variants = await buildVariants(store, result.version, { signal, exclude: isTransformedPage, onProgress: (done, total) => report({ phase: 'variants', done, total }) });
       }
       if (values['prepare-html']) {
         report({ phase: 'html' });
-        html = await prebuildHtmlCache(store, result.version);
+        html = await serve!.prebuildHtmlCache(store, result.version);
         signal.throwIfAborted(); // the HTML step is not interruptible: it ends, then the signal is honoured
       }
       if (values.activate) {
