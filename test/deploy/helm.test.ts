@@ -119,6 +119,37 @@ describe('helm chart deploy/helm/airlock', () => {
     expect(loaded.values.mirror).toMatchObject({ enabled: true, tokensFile: '/etc/airlock-mirror/tokens/tokens', secretFile: '/etc/airlock-mirror/secret/secret' });
   });
 
+  it('a fleet: replicas follow this release\'s mirror with a token from a Secret, over HTTPS from a TLS Secret; airlock reads the values it renders', async () => {
+    const { status, objects, stderr } = await renderWith({
+      mirror: { enabled: true, tokensSecret: 'mirror-tokens' }, follow: { enabled: true, tokenSecret: 'follow-token', pollSeconds: 1.5 },
+      skewGraceSeconds: 120, tls: { secretName: 'docs-tls' }, trust: { existingSecret: 'release-keys' },
+    });
+    expect(status, stderr).toBe(0);
+    validateAll(objects);
+    const dep = new apps.Deployment(find(objects, 'Deployment', 'docs-airlock') as never);
+    const pod = dep.spec!.template.spec!;
+    const c = pod.containers[0]!;
+    expect(c.args).toEqual(['serve', '--values', '/etc/airlock/values.yaml', '--metrics', '--tls-cert', '/etc/airlock-tls/tls.crt', '--tls-key', '/etc/airlock-tls/tls.key']);
+    for (const probe of [c.readinessProbe!, c.livenessProbe!, c.startupProbe!]) expect(probe.httpGet!.scheme).toBe('HTTPS');
+    expect(pod.volumes!.find((v) => v.name === 'tls')!.secret!.secretName).toBe('docs-tls');
+    expect(pod.volumes!.find((v) => v.name === 'follow-token')!.secret).toMatchObject({ secretName: 'follow-token', items: [{ key: 'token', path: 'token' }] });
+    expect(c.volumeMounts!.find((m) => m.name === 'follow-token')!.mountPath).toBe('/etc/airlock-follow');
+    const file = join(work, 'follow-values.yaml');
+    await writeFile(file, find(objects, 'ConfigMap', 'docs-airlock')!.data!['values.yaml']!);
+    const loaded = await loadValues(file);
+    expect(loaded.warnings).toEqual([]);
+    expect(loaded.values).toMatchObject({ skewGraceSeconds: 120, follow: { url: 'http://docs-airlock-mirror.docs.svc', tokenFile: '/etc/airlock-follow/token', pollSeconds: 1.5, allowUnsigned: false } });
+  });
+
+  it('follow.enabled with neither follow.url nor the release\'s mirror fails to render, naming both', async () => {
+    const r = await renderWith({ follow: { enabled: true, tokenSecret: 't' } });
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toMatch(/follow\.url.*mirror\.enabled/);
+    const ok = await renderWith({ follow: { enabled: true, tokenSecret: 't', url: 'http://mirror.internal:8080' } });
+    expect(ok.status, ok.stderr).toBe(0);
+    expect(find(ok.objects, 'ConfigMap', 'docs-airlock')!.data!['values.yaml']).toContain('url: "http://mirror.internal:8080"');
+  });
+
   it('inline trust keys become a ConfigMap mounted as the store\'s trusted-keys/', async () => {
     const { status, objects, stderr } = await renderWith({ trust: { keys: { 'release.pub': '-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA\n-----END PUBLIC KEY-----\n' } } });
     expect(status, stderr).toBe(0);
@@ -137,6 +168,11 @@ describe('helm chart deploy/helm/airlock', () => {
     [{ port: 80 }, 'port'],
     [{ mirror: { enabled: true } }, 'tokensSecret'],
     [{ metrics: { serviceMonitor: { interval: 30 } } }, 'interval'],
+    [{ follow: { enabled: true, url: 'http://m' } }, 'tokenSecret'],
+    [{ follow: { pollSeconds: '2' } }, 'pollSeconds'],
+    [{ follow: { url: 'file:///etc/passwd' } }, 'url'],
+    [{ skewGraceSeconds: -1 }, 'skewGraceSeconds'],
+    [{ tls: { secretName: 7 } }, 'secretName'],
   ])('a values file with wrong types is refused by the chart\'s schema: %j', async (values, key) => {
     const r = await renderWith(values);
     expect(r.status).not.toBe(0);

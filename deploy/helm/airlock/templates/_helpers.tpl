@@ -51,3 +51,14 @@ configMap:
 {{- define "airlock.hasTrust" -}}
 {{- if or .Values.trust.existingSecret .Values.trust.existingConfigMap .Values.trust.keys }}true{{ end -}}
 {{- end -}}
+
+{{/* The mirror a follower polls: follow.url, else this release's own mirror Service. */}}
+{{- define "airlock.followUrl" -}}
+{{- if .Values.follow.url -}}
+{{ .Values.follow.url }}
+{{- else if .Values.mirror.enabled -}}
+{{ printf "http://%s.%s.svc" (printf "%s-mirror" (include "airlock.fullname" .) | trunc 63 | trimSuffix "-") .Release.Namespace }}
+{{- else -}}
+{{ fail "follow.enabled needs follow.url, or mirror.enabled for this release's own mirror" }}
+{{- end -}}
+{{- end -}}
