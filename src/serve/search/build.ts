@@ -36,22 +36,26 @@ export function indexKey(pages: BuildInput['pages']): string {
   return h.digest('hex');
 }
 
+/** A page's bytes, at most MAX_PAGE_READ of them; the buffer is sized by the file, not the bound. */
 export async function readBounded(file: string): Promise<Buffer> {
   const fh = await open(file, 'r');
   try {
-    const buf = Buffer.allocUnsafe(MAX_PAGE_READ);
+    const want = Math.min((await fh.stat()).size, MAX_PAGE_READ);
+    const buf = Buffer.allocUnsafe(want);
     let n = 0;
-    for (;;) {
-      const { bytesRead } = await fh.read(buf, n, MAX_PAGE_READ - n, n);
-      if (bytesRead === 0) break;
+    while (n < want) {
+      const { bytesRead } = await fh.read(buf, n, want - n, n);
+      if (bytesRead === 0) break; // shrank meanwhile
       n += bytesRead;
-      if (n === MAX_PAGE_READ) break;
     }
-    return Buffer.from(buf.subarray(0, n));
+    return n === want ? buf : buf.subarray(0, n);
   } finally {
     await fh.close();
   }
 }
+
+/** Pages read ahead of the one being indexed: the reads wait on the disk while the CPU indexes. */
+const READ_AHEAD = 16;
 
 export async function loadOrBuild(input: BuildInput): Promise<{ index: SearchIndex; report: BuildReport }> {
   const t0 = performance.now();
@@ -69,11 +73,19 @@ export async function loadOrBuild(input: BuildInput): Promise<{ index: SearchInd
       notes.push(`cache file not used (${err instanceof Error ? err.message : String(err)}); rebuilt`);
     }
   }
-  // page by page: read, extract, index, drop the text (never all pages' text at once)
+  // page by page, in order: read (READ_AHEAD pages ahead), extract, index, drop the text (never
+  // more than READ_AHEAD pages' bytes at once)
   const index = SearchIndex.create();
-  for (const p of input.pages) {
+  const read = (i: number) => readBounded(join(input.siteDir, input.pages[i]!.path)).then((b) => ({ b }), (err: unknown) => ({ err }));
+  const ahead: Array<ReturnType<typeof read>> = [];
+  for (let i = 0; i < Math.min(READ_AHEAD, input.pages.length); i++) ahead.push(read(i));
+  for (let i = 0; i < input.pages.length; i++) {
+    const p = input.pages[i]!;
+    const got = await ahead.shift()!;
+    if (i + READ_AHEAD < input.pages.length) ahead.push(read(i + READ_AHEAD));
     try {
-      index.add(p.path, extractPage(await readBounded(join(input.siteDir, p.path))));
+      if ('err' in got) throw got.err;
+      index.add(p.path, extractPage(got.b));
     } catch (err) {
       notes.push(`${p.path}: not indexed (${err instanceof Error ? err.message : String(err)})`);
     }

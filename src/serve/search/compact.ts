@@ -38,6 +38,8 @@ export class CompactCore {
   private pDoc = new Grow32();
   private pTf = new Grow32();
   private lens = new Grow32();
+  private tf = new Uint32Array(1 << 16);
+  private seen: number[] = [];
   // final state
   terms: string[] = [];
   offsets = new Uint32Array(1);
@@ -53,7 +55,8 @@ export class CompactCore {
   add(fields: { title: string; headings: string; text: string }): number {
     if (!this.termIds) throw new Error('index is finished');
     const id = this.lens.n;
-    const counts = new Map<number, number>();
+    // Per-page term frequencies in a reused array indexed by term id (no Map per page).
+    const seen = this.seen;
     let len = 0;
     for (const [text, w] of [[fields.title, 4], [fields.headings, 2], [fields.text, 1]] as const) {
       for (const t of tokenize(text)) {
@@ -61,16 +64,24 @@ export class CompactCore {
         if (tid === undefined) {
           tid = this.buildTerms.push(t) - 1;
           this.termIds.set(t, tid);
+          if (tid >= this.tf.length) {
+            const grown = new Uint32Array(this.tf.length * 2);
+            grown.set(this.tf);
+            this.tf = grown;
+          }
         }
-        counts.set(tid, (counts.get(tid) ?? 0) + w);
+        if (this.tf[tid] === 0) seen.push(tid);
+        this.tf[tid]! += w;
         len += w;
       }
     }
-    for (const [tid, tf] of counts) {
+    for (const tid of seen) {
       this.pTerm.push(tid);
       this.pDoc.push(id);
-      this.pTf.push(Math.min(tf, MAX_TF));
+      this.pTf.push(Math.min(this.tf[tid]!, MAX_TF));
+      this.tf[tid] = 0;
     }
+    seen.length = 0;
     this.lens.push(len);
     return id;
   }
@@ -104,6 +115,7 @@ export class CompactCore {
     this.termIds = null;
     this.buildTerms = [];
     this.pTerm = this.pDoc = this.pTf = this.lens = new Grow32();
+    this.tf = new Uint32Array(0);
   }
 
   /** Index of the first term >= t. */
