@@ -1,38 +1,13 @@
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { availableParallelism } from 'node:os';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { siblingEntry, spawnWorker } from '../../util/worker.js';
 import type { TransformContext } from '../../features/index.js';
 import type { CachedPage } from './index-file.js';
 import type { PageJob } from './page.js';
 import type { WorkerReply } from './worker-entry.js';
 
-/**
- * Where the worker's code lives. Compiled (dist): worker-entry.js, loaded directly. From source
- * (vitest, tsx): Node 20 workers do not inherit a TS loader, so a tiny eval'd bootstrap loads the
- * .ts entry through tsx's scoped `tsImport` (tsx is a dev dependency; dist never needs it).
- */
-const FROM_SOURCE = import.meta.url.endsWith('.ts');
-const ENTRY = new URL(`./worker-entry.${FROM_SOURCE ? 'ts' : 'js'}`, import.meta.url);
-const BOOTSTRAP = String.raw`
-const { workerData } = require('node:worker_threads');
-import(workerData.tsxApi).then((tsx) => tsx.tsImport(workerData.entry, workerData.entry))
-  .catch((err) => { setImmediate(() => { throw err; }); });
-`;
-
-/** File URL of tsx's ESM API (its `exports` map, "import" condition): the dev-only loader. */
-function tsxApiUrl(): string {
-  const require = createRequire(import.meta.url);
-  const pkgPath = require.resolve('tsx/package.json');
-  const pkg = require(pkgPath) as { exports: Record<string, { import: { default: string } }> };
-  return pathToFileURL(join(dirname(pkgPath), pkg.exports['./esm/api']!.import.default)).href;
-}
-
-function spawn(context: TransformContext): Worker {
-  if (!FROM_SOURCE) return new Worker(ENTRY, { workerData: { context } });
-  return new Worker(BOOTSTRAP, { eval: true, workerData: { context, entry: ENTRY.href, tsxApi: tsxApiUrl() } });
-}
+const ENTRY = siblingEntry(import.meta.url, 'worker-entry');
+const spawn = (context: TransformContext): Worker => spawnWorker(ENTRY, context);
 
 export const defaultPoolSize = (): number => Math.max(1, availableParallelism());
 

@@ -8,7 +8,7 @@ import { buildPage, type PageJob } from './page.js';
  */
 export interface WorkerReply { id: number; page?: import('./index-file.js').CachedPage; error?: string }
 
-const context = (workerData as { context: TransformContext }).context;
+const context = (workerData as { data: TransformContext }).data; // util/worker.ts spawnWorker
 const port = parentPort!;
 port.on('message', (msg: { id: number; job: PageJob }) => {
   buildPage(msg.job, async (html) => {
