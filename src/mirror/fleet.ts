@@ -1,4 +1,5 @@
 import { Hono } from 'hono';
+import type { ApiDeps } from './api.js';
 import { z } from 'zod';
 import type { AppEnv } from '../serve/index.js';
 import { VERSION_LABEL } from '../package/index.js';
@@ -48,13 +49,8 @@ export const FleetAnswerSchema = z.object({
 });
 export type FleetAnswer = z.infer<typeof FleetAnswerSchema>;
 
-export interface FleetOptions {
-  store: string;
-  tokens: readonly Buffer[];
-  secret: Buffer;
-  ttlSeconds: number;
-  publicUrl?: string;
-  now: () => number;
+/** The mirror API's own dependencies (links are signed the same way), and the rollout's. */
+export interface FleetOptions extends ApiDeps {
   log: (line: string) => void;
   /** Time from "everyone prepared" to the switch: replicas must poll within it (default 5 s, 2× a 2 s poll plus jitter). */
   leadMs?: number;
