@@ -85,7 +85,7 @@ async function importLocked(layout: DeltaLayout, trust: KeyObject[], o: ImportOp
       throw new StoreError('AIRLOCK_VERSION_CONFLICT', `version ${label} is already in the store with different content (its manifest differs from this delta's target); choose another version label`, { subject: label });
     }
     checkSignature({ manifestBytes: stored, signature: resolved.signature }, { trust, allowUnsigned: o.allowUnsigned });
-    if (o.activate) await activateLocked(store, label);
+    if (o.activate) await activateLocked(store, label, { command: 'import --activate' });
     return { version: label, status: 'unchanged', activated: Boolean(o.activate) };
   }
   await checkFreeSpace(store, requiredBytes(target.archive.size, target.files.map((f) => f.size)));
@@ -136,7 +136,7 @@ async function importLocked(layout: DeltaLayout, trust: KeyObject[], o: ImportOp
   await fsyncDir(stagingRoot);
   onProgress?.({ phase: 'committed', version: label });
   if (o.activate) {
-    await activateLocked(store, label);
+    await activateLocked(store, label, { command: 'import --activate' });
     onProgress?.({ phase: 'activated', version: label });
   }
   await dropStaging(staging, store);

@@ -4,6 +4,8 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { importPackage, listVersions, readState, loadVersion } from '../../src/store/index.js';
 import { buildPackage, makeKey, makeTempDir, sampleSite, treeDigest, type TestKey } from './helpers.js';
+import { auditCount, expectRefusalLogged } from './audit-expect.js';
+import { readAudit, verifyAudit } from '../../src/store/audit.js';
 
 let dir: string;
 let key: TestKey;
@@ -40,7 +42,10 @@ describe('importPackage', () => {
     for (const f of manifest.files) expect(await sha(join(vdir, 'site', f.path))).toBe(f.sha256);
     const meta = JSON.parse(await readFile(join(vdir, 'version.json'), 'utf8'));
     expect(meta).toMatchObject({ label: 'v1', packageSha256: await sha(v1), signer: expect.stringMatching(/^sha256:/), fileCount: manifest.files.length });
-    expect((await readdir(store)).sort()).toEqual(['versions']);
+    // Issue 14: every store keeps an audit log and the highest sequence seen (trust/seen.json).
+    expect((await readdir(store)).sort()).toEqual(['audit.head', 'audit.log', 'trust', 'versions']);
+    expect(await readAudit(store)).toMatchObject([{ n: 1, command: 'import', outcome: 'imported', version: 'v1', packageSha256: await sha(v1), signers: [meta.signer] }]);
+    expect(await verifyAudit(store)).toMatchObject({ ok: true, lines: 1 });
     expect((await readState(store)).active).toBeNull();
     const loaded = await loadVersion(store, 'v1');
     expect(loaded.manifest.version).toBe('v1');
@@ -54,22 +59,27 @@ describe('importPackage', () => {
     const before = await treeDigest(store);
     await expect(importPackage(v1, { store, trust: [key.pub] })).resolves.toMatchObject({ status: 'unchanged' });
     expect(await treeDigest(store)).toBe(before);
+    expect((await readAudit(store)).map((l) => l.outcome)).toEqual(['imported', 'activated', 'unchanged']);
   });
 
   it('different content under an existing label is refused and the store is byte-for-byte unchanged', async () => {
     const store = await newStore('conflict');
     await importPackage(v1, { store, trust: [key.pub] });
     const before = await treeDigest(store);
+    const lines = await auditCount(store);
     await expect(importPackage(v1Other, { store, trust: [key.pub] })).rejects.toMatchObject({ code: 'AIRLOCK_VERSION_CONFLICT', exitCode: 1 });
     expect(await treeDigest(store)).toBe(before);
+    await expectRefusalLogged(store, lines, 'AIRLOCK_VERSION_CONFLICT');
   });
 
   it('an unsigned package is refused (exit 4) without allowUnsigned, accepted with it', async () => {
     const store = await newStore('unsigned');
     await importPackage(v1, { store, trust: [key.pub] });
     const before = await treeDigest(store);
+    const lines = await auditCount(store);
     await expect(importPackage(unsigned, { store, trust: [key.pub] })).rejects.toMatchObject({ exitCode: 4 });
     expect(await treeDigest(store)).toBe(before);
+    await expectRefusalLogged(store, lines, 'AIRLOCK_UNSIGNED');
     await expect(importPackage(unsigned, { store, trust: [], allowUnsigned: true })).resolves.toMatchObject({ status: 'imported' });
   });
 
@@ -77,8 +87,10 @@ describe('importPackage', () => {
     const store = await newStore('untrusted');
     await importPackage(v1, { store, trust: [key.pub] });
     const before = await treeDigest(store);
+    const lines = await auditCount(store);
     await expect(importPackage(v2, { store, trust: [other.pub] })).rejects.toMatchObject({ exitCode: 4 });
     expect(await treeDigest(store)).toBe(before);
+    await expectRefusalLogged(store, lines, 'AIRLOCK_UNTRUSTED_SIGNATURE');
   });
 
   it('keys in STORE/trusted-keys/*.pub are trusted', async () => {
@@ -92,9 +104,12 @@ describe('importPackage', () => {
     const store = await newStore('lie');
     await importPackage(v1, { store, trust: [key.pub] });
     const before = await treeDigest(store);
+    const lines = await auditCount(store);
     const lie = await buildPackage(dir, { version: 'v9', files: sampleSite('nine'), key, lie: true });
     await expect(importPackage(lie, { store, trust: [key.pub] })).rejects.toMatchObject({ exitCode: 4 });
     expect(await treeDigest(store)).toBe(before);
+    const line = await expectRefusalLogged(store, lines, /^AIRLOCK_/);
+    expect(line).toMatchObject({ domain: 'docs.example.com', version: 'v9', packageSha256: await sha(lie) });
   });
 
   it('staging garbage from a crash is removed by the next import', async () => {
@@ -102,7 +117,7 @@ describe('importPackage', () => {
     await mkdir(join(store, 'staging', 'deadbeef', 'site'), { recursive: true });
     await writeFile(join(store, 'staging', 'deadbeef', 'site', 'half.html'), 'half');
     await importPackage(v1, { store, trust: [key.pub] });
-    expect((await readdir(store)).sort()).toEqual(['versions']);
+    expect((await readdir(store)).sort()).toEqual(['audit.head', 'audit.log', 'trust', 'versions']);
     expect((await listVersions(store)).map((v) => v.version)).toEqual(['v1']);
   });
 
