@@ -11,6 +11,7 @@ import { admitPackage, checkFreshness, recordSeen, type Admission } from './admi
 import { appendAudit, appendAuditLocked, auditWritable } from './audit.js';
 import { readMeta } from './meta.js';
 import { loadPolicy } from './policy.js';
+import { describeAdmission } from './describe.js';
 import { activateLocked } from './activate.js';
 import { checkDeclared } from './declared.js';
 import { checkSameVersion, existingMeta } from './existing.js';
@@ -71,16 +72,16 @@ export async function importPackage(pkgPath: PackageInput, o: ImportOptions): Pr
   // does not exist yet is not created by a refusal (so that refusal has no log to go to).
   const audited = kind === 'dir';
   let layout: PackageLayout | null = null;
+  const delta: { domain?: string; version?: string } = {};
   try {
-    if (await isDeltaPackage(pkg)) return await importDelta(pkg, o); // src/package/delta: rebuilt from a stored base
+    if (await isDeltaPackage(pkg)) return await importDelta(pkg, o, delta); // src/package/delta: rebuilt from a stored base, admitted as its target
     o.onProgress?.({ phase: 'verify', pkg: inputPath(pkg) });
     layout = await readPackage(pkg);
     return await importChecked(pkg, size, kind, layout, o);
   } catch (err) {
     // A log that cannot take the line (it is itself broken: AIRLOCK_AUDIT_BROKEN) leaves the refusal unrecorded; the original error stands.
     if (audited && isRefusal(err)) {
-      const m = layout?.manifest ?? (err.details.target as { domain?: string; version?: string } | undefined) ?? null;
-      await auditRefusal(store, pkg, m, err).catch(() => {});
+      await auditRefusal(store, pkg, layout?.manifest ?? delta, err).catch(() => {});
     }
     throw err;
   }
@@ -190,12 +191,6 @@ async function auditImport(store: string, c: Checked, outcome: 'imported' | 'unc
     domain: c.layout.manifest.domain, version: c.label, signers: a.signers,
     detail: describeAdmission(a) + (a.overridden.length ? `; --allow-downgrade overrode ${a.overridden.join(', ')}` : ''),
   });
-}
-
-/** The rule that admitted a package, in words, for its audit line. */
-export function describeAdmission(a: Admission): string {
-  if (a.rule === 'policy') return `policy ${a.policySerial}: ${a.signers.length} of ${a.need} signer(s) (${a.signerNames.join(', ')})`;
-  return a.need === null ? 'no trust policy: unsigned, accepted with --allow-unsigned' : 'no trust policy: signed by a trusted key';
 }
 
 /** What the user is told: the signal that stopped us, or a full disk named as the store's. */
