@@ -6,6 +6,8 @@ import { checkSignature, signaturesOf, type Manifest, type PackageLayout } from 
 import { atomicWriteFile, fsyncDir } from '../util/fsx.js';
 import { liveKeys, loadPolicy, policySigners, thresholdFor, trustPaths } from './policy.js';
 import { loadTrustedKeys } from './trust.js';
+import { existingMeta } from './existing.js';
+import { isLabel, versionDir, versionPaths } from './paths.js';
 
 /**
  * What a store decides about a package before a byte of it is extracted (issue 14), shared by
@@ -33,7 +35,7 @@ export async function admitPackage(store: string, layout: Pick<PackageLayout, 'm
     const trust = [...o.trust, ...(await loadTrustedKeys(store))];
     const sig = checkSignature(layout, { trust, allowUnsigned: o.allowUnsigned });
     // Freshness holds for every store (no identity without a policy, so no audience rule).
-    const overridden = await checkFreshness(store, layout.manifest, null, now, Boolean(o.allowDowngrade));
+    const overridden = await checkFreshness(store, layout.manifest, null, now, Boolean(o.allowDowngrade), layout.manifestBytes);
     return { rule: 'flat', signers: sig.signers, signerNames: [], need: sig.signed ? 1 : null, overridden, policySerial: null };
   }
   if (o.trust.length) throw new UsageError(`store ${store} has a trust policy (serial ${policy.policy.serial}); --trust does not apply there: add keys with airlock trust rotate`, { subject: '--trust' });
@@ -49,7 +51,7 @@ export async function admitPackage(store: string, layout: Pick<PackageLayout, 'm
       `${expired.length ? `; signatures by expired keys do not count (${expired.join(', ')})` : ''} (${all} signature member(s); keys not in policy ${policy.policy.serial} count for nothing)`,
       { subject: 'airlock.json.sig', signers: by.map((k) => k.fingerprint), need, expired });
   }
-  const overridden = await checkFreshness(store, layout.manifest, policy.policy.identity, now, Boolean(o.allowDowngrade));
+  const overridden = await checkFreshness(store, layout.manifest, policy.policy.identity, now, Boolean(o.allowDowngrade), layout.manifestBytes);
   return { rule: 'policy', signers: by.map((k) => k.fingerprint).sort(), signerNames: by.map((k) => k.name), need, overridden, policySerial: policy.policy.serial };
 }
 
@@ -106,13 +108,26 @@ export async function recordSeen(store: string, m: Pick<Manifest, 'domain' | 've
   await atomicWriteFile(t.seen, JSON.stringify(seen, null, 2) + '\n');
 }
 
+/** Is this exact manifest already in the store as a complete version? */
+async function alreadyStored(store: string, m: Pick<Manifest, 'version'>, manifestBytes: Buffer): Promise<boolean> {
+  if (!isLabel(m.version)) return false;
+  const dir = versionDir(store, m.version);
+  const stored = await readFile(versionPaths(dir).manifest).catch(() => null);
+  if (!stored || !stored.equals(manifestBytes)) return false;
+  return (await existingMeta(dir).catch(() => null)) !== null;
+}
+
 /**
  * No downgrade, no replay, no freeze, no wrong store (TUF's rollback, freeze and mix-up attacks,
  * offline), for every store: with or without a trust policy. A package without `sequence` (older
  * airlock) is ordered by its createdAt (packageOrder). `identity` is the policy's store identity
  * (null without a policy: no audience rule). Returns the rules overridden by --allow-downgrade.
+ * A package whose exact manifest is already in the store as a complete version (`manifestBytes`)
+ * brings nothing in: importing it again ("unchanged") is like activating it, the operator's
+ * decision, and no freshness rule applies (a pruned version is not in the store: refused).
  */
-export async function checkFreshness(store: string, m: Manifest, identity: string | null, now: Date, allowDowngrade: boolean): Promise<string[]> {
+export async function checkFreshness(store: string, m: Manifest, identity: string | null, now: Date, allowDowngrade: boolean, manifestBytes?: Buffer): Promise<string[]> {
+  if (manifestBytes && await alreadyStored(store, m, manifestBytes)) return [];
   const broken: { code: string; why: string }[] = [];
   if (m.expiresAt !== undefined && Date.parse(m.expiresAt) <= now.getTime()) broken.push({ code: 'AIRLOCK_EXPIRED', why: `it expired at ${m.expiresAt}` });
   if (m.audience !== undefined && identity !== null && m.audience !== identity) broken.push({ code: 'AIRLOCK_AUDIENCE', why: `it is addressed to store ${JSON.stringify(m.audience)}, and this store is ${JSON.stringify(identity)}` });

@@ -96,18 +96,19 @@ async function importLocked(pkg: PackageInput, layout: DeltaLayout, o: ImportOpt
   const baseManifest = await readStoredManifest(base.dir);
   const resolved = resolveTarget(layout, base.bytes, baseManifest);
   // An inline target manifest is admitted now. A digest template's signatures verify only once its
-  // files are rebuilt; before that its freshness is checked (cheap), and one without any target
+  // files are rebuilt; before that its freshness is checked (cheap; not for a version already in
+  // the store, which admit() below judges with its exact bytes), and one without any target
   // signature is refused at once (unsigned, or below any threshold).
-  if (!resolved.template || resolved.signatures.length === 0) await admit(resolved);
-  else await checkFreshness(store, resolved.manifest, (await loadPolicy(store))?.policy.identity ?? null, new Date(), Boolean(o.allowDowngrade));
   const target = resolved.manifest;
+  const label = target.version;
+  const finalDir = versionDir(store, label);
+  const existing = await existingMeta(finalDir);
+  if (!resolved.template || resolved.signatures.length === 0) await admit(resolved);
+  else if (!existing) await checkFreshness(store, target, (await loadPolicy(store))?.policy.identity ?? null, new Date(), Boolean(o.allowDowngrade));
   checkManifestLimits(target, o.limits);
   if (!target.files.some((f) => f.path === 'index.html')) {
     throw new MalformedError(ARCHIVE_CODES.NO_INDEX, 'the target manifest lists no index.html at the root of the site: it cannot be served', { subject: 'index.html' });
   }
-  const label = target.version;
-  const finalDir = versionDir(store, label);
-  const existing = await existingMeta(finalDir);
   if (existing) {
     const stored = await readFile(versionPaths(finalDir).manifest);
     if (sha256(stored) !== layout.manifest.target.manifestSha256) {

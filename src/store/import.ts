@@ -135,7 +135,7 @@ async function importLocked(c: Checked, o: ImportOptions, lock: StoreLock): Prom
   const policy = await loadPolicy(store);
   await auditWritable(store); // a broken audit log stops the import before anything is committed
   // Again under the lock: another import may have raised the domain's sequence meanwhile.
-  await checkFreshness(store, c.layout.manifest, policy?.policy.identity ?? null, new Date(), Boolean(o.allowDowngrade));
+  await checkFreshness(store, c.layout.manifest, policy?.policy.identity ?? null, new Date(), Boolean(o.allowDowngrade), c.layout.manifestBytes);
   const existing = await existingMeta(finalDir);
   if (existing) {
     await checkSameVersion(c.pkg, c.layout, finalDir, existing, signal);

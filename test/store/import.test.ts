@@ -121,6 +121,35 @@ describe('importPackage', () => {
     expect((await listVersions(store)).map((v) => v.version)).toEqual(['v1']);
   });
 
+  it('replay of an older package into a store without a policy: refused as a downgrade (no sequence: ordered by createdAt), logged, store unchanged', async () => {
+    const store = await newStore('replay');
+    await importPackage(v2, { store, trust: [key.pub] }); // v1 was built (createdAt) before v2; neither has a sequence
+    const before = await treeDigest(store);
+    const lines = await auditCount(store);
+    await expect(importPackage(v1, { store, trust: [key.pub] })).rejects.toMatchObject({ code: 'AIRLOCK_DOWNGRADE', exitCode: 4 });
+    expect(await treeDigest(store)).toBe(before);
+    const line = await expectRefusalLogged(store, lines, 'AIRLOCK_DOWNGRADE');
+    expect(line.detail).toMatch(/it has no sequence, and its createdAt .* is below \d+, the highest this store has imported for docs.example.com \(v2\)/);
+    expect(JSON.parse(await readFile(join(store, 'trust', 'seen.json'), 'utf8')).domains['docs.example.com']).toMatchObject({ version: 'v2' });
+    // --allow-downgrade imports it, and the line says so.
+    await expect(importPackage(v1, { store, trust: [key.pub], allowDowngrade: true })).resolves.toMatchObject({ status: 'imported', overridden: ['AIRLOCK_DOWNGRADE'] });
+    expect((await readAudit(store)).at(-1)).toMatchObject({ outcome: 'imported', reason: 'AIRLOCK_ALLOW_DOWNGRADE', version: 'v1' });
+  });
+
+  it('importing again an older version that is still in the store (same manifest) is "unchanged", not a downgrade; once pruned it is refused', async () => {
+    const store = await newStore('again');
+    await importPackage(v1, { store, trust: [key.pub] });
+    await importPackage(v2, { store, trust: [key.pub], activate: true });
+    await expect(importPackage(v1, { store, trust: [key.pub], activate: true })).resolves.toMatchObject({ status: 'unchanged', activated: true });
+    expect((await readAudit(store)).slice(-2).map((l) => `${l.outcome} ${l.version}`)).toEqual(['unchanged v1', 'activated v1']);
+    await importPackage(v2, { store, trust: [key.pub], activate: true });
+    const { prune } = await import('../../src/store/prune.js');
+    const { writeState } = await import('../../src/store/state.js');
+    await writeState(store, { active: 'v2', previous: null });
+    expect(await prune(store, 1)).toEqual(['v1']);
+    await expect(importPackage(v1, { store, trust: [key.pub] })).rejects.toMatchObject({ code: 'AIRLOCK_DOWNGRADE', exitCode: 4 });
+  });
+
   it('a missing package file is a usage error naming it', async () => {
     const store = await newStore('missing');
     await expect(importPackage(join(dir, 'nope.airlock'), { store, trust: [] })).rejects.toMatchObject({ exitCode: 2, details: { subject: expect.stringContaining('nope.airlock') } });
