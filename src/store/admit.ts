@@ -26,7 +26,9 @@ export interface Admission {
   overridden: string[];
   policySerial: number | null;
 }
-export interface AdmitOptions { trust: KeyObject[]; allowUnsigned?: boolean; allowDowngrade?: boolean; now?: Date }
+/** --allow-downgrade: every freshness rule (true), or only the rules named (a fleet follower: AIRLOCK_DOWNGRADE). */
+export type AllowDowngrade = boolean | readonly string[];
+export interface AdmitOptions { trust: KeyObject[]; allowUnsigned?: boolean; allowDowngrade?: AllowDowngrade; now?: Date }
 
 export async function admitPackage(store: string, layout: Pick<PackageLayout, 'manifest' | 'manifestBytes' | 'signature' | 'signatures'>, o: AdmitOptions): Promise<Admission> {
   const policy = await loadPolicy(store);
@@ -35,7 +37,7 @@ export async function admitPackage(store: string, layout: Pick<PackageLayout, 'm
     const trust = [...o.trust, ...(await loadTrustedKeys(store))];
     const sig = checkSignature(layout, { trust, allowUnsigned: o.allowUnsigned });
     // Freshness holds for every store (no identity without a policy, so no audience rule).
-    const overridden = await checkFreshness(store, layout.manifest, null, now, Boolean(o.allowDowngrade), layout.manifestBytes);
+    const overridden = await checkFreshness(store, layout.manifest, null, now, o.allowDowngrade ?? false, layout.manifestBytes);
     return { rule: 'flat', signers: sig.signers, signerNames: [], need: sig.signed ? 1 : null, overridden, policySerial: null };
   }
   if (o.trust.length) throw new UsageError(`store ${store} has a trust policy (serial ${policy.policy.serial}); --trust does not apply there: add keys with airlock trust rotate`, { subject: '--trust' });
@@ -51,7 +53,7 @@ export async function admitPackage(store: string, layout: Pick<PackageLayout, 'm
       `${expired.length ? `; signatures by expired keys do not count (${expired.join(', ')})` : ''} (${all} signature member(s); keys not in policy ${policy.policy.serial} count for nothing)`,
       { subject: 'airlock.json.sig', signers: by.map((k) => k.fingerprint), need, expired });
   }
-  const overridden = await checkFreshness(store, layout.manifest, policy.policy.identity, now, Boolean(o.allowDowngrade), layout.manifestBytes);
+  const overridden = await checkFreshness(store, layout.manifest, policy.policy.identity, now, o.allowDowngrade ?? false, layout.manifestBytes);
   return { rule: 'policy', signers: by.map((k) => k.fingerprint).sort(), signerNames: by.map((k) => k.name), need, overridden, policySerial: policy.policy.serial };
 }
 
@@ -126,7 +128,7 @@ async function alreadyStored(store: string, m: Pick<Manifest, 'version'>, manife
  * brings nothing in: importing it again ("unchanged") is like activating it, the operator's
  * decision, and no freshness rule applies (a pruned version is not in the store: refused).
  */
-export async function checkFreshness(store: string, m: Manifest, identity: string | null, now: Date, allowDowngrade: boolean, manifestBytes?: Buffer): Promise<string[]> {
+export async function checkFreshness(store: string, m: Manifest, identity: string | null, now: Date, allowDowngrade: AllowDowngrade, manifestBytes?: Buffer): Promise<string[]> {
   if (manifestBytes && await alreadyStored(store, m, manifestBytes)) return [];
   const broken: { code: string; why: string }[] = [];
   if (m.expiresAt !== undefined && Date.parse(m.expiresAt) <= now.getTime()) broken.push({ code: 'AIRLOCK_EXPIRED', why: `it expired at ${m.expiresAt}` });
@@ -136,8 +138,9 @@ export async function checkFreshness(store: string, m: Manifest, identity: strin
   const what = m.sequence !== undefined ? `its sequence ${m.sequence}` : `it has no sequence, and its createdAt ${m.createdAt} (${order ?? 'unreadable'} ms, its order)`;
   if (seen && (order === null || order < seen.sequence)) broken.push({ code: 'AIRLOCK_DOWNGRADE', why: `${what} is below ${seen.sequence}, the highest this store has imported for ${m.domain} (${seen.version})` });
   if (broken.length === 0) return [];
-  if (allowDowngrade) return broken.map((b) => b.code);
-  const first = broken[0]!;
-  throw new VerificationError(first.code, `package ${m.domain} ${m.version} refused: ${broken.map((b) => b.why).join('; ')} (pass --allow-downgrade to import it anyway; that is recorded in the audit log)`,
-    { subject: 'airlock.json', rules: broken.map((b) => b.code) });
+  const refused = allowDowngrade === true ? [] : allowDowngrade === false ? broken : broken.filter((b) => !allowDowngrade.includes(b.code));
+  if (refused.length === 0) return broken.map((b) => b.code);
+  const first = refused[0]!;
+  throw new VerificationError(first.code, `package ${m.domain} ${m.version} refused: ${refused.map((b) => b.why).join('; ')} (pass --allow-downgrade to import it anyway; that is recorded in the audit log)`,
+    { subject: 'airlock.json', rules: refused.map((b) => b.code) });
 }

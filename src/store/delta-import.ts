@@ -104,7 +104,7 @@ async function importLocked(pkg: PackageInput, layout: DeltaLayout, o: ImportOpt
   const finalDir = versionDir(store, label);
   const existing = await existingMeta(finalDir);
   if (!resolved.template || resolved.signatures.length === 0) await admit(resolved);
-  else if (!existing) await checkFreshness(store, target, (await loadPolicy(store))?.policy.identity ?? null, new Date(), Boolean(o.allowDowngrade));
+  else if (!existing) await checkFreshness(store, target, (await loadPolicy(store))?.policy.identity ?? null, new Date(), o.allowDowngrade ?? false);
   checkManifestLimits(target, o.limits);
   if (!target.files.some((f) => f.path === 'index.html')) {
     throw new MalformedError(ARCHIVE_CODES.NO_INDEX, 'the target manifest lists no index.html at the root of the site: it cannot be served', { subject: 'index.html' });

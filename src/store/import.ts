@@ -7,7 +7,7 @@ import type { ArchiveLimits } from '../archive/index.js';
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { VERSION_LABEL, readPackage, inputPath, type PackageInput, type PackageLayout } from '../package/index.js';
-import { admitPackage, checkFreshness, recordSeen, type Admission } from './admit.js';
+import { admitPackage, checkFreshness, recordSeen, type Admission, type AllowDowngrade } from './admit.js';
 import { appendAudit, appendAuditLocked, auditWritable } from './audit.js';
 import { readMeta } from './meta.js';
 import { loadPolicy } from './policy.js';
@@ -35,8 +35,8 @@ export interface ImportOptions {
   lockTimeoutMs?: number;
   /** Stops the import (SIGINT/SIGTERM): every write ends, staging is removed, the lock released. */
   signal?: AbortSignal;
-  /** Issue 14: import even when a freshness rule (downgrade, expiry, audience) refuses; audited. */
-  allowDowngrade?: boolean;
+  /** Issue 14: import even when a freshness rule (downgrade, expiry, audience) refuses, or only the rules named; audited. */
+  allowDowngrade?: AllowDowngrade;
 }
 export interface ImportResult { version: string; status: 'imported' | 'unchanged'; activated: boolean; signers?: string[]; overridden?: string[] }
 
@@ -135,7 +135,7 @@ async function importLocked(c: Checked, o: ImportOptions, lock: StoreLock): Prom
   const policy = await loadPolicy(store);
   await auditWritable(store); // a broken audit log stops the import before anything is committed
   // Again under the lock: another import may have raised the domain's sequence meanwhile.
-  await checkFreshness(store, c.layout.manifest, policy?.policy.identity ?? null, new Date(), Boolean(o.allowDowngrade), c.layout.manifestBytes);
+  await checkFreshness(store, c.layout.manifest, policy?.policy.identity ?? null, new Date(), o.allowDowngrade ?? false, c.layout.manifestBytes);
   const existing = await existingMeta(finalDir);
   if (existing) {
     await checkSameVersion(c.pkg, c.layout, finalDir, existing, signal);

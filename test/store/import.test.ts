@@ -136,6 +136,16 @@ describe('importPackage', () => {
     expect((await readAudit(store)).at(-1)).toMatchObject({ outcome: 'imported', reason: 'AIRLOCK_ALLOW_DOWNGRADE', version: 'v1' });
   });
 
+  it('a fleet follower waives only the order rule (allowDowngrade: [AIRLOCK_DOWNGRADE]): an older package imports, an expired one is still refused', async () => {
+    const store = await newStore('follower');
+    await importPackage(v2, { store, trust: [key.pub] });
+    await expect(importPackage(v1, { store, trust: [key.pub], allowDowngrade: ['AIRLOCK_DOWNGRADE'] })).resolves.toMatchObject({ status: 'imported', overridden: ['AIRLOCK_DOWNGRADE'] });
+    const stale = await buildPackage(dir, { version: 'v8', files: sampleSite('eight'), key, tamper: (m) => Object.assign(m, { expiresAt: '2020-01-01T00:00:00Z' }) });
+    const lines = await auditCount(store);
+    await expect(importPackage(stale, { store, trust: [key.pub], allowDowngrade: ['AIRLOCK_DOWNGRADE'] })).rejects.toMatchObject({ code: 'AIRLOCK_EXPIRED', exitCode: 4 });
+    await expectRefusalLogged(store, lines, 'AIRLOCK_EXPIRED');
+  });
+
   it('importing again an older version that is still in the store (same manifest) is "unchanged", not a downgrade; once pruned it is refused', async () => {
     const store = await newStore('again');
     await importPackage(v1, { store, trust: [key.pub] });
@@ -148,6 +158,17 @@ describe('importPackage', () => {
     await writeState(store, { active: 'v2', previous: null });
     expect(await prune(store, 1)).toEqual(['v1']);
     await expect(importPackage(v1, { store, trust: [key.pub] })).rejects.toMatchObject({ code: 'AIRLOCK_DOWNGRADE', exitCode: 4 });
+  });
+
+  it('concurrent imports into a store without a policy append to one unbroken chain, and each domain is recorded in seen.json', async () => {
+    const store = await newStore('concurrent');
+    await mkdir(join(dir, 'conc'), { recursive: true });
+    const pkgs = await Promise.all(Array.from({ length: 6 }, (_, i) => buildPackage(join(dir, 'conc'), { version: `c${i}`, files: sampleSite(`c${i}`), key, domain: `d${i}.example.com` })));
+    const rs = await Promise.all(pkgs.map((p) => importPackage(p, { store, trust: [key.pub], lockTimeoutMs: 30_000 })));
+    expect(rs.map((r) => r.status)).toEqual(Array(6).fill('imported'));
+    expect(await verifyAudit(store)).toMatchObject({ ok: true, lines: 6, pending: false });
+    expect(new Set((await readAudit(store)).map((l) => l.domain)).size).toBe(6);
+    expect(Object.keys(JSON.parse(await readFile(join(store, 'trust', 'seen.json'), 'utf8')).domains).sort()).toEqual(Array.from({ length: 6 }, (_, i) => `d${i}.example.com`));
   });
 
   it('a missing package file is a usage error naming it', async () => {
