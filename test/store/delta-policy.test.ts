@@ -17,6 +17,10 @@ import { pair } from '../helpers/multisig.js';
 import { installPolicy, signedPackage, type Named } from './trust-helpers.js';
 import { auditCount, expectRefusalLogged } from './audit-expect.js';
 import { airlock } from '../helpers/bin.js';
+import { mutants } from '../helpers/mutate.js';
+import { toAirlockError } from '../../src/errors.js';
+import { cp } from 'node:fs/promises';
+import { verifyAudit } from '../../src/store/audit.js';
 
 /**
  * Issue 14 + 15: a delta carries every signature of its target manifest (target.json.sig,
@@ -237,6 +241,47 @@ describe('delta packages without a policy: freshness and the audit log too (issu
     await expect(imp(c.delta, other)).rejects.toMatchObject({ code: 'AIRLOCK_DOWNGRADE', exitCode: 4 });
     expect(await treeDigest(other)).toBe(before);
     await expectRefusalLogged(other, lines, 'AIRLOCK_DOWNGRADE');
-    void readFile;
   });
+});
+
+describe('multi-signed delta fuzz under a 2-of-3 policy (bounded)', () => {
+  const MUTANTS = 60;
+  it(`${MUTANTS} byte mutants of the members before the payload (headers, both manifests, every signature): the target exactly, or exit 4 with the store unchanged but for one refusal line`, async () => {
+    const pristine = await policyStore();
+    const before = await treeDigest(pristine);
+    const lines = await auditCount(pristine);
+    const c = await copyDelta();
+    await addDeltaSignature(c.delta, bob.priv);
+    const good = await readFile(c.delta);
+    const l = await readDelta(c.delta);
+    const head = good.subarray(0, l.payload.offset - 512);
+    const tail = good.subarray(l.payload.offset - 512);
+    let refusedCount = 0;
+    for (const m of mutants(head, MUTANTS, 0x1414)) {
+      const what = `mutant #${m.index} (${m.mutation} at ${m.at})`;
+      const pkg = join(dir, `fz-${m.index}.delta.airlock`);
+      const store = join(dir, `fz-store-${m.index}`);
+      await writeFile(pkg, Buffer.concat([m.bytes, tail]));
+      await cp(pristine, store, { recursive: true });
+      try {
+        const r = await importPackage(pkg, { store, trust: [], lockTimeoutMs: 10_000 });
+        expect(r.status, what).toBe('imported');
+        // Admitted: it must be exactly the two-signed target (both signatures), nothing else.
+        const stored = await readPackage(join(store, 'versions', 'v2', 'package.airlock'));
+        expect(stored.manifestBytes.equals((await readPackage(c.full)).manifestBytes), what).toBe(true);
+        expect(r.signers, what).toEqual(fp(alice, bob));
+      } catch (err) {
+        const e = toAirlockError(err);
+        if (e.exitCode !== 4 || e.code === 'AIRLOCK_INTERNAL') throw new Error(`${what}: import exited ${e.exitCode} ${e.code}: ${e.message}`, { cause: err });
+        refusedCount++;
+        expect(await treeDigest(store), `${what}: store changed`).toBe(before);
+        expect(await auditCount(store), `${what}: one refusal line`).toBe(lines + 1);
+        expect((await verifyAudit(store)).ok, `${what}: audit chain`).toBe(true);
+      } finally {
+        await rm(store, { recursive: true, force: true });
+        await rm(pkg, { force: true });
+      }
+    }
+    expect(refusedCount).toBeGreaterThan(MUTANTS / 2);
+  }, 180_000);
 });
