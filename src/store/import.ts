@@ -16,7 +16,7 @@ import { activateLocked } from './activate.js';
 import { checkDeclared } from './declared.js';
 import { checkSameVersion, existingMeta } from './existing.js';
 import { createStore, existingAncestor, removeCreated, storeKind } from './location.js';
-import { withLock, type StoreLock } from './lock.js';
+import { withLock, type LockOptions, type StoreLock } from './lock.js';
 import { storePaths, versionDir } from './paths.js';
 import type { ProgressEvent } from './progress.js';
 import { checkFreeSpace, requiredBytes } from './space.js';
@@ -81,7 +81,7 @@ export async function importPackage(pkgPath: PackageInput, o: ImportOptions): Pr
   } catch (err) {
     // A log that cannot take the line (it is itself broken: AIRLOCK_AUDIT_BROKEN) leaves the refusal unrecorded; the original error stands.
     if (audited && isRefusal(err)) {
-      await auditRefusal(store, pkg, layout?.manifest ?? delta, err).catch(() => {});
+      await auditRefusal(store, pkg, layout?.manifest ?? delta, err, { timeoutMs: o.lockTimeoutMs, signal: o.signal }).catch(() => {});
     }
     throw err;
   }
@@ -93,11 +93,11 @@ function isRefusal(err: unknown): err is AirlockError {
 }
 
 /** A refusal goes into the audit log with its rule's code (the store is otherwise unchanged). */
-async function auditRefusal(store: string, pkg: PackageInput, m: { domain?: string; version?: string } | null, err: AirlockError): Promise<void> {
+async function auditRefusal(store: string, pkg: PackageInput, m: { domain?: string; version?: string } | null, err: AirlockError, lock: LockOptions): Promise<void> {
   await appendAudit(store, {
     command: 'import', outcome: 'refused', reason: err.code, package: inputPath(pkg), packageSha256: typeof pkg === 'string' ? await fileSha256(pkg).catch(() => null) : null,
     domain: m?.domain ?? null, version: m?.version ?? null, signers: (err.details.signers as string[] | undefined) ?? [], detail: err.message.slice(0, 2000),
-  });
+  }, lock);
 }
 
 async function fileSha256(path: string): Promise<string> {
