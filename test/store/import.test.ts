@@ -6,6 +6,8 @@ import { importPackage, listVersions, readState, loadVersion } from '../../src/s
 import { buildPackage, makeKey, makeTempDir, sampleSite, treeDigest, type TestKey } from './helpers.js';
 import { auditCount, expectRefusalLogged } from './audit-expect.js';
 import { readAudit, verifyAudit } from '../../src/store/audit.js';
+import { admitPackage } from '../../src/store/admit.js';
+import { readPackage } from '../../src/package/index.js';
 
 let dir: string;
 let key: TestKey;
@@ -126,6 +128,10 @@ describe('importPackage', () => {
     await importPackage(v2, { store, trust: [key.pub] }); // v1 was built (createdAt) before v2; neither has a sequence
     const before = await treeDigest(store);
     const lines = await auditCount(store);
+    // verify --store takes the same decision and writes nothing, not even a log line.
+    const all = await treeDigest(store, { all: true });
+    await expect(admitPackage(store, await readPackage(v1), { trust: [key.pub] })).rejects.toMatchObject({ code: 'AIRLOCK_DOWNGRADE', exitCode: 4 });
+    expect(await treeDigest(store, { all: true })).toBe(all);
     await expect(importPackage(v1, { store, trust: [key.pub] })).rejects.toMatchObject({ code: 'AIRLOCK_DOWNGRADE', exitCode: 4 });
     expect(await treeDigest(store)).toBe(before);
     const line = await expectRefusalLogged(store, lines, 'AIRLOCK_DOWNGRADE');
