@@ -54,18 +54,29 @@ export async function importDelta(pkgPath: PackageInput, o: ImportOptions, note:
     { timeoutMs: o.lockTimeoutMs, signal, onWait: (pid) => o.onProgress?.({ phase: 'lock-wait', pid }) });
 }
 
-/** The delta's own manifest: signed by a trusted key (flat rule), or by at least one live key of the store's policy. */
-function checkEnvelope(store: string, layout: DeltaLayout, policy: LoadedPolicy | null, trust: KeyObject[], o: ImportOptions): void {
-  if (!policy) {
-    checkSignature(layout, { trust, allowUnsigned: o.allowUnsigned });
-    return;
-  }
+/**
+ * What `verify DELTA --store S` can say before the base and the rebuild: the delta manifest's
+ * signature under the store's rule, as import checks it first (read only). Import then admits the
+ * rebuilt target with its signatures (threshold, freshness) as it would the full package.
+ */
+export async function checkDeltaEnvelope(store: string, layout: DeltaLayout, o: Pick<ImportOptions, 'trust' | 'allowUnsigned'>): Promise<{ signed: boolean; signer: string | null; rule: 'policy' | 'flat'; policySerial: number | null }> {
+  const policy = (await storeKind(store)) === 'dir' ? await loadPolicy(store) : null;
+  const trust = policy ? [] : [...o.trust, ...(await loadTrustedKeys(store))];
+  const signer = checkEnvelope(store, layout, policy, trust, o);
+  return { signed: signer !== null, signer, rule: policy ? 'policy' : 'flat', policySerial: policy?.policy.serial ?? null };
+}
+
+/** The delta's own manifest: signed by a trusted key (flat rule), or by at least one live key of the store's policy. Returns the signer's fingerprint. */
+function checkEnvelope(store: string, layout: DeltaLayout, policy: LoadedPolicy | null, trust: KeyObject[], o: Pick<ImportOptions, 'trust' | 'allowUnsigned'>): string | null {
+  if (!policy) return checkSignature(layout, { trust, allowUnsigned: o.allowUnsigned }).signer;
   if (o.trust.length) throw new UsageError(`store ${store} has a trust policy (serial ${policy.policy.serial}); --trust does not apply there: add keys with airlock trust rotate`, { subject: '--trust' });
-  if (policySigners(policy, layout.manifestBytes, signaturesOf(layout), new Date()).length === 0) {
+  const by = policySigners(policy, layout.manifestBytes, signaturesOf(layout), new Date());
+  if (by.length === 0) {
     throw new SignatureError('AIRLOCK_UNTRUSTED_SIGNATURE',
       `the delta manifest (airlock.json) of ${layout.manifest.domain} ${layout.manifest.version} is not signed by a live key of the store's trust policy ${policy.policy.serial}: unsigned, signed by another key, or edited after it was signed (sign it with airlock sign DELTA --key K)`,
       { subject: 'airlock.json.sig' });
   }
+  return by[0]!.fingerprint;
 }
 
 function missingBase(layout: DeltaLayout, store: string): Error {

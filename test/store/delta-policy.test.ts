@@ -206,6 +206,16 @@ describe('delta packages under a trust policy (issue 14)', () => {
     expect(missing.status).toBe(2);
     expect(missing.stderr).toContain('--full FILE');
     const store = await policyStore();
+    // verify --store: the delta's own manifest under the policy (not --trust), read only.
+    const before = await treeDigest(store, { all: true });
+    const v = airlock(['verify', c.delta, '--store', store, '--json']);
+    expect(v.status, v.stderr).toBe(0);
+    expect(JSON.parse(v.stdout)).toMatchObject({ ok: true, kind: 'delta', signer: fingerprint(alice.pub), targetSignatures: 2, decision: { rule: 'policy', policySerial: 1 } });
+    const edited = await rewrite(c.delta, join(dir, 'verify-unsigned.delta.airlock'), { envelopeSig: null });
+    const bad = airlock(['verify', edited, '--store', store]);
+    expect(bad.status).toBe(4);
+    expect(bad.stderr).toContain('[AIRLOCK_UNTRUSTED_SIGNATURE]');
+    expect(await treeDigest(store, { all: true })).toBe(before);
     const imported = airlock(['import', c.delta, '--store', store, '--no-precompress', '--json']);
     expect(imported.status, imported.stderr).toBe(0);
     expect(JSON.parse(imported.stdout)).toMatchObject({ version: 'v2', status: 'imported', signers: fp(alice, bob) });
