@@ -8,7 +8,7 @@ import type { Command } from './main.js';
 const USAGE = `usage: airlock audit verify --store DIR [--json]
        airlock audit show   --store DIR [--last N] [--json]
 
-The audit trail of a store with a trust policy: STORE/audit.log holds one JSON line per event
+The audit trail of every store (with or without a trust policy): STORE/audit.log holds one JSON line per event
 (time, OS user, command, package sha256, domain, version, signers' fingerprints, outcome, reason
 code), each carrying the sha256 of the line before; STORE/audit.head holds the count, the last
 hash and the length. verify re-checks the whole chain: a deleted, inserted or edited line, or a

@@ -22,9 +22,9 @@ serving each uncompressed until its variants are on disk. \`airlock list\` shows
   --trust PUBFILE    trust this Ed25519 public key (repeatable); STORE/trusted-keys/*.pub are trusted too
                      (a store with a trust policy, airlock trust, counts only its policy's keys)
   --allow-unsigned   accept a package without a signature
-  --allow-downgrade  with a trust policy (airlock trust): import even a package older than one
-                     already imported for its domain, expired, or addressed to another store
-                     (recorded in the audit log)
+  --allow-downgrade  import even a package older than the newest this store ever imported for its
+                     domain (its sequence, else its createdAt), expired, or addressed to another
+                     store (recorded in the audit log, STORE/audit.log, which every store keeps)
   --activate         make the version active once imported (and prepared, with the options below)
   --precompress      precompress the text assets before returning (and before --activate): for
                      servers that cannot write into the store

@@ -20,9 +20,12 @@ The store's trust policy (STORE/trust/policy.json; every accepted policy is kept
 named Ed25519 public keys (optionally expiring), how many DISTINCT keys must sign a package (a
 default, and per-domain overrides: 2 is the two-person rule), and the store's identity (a package
 built with --audience ID imports only into the store named ID). With a policy, import and verify
---store count only the policy's live keys (--trust and STORE/trusted-keys/ no longer apply), refuse
-downgrades, expired packages and packages for another store, and every import, refusal, activation,
-rollback, prune and policy change is written to the hash-chained STORE/audit.log.
+--store count only the policy's live keys (--trust and STORE/trusted-keys/ no longer apply) and
+refuse packages for another store. Every store, with a policy or not, refuses downgrades and
+expired packages and writes every import, refusal, activation, rollback, prune and policy change
+to the hash-chained STORE/audit.log. A delta package is admitted as its full target package would
+be: its target signatures count (airlock sign DELTA adds one), and its own manifest must be signed
+by a live key of the policy.
 
   init     install the first policy (serial 1) into the store (created when missing)
   draft    write a new policy document (for rotate) without installing it

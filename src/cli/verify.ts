@@ -3,7 +3,7 @@ import { UsageError } from '../errors.js';
 import { loadPublicKey } from '../package/keys.js';
 import { verifyPackage } from '../package/verify.js';
 import type { PackageLayout } from '../package/reader.js';
-import { admitPackage, resolveStore, type Admission } from '../store/index.js';
+import { admitPackage, checkDeltaEnvelope, resolveStore, type Admission } from '../store/index.js';
 import { parse } from './args.js';
 import { log, printResult } from './context.js';
 import { shown } from '../util/terminal.js';
@@ -11,7 +11,7 @@ import { fmtBytes } from '../util/units.js';
 import type { Command } from './main.js';
 import { packageArgs, VOLUMES_HELP } from './volumes.js';
 import { openVolumes } from '../package/volumes/index.js';
-import { isDeltaPackage, verifyDelta } from '../package/delta/index.js';
+import { isDeltaPackage, verifyDelta, type DeltaLayout } from '../package/delta/index.js';
 
 const USAGE = `usage: airlock verify PKG... [--volumes DIR,...] [--trust PUBFILE]... [--allow-unsigned] [--store DIR [--allow-downgrade]] [--json]
 
@@ -29,7 +29,9 @@ an unknown key proves nothing and may be an attacker's re-signing.
   --allow-unsigned   accept a package without a signature
 ${VOLUMES_HELP}
   --store DIR        decide as \`airlock import --store DIR\` would: the store's trust policy (signers
-                     counted against its threshold), no downgrade, expiry, audience; writes nothing
+                     counted against its threshold), no downgrade, expiry, audience; writes nothing.
+                     For a delta: its own manifest's signature under the store's rule (a live key
+                     of the policy); its target signatures are counted at import, once rebuilt
   --allow-downgrade  with --store: as import --allow-downgrade would
   --json             print one JSON document on stdout ({ok, package, domain, version, signed, signer, signers, files, bytes, archive, volumes})
 
@@ -59,13 +61,19 @@ const command: Command = {
     const volumes = set ? { count: set.paths.length, paths: set.paths } : null;
     const input = set ? set.input : path;
     if (await isDeltaPackage(input)) {
-      const d = await verifyDelta(input, { trust, allowUnsigned });
+      // --store: the delta manifest's signature under the store's rule (a policy's live keys), as import checks it first.
+      const deltaStore = values.store === undefined ? null : resolveStore(values.store, ctx.env, ctx.cwd);
+      let env: Awaited<ReturnType<typeof checkDeltaEnvelope>> | null = null;
+      const d = await verifyDelta(input, { trust, allowUnsigned, ...(deltaStore ? { decide: async (l: DeltaLayout) => (env = await checkDeltaEnvelope(deltaStore, l, { trust, allowUnsigned })) } : {}) });
       const m = d.manifest;
+      const e = env as Awaited<ReturnType<typeof checkDeltaEnvelope>> | null;
       printResult(ctx, Boolean(values.json),
-        { ok: true, package: path, kind: 'delta', domain: m.domain, version: m.version, base: m.base, target: m.target, signed: d.signed, signer: d.signer, payload: m.payload, volumes },
+        { ok: true, package: path, kind: 'delta', domain: m.domain, version: m.version, base: m.base, target: m.target, signed: d.signed, signer: d.signer, targetSignatures: d.targetSignatures, payload: m.payload,
+          ...(e ? { store: deltaStore, decision: { rule: e.rule, policySerial: e.policySerial, target: 'checked at import, once the target is rebuilt from the base' } } : {}), volumes },
         () => shown`OK delta of ${m.domain} ${m.base.version} → ${m.version}: ` + (d.signed ? shown`signed by ${d.signer}` : 'UNSIGNED (accepted with --allow-unsigned)') +
-          shown`; base ${m.base.version} manifest sha256 ${m.base.manifestSha256}; payload sha256 matches` +
-          '\n  import needs that exact base in the store; the rebuilt version is checked file by file against the signed target manifest there');
+          shown`; base ${m.base.version} manifest sha256 ${m.base.manifestSha256}; payload sha256 matches; ${d.targetSignatures} target signature(s)` +
+          '\n  import needs that exact base in the store; the rebuilt version is checked file by file against the signed target manifest there' +
+          (e ? shown`\nstore ${deltaStore}: its ${e.rule === 'policy' ? `trust policy ${e.policySerial}` : 'trusted keys'} accept the delta's own manifest; import admits the rebuilt target with its signatures as it would the full package (threshold, freshness)` : ''));
       return 0;
     }
     // --store: the store's decision, exactly as import would take it (policy, thresholds, freshness); nothing is written.

@@ -5,7 +5,6 @@ import { withLock, type LockOptions } from './lock.js';
 import { readMeta } from './meta.js';
 import { readState, writeState } from './state.js';
 import { appendAuditLocked } from './audit.js';
-import { hasPolicy } from './policy.js';
 
 export async function versionExists(store: string, label: string): Promise<boolean> {
   // version.json is written before the commit rename, so its presence means a complete version.
@@ -22,27 +21,25 @@ export async function requireVersion(store: string, label: string): Promise<void
  * Point `active` at `label` (caller holds the lock). Re-activating the active one changes nothing.
  * A version whose version.json is damaged is refused (exit 2) rather than made active.
  */
-export async function activateLocked(store: string, label: string): Promise<void> {
+export async function activateLocked(store: string, label: string, audit?: { command: string }): Promise<void> {
   await requireVersion(store, label);
   await readMeta(versionDir(store, label));
   const state = await readState(store);
   if (state.active === label) return;
   // writeState = temp file + fsync + rename + fsync of the store folder: durable once it returns.
   await writeState(store, { active: label, previous: state.active });
+  if (audit) await auditVersion(store, audit.command, 'activated', label, `was ${state.active ?? '(none)'}`);
 }
 
 /** `airlock activate V`: atomic and durable (CONTRACT "Store guarantees"). */
 export async function activate(store: string, label: string, o?: LockOptions): Promise<void> {
   await withLock(store, async () => {
-    const before = (await readState(store)).active;
-    await activateLocked(store, label);
-    if (before !== label) await auditVersion(store, 'activate', 'activated', label, `was ${before ?? '(none)'}`);
+    await activateLocked(store, label, { command: 'activate' });
   }, o);
 }
 
-/** Issue 14: a store with a trust policy records activations and rollbacks (caller holds the lock). */
+/** Issue 14: every store records activations and rollbacks in its audit log (caller holds the lock). */
 async function auditVersion(store: string, command: string, outcome: string, label: string, detail: string): Promise<void> {
-  if (!(await hasPolicy(store))) return;
   const meta = await readMeta(versionDir(store, label));
   await appendAuditLocked(store, { command, outcome, packageSha256: meta.packageSha256, domain: meta.domain, version: label, signers: Array.isArray(meta.signers) ? (meta.signers as string[]) : meta.signer ? [meta.signer] : [], detail });
 }

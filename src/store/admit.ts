@@ -1,11 +1,13 @@
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import type { KeyObject } from 'node:crypto';
 import { z } from 'zod';
 import { MalformedError, SignatureError, UsageError, VerificationError } from '../errors.js';
 import { checkSignature, signaturesOf, type Manifest, type PackageLayout } from '../package/index.js';
-import { atomicWriteFile } from '../util/fsx.js';
-import { liveKeys, loadPolicy, policySigners, thresholdFor, trustPaths, type LoadedPolicy } from './policy.js';
+import { atomicWriteFile, fsyncDir } from '../util/fsx.js';
+import { liveKeys, loadPolicy, policySigners, thresholdFor, trustPaths } from './policy.js';
 import { loadTrustedKeys } from './trust.js';
+import { existingMeta } from './existing.js';
+import { isLabel, versionDir, versionPaths } from './paths.js';
 
 /**
  * What a store decides about a package before a byte of it is extracted (issue 14), shared by
@@ -24,7 +26,9 @@ export interface Admission {
   overridden: string[];
   policySerial: number | null;
 }
-export interface AdmitOptions { trust: KeyObject[]; allowUnsigned?: boolean; allowDowngrade?: boolean; now?: Date }
+/** --allow-downgrade: every freshness rule (true), or only the rules named (a fleet follower: AIRLOCK_DOWNGRADE). */
+export type AllowDowngrade = boolean | readonly string[];
+export interface AdmitOptions { trust: KeyObject[]; allowUnsigned?: boolean; allowDowngrade?: AllowDowngrade; now?: Date }
 
 export async function admitPackage(store: string, layout: Pick<PackageLayout, 'manifest' | 'manifestBytes' | 'signature' | 'signatures'>, o: AdmitOptions): Promise<Admission> {
   const policy = await loadPolicy(store);
@@ -32,7 +36,9 @@ export async function admitPackage(store: string, layout: Pick<PackageLayout, 'm
   if (!policy) {
     const trust = [...o.trust, ...(await loadTrustedKeys(store))];
     const sig = checkSignature(layout, { trust, allowUnsigned: o.allowUnsigned });
-    return { rule: 'flat', signers: sig.signers, signerNames: [], need: sig.signed ? 1 : null, overridden: [], policySerial: null };
+    // Freshness holds for every store (no identity without a policy, so no audience rule).
+    const overridden = await checkFreshness(store, layout.manifest, null, now, o.allowDowngrade ?? false, layout.manifestBytes);
+    return { rule: 'flat', signers: sig.signers, signerNames: [], need: sig.signed ? 1 : null, overridden, policySerial: null };
   }
   if (o.trust.length) throw new UsageError(`store ${store} has a trust policy (serial ${policy.policy.serial}); --trust does not apply there: add keys with airlock trust rotate`, { subject: '--trust' });
   const domain = layout.manifest.domain;
@@ -47,7 +53,7 @@ export async function admitPackage(store: string, layout: Pick<PackageLayout, 'm
       `${expired.length ? `; signatures by expired keys do not count (${expired.join(', ')})` : ''} (${all} signature member(s); keys not in policy ${policy.policy.serial} count for nothing)`,
       { subject: 'airlock.json.sig', signers: by.map((k) => k.fingerprint), need, expired });
   }
-  const overridden = await checkFreshness(store, layout.manifest, policy, now, Boolean(o.allowDowngrade));
+  const overridden = await checkFreshness(store, layout.manifest, policy.policy.identity, now, o.allowDowngrade ?? false, layout.manifestBytes);
   return { rule: 'policy', signers: by.map((k) => k.fingerprint).sort(), signerNames: by.map((k) => k.name), need, overridden, policySerial: policy.policy.serial };
 }
 
@@ -57,7 +63,7 @@ const SeenSchema = z.object({
 }).strict();
 type Seen = z.infer<typeof SeenSchema>;
 
-/** STORE/trust/seen.json: the highest sequence ever imported per domain (survives prune). */
+/** STORE/trust/seen.json: the highest order (packageOrder) ever imported per domain, every store (survives prune). */
 export async function readSeen(store: string): Promise<Seen> {
   const path = trustPaths(store).seen;
   const raw = await readFile(path).catch((err: NodeJS.ErrnoException) => {
@@ -74,32 +80,67 @@ export async function readSeen(store: string): Promise<Seen> {
   return r.data;
 }
 
-/** Raise the domain's highest sequence (caller holds the lock). */
-export async function recordSeen(store: string, m: Pick<Manifest, 'domain' | 'version' | 'sequence'>): Promise<void> {
-  if (m.sequence === undefined) return;
+/**
+ * Where a package stands in its domain's order: its `sequence`, or, for a package written before
+ * sequences existed, its `createdAt` in milliseconds. Both are signed manifest fields and on one
+ * scale (`fetch` and `pack` write the creation time in ms as the sequence), so old and new
+ * packages of a domain are ordered together. null: a createdAt that does not parse (the schema
+ * prevents it; then no order is claimed and the package is refused once the domain has one).
+ */
+export function packageOrder(m: Pick<Manifest, 'sequence' | 'createdAt'>): number | null {
+  if (m.sequence !== undefined) return m.sequence;
+  const t = Date.parse(m.createdAt);
+  return Number.isFinite(t) && t >= 0 ? t : null;
+}
+
+/** Raise the domain's highest order seen (caller holds the lock). Creates STORE/trust/ if needed. */
+export async function recordSeen(store: string, m: Pick<Manifest, 'domain' | 'version' | 'sequence' | 'createdAt'>): Promise<void> {
+  const order = packageOrder(m);
+  if (order === null) return;
   const seen = await readSeen(store);
   const cur = seen.domains[m.domain];
-  if (cur && cur.sequence >= m.sequence) return;
-  seen.domains[m.domain] = { sequence: m.sequence, version: m.version, at: new Date().toISOString() };
-  await atomicWriteFile(trustPaths(store).seen, JSON.stringify(seen, null, 2) + '\n');
+  if (cur && cur.sequence >= order) return;
+  seen.domains[m.domain] = { sequence: order, version: m.version, at: new Date().toISOString() };
+  const t = trustPaths(store);
+  const made = await mkdir(t.dir).then(() => true, (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EEXIST') return false;
+    throw err;
+  });
+  if (made) await fsyncDir(store);
+  await atomicWriteFile(t.seen, JSON.stringify(seen, null, 2) + '\n');
+}
+
+/** Is this exact manifest already in the store as a complete version? */
+async function alreadyStored(store: string, m: Pick<Manifest, 'version'>, manifestBytes: Buffer): Promise<boolean> {
+  if (!isLabel(m.version)) return false;
+  const dir = versionDir(store, m.version);
+  const stored = await readFile(versionPaths(dir).manifest).catch(() => null);
+  if (!stored || !stored.equals(manifestBytes)) return false;
+  return (await existingMeta(dir).catch(() => null)) !== null;
 }
 
 /**
  * No downgrade, no replay, no freeze, no wrong store (TUF's rollback, freeze and mix-up attacks,
- * offline). A package without `sequence` is accepted only while the store has seen no sequenced
- * package of that domain (older airlock versions wrote none). Returns the rules overridden.
+ * offline), for every store: with or without a trust policy. A package without `sequence` (older
+ * airlock) is ordered by its createdAt (packageOrder). `identity` is the policy's store identity
+ * (null without a policy: no audience rule). Returns the rules overridden by --allow-downgrade.
+ * A package whose exact manifest is already in the store as a complete version (`manifestBytes`)
+ * brings nothing in: importing it again ("unchanged") is like activating it, the operator's
+ * decision, and no freshness rule applies (a pruned version is not in the store: refused).
  */
-export async function checkFreshness(store: string, m: Manifest, policy: LoadedPolicy, now: Date, allowDowngrade: boolean): Promise<string[]> {
+export async function checkFreshness(store: string, m: Manifest, identity: string | null, now: Date, allowDowngrade: AllowDowngrade, manifestBytes?: Buffer): Promise<string[]> {
+  if (manifestBytes && await alreadyStored(store, m, manifestBytes)) return [];
   const broken: { code: string; why: string }[] = [];
   if (m.expiresAt !== undefined && Date.parse(m.expiresAt) <= now.getTime()) broken.push({ code: 'AIRLOCK_EXPIRED', why: `it expired at ${m.expiresAt}` });
-  const identity = policy.policy.identity;
   if (m.audience !== undefined && identity !== null && m.audience !== identity) broken.push({ code: 'AIRLOCK_AUDIENCE', why: `it is addressed to store ${JSON.stringify(m.audience)}, and this store is ${JSON.stringify(identity)}` });
   const seen = (await readSeen(store)).domains[m.domain];
-  if (seen && m.sequence === undefined) broken.push({ code: 'AIRLOCK_NO_SEQUENCE', why: `it has no sequence, and this store has imported ${m.domain} with sequence ${seen.sequence} (${seen.version})` });
-  if (seen && m.sequence !== undefined && m.sequence < seen.sequence) broken.push({ code: 'AIRLOCK_DOWNGRADE', why: `its sequence ${m.sequence} is below ${seen.sequence}, the highest this store has imported for ${m.domain} (${seen.version})` });
+  const order = packageOrder(m);
+  const what = m.sequence !== undefined ? `its sequence ${m.sequence}` : `it has no sequence, and its createdAt ${m.createdAt} (${order ?? 'unreadable'} ms, its order)`;
+  if (seen && (order === null || order < seen.sequence)) broken.push({ code: 'AIRLOCK_DOWNGRADE', why: `${what} is below ${seen.sequence}, the highest this store has imported for ${m.domain} (${seen.version})` });
   if (broken.length === 0) return [];
-  if (allowDowngrade) return broken.map((b) => b.code);
-  const first = broken[0]!;
-  throw new VerificationError(first.code, `package ${m.domain} ${m.version} refused: ${broken.map((b) => b.why).join('; ')} (pass --allow-downgrade to import it anyway; that is recorded in the audit log)`,
-    { subject: 'airlock.json', rules: broken.map((b) => b.code) });
+  const refused = allowDowngrade === true ? [] : allowDowngrade === false ? broken : broken.filter((b) => !allowDowngrade.includes(b.code));
+  if (refused.length === 0) return broken.map((b) => b.code);
+  const first = refused[0]!;
+  throw new VerificationError(first.code, `package ${m.domain} ${m.version} refused: ${refused.map((b) => b.why).join('; ')} (pass --allow-downgrade to import it anyway; that is recorded in the audit log)`,
+    { subject: 'airlock.json', rules: refused.map((b) => b.code) });
 }

@@ -15,7 +15,8 @@ import { storePaths } from './paths.js';
  * happen under the store lock; the line is fsynced before the head is replaced (temp, fsync,
  * rename), so a crash leaves either the old head (and at most one complete new line, adopted by
  * the next append) or torn bytes after the acknowledged length, which the next append removes
- * and records. Written only by stores that have a trust policy (`airlock trust init`).
+ * and records. Every store keeps one (with or without a trust policy); read-only commands never
+ * create it, and a refused import into a store that does not exist yet creates neither.
  */
 export const GENESIS = '0'.repeat(64);
 /** One line is a few hundred bytes; a longer one is not ours. */

@@ -2,10 +2,14 @@ import { mkdir, readFile, readdir, rename, rmdir, writeFile } from 'node:fs/prom
 import { join, resolve } from 'node:path';
 import type { KeyObject } from 'node:crypto';
 import { createHash } from 'node:crypto';
-import { DigestMismatchError, EXIT, MalformedError, StoreError } from '../errors.js';
+import { DigestMismatchError, EXIT, MalformedError, SignatureError, StoreError, UsageError } from '../errors.js';
 import { ARCHIVE_CODES, probeCaseFolding } from '../archive/index.js';
-import { checkManifestLimits, checkSignature, inputPath, type PackageInput } from '../package/index.js';
-import { finishTarget, readDelta, rebuildSite, resolveTarget, writeCanonicalPackage, type DeltaLayout } from '../package/delta/index.js';
+import { checkManifestLimits, checkSignature, inputPath, signaturesOf, type PackageInput, type PackageLayout } from '../package/index.js';
+import { finishTarget, readDelta, rebuildSite, resolveTarget, writeCanonicalPackage, type DeltaLayout, type ResolvedTarget } from '../package/delta/index.js';
+import { admitPackage, checkFreshness, recordSeen, type Admission } from './admit.js';
+import { appendAuditLocked, auditWritable } from './audit.js';
+import { describeAdmission } from './describe.js';
+import { loadPolicy, policySigners, type LoadedPolicy } from './policy.js';
 import { inPool } from '../package/delta/pool.js';
 import { fsyncDir } from '../util/fsx.js';
 import { activateLocked } from './activate.js';
@@ -23,25 +27,56 @@ import { loadTrustedKeys } from './trust.js';
 const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
 
 /**
- * Import a delta package (src/package/delta): both signatures checked like a package's (the delta
- * manifest's and the target manifest's), the base version must be in the store with exactly the
- * manifest digest the delta names (else exit 4 naming label and digest), the target's site is
- * rebuilt in staging from the base's files and the delta, the canonical target package is written
- * from those files and must match the signed target manifest file by file and archive digest, then
- * it is committed by one rename like any import. The result is an ordinary complete version.
+ * Import a delta package (src/package/delta). The delta manifest's signature is checked first (by
+ * a trusted key; under a trust policy by a live key of the policy: the envelope binds base, ops
+ * and payload to a signer). The base version must be in the store with exactly the manifest digest
+ * the delta names (else exit 4 naming label and digest), the target's site is rebuilt in staging
+ * from the base's files and the delta, the canonical target package is written from those files
+ * and must match the target manifest file by file and archive digest. The target manifest with
+ * every target signature the delta carries is then admitted exactly as the full target package
+ * would be (admitPackage: the flat rule or the policy's threshold, expiry, audience, no downgrade;
+ * issue 14), and committed by one rename like any import, with its audit line. The result is an
+ * ordinary complete version. `note` learns the delta's domain and version (for a refusal's line).
  */
-export async function importDelta(pkgPath: PackageInput, o: ImportOptions): Promise<ImportResult> {
+export async function importDelta(pkgPath: PackageInput, o: ImportOptions, note: { domain?: string; version?: string } = {}): Promise<ImportResult> {
   const pkg = typeof pkgPath === 'string' ? resolve(pkgPath) : pkgPath;
   const { store, signal } = o;
   const kind = await storeKind(store);
   o.onProgress?.({ phase: 'verify', pkg: inputPath(pkg) });
   const layout = await readDelta(pkg);
-  const trust = [...o.trust, ...(await loadTrustedKeys(store))];
-  checkSignature(layout, { trust, allowUnsigned: o.allowUnsigned });
+  Object.assign(note, { domain: layout.manifest.domain, version: layout.manifest.version });
+  const policy = kind === 'dir' ? await loadPolicy(store) : null;
+  const trust = policy ? [] : [...o.trust, ...(await loadTrustedKeys(store))];
+  checkEnvelope(store, layout, policy, trust, o);
   if (kind === 'missing') throw missingBase(layout, store);
   signal?.throwIfAborted();
-  return withLock(store, (lock) => importLocked(layout, trust, o, lock),
+  return withLock(store, (lock) => importLocked(pkg, layout, o, lock),
     { timeoutMs: o.lockTimeoutMs, signal, onWait: (pid) => o.onProgress?.({ phase: 'lock-wait', pid }) });
+}
+
+/**
+ * What `verify DELTA --store S` can say before the base and the rebuild: the delta manifest's
+ * signature under the store's rule, as import checks it first (read only). Import then admits the
+ * rebuilt target with its signatures (threshold, freshness) as it would the full package.
+ */
+export async function checkDeltaEnvelope(store: string, layout: DeltaLayout, o: Pick<ImportOptions, 'trust' | 'allowUnsigned'>): Promise<{ signed: boolean; signer: string | null; rule: 'policy' | 'flat'; policySerial: number | null }> {
+  const policy = (await storeKind(store)) === 'dir' ? await loadPolicy(store) : null;
+  const trust = policy ? [] : [...o.trust, ...(await loadTrustedKeys(store))];
+  const signer = checkEnvelope(store, layout, policy, trust, o);
+  return { signed: signer !== null, signer, rule: policy ? 'policy' : 'flat', policySerial: policy?.policy.serial ?? null };
+}
+
+/** The delta's own manifest: signed by a trusted key (flat rule), or by at least one live key of the store's policy. Returns the signer's fingerprint. */
+function checkEnvelope(store: string, layout: DeltaLayout, policy: LoadedPolicy | null, trust: KeyObject[], o: Pick<ImportOptions, 'trust' | 'allowUnsigned'>): string | null {
+  if (!policy) return checkSignature(layout, { trust, allowUnsigned: o.allowUnsigned }).signer;
+  if (o.trust.length) throw new UsageError(`store ${store} has a trust policy (serial ${policy.policy.serial}); --trust does not apply there: add keys with airlock trust rotate`, { subject: '--trust' });
+  const by = policySigners(policy, layout.manifestBytes, signaturesOf(layout), new Date());
+  if (by.length === 0) {
+    throw new SignatureError('AIRLOCK_UNTRUSTED_SIGNATURE',
+      `the delta manifest (airlock.json) of ${layout.manifest.domain} ${layout.manifest.version} is not signed by a live key of the store's trust policy ${policy.policy.serial}: unsigned, signed by another key, or edited after it was signed (sign it with airlock sign DELTA --key K)`,
+      { subject: 'airlock.json.sig' });
+  }
+  return by[0]!.fingerprint;
 }
 
 function missingBase(layout: DeltaLayout, store: string): Error {
@@ -62,52 +97,65 @@ async function findBase(store: string, layout: DeltaLayout): Promise<{ dir: stri
   return { dir, bytes };
 }
 
-async function importLocked(layout: DeltaLayout, trust: KeyObject[], o: ImportOptions, lock: StoreLock): Promise<ImportResult> {
+async function importLocked(pkg: PackageInput, layout: DeltaLayout, o: ImportOptions, lock: StoreLock): Promise<ImportResult> {
   const { store, signal, onProgress } = o;
+  const admit = (t: Pick<PackageLayout, 'manifest' | 'manifestBytes' | 'signature' | 'signatures'>) =>
+    admitPackage(store, t, { trust: o.trust, allowUnsigned: o.allowUnsigned, allowDowngrade: o.allowDowngrade });
   await cleanStaging(store);
+  await auditWritable(store); // a broken audit log stops the import before anything is committed
   const base = await findBase(store, layout);
   const baseManifest = await readStoredManifest(base.dir);
   const resolved = resolveTarget(layout, base.bytes, baseManifest);
-  // An inline target manifest is checked now; a digest template once its files are rebuilt (an
-  // unsigned one is refused at once either way when unsigned packages are not allowed).
-  if (!resolved.template || !resolved.signature) checkSignature(resolved, { trust, allowUnsigned: o.allowUnsigned });
+  // An inline target manifest is admitted now. A digest template's signatures verify only once its
+  // files are rebuilt; before that its freshness is checked (cheap; not for a version already in
+  // the store, which admit() below judges with its exact bytes), and one without any target
+  // signature is refused at once (unsigned, or below any threshold).
   const target = resolved.manifest;
+  const label = target.version;
+  const finalDir = versionDir(store, label);
+  const existing = await existingMeta(finalDir);
+  if (!resolved.template || resolved.signatures.length === 0) await admit(resolved);
+  else if (!existing) await checkFreshness(store, target, (await loadPolicy(store))?.policy.identity ?? null, new Date(), o.allowDowngrade ?? false);
   checkManifestLimits(target, o.limits);
   if (!target.files.some((f) => f.path === 'index.html')) {
     throw new MalformedError(ARCHIVE_CODES.NO_INDEX, 'the target manifest lists no index.html at the root of the site: it cannot be served', { subject: 'index.html' });
   }
-  const label = target.version;
-  const finalDir = versionDir(store, label);
-  const existing = await existingMeta(finalDir);
   if (existing) {
     const stored = await readFile(versionPaths(finalDir).manifest);
     if (sha256(stored) !== layout.manifest.target.manifestSha256) {
       throw new StoreError('AIRLOCK_VERSION_CONFLICT', `version ${label} is already in the store with different content (its manifest differs from this delta's target); choose another version label`, { subject: label });
     }
-    checkSignature({ manifestBytes: stored, signature: resolved.signature }, { trust, allowUnsigned: o.allowUnsigned });
-    if (o.activate) await activateLocked(store, label);
-    return { version: label, status: 'unchanged', activated: Boolean(o.activate) };
+    const a = await admit({ manifest: await readStoredManifest(finalDir), manifestBytes: stored, signature: resolved.signature, signatures: resolved.signatures });
+    await auditDelta(store, pkg, layout, a, 'unchanged', existing.packageSha256);
+    if (o.activate) await activateLocked(store, label, { command: 'import --activate' });
+    return { version: label, status: 'unchanged', activated: Boolean(o.activate), ...admissionFields(a) };
   }
   await checkFreeSpace(store, requiredBytes(target.archive.size, target.files.map((f) => f.size)));
   const { versions, staging: stagingRoot } = storePaths(store);
   const staging = await makeStaging(store);
   const p = versionPaths(staging);
   let madeVersions = false;
+  let admission: Admission;
+  let meta: VersionMeta;
+  let finalManifest: ResolvedTarget;
   try {
     await mkdir(p.site);
     if (await probeCaseFolding(staging)) refuseCasePairs(target.files.map((f) => f.path));
     onProgress?.({ phase: 'extract', dir: p.site, total: target.archive.size });
     const digests = await rebuildSite({ layout, target, baseManifest, baseSite: versionPaths(base.dir).site, destSite: p.site, signal }).catch(pathClash);
-    const final = finishTarget(layout, resolved, digests);
-    const { signer } = checkSignature(final, { trust, allowUnsigned: o.allowUnsigned });
-    const built = await writeCanonicalPackage({ outPath: p.pkg, manifestBytes: final.manifestBytes, signature: final.signature, createdAt: target.createdAt, siteDir: p.site, files: final.manifest.files, signal });
+    finalManifest = finishTarget(layout, resolved, digests);
+    const final = finalManifest;
+    // The target manifest with every target signature, admitted as the full target package would be.
+    admission = await admit(final);
+    const signer = admission.signers[0] ?? null;
+    const built = await writeCanonicalPackage({ outPath: p.pkg, manifestBytes: final.manifestBytes, signature: final.signature, signatures: final.signatures, createdAt: target.createdAt, siteDir: p.site, files: final.manifest.files, signal });
     if (built.archiveSize !== target.archive.size || built.archiveSha256 !== target.archive.sha256) {
       throw new DigestMismatchError('AIRLOCK_ARCHIVE_DIGEST', `the rebuilt bundle.tar has sha256 ${built.archiveSha256} (${built.archiveSize} bytes) but the target manifest says ${target.archive.sha256} (${target.archive.size} bytes)`, { subject: 'bundle.tar' });
     }
-    const meta: VersionMeta = {
+    meta = {
       label, domain: target.domain, importedAt: new Date().toISOString(), packageSha256: built.packageSha256,
       archive: { name: target.archive.name, format: 'tar', offset: built.archiveOffset, size: built.archiveSize, sha256: built.archiveSha256 },
-      signer, pageCount: target.pageCount, fileCount: target.files.length, totalBytes: target.files.reduce((n, f) => n + f.size, 0),
+      signer, ...(admission.signers.length > 1 ? { signers: admission.signers } : {}), pageCount: target.pageCount, fileCount: target.files.length, totalBytes: target.files.reduce((n, f) => n + f.size, 0),
       delta: { base: layout.manifest.base.version, baseManifestSha256: layout.manifest.base.manifestSha256 },
     };
     await writeFile(p.manifest, final.manifestBytes, { flag: 'wx' });
@@ -134,13 +182,29 @@ async function importLocked(layout: DeltaLayout, trust: KeyObject[], o: ImportOp
   }
   await fsyncDir(versions);
   await fsyncDir(stagingRoot);
+  await recordSeen(store, finalManifest.manifest);
+  await auditDelta(store, pkg, layout, admission, 'imported', meta.packageSha256);
   onProgress?.({ phase: 'committed', version: label });
   if (o.activate) {
-    await activateLocked(store, label);
+    await activateLocked(store, label, { command: 'import --activate' });
     onProgress?.({ phase: 'activated', version: label });
   }
   await dropStaging(staging, store);
-  return { version: label, status: 'imported', activated: Boolean(o.activate) };
+  return { version: label, status: 'imported', activated: Boolean(o.activate), ...admissionFields(admission) };
+}
+
+/** As a full package's import reports them: signers and overrides under a policy, overrides alone otherwise. */
+function admissionFields(a: Admission): Pick<ImportResult, 'signers' | 'overridden'> {
+  return a.rule === 'policy' ? { signers: a.signers, overridden: a.overridden } : a.overridden.length ? { overridden: a.overridden } : {};
+}
+
+/** The audit line of a delta import: the rebuilt package's sha256 (the .full package's), the rule that admitted it, the base. */
+async function auditDelta(store: string, pkg: PackageInput, layout: DeltaLayout, a: Admission, outcome: 'imported' | 'unchanged', packageSha256: string): Promise<void> {
+  await appendAuditLocked(store, {
+    command: 'import', outcome, reason: a.overridden.length ? 'AIRLOCK_ALLOW_DOWNGRADE' : null, package: inputPath(pkg), packageSha256,
+    domain: layout.manifest.domain, version: layout.manifest.version, signers: a.signers,
+    detail: `delta from ${layout.manifest.base.version}; ` + describeAdmission(a) + (a.overridden.length ? `; --allow-downgrade overrode ${a.overridden.join(', ')}` : ''),
+  });
 }
 
 /** On a case-folding store, two target paths that differ only in case would land on one file. */

@@ -1,21 +1,22 @@
 import { mkdir, rename, rmdir, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { KeyObject } from 'node:crypto';
-import { AirlockError, EXIT, MalformedError, SignatureError, StoreError, UsageError } from '../errors.js';
+import { AirlockError, EXIT, MalformedError, StoreError, UsageError } from '../errors.js';
 import { fsyncDir } from '../util/fsx.js';
 import type { ArchiveLimits } from '../archive/index.js';
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { VERSION_LABEL, readPackage, inputPath, type PackageInput, type PackageLayout } from '../package/index.js';
-import { admitPackage, checkFreshness, recordSeen, type Admission } from './admit.js';
+import { admitPackage, checkFreshness, recordSeen, type Admission, type AllowDowngrade } from './admit.js';
 import { appendAudit, appendAuditLocked, auditWritable } from './audit.js';
 import { readMeta } from './meta.js';
-import { hasPolicy, loadPolicy } from './policy.js';
+import { loadPolicy } from './policy.js';
+import { describeAdmission } from './describe.js';
 import { activateLocked } from './activate.js';
 import { checkDeclared } from './declared.js';
 import { checkSameVersion, existingMeta } from './existing.js';
 import { createStore, existingAncestor, removeCreated, storeKind } from './location.js';
-import { withLock, type StoreLock } from './lock.js';
+import { withLock, type LockOptions, type StoreLock } from './lock.js';
 import { storePaths, versionDir } from './paths.js';
 import type { ProgressEvent } from './progress.js';
 import { checkFreeSpace, requiredBytes } from './space.js';
@@ -34,12 +35,12 @@ export interface ImportOptions {
   lockTimeoutMs?: number;
   /** Stops the import (SIGINT/SIGTERM): every write ends, staging is removed, the lock released. */
   signal?: AbortSignal;
-  /** Issue 14: import even when a freshness rule (downgrade, expiry, audience) refuses; audited. */
-  allowDowngrade?: boolean;
+  /** Issue 14: import even when a freshness rule (downgrade, expiry, audience) refuses, or only the rules named; audited. */
+  allowDowngrade?: AllowDowngrade;
 }
 export interface ImportResult { version: string; status: 'imported' | 'unchanged'; activated: boolean; signers?: string[]; overridden?: string[] }
 
-interface Checked { pkg: PackageInput; size: number; layout: PackageLayout; signer: string | null; label: string; needed: number; admission: Admission; audited: boolean }
+interface Checked { pkg: PackageInput; size: number; layout: PackageLayout; signer: string | null; label: string; needed: number; admission: Admission }
 
 async function packageSize(pkg: PackageInput): Promise<number> {
   if (typeof pkg !== 'string') return pkg.spans.reduce((n, s) => n + s.length, 0); // checked by openVolumes
@@ -67,30 +68,36 @@ export async function importPackage(pkgPath: PackageInput, o: ImportOptions): Pr
   const size = await packageSize(pkg);
   const { store } = o;
   const kind = await storeKind(store);
-  // Issue 14: a store with a trust policy records every import and every refusal in its audit log.
-  const audited = kind === 'dir' && await hasPolicy(store);
+  // Issue 14: every store records every import and every refusal in its audit log; a store that
+  // does not exist yet is not created by a refusal (so that refusal has no log to go to).
+  const audited = kind === 'dir';
   let layout: PackageLayout | null = null;
+  const delta: { domain?: string; version?: string } = {};
   try {
-    if (await isDeltaPackage(pkg)) {
-      if (audited) throw new SignatureError('AIRLOCK_DELTA_POLICY', `${inputPath(pkg)} is a delta package; a store with a trust policy imports full packages only (their signatures are checked against the policy)`, { subject: inputPath(pkg) });
-      return await importDelta(pkg, o); // src/package/delta: rebuilt from a stored base
-    }
+    if (await isDeltaPackage(pkg)) return await importDelta(pkg, o, delta); // src/package/delta: rebuilt from a stored base, admitted as its target
     o.onProgress?.({ phase: 'verify', pkg: inputPath(pkg) });
     layout = await readPackage(pkg);
-    return await importChecked(pkg, size, kind, layout, audited, o);
+    return await importChecked(pkg, size, kind, layout, o);
   } catch (err) {
     // A log that cannot take the line (it is itself broken: AIRLOCK_AUDIT_BROKEN) leaves the refusal unrecorded; the original error stands.
-    if (audited && err instanceof AirlockError && err.exitCode === EXIT.VERIFICATION) await auditRefusal(store, pkg, layout, err).catch(() => {});
+    if (audited && isRefusal(err)) {
+      await auditRefusal(store, pkg, layout?.manifest ?? delta, err, { timeoutMs: o.lockTimeoutMs, signal: o.signal }).catch(() => {});
+    }
     throw err;
   }
 }
 
+/** The package was refused for what it is (exit 4, or a label taken by other content), not a usage or I/O failure. */
+function isRefusal(err: unknown): err is AirlockError {
+  return err instanceof AirlockError && (err.exitCode === EXIT.VERIFICATION || err.code === 'AIRLOCK_VERSION_CONFLICT');
+}
+
 /** A refusal goes into the audit log with its rule's code (the store is otherwise unchanged). */
-async function auditRefusal(store: string, pkg: PackageInput, layout: PackageLayout | null, err: AirlockError): Promise<void> {
+async function auditRefusal(store: string, pkg: PackageInput, m: { domain?: string; version?: string } | null, err: AirlockError, lock: LockOptions): Promise<void> {
   await appendAudit(store, {
     command: 'import', outcome: 'refused', reason: err.code, package: inputPath(pkg), packageSha256: typeof pkg === 'string' ? await fileSha256(pkg).catch(() => null) : null,
-    domain: layout?.manifest.domain ?? null, version: layout?.manifest.version ?? null, signers: (err.details.signers as string[] | undefined) ?? [], detail: err.message.slice(0, 2000),
-  });
+    domain: m?.domain ?? null, version: m?.version ?? null, signers: (err.details.signers as string[] | undefined) ?? [], detail: err.message.slice(0, 2000),
+  }, lock);
 }
 
 async function fileSha256(path: string): Promise<string> {
@@ -99,7 +106,7 @@ async function fileSha256(path: string): Promise<string> {
   return h.digest('hex');
 }
 
-async function importChecked(pkg: PackageInput, size: number, kind: 'dir' | 'missing', layout: PackageLayout, audited: boolean, o: ImportOptions): Promise<ImportResult> {
+async function importChecked(pkg: PackageInput, size: number, kind: 'dir' | 'missing', layout: PackageLayout, o: ImportOptions): Promise<ImportResult> {
   const { store, signal } = o;
   const admission = await admitPackage(store, layout, { trust: o.trust, allowUnsigned: o.allowUnsigned, allowDowngrade: o.allowDowngrade });
   const signer = admission.signers[0] ?? null;
@@ -107,7 +114,7 @@ async function importChecked(pkg: PackageInput, size: number, kind: 'dir' | 'mis
   // The label names a folder: re-check it here whatever the manifest schema allowed.
   if (!VERSION_LABEL.test(label)) throw new MalformedError('AIRLOCK_BAD_LABEL', `package ${inputPath(pkg)} has an invalid version label ${JSON.stringify(label)}`, { subject: 'airlock.json' });
   checkDeclared(layout, o.limits);
-  const c: Checked = { pkg, size, layout, signer, label, needed: requiredBytes(size, layout.manifest.files.map((f) => f.size)), admission, audited };
+  const c: Checked = { pkg, size, layout, signer, label, needed: requiredBytes(size, layout.manifest.files.map((f) => f.size)), admission };
   if (kind === 'missing') await checkFreeSpace(await existingAncestor(store), c.needed, store);
   let created: string[] = [];
   try {
@@ -125,15 +132,15 @@ async function importLocked(c: Checked, o: ImportOptions, lock: StoreLock): Prom
   const { store, onProgress, signal } = o;
   await cleanStaging(store);
   const finalDir = versionDir(store, c.label);
-  const policy = c.audited ? await loadPolicy(store) : null;
-  if (c.audited) await auditWritable(store); // a broken audit log stops the import before anything is committed
+  const policy = await loadPolicy(store);
+  await auditWritable(store); // a broken audit log stops the import before anything is committed
   // Again under the lock: another import may have raised the domain's sequence meanwhile.
-  if (policy) await checkFreshness(store, c.layout.manifest, policy, new Date(), Boolean(o.allowDowngrade));
+  await checkFreshness(store, c.layout.manifest, policy?.policy.identity ?? null, new Date(), o.allowDowngrade ?? false, c.layout.manifestBytes);
   const existing = await existingMeta(finalDir);
   if (existing) {
     await checkSameVersion(c.pkg, c.layout, finalDir, existing, signal);
-    if (o.activate) await activateLocked(store, c.label);
-    if (c.audited) await auditImport(store, c, 'unchanged', existing.packageSha256);
+    await auditImport(store, c, 'unchanged', existing.packageSha256);
+    if (o.activate) await activateLocked(store, c.label, { command: 'import --activate' });
     return { version: c.label, status: 'unchanged', activated: Boolean(o.activate), ...policyFields(c) };
   }
   await checkFreeSpace(store, c.needed);
@@ -160,22 +167,21 @@ async function importLocked(c: Checked, o: ImportOptions, lock: StoreLock): Prom
   await fsyncDir(versions);
   await fsyncDir(stagingRoot);
   if (madeVersions) await fsyncDir(store);
-  if (c.audited) {
-    await recordSeen(store, c.layout.manifest);
-    await auditImport(store, c, 'imported', (await readMeta(finalDir)).packageSha256);
-  }
+  await recordSeen(store, c.layout.manifest);
+  await auditImport(store, c, 'imported', (await readMeta(finalDir)).packageSha256);
   onProgress?.({ phase: 'committed', version: c.label });
   if (o.activate) {
-    await activateLocked(store, c.label);
+    await activateLocked(store, c.label, { command: 'import --activate' });
     onProgress?.({ phase: 'activated', version: c.label });
   }
   await dropStaging(staging, store); // only removes S/staging when now empty
   return { version: c.label, status: 'imported', activated: Boolean(o.activate), ...policyFields(c) };
 }
 
-/** Who signed and which rule was overridden: reported by stores with a trust policy (the result is unchanged for others). */
+/** Who signed and which rule was overridden: reported by stores with a trust policy; by others only when --allow-downgrade overrode a rule. */
 function policyFields(c: Checked): Pick<ImportResult, 'signers' | 'overridden'> {
-  return c.audited ? { signers: c.admission.signers, overridden: c.admission.overridden } : {};
+  const a = c.admission;
+  return a.rule === 'policy' ? { signers: a.signers, overridden: a.overridden } : a.overridden.length ? { overridden: a.overridden } : {};
 }
 
 async function auditImport(store: string, c: Checked, outcome: 'imported' | 'unchanged', packageSha256: string): Promise<void> {
@@ -183,7 +189,7 @@ async function auditImport(store: string, c: Checked, outcome: 'imported' | 'unc
   await appendAuditLocked(store, {
     command: 'import', outcome, reason: a.overridden.length ? 'AIRLOCK_ALLOW_DOWNGRADE' : null, package: inputPath(c.pkg), packageSha256,
     domain: c.layout.manifest.domain, version: c.label, signers: a.signers,
-    detail: `policy ${a.policySerial}: ${a.signers.length} of ${a.need} signer(s) (${a.signerNames.join(', ')})` + (a.overridden.length ? `; --allow-downgrade overrode ${a.overridden.join(', ')}` : ''),
+    detail: describeAdmission(a) + (a.overridden.length ? `; --allow-downgrade overrode ${a.overridden.join(', ')}` : ''),
   });
 }
 

@@ -153,7 +153,7 @@ async function readBounded(path: string): Promise<Buffer | null> {
   }
 }
 
-/** Does the store use a trust policy (and so the audit log and the no-downgrade record)? */
+/** Does the store use a trust policy (else the flat trusted-keys rule; the audit log and the no-downgrade record are kept either way)? */
 export async function hasPolicy(store: string): Promise<boolean> {
   return (await readBounded(trustPaths(store).policy)) !== null;
 }

@@ -9,7 +9,6 @@ import { withLock, type LockOptions } from './lock.js';
 import { storePaths, versionDir } from './paths.js';
 import { readState, type StoreState } from './state.js';
 import { appendAuditLocked } from './audit.js';
-import { hasPolicy } from './policy.js';
 
 /** Why prune kept a version (several may hold at once). */
 export type KeepReason =
@@ -71,8 +70,8 @@ export async function pruneReport(store: string, keep: number, o?: LockOptions):
     }
     await rmdir(staging).catch(() => {}); // only when empty
     const deleted = plan.filter((e) => e.deleted).map((e) => e.version);
-    // Issue 14: recorded in the audit log of a store with a trust policy (seen.json keeps the sequences).
-    if (deleted.length && await hasPolicy(store)) {
+    // Issue 14: recorded in every store's audit log (trust/seen.json keeps the sequences).
+    if (deleted.length) {
       await appendAuditLocked(store, { command: 'prune', outcome: 'pruned', detail: `keep ${keep}; deleted ${deleted.join(', ')}` });
     }
     return { keep, versions: plan, deleted };

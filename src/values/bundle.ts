@@ -20,6 +20,8 @@ export interface InstallOptions {
   signal?: AbortSignal;
   /** Download progress (the CLI's shared reporter). */
   onProgress?: (p: DownloadProgress) => void;
+  /** Freshness rules to override (importPackage's allowDowngrade; recorded in the audit log). */
+  allowDowngrade?: readonly string[];
 }
 export interface Installed { version: string; status: 'imported' | 'unchanged'; form: 'package' | 'archive'; bytes: number }
 
@@ -56,7 +58,7 @@ export async function installBundle(o: InstallOptions): Promise<Installed> {
         throw new MalformedError('AIRLOCK_VERSION_MISMATCH', `the package at ${safe} is version ${layout.manifest.version}, but staticExport.version pins ${o.label}`, { subject: 'staticExport.version' });
       }
       // importPackage verifies everything (signature against trust + the store's trusted-keys, digests, safety).
-      const r = await importPackage(part, { store: o.store, trust, allowUnsigned: o.allowUnsigned, activate: o.activate, signal: o.signal });
+      const r = await importPackage(part, { store: o.store, trust, allowUnsigned: o.allowUnsigned, activate: o.activate, signal: o.signal, allowDowngrade: o.allowDowngrade });
       return { ...r, form: 'package', bytes: dl.size };
     }
     if (!o.allowUnsigned) {
@@ -72,7 +74,7 @@ export async function installBundle(o: InstallOptions): Promise<Installed> {
     const pkg = join(dir, `${key}.airlock`);
     await writePackage({ outPath: pkg, manifest, archivePath: part });
     try {
-      const r = await importPackage(pkg, { store: o.store, trust: [], allowUnsigned: true, activate: o.activate, signal: o.signal });
+      const r = await importPackage(pkg, { store: o.store, trust: [], allowUnsigned: true, activate: o.activate, signal: o.signal, allowDowngrade: o.allowDowngrade });
       return { ...r, form: 'archive', bytes: dl.size };
     } finally {
       await rm(pkg, { force: true });

@@ -113,7 +113,9 @@ describe('airlock import interrupted', () => {
     const tmp = (await readdir(store, { recursive: true })).filter((f) => f.endsWith('.tmp'));
     expect(tmp).toEqual([]); // the stopped workers' half-written variants are gone
     // No staging, no lock, no state (never activated); the leases folder may stay (empty).
-    expect((await readdir(store)).filter((e) => e !== 'leases').sort()).toEqual(['versions']); // never activated: no state.json
+    // Issue 14: the import was logged at its commit (audit.log/.head, trust/seen.json); never activated: no state.json.
+    expect((await readdir(store)).filter((e) => e !== 'leases').sort()).toEqual(['audit.head', 'audit.log', 'trust', 'versions']);
+    expect(JSON.parse(airlock(['audit', 'verify', '--store', store, '--json']).stdout)).toMatchObject({ ok: true, lines: 1 });
   });
 });
 

@@ -7,6 +7,7 @@ import { makePackage } from '../helpers/make-package.js';
 import { privateTmp, sleep, startAirlock, type Proc } from '../helpers/proc.js';
 import { cleanup, labelledSite, setActive, tempRoot, writeVersion } from '../serve/helpers.js';
 import { SITE_DIR } from '../fetch/emu.js';
+import { verifyAudit } from '../../src/store/audit.js';
 
 /**
  * issue 12 §5: a second SIGTERM 10 ms after the first (what GNU `timeout` sends) killed preview
@@ -135,8 +136,10 @@ describe('repeated signals never cut a clean-up short (through the binary)', () 
     const outcomes = await stormLoop({
       args: () => ['import', pkg, '--store', s, '--allow-unsigned', '--activate'], runs: 10, seed: 6, hangupStops: true, maxDelayMs: 1500, okCodes: [0, 1],
       check: async (p) => {
-        const entries = (await readdir(s).catch(() => [] as string[])).filter((e) => !['versions', 'state.json', 'leases'].includes(e));
+        // Issue 14: the audit log (and trust/seen.json) may be there, and its chain holds whatever the signal hit.
+        const entries = (await readdir(s).catch(() => [] as string[])).filter((e) => !['versions', 'state.json', 'leases', 'audit.log', 'audit.head', 'trust'].includes(e));
         expect(entries, p.stderr()).toEqual([]);
+        expect((await verifyAudit(s)).ok, p.stderr()).toBe(true);
         expect(await readdir(join(s, 'leases')).catch(() => [])).toEqual([]);
         const versions = await readdir(join(s, 'versions')).catch(() => [] as string[]);
         if (p.child.exitCode === 1) expect(p.stderr()).toContain('[AIRLOCK_INTERRUPTED]');

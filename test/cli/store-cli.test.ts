@@ -87,13 +87,16 @@ describe('airlock import/list/activate/rollback/prune', () => {
 
   it('two imports from two processes at once both succeed (the lock serialises them)', async () => {
     const store = join(dir, 'store-concurrent');
+    // Issue 14: whichever takes the lock second may be older than the first (v1 after v2: a
+    // downgrade, refused without --allow-downgrade); the override keeps this test about the lock.
     const [a, b] = await Promise.all([
-      runAsync(['import', pkgs.v1!, '--store', store, '--trust', key.pubPath, '--no-precompress']),
-      runAsync(['import', pkgs.v2!, '--store', store, '--trust', key.pubPath, '--no-precompress']),
+      runAsync(['import', pkgs.v1!, '--store', store, '--trust', key.pubPath, '--no-precompress', '--allow-downgrade']),
+      runAsync(['import', pkgs.v2!, '--store', store, '--trust', key.pubPath, '--no-precompress', '--allow-downgrade']),
     ]);
     expect([a.status, b.status]).toEqual([0, 0]);
     const list = JSON.parse(run(['list', '--store', store, '--json']).stdout);
     expect(list.versions.map((v: { version: string }) => v.version).sort()).toEqual(['v1', 'v2']);
+    expect(JSON.parse(run(['audit', 'verify', '--store', store, '--json']).stdout)).toMatchObject({ ok: true, lines: 2 });
   });
 
   it('usage and lookup errors: unknown version exits 1, missing --keep and bad labels exit 2', async () => {

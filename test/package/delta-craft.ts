@@ -30,8 +30,8 @@ export async function craftDelta(from: string, outPath: string, o: {
   members.push({ name: 'ops.json.gz', body: { bytes: opsGz } });
   const targetPatch = o.targetBytes && o.baseBytes ? gzipSync(Buffer.from(createDelta(new Uint8Array(o.baseBytes), new Uint8Array(o.targetBytes)))) : l.target.patch;
   members.push({ name: 'target.json.gz', body: { bytes: targetPatch } });
-  const tsig = o.targetSig === undefined ? l.target.signature : o.targetSig;
-  if (tsig) members.push({ name: 'target.json.sig', body: { bytes: tsig } });
+  const tsigs = o.targetSig === undefined ? l.target.signatures : o.targetSig ? [o.targetSig] : [];
+  tsigs.forEach((t, i) => members.push({ name: i === 0 ? 'target.json.sig' : `target.json.sig.${i + 1}`, body: { bytes: t } }));
   members.push({ name: 'payload.gz', body: { bytes: payload } });
   await writeMembers(outPath, members, new Date('2025-01-15T12:00:00Z'));
   return outPath;

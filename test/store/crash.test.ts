@@ -52,7 +52,7 @@ describe('crash safety: import killed with SIGKILL', () => {
       expect(again).toMatchObject({ version: 'v1', status: point === 'committed' ? 'unchanged' : 'imported', activated: true });
       expect(await assertConsistent(store)).toEqual(['v1']);
       expect((await readState(store)).active).toBe('v1');
-      expect((await readdir(store)).sort()).toEqual(['state.json', 'versions']); // staging and lock gone
+      expect((await readdir(store)).sort()).toEqual(['audit.head', 'audit.log', 'state.json', 'trust', 'versions']); // staging and lock gone
     });
   }
 });

@@ -9,6 +9,9 @@ import { writeMembers } from '../../src/package/delta/write.js';
 import { importPackage } from '../../src/store/index.js';
 import { jsonMutants, mutants } from '../helpers/mutate.js';
 import { buildPackage, makeTempDir, treeDigest } from './helpers.js';
+import { auditCount } from './audit-expect.js';
+import { verifyAudit } from '../../src/store/audit.js';
+let pristineLines = 0;
 
 /**
  * Bounded mutation fuzz of the delta format (issue 15): byte mutants of a real signed delta, and
@@ -47,6 +50,7 @@ beforeAll(async () => {
   pristine = join(dir, 'pristine');
   await importPackage(v1, { store: pristine, trust });
   before = await treeDigest(pristine);
+  pristineLines = await auditCount(pristine);
 }, 60_000);
 afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
 
@@ -64,6 +68,8 @@ async function tryImport(bytes: Buffer, what: string): Promise<'ok' | 4> {
     const e = toAirlockError(err);
     if (e.exitCode !== 4 || e.code === 'AIRLOCK_INTERNAL') throw new Error(`${what}: import exited ${e.exitCode} ${e.code}: ${e.message}`, { cause: err });
     expect(await treeDigest(store), `${what}: store changed`).toBe(before);
+    expect(await auditCount(store), `${what}: one refusal line`).toBe(pristineLines + 1); // issue 14
+    expect((await verifyAudit(store)).ok, `${what}: audit chain`).toBe(true);
     return 4;
   } finally {
     await rm(store, { recursive: true, force: true });

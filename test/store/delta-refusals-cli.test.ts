@@ -3,6 +3,7 @@ import { cp, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { airlock } from '../helpers/bin.js';
 import { buildPackage, makeKey, makeTempDir, treeDigest, type TestKey } from './helpers.js';
+import { auditCount, expectRefusalLogged } from './audit-expect.js';
 import { craftDelta, relayout } from '../package/delta-craft.js';
 import { readDelta } from '../../src/package/delta/index.js';
 import { readPackage } from '../../src/package/index.js';
@@ -51,10 +52,12 @@ async function storeWithV1(): Promise<{ store: string; before: string }> {
 }
 async function refused(pkg: string, code: string, ...more: string[]): Promise<string> {
   const { store, before } = await storeWithV1();
+  const lines = await auditCount(store);
   const r = importInto(pkg, store, ...more);
   expect(r.stderr).toContain(`[${code}]`);
   expect(r.status).toBe(4);
   expect(await treeDigest(store)).toBe(before);
+  await expectRefusalLogged(store, lines, code); // issue 14: the one change a refusal makes
   return r.stderr;
 }
 const crafted = (name: string) => join(dir, `crafted-${name}.delta.airlock`);
@@ -66,12 +69,14 @@ describe('delta import refusals (store unchanged)', () => {
     const v0 = await buildPackage(dir, { version: 'v0', files: site('zero'), key });
     expect(importInto(v0, empty).status).toBe(0);
     const before = await treeDigest(empty);
+    const lines = await auditCount(empty);
     const r = importInto(delta, empty);
     expect(r.status).toBe(4);
     expect(r.stderr).toContain('[AIRLOCK_DELTA_BASE]');
     expect(r.stderr).toContain('version v1');
     expect(r.stderr).toContain(l.manifest.base.manifestSha256);
     expect(await treeDigest(empty)).toBe(before);
+    expect(await expectRefusalLogged(empty, lines, 'AIRLOCK_DELTA_BASE')).toMatchObject({ domain: 'docs.example.com', version: 'v2' });
     const none = join(dir, 'no-store');
     expect(importInto(delta, none).status).toBe(4);
     await expect(readFile(join(none, 'state.json'))).rejects.toThrow();

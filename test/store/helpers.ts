@@ -95,13 +95,21 @@ export async function buildPackage(dir: string, o: BuildOptions): Promise<string
   return out;
 }
 
-/** A digest of a whole tree (paths, kinds, contents) to prove "byte-for-byte unchanged". */
-export async function treeDigest(root: string): Promise<string> {
+/** What a refusal may change in a store: it appends one line to the audit log (issue 14). */
+export const AUDIT_FILES = ['audit.log', 'audit.head'];
+
+/**
+ * A digest of a whole tree (paths, kinds, contents) to prove "byte-for-byte unchanged". The
+ * store's audit log and its head (at the root) are left out unless `all`: a refusal appends one
+ * line there; assert that line with expectRefusalLogged.
+ */
+export async function treeDigest(root: string, o: { all?: boolean } = {}): Promise<string> {
   const h = createHash('sha256');
   const visit = async (dir: string): Promise<void> => {
     const entries = (await readdir(dir, { withFileTypes: true }).catch(() => [])).sort((a, b) => (a.name < b.name ? -1 : 1));
     for (const e of entries) {
       const p = join(dir, e.name);
+      if (!o.all && dir === root && AUDIT_FILES.includes(e.name)) continue;
       h.update(`${relative(root, p)}\0${e.isDirectory() ? 'd' : 'f'}\0`);
       if (e.isDirectory()) await visit(p);
       else h.update(await readFile(p));

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { activate, rollback, listVersions, readState, prune, planPrune, acquireLease, resolveStore } from '../../src/store/index.js';
 import { fakeVersion } from './fake.js';
 import { makeTempDir } from './helpers.js';
+import { readAudit, verifyAudit } from '../../src/store/audit.js';
 
 const dirs: string[] = [];
 afterEach(async () => {
@@ -34,7 +35,8 @@ describe('activate and rollback', () => {
     await expect(rollback(store)).resolves.toBe('v1');
     expect(await readState(store)).toMatchObject({ active: 'v1', previous: 'v2' });
     await expect(rollback(store)).resolves.toBe('v2');
-    expect((await readdir(store)).sort()).toEqual(['state.json', 'versions']); // no temp or lock files left
+    expect((await readAudit(store)).map((l) => `${l.command} ${l.outcome} ${l.version}`)).toEqual(['activate activated v1', 'activate activated v2', 'rollback rolled-back v1', 'rollback rolled-back v2']);
+    expect((await readdir(store)).sort()).toEqual(['audit.head', 'audit.log', 'state.json', 'versions']); // no temp or lock files left
   });
 
   it('re-activating the active version keeps previous', async () => {
@@ -108,7 +110,11 @@ describe('prune', () => {
     const deleted = await prune(store, 1);
     expect(deleted.sort()).toEqual(['v3', 'v4']);
     expect((await listVersions(store)).map((v) => v.version)).toEqual(['v5', 'v2', 'v1']);
-    expect((await readdir(store)).sort()).toEqual(['state.json', 'versions']);
+    expect((await readdir(store)).sort()).toEqual(['audit.head', 'audit.log', 'state.json', 'versions']);
+    // Issue 14: every store records activations and prunes in its audit log.
+    expect((await readAudit(store)).map((l) => `${l.command} ${l.outcome} ${l.version ?? ''}`)).toEqual(['activate activated v1', 'activate activated v2', 'prune pruned ']);
+    expect((await readAudit(store))[2]!.detail).toMatch(/^keep 1; deleted v[34], v[34]$/);
+    expect((await verifyAudit(store)).ok).toBe(true);
   });
 
   it('never deletes a version leased by a live server; a dead server\'s lease is ignored and removed', async () => {

@@ -23,7 +23,7 @@ export async function installPolicy(store: string, keys: Named[], threshold: num
 export const signBytes = (bytes: Buffer, keys: KeyObject[]): Buffer[] => keys.map((k) => sign(null, bytes, k));
 
 /** A package signed by each of `signers` (in order), with manifest fields set before signing. */
-export async function signedPackage(dir: string, version: string, signers: Pair[], fields: { sequence?: number; expiresAt?: string; audience?: string; domain?: string } = {}): Promise<string> {
+export async function signedPackage(dir: string, version: string, signers: Pair[], fields: { sequence?: number; expiresAt?: string; audience?: string; domain?: string; createdAt?: string } = {}): Promise<string> {
   const { domain, ...rest } = fields;
   const pkg = await buildPackage(dir, { version, files: sampleSite(version), domain, name: `${version}-${Math.random().toString(36).slice(2, 8)}.airlock`, tamper: (m) => Object.assign(m, rest) });
   for (const s of signers) await addSignature(pkg, s.priv);

@@ -11,6 +11,7 @@ import { verifyAudit } from '../../src/store/audit.js';
 import { readPackage } from '../../src/package/reader.js';
 import { fingerprint } from '../../src/package/keys.js';
 import { makeTempDir, buildPackage, sampleSite } from './helpers.js';
+import { auditCount, expectRefusalLogged } from './audit-expect.js';
 import { pair, signaturesBy, withSignatures } from '../helpers/multisig.js';
 import { installPolicy, lastAudit, signBytes, signedPackage, storeDigest, type Named } from './trust-helpers.js';
 
@@ -27,10 +28,10 @@ const imp = (pkg: string, store: string, o: { allowDowngrade?: boolean } = {}) =
 /** Import must refuse with exit 4 and `code`, leave everything but the audit log unchanged, and log the refusal. */
 async function refused(pkg: string, store: string, code: string): Promise<void> {
   const before = await storeDigest(store);
+  const lines = await auditCount(store);
   await expect(imp(pkg, store)).rejects.toMatchObject({ code, exitCode: 4 });
   expect(await storeDigest(store)).toBe(before);
-  expect(await lastAudit(store)).toMatchObject({ command: 'import', outcome: 'refused', reason: code });
-  expect((await verifyAudit(store)).ok).toBe(true);
+  await expectRefusalLogged(store, lines, code);
 }
 
 describe('trust policy: thresholds (issue 14)', () => {
@@ -170,12 +171,16 @@ describe('no downgrade, no replay, no freeze (issue 14)', () => {
     expect((await imp(await signedPackage(dir, 'm2', [alice], { sequence: 2, audience: 'plant-a' }), store)).status).toBe('imported');
   });
 
-  it('a package without a sequence is accepted until the store has seen a sequenced one for its domain', async () => {
+  it('a package without a sequence (older airlock) is ordered by its createdAt: an older one is refused as a downgrade', async () => {
     const store = freshStore();
     await installPolicy(store, [alice], 1);
-    expect((await imp(await signedPackage(dir, 'legacy1', [alice]), store)).status).toBe('imported');
-    await imp(await signedPackage(dir, 'seq1', [alice], { sequence: 10 }), store);
-    await refused(await signedPackage(dir, 'legacy2', [alice]), store, 'AIRLOCK_NO_SEQUENCE');
+    const at = (iso: string) => ({ createdAt: iso });
+    expect((await imp(await signedPackage(dir, 'legacy1', [alice], at('2025-01-01T00:00:00.000Z')), store)).status).toBe('imported');
+    await imp(await signedPackage(dir, 'seq1', [alice], { sequence: Date.parse('2025-06-01T00:00:00.000Z') }), store);
+    await refused(await signedPackage(dir, 'legacy2', [alice], at('2025-03-01T00:00:00.000Z')), store, 'AIRLOCK_DOWNGRADE');
+    expect((await lastAudit(store)).detail).toMatch(/no sequence, and its createdAt 2025-03-01T00:00:00.000Z/);
+    expect((await imp(await signedPackage(dir, 'legacy3', [alice], at('2026-01-01T00:00:00.000Z')), store)).status).toBe('imported');
+    await refused(await signedPackage(dir, 'seq2', [alice], { sequence: Date.parse('2025-12-31T00:00:00.000Z') }), store, 'AIRLOCK_DOWNGRADE');
   });
 
   it('verify --store answers exactly as import would, and writes nothing', async () => {
@@ -232,8 +237,8 @@ describe('audit log and import (issue 14)', () => {
   });
 });
 
-describe('stores without a policy (before issue 14)', () => {
-  it('trusted-keys/ still means any one key, and no trust or audit files appear', async () => {
+describe('stores without a policy', () => {
+  it('trusted-keys/ still means any one key; the audit log and seen sequences are kept, no policy appears', async () => {
     const store = freshStore();
     const pkg = await buildPackage(dir, { version: 'flat1', files: sampleSite('flat1'), name: 'flat1.airlock' });
     const withSig = join(dir, 'flat1-signed.airlock');
@@ -243,6 +248,9 @@ describe('stores without a policy (before issue 14)', () => {
     // A stranger's extra signature is ignored; alice's (from trusted-keys/) is enough.
     expect(await admitPackage(store, await readPackage(withSig), { trust: [] })).toMatchObject({ rule: 'flat', signers: [fingerprint(alice.pub)], need: 1 });
     expect((await importPackage(withSig, { store, trust: [] })).status).toBe('imported');
-    expect((await readdir(store)).sort()).toEqual(['trusted-keys', 'versions']);
+    // Issue 14 (since): every store keeps the audit log and the highest sequence seen; no policy appears.
+    expect((await readdir(store)).sort()).toEqual(['audit.head', 'audit.log', 'trust', 'trusted-keys', 'versions']);
+    expect(await readdir(join(store, 'trust'))).toEqual(['seen.json']);
+    expect(await lastAudit(store)).toMatchObject({ outcome: 'imported', signers: [fingerprint(alice.pub)], detail: 'no trust policy: signed by a trusted key' });
   });
 });

@@ -5,6 +5,7 @@ import { Header, Pax } from 'tar';
 import { DigestMismatchError } from '../../errors.js';
 import type { FileRecord } from '../../archive/index.js';
 import { BLOCK, MIN_TAIL, encodeHeader, padded } from '../tar-header.js';
+import { signatureMember } from '../reader.js';
 
 /**
  * The canonical form of a site as a plain tar, a pure function of (files, mtime): entries in
@@ -87,7 +88,9 @@ export interface CanonicalPackage { packageSha256: string; archiveSha256: string
  * archive (members airlock.json, airlock.json.sig?, bundle.tar, end blocks; mtime = createdAt). The
  * file is created exclusively and fsynced; the caller owns its name (a staging folder).
  */
-export async function writeCanonicalPackage(o: { outPath: string; manifestBytes: Buffer; signature: Buffer | null; createdAt: string; siteDir: string; files: readonly FileRecord[]; signal?: AbortSignal }): Promise<CanonicalPackage> {
+export async function writeCanonicalPackage(o: { outPath: string; manifestBytes: Buffer; signature: Buffer | null;
+  /** Every signature (airlock.json.sig, .sig.2 …), when there are several (issue 14); else `signature`. */
+  signatures?: readonly Buffer[]; createdAt: string; siteDir: string; files: readonly FileRecord[]; signal?: AbortSignal }): Promise<CanonicalPackage> {
   const mtime = new Date(Math.floor(Date.parse(o.createdAt) / 1000) * 1000);
   const fh = await open(o.outPath, 'wx', 0o644);
   try {
@@ -98,7 +101,8 @@ export async function writeCanonicalPackage(o: { outPath: string; manifestBytes:
       if (padded(body.length) > body.length) await out.write(Buffer.alloc(padded(body.length) - body.length));
     };
     await member('airlock.json', o.manifestBytes);
-    if (o.signature) await member('airlock.json.sig', o.signature);
+    const sigs = o.signatures ?? (o.signature ? [o.signature] : []);
+    for (const [i, sig] of sigs.entries()) await member(signatureMember(i + 1), sig);
     const archiveSize = canonicalTarSize(o.files, mtime);
     await out.write(encodeHeader(CANONICAL_ARCHIVE, archiveSize, mtime));
     const archiveOffset = out.bytes;

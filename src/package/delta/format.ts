@@ -18,13 +18,18 @@ import { MANIFEST_BOUNDS } from '../manifest.js';
  *                     zeroed) and the receiver fills the digests of the files it rebuilt; with
  *                     "inline" on the exact bytes. Either way the result must have the sha256
  *                     `target.manifestSha256` names
- *   target.json.sig   optional: the target manifest's signature, exactly as in the full target package
+ *   target.json.sig   optional: the target manifest's signatures, exactly as in the full target
+ *   target.json.sig.2 package (raw 64-byte Ed25519 over the exact target manifest bytes), numbered
+ *   …                 without a gap, at most 32 (issue 14: a 2-of-3 policy admits a delta as it
+ *                     would the full package; `airlock sign DELTA` adds one)
  *   payload.gz        gzip of the concatenated blobs that the ops point into (offsets before compression)
  * A reader of airlock-package/1 refuses it (format), so an old tool fails closed.
  */
 export const DELTA_FORMAT = 'airlock-delta/1';
 export const DELTA_MEMBERS = { manifest: 'airlock.json', sig: 'airlock.json.sig', ops: 'ops.json.gz', target: 'target.json.gz', targetSig: 'target.json.sig', payload: 'payload.gz' } as const;
 /** One patch (fossil delta) or base file read into memory on the receiving side is at most this big; larger files travel whole. */
+/** target.json.sig, target.json.sig.2, … (as a package's airlock.json.sig.N). */
+export const targetSignatureMember = (n: number): string => (n === 1 ? DELTA_MEMBERS.targetSig : `${DELTA_MEMBERS.targetSig}.${n}`);
 export const MAX_PATCH_SOURCE = 64 * 1024 * 1024;
 
 const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'must be a lowercase hex sha256');

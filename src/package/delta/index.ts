@@ -6,3 +6,4 @@ export { rebuildSite } from './apply.js';
 export { writeCanonicalPackage, CANONICAL_ARCHIVE } from './canonical.js';
 export { makeDelta, deltaPath, fullPath, type DeltaOptions, type DeltaSummary } from './make.js';
 export { verifyDelta, type DeltaVerifyReport } from './verify.js';
+export { addDeltaSignature, type DeltaSignResult } from './sign.js';

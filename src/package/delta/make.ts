@@ -10,10 +10,10 @@ import { UsageError } from '../../errors.js';
 import { extractArchive, hashByteSource, type FileRecord } from '../../archive/index.js';
 import { compareToManifest } from '../compare.js';
 import { type Manifest } from '../manifest.js';
-import { readPackage, type PackageLayout } from '../reader.js';
+import { MAX_SIGNATURES, readPackage, type PackageLayout } from '../reader.js';
 import { writePackage } from '../writer.js';
 import { CANONICAL_ARCHIVE, HashingOut, writeCanonicalTar } from './canonical.js';
-import { DELTA_FORMAT, DELTA_MEMBERS, encodeDeltaManifest, sha256Hex, type DeltaManifestFields, type DeltaOp } from './format.js';
+import { DELTA_FORMAT, DELTA_MEMBERS, encodeDeltaManifest, sha256Hex, targetSignatureMember, type DeltaManifestFields, type DeltaOp } from './format.js';
 import { digestTemplate, fillDigests } from './template.js';
 import { basePeers, planFile } from './plan.js';
 import { writeMembers } from './write.js';
@@ -42,6 +42,19 @@ function manifestTemplates(base: PackageLayout, target: PackageLayout): [Buffer,
   if (!b || !t) return null;
   const back = fillDigests(t, target.manifest.files.map((f) => f.sha256));
   return back?.equals(target.manifestBytes) ? [b, t] : null;
+}
+
+/**
+ * Every signature of the target manifest the delta can carry (issue 14): the target package's
+ * (--sign-key), and NEW's own when NEW's manifest is byte for byte the target's (NEW is already
+ * canonical, e.g. a .full package that several people signed), each distinct one once, at most
+ * MAX_SIGNATURES. NEW's signatures over other bytes do not verify over the target and are left
+ * out: further signers sign the delta (`airlock sign DELTA`), which signs the target manifest.
+ */
+function targetSignatures(newL: PackageLayout, targetL: PackageLayout): Buffer[] {
+  const all = [...targetL.signatures, ...(newL.manifestBytes.equals(targetL.manifestBytes) ? newL.signatures : [])];
+  const seen = new Set<string>();
+  return all.filter((s) => !seen.has(s.toString('hex')) && Boolean(seen.add(s.toString('hex')))).slice(0, MAX_SIGNATURES);
 }
 
 /**
@@ -123,7 +136,7 @@ export async function makeDelta(o: DeltaOptions): Promise<DeltaSummary> {
     const [from, to] = templates ?? [oldL.manifestBytes, targetL.manifestBytes];
     const targetPatch = gzipSync(Buffer.from(createDelta(new Uint8Array(from), new Uint8Array(to))), { level: 9 });
     members.push({ name: DELTA_MEMBERS.target, body: { bytes: targetPatch } });
-    if (targetL.signature) members.push({ name: DELTA_MEMBERS.targetSig, body: { bytes: targetL.signature } });
+    for (const [i, sig] of targetSignatures(newL, targetL).entries()) members.push({ name: targetSignatureMember(i + 1), body: { bytes: sig } });
     const written = await writeMembers(dOut, [...members, { name: DELTA_MEMBERS.payload, body: { file: payloadPath, size: payloadSize } }], mtime);
     return {
       delta: written.path, full: full.path, base: manifest.base, version: nm.version,

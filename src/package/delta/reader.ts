@@ -2,10 +2,10 @@ import { gunzipSync } from 'node:zlib';
 import { applyDelta, getDeltaTargetSize } from 'fossil-delta';
 import { MalformedError, DigestMismatchError } from '../../errors.js';
 import { parseManifest, type Manifest } from '../manifest.js';
-import { MAX_MANIFEST_BYTES, SIGNATURE_BYTES, inputPath, type PackageInput } from '../reader.js';
+import { MAX_MANIFEST_BYTES, MAX_SIGNATURES, SIGNATURE_BYTES, inputPath, type PackageInput } from '../reader.js';
 import type { FileSpan } from '../../archive/index.js';
 import { CANONICAL_ARCHIVE } from './canonical.js';
-import { DELTA_MEMBERS as M, parseDeltaEnvelope, parseDeltaOps, sha256Hex, type DeltaManifest } from './format.js';
+import { DELTA_MEMBERS as M, parseDeltaEnvelope, parseDeltaOps, sha256Hex, targetSignatureMember, type DeltaManifest } from './format.js';
 import { ZERO_DIGEST, digestTemplate, fillDigests } from './template.js';
 import { openFile, readExact, readMembers, type Member } from './members.js';
 
@@ -16,12 +16,18 @@ export interface DeltaLayout {
   manifest: DeltaManifest;
   manifestBytes: Buffer;
   signature: Buffer | null;
-  /** The target manifest as carried: a gzipped fossil delta against the base's manifest (template) bytes (resolveTarget). */
-  target: { patch: Buffer; signature: Buffer | null };
+  /**
+   * The target manifest as carried: a gzipped fossil delta against the base's manifest (template)
+   * bytes (resolveTarget), and every signature of the target manifest (target.json.sig,
+   * target.json.sig.2 … at most MAX_SIGNATURES; `signature` is the first), as in the full package.
+   */
+  target: { patch: Buffer; signature: Buffer | null; signatures: Buffer[] };
   payload: Member;
 }
 
-const ORDER = [{ name: M.manifest }, { name: M.sig, optional: true }, { name: M.ops }, { name: M.target }, { name: M.targetSig, optional: true }, { name: M.payload }];
+const TARGET_SIGS = Array.from({ length: MAX_SIGNATURES }, (_, i) => targetSignatureMember(i + 1));
+/** The members of a delta package, in order (optional ones may be absent). */
+export const DELTA_ORDER = [{ name: M.manifest }, { name: M.sig, optional: true }, { name: M.ops }, { name: M.target }, ...TARGET_SIGS.map((name) => ({ name, optional: true })), { name: M.payload }];
 
 /** Is this file a delta package? Only its first member's name and the start of its manifest are read. */
 export async function isDeltaPackage(input: PackageInput): Promise<boolean> {
@@ -47,7 +53,11 @@ export async function readDelta(input: PackageInput): Promise<DeltaLayout> {
   const path = inputPath(input);
   const { fh, size } = await openFile(input, 'delta package');
   try {
-    const members = await readMembers(fh, size, ORDER, `delta package ${path}`);
+    const members = await readMembers(fh, size, DELTA_ORDER, `delta package ${path}`);
+    // Target signatures are numbered 1, 2, 3 … without a gap (a package's rule); more than MAX_SIGNATURES is an unexpected member above.
+    const targetSigs = TARGET_SIGS.filter((name) => members.has(name));
+    const gap = targetSigs.findIndex((name, i) => name !== TARGET_SIGS[i]);
+    if (gap >= 0) throw new MalformedError('AIRLOCK_PACKAGE_MEMBERS', `delta package ${path}: ${targetSigs[gap]} follows ${gap === 0 ? M.target : targetSigs[gap - 1]}; target signatures are ${TARGET_SIGS[0]}, ${TARGET_SIGS[1]} … in order, without a gap`, { subject: targetSigs[gap]! });
     const body = async (m: Member | undefined, max: number): Promise<Buffer | null> => {
       if (!m) return null;
       if (m.size > max) throw new MalformedError('AIRLOCK_BAD_MANIFEST', `${m.name} is ${m.size} bytes (limit ${max})`, { subject: m.name });
@@ -67,9 +77,11 @@ export async function readDelta(input: PackageInput): Promise<DeltaLayout> {
     const patch = (await body(members.get(M.target), MAX_MANIFEST_BYTES))!;
     const layout: DeltaLayout = {
       path, ...(typeof input === 'string' ? {} : { spans: input.spans }), manifest, manifestBytes, signature: await sigOf(members.get(M.sig)),
-      target: { patch, signature: await sigOf(members.get(M.targetSig)) },
+      target: { patch, signature: null, signatures: [] },
       payload: members.get(M.payload)!,
     };
+    for (const name of targetSigs) layout.target.signatures.push((await sigOf(members.get(name)))!);
+    layout.target.signature = layout.target.signatures[0] ?? null;
     if (layout.payload.size !== manifest.payload.size) throw bad(`payload.gz is ${layout.payload.size} bytes but the delta manifest says ${manifest.payload.size}`, M.payload);
     if (manifest.base.version === manifest.version) throw bad(`the delta's base and target are both version ${manifest.version}`, M.manifest);
     return layout;
@@ -100,7 +112,7 @@ function bad(message: string, subject: string): MalformedError {
  * or a digest template whose file digests are zeros (`template`; finishTarget fills them). Either
  * way parsed like any package manifest and held to the delta's own rules.
  */
-export interface ResolvedTarget { manifest: Manifest; manifestBytes: Buffer; signature: Buffer | null; template: boolean }
+export interface ResolvedTarget { manifest: Manifest; manifestBytes: Buffer; signature: Buffer | null; signatures: Buffer[]; template: boolean }
 
 /**
  * Rebuild the target manifest (or its template) from the base's exact manifest bytes (bounded: the
@@ -122,7 +134,7 @@ export function resolveTarget(l: DeltaLayout, baseManifestBytes: Buffer, baseMan
   if (!template) checkTargetDigest(l, bytes);
   const manifest = parseManifest(bytes, 'the target manifest');
   if (template && manifest.files.some((f) => f.sha256 !== ZERO_DIGEST)) throw bad('the target manifest template has file digests that are not zeroed', M.target);
-  const t: ResolvedTarget = { manifest, manifestBytes: bytes, signature: l.target.signature, template };
+  const t: ResolvedTarget = { manifest, manifestBytes: bytes, signature: l.target.signature, signatures: l.target.signatures, template };
   checkConsistent(l, t.manifest);
   return t;
 }
@@ -149,7 +161,7 @@ export function finishTarget(l: DeltaLayout, t: ResolvedTarget, digests: Readonl
     const shown = built.slice(0, 10).join(', ') + (built.length > 10 ? `, … (${built.length} in all)` : '');
     throw new DigestMismatchError('AIRLOCK_DIGEST_MISMATCH', `the files rebuilt from this delta do not give the signed target manifest (sha256 ${l.manifest.target.manifestSha256}): a copy, patch or whole file is wrong; the delta built ${shown}`, { subject: M.target });
   }
-  return { manifest: parseManifest(bytes, 'the target manifest'), manifestBytes: bytes, signature: t.signature, template: false };
+  return { manifest: parseManifest(bytes, 'the target manifest'), manifestBytes: bytes, signature: t.signature, signatures: t.signatures, template: false };
 }
 
 function checkConsistent(l: DeltaLayout, t: Manifest): void {

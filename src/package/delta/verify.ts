@@ -2,15 +2,16 @@ import { DigestMismatchError } from '../../errors.js';
 import { hashByteSource } from '../../archive/index.js';
 import { inputRange, type PackageInput } from '../reader.js';
 import { checkSignature, type TrustOptions } from '../signature.js';
-import { readDelta } from './reader.js';
+import { readDelta, type DeltaLayout } from './reader.js';
 import type { DeltaManifest } from './format.js';
 
 export interface DeltaVerifyReport {
   manifest: DeltaManifest;
   signed: boolean;
   signer: string | null;
-  /** The target manifest's signature travels too; it is checked at import, once rebuilt from the base. */
+  /** The target manifest's signatures travel too; they are checked at import, once it is rebuilt from the base. */
   targetSigned: boolean;
+  targetSignatures: number;
 }
 
 /**
@@ -19,13 +20,16 @@ export interface DeltaVerifyReport {
  * — every file, the canonical archive, the target signature — is checked at import, where the
  * base is (src/store/delta-import.ts).
  */
-export async function verifyDelta(input: PackageInput, o: TrustOptions): Promise<DeltaVerifyReport> {
+export async function verifyDelta(input: PackageInput, o: TrustOptions & {
+  /** Decides on the delta manifest's signature instead of `trust` (verify --store: the store's rule). */
+  decide?: (layout: DeltaLayout) => Promise<{ signed: boolean; signer: string | null }>;
+}): Promise<DeltaVerifyReport> {
   const layout = await readDelta(input);
-  const sig = checkSignature(layout, o);
+  const sig = o.decide ? await o.decide(layout) : checkSignature(layout, o);
   const { payload } = layout;
   const digest = await hashByteSource(inputRange(input, payload.offset, payload.size));
   if (digest !== layout.manifest.payload.sha256) {
     throw new DigestMismatchError('AIRLOCK_DIGEST_MISMATCH', `payload.gz has sha256 ${digest} but the delta manifest says ${layout.manifest.payload.sha256}`, { subject: payload.name });
   }
-  return { manifest: layout.manifest, ...sig, targetSigned: layout.target.signature !== null };
+  return { manifest: layout.manifest, ...sig, targetSigned: layout.target.signature !== null, targetSignatures: layout.target.signatures.length };
 }

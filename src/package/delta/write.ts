@@ -5,7 +5,8 @@ import { outputExists } from '../writer.js';
 import { MIN_TAIL, encodeHeader, padded } from '../tar-header.js';
 import { HashingOut } from './canonical.js';
 
-export type MemberBody = { bytes: Buffer } | { file: string; size: number };
+/** A member's body: bytes, or `size` bytes of a file from `offset` (default 0). */
+export type MemberBody = { bytes: Buffer } | { file: string; size: number; offset?: number };
 
 /**
  * Write one of our own tars (delta package, volume) atomically: temp sibling, fsync, then a name
@@ -21,7 +22,7 @@ export async function writeMembers(outPath: string, members: { name: string; bod
       const size = 'bytes' in m.body ? m.body.bytes.length : m.body.size;
       await out.write(encodeHeader(m.name, size, mtime));
       if ('bytes' in m.body) await out.write(m.body.bytes);
-      else await copyInto(out, m.body.file, size);
+      else await copyInto(out, m.body.file, size, m.body.offset ?? 0);
       if (padded(size) > size) await out.write(Buffer.alloc(padded(size) - size));
     }
     await out.write(Buffer.alloc(MIN_TAIL));
@@ -42,13 +43,13 @@ export async function writeMembers(outPath: string, members: { name: string; bod
   return { path: outPath, sha256: out.whole.digest('hex'), size: out.bytes };
 }
 
-async function copyInto(out: HashingOut, file: string, size: number): Promise<void> {
+async function copyInto(out: HashingOut, file: string, size: number, offset: number): Promise<void> {
   const fh = await open(file, 'r');
   try {
     const buf = Buffer.allocUnsafe(1 << 20);
     let done = 0;
     while (done < size) {
-      const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, size - done), null);
+      const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, size - done), offset + done);
       if (bytesRead === 0) throw new Error(`${file} is shorter than ${size} bytes`);
       await out.write(buf.subarray(0, bytesRead));
       done += bytesRead;
