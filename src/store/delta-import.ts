@@ -162,7 +162,7 @@ async function importLocked(pkg: PackageInput, layout: DeltaLayout, o: ImportOpt
     await fsyncFile(p.manifest);
     await writeFile(p.meta, JSON.stringify(meta, null, 2) + '\n', { flag: 'wx' });
     await fsyncFile(p.meta);
-    await fsyncTree(p.site);
+    await fsyncDirs(p.site);
     await fsyncDir(staging);
     onProgress?.({ phase: 'extracted', files: meta.fileCount, bytes: meta.totalBytes });
     signal?.throwIfAborted();
@@ -227,17 +227,13 @@ function pathClash(err: unknown): never {
   throw err;
 }
 
-async function fsyncTree(root: string): Promise<void> {
-  const files: string[] = [];
+/** The folders of a rebuilt site (rebuildSite fsynced every file it wrote). */
+async function fsyncDirs(root: string): Promise<void> {
   const dirs: string[] = [];
   const walk = async (dir: string): Promise<void> => {
     dirs.push(dir);
-    for (const e of await readdir(dir, { withFileTypes: true })) {
-      if (e.isDirectory()) await walk(join(dir, e.name));
-      else files.push(join(dir, e.name));
-    }
+    for (const e of await readdir(dir, { withFileTypes: true })) if (e.isDirectory()) await walk(join(dir, e.name));
   };
   await walk(root);
-  await inPool(files, fsyncFile);
   await inPool(dirs, fsyncDir);
 }

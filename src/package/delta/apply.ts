@@ -16,6 +16,15 @@ import { ZERO_DIGEST } from './template.js';
 import { inPool } from './pool.js';
 import { constants as fsConstants } from 'node:fs';
 
+async function fsyncFile(path: string): Promise<void> {
+  const fh = await open(path, 'r');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
 /** Patches applied at once, and the largest base file such a patch may read (bigger ones run alone). */
 const PATCH_WIDTH = 8;
 const PATCH_BATCH_SOURCE = 4 * 1024 * 1024;
@@ -50,7 +59,8 @@ const bad = (code: string, message: string, subject: string) => new MalformedErr
  * listed there with the target's digest), `copy` takes another base file, `patch` applies a fossil
  * delta to one, `whole` takes payload bytes. Writes only at target manifest paths; reads only base
  * manifest paths. Each file's digest is checked later, when the canonical package is written from
- * them (writeCanonicalPackage), against the signed target manifest. Returns every target file's
+ * them (writeCanonicalPackage), against the signed target manifest. Every file it writes is
+ * fsynced before it is closed (the caller fsyncs the folders). Returns every target file's
  * sha256 as built (the base's recorded digest for files taken from it) to fill a digest template.
  */
 export async function rebuildSite(o: RebuildInput): Promise<Map<string, string>> {
@@ -97,6 +107,7 @@ export async function rebuildSite(o: RebuildInput): Promise<Map<string, string>>
     await link(from, to).catch(async (err: NodeJS.ErrnoException) => {
       if (err.code !== 'EPERM' && err.code !== 'EXDEV' && err.code !== 'ENOTSUP' && err.code !== 'EOPNOTSUPP' && err.code !== 'EMLINK' && err.code !== 'ENOSYS') throw err;
       await copyFile(from, to, fsConstants.COPYFILE_EXCL);
+      await fsyncFile(to); // a link shares the base's durable inode; a copy is new bytes
     });
   });
   // 2. Patches and whole files, in payload order.
@@ -120,6 +131,7 @@ export async function rebuildSite(o: RebuildInput): Promise<Map<string, string>>
     const fh = await open(await place(path), 'wx');
     try {
       await fh.writeFile(out);
+      await fh.sync(); // durable before close: the caller then fsyncs only the folders
     } finally {
       await fh.close();
     }
@@ -138,6 +150,7 @@ export async function rebuildSite(o: RebuildInput): Promise<Map<string, string>>
         const h = createHash('sha256');
         try {
           await reader.pipe(op.length, async (c) => { h.update(c); let d = 0; while (d < c.length) d += (await fh.write(c, d, c.length - d)).bytesWritten; });
+          await fh.sync();
         } finally {
           await fh.close();
         }
