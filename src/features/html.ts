@@ -6,6 +6,7 @@ import { FEATURES, FEATURE_KEY, type Deployment, type FeatureFlags } from './mat
 import { addRemovalHandlers, screenSnippet, tally, type Tally } from './html-removal.js';
 import { addWidgetRemoval } from './html-widgets.js';
 import { addOfflineHandlers } from './html-offline.js';
+import { addVendorMapping } from './html-vendor.js';
 import { RawTextBuffer } from './rawtext.js';
 import { SPOOFED_FLAGS, needsScreening, scriptKind } from './script-kinds.js';
 import { widgetsFor, type WidgetOverrides } from './widgets.js';
@@ -25,6 +26,8 @@ export interface TransformContext {
   assistantBase?: string;
   apiBaseMetaNames?: string[];
   vendors?: readonly AnalyticsVendor[];
+  /** Issue 17: original reference → same-origin URL of the version's vendored copy (serve builds it from the manifest). */
+  vendorMap?: Record<string, string>;
 }
 
 export interface TransformResult {
@@ -68,6 +71,7 @@ export async function transformHtmlDetailed(html: string | Buffer, ctx: Transfor
   const raw = new RawTextBuffer();
   addRemovalHandlers(rw, { analyticsOff, offScripts, vendors, raw, removed });
   if (ctx.deployment === 'air-gapped') addOfflineHandlers(rw, removed);
+  if (ctx.vendorMap) addVendorMapping(rw, ctx.vendorMap, removed);
   // Widgets of features that are off leave the page (the hide style stays for run-time additions).
   addWidgetRemoval(rw, hiddenSelectors(resolved, ctx.hideSelectors), removed);
 

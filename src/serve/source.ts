@@ -21,6 +21,25 @@ export interface VersionSource {
   searchCacheDir: string | null;
   files: FileRecord[];
   variants: Map<string, VariantSizes>;
+  /** Issue 17: the version's vendored third-party files (checked at import), served at `/_airlock/<path>`. */
+  vendor: VendorFile[];
+}
+export interface VendorFile { path: string; file: string; size: number; sha256: string; urls: string[]; site: string[] }
+
+/** Where a vendored file is served: same origin, under the reserved prefix. */
+export const vendorHref = (path: string): string => `/_airlock/${path}`;
+
+/**
+ * The original references a page may use for each vendored file → its same-origin URL: each
+ * https URL (and its protocol-relative form), and for a rewritten site stylesheet its root path.
+ */
+export function vendorMap(vendor: readonly VendorFile[]): Record<string, string> {
+  const map: Record<string, string> = {};
+  for (const v of vendor) {
+    for (const u of v.urls) map[u] = vendorHref(v.path);
+    for (const p of v.site) map['/' + p] = vendorHref(v.path);
+  }
+  return map;
 }
 
 /** The active version label of a store, or null. */
@@ -41,6 +60,7 @@ export async function loadFromStore(store: string, label: string): Promise<Versi
     searchCacheDir: join(v.dir, 'search'),
     files: v.manifest.files,
     variants: v.variants,
+    vendor: (v.manifest.vendor ?? []).map((r) => ({ path: r.path, file: join(v.dir, r.path), size: r.size, sha256: r.sha256, urls: r.urls, site: r.site ?? [] })),
   };
 }
 
@@ -63,5 +83,6 @@ export function siteSource(s: SiteInput): VersionSource {
     searchCacheDir: null,
     files: s.files,
     variants: new Map(),
+    vendor: [],
   };
 }
