@@ -58,7 +58,13 @@ export async function vendorGet(url: string, o: VendorGetOptions): Promise<Got> 
   const dispatcher = o.dispatcher ?? (shared ??= new Agent({ connections: 4 }));
   let current = url;
   for (let hop = 0; ; hop++) {
-    const to = target(current, o.mirrors);
+    let to: string;
+    try {
+      to = target(current, o.mirrors);
+    } catch (err) {
+      if (hop === 0 || !(err instanceof AirlockError)) throw err;
+      throw vendorError(url, `redirected to ${safeUrl(current)}, which is not https (a downgrade is never followed)`, err.code);
+    }
     const signal = AbortSignal.any([AbortSignal.timeout(o.timeoutMs), ...(o.signal ? [o.signal] : [])]);
     let res: Dispatcher.ResponseData;
     try {
