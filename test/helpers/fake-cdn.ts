@@ -4,6 +4,7 @@
  * The stylesheets are synthetic; the font is a real font file of this machine, read at test time
  * (Liberation, which Debian's Chromium pulls in): nothing third-party is committed.
  */
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 
@@ -54,12 +55,23 @@ export async function startFakeCdn(): Promise<FakeCdn> {
     res.writeHead(200, { 'content-type': type, 'content-length': Buffer.byteLength(body) });
     res.end(body);
   };
+  let port = 0;
   const server: Server = createServer((req, res) => {
     const url = req.url ?? '/';
     requests.push(url);
     const own = routes.get(url);
     if (own) return own(res);
     if (url.startsWith('/fonts.googleapis.com/css2?')) return send(res, 'text/css; charset=utf-8', fontCss());
+    // The reference: the page as it renders online, every third-party URL reachable here.
+    if (url === '/ref/' || url === '/css/site.css') {
+      const local = (t: string) => t.replace(/https:\/\/(fonts\.googleapis\.com|fonts\.gstatic\.com|cdn\.jsdelivr\.net)\//g, `http://127.0.0.1:${port}/ref/$1/`);
+      return url === '/ref/' ? send(res, 'text/html; charset=utf-8', local(vendorSite({ script: false })['index.html']!)) : send(res, 'text/css', local(vendorSite()['css/site.css']!));
+    }
+    if (url.startsWith('/ref/fonts.googleapis.com/css2?')) return send(res, 'text/css; charset=utf-8', fontCss().replace('https://fonts.gstatic.com/', `http://127.0.0.1:${port}/fonts.gstatic.com/`));
+    if (url.startsWith('/ref/cdn.jsdelivr.net/') || url.startsWith('/ref/fonts.gstatic.com/')) {
+      res.writeHead(308, { location: url.slice(4), 'content-length': 0 });
+      return res.end();
+    }
     if (url === '/fonts.gstatic.com/s/airlockvendoredmono/v1/font.ttf') return send(res, 'font/ttf', font);
     if (url === '/cdn.jsdelivr.net/npm/airlock-test-theme@1.0.0/dist/theme.min.css') return send(res, 'text/css', cdnCss());
     if (url === '/cdn.jsdelivr.net/npm/airlock-test-theme@1.0.0/dist/theme-colors.css') return send(res, 'text/css', COLORS_CSS);
@@ -69,7 +81,7 @@ export async function startFakeCdn(): Promise<FakeCdn> {
     res.end();
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as { port: number }).port;
+  port = (server.address() as { port: number }).port;
   return {
     port, requests, routes,
     mirrors: HOSTS.flatMap((h) => ['--vendor-mirror', `https://${h}=http://127.0.0.1:${port}/${h}`]),
@@ -83,7 +95,7 @@ export function vendorSite(o: { script?: boolean } = {}): Record<string, string>
 <html lang="en"><head><meta charset="utf-8"><title>${title}</title>
 <link rel="preconnect" href="https://fonts.gstatic.com" crossorigin>
 <link rel="stylesheet" href="${FONT_CSS_URL.replace(/&/g, '&amp;')}">
-<link rel="stylesheet" href="${CDN_CSS_URL}" integrity="sha384-notthebytesweservebecausethecssisrewritten" crossorigin="anonymous">
+<link rel="stylesheet" href="${CDN_CSS_URL}" integrity="sha384-${createHash('sha384').update(cdnCss()).digest('base64')}" crossorigin="anonymous">
 <link rel="stylesheet" href="/css/site.css">
 ${o.script === false ? '' : `<script src="${CDN_JS_URL}" defer></script>`}
 <script src="https://cdn.cookielaw.org/scripttemplates/otSDKStub.js" type="text/javascript" charset="UTF-8" data-domain-script="0190a3c4-7e21-7c4b-9d53-5f2a6b8c1d0e"></script>
@@ -91,9 +103,11 @@ ${o.script === false ? '' : `<script src="${CDN_JS_URL}" defer></script>`}
 function OptanonWrapper() { }
 </script>
 </head><body>
+<main id="shot" style="display:inline-block;width:640px">
 <h1>Vendored page</h1>
 <div class="airlock-banner">Banner from the CDN stylesheet</div>
 <pre class="mono">The quick brown fox 0123456789 {}[]</pre>
+</main>
 </body></html>
 `;
   return {
