@@ -63,6 +63,7 @@ const command: Command = {
     }, false);
     const split = splitOption(values.split);
     const vendorAsked = vendorFlags(values.vendor, values['vendor-mirror']);
+    if (vendorAsked && values.base !== undefined) throw new UsageError('--vendor and --base: a delta cannot carry vendored files yet; fetch the full package (drop --base)', { subject: '--vendor' });
     const base = values.base === undefined ? undefined : resolve(ctx.cwd, requireString(values.base, '--base'));
     if (base) await readPackage(base); // a bad OLD is refused before the export is started
     const domain = checkDomain(requireString(values.domain, '--domain')); // usage (2) before the key check (5)
