@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash, sign } from 'node:crypto';
-import { access, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { access, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { airlock, airlockAsync } from '../helpers/bin.js';
@@ -9,6 +9,7 @@ import { get, startBin } from '../helpers/served.js';
 import { treeDigest } from '../store/helpers.js';
 import { assemble, membersOf, type Member } from '../package/craft.js';
 import { loadPrivateKey } from '../../src/package/keys.js';
+import { rig } from '../fetch/emu.js';
 import { CDN_CSS_URL, CDN_JS_URL, FONT_CSS_URL, machineFont, startFakeCdn, vendorSite, type FakeCdn } from '../helpers/fake-cdn.js';
 
 /**
@@ -247,4 +248,37 @@ describe('refusals', () => {
     expect((await pack(join(dir, 'u'), 'u2', ['--vendor', 'fonts', '--vendor-mirror', 'http://fonts.googleapis.com=http://127.0.0.1:1'])).status).toBe(2);
     expect((await pack(join(dir, 'u'), 'u3', ['--vendor-mirror', 'https://fonts.googleapis.com=http://127.0.0.1:1'])).status).toBe(2);
   });
+});
+
+describe('fetch --vendor (the same code path after the download)', () => {
+  it('fetch from the service emulator carries the vendored files; a vendoring failure writes nothing and the re-run does not download the bundle again', async () => {
+    const r = await rig({ sites: { 'docs.example.com': { dir: join(dir, 'site'), format: 'tar.gz' } } });
+    try {
+      const env = { AIRLOCK_API_URL: r.emu.url, AIRLOCK_ADMIN_KEY: r.emu.keys.admin };
+      const args = ['fetch', '--domain', 'docs.example.com', '--out', r.out, '--version-label', 'f1', '--sign-key', `${key}.key`, '--vendor', 'fonts,styles', ...cdn.mirrors, '--json'];
+      const font = '/fonts.gstatic.com/s/airlockvendoredmono/v1/font.ttf';
+      cdn.routes.set(font, (res) => { res.writeHead(503, { 'content-length': 0 }); res.end(); });
+      const failed = await airlockAsync(args, { env, timeoutMs: 60_000 });
+      cdn.routes.delete(font);
+      expect(failed.status, failed.stderr).toBe(1);
+      expect(failed.stderr).toMatch(/cannot vendor https:\/\/fonts\.gstatic\.com\/s\/airlockvendoredmono\/v1\/font\.ttf: HTTP 503/);
+      expect(await exists(join(r.out, 'docs.example.com-f1.airlock'))).toBe(false);
+      const partPath = join(r.out, '.docs.example.com.bundle.part');
+      expect(await exists(partPath), 'the verified download is kept for the re-run').toBe(true);
+      const bundleGets = r.emu.state.objectRequests.length;
+      const partSize0 = (await stat(partPath)).size;
+      const ok = await airlockAsync(args, { env, timeoutMs: 60_000 });
+      expect(ok.status, ok.stderr).toBe(0);
+      const summary = JSON.parse(ok.stdout) as { package: string; vendored: number };
+      expect(summary.vendored).toBe(6); // font css, font, cdn css, its import, its image, the site css copy
+      // The re-run resumes the kept part at its end: a range request from the last byte on, nothing downloaded again.
+      const partSize = partSize0;
+      expect(r.emu.state.objectRequests.slice(bundleGets).map((q) => q.headers.range), 'the verified download was kept, not fetched again').toEqual([`bytes=${partSize}-`]);
+      expect(await exists(join(r.out, '.docs.example.com.bundle.part'))).toBe(false);
+      const v = airlock(['verify', summary.package, '--trust', `${key}.pub`]);
+      expect(v.status, v.stderr).toBe(0);
+    } finally {
+      await r.close();
+    }
+  }, 120_000);
 });
