@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash, sign } from 'node:crypto';
-import { access, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { access, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { airlock, airlockAsync } from '../helpers/bin.js';
@@ -75,6 +75,15 @@ describe('pack --vendor → verify → import → serve', () => {
   it('carries the web font, the CDN stylesheets (with what they import and name) and the script, signed in the manifest', async () => {
     const v = airlock(['verify', vendored, '--trust', `${key}.pub`, '--json']);
     expect(v.status, v.stderr).toBe(0);
+    expect(JSON.parse(v.stdout)).toMatchObject({ vendored: 7 });
+    expect(airlock(['verify', vendored, '--trust', `${key}.pub`]).stdout).toMatch(/7 vendored third-party files match too/);
+    // A second signature (airlock sign) keeps the vendored members byte for byte.
+    const cosigned = join(dir, 'cosigned.airlock');
+    await writeFile(cosigned, await readFile(vendored));
+    expect(airlock(['keygen', '--out', join(dir, 'second')]).status).toBe(0);
+    const s2 = airlock(['sign', cosigned, '--key', join(dir, 'second.key')]);
+    expect(s2.status, s2.stderr).toBe(0);
+    expect(airlock(['verify', cosigned, '--trust', join(dir, 'second.pub')]).status).toBe(0);
     const m = JSON.parse((await membersOf(vendored))[0]!.data.toString()) as { vendor: Array<{ path: string; kind: string; urls: string[]; site?: string[]; sha256: string; size: number }> };
     const byUrl = (u: string) => m.vendor.find((r) => r.urls.includes(u));
     expect(byUrl(FONT_CSS_URL)?.kind).toBe('fonts');
@@ -142,6 +151,21 @@ describe('pack --vendor → verify → import → serve', () => {
     } finally {
       await srv.stop();
     }
+  }, 60_000);
+
+  it('pack --vendor --split: the volumes verify and import in place, vendored files included', async () => {
+    const d = await fresh();
+    const p = await pack(join(d, 'out'), 'vol', ['--vendor', 'fonts,styles', ...cdn.mirrors, '--split', '40K']);
+    expect(p.status, p.stderr).toBe(0);
+    const vols = (JSON.parse(p.stdout) as { volumes: { volumes: string[] } }).volumes.volumes;
+    expect(vols.length).toBeGreaterThan(1);
+    const v = airlock(['verify', vols[0]!, '--trust', `${key}.pub`]);
+    expect(v.status, v.stderr).toBe(0);
+    expect(v.stdout).toMatch(/6 vendored third-party files match too; read in place from \d+ volumes/);
+    const store = join(d, 'store');
+    const i = airlock(['import', vols[0]!, '--store', store, '--trust', `${key}.pub`, '--no-precompress']);
+    expect(i.status, i.stderr).toBe(0);
+    expect((await readdir(join(store, 'versions', 'vol', 'vendor'))).length).toBe(6);
   }, 60_000);
 
   it('--vendor fonts carries only the web fonts (no CDN stylesheet, no script)', async () => {
