@@ -1,6 +1,6 @@
 import type { Element, HTMLRewriter } from 'html-rewriter-wasm';
 import { tally, type Tally } from './html-removal.js';
-import { decodeAttr } from '../util/html-attr.js';
+import { decodeAttr } from './html-attr.js';
 
 /**
  * Issue 17: the page's references to third-party files the package carries (`fetch --vendor`)

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { cssRefs, extensionOf, parseKinds, parseMirror, resolveRef, rewriteCss, target } from '../../src/fetch/vendor/index.js';
-import { decodeAttr } from '../../src/util/html-attr.js';
+import { decodeAttr } from '../../src/features/html-attr.js';
 
 /** Issue 17: the pure parts of `--vendor` (stylesheet references, rewriting, flags, what a download becomes). */
 describe('cssRefs', () => {

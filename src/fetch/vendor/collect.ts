@@ -7,7 +7,7 @@ import {
   type VendorKind, type VendorRecord, type VendoredFiles,
 } from '../../package/index.js';
 import { cssRefs, resolveRef, rewriteCss } from './css.js';
-import { decodeAttr } from '../../util/html-attr.js';
+import { decodeAttr } from '../../features/html-attr.js';
 import { vendorForUrl } from '../../features/analytics.js';
 import { vendorError, vendorGet, type VendorGetOptions } from './get.js';
 

@@ -1,7 +1,8 @@
 /**
  * An attribute value as the browser reads it: lol-html hands over the raw source text, so
  * `href="…?a=1&amp;b=2"` arrives with its entity. Only numeric references and the named ones a
- * URL uses are decoded (enough to compare URLs; anything else stays as written). Pure.
+ * URL uses are decoded (enough to compare URLs; anything else stays as written). Pure. Lives in
+ * src/features so the served-HTML cache key (html-cache/key.ts digests this folder) covers it.
  */
 const NAMED: Record<string, string> = { amp: '&', quot: '"', apos: "'", lt: '<', gt: '>' };
 
