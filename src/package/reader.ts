@@ -180,7 +180,7 @@ function refuseExportArchive(head: Buffer, path: string): void {
 }
 
 function membersError(message: string, subject: string): MalformedError {
-  return new MalformedError('AIRLOCK_PACKAGE_MEMBERS', `${message}; a package holds airlock.json, airlock.json.sig, airlock.json.sig.2 … (optional, at most 32) and bundle.<ext>, in that order`, { subject });
+  return new MalformedError('AIRLOCK_PACKAGE_MEMBERS', `${message}; a package holds airlock.json, airlock.json.sig, airlock.json.sig.2 … (optional, at most 32), bundle.<ext> and the vendor/… files its manifest lists (optional), in that order`, { subject });
 }
 
 /** A fourth member after the bundle: named when its header decodes, else the byte where junk starts. */
