@@ -267,6 +267,23 @@ describe('refusals', () => {
     }
   }, 60_000);
 
+  it('a CDN stylesheet naming 300 distinct images (a file-count bomb): pack stops at 256 files (AIRLOCK_VENDOR_LIMIT) and writes nothing', async () => {
+    const d = await fresh();
+    const path = '/cdn.jsdelivr.net/npm/airlock-test-theme@1.0.0/dist/theme.min.css';
+    const css = Array.from({ length: 300 }, (_, i) => `.i${i}{background:url(https://cdn.jsdelivr.net/many/${i}.png)}`).join('\n');
+    cdn.routes.set(path, (res) => { res.writeHead(200, { 'content-type': 'text/css' }); res.end(css); });
+    const before = cdn.requests.length;
+    try {
+      const p = await pack(join(d, 'out'), 'many', ['--vendor', 'styles', ...cdn.mirrors]);
+      expect(p.status, p.stderr).toBe(1);
+      expect(p.stderr).toMatch(/more than 256 files to vendor.*AIRLOCK_VENDOR_LIMIT/);
+      expect(await exists(join(d, 'out', 'docs.example.com-many.airlock'))).toBe(false);
+      expect(cdn.requests.length - before, 'downloads stop at the limit').toBeLessThanOrEqual(260);
+    } finally {
+      cdn.routes.delete(path);
+    }
+  }, 60_000);
+
   it('--vendor with an unknown kind, or a mirror that is not an https origin: usage (exit 2)', async () => {
     expect((await pack(join(dir, 'u'), 'u1', ['--vendor', 'fonts,images'])).status).toBe(2);
     expect((await pack(join(dir, 'u'), 'u2', ['--vendor', 'fonts', '--vendor-mirror', 'http://fonts.googleapis.com=http://127.0.0.1:1'])).status).toBe(2);

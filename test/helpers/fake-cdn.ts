@@ -77,6 +77,8 @@ export async function startFakeCdn(): Promise<FakeCdn> {
     if (url === '/cdn.jsdelivr.net/npm/airlock-test-theme@1.0.0/dist/theme-colors.css') return send(res, 'text/css', COLORS_CSS);
     if (url === '/cdn.jsdelivr.net/npm/airlock-test-theme@1.0.0/img/dot.png') return send(res, 'image/png', DOT_PNG);
     if (url === '/cdn.jsdelivr.net/npm/airlock-test-theme@1.0.0/dist/theme.min.js') return send(res, 'text/javascript', 'document.documentElement.dataset.theme="vendored";\n');
+    const many = /^\/cdn\.jsdelivr\.net\/many\/(\d{1,4})\.png$/.exec(url);
+    if (many) return send(res, 'image/png', Buffer.concat([DOT_PNG, Buffer.from(many[1]!)])); // distinct bytes each
     res.writeHead(404, { 'content-length': 0 });
     res.end();
   });
