@@ -49,3 +49,34 @@ describe('vendor mapping in the page transform', () => {
     expect(vendorKey('x.css')).toBeNull();
   });
 });
+
+describe('consent banners and leftover empty script tags, analytics off', () => {
+  const consent = `<!DOCTYPE html><html><head>
+<script src="https://cdn.cookielaw.org/scripttemplates/otSDKStub.js" type="text/javascript" charset="UTF-8" data-domain-script="0190"></script>
+<script type="text/javascript">
+function OptanonWrapper() { }
+</script>
+<script type="text/javascript"></script>
+<script type="module" data-k='say "hi"' async>import "/a.js";</script>
+<script type="text/partytown">gtag('config', 'G-1')</script>
+</head><body><button id="ot-sdk-btn">Cookie settings</button><div id="onetrust-consent-sdk">banner</div></body></html>`;
+
+  it('the OneTrust loader, its OptanonWrapper bootstrap and banner go, and no empty <script> is left; kept typed scripts keep their tags and hashes', async () => {
+    const r = await transformHtmlDetailed(consent, { features: AIR.features, deployment: AIR.deployment });
+    const out = r.html.toString();
+    expect(out).not.toMatch(/cookielaw|OptanonWrapper/);
+    expect(out.slice(out.indexOf('<body>'))).not.toMatch(/ot-sdk-btn|onetrust-consent-sdk/); // (the hide style in <head> names them)
+    expect(out).not.toMatch(/<script type="text\/javascript">\s*<\/script>/);
+    expect(out).not.toContain('<script type="text/partytown">');
+    expect(out).toContain(`<script type="module" data-k="say &quot;hi&quot;" async>import "/a.js";</script>`);
+    expect(r.scriptHashes.length).toBe(2); // airlock's own flags script and the kept module
+  });
+
+  it('analytics on: typed scripts are left exactly as they were', async () => {
+    const on = resolveFeatures({ deployment: 'cloud', enable: ['analytics'] });
+    const out = (await transformHtmlDetailed(consent, { features: on.features, deployment: on.deployment })).html.toString();
+    expect(out).toContain('<script type="text/javascript">\nfunction OptanonWrapper() { }\n</script>');
+    expect(out).toContain('<script type="text/javascript"></script>');
+    expect(out).toContain(`<script type="module" data-k='say "hi"' async>`);
+  });
+});
