@@ -205,6 +205,26 @@ describe('refusals', () => {
     await refusedEverywhere(p, new RegExp(`vendored file ${font.name.replace('.', '\\.')} .*AIRLOCK_VENDOR_DIGEST`));
   });
 
+  it('the same version again: "unchanged" only when its vendored files verify; a tampered copy of a stored version is refused (exit 4), store unchanged', async () => {
+    const d = await fresh();
+    const store = join(d, 'store');
+    expect(airlock(['import', vendored, '--store', store, '--trust', `${key}.pub`, '--no-precompress']).status).toBe(0);
+    const again = airlock(['import', vendored, '--store', store, '--trust', `${key}.pub`, '--no-precompress', '--json']);
+    expect(again.status, again.stderr).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ status: 'unchanged' });
+    const bytes = Buffer.from(await readFile(vendored));
+    const js = (await membersOf(vendored)).find((x) => x.name.endsWith('.js'))!;
+    const at = bytes.indexOf(js.data);
+    bytes[at] = bytes[at]! ^ 0x01;
+    const p = join(d, 'tampered-again.airlock');
+    await writeFile(p, bytes);
+    const before = await treeDigest(store);
+    const r = airlock(['import', p, '--store', store, '--trust', `${key}.pub`, '--no-precompress']);
+    expect(r.status, r.stderr).toBe(4);
+    expect(r.stderr).toMatch(new RegExp(`vendored file ${js.name.replace('.', '\\.')} .*AIRLOCK_VENDOR_DIGEST`));
+    expect(await treeDigest(store)).toBe(before);
+  });
+
   it('vendored member swapped for other bytes of the same size under a re-signed manifest that lies about nothing else: refused by digest', async () => {
     const d = await fresh();
     const p = await resigned(vendored, join(d, 'swap.airlock'), () => {}, (rest) => rest.map((x) => (x.name.endsWith('.js') ? { name: x.name, data: Buffer.alloc(x.data.length, 0x20) } : x)));
