@@ -10,12 +10,13 @@ import { parse, requireString } from './args.js';
 import { log, printResult, type CliContext } from './context.js';
 import type { Command } from './main.js';
 import { SPLIT_HELP, splitOption, splitWritten } from './volumes.js';
+import { vendorCollector, vendorFlags } from '../fetch/vendor/index.js';
 import { makeDelta } from '../package/delta/index.js';
 import { readPackage } from '../package/reader.js';
 import { trapFor } from './interrupt.js';
 import { shown } from '../util/terminal.js';
 
-const usage = `usage: airlock fetch --domain D [--api-url URL] [--job JOBID] [--out DIR] [--version-label V] [--sign-key FILE] [--trust PUBFILE]... [--base OLD.airlock] [--split SIZE] [--json]
+const usage = `usage: airlock fetch --domain D [--api-url URL] [--job JOBID] [--out DIR] [--version-label V] [--sign-key FILE] [--trust PUBFILE]... [--base OLD.airlock] [--split SIZE] [--vendor KINDS [--vendor-mirror ORIGIN=URL]...] [--json]
 
 Start (or reuse --job) a static export job of D, wait for it, download the archive (resuming
 after broken connections, expired links and interrupted runs), verify it and write
@@ -34,6 +35,13 @@ DIR/<domain>-<version>.airlock. Prints the package path (or a JSON summary with 
   --base OLD.airlock  also write what carries the isolated side from OLD to the new version, as
                       airlock delta OLD NEW would: DIR/<domain>-<version>.delta.airlock (carry it)
                       and DIR/<domain>-<version>.full.airlock (keep it: the next --base)
+  --vendor KINDS      carry third-party resources the pages use, comma-separated: fonts (web-font
+                      stylesheets and their font files), styles (CDN stylesheets and what they
+                      name), scripts (external scripts: only if you trust them to run on the
+                      isolated side); serve maps the pages to these copies
+  --vendor-mirror ORIGIN=URL
+                      fetch ORIGIN's resources from URL instead (an internal CDN mirror or proxy;
+                      http allowed there); repeatable. Without a mapping only https is fetched
 ${SPLIT_HELP}
                       (with --base, the delta is split)
   --json              print a JSON summary on stdout
@@ -51,9 +59,11 @@ const command: Command = {
     const { values } = parse(argv, {
       domain: { type: 'string' }, 'api-url': { type: 'string' }, job: { type: 'string' }, out: { type: 'string' },
       'version-label': { type: 'string' }, 'sign-key': { type: 'string' }, json: { type: 'boolean' },
-      trust: { type: 'string', multiple: true }, split: { type: 'string' }, base: { type: 'string' },
+      trust: { type: 'string', multiple: true }, split: { type: 'string' }, vendor: { type: 'string' }, 'vendor-mirror': { type: 'string', multiple: true }, base: { type: 'string' },
     }, false);
     const split = splitOption(values.split);
+    const vendorAsked = vendorFlags(values.vendor, values['vendor-mirror']);
+    if (vendorAsked && values.base !== undefined) throw new UsageError('--vendor and --base: a delta cannot carry vendored files yet; fetch the full package (drop --base)', { subject: '--vendor' });
     const base = values.base === undefined ? undefined : resolve(ctx.cwd, requireString(values.base, '--base'));
     if (base) await readPackage(base); // a bad OLD is refused before the export is started
     const domain = checkDomain(requireString(values.domain, '--domain')); // usage (2) before the key check (5)
@@ -73,6 +83,7 @@ const command: Command = {
       const summary = await fetchPackage({
         client, domain, jobId: values.job, outDir: resolve(ctx.cwd, values.out ?? '.'), versionLabel: values['version-label'],
         signKey, trust, signal: trap.signal, onEvent: fetchReporter(progress),
+        ...(vendorAsked ? { vendor: vendorCollector({ ...vendorAsked, signal: trap.signal, onSkipped: (u) => log(ctx, shown`airlock fetch: --vendor: not vendored (not an https URL): ${u}`) }) } : {}),
       });
       progress.end();
       if (summary.signature === 'unverified') log(ctx, shown`airlock fetch: warning: the mirror's package carries a signature that was NOT checked (no --trust); check it with: airlock verify ${summary.package} --trust KEY.pub`);

@@ -4,9 +4,11 @@ import { VERSION_LABEL, checkDomain, checkLabel, loadPrivateKey, packArchive } f
 import { parse, requireString } from './args.js';
 import { log, printResult, type CliContext } from './context.js';
 import type { Command } from './main.js';
+import { shown } from '../util/terminal.js';
 import { SPLIT_HELP, splitOption, splitWritten } from './volumes.js';
+import { vendorCollector, vendorFlags } from '../fetch/vendor/index.js';
 
-const usage = `usage: airlock pack ARCHIVE --domain D [--version-label V] [--sign-key FILE] [--expires-at TIME] [--audience ID] [--out DIR] [--split SIZE] [--json]
+const usage = `usage: airlock pack ARCHIVE --domain D [--version-label V] [--sign-key FILE] [--expires-at TIME] [--audience ID] [--out DIR] [--split SIZE] [--vendor KINDS [--vendor-mirror ORIGIN=URL]...] [--json]
 
 Turn an export archive obtained another way (the dashboard, CI, a values-file download) into a
 .airlock package, as airlock fetch would have written it: the archive (tar.gz, tgz, tar or zip,
@@ -23,6 +25,13 @@ DIR/<domain>-<version>.airlock and signed when --sign-key is given. Prints the p
   --expires-at TIME   a store with a trust policy refuses the package after TIME (RFC 3339)
   --audience ID       only the store whose trust policy names identity ID imports it
   --out DIR           output folder, created when missing (default: the current folder)
+  --vendor KINDS      carry third-party resources the pages use, comma-separated: fonts (web-font
+                      stylesheets and their font files), styles (CDN stylesheets and what they
+                      name), scripts (external scripts: only if you trust them to run on the
+                      isolated side); serve maps the pages to these copies
+  --vendor-mirror ORIGIN=URL
+                      fetch ORIGIN's resources from URL instead (an internal CDN mirror or proxy;
+                      http allowed there); repeatable. Without a mapping only https is fetched
 ${SPLIT_HELP}
   --json              print a JSON summary on stdout
 
@@ -37,16 +46,18 @@ const command: Command = {
   async run(argv: string[], ctx: CliContext): Promise<number> {
     const { values, positionals } = parse(argv, {
       domain: { type: 'string' }, 'version-label': { type: 'string' }, 'sign-key': { type: 'string' },
-      out: { type: 'string' }, json: { type: 'boolean' }, split: { type: 'string' }, 'expires-at': { type: 'string' }, audience: { type: 'string' },
+      out: { type: 'string' }, json: { type: 'boolean' }, split: { type: 'string' }, vendor: { type: 'string' }, 'vendor-mirror': { type: 'string', multiple: true }, 'expires-at': { type: 'string' }, audience: { type: 'string' },
     });
     const split = splitOption(values.split);
+    const vendorAsked = vendorFlags(values.vendor, values['vendor-mirror']);
     if (positionals.length !== 1) throw new UsageError('airlock pack takes exactly one ARCHIVE', { subject: 'ARCHIVE' });
     const domain = checkDomain(requireString(values.domain, '--domain'));
     const version = values['version-label'] === undefined ? undefined : checkLabel(values['version-label']);
     const signKey = values['sign-key'] ? await loadPrivateKey(resolve(ctx.cwd, values['sign-key'])) : undefined;
     const archivePath = resolve(ctx.cwd, positionals[0]!);
     if (!values.json) log(ctx, `checking ${archivePath}`);
-    const r = await packArchive({ archivePath, domain, version, outDir: resolve(ctx.cwd, values.out ?? '.'), signKey, expiresAt: values['expires-at'], audience: values.audience });
+    const r = await packArchive({ archivePath, domain, version, outDir: resolve(ctx.cwd, values.out ?? '.'), signKey, expiresAt: values['expires-at'], audience: values.audience,
+      ...(vendorAsked ? { vendor: vendorCollector({ ...vendorAsked, onSkipped: (u) => log(ctx, shown`airlock pack: --vendor: not vendored (not an https URL): ${u}`) }) } : {}) });
     if (!signKey) log(ctx, `warning: ${r.package} is unsigned (no --sign-key); importers must pass --allow-unsigned to accept it`);
     const volumes = split === undefined ? null : await splitWritten(r.package, split, signKey);
     printResult(ctx, Boolean(values.json), { ok: true, ...r, volumes }, () => (volumes ? volumes.volumes.join('\n') : r.package));

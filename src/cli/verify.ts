@@ -89,9 +89,11 @@ const command: Command = {
     printResult(ctx, Boolean(values.json),
       { ok: true, package: path, domain: m.domain, version: m.version, signed: r.signed, signer: r.signer, signers: r.signers, files: r.files, bytes: r.bytes, archive: m.archive,
         ...(m.sequence !== undefined ? { sequence: m.sequence } : {}), ...(m.expiresAt ? { expiresAt: m.expiresAt } : {}), ...(m.audience ? { audience: m.audience } : {}),
+        ...(m.vendor ? { vendored: m.vendor.length } : {}),
         ...(a ? { store, decision: { rule: a.rule, policySerial: a.policySerial, need: a.need, signerNames: a.signerNames, overridden: a.overridden } } : {}), volumes },
       () => shown`OK ${m.domain} ${m.version}: ` + (r.signed ? shown`signed by ${r.signer}` : 'UNSIGNED (accepted with --allow-unsigned)') +
         shown`; ${m.archive.name} sha256 ${m.archive.sha256}; ${r.files} files, ${fmtBytes(r.bytes)} match the manifest` +
+        (m.vendor ? `; ${m.vendor.length} vendored third-party files match too` : '') +
         (volumes ? `; read in place from ${volumes.count} volumes` : '') +
         (a === null ? '' : a.rule === 'policy'
           ? shown`\nstore ${store}: import would accept it (trust policy ${a.policySerial}: ${r.signers.length} of ${a.need} signers: ${a.signerNames.join(', ')})` + (a.overridden.length ? shown`, overriding ${a.overridden.join(', ')}` : '')

@@ -6,6 +6,7 @@ import { FEATURES, FEATURE_KEY, type Deployment, type FeatureFlags } from './mat
 import { addRemovalHandlers, screenSnippet, tally, type Tally } from './html-removal.js';
 import { addWidgetRemoval } from './html-widgets.js';
 import { addOfflineHandlers } from './html-offline.js';
+import { addVendorMapping } from './html-vendor.js';
 import { RawTextBuffer } from './rawtext.js';
 import { SPOOFED_FLAGS, needsScreening, scriptKind } from './script-kinds.js';
 import { widgetsFor, type WidgetOverrides } from './widgets.js';
@@ -25,6 +26,8 @@ export interface TransformContext {
   assistantBase?: string;
   apiBaseMetaNames?: string[];
   vendors?: readonly AnalyticsVendor[];
+  /** Issue 17: original reference → same-origin URL of the version's vendored copy (serve builds it from the manifest). */
+  vendorMap?: Record<string, string>;
 }
 
 export interface TransformResult {
@@ -68,6 +71,7 @@ export async function transformHtmlDetailed(html: string | Buffer, ctx: Transfor
   const raw = new RawTextBuffer();
   addRemovalHandlers(rw, { analyticsOff, offScripts, vendors, raw, removed });
   if (ctx.deployment === 'air-gapped') addOfflineHandlers(rw, removed);
+  if (ctx.vendorMap) addVendorMapping(rw, ctx.vendorMap, removed);
   // Widgets of features that are off leave the page (the hide style stays for run-time additions).
   addWidgetRemoval(rw, hiddenSelectors(resolved, ctx.hideSelectors), removed);
 
@@ -87,7 +91,15 @@ export async function transformHtmlDetailed(html: string | Buffer, ctx: Transfor
     element: (el) => {
       const type = el.getAttribute('type');
       // JSON blocks never run: nothing to screen, nothing to hash
-      if (scriptKind(type) !== 'data') raw.begin(scriptDecision(type), needsScreening);
+      if (scriptKind(type) === 'data') return;
+      if (!analyticsOff) return void raw.begin(scriptDecision(type), needsScreening);
+      // Analytics off (issue 17): a dropped bootstrap (OneTrust's `function OptanonWrapper`) or an
+      // empty script leaves no empty <script> behind: the tags go now and are written back only
+      // around text that is kept. Typed inline scripts only: they already have an element handler.
+      const open = startTag(el);
+      el.removeAndKeepContent();
+      el.onEndTag(() => raw.cancel());
+      raw.begin(scriptDecision(type), true, (text) => `${open}${text}</script>`);
     },
     text: (t) => raw.text(t),
   });
@@ -118,6 +130,13 @@ export async function transformHtmlDetailed(html: string | Buffer, ctx: Transfor
     rw.free();
   }
   return { html: Buffer.concat(out), scriptHashes: [...scriptHashes], styleHashes: [...styleHashes], removed };
+}
+
+/** An element's start tag, written back as it was (lol-html hands attribute values over as written, entities included). */
+function startTag(el: Element): string {
+  let tag = `<${el.tagName}`;
+  for (const [name, value] of el.attributes) tag += value === '' ? ` ${name}` : ` ${name}="${value.replace(/"/g, '&quot;')}"`;
+  return tag + '>';
 }
 
 // Meta names go into a selector: only plain name characters, so configuration cannot change it.

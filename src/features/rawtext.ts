@@ -24,9 +24,11 @@ export class RawTextBuffer {
   private screening = false;
   private mode: ScreenMode = false;
   private first = true;
+  private wrap: ((text: string) => string) | null = null;
 
   /** Call from the element handler; `screen` chooses the mode (see above). */
-  begin(decide: Decide, screen: ScreenMode): void {
+  begin(decide: Decide, screen: ScreenMode, wrap?: (text: string) => string): void {
+    this.wrap = wrap ?? null;
     this.parts = [];
     this.decide = decide;
     this.mode = screen;
@@ -52,10 +54,21 @@ export class RawTextBuffer {
     }
     const text = this.parts.length === 1 ? this.parts[0]! : this.parts.join('');
     const keep = this.decide(text);
+    const wrap = this.wrap;
+    this.cancel();
+    if (!this.screening) return;
+    if (keep && text !== '') chunk.replace(wrap ? wrap(text) : text, { html: true });
+    else chunk.remove();
+  }
+
+  /**
+   * Forget a pending element (its end tag came with no text at all: `<script type=…></script>`).
+   * With `wrap` (the element's tags were removed and are written back only around kept text), an
+   * element whose text is dropped, or was empty, leaves nothing behind.
+   */
+  cancel(): void {
     this.decide = null;
     this.parts = [];
-    if (!this.screening) return;
-    if (keep && text !== '') chunk.replace(text, { html: true });
-    else chunk.remove();
+    this.wrap = null;
   }
 }

@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import type { Dispatcher } from 'undici';
 import { DigestMismatchError, UpstreamError, UsageError, VerificationError } from '../errors.js';
 import { scanArchive, type ArchiveFormat, type ArchiveLimits } from '../archive/index.js';
-import { packagePath, writeScannedPackage } from '../package/index.js';
+import { packagePath, writeScannedPackage, type VendorCollector } from '../package/index.js';
 import type { ExportJob } from '../upstream/index.js';
 import { download, type DownloadProgress } from './download.js';
 import { checkDomain, checkLabel, deriveVersionLabel } from './label.js';
@@ -36,6 +36,8 @@ export interface FetchOptions {
   dispatcher?: Dispatcher;
   downloadRetry?: RetryPolicy;
   limits?: Partial<ArchiveLimits>;
+  /** Issue 17 (`--vendor`): third-party files to carry, collected from the verified archive. */
+  vendor?: VendorCollector;
 }
 
 export interface FetchSummary {
@@ -52,6 +54,8 @@ export interface FetchSummary {
   seconds: { total: number; download: number; verify: number };
   /** 'package': the mirror's original package, kept byte for byte (issue 6). */
   form?: 'package' | 'archive';
+  /** Issue 17: how many third-party files the package carries (with --vendor). */
+  vendored?: number;
 }
 
 export type SignatureState = 'signed' | 'verified' | 'unverified' | 'none';
@@ -107,7 +111,8 @@ export async function fetchPackage(o: FetchOptions): Promise<FetchSummary> {
   const link = await bundleWhenReady(o.client, jobId, poll);
   const t1 = Date.now();
   // An airlock mirror offers the original package: keep it byte for byte (signature intact), unless we are to sign.
-  const packageUrl = o.signKey ? undefined : packageUrlOf(link);
+  // (--vendor changes the package, so it too re-packages the raw archive.)
+  const packageUrl = o.signKey || o.vendor ? undefined : packageUrlOf(link);
   if (packageUrl !== undefined) {
     const offered = packageVersionOf(link);
     if (offered !== undefined && o.versionLabel !== undefined && offered !== o.versionLabel) {
@@ -154,13 +159,15 @@ export async function fetchPackage(o: FetchOptions): Promise<FetchSummary> {
     throw new DigestMismatchError('AIRLOCK_ARCHIVE_CHANGED', `${part} changed between download and verification`, { subject: part });
   }
   const meta = { domain: o.domain, version, jobId, pageCount: job.pageCount ?? null };
-  const { manifest, ...written } = await writeScannedPackage({ outPath, archivePath: part, scan, meta, signKey: o.signKey });
+  // A vendoring failure leaves the verified part in place: the same command resumes without downloading it again.
+  const vendor = o.vendor ? await o.vendor(part, scan) : undefined;
+  const { manifest, ...written } = await writeScannedPackage({ outPath, archivePath: part, scan, meta, signKey: o.signKey, vendor });
   await removePart(part);
   o.onEvent?.({ type: 'written', path: written.path });
   const t3 = Date.now();
   return {
     package: written.path, version, domain: o.domain, jobId, archive: manifest.archive, files: scan.files.length,
-    pageCount: manifest.pageCount, signed: Boolean(o.signKey), signature: o.signKey ? 'signed' : 'none', signer: null, resumedBytes: dl.resumedFrom, requests: dl.requests, freshLinks: dl.freshLinks,
+    pageCount: manifest.pageCount, ...(vendor ? { vendored: vendor.records.length } : {}), signed: Boolean(o.signKey), signature: o.signKey ? 'signed' : 'none', signer: null, resumedBytes: dl.resumedFrom, requests: dl.requests, freshLinks: dl.freshLinks,
     seconds: { total: (t3 - t0) / 1000, download: (t2 - t1) / 1000, verify: (t3 - t2) / 1000 },
   };
 }

@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import type { Dispatcher } from 'undici';
 import { AirlockError, DigestMismatchError, MalformedError, UsageError, VerificationError } from '../errors.js';
 import { scanArchive, type ArchiveLimits } from '../archive/index.js';
-import { checkSignature, compareToManifest, packagePath, readPackage } from '../package/index.js';
+import { checkSignature, compareToManifest, packagePath, readPackage, verifyVendorMembers } from '../package/index.js';
 import type { BundleLink } from '../upstream/index.js';
 import { fsyncDir } from '../util/fsx.js';
 import { download, type DownloadProgress } from './download.js';
@@ -75,6 +75,7 @@ export async function fetchPackageForm(o: PackageFormOptions) {
     if (layout.archive.size !== m.archive.size) throw new DigestMismatchError('AIRLOCK_ARCHIVE_SIZE', `${layout.archive.name} is ${layout.archive.size} bytes but the manifest says ${m.archive.size}`, { subject: layout.archive.name });
     const scan = await scanArchive({ path: part, offset: layout.archive.offset, length: layout.archive.size }, { limits: o.limits });
     compareToManifest(m, scan);
+    await verifyVendorMembers(part, layout);
     const outPath = packagePath(o.outDir, o.domain, m.version);
     if (await access(outPath).then(() => true, () => false)) {
       throw new AirlockError('AIRLOCK_EXISTS', `${outPath} already exists; remove it first`, 1, { subject: outPath });

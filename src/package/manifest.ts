@@ -3,6 +3,7 @@ import { MalformedError } from '../errors.js';
 import { checkEntryPath, type ArchiveFormat, type FileRecord } from '../archive/index.js';
 import { checkJsonBounds, type JsonBounds } from './json-bounds.js';
 import { CONTROL_CHARS, HOST_NAME, VERSION_LABEL } from './label.js';
+import { VendorListSchema, type VendorRecord } from './vendor.js';
 
 /** CONTRACT "Package format": the manifest, first member of every `.airlock` package. */
 export interface Manifest {
@@ -23,6 +24,11 @@ export interface Manifest {
   expiresAt?: string;
   /** Issue 14, optional: the identity of the one store this package is for. */
   audience?: string;
+  /**
+   * Issue 17, optional: third-party resources carried as members `vendor/<sha256>.<ext>` after
+   * the bundle, in this order (`fetch --vendor`); absent in every package made without it.
+   */
+  vendor?: VendorRecord[];
 }
 
 export const MANIFEST_FORMAT = 'airlock-package/1';
@@ -87,6 +93,7 @@ export const ManifestSchema = z.looseObject({
   sequence: Size.optional(),
   expiresAt: z.iso.datetime({ offset: true }).optional(),
   audience: z.string().regex(STORE_IDENTITY, 'must be a store identity (letters, digits, ".", "_", "-"; at most 128)').optional(),
+  vendor: VendorListSchema.optional(),
 }) as unknown as z.ZodType<Manifest>;
 
 /** At most this many schema issues are spelled out in a message (a hostile manifest can have millions). */

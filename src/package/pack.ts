@@ -6,6 +6,7 @@ import { scanArchive, type ArchiveFormat, type ArchiveLimits, type ScanResult } 
 import { fingerprint } from './keys.js';
 import { VERSION_LABEL, checkDomain, checkLabel, timeLabel } from './label.js';
 import { MANIFEST_FORMAT, STORE_IDENTITY, type Manifest } from './manifest.js';
+import type { VendorRecord } from './vendor.js';
 import { sniff } from './sniff.js';
 import { BLOCK } from './tar-header.js';
 import { outputExists, writePackage } from './writer.js';
@@ -14,6 +15,11 @@ import { outputExists, writePackage } from './writer.js';
 export const MEMBER: Record<ArchiveFormat, string> = { 'tar.gz': 'bundle.tar.gz', tar: 'bundle.tar', zip: 'bundle.zip' };
 
 export interface PackageMeta { domain: string; version: string; jobId: string | null; pageCount: number | null; expiresAt?: string; audience?: string }
+
+/** Issue 17: third-party files to carry (collected by src/fetch/vendor after the archive was verified). */
+export interface VendoredFiles { records: VendorRecord[]; bytes: ReadonlyMap<string, Buffer> }
+/** Collects them from the verified archive; `pack --vendor` passes src/fetch/vendor's collector. */
+export type VendorCollector = (archivePath: string, scan: ScanResult) => Promise<VendoredFiles>;
 
 /** The file name both fetch and pack write: `<out>/<domain>-<version>.airlock`. */
 export const packagePath = (outDir: string, domain: string, version: string): string => join(outDir, `${domain}-${version}.airlock`);
@@ -24,7 +30,7 @@ export const packagePath = (outDir: string, domain: string, version: string): st
  * (every file's sha256, the archive's sha256), and writePackage re-hashes the archive as it
  * copies it, so a file changed since the scan is refused. Never replaces an existing outPath.
  */
-export async function writeScannedPackage(o: { outPath: string; archivePath: string; scan: ScanResult; meta: PackageMeta; signKey?: KeyObject }): Promise<{ path: string; sha256: string; manifest: Manifest }> {
+export async function writeScannedPackage(o: { outPath: string; archivePath: string; scan: ScanResult; meta: PackageMeta; signKey?: KeyObject; vendor?: VendoredFiles }): Promise<{ path: string; sha256: string; manifest: Manifest }> {
   const { scan, meta } = o;
   const now = new Date();
   const manifest: Manifest = {
@@ -36,15 +42,18 @@ export async function writeScannedPackage(o: { outPath: string; archivePath: str
     sequence: now.getTime(),
     ...(meta.expiresAt ? { expiresAt: meta.expiresAt } : {}),
     ...(meta.audience ? { audience: meta.audience } : {}),
+    ...(o.vendor && o.vendor.records.length > 0 ? { vendor: o.vendor.records } : {}),
   };
-  const written = await writePackage({ outPath: o.outPath, manifest, archivePath: o.archivePath, signKey: o.signKey, exclusive: true });
+  const written = await writePackage({ outPath: o.outPath, manifest, archivePath: o.archivePath, signKey: o.signKey, exclusive: true, vendorBytes: o.vendor?.bytes });
   return { ...written, manifest };
 }
 
-export interface PackOptions { archivePath: string; domain: string; version?: string; outDir: string; signKey?: KeyObject; limits?: Partial<ArchiveLimits>; expiresAt?: string; audience?: string }
+export interface PackOptions { archivePath: string; domain: string; version?: string; outDir: string; signKey?: KeyObject; limits?: Partial<ArchiveLimits>; expiresAt?: string; audience?: string; vendor?: VendorCollector }
 export interface PackSummary {
   package: string; version: string; domain: string; sha256: string;
   archive: Manifest['archive']; files: number; bytes: number; signed: boolean; signer: string | null;
+  /** Issue 17: how many third-party files are carried (with --vendor). */
+  vendored?: number;
 }
 
 const unreadable = (path: string) => (err: NodeJS.ErrnoException): never => {
@@ -101,10 +110,12 @@ export async function packArchive(o: PackOptions): Promise<PackSummary> {
     throw new UsageError(`cannot create the output folder ${outDir}: ${err.code ?? err.message}`, { subject: outDir });
   });
   const meta: PackageMeta = { domain, version, jobId: null, pageCount: null, expiresAt: o.expiresAt, audience: o.audience };
-  const written = await writeScannedPackage({ outPath, archivePath, scan, meta, signKey: o.signKey });
+  const vendor = o.vendor ? await o.vendor(archivePath, scan) : undefined;
+  const written = await writeScannedPackage({ outPath, archivePath, scan, meta, signKey: o.signKey, vendor });
   return {
     package: written.path, version, domain, sha256: written.sha256, archive: written.manifest.archive,
     files: scan.files.length, bytes: scan.files.reduce((n, f) => n + f.size, 0),
     signed: Boolean(o.signKey), signer: o.signKey ? fingerprint(o.signKey) : null,
+    ...(vendor ? { vendored: vendor.records.length } : {}),
   };
 }

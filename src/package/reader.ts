@@ -4,6 +4,7 @@ import { SpanFile, type FileSpan } from '../archive/index.js';
 import { ARCHIVE_NAMES, MANIFEST_BOUNDS, parseManifest, type Manifest } from './manifest.js';
 import { BLOCK, MAX_TAIL, MIN_TAIL, checkTail, decodeHeader, padded } from './tar-header.js';
 import { sniff } from './sniff.js';
+import { MAX_VENDOR_FILES, verifyVendored } from './vendor.js';
 
 export interface PackageLayout {
   manifest: Manifest;
@@ -14,6 +15,8 @@ export interface PackageLayout {
   signatures: Buffer[];
   /** offset/size: the archive member's data inside the package file. */
   archive: { name: string; offset: number; size: number };
+  /** Issue 17: the vendored members after the archive, exactly as the manifest's `vendor` lists them (empty without). */
+  vendor: Array<{ name: string; offset: number; size: number }>;
 }
 
 /**
@@ -107,6 +110,28 @@ export async function readPackage(input: PackageInput): Promise<PackageLayout> {
     if (member.offset + member.size > fileSize) {
       throw new MalformedError('AIRLOCK_TRUNCATED', `package is truncated: ${member.name} needs ${member.size} bytes but the file ends ${fileSize - member.offset} bytes into it`, { subject: member.name });
     }
+    const archiveMember = member;
+    // Issue 17: vendored members follow the bundle (headers only here; their bytes are hashed by verifyVendored).
+    const vendor: Array<{ name: string; offset: number; size: number }> = [];
+    while (fileSize - pos >= BLOCK) {
+      const block = await readAt(fh, pos, BLOCK, fileSize, 'the member after the bundle');
+      if (block.every((b) => b === 0)) break;
+      let name: string;
+      try {
+        name = decodeHeader(block, pos, 'vendor/').name;
+      } catch {
+        break; // junk: named below by the tail check
+      }
+      if (!name.startsWith('vendor/')) break;
+      if (vendor.length >= MAX_VENDOR_FILES) {
+        throw new MalformedError('AIRLOCK_VENDOR_LIMIT', `package has more than ${MAX_VENDOR_FILES} vendored members (at ${JSON.stringify(name)})`, { subject: name, limit: MAX_VENDOR_FILES });
+      }
+      member = await next('vendor/');
+      if (member.offset + member.size > fileSize) {
+        throw new MalformedError('AIRLOCK_TRUNCATED', `package is truncated: ${member.name} needs ${member.size} bytes but the file ends ${fileSize - member.offset} bytes into it`, { subject: member.name });
+      }
+      vendor.push({ name: member.name, offset: member.offset, size: member.size });
+    }
     const tailLength = fileSize - pos;
     if (tailLength < MIN_TAIL) throw new MalformedError('AIRLOCK_TRUNCATED', `package is truncated: the tar end blocks after ${member.name} are missing`, { subject: member.name });
     if (tailLength > MAX_TAIL || tailLength % BLOCK !== 0) {
@@ -122,12 +147,26 @@ export async function readPackage(input: PackageInput): Promise<PackageLayout> {
     checkTail(tail, pos);
 
     const manifest = parseManifest(manifestBytes);
-    if (manifest.archive.name !== member.name) {
-      throw new MalformedError('AIRLOCK_PACKAGE_MEMBERS', `the manifest names the archive ${manifest.archive.name} but the package holds ${member.name}`, { subject: member.name });
+    if (manifest.archive.name !== archiveMember.name) {
+      throw new MalformedError('AIRLOCK_PACKAGE_MEMBERS', `the manifest names the archive ${manifest.archive.name} but the package holds ${archiveMember.name}`, { subject: archiveMember.name });
     }
-    return { manifest, manifestBytes, signature, signatures, archive: { name: member.name, offset: member.offset, size: member.size } };
+    checkVendorMembers(manifest, vendor);
+    return { manifest, manifestBytes, signature, signatures, archive: { name: archiveMember.name, offset: archiveMember.offset, size: archiveMember.size }, vendor };
   } finally {
     await fh.close();
+  }
+}
+
+/** The vendored members must be exactly the manifest's `vendor` list: same names, sizes and order, nothing more. */
+function checkVendorMembers(manifest: Manifest, members: ReadonlyArray<{ name: string; size: number }>): void {
+  const listed = manifest.vendor ?? [];
+  for (let i = 0; i < Math.max(listed.length, members.length); i++) {
+    const want = listed[i];
+    const got = members[i];
+    if (!want) throw new MalformedError('AIRLOCK_VENDOR_MEMBERS', `package holds vendored member ${JSON.stringify(got!.name)} that airlock.json does not list`, { subject: got!.name });
+    if (!got) throw new MalformedError('AIRLOCK_VENDOR_MEMBERS', `airlock.json lists vendored file ${want.path} (${want.urls[0]}) but the package does not hold it`, { subject: want.path });
+    if (got.name !== want.path) throw new MalformedError('AIRLOCK_VENDOR_MEMBERS', `vendored member ${i + 1} is ${JSON.stringify(got.name)} but airlock.json lists ${want.path} there`, { subject: got.name });
+    if (got.size !== want.size) throw new MalformedError('AIRLOCK_VENDOR_MEMBERS', `vendored member ${want.path} is ${got.size} bytes but airlock.json says ${want.size}`, { subject: want.path });
   }
 }
 
@@ -141,7 +180,7 @@ function refuseExportArchive(head: Buffer, path: string): void {
 }
 
 function membersError(message: string, subject: string): MalformedError {
-  return new MalformedError('AIRLOCK_PACKAGE_MEMBERS', `${message}; a package holds airlock.json, airlock.json.sig, airlock.json.sig.2 … (optional, at most 32) and bundle.<ext>, in that order`, { subject });
+  return new MalformedError('AIRLOCK_PACKAGE_MEMBERS', `${message}; a package holds airlock.json, airlock.json.sig, airlock.json.sig.2 … (optional, at most 32), bundle.<ext> and the vendor/… files its manifest lists (optional), in that order`, { subject });
 }
 
 /** A fourth member after the bundle: named when its header decodes, else the byte where junk starts. */
@@ -153,4 +192,20 @@ function extraMember(block: Buffer, pos: number, after: string): MalformedError 
     return membersError(`package has data after ${after} (byte ${pos}) that is not the tar end blocks`, `byte ${pos}`);
   }
   return membersError(`unexpected member ${JSON.stringify(name)} after ${after}`, name);
+}
+
+/** Bytes [offset, offset + length) of a package (a vendored member: bounded by the caller). */
+export async function readPackageRange(input: PackageInput, offset: number, length: number): Promise<Buffer> {
+  const fh: Handle = typeof input === 'string' ? await open(input, 'r') : await SpanFile.open(input.spans);
+  try {
+    return await readAt(fh, offset, length, (await fh.stat()).size, `bytes ${offset}..${offset + length}`);
+  } finally {
+    await fh.close();
+  }
+}
+
+/** Every vendored member of `input`, hashed and compared with its manifest (issue 17). */
+export async function verifyVendorMembers(input: PackageInput, layout: Pick<PackageLayout, 'manifest' | 'vendor'>, onFile?: Parameters<typeof verifyVendored>[3]): Promise<void> {
+  if (!layout.manifest.vendor && layout.vendor.length === 0) return;
+  await verifyVendored((o, l) => readPackageRange(input, o, l), layout.manifest, layout.vendor, onFile);
 }

@@ -3,7 +3,7 @@ import { DigestMismatchError } from '../errors.js';
 import { scanArchive } from '../archive/index.js';
 import type { ArchiveLimits } from '../archive/types.js';
 import type { Manifest } from './manifest.js';
-import { inputRange, readPackage, type PackageInput, type PackageLayout } from './reader.js';
+import { inputRange, readPackage, verifyVendorMembers, type PackageInput, type PackageLayout } from './reader.js';
 import { checkSignature } from './signature.js';
 import { compareToManifest } from './compare.js';
 import { checkManifestLimits } from './limits.js';
@@ -49,5 +49,6 @@ export async function verifyPackage(path: PackageInput, o: VerifyOptions): Promi
   }
   const scan = await scanArchive(inputRange(path, archive.offset, archive.size), { limits: o.limits });
   compareToManifest(manifest, scan);
+  await verifyVendorMembers(path, layout);
   return { manifest, ...sig, files: scan.files.length, bytes: scan.files.reduce((n, f) => n + f.size, 0) };
 }

@@ -56,7 +56,9 @@ async function copyArchive(out: Out, archivePath: string, manifest: Manifest): P
  * fsync, rename, fsync of the folder, so a crash leaves the old file or the complete new one.
  * `exclusive`: never replace an existing outPath (AIRLOCK_EXISTS, exit 1), even one created while we wrote.
  */
-export async function writePackage(o: { outPath: string; manifest: Manifest; archivePath: string; signKey?: KeyObject; exclusive?: boolean }): Promise<{ path: string; sha256: string }> {
+export async function writePackage(o: { outPath: string; manifest: Manifest; archivePath: string; signKey?: KeyObject; exclusive?: boolean;
+  /** Issue 17: the bytes of each file the manifest's `vendor` lists, by its member path. */
+  vendorBytes?: ReadonlyMap<string, Buffer> }): Promise<{ path: string; sha256: string }> {
   const checked = ManifestSchema.safeParse(o.manifest);
   if (!checked.success) throw new UsageError(`refusing to write an invalid manifest: ${checked.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`, { subject: 'airlock.json' });
   const manifestBytes = serializeManifest(o.manifest);
@@ -71,6 +73,13 @@ export async function writePackage(o: { outPath: string; manifest: Manifest; arc
     await out.member('airlock.json', manifestBytes.length, mtime, () => out.write(manifestBytes));
     if (signature) await out.member('airlock.json.sig', signature.length, mtime, () => out.write(signature));
     await out.member(o.manifest.archive.name, o.manifest.archive.size, mtime, () => copyArchive(out, o.archivePath, o.manifest));
+    for (const r of o.manifest.vendor ?? []) {
+      const bytes = o.vendorBytes?.get(r.path);
+      if (!bytes || bytes.length !== r.size || createHash('sha256').update(bytes).digest('hex') !== r.sha256) {
+        throw new UsageError(`refusing to write a package: vendored file ${r.path} does not match its manifest record`, { subject: r.path });
+      }
+      await out.member(r.path, r.size, mtime, () => out.write(bytes));
+    }
     await out.write(Buffer.alloc(MIN_TAIL));
     sha256 = out.hash.digest('hex');
     await fh.sync();

@@ -3,6 +3,8 @@ import { parseTarget } from './request-path.js';
 import { sendStatus, sendRedirect } from './respond.js';
 import { sendFile, type SendContext } from './send-file.js';
 import type { LoadedIndex } from './version-index.js';
+
+const VENDOR_PREFIX = '/_airlock/vendor/';
 import type { AccessLog } from './access-log.js';
 import type { ServeMetrics } from './metrics.js';
 import type { SkewGuard } from './skew.js';
@@ -43,6 +45,12 @@ export function createHandler(d: HandlerDeps): (req: IncomingMessage, res: Serve
     const head = method === 'HEAD';
     const t = parseTarget(req.url ?? '');
     if (!t.ok) return sendStatus(res, idx, t.status, head);
+    if (t.path.startsWith(VENDOR_PREFIX)) {
+      // Issue 17: a vendored file is a static file of the version (index lookup only, like any other).
+      if (method !== 'GET' && !head) return sendStatus(res, idx, 405, false, ['Allow', 'GET, HEAD']);
+      const v = idx.routes.get(t.path);
+      return v?.kind === 'file' ? sendFile(req, res, idx, v.file, head, d.send) : sendStatus(res, idx, 404, head);
+    }
     if (prefixes.some((p) => t.path.startsWith(p)) || (d.appRoute !== null && d.appRoute(method ?? '', t.path))) {
       (req as IndexedRequest).airlockIndex = idx;
       for (let i = 0; i < idx.base.length; i += 2) res.setHeader(idx.base[i]!, idx.base[i + 1]!);

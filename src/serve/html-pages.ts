@@ -5,7 +5,7 @@ import { cacheKey, transformCodeDigest } from './html-cache/key.js';
 import { cachedName } from './html-cache/index-file.js';
 import { openHtmlCache, type HtmlCache, type PageBuilder } from './html-cache/open.js';
 import type { CachedPage } from './html-cache/index-file.js';
-import type { VersionSource } from './source.js';
+import { vendorMap, type VersionSource } from './source.js';
 import type { Replacement, TransformHtml } from './version-index.js';
 
 /**
@@ -52,7 +52,9 @@ export interface OpenedPages {
   release: () => void;
 }
 
-export async function openPages(src: VersionSource, spec: HtmlTransformSpec, o: PagesOptions): Promise<OpenedPages> {
+export async function openPages(src: VersionSource, given: HtmlTransformSpec, o: PagesOptions): Promise<OpenedPages> {
+  // Issue 17: a version with vendored files has its pages point at them (part of the context, so of the cache key).
+  const spec: HtmlTransformSpec = 'context' in given && src.vendor.length > 0 ? { context: { ...given.context, vendorMap: vendorMap(src.vendor) } } : given;
   const key = await specKey(spec);
   const builder: PageBuilder = 'context' in spec ? { context: spec.context } : { run: spec.run };
   const files = src.files.filter((f) => isTransformedPage(f.path));

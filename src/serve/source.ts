@@ -23,6 +23,25 @@ export interface VersionSource {
   variants: Map<string, VariantSizes>;
   /** Its assets' variants are complete (a store's published index; a bare folder has nothing to do). */
   precompressed: boolean;
+  /** Issue 17: the version's vendored third-party files (checked at import), served at `/_airlock/<path>`. */
+  vendor: VendorFile[];
+}
+export interface VendorFile { path: string; file: string; size: number; sha256: string; urls: string[]; site: string[] }
+
+/** Where a vendored file is served: same origin, under the reserved prefix. */
+export const vendorHref = (path: string): string => `/_airlock/${path}`;
+
+/**
+ * The original references a page may use for each vendored file → its same-origin URL: each
+ * https URL (and its protocol-relative form), and for a rewritten site stylesheet its root path.
+ */
+export function vendorMap(vendor: readonly VendorFile[]): Record<string, string> {
+  const map: Record<string, string> = {};
+  for (const v of vendor) {
+    for (const u of v.urls) map[u] = vendorHref(v.path);
+    for (const p of v.site) map['/' + p] = vendorHref(v.path);
+  }
+  return map;
 }
 
 /** The active version label of a store, or null. */
@@ -44,6 +63,7 @@ export async function loadFromStore(store: string, label: string): Promise<Versi
     files: v.manifest.files,
     variants: v.variants,
     precompressed: v.precompressed,
+    vendor: (v.manifest.vendor ?? []).map((r) => ({ path: r.path, file: join(v.dir, r.path), size: r.size, sha256: r.sha256, urls: r.urls, site: r.site ?? [] })),
   };
 }
 
@@ -67,5 +87,6 @@ export function siteSource(s: SiteInput): VersionSource {
     files: s.files,
     variants: new Map(),
     precompressed: true,
+    vendor: [],
   };
 }

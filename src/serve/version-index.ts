@@ -2,7 +2,10 @@ import { buildRoutes, type Route } from './routes.js';
 import { cacheControlFor, compressible, contentTypeFor } from './file-meta.js';
 import { baseHeaders, type FlatHeaders } from './headers.js';
 import { Rep, type FileMeta } from './rep.js';
-import type { FileRecord, VariantSizes, VersionSource } from './source.js';
+import { vendorHref, type FileRecord, type VariantSizes, type VersionSource } from './source.js';
+import { vendorContentType } from '../package/index.js';
+
+const IMMUTABLE = 'public, max-age=31536000, immutable';
 
 /**
  * The index of one loaded version: every URL form → a file entry with its representations and
@@ -161,6 +164,12 @@ export function buildIndex(src: VersionSource, o: IndexOptions): LoadedIndex {
     src.variants.set(sha256, sizes);
     for (const i of byDigest.get(sha256) ?? []) Object.assign(entries[i]!, entry(src.files[i]!));
   };
+  // Issue 17: vendored third-party files, same origin, named by their digest: cached for good.
+  for (const v of src.vendor) {
+    const meta: FileMeta = { base, contentType: vendorContentType(v.path), cacheControl: IMMUTABLE, lastModified, sha256: v.sha256, vary: false };
+    const identity = new Rep(v.file, null, v.size, null, meta);
+    routes.set(vendorHref(v.path), { kind: 'file', file: { path: v.path, sha256: v.sha256, lastModifiedSec, identity, br: null, gzip: null, has: { br: false, gzip: false }, resolve: null } });
+  }
   const nf = routes.get('/404.html');
   return {
     version: src.label,

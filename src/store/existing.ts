@@ -1,6 +1,6 @@
 import { StoreError } from '../errors.js';
 import { hashByteSource } from '../archive/index.js';
-import { compareToManifest, inputRange, type PackageInput, type PackageLayout } from '../package/index.js';
+import { compareToManifest, verifyVendorMembers, inputRange, type PackageInput, type PackageLayout } from '../package/index.js';
 import { readMeta, readStoredManifest, type VersionMeta } from './meta.js';
 
 /** version.json of `dir`, or null when there is no complete version there. */
@@ -28,4 +28,9 @@ export async function checkSameVersion(pkg: PackageInput, layout: PackageLayout,
   const stored = await readStoredManifest(dir);
   const archiveSha256 = await hashByteSource(inputRange(pkg, layout.archive.offset, layout.archive.size), signal);
   compareToManifest(m, { format: meta.archive.format, archiveSha256, archiveSize: layout.archive.size, files: stored.files, strip: '' });
+  // Issue 17: the same archive with other vendored files is other content; the given copy's vendored bytes must verify too.
+  if (JSON.stringify(m.vendor ?? null) !== JSON.stringify(stored.vendor ?? null)) {
+    throw new StoreError('AIRLOCK_VERSION_CONFLICT', `version ${m.version} is already in the store with different vendored files; choose another version label`, { subject: m.version });
+  }
+  await verifyVendorMembers(pkg, layout);
 }

@@ -1,7 +1,8 @@
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { DigestMismatchError, MalformedError } from '../errors.js';
 import { extractArchive, probeCaseFolding, type ArchiveLimits } from '../archive/index.js';
-import { readPackage, compareToManifest, inputPath, type PackageInput, type PackageLayout } from '../package/index.js';
+import { readPackage, compareToManifest, verifyVendorMembers, inputPath, type PackageInput, type PackageLayout } from '../package/index.js';
 import { fsyncDir } from '../util/fsx.js';
 import { copyHashed } from './copy.js';
 import { manifestWatch } from './expect.js';
@@ -41,6 +42,16 @@ export async function stageVersion(dir: string, input: StageInput, onProgress?: 
   const watch = { watch: manifestWatch(manifest), signal };
   const scan = await extractArchive({ path: p.pkg, offset: staged.archive.offset, length: staged.archive.size }, p.site, { limits: input.limits, format: manifest.archive.format, foldsCase, ...watch });
   compareToManifest(manifest, scan);
+  // Issue 17: every vendored file of THE COPY, checked against the signed manifest, then kept as its own file.
+  if (staged.vendor.length > 0 || manifest.vendor) {
+    await mkdir(p.vendor);
+    await verifyVendorMembers(p.pkg, staged, async (r, bytes) => {
+      const file = join(p.dir, r.path); // r.path matches VENDOR_PATH: vendor/<hex>.<ext>, nothing else
+      await writeFile(file, bytes, { flag: 'wx' });
+      await fsyncFile(file);
+    });
+    await fsyncDir(p.vendor);
+  }
   const meta: VersionMeta = {
     label: manifest.version,
     domain: manifest.domain,

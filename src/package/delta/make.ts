@@ -67,6 +67,7 @@ export async function makeDelta(o: DeltaOptions): Promise<DeltaSummary> {
   const [oldL, newL] = [await readPackage(o.oldPkg), await readPackage(o.newPkg)];
   const [om, nm] = [oldL.manifest, newL.manifest];
   if (om.domain !== nm.domain) throw new UsageError(`OLD is a package of ${om.domain} and NEW of ${nm.domain}; a delta joins two versions of one site`, { subject: o.newPkg });
+  if (nm.vendor || newL.vendor.length > 0) throw new UsageError(`NEW carries vendored third-party files (--vendor); a delta cannot carry them yet: send the full package`, { subject: o.newPkg });
   if (om.version === nm.version) throw new UsageError(`OLD and NEW are both version ${nm.version}; a delta needs two different version labels`, { subject: o.newPkg });
   const dOut = deltaPath(o.outDir, nm);
   const fOut = fullPath(o.outDir, nm);

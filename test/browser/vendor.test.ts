@@ -1,0 +1,142 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { resolveFeatures } from '../../src/features/index.js';
+import { vendorCollector, vendorFlags } from '../../src/fetch/vendor/index.js';
+import { packArchive } from '../../src/package/index.js';
+import { createAirlockServer } from '../../src/serve/index.js';
+import { featureOptions } from '../../src/serve/features.js';
+import { importPackage } from '../../src/store/index.js';
+import { makeArchive } from '../helpers/make-package.js';
+import { WEB_FONT_FAMILY, startFakeCdn, vendorSite, type FakeCdn } from '../helpers/fake-cdn.js';
+import { CHROMIUM, CHROMIUM_SERVICE_HOSTS, chromiumAvailable, launch, proxyTarget } from './chromium.js';
+
+/**
+ * Issue 17, "done when": with `--vendor`, a page that uses a web font and a CDN stylesheet renders
+ * with them air-gapped. Three screenshots of the same part of the page in Debian's Chromium:
+ * - reference: the page as online, its third-party URLs reachable (on 127.0.0.1);
+ * - vendored: packed with `--vendor fonts,styles`, imported, served air-gapped — must equal the reference;
+ * - plain: packed without `--vendor`, served air-gapped — must differ (so the comparison can fail).
+ * The browser's only way out is a proxy on 127.0.0.1 standing in for the internet; the vendored
+ * page must send it nothing and request nothing from another origin.
+ */
+const ARTIFACTS = fileURLToPath(new URL('../artifacts/', import.meta.url));
+
+class Sentinel {
+  readonly asked: string[] = [];
+  private readonly sockets = new Set<Socket>();
+  private readonly server: Server = createServer((s) => {
+    this.sockets.add(s);
+    s.on('close', () => this.sockets.delete(s));
+    s.once('data', (d: Buffer) => {
+      this.asked.push(d.toString('latin1').split('\r\n')[0]!);
+      s.end('HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
+    });
+    s.on('error', () => {});
+  });
+  port = 0;
+  pagesAsked(from: number): string[] {
+    return this.asked.slice(from).filter((l) => !CHROMIUM_SERVICE_HOSTS.includes(proxyTarget(l)));
+  }
+  async start(): Promise<void> {
+    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
+    this.port = (this.server.address() as { port: number }).port;
+  }
+  async stop(): Promise<void> {
+    for (const s of this.sockets) s.destroy();
+    await new Promise<void>((r) => this.server.close(() => r()));
+  }
+}
+
+let root: string;
+let cdn: FakeCdn;
+let sentinel: Sentinel;
+let browser: Browser;
+let store: string;
+
+async function serveVersion(version: string) {
+  // Local search off: its injected button is not what this test compares.
+  const resolved = resolveFeatures({ deployment: 'air-gapped', disable: ['local-search'] });
+  const srv = await createAirlockServer({ store, version, lease: false, log: () => {}, ...featureOptions(resolved) } as Parameters<typeof createAirlockServer>[0]);
+  const url = await srv.listen(0, '127.0.0.1');
+  return { origin: url.replace(/\/$/, ''), close: () => srv.close(1000) };
+}
+
+async function shot(page: Page, url: string): Promise<{ png: Buffer; fontLoaded: boolean; requests: string[] }> {
+  const requests: string[] = [];
+  page.on('request', (r) => requests.push(r.url()));
+  const res = await page.goto(url, { waitUntil: 'networkidle' });
+  expect(res?.status(), url).toBe(200);
+  await page.evaluate(() => document.fonts.ready);
+  const fontLoaded = await page.evaluate((f) => document.fonts.check(`28px "${f}"`) && [...document.fonts].some((x) => x.family.replace(/"/g, '') === f && x.status === 'loaded'), WEB_FONT_FAMILY);
+  const png = await page.locator('#shot').screenshot({ animations: 'disabled' });
+  return { png, fontLoaded, requests };
+}
+
+beforeAll(async () => {
+  expect(chromiumAvailable(), `Chromium not found at ${CHROMIUM}: apt-get install -y chromium (.ci/run does this)`).toBe(true);
+  await mkdir(ARTIFACTS, { recursive: true });
+  root = await mkdtemp(join(tmpdir(), 'airlock-vendor-browser-'));
+  const site = join(root, 'site');
+  for (const [p, c] of Object.entries(vendorSite({ script: false }))) {
+    await mkdir(dirname(join(site, p)), { recursive: true });
+    await writeFile(join(site, p), c);
+  }
+  const archive = join(root, 'export.tar.gz');
+  await makeArchive(site, 'tar.gz', archive);
+  cdn = await startFakeCdn();
+  const mirrors = cdn.mirrors.filter((_, i) => i % 2 === 1);
+  const vendor = vendorCollector({ ...vendorFlags('fonts,styles', mirrors)! });
+  const out = join(root, 'out');
+  const withVendor = await packArchive({ archivePath: archive, domain: 'docs.example.com', version: 'vendored', outDir: out, vendor });
+  const plain = await packArchive({ archivePath: archive, domain: 'docs.example.com', version: 'plain', outDir: out });
+  store = join(root, 'store');
+  await importPackage(withVendor.package, { store, trust: [], allowUnsigned: true, activate: true });
+  await importPackage(plain.package, { store, trust: [], allowUnsigned: true });
+  sentinel = new Sentinel();
+  await sentinel.start();
+  browser = await launch([`--proxy-server=http://127.0.0.1:${sentinel.port}`]);
+}, 120_000);
+afterAll(async () => {
+  await browser?.close();
+  await sentinel?.stop();
+  await cdn?.close();
+  if (root) await rm(root, { recursive: true, force: true });
+});
+
+describe('--vendor in a real browser', () => {
+  it('air-gapped, the vendored page renders exactly as the page online; without --vendor it does not; nothing leaves the origin', async () => {
+    const ctx = await browser.newContext({ viewport: { width: 800, height: 600 }, deviceScaleFactor: 1 });
+    const vendored = await serveVersion('vendored');
+    const plain = await serveVersion('plain');
+    try {
+      const ref = await shot(await ctx.newPage(), `http://127.0.0.1:${cdn.port}/ref/`);
+      expect(ref.fontLoaded, 'the reference page loads the web font from "the internet"').toBe(true);
+
+      const before = sentinel.asked.length;
+      const v = await shot(await ctx.newPage(), vendored.origin + '/');
+      expect(v.fontLoaded, 'the vendored web font is used air-gapped').toBe(true);
+      expect(v.requests.filter((u) => !u.startsWith(vendored.origin + '/')), 'requests to another origin').toEqual([]);
+      expect(v.requests.filter((u) => u.includes('/_airlock/vendor/')).length).toBeGreaterThanOrEqual(5); // 3 stylesheets, the import, the font (+ the image)
+      expect(sentinel.pagesAsked(before), 'connections that left the page').toEqual([]);
+
+      const p = await shot(await ctx.newPage(), plain.origin + '/');
+      expect(p.fontLoaded, 'without --vendor the web font cannot load').toBe(false);
+
+      await writeFile(`${ARTIFACTS}vendor-reference.png`, ref.png);
+      await writeFile(`${ARTIFACTS}vendor-air-gapped.png`, v.png);
+      await writeFile(`${ARTIFACTS}vendor-plain-air-gapped.png`, p.png);
+      expect(v.png.equals(ref.png), 'the vendored page looks as it does online (test/artifacts/vendor-*.png)').toBe(true);
+      expect(p.png.equals(ref.png), 'the page without --vendor must look different (else this test proves nothing)').toBe(false);
+      process.stderr.write(`vendor (browser): reference ${ref.png.length} B, vendored ${v.png.length} B (equal), plain ${p.png.length} B (differs); ${v.requests.length} requests, all same-origin\n`);
+    } finally {
+      await ctx.close();
+      await vendored.close();
+      await plain.close();
+    }
+  }, 60_000);
+});

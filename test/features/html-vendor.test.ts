@@ -1,0 +1,82 @@
+import { describe, expect, it } from 'vitest';
+import { resolveFeatures, transformHtmlDetailed } from '../../src/features/index.js';
+import { vendorKey } from '../../src/features/html-vendor.js';
+
+/** Issue 17: serve's page transform points references of vendored files at their same-origin copies, in its one pass. */
+const AIR = resolveFeatures({ deployment: 'air-gapped' });
+const F = '/_airlock/vendor/' + 'a'.repeat(64) + '.css';
+const S = '/_airlock/vendor/' + 'b'.repeat(64) + '.css';
+const J = '/_airlock/vendor/' + 'c'.repeat(64) + '.js';
+const vendorMap = {
+  'https://fonts.googleapis.com/css2?family=Inter&display=swap': F,
+  '/css/site.css': S,
+  'https://cdn.jsdelivr.net/npm/x@1/x.min.js': J,
+};
+const page = `<!DOCTYPE html><html><head>
+<link rel="stylesheet" href="https://fonts.googleapis.com/css2?family=Inter&amp;display=swap">
+<link rel="stylesheet" href="/css/site.css" integrity="sha384-xyz">
+<link rel="preload" as="style" href="/css/site.css">
+<link rel="stylesheet" href="https://cdn.other.test/not-vendored.css">
+<script src="//cdn.jsdelivr.net/npm/x@1/x.min.js" defer></script>
+<script src="https://www.googletagmanager.com/gtag/js?id=G-1"></script>
+</head><body><p>x</p></body></html>`;
+
+describe('vendor mapping in the page transform', () => {
+  it('maps stylesheet links and script sources the map names (entity-encoded and protocol-relative too), drops integrity, leaves the rest', async () => {
+    const r = await transformHtmlDetailed(page, { features: AIR.features, deployment: AIR.deployment, vendorMap });
+    const out = r.html.toString();
+    expect(out).toContain(`<link rel="stylesheet" href="${F}">`);
+    expect(out).toContain(`<link rel="stylesheet" href="${S}">`);
+    expect(out).toContain(`<script src="${J}" defer></script>`);
+    expect(out).toContain('<link rel="preload" as="style" href="/css/site.css">'); // only stylesheets are mapped
+    expect(out).toContain('https://cdn.other.test/not-vendored.css');
+    expect(out).not.toContain('googletagmanager'); // analytics removal still wins
+    expect(r.removed.vendored).toBe(3);
+  });
+
+  it('without a map the page is exactly what it was before issue 17', async () => {
+    const a = await transformHtmlDetailed(page, { features: AIR.features, deployment: AIR.deployment });
+    const b = await transformHtmlDetailed(page, { features: AIR.features, deployment: AIR.deployment, vendorMap: {} });
+    expect(b.html.equals(a.html)).toBe(true);
+    expect(a.html.toString()).toContain('href="https://fonts.googleapis.com/css2?family=Inter&amp;display=swap"');
+  });
+
+  it('vendorKey: only https, protocol-relative and root paths are keys; a map key like __proto__ cannot be reached', () => {
+    expect(vendorKey(' https://a.test/x.css#frag ')).toBe('https://a.test/x.css');
+    expect(vendorKey('//a.test/x.css')).toBe('https://a.test/x.css');
+    expect(vendorKey('/a/../b.css')).toBe('/b.css');
+    expect(vendorKey('http://a.test/x.css')).toBeNull();
+    expect(vendorKey('x.css')).toBeNull();
+  });
+});
+
+describe('consent banners and leftover empty script tags, analytics off', () => {
+  const consent = `<!DOCTYPE html><html><head>
+<script src="https://cdn.cookielaw.org/scripttemplates/otSDKStub.js" type="text/javascript" charset="UTF-8" data-domain-script="0190"></script>
+<script type="text/javascript">
+function OptanonWrapper() { }
+</script>
+<script type="text/javascript"></script>
+<script type="module" data-k='say "hi"' async>import "/a.js";</script>
+<script type="text/partytown">gtag('config', 'G-1')</script>
+</head><body><button id="ot-sdk-btn">Cookie settings</button><div id="onetrust-consent-sdk">banner</div></body></html>`;
+
+  it('the OneTrust loader, its OptanonWrapper bootstrap and banner go, and no empty <script> is left; kept typed scripts keep their tags and hashes', async () => {
+    const r = await transformHtmlDetailed(consent, { features: AIR.features, deployment: AIR.deployment });
+    const out = r.html.toString();
+    expect(out).not.toMatch(/cookielaw|OptanonWrapper/);
+    expect(out.slice(out.indexOf('<body>'))).not.toMatch(/ot-sdk-btn|onetrust-consent-sdk/); // (the hide style in <head> names them)
+    expect(out).not.toMatch(/<script type="text\/javascript">\s*<\/script>/);
+    expect(out).not.toContain('<script type="text/partytown">');
+    expect(out).toContain(`<script type="module" data-k="say &quot;hi&quot;" async>import "/a.js";</script>`);
+    expect(r.scriptHashes.length).toBe(2); // airlock's own flags script and the kept module
+  });
+
+  it('analytics on: typed scripts are left exactly as they were', async () => {
+    const on = resolveFeatures({ deployment: 'cloud', enable: ['analytics'] });
+    const out = (await transformHtmlDetailed(consent, { features: on.features, deployment: on.deployment })).html.toString();
+    expect(out).toContain('<script type="text/javascript">\nfunction OptanonWrapper() { }\n</script>');
+    expect(out).toContain('<script type="text/javascript"></script>');
+    expect(out).toContain(`<script type="module" data-k='say "hi"' async>`);
+  });
+});

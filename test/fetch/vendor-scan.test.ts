@@ -1,0 +1,75 @@
+import { describe, expect, it } from 'vitest';
+import { cssRefs, extensionOf, parseKinds, parseMirror, resolveRef, rewriteCss, target } from '../../src/fetch/vendor/index.js';
+import { decodeAttr } from '../../src/features/html-attr.js';
+
+/** Issue 17: the pure parts of `--vendor` (stylesheet references, rewriting, flags, what a download becomes). */
+describe('cssRefs', () => {
+  it('finds @import (string and url forms) and every url(), quoted or not, and skips comments, strings and data: URLs', () => {
+    const css = `@import "a.css";@import url('b.css') screen;@import url(c.css);
+/* url(commented.png) @import "no.css"; */ .x{content:"url(in-string.png)"}
+@font-face{src:url("https://fonts.gstatic.com/s/f.woff2") format("woff2"),url(f.ttf)}
+.y{background:url( data:image/png;base64,AAAA )}.z{background-image:url( "sp ace.png" )}`;
+    expect(cssRefs(css).map((r) => [r.via, r.url])).toEqual([
+      ['import', 'a.css'], ['import', 'b.css'], ['import', 'c.css'],
+      ['url', 'https://fonts.gstatic.com/s/f.woff2'], ['url', 'f.ttf'], ['url', 'sp ace.png'],
+    ]);
+  });
+
+  it('rewriteCss replaces exactly the answered references and leaves every other byte alone', () => {
+    const css = `@import url("https://x.test/a.css");\n.k{background:url(img/k.png) no-repeat}/* url(https://x.test/c.png) */`;
+    const out = rewriteCss(css, (r) => (r.url.startsWith('https://') ? 'COPY.css' : undefined));
+    expect(out).toBe(`@import url("COPY.css");\n.k{background:url(img/k.png) no-repeat}/* url(https://x.test/c.png) */`);
+    expect(rewriteCss(css, () => undefined)).toBe(css);
+  });
+
+  it('survives hostile input in bounded time: unterminated strings and comments, a million parentheses', () => {
+    const t0 = Date.now();
+    for (const s of ['url("never', '/* open', '@import "x', 'url('.repeat(200_000), '"'.repeat(100_001), ')'.repeat(1_000_000)]) {
+      expect(Array.isArray(cssRefs(s))).toBe(true);
+    }
+    expect(Date.now() - t0).toBeLessThan(5_000);
+  });
+
+  it('resolveRef resolves relative, root and protocol-relative forms against the stylesheet and drops fragments', () => {
+    expect(resolveRef('../img/a.png#x', 'https://cdn.test/npm/p/dist/t.css')).toBe('https://cdn.test/npm/p/img/a.png');
+    expect(resolveRef('//fonts.test/f.woff2', 'https://cdn.test/a.css')).toBe('https://fonts.test/f.woff2');
+    expect(resolveRef('http://[bad', 'https://cdn.test/a.css')).toBeNull();
+  });
+});
+
+describe('flags and downloads', () => {
+  it('parseKinds accepts fonts, styles, scripts only', () => {
+    expect([...parseKinds('fonts, styles')]).toEqual(['fonts', 'styles']);
+    expect(() => parseKinds('fonts,images')).toThrow(/unknown kind "images"/);
+    expect(() => parseKinds(',')).toThrow(/at least one kind/);
+  });
+
+  it('parseMirror takes an https origin on the left and an http(s) base on the right', () => {
+    expect(parseMirror('https://fonts.googleapis.com=http://127.0.0.1:8080/gf/')).toEqual(['https://fonts.googleapis.com', 'http://127.0.0.1:8080/gf']);
+    for (const bad of ['https://a.test', 'http://a.test=http://b.test', 'https://a.test/path=http://b.test', 'https://a.test=ftp://b.test', 'https://a.test=http://b.test/?q=1']) {
+      expect(() => parseMirror(bad), bad).toThrow(/--vendor-mirror/);
+    }
+  });
+
+  it('target: a mapped origin goes to its mirror (path and query kept); an unmapped non-https URL is refused', () => {
+    const m = new Map([['https://fonts.googleapis.com', 'http://127.0.0.1:9/gf']]);
+    expect(target('https://fonts.googleapis.com/css2?family=A&display=swap', m)).toBe('http://127.0.0.1:9/gf/css2?family=A&display=swap');
+    expect(target('https://cdn.test/a.css', m)).toBe('https://cdn.test/a.css');
+    expect(() => target('http://cdn.test/a.css', m)).toThrow(/not https/);
+  });
+
+  it('extensionOf: fonts and images by their magic bytes, stylesheets and scripts by a plausible type; anything else is refused', () => {
+    expect(extensionOf(Buffer.from('wOF2....'), 'application/octet-stream', 'asset')).toBe('woff2');
+    expect(extensionOf(Buffer.from([0, 1, 0, 0, 9]), 'font/ttf', 'asset')).toBe('ttf');
+    expect(extensionOf(Buffer.from('<html>'), 'text/html', 'asset')).toBeNull();
+    expect(extensionOf(Buffer.from('a{}'), 'text/css; charset=utf-8', 'css')).toBe('css');
+    expect(extensionOf(Buffer.from('<html>'), 'text/html', 'css')).toBeNull();
+    expect(extensionOf(Buffer.from('x()'), 'application/javascript', 'script')).toBe('js');
+    expect(extensionOf(Buffer.from('<html>'), 'text/html', 'script')).toBeNull();
+  });
+
+  it('decodeAttr decodes the entities a URL attribute uses', () => {
+    expect(decodeAttr('https://f.test/css2?family=A&amp;display=swap')).toBe('https://f.test/css2?family=A&display=swap');
+    expect(decodeAttr('a&#38;b&#x26;c&unknown;')).toBe('a&b&c&unknown;');
+  });
+});
