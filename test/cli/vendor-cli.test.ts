@@ -7,6 +7,7 @@ import { airlock, airlockAsync } from '../helpers/bin.js';
 import { makeArchive } from '../helpers/make-package.js';
 import { get, startBin } from '../helpers/served.js';
 import { treeDigest } from '../store/helpers.js';
+import { auditCount, expectRefusalLogged } from '../store/audit-expect.js';
 import { assemble, membersOf, type Member } from '../package/craft.js';
 import { loadPrivateKey } from '../../src/package/keys.js';
 import { rig } from '../fetch/emu.js';
@@ -181,16 +182,22 @@ describe('refusals', () => {
   async function refusedEverywhere(pkg: string, expectText: RegExp): Promise<void> {
     const d = await fresh();
     const store = join(d, 'store');
-    // A store that already holds another version, so "unchanged" means something.
+    // A store that already holds another version, so "unchanged" means something. That version
+    // was packed after `pkg` (a higher sequence): --allow-downgrade waives the order rule only, so
+    // the refusal is the vendored files' own.
     expect(airlock(['import', plainPkg, '--store', store, '--trust', `${key}.pub`, '--no-precompress']).status).toBe(0);
-    const before = await treeDigest(d);
+    const before = await treeDigest(store); // the store's own audit files aside (checked below)
+    const outside = await readdir(d);
+    const logged = await auditCount(store);
     const v = airlock(['verify', pkg, '--trust', `${key}.pub`]);
     expect(v.status, v.stderr).toBe(4);
     expect(v.stderr).toMatch(expectText);
-    const i = airlock(['import', pkg, '--store', store, '--trust', `${key}.pub`, '--no-precompress']);
+    const i = airlock(['import', pkg, '--store', store, '--trust', `${key}.pub`, '--no-precompress', '--allow-downgrade']);
     expect(i.status, i.stderr).toBe(4);
     expect(i.stderr).toMatch(expectText);
-    expect(await treeDigest(d), 'the store changed').toBe(before);
+    expect(await treeDigest(store), 'the store changed').toBe(before);
+    expect(await readdir(d), 'something was written beside the store').toEqual(outside);
+    await expectRefusalLogged(store, logged, /^AIRLOCK_/);
   }
 
   it('vendored file tampered in transit (a font swapped, manifest untouched): verify and import exit 4 naming the file; store unchanged', async () => {
