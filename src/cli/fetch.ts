@@ -11,6 +11,7 @@ import { log, printResult, type CliContext } from './context.js';
 import type { Command } from './main.js';
 import { SPLIT_HELP, splitOption, splitWritten } from './volumes.js';
 import { vendorCollector, vendorFlags } from '../fetch/vendor/index.js';
+import { VENDOR_HELP } from './vendor-help.js';
 import { makeDelta } from '../package/delta/index.js';
 import { readPackage } from '../package/reader.js';
 import { trapFor } from './interrupt.js';
@@ -35,13 +36,7 @@ DIR/<domain>-<version>.airlock. Prints the package path (or a JSON summary with 
   --base OLD.airlock  also write what carries the isolated side from OLD to the new version, as
                       airlock delta OLD NEW would: DIR/<domain>-<version>.delta.airlock (carry it)
                       and DIR/<domain>-<version>.full.airlock (keep it: the next --base)
-  --vendor KINDS      carry third-party resources the pages use, comma-separated: fonts (web-font
-                      stylesheets and their font files), styles (CDN stylesheets and what they
-                      name), scripts (external scripts: only if you trust them to run on the
-                      isolated side); serve maps the pages to these copies
-  --vendor-mirror ORIGIN=URL
-                      fetch ORIGIN's resources from URL instead (an internal CDN mirror or proxy;
-                      http allowed there); repeatable. Without a mapping only https is fetched
+${VENDOR_HELP}
 ${SPLIT_HELP}
                       (with --base, the delta is split)
   --json              print a JSON summary on stdout

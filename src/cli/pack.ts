@@ -7,6 +7,7 @@ import type { Command } from './main.js';
 import { shown } from '../util/terminal.js';
 import { SPLIT_HELP, splitOption, splitWritten } from './volumes.js';
 import { vendorCollector, vendorFlags } from '../fetch/vendor/index.js';
+import { VENDOR_HELP } from './vendor-help.js';
 
 const usage = `usage: airlock pack ARCHIVE --domain D [--version-label V] [--sign-key FILE] [--expires-at TIME] [--audience ID] [--out DIR] [--split SIZE] [--vendor KINDS [--vendor-mirror ORIGIN=URL]...] [--json]
 
@@ -25,13 +26,7 @@ DIR/<domain>-<version>.airlock and signed when --sign-key is given. Prints the p
   --expires-at TIME   a store with a trust policy refuses the package after TIME (RFC 3339)
   --audience ID       only the store whose trust policy names identity ID imports it
   --out DIR           output folder, created when missing (default: the current folder)
-  --vendor KINDS      carry third-party resources the pages use, comma-separated: fonts (web-font
-                      stylesheets and their font files), styles (CDN stylesheets and what they
-                      name), scripts (external scripts: only if you trust them to run on the
-                      isolated side); serve maps the pages to these copies
-  --vendor-mirror ORIGIN=URL
-                      fetch ORIGIN's resources from URL instead (an internal CDN mirror or proxy;
-                      http allowed there); repeatable. Without a mapping only https is fetched
+${VENDOR_HELP}
 ${SPLIT_HELP}
   --json              print a JSON summary on stdout
 
