@@ -1,5 +1,6 @@
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { existsSync } from 'node:fs';
+import { createServer, type Server, type Socket } from 'node:net';
 
 /** Debian's Chromium (CI installs it with apt-get); playwright-core never downloads a browser. */
 export const CHROMIUM = process.env.AIRLOCK_CHROMIUM ?? '/usr/bin/chromium';
@@ -65,4 +66,35 @@ export function record(page: Page): PageRecord {
   });
   page.on('pageerror', (e) => rec.pageErrors.push(String(e)));
   return rec;
+}
+
+/** The internet, as far as the browser knows: counts every connection and remembers what it asked for. */
+export class Sentinel {
+  readonly asked: string[] = [];
+  /** What the pages asked for: everything but Chromium's own background services. */
+  pagesAsked(from = 0): string[] {
+    return this.asked.slice(from).filter((l) => !CHROMIUM_SERVICE_HOSTS.includes(proxyTarget(l)));
+  }
+  private readonly server: Server;
+  private readonly sockets = new Set<Socket>();
+  port = 0;
+  constructor() {
+    this.server = createServer((s) => {
+      this.sockets.add(s);
+      s.on('close', () => this.sockets.delete(s));
+      s.once('data', (d: Buffer) => {
+        this.asked.push(d.toString('latin1').split('\r\n')[0]!);
+        s.end('HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
+      });
+      s.on('error', () => {});
+    });
+  }
+  async start(): Promise<void> {
+    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
+    this.port = (this.server.address() as { port: number }).port;
+  }
+  async stop(): Promise<void> {
+    for (const s of this.sockets) s.destroy();
+    await new Promise<void>((r) => this.server.close(() => r()));
+  }
 }

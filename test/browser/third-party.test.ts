@@ -1,5 +1,4 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,7 +9,7 @@ import { THIRD_PARTY_ORIGINS } from '../../fixtures/site-traits.js';
 import { importPackage } from '../../src/store/index.js';
 import { makePackage } from '../helpers/make-package.js';
 import { startAirlock, type Running } from '../relay/helpers.js';
-import { CHROMIUM, CHROMIUM_SERVICE_HOSTS, chromiumAvailable, launch, proxyTarget } from './chromium.js';
+import { CHROMIUM, CHROMIUM_SERVICE_HOSTS, Sentinel, chromiumAvailable, launch, proxyTarget } from './chromium.js';
 
 /**
  * CONTRACT "Deployment types and features": in air-gapped the served site makes no request to any
@@ -24,37 +23,6 @@ import { CHROMIUM, CHROMIUM_SERVICE_HOSTS, chromiumAvailable, launch, proxyTarge
 const ARTIFACTS = fileURLToPath(new URL('../artifacts/', import.meta.url));
 const PRODUCTION = 'https://docs.example.com';
 const EXPECTED_BLOCKED = new Set<string>([...THIRD_PARTY_ORIGINS, PRODUCTION]);
-
-/** The internet, as far as the browser knows: counts every connection and remembers what it asked for. */
-class Sentinel {
-  readonly asked: string[] = [];
-  /** What the pages asked for: everything but Chromium's own background services. */
-  pagesAsked(from = 0): string[] {
-    return this.asked.slice(from).filter((l) => !CHROMIUM_SERVICE_HOSTS.includes(proxyTarget(l)));
-  }
-  private readonly server: Server;
-  private readonly sockets = new Set<Socket>();
-  port = 0;
-  constructor() {
-    this.server = createServer((s) => {
-      this.sockets.add(s);
-      s.on('close', () => this.sockets.delete(s));
-      s.once('data', (d: Buffer) => {
-        this.asked.push(d.toString('latin1').split('\r\n')[0]!);
-        s.end('HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
-      });
-      s.on('error', () => {});
-    });
-  }
-  async start(): Promise<void> {
-    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
-    this.port = (this.server.address() as { port: number }).port;
-  }
-  async stop(): Promise<void> {
-    for (const s of this.sockets) s.destroy();
-    await new Promise<void>((r) => this.server.close(() => r()));
-  }
-}
 
 interface Seen { requests: string[]; blocked: string[]; aborted: string[]; failedOther: string[]; pageErrors: string[] }
 

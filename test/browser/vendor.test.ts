@@ -1,5 +1,4 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,7 +12,7 @@ import { featureOptions } from '../../src/serve/features.js';
 import { importPackage } from '../../src/store/index.js';
 import { makeArchive } from '../helpers/make-package.js';
 import { WEB_FONT_FAMILY, startFakeCdn, vendorSite, type FakeCdn } from '../helpers/fake-cdn.js';
-import { CHROMIUM, CHROMIUM_SERVICE_HOSTS, chromiumAvailable, launch, proxyTarget } from './chromium.js';
+import { CHROMIUM, Sentinel, chromiumAvailable, launch } from './chromium.js';
 
 /**
  * Issue 17, "done when": with `--vendor`, a page that uses a web font and a CDN stylesheet renders
@@ -25,32 +24,6 @@ import { CHROMIUM, CHROMIUM_SERVICE_HOSTS, chromiumAvailable, launch, proxyTarge
  * page must send it nothing and request nothing from another origin.
  */
 const ARTIFACTS = fileURLToPath(new URL('../artifacts/', import.meta.url));
-
-class Sentinel {
-  readonly asked: string[] = [];
-  private readonly sockets = new Set<Socket>();
-  private readonly server: Server = createServer((s) => {
-    this.sockets.add(s);
-    s.on('close', () => this.sockets.delete(s));
-    s.once('data', (d: Buffer) => {
-      this.asked.push(d.toString('latin1').split('\r\n')[0]!);
-      s.end('HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
-    });
-    s.on('error', () => {});
-  });
-  port = 0;
-  pagesAsked(from: number): string[] {
-    return this.asked.slice(from).filter((l) => !CHROMIUM_SERVICE_HOSTS.includes(proxyTarget(l)));
-  }
-  async start(): Promise<void> {
-    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
-    this.port = (this.server.address() as { port: number }).port;
-  }
-  async stop(): Promise<void> {
-    for (const s of this.sockets) s.destroy();
-    await new Promise<void>((r) => this.server.close(() => r()));
-  }
-}
 
 let root: string;
 let cdn: FakeCdn;
