@@ -40,7 +40,7 @@ export function createHandler(d: HandlerDeps): (req: IncomingMessage, res: Serve
   return (req, res) => {
     const idx = d.current();
     if (log !== null) log(req, res, idx.version);
-    if (metrics !== null) metrics.observe(req, res);
+    if (metrics !== null) metrics.observe(res);
     const method = req.method;
     const head = method === 'HEAD';
     const t = parseTarget(req.url ?? '');

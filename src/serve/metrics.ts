@@ -1,17 +1,21 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
+import type { Server as NetServer, Socket } from 'node:net';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /**
  * `GET /_airlock/metrics` (serve --metrics): Prometheus text format from prom-client, on a private
- * registry. Per request only a 'finish' listener, one clock read and three increments on
- * pre-resolved label children; no label ever holds a path (unbounded cardinality, and a path is
+ * registry. Per request only a 'finish' listener, two clock reads, one histogram observation and
+ * one increment of a plain array that prom-client reads when scraped; bytes are counted per
+ * connection (socket.bytesWritten when it closes or at the scrape). No label ever holds a path (unbounded cardinality, and a path is
  * attacker-chosen). Everything else (version, switches, imports, mirror downloads) is updated when
  * it happens, off the request path. With --workers N each worker answers for itself.
  */
 export interface ServeMetrics {
   registry: Registry;
   /** Attach to one request (the handler calls this first). */
-  observe(req: IncomingMessage, res: ServerResponse): void;
+  observe(res: ServerResponse): void;
+  /** Count the bytes of every connection the server accepts (per connection, not per request). */
+  attach(server: NetServer): void;
   /** The version now served; counts a switch when it differs from the previous one. */
   serving(version: string): void;
   importDone(seconds: number, result: 'ok' | 'failed'): void;
@@ -22,19 +26,38 @@ export interface ServeMetrics {
   contentType: string;
 }
 
-const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS']);
-const classOf = (status: number) => (status >= 100 && status < 600 ? `${Math.floor(status / 100)}xx` : 'other');
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'other'] as const;
+const METHOD_INDEX = new Map<string, number>(METHODS.map((m, i) => [m, i]));
+const CLASSES = ['other', '1xx', '2xx', '3xx', '4xx', '5xx'] as const;
+const classIndex = (status: number) => (status >= 100 && status < 600 ? Math.floor(status / 100) : 0);
+const classOf = (status: number) => CLASSES[classIndex(status)]!;
+const BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10];
 
-interface Timed extends ServerResponse { airlockT0?: number; airlockReq?: IncomingMessage }
+interface Timed extends ServerResponse { airlockT0?: number }
 
 /** defaultMetrics: also the process metrics (CPU, memory, event-loop lag, GC): off by default, their GC and event-loop observers cost throughput. */
 export function createMetrics(o: { defaultMetrics?: boolean; now?: () => number } = {}): ServeMetrics {
   const registry = new Registry();
   if (o.defaultMetrics === true) collectDefaultMetrics({ register: registry, prefix: 'airlock_process_' });
-  const requests = new Counter({ name: 'airlock_http_requests_total', help: 'HTTP requests answered, by method and status class', labelNames: ['method', 'status_class'], registers: [registry] });
-  const latency = new Histogram({ name: 'airlock_http_request_duration_seconds', help: 'Time from request to the last byte handed to the kernel', registers: [registry],
-    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10] });
-  const bytes = new Counter({ name: 'airlock_http_response_bytes_total', help: 'Bytes written to clients (headers and bodies)', registers: [registry] });
+  // The request path only adds to plain numbers; prom-client reads them when scraped (collect()).
+  const tally = new Float64Array(METHODS.length * CLASSES.length);
+  const open = new Set<Socket>();
+  let closedBytes = 0;
+  new Counter({ name: 'airlock_http_requests_total', help: 'HTTP requests answered, by method and status class', labelNames: ['method', 'status_class'], registers: [registry],
+    collect() {
+      this.reset();
+      for (let i = 0; i < tally.length; i++) {
+        if (tally[i]! > 0) this.inc({ method: METHODS[Math.floor(i / CLASSES.length)]!, status_class: CLASSES[i % CLASSES.length]! }, tally[i]!);
+      }
+    } });
+  const latency = new Histogram({ name: 'airlock_http_request_duration_seconds', help: 'Time from request to the last byte handed to the kernel', registers: [registry], buckets: BUCKETS });
+  new Counter({ name: 'airlock_http_response_bytes_total', help: 'Bytes written to client connections (headers and bodies; over TLS, the encrypted records)', registers: [registry],
+    collect() {
+      let sum = closedBytes;
+      for (const s of open) sum += s.bytesWritten ?? 0;
+      this.reset();
+      this.inc(sum);
+    } });
   const version = new Gauge({ name: 'airlock_served_version_info', help: 'The version this process serves (value 1)', labelNames: ['version'], registers: [registry] });
   const switches = new Counter({ name: 'airlock_version_switches_total', help: 'Switches of the served version since start', registers: [registry] });
   const lastSwitch = new Gauge({ name: 'airlock_last_switch_timestamp_seconds', help: 'Unix time of the last switch (0: none yet)', registers: [registry] });
@@ -44,35 +67,30 @@ export function createMetrics(o: { defaultMetrics?: boolean; now?: () => number 
   const refusedC = new Counter({ name: 'airlock_follow_refused_versions_total', help: 'Versions a follower refused (verification failed): never switched to', registers: [registry] });
   lastSwitch.set(0);
 
-  const children = new Map<string, Counter.Internal>();
-  const child = (method: string, status: number) => {
-    const key = method + status;
-    let c = children.get(key);
-    if (c === undefined) {
-      c = requests.labels(METHODS.has(method) ? method : 'other', classOf(status));
-      if (children.size < 1024) children.set(key, c);
-    }
-    return c;
-  };
   function finished(this: Timed): void {
-    const req = this.airlockReq!;
-    child(req.method ?? 'other', this.statusCode).inc();
+    const m = METHOD_INDEX.get(this.req.method ?? '') ?? METHODS.length - 1;
+    const k = m * CLASSES.length + classIndex(this.statusCode);
+    tally[k] = tally[k]! + 1;
     latency.observe((performance.now() - this.airlockT0!) / 1000);
-    const sock = req.socket as typeof req.socket & { airlockSent?: number };
-    const sent = sock.bytesWritten;
-    bytes.inc(sent - (sock.airlockSent ?? 0));
-    sock.airlockSent = sent;
   }
+  const closed = function (this: Socket): void {
+    open.delete(this);
+    closedBytes += this.bytesWritten ?? 0;
+  };
   let current: string | null = null;
   const now = o.now ?? Date.now;
   return {
     registry,
     contentType: registry.contentType,
-    observe(req, res) {
-      const t = res as Timed;
-      t.airlockT0 = performance.now();
-      t.airlockReq = req;
-      res.once('finish', finished);
+    observe(res) {
+      (res as Timed).airlockT0 = performance.now();
+      res.on('finish', finished);
+    },
+    attach(server) {
+      server.on('connection', (s: Socket) => {
+        open.add(s);
+        s.once('close', closed);
+      });
     },
     serving(v) {
       if (current === v) return;

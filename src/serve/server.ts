@@ -166,6 +166,7 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
   const tls = o.tls ? createTlsServer(o.tls.pair, o.tls.files, handler, log) : null;
   const server = tls ? tls.server : createServer({ keepAliveTimeout: 5000 }, handler);
   if (!tls) refuseConnect(server as Server);
+  o.metrics?.attach(server);
 
   // A version loaded ahead of its activation (one at most); taken by the switch to it.
   let preloaded: LoadedIndex | null = null;

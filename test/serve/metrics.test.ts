@@ -52,6 +52,47 @@ describe('GET /_airlock/metrics', () => {
     expect(sample(text, 'airlock_last_switch_timestamp_seconds')).toBe(0);
   });
 
+  it('counts every byte written, on connections closed and on keep-alive connections still open at the scrape', async () => {
+    const { base, port } = await serveTwo();
+    const bytesNow = async () => sample((await get(base + '/_airlock/metrics')).body.toString(), 'airlock_http_response_bytes_total')!;
+    // A closed connection: exactly the bytes the client received, plus the scrape answers (each
+    // counted once its connection has closed, so read twice and take the difference).
+    await get(base + '/guide/intro'); // every series exists from here on: scrape answers differ by a few digits only
+    await bytesNow();
+    const before = await bytesNow();
+    const closed = await rawRequest(port, 'GET /guide/intro HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    expect(closed.status).toBe(200);
+    const scrape1 = await bytesNow();
+    const scrape2 = await bytesNow();
+    const scrapeSize = scrape2 - scrape1;
+    expect(scrape1 - before - scrapeSize).toBeGreaterThanOrEqual(closed.raw.length - 16);
+    expect(scrape1 - before - scrapeSize).toBeLessThanOrEqual(closed.raw.length + 16);
+    // An open keep-alive connection: its bytes are in the next scrape already.
+    const { connect } = await import('node:net');
+    const sock = connect(port, '127.0.0.1');
+    try {
+      const got = await new Promise<number>((resolve, reject) => {
+        let all = Buffer.alloc(0);
+        const timer = setTimeout(() => reject(new Error('no whole answer within 5 s')), 5000);
+        sock.on('data', (c: Buffer) => {
+          all = Buffer.concat([all, c]);
+          const sep = all.indexOf('\r\n\r\n');
+          const length = /content-length: *(\d+)/i.exec(all.subarray(0, Math.max(sep, 0)).toString('latin1'));
+          if (sep !== -1 && length && all.length >= sep + 4 + Number(length[1])) {
+            clearTimeout(timer);
+            resolve(all.length);
+          }
+        });
+        sock.on('error', reject);
+        sock.write('GET /guide/intro HTTP/1.1\r\nHost: x\r\n\r\n');
+      });
+      const after = await bytesNow();
+      expect(after - scrape2).toBeGreaterThanOrEqual(got + scrapeSize - 16);
+    } finally {
+      sock.destroy();
+    }
+  });
+
   it('metric cardinality attack: request paths and odd methods never become labels', async () => {
     const { base, port } = await serveTwo();
     for (let i = 0; i < 20; i++) await get(`${base}/attacker-path-${i}?q=${i}`);
