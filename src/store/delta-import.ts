@@ -24,6 +24,9 @@ import { cleanStaging, dropStaging, makeStaging } from './staging.js';
 import { fsyncFile } from './fsync-tree.js';
 import { loadTrustedKeys } from './trust.js';
 
+/** Rebuilt bytes kept in memory for the canonical package (peak RSS stays within the import's budget). */
+const KEEP_BYTES = 48 * 1024 * 1024;
+
 const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
 
 /**
@@ -142,13 +145,16 @@ async function importLocked(pkg: PackageInput, layout: DeltaLayout, o: ImportOpt
     await mkdir(p.site);
     if (await probeCaseFolding(staging)) refuseCasePairs(target.files.map((f) => f.path));
     onProgress?.({ phase: 'extract', dir: p.site, total: target.archive.size });
-    const digests = await rebuildSite({ layout, target, baseManifest, baseSite: versionPaths(base.dir).site, destSite: p.site, signal }).catch(pathClash);
+    // Patched files' bytes stay in memory (up to KEEP_BYTES) for the canonical package, which then reads only the rest from disk.
+    const keep = { max: KEEP_BYTES, used: 0, files: new Map<string, Buffer>() };
+    const digests = await rebuildSite({ layout, target, baseManifest, baseSite: versionPaths(base.dir).site, destSite: p.site, signal, keep }).catch(pathClash);
     finalManifest = finishTarget(layout, resolved, digests);
     const final = finalManifest;
     // The target manifest with every target signature, admitted as the full target package would be.
     admission = await admit(final);
     const signer = admission.signers[0] ?? null;
-    const built = await writeCanonicalPackage({ outPath: p.pkg, manifestBytes: final.manifestBytes, signature: final.signature, signatures: final.signatures, createdAt: target.createdAt, siteDir: p.site, files: final.manifest.files, signal });
+    const built = await writeCanonicalPackage({ outPath: p.pkg, manifestBytes: final.manifestBytes, signature: final.signature, signatures: final.signatures, createdAt: target.createdAt, siteDir: p.site, files: final.manifest.files, signal, known: keep.files });
+    keep.files.clear();
     if (built.archiveSize !== target.archive.size || built.archiveSha256 !== target.archive.sha256) {
       throw new DigestMismatchError('AIRLOCK_ARCHIVE_DIGEST', `the rebuilt bundle.tar has sha256 ${built.archiveSha256} (${built.archiveSize} bytes) but the target manifest says ${target.archive.sha256} (${target.archive.size} bytes)`, { subject: 'bundle.tar' });
     }

@@ -14,7 +14,24 @@ import type { DeltaLayout } from './reader.js';
 import { ExactReader } from './stream-reader.js';
 import { ZERO_DIGEST } from './template.js';
 import { inPool } from './pool.js';
-import { constants as fsConstants } from 'node:fs';
+import { close, constants as fsConstants, fsync, open as openCb, readFileSync, write } from 'node:fs';
+import { promisify } from 'node:util';
+
+const openP = promisify(openCb);
+const writeP = promisify(write);
+const fsyncP = promisify(fsync);
+const closeP = promisify(close);
+
+/** A new file with these bytes, fsynced (the callback API: no FileHandle per file). */
+async function writeDurable(path: string, bytes: Uint8Array): Promise<void> {
+  const fd = await openP(path, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | (fsConstants.O_NOFOLLOW ?? 0), 0o644);
+  try {
+    for (let done = 0; done < bytes.length; ) done += (await writeP(fd, bytes, done, bytes.length - done)).bytesWritten;
+    await fsyncP(fd);
+  } finally {
+    await closeP(fd);
+  }
+}
 
 async function fsyncFile(path: string): Promise<void> {
   const fh = await open(path, 'r');
@@ -26,7 +43,7 @@ async function fsyncFile(path: string): Promise<void> {
 }
 
 /** Patches applied at once, and the largest base file such a patch may read (bigger ones run alone). */
-const PATCH_WIDTH = 8;
+const PATCH_WIDTH = 16;
 const PATCH_BATCH_SOURCE = 4 * 1024 * 1024;
 
 /** At most `width` promises in flight; the first failure is rethrown by add/drain, and settle waits for all. */
@@ -49,7 +66,11 @@ class Bounded {
   }
 }
 
-export interface RebuildInput { layout: DeltaLayout; target: Manifest; baseManifest: Manifest; baseSite: string; destSite: string; signal?: AbortSignal }
+export interface RebuildInput { layout: DeltaLayout; target: Manifest; baseManifest: Manifest; baseSite: string; destSite: string; signal?: AbortSignal;
+  /** Patched files' bytes kept for the caller (the canonical package writer reads them instead of the disk), up to `max` bytes in all. */
+  keep?: Kept }
+
+export interface Kept { max: number; used: number; files: Map<string, Buffer> }
 
 const bad = (code: string, message: string, subject: string) => new MalformedError(code, message, { subject });
 
@@ -124,18 +145,17 @@ export async function rebuildSite(o: RebuildInput): Promise<Map<string, string>>
     let out: Uint8Array;
     try {
       if (getDeltaTargetSize(patch) !== size) throw new Error(`it yields ${getDeltaTargetSize(patch)} bytes, the target manifest says ${size}`);
-      out = applyDelta(new Uint8Array(await readFile(join(o.baseSite, from.path))), new Uint8Array(patch), { verifyChecksum: true });
+      out = applyDelta(new Uint8Array(readFileSync(join(o.baseSite, from.path))), new Uint8Array(patch), { verifyChecksum: true });
     } catch (err) {
       throw new DigestMismatchError('AIRLOCK_DELTA_PATCH', `the patch for ${path} does not apply to the base's ${from.path}: ${(err as Error).message}`, { subject: path });
     }
-    const fh = await open(await place(path), 'wx');
-    try {
-      await fh.writeFile(out);
-      await fh.sync(); // durable before close: the caller then fsyncs only the folders
-    } finally {
-      await fh.close();
-    }
+    await writeDurable(await place(path), out); // durable before close: the caller then fsyncs only the folders
     digests.set(path, createHash('sha256').update(out).digest('hex'));
+    const keep = o.keep;
+    if (keep && keep.used + out.length <= keep.max) {
+      keep.used += out.length;
+      keep.files.set(path, Buffer.from(out.buffer, out.byteOffset, out.length));
+    }
   };
   const inFlight = new Bounded(PATCH_WIDTH);
   try {

@@ -34,46 +34,117 @@ export function canonicalTarSize(files: readonly Pick<FileRecord, 'path' | 'size
   return n;
 }
 
-/** A sequential writer that hashes what it writes (the whole output, and one member on demand). */
+/**
+ * A sequential writer that hashes what it writes (the whole output, and one member on demand).
+ * Small writes are gathered and written 1 MiB at a time: call flush() before syncing or closing.
+ */
 export class HashingOut {
   readonly whole = createHash('sha256');
   member: Hash | null = null;
   bytes = 0;
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
   constructor(private readonly fh: FileHandle) {}
   async write(buf: Buffer): Promise<void> {
     this.whole.update(buf);
     this.member?.update(buf);
     this.bytes += buf.length;
-    let done = 0;
-    while (done < buf.length) done += (await this.fh.write(buf, done, buf.length - done)).bytesWritten;
+    this.pending.push(buf);
+    this.pendingBytes += buf.length;
+    if (this.pendingBytes >= FLUSH_AT) await this.flush();
+  }
+  async flush(): Promise<void> {
+    const bufs = this.pending;
+    this.pending = [];
+    this.pendingBytes = 0;
+    for (const buf of bufs.length === 1 ? bufs : [Buffer.concat(bufs)]) {
+      let done = 0;
+      while (done < buf.length) done += (await this.fh.write(buf, done, buf.length - done)).bytesWritten;
+    }
   }
 }
 
-/** Append the canonical tar of `siteDir` (the files of `files`, each checked for its size and sha256 as it is read). */
-export async function writeCanonicalTar(out: HashingOut, siteDir: string, files: readonly FileRecord[], mtime: Date, signal?: AbortSignal): Promise<void> {
-  const buf = Buffer.allocUnsafe(1 << 20);
-  for (const f of files) {
-    signal?.throwIfAborted();
-    await out.write(entryHeader(f.path, f.size, mtime));
-    const fh = await open(join(siteDir, f.path), 'r');
-    const h = createHash('sha256');
+const FLUSH_AT = 1 << 20;
+/** Files up to this size are read whole, READ_AHEAD of them at a time; larger ones are streamed. */
+const SMALL_FILE = 1 << 20;
+const READ_AHEAD = 16;
+
+/** A file's first `size + 1` bytes at most (one more than promised shows a file that grew). */
+async function readSmall(path: string, size: number): Promise<Buffer> {
+  const fh = await open(path, 'r');
+  try {
+    const buf = Buffer.allocUnsafe(size + 1);
     let total = 0;
-    try {
-      for (;;) {
-        const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, f.size - total + 1), null);
-        if (bytesRead === 0) break;
-        total += bytesRead;
-        if (total > f.size) break;
-        const chunk = buf.subarray(0, bytesRead);
-        h.update(chunk);
-        await out.write(chunk);
-      }
-    } finally {
-      await fh.close();
+    for (;;) {
+      const { bytesRead } = await fh.read(buf, total, buf.length - total, null);
+      if (bytesRead === 0) break;
+      total += bytesRead;
+      if (total === buf.length) break;
     }
-    const digest = h.digest('hex');
-    if (total !== f.size || digest !== f.sha256) {
-      throw new DigestMismatchError('AIRLOCK_DIGEST_MISMATCH', `${f.path} is ${total} bytes with sha256 ${digest} but the manifest says ${f.size} bytes, ${f.sha256}`, { subject: f.path });
+    return buf.subarray(0, total);
+  } finally {
+    await fh.close();
+  }
+}
+
+function checkRead(f: FileRecord, total: number, digest: string): void {
+  if (total !== f.size || digest !== f.sha256) {
+    throw new DigestMismatchError('AIRLOCK_DIGEST_MISMATCH', `${f.path} is ${total} bytes with sha256 ${digest} but the manifest says ${f.size} bytes, ${f.sha256}`, { subject: f.path });
+  }
+}
+
+/**
+ * Append the canonical tar of `siteDir` (the files of `files`, each checked for its size and
+ * sha256 as it is read). Small files are read READ_AHEAD ahead, so the disk and the hashing overlap.
+ */
+export async function writeCanonicalTar(out: HashingOut, siteDir: string, files: readonly FileRecord[], mtime: Date, signal?: AbortSignal, known?: Map<string, Buffer>): Promise<void> {
+  const ahead = new Map<number, Promise<Buffer>>();
+  let next = 0;
+  const fill = (upTo: number) => {
+    for (; next < Math.min(files.length, upTo); next++) {
+      const f = files[next]!;
+      const body = known?.get(f.path);
+      if (body) {
+        known!.delete(f.path); // given once; freed once written
+        ahead.set(next, Promise.resolve(body));
+        continue;
+      }
+      if (f.size > SMALL_FILE) continue;
+      const p = readSmall(join(siteDir, f.path), f.size);
+      p.catch(() => {}); // awaited in order below; a failure ahead of its turn is not unhandled
+      ahead.set(next, p);
+    }
+  };
+  let buf: Buffer | null = null;
+  for (const [i, f] of files.entries()) {
+    signal?.throwIfAborted();
+    fill(i + READ_AHEAD);
+    await out.write(entryHeader(f.path, f.size, mtime));
+    const small = ahead.get(i);
+    if (small) {
+      ahead.delete(i);
+      const body = await small;
+      checkRead(f, body.length, createHash('sha256').update(body).digest('hex'));
+      await out.write(body);
+    } else {
+      buf ??= Buffer.allocUnsafe(1 << 20);
+      const fh = await open(join(siteDir, f.path), 'r');
+      const h = createHash('sha256');
+      let total = 0;
+      try {
+        for (;;) {
+          const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, f.size - total + 1), null);
+          if (bytesRead === 0) break;
+          total += bytesRead;
+          if (total > f.size) break;
+          const chunk = Buffer.from(buf.subarray(0, bytesRead)); // a copy: the writer may hold it until its next flush
+          h.update(chunk);
+          await out.write(chunk);
+        }
+      } finally {
+        await fh.close();
+      }
+      checkRead(f, total, h.digest('hex'));
     }
     if (padded(f.size) > f.size) await out.write(Buffer.alloc(padded(f.size) - f.size));
   }
@@ -90,7 +161,9 @@ export interface CanonicalPackage { packageSha256: string; archiveSha256: string
  */
 export async function writeCanonicalPackage(o: { outPath: string; manifestBytes: Buffer; signature: Buffer | null;
   /** Every signature (airlock.json.sig, .sig.2 …), when there are several (issue 14); else `signature`. */
-  signatures?: readonly Buffer[]; createdAt: string; siteDir: string; files: readonly FileRecord[]; signal?: AbortSignal }): Promise<CanonicalPackage> {
+  signatures?: readonly Buffer[]; createdAt: string; siteDir: string; files: readonly FileRecord[]; signal?: AbortSignal;
+  /** Files' bytes already in memory (just written by the caller), by path: not read again. */
+  known?: Map<string, Buffer> }): Promise<CanonicalPackage> {
   const mtime = new Date(Math.floor(Date.parse(o.createdAt) / 1000) * 1000);
   const fh = await open(o.outPath, 'wx', 0o644);
   try {
@@ -107,12 +180,13 @@ export async function writeCanonicalPackage(o: { outPath: string; manifestBytes:
     await out.write(encodeHeader(CANONICAL_ARCHIVE, archiveSize, mtime));
     const archiveOffset = out.bytes;
     out.member = createHash('sha256');
-    await writeCanonicalTar(out, o.siteDir, o.files, mtime, o.signal);
+    await writeCanonicalTar(out, o.siteDir, o.files, mtime, o.signal, o.known);
     const archiveSha256 = out.member.digest('hex');
     out.member = null;
     if (out.bytes - archiveOffset !== archiveSize) throw new Error(`canonical tar size ${out.bytes - archiveOffset} != ${archiveSize}`);
     if (padded(archiveSize) > archiveSize) await out.write(Buffer.alloc(padded(archiveSize) - archiveSize));
     await out.write(Buffer.alloc(MIN_TAIL));
+    await out.flush();
     await fh.sync();
     return { packageSha256: out.whole.digest('hex'), archiveSha256, archiveOffset, archiveSize, size: out.bytes };
   } finally {

@@ -87,7 +87,9 @@ export async function makeDelta(o: DeltaOptions): Promise<DeltaSummary> {
     const tarPath = join(work, CANONICAL_ARCHIVE);
     const fh = await open(tarPath, 'wx');
     try {
-      await writeCanonicalTar(new HashingOut(fh), newSite, nm.files, mtime, o.signal);
+      const out = new HashingOut(fh);
+      await writeCanonicalTar(out, newSite, nm.files, mtime, o.signal);
+      await out.flush();
     } finally {
       await fh.close();
     }

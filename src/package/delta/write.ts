@@ -26,6 +26,7 @@ export async function writeMembers(outPath: string, members: { name: string; bod
       if (padded(size) > size) await out.write(Buffer.alloc(padded(size) - size));
     }
     await out.write(Buffer.alloc(MIN_TAIL));
+    await out.flush();
     await fh.sync();
     await fh.close();
   } catch (err) {
@@ -51,7 +52,7 @@ async function copyInto(out: HashingOut, file: string, size: number, offset: num
     while (done < size) {
       const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, size - done), offset + done);
       if (bytesRead === 0) throw new Error(`${file} is shorter than ${size} bytes`);
-      await out.write(buf.subarray(0, bytesRead));
+      await out.write(Buffer.from(buf.subarray(0, bytesRead))); // a copy: the writer may hold it until its next flush
       done += bytesRead;
     }
   } finally {
