@@ -1,4 +1,4 @@
-import { copyFile, link, mkdir, open, readFile } from 'node:fs/promises';
+import { copyFile, link, mkdir, open } from 'node:fs/promises';
 import { createReadStream } from 'node:fs';
 import { spanStream } from '../../archive/index.js';
 import { dirname, join } from 'node:path';
@@ -145,6 +145,8 @@ export async function rebuildSite(o: RebuildInput): Promise<Map<string, string>>
     let out: Uint8Array;
     try {
       if (getDeltaTargetSize(patch) !== size) throw new Error(`it yields ${getDeltaTargetSize(patch)} bytes, the target manifest says ${size}`);
+      // A synchronous read: base pages are small and usually cached (any source ≤ MAX_PATCH_SOURCE); one call
+      // instead of four thread-pool round trips per file (measured: bench:delta (b), (c)).
       out = applyDelta(new Uint8Array(readFileSync(join(o.baseSite, from.path))), new Uint8Array(patch), { verifyChecksum: true });
     } catch (err) {
       throw new DigestMismatchError('AIRLOCK_DELTA_PATCH', `the patch for ${path} does not apply to the base's ${from.path}: ${(err as Error).message}`, { subject: path });
