@@ -1,8 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile, rm, writeFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { brotliCompress, constants, gzip } from 'node:zlib';
+import { brotliCompress, brotliCompressSync, constants, gzip, gzipSync } from 'node:zlib';
 import { cachedName, type CachedPage, type CachedRep, type CacheEncoding } from './index-file.js';
 
 import type { TransformHtml } from '../version-index.js';
@@ -24,33 +25,49 @@ const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
  * only after every file of it exists, and the server checks sizes at load and digests on read, so
  * a file that a crash left empty or torn is rebuilt or refused, never served.
  */
-async function put(dir: string, name: string, data: Buffer): Promise<CachedRep> {
+async function put(dir: string, name: string, data: Buffer, blocking: boolean): Promise<CachedRep> {
   const final = join(dir, name);
   const tmp = join(dir, `.${name}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
-  await writeFile(tmp, data, { flag: 'wx' });
-  await rename(tmp, final).catch(async (err: unknown) => {
-    await rm(tmp, { force: true });
-    throw err;
-  });
+  if (blocking) {
+    writeFileSync(tmp, data, { flag: 'wx' });
+    try {
+      renameSync(tmp, final);
+    } catch (err) {
+      rmSync(tmp, { force: true });
+      throw err;
+    }
+  } else {
+    await writeFile(tmp, data, { flag: 'wx' });
+    await rename(tmp, final).catch(async (err: unknown) => {
+      await rm(tmp, { force: true });
+      throw err;
+    });
+  }
   return { sha256: sha(data), size: data.length };
 }
+
+const BR_PARAMS = (size: number) => ({ params: { [constants.BROTLI_PARAM_QUALITY]: 5, [constants.BROTLI_PARAM_SIZE_HINT]: size, [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT } });
 
 /**
  * Transform one page and write it with its br/gzip copies (each kept only when smaller). Brotli
  * quality 5 and gzip 6: near the best ratio for HTML at a fraction of q11's time; these run for
  * every page of a version, on import or at first load.
+ * `blocking` (a transform worker, which builds one page at a time on its own thread): read,
+ * compress and write synchronously. The async forms queue on the process's 4-thread libuv pool,
+ * which every worker and the server share: a page a reader waits for then queued behind the
+ * background build's compressions and writes.
  */
-export async function buildPage(job: PageJob, transform: PageTransform): Promise<CachedPage> {
-  const out = await transform(await readFile(job.src), job.path);
+export async function buildPage(job: PageJob, transform: PageTransform, o: { blocking?: boolean } = {}): Promise<CachedPage> {
+  const blocking = o.blocking === true;
+  const out = await transform(blocking ? readFileSync(job.src) : await readFile(job.src), job.path);
   const html = Buffer.isBuffer(out) ? out : out.html;
   const hashes: { scriptHashes?: string[]; styleHashes?: string[] } = Buffer.isBuffer(out) ? {} : out;
   const name = (enc: CacheEncoding) => cachedName(job.sha256, enc);
-  const [b, g] = await Promise.all([
-    br(html, { params: { [constants.BROTLI_PARAM_QUALITY]: 5, [constants.BROTLI_PARAM_SIZE_HINT]: html.length, [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT } }),
-    gz(html, { level: 6 }),
-  ]);
-  const page: CachedPage = { ...(await put(job.dir, name('html'), html)), scriptHashes: [...(hashes.scriptHashes ?? [])], styleHashes: [...(hashes.styleHashes ?? [])] };
-  if (b.length < html.length) page.br = await put(job.dir, name('br'), b);
-  if (g.length < html.length) page.gz = await put(job.dir, name('gz'), g);
+  const [b, g] = blocking
+    ? [brotliCompressSync(html, BR_PARAMS(html.length)), gzipSync(html, { level: 6 })]
+    : await Promise.all([br(html, BR_PARAMS(html.length)), gz(html, { level: 6 })]);
+  const page: CachedPage = { ...(await put(job.dir, name('html'), html, blocking)), scriptHashes: [...(hashes.scriptHashes ?? [])], styleHashes: [...(hashes.styleHashes ?? [])] };
+  if (b.length < html.length) page.br = await put(job.dir, name('br'), b, blocking);
+  if (g.length < html.length) page.gz = await put(job.dir, name('gz'), g, blocking);
   return page;
 }

@@ -18,16 +18,21 @@ interface Queued { job: PageJob; urgent: boolean; resolve: (p: CachedPage) => vo
 
 /**
  * A queue of pages for `size` workers, in which a page a request is waiting for jumps ahead of
- * the background build (`urgent`). Workers start on the first job and end when the queue is empty
- * (a transform worker holds its wasm heap: no idle memory), so the pool costs nothing once a
- * version is prepared. `slots` runs one job on one worker; the pool owns when. A held queue runs
- * only urgent pages until `release` (a server starting up: the background build must not take
- * the cores from the load it waits behind).
+ * the background build (`urgent`). With two or more workers the background build takes at most
+ * `size - 1` of them, so a page a reader waits for never queues behind a background page (it
+ * waited for one, ~20 ms per page on 2 cores right after a switch). Workers start on the first
+ * job and end when the queue is empty (a transform worker holds its wasm heap: no idle memory);
+ * a worker with nothing it may take while others still build is parked, not ended, so the next
+ * urgent page does not wait for a new worker to start. `slots` runs one job on one worker; the
+ * pool owns when. A held queue runs only urgent pages until `release` (a server starting up: the
+ * background build must not take the cores from the load it waits behind).
  */
 export class PageQueue {
   private readonly queue: Queued[] = [];
   private running = 0;
+  private background = 0;
   private held = false;
+  private readonly parked: PageSlot[] = [];
 
   constructor(private readonly size: number, private readonly slot: () => PageSlot) {}
 
@@ -60,30 +65,52 @@ export class PageQueue {
     this.pump();
   }
 
+  /** The next page a free worker may build: an urgent one, or a background one within the background's share. */
   private take(): Queued | undefined {
-    return this.queue.length > 0 && (!this.held || this.queue[0]!.urgent) ? this.queue.shift() : undefined;
+    const head = this.queue[0];
+    if (head === undefined) return undefined;
+    if (!head.urgent && (this.held || this.background >= Math.max(1, this.size - 1))) return undefined;
+    return this.queue.shift();
   }
 
   /** Drop the queued (not started) pages: each of their promises rejects with `reason`. */
   drop(reason: string): void {
     for (const q of this.queue.splice(0)) q.reject(new Error(`transforming ${q.job.path}: ${reason}`));
+    this.endParked();
+  }
+
+  private endParked(): void {
+    for (const s of this.parked.splice(0)) void s.end();
   }
 
   private pump(): void {
-    while (this.running < this.size && this.queue.length > 0 && (!this.held || this.queue[0]!.urgent)) {
+    while (this.running < this.size) {
+      const q = this.take();
+      if (q === undefined) return;
       this.running++;
-      const s = this.slot();
-      const loop = async () => {
+      const s = this.parked.pop() ?? this.slot();
+      const loop = async (first: Queued) => {
         try {
-          for (let q = this.take(); q !== undefined; q = this.take()) {
-            await s.run(q.job).then(q.resolve, (err: unknown) => q.reject(err instanceof Error ? err : new Error(String(err))));
+          for (let next: Queued | undefined = first; next !== undefined; next = this.take()) {
+            const q1 = next;
+            const bg = !q1.urgent;
+            if (bg) this.background++;
+            try {
+              await s.run(q1.job).then(q1.resolve, (err: unknown) => q1.reject(err instanceof Error ? err : new Error(String(err))));
+            } finally {
+              if (bg) this.background--;
+            }
           }
         } finally {
           this.running--;
-          await s.end();
+          if (this.queue.length > 0 && this.parked.length < this.size) this.parked.push(s); // others still build: keep it warm
+          else {
+            this.endParked();
+            await s.end();
+          }
         }
       };
-      void loop();
+      void loop(q);
     }
   }
 }

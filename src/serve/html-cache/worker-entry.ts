@@ -14,7 +14,7 @@ port.on('message', (msg: { id: number; job: PageJob }) => {
   buildPage(msg.job, async (html) => {
     const r = await transformHtmlDetailed(html, context);
     return { html: r.html, scriptHashes: r.scriptHashes, styleHashes: r.styleHashes };
-  }).then(
+  }, { blocking: true }).then(
     (page) => port.postMessage({ id: msg.id, page } satisfies WorkerReply),
     (err: unknown) => port.postMessage({ id: msg.id, error: err instanceof Error ? err.message : String(err) } satisfies WorkerReply),
   );

@@ -1,0 +1,91 @@
+import { describe, expect, it } from 'vitest';
+import { PageQueue, type PageSlot } from '../../src/serve/html-cache/pool.js';
+import type { PageJob } from '../../src/serve/html-cache/page.js';
+
+/**
+ * The page queue's scheduling (src/serve/html-cache/pool.ts) with fake slots: which page runs when,
+ * how many workers start and that every one of them ends.
+ */
+function harness(size: number) {
+  const gates = new Map<string, () => void>();
+  const started: string[] = [];
+  let spawned = 0;
+  let ended = 0;
+  const slot = (): PageSlot => {
+    spawned++;
+    return {
+      run: (job) => new Promise((resolve) => {
+        started.push(job.path);
+        gates.set(job.path, () => resolve({ sha256: job.sha256, size: 1, scriptHashes: [], styleHashes: [] }));
+      }),
+      end: async () => { ended++; },
+    };
+  };
+  const q = new PageQueue(size, slot);
+  const job = (path: string): PageJob => ({ src: `/nowhere/${path}`, path, sha256: path.padEnd(64, '0'), dir: '/nowhere' });
+  const finish = async (path: string) => {
+    gates.get(path)!();
+    for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+  };
+  const tick = async () => { for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r)); };
+  return { q, job, started, finish, tick, counts: () => ({ spawned, ended }) };
+}
+
+describe('HTML page queue', () => {
+  it('the background build takes size − 1 workers; a page a reader waits for starts at once on the last one', async () => {
+    const h = harness(2);
+    const all = ['b1', 'b2', 'b3'].map((p) => h.q.submit(h.job(p), false));
+    await h.tick();
+    expect(h.started).toEqual(['b1']); // one background page at a time on 2 workers
+    const urgent = h.q.submit(h.job('u1'), true);
+    await h.tick();
+    expect(h.started).toEqual(['b1', 'u1']); // not behind b1
+    await h.finish('u1');
+    await urgent;
+    // The reader's worker has nothing it may take (b2 is the background's): parked, not ended.
+    expect(h.counts()).toEqual({ spawned: 2, ended: 0 });
+    const urgent2 = h.q.submit(h.job('u2'), true);
+    await h.tick();
+    expect(h.started).toEqual(['b1', 'u1', 'u2']);
+    expect(h.counts().spawned).toBe(2); // the parked worker took it: no new worker to wait for
+    await h.finish('u2');
+    await urgent2;
+    for (const p of ['b1', 'b2', 'b3']) await h.finish(p);
+    await Promise.all(all);
+    await h.tick();
+    expect(h.started).toEqual(['b1', 'u1', 'u2', 'b2', 'b3']);
+    expect(h.counts()).toEqual({ spawned: 2, ended: 2 }); // every worker ends once the queue is empty
+  });
+
+  it('with one worker the background build uses it, and a waited-for page jumps the queue', async () => {
+    const h = harness(1);
+    const all = ['b1', 'b2'].map((p) => h.q.submit(h.job(p), false));
+    const urgent = h.q.submit(h.job('u1'), true);
+    await h.tick();
+    expect(h.started).toEqual(['b1']);
+    await h.finish('b1');
+    expect(h.started).toEqual(['b1', 'u1']);
+    await h.finish('u1');
+    await h.finish('b2');
+    await Promise.all([...all, urgent]);
+    await h.tick();
+    expect(h.counts()).toEqual({ spawned: 1, ended: 1 });
+  });
+
+  it('a held queue runs only waited-for pages; dropping the rest ends the parked worker', async () => {
+    const h = harness(2);
+    h.q.hold();
+    const background = h.q.submit(h.job('b1'), false);
+    background.catch(() => {});
+    const urgent = h.q.submit(h.job('u1'), true);
+    await h.tick();
+    expect(h.started).toEqual(['u1']);
+    await h.finish('u1');
+    await urgent;
+    expect(h.counts()).toEqual({ spawned: 1, ended: 0 }); // b1 waits for release: the worker stays warm
+    h.q.drop('the version was switched away from');
+    await expect(background).rejects.toThrow(/b1: the version was switched away from/);
+    await h.tick();
+    expect(h.counts()).toEqual({ spawned: 1, ended: 1 });
+  });
+});
