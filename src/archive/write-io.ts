@@ -1,5 +1,5 @@
-import { close, constants, fsync, writeSync } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
+import { close, constants, fsync, open, writeSync, writev } from 'node:fs';
+import { promisify } from 'node:util';
 
 /** The file-level writes of TreeWriter (writer.ts). */
 
@@ -16,13 +16,28 @@ export function writeAll(fd: number, chunk: Buffer): void {
   for (let off = 0; off < chunk.length; ) off += writeSync(fd, chunk, off);
 }
 
+const openP = promisify(open);
+const writevP = promisify(writev);
+const fsyncP = promisify(fsync);
+const closeP = promisify(close);
+
+/**
+ * A new small file: open, write, fsync, close through the callback API (a FileHandle per file
+ * cost the main thread ~45 µs each in a CPU profile of a 2,916-file import).
+ */
 export async function writeSmall(target: string, chunks: Buffer[], size: number): Promise<void> {
-  const fh: FileHandle = await open(target, CREATE, 0o644);
+  const fd = await openP(target, CREATE, 0o644);
   try {
-    if (size > 0) await fh.writev(chunks);
-    await fh.sync();
+    let left = size;
+    let parts = chunks;
+    while (left > 0) {
+      const { bytesWritten } = await writevP(fd, parts);
+      left -= bytesWritten;
+      if (left > 0) parts = [Buffer.concat(parts).subarray(bytesWritten)]; // a short write: the rest
+    }
+    await fsyncP(fd);
   } finally {
-    await fh.close();
+    await closeP(fd);
   }
 }
 
