@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { createGunzip } from 'node:zlib';
 import { Transform } from 'node:stream';
 import { createHash } from 'node:crypto';
-import { applyDelta, getDeltaTargetSize } from 'fossil-delta';
+import { applyFossil, fossilTargetSize } from './fossil-apply.js';
 import { DigestMismatchError, MalformedError } from '../../errors.js';
 import type { FileRecord } from '../../archive/index.js';
 import type { Manifest } from '../manifest.js';
@@ -142,12 +142,12 @@ export async function rebuildSite(o: RebuildInput): Promise<Map<string, string>>
   const raw = size === 0 ? null : src.pipe(tap).pipe(gunzip);
   const reader = raw ? new ExactReader(raw, layout.manifest.payload.expandedSize, DELTA_MEMBERS.payload) : null;
   const applyPatch = async (path: string, from: FileRecord, patch: Buffer, size: number): Promise<void> => {
-    let out: Uint8Array;
+    let out: Buffer;
     try {
-      if (getDeltaTargetSize(patch) !== size) throw new Error(`it yields ${getDeltaTargetSize(patch)} bytes, the target manifest says ${size}`);
+      if (fossilTargetSize(patch) !== size) throw new Error(`it yields ${fossilTargetSize(patch)} bytes, the target manifest says ${size}`);
       // A synchronous read: base pages are small and usually cached (any source ≤ MAX_PATCH_SOURCE); one call
       // instead of four thread-pool round trips per file (measured: bench:delta (b), (c)).
-      out = applyDelta(new Uint8Array(readFileSync(join(o.baseSite, from.path))), new Uint8Array(patch), { verifyChecksum: true });
+      out = applyFossil(readFileSync(join(o.baseSite, from.path)), patch, size);
     } catch (err) {
       throw new DigestMismatchError('AIRLOCK_DELTA_PATCH', `the patch for ${path} does not apply to the base's ${from.path}: ${(err as Error).message}`, { subject: path });
     }
@@ -156,7 +156,7 @@ export async function rebuildSite(o: RebuildInput): Promise<Map<string, string>>
     const keep = o.keep;
     if (keep && keep.used + out.length <= keep.max) {
       keep.used += out.length;
-      keep.files.set(path, Buffer.from(out.buffer, out.byteOffset, out.length));
+      keep.files.set(path, out);
     }
   };
   const inFlight = new Bounded(PATCH_WIDTH);

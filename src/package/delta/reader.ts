@@ -1,5 +1,5 @@
 import { gunzipSync } from 'node:zlib';
-import { applyDelta, getDeltaTargetSize } from 'fossil-delta';
+import { applyFossil } from './fossil-apply.js';
 import { MalformedError, DigestMismatchError } from '../../errors.js';
 import { parseManifest, type Manifest } from '../manifest.js';
 import { MAX_MANIFEST_BYTES, MAX_SIGNATURES, SIGNATURE_BYTES, inputPath, type PackageInput } from '../reader.js';
@@ -126,8 +126,7 @@ export function resolveTarget(l: DeltaLayout, baseManifestBytes: Buffer, baseMan
   let bytes: Buffer;
   try {
     const patch = gunzipSync(l.target.patch, { maxOutputLength: MAX_MANIFEST_BYTES });
-    if (getDeltaTargetSize(patch) > MAX_MANIFEST_BYTES) throw new Error('it would exceed the manifest limit');
-    bytes = Buffer.from(applyDelta(new Uint8Array(source), new Uint8Array(patch), { verifyChecksum: true }));
+    bytes = applyFossil(source, patch, MAX_MANIFEST_BYTES);
   } catch (err) {
     throw new DigestMismatchError('AIRLOCK_DELTA_PATCH', `${M.target} does not rebuild the target manifest from the base's: ${(err as Error).message}`, { subject: M.target });
   }

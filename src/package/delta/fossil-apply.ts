@@ -1,0 +1,89 @@
+/**
+ * Apply a fossil delta (the format fossil-delta's createDelta writes: a target size, then copy
+ * `N@OFFSET,` and insert `N:BYTES` commands, then `CHECKSUM;`) into one Buffer of the target's
+ * size, with Buffer.copy. fossil-delta's own applyDelta pushes every output byte onto a JS array
+ * and converts it at the end (its source says "TODO: optimize"): on a 3,000-page delta import that
+ * was 300 ms of garbage collection and most of the patching time. Same format, same checks and
+ * checksum; stricter on one malformed case (an insert that runs past the delta's end is refused
+ * where the library pads with zeros). test/package/fossil-apply.test.ts compares the two.
+ */
+const VALUE = new Int8Array(128).fill(-1);
+'0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz~'.split('').forEach((ch, i) => (VALUE[ch.charCodeAt(0)] = i));
+
+class DeltaReader {
+  pos = 0;
+  constructor(readonly d: Uint8Array) {}
+  char(): number {
+    if (this.pos >= this.d.length) throw new Error('the delta ends in the middle of a command');
+    return this.d[this.pos++]!;
+  }
+  /** A base-64 integer, as fossil reads it (the character after it is left unread). */
+  int(): number {
+    let v = 0;
+    let c = -1;
+    while (this.pos < this.d.length && (c = VALUE[0x7f & this.d[this.pos++]!]!) >= 0) v = (v << 6) + c;
+    if (c < 0 || this.pos >= this.d.length) this.pos--;
+    return v >>> 0;
+  }
+}
+
+/** The target size a delta announces. */
+export function fossilTargetSize(delta: Uint8Array): number {
+  const r = new DeltaReader(delta);
+  const size = r.int();
+  if (r.char() !== 0x0a) throw new Error("size integer not terminated by '\\n'");
+  return size;
+}
+
+export function applyFossil(source: Buffer, delta: Uint8Array, maxSize: number): Buffer {
+  const r = new DeltaReader(delta);
+  const limit = r.int();
+  if (r.char() !== 0x0a) throw new Error("size integer not terminated by '\\n'");
+  if (limit > maxSize) throw new Error(`the delta announces ${limit} bytes, more than ${maxSize}`);
+  const out = Buffer.allocUnsafe(limit);
+  const src = Buffer.from(delta.buffer, delta.byteOffset, delta.length);
+  let total = 0;
+  while (r.pos < delta.length) {
+    const cnt = r.int();
+    const op = r.char();
+    if (op === 0x40) { // '@': copy cnt bytes of the source from ofst
+      const ofst = r.int();
+      if (r.pos < delta.length && r.char() !== 0x2c) throw new Error("copy command not terminated by ','");
+      if (total + cnt > limit) throw new Error('copy exceeds output file size');
+      if (ofst + cnt > source.length) throw new Error('copy extends past end of input');
+      source.copy(out, total, ofst, ofst + cnt);
+      total += cnt;
+    } else if (op === 0x3a) { // ':': insert the next cnt bytes of the delta
+      if (total + cnt > limit) throw new Error('insert command gives an output larger than predicted');
+      if (r.pos + cnt > delta.length) throw new Error('insert count exceeds size of delta');
+      src.copy(out, total, r.pos, r.pos + cnt);
+      r.pos += cnt;
+      total += cnt;
+    } else if (op === 0x3b) { // ';': the end, with the checksum of the output
+      if (total !== limit) throw new Error('generated size does not match predicted size');
+      if (cnt !== checksum(out)) throw new Error('bad checksum');
+      return out;
+    } else {
+      throw new Error('unknown delta operator');
+    }
+  }
+  throw new Error('unterminated delta');
+}
+
+/** fossil's 32-bit checksum: four interleaved byte sums, then the tail. */
+function checksum(a: Buffer): number {
+  let s0 = 0, s1 = 0, s2 = 0, s3 = 0, z = 0, n = a.length;
+  while (n >= 4) {
+    s0 = (s0 + a[z]!) | 0;
+    s1 = (s1 + a[z + 1]!) | 0;
+    s2 = (s2 + a[z + 2]!) | 0;
+    s3 = (s3 + a[z + 3]!) | 0;
+    z += 4;
+    n -= 4;
+  }
+  s3 = (((((s3 + (s2 << 8)) | 0) + (s1 << 16)) | 0) + (s0 << 24)) | 0;
+  if (n >= 3) s3 = (s3 + (a[z + 2]! << 8)) | 0;
+  if (n >= 2) s3 = (s3 + (a[z + 1]! << 16)) | 0;
+  if (n >= 1) s3 = (s3 + (a[z]! << 24)) | 0;
+  return s3 >>> 0;
+}
