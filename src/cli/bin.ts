@@ -2,6 +2,7 @@
 import { EXIT } from '../errors.js';
 import { redact } from '../util/redact.js';
 import { main } from './main.js';
+import { smallYoungGeneration } from '../util/gc.js';
 
 /**
  * Every command has cleaned up by the time `main` settles (servers closed, leases released, temp
@@ -22,6 +23,10 @@ function done(code: number): void {
   // Only once both are flushed: a slow reader of a large --json document must get all of it.
   void Promise.all([flushed(process.stdout), flushed(process.stderr)]).then(() => process.exit(code));
 }
+
+/** Commands that stream a package or an archive through the process (util/gc.ts). */
+const BULK = new Set(['fetch', 'pack', 'verify', 'import', 'delta']);
+if (BULK.has(process.argv[2] ?? '')) smallYoungGeneration();
 
 main(process.argv.slice(2)).then(done, (err: unknown) => {
   process.stderr.write(redact(String(err)) + '\n');

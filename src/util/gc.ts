@@ -30,3 +30,21 @@ const gc = load();
 export function minorGc(): void {
   gc?.({ type: 'minor' });
 }
+
+/**
+ * For a process that streams bulk data (import, fetch, pack, verify, delta): keep V8's young
+ * generation at its initial size instead of letting it grow to 3 x 16 MB. Every chunk read,
+ * inflated or hashed is garbage at once, and a small young generation is scavenged often enough
+ * to free their buffers early; a grown one lets them pile up (external memory 50-70 MB at the
+ * peak on Node 24). Unlike --max-semi-space-size, this flag is read when the heap would grow, so
+ * it works when set at run time. Measured, in-process import of the real-export-shaped site
+ * (4,017 files), peak RSS: Node 20 121-143 -> 105-110 MB, Node 24 138-159 -> 113-136 MB, with no
+ * measurable change in time. Not for `serve`: its throughput was measured with the default heap.
+ */
+export function smallYoungGeneration(): void {
+  try {
+    setFlagsFromString('--semi-space-growth-factor=1');
+  } catch {
+    // a runtime without the flag: the default heap
+  }
+}
