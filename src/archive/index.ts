@@ -13,3 +13,5 @@ export { resolveLimits } from './types.js';
 export { probeCaseFolding } from './case-probe.js';
 export { hashByteSource } from './source.js';
 export { SpanFile, spanStream, MAX_SPANS, type FileSpan } from './spans.js';
+// A new small file, written and fsynced (O_EXCL, no symlink followed): the delta rebuild's writes too.
+export { writeSmall } from './write-io.js';

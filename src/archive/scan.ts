@@ -4,7 +4,7 @@ import type { ByteSource, FileRecord, ScanOptions, ScanResult } from './types.js
 import { ARCHIVE_CODES, malformed } from './errors.js';
 import { openArchive, type OpenArchive } from './read.js';
 import { probeCaseFolding } from './case-probe.js';
-import { minorGc } from '../util/gc.js';
+import { gcPacer } from '../util/gc.js';
 import { hashRange } from './source.js';
 import { wrappingFolder } from './wrapping.js';
 import { TreeWriter, type FileSink } from './writer.js';
@@ -29,13 +29,7 @@ export async function extractArchive(src: ByteSource, destDir: string, opts: Sca
 }
 
 /** Peak RSS flat at < 150 MB whatever the archive size (issue 2): a minor GC every 8 MiB of entry bytes, see util/gc.ts. */
-const GC_EVERY = 8 * 1024 * 1024;
-let sinceGc = 0;
-function spent(n: number): void {
-  if ((sinceGc += n) < GC_EVERY) return;
-  sinceGc = 0;
-  minorGc();
-}
+const spent = gcPacer();
 
 async function run(src: ByteSource, opts: ScanOptions, writer: TreeWriter | undefined): Promise<ScanResult> {
   try {

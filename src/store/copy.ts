@@ -6,10 +6,7 @@ import { fsyncFile } from './fsync-tree.js';
 import { spanStream } from '../archive/index.js';
 import type { PackageInput } from '../package/index.js';
 import type { ProgressEvent } from './progress.js';
-import { minorGc } from '../util/gc.js';
-
-/** A young-generation collection every 8 MiB copied: the 1 MiB chunks are garbage at once, and without it they pile up to tens of MB (util/gc.ts). */
-const GC_EVERY = 8 * 1024 * 1024;
+import { gcPacer } from '../util/gc.js';
 
 export interface CopyDigests { packageSha256: string; archiveSha256: string }
 
@@ -25,7 +22,7 @@ export async function copyHashed(src: PackageInput, dest: string, total: number,
   const end = archive.offset + archive.size;
   let bytes = 0;
   let reported = 0;
-  let sinceGc = 0;
+  const spent = gcPacer(); // the 1 MiB chunks are garbage at once; without it they pile up to tens of MB (util/gc.ts)
   const tap = new Transform({
     transform(chunk: Buffer, _enc, cb) {
       whole.update(chunk);
@@ -33,10 +30,7 @@ export async function copyHashed(src: PackageInput, dest: string, total: number,
       const to = Math.min(end, bytes + chunk.length);
       if (to > from) member.update(chunk.subarray(from - bytes, to - bytes));
       bytes += chunk.length;
-      if ((sinceGc += chunk.length) >= GC_EVERY) {
-        sinceGc = 0;
-        minorGc();
-      }
+      spent(chunk.length);
       if (bytes - reported >= 64 * 1024 * 1024 || bytes === total) {
         reported = bytes;
         o.onProgress?.({ phase: 'copy', bytes, total });

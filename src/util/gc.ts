@@ -31,6 +31,16 @@ export function minorGc(): void {
   gc?.({ type: 'minor' });
 }
 
+/** A counter of bytes streamed that runs minorGc() every `every` bytes (8 MiB for an archive walk or a package copy). */
+export function gcPacer(every = 8 * 1024 * 1024): (bytes: number) => void {
+  let since = 0;
+  return (bytes) => {
+    if ((since += bytes) < every) return;
+    since = 0;
+    minorGc();
+  };
+}
+
 /**
  * For a process that streams bulk data (import, fetch, pack, verify, delta): keep V8's young
  * generation at its initial size instead of letting it grow to 3 x 16 MB. Every chunk read,

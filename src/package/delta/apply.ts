@@ -1,6 +1,6 @@
 import { copyFile, link, mkdir, open } from 'node:fs/promises';
 import { createReadStream } from 'node:fs';
-import { spanStream } from '../../archive/index.js';
+import { spanStream, writeSmall } from '../../archive/index.js';
 import { dirname, join } from 'node:path';
 import { createGunzip } from 'node:zlib';
 import { Transform } from 'node:stream';
@@ -14,24 +14,7 @@ import type { DeltaLayout } from './reader.js';
 import { ExactReader } from './stream-reader.js';
 import { ZERO_DIGEST } from './template.js';
 import { inPool } from './pool.js';
-import { close, constants as fsConstants, fsync, open as openCb, readFileSync, write } from 'node:fs';
-import { promisify } from 'node:util';
-
-const openP = promisify(openCb);
-const writeP = promisify(write);
-const fsyncP = promisify(fsync);
-const closeP = promisify(close);
-
-/** A new file with these bytes, fsynced (the callback API: no FileHandle per file). */
-async function writeDurable(path: string, bytes: Uint8Array): Promise<void> {
-  const fd = await openP(path, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | (fsConstants.O_NOFOLLOW ?? 0), 0o644);
-  try {
-    for (let done = 0; done < bytes.length; ) done += (await writeP(fd, bytes, done, bytes.length - done)).bytesWritten;
-    await fsyncP(fd);
-  } finally {
-    await closeP(fd);
-  }
-}
+import { constants as fsConstants, readFileSync } from 'node:fs';
 
 async function fsyncFile(path: string): Promise<void> {
   const fh = await open(path, 'r');
@@ -151,7 +134,7 @@ export async function rebuildSite(o: RebuildInput): Promise<Map<string, string>>
     } catch (err) {
       throw new DigestMismatchError('AIRLOCK_DELTA_PATCH', `the patch for ${path} does not apply to the base's ${from.path}: ${(err as Error).message}`, { subject: path });
     }
-    await writeDurable(await place(path), out); // durable before close: the caller then fsyncs only the folders
+    await writeSmall(await place(path), [out], out.length); // durable before close: the caller then fsyncs only the folders
     digests.set(path, createHash('sha256').update(out).digest('hex'));
     const keep = o.keep;
     if (keep && keep.used + out.length <= keep.max) {
