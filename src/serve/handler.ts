@@ -37,10 +37,9 @@ export function createHandler(d: HandlerDeps): (req: IncomingMessage, res: Serve
   const log = d.accessLog;
   const metrics = d.metrics ?? null;
   const skew = d.skew ?? null;
-  return (req, res) => {
+  const handle = (req: IncomingMessage, res: ServerResponse): void => {
     const idx = d.current();
     if (log !== null) log(req, res, idx.version);
-    if (metrics !== null) metrics.observe(res);
     const method = req.method;
     const head = method === 'HEAD';
     const t = parseTarget(req.url ?? '');
@@ -66,5 +65,12 @@ export function createHandler(d: HandlerDeps): (req: IncomingMessage, res: Serve
     }
     if (route.kind === 'redirect') return sendRedirect(res, idx, route.location, t.query, head);
     sendFile(req, res, idx, route.file, head, d.send);
+  };
+  if (metrics === null) return handle;
+  // Counted after the handler returns: most responses have ended by then (see metrics.ts).
+  return (req, res) => {
+    const t0 = performance.now();
+    handle(req, res);
+    metrics.done(res, t0);
   };
 }

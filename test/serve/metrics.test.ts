@@ -58,6 +58,11 @@ describe('GET /_airlock/metrics', () => {
     expect(sample(text, 'airlock_served_version_info', 'version="v1"')).toBe(1);
     expect(sample(text, 'airlock_version_switches_total')).toBe(0);
     expect(sample(text, 'airlock_last_switch_timestamp_seconds')).toBe(0);
+    // A response that ends after its handler returned (the scrape itself, an async route) is
+    // counted at its 'finish': the next scrape sees the first one.
+    const again = (await get(base + '/_airlock/metrics')).body.toString();
+    expect(sample(again, 'airlock_http_requests_total', 'method="GET",status_class="2xx"')).toBe(4);
+    expect(sample(again, 'airlock_http_request_duration_seconds_count')).toBe(7);
   });
 
   it('counts every byte written, on connections closed and on keep-alive connections still open at the scrape', async () => {
