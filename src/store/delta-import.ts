@@ -5,7 +5,8 @@ import { createHash } from 'node:crypto';
 import { DigestMismatchError, EXIT, MalformedError, SignatureError, StoreError, UsageError } from '../errors.js';
 import { ARCHIVE_CODES, probeCaseFolding } from '../archive/index.js';
 import { checkManifestLimits, checkSignature, inputPath, signaturesOf, type PackageInput, type PackageLayout } from '../package/index.js';
-import { finishTarget, readDelta, rebuildSite, resolveTarget, writeCanonicalPackage, type DeltaLayout, type ResolvedTarget } from '../package/delta/index.js';
+import { Handoff, finishTarget, openCanonicalPackage, readDelta, rebuildSite, resolveTarget, type CanonicalPackage, type DeltaLayout, type ResolvedTarget } from '../package/delta/index.js';
+
 import { admitPackage, checkFreshness, recordSeen, type Admission } from './admit.js';
 import { appendAuditLocked, auditWritable } from './audit.js';
 import { describeAdmission } from './describe.js';
@@ -24,7 +25,7 @@ import { cleanStaging, dropStaging, makeStaging } from './staging.js';
 import { fsyncFile } from './fsync-tree.js';
 import { loadTrustedKeys } from './trust.js';
 
-/** Rebuilt bytes kept in memory for the canonical package (peak RSS stays within the import's budget). */
+/** Rebuilt bytes held for the canonical package writer while it catches up (peak RSS stays within the import's budget). */
 const KEEP_BYTES = 48 * 1024 * 1024;
 
 const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
@@ -145,16 +146,28 @@ async function importLocked(pkg: PackageInput, layout: DeltaLayout, o: ImportOpt
     await mkdir(p.site);
     if (await probeCaseFolding(staging)) refuseCasePairs(target.files.map((f) => f.path));
     onProgress?.({ phase: 'extract', dir: p.site, total: target.archive.size });
-    // Patched files' bytes stay in memory (up to KEEP_BYTES) for the canonical package, which then reads only the rest from disk.
-    const keep = { max: KEEP_BYTES, used: 0, files: new Map<string, Buffer>() };
-    const digests = await rebuildSite({ layout, target, baseManifest, baseSite: versionPaths(base.dir).site, destSite: p.site, signal, keep }).catch(pathClash);
-    finalManifest = finishTarget(layout, resolved, digests);
+    // The canonical package is written beside the rebuild: files in manifest order as they are
+    // rebuilt (patched bytes handed over in memory, up to KEEP_BYTES held), the head once the
+    // final manifest is known.
+    const produced = new Set(layout.manifest.ops.filter((op) => op.kind !== 'copy').map((op) => op.path));
+    const handoff = new Handoff(produced, KEEP_BYTES);
+    const canonical = await openCanonicalPackage({ outPath: p.pkg, manifestLength: resolved.manifestBytes.length, signatures: resolved.signatures, createdAt: target.createdAt, files: target.files });
+    let built: CanonicalPackage;
+    try {
+      canonical.start(p.site, (f) => handoff.take(f.path), signal);
+      const digests = await rebuildSite({ layout, target, baseManifest, baseSite: versionPaths(base.dir).site, destSite: p.site, signal, handoff }).catch(pathClash);
+      handoff.done();
+      finalManifest = finishTarget(layout, resolved, digests);
+      // The target manifest with every target signature, admitted as the full target package would be.
+      admission = await admit(finalManifest);
+      built = await canonical.finish(finalManifest.manifestBytes, finalManifest.manifest.files);
+    } catch (err) {
+      handoff.fail(err);
+      await canonical.abort();
+      throw err;
+    }
     const final = finalManifest;
-    // The target manifest with every target signature, admitted as the full target package would be.
-    admission = await admit(final);
     const signer = admission.signers[0] ?? null;
-    const built = await writeCanonicalPackage({ outPath: p.pkg, manifestBytes: final.manifestBytes, signature: final.signature, signatures: final.signatures, createdAt: target.createdAt, siteDir: p.site, files: final.manifest.files, signal, known: keep.files });
-    keep.files.clear();
     if (built.archiveSize !== target.archive.size || built.archiveSha256 !== target.archive.sha256) {
       throw new DigestMismatchError('AIRLOCK_ARCHIVE_DIGEST', `the rebuilt bundle.tar has sha256 ${built.archiveSha256} (${built.archiveSize} bytes) but the target manifest says ${target.archive.sha256} (${target.archive.size} bytes)`, { subject: 'bundle.tar' });
     }

@@ -4,7 +4,7 @@ import { appendFile, mkdir, mkdtemp, open, readFile, rm, writeFile } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { list } from 'tar';
-import { HashingOut, canonicalTarSize, writeCanonicalTar } from '../../src/package/delta/canonical.js';
+import { HashingOut, canonicalTarSize, heldBodies, writeCanonicalTar } from '../../src/package/delta/canonical.js';
 import type { FileRecord } from '../../src/archive/index.js';
 
 /**
@@ -43,7 +43,7 @@ async function writeTar(siteDir: string, files: FileRecord[], known?: Map<string
   const fh = await open(out, 'wx');
   try {
     const w = new HashingOut(fh);
-    await writeCanonicalTar(w, siteDir, files, mtime, undefined, known);
+    await writeCanonicalTar(w, siteDir, files, mtime, undefined, known && heldBodies(known));
     await w.flush();
     expect(w.bytes).toBe(canonicalTarSize(files, mtime));
     const bytes = await readFile(out);

@@ -48,6 +48,9 @@ describe('airlock delta → import', () => {
     expect(JSON.parse(r.stdout)).toMatchObject({ version: 'v2', status: 'imported' });
     const stored = await readFile(join(store, 'versions/v2/package.airlock'));
     expect(stored.equals(await readFile(sum.full))).toBe(true);
+    // its digest, hashed after the head was written last, is the file's
+    const meta = JSON.parse(await readFile(join(store, 'versions/v2/version.json'), 'utf8')) as { packageSha256: string };
+    expect(meta.packageSha256).toBe(createHash('sha256').update(stored).digest('hex'));
     expect(airlock(['verify', join(store, 'versions/v2/package.airlock'), '--trust', key.pubPath]).status).toBe(0);
     expect(await readFile(join(store, 'versions/v2/site/docs/p3.html'), 'utf8')).toContain('page three, edited');
     // the same delta again: a no-op

@@ -44,7 +44,8 @@ export class HashingOut {
   bytes = 0;
   private pending: Buffer[] = [];
   private pendingBytes = 0;
-  constructor(private readonly fh: FileHandle) {}
+  /** `at`: write from this file offset on (default: the file's current position). */
+  constructor(private readonly fh: FileHandle, private at: number | null = null) {}
   async write(buf: Buffer): Promise<void> {
     this.whole.update(buf);
     this.member?.update(buf);
@@ -57,9 +58,13 @@ export class HashingOut {
     const bufs = this.pending;
     this.pending = [];
     this.pendingBytes = 0;
-    for (const buf of bufs.length === 1 ? bufs : [Buffer.concat(bufs)]) {
+    for (const buf of bufs.length === 1 ? bufs : bufs.length === 0 ? [] : [Buffer.concat(bufs)]) {
       let done = 0;
-      while (done < buf.length) done += (await this.fh.write(buf, done, buf.length - done)).bytesWritten;
+      while (done < buf.length) {
+        const n = (await this.fh.write(buf, done, buf.length - done, this.at)).bytesWritten;
+        done += n;
+        if (this.at !== null) this.at += n;
+      }
     }
   }
 }
@@ -94,23 +99,36 @@ function checkRead(f: FileRecord, total: number, digest: string): void {
 }
 
 /**
- * Append the canonical tar of `siteDir` (the files of `files`, each checked for its size and
- * sha256 as it is read). Small files are read READ_AHEAD ahead, so the disk and the hashing overlap.
+ * Where a file's bytes come from: given bytes, or null to read `siteDir` (the promise settles once
+ * the file is complete there). Called once per file, in manifest order, up to READ_AHEAD ahead.
  */
-export async function writeCanonicalTar(out: HashingOut, siteDir: string, files: readonly FileRecord[], mtime: Date, signal?: AbortSignal, known?: Map<string, Buffer>): Promise<void> {
-  const ahead = new Map<number, Promise<Buffer>>();
+export type BodySource = (f: FileRecord) => Promise<Buffer | null>;
+
+/** Bytes a caller holds, by path, each given once (and let go); the rest from the disk. */
+export function heldBodies(held: Map<string, Buffer>): BodySource {
+  return (f) => {
+    const b = held.get(f.path) ?? null;
+    held.delete(f.path);
+    return Promise.resolve(b);
+  };
+}
+
+const fromDisk: BodySource = () => Promise.resolve(null);
+
+/**
+ * Append the canonical tar of `siteDir` (the files of `files`), each file hashed as it is written
+ * and checked against its size and sha256 in `files` — or, with `onDigest`, reported there for the
+ * caller to check once the digests are known (a delta's template). Small files are read
+ * READ_AHEAD ahead, so the disk and the hashing overlap.
+ */
+export async function writeCanonicalTar(out: HashingOut, siteDir: string, files: readonly FileRecord[], mtime: Date, signal?: AbortSignal,
+  source: BodySource = fromDisk, onDigest: (f: FileRecord, size: number, sha256: string) => void = checkRead): Promise<void> {
+  const ahead = new Map<number, Promise<Buffer | null>>();
   let next = 0;
   const fill = (upTo: number) => {
     for (; next < Math.min(files.length, upTo); next++) {
       const f = files[next]!;
-      const body = known?.get(f.path);
-      if (body) {
-        known!.delete(f.path); // given once; freed once written
-        ahead.set(next, Promise.resolve(body));
-        continue;
-      }
-      if (f.size > SMALL_FILE) continue;
-      const p = readSmall(join(siteDir, f.path), f.size);
+      const p = source(f).then((b) => b ?? (f.size > SMALL_FILE ? null : readSmall(join(siteDir, f.path), f.size)));
       p.catch(() => {}); // awaited in order below; a failure ahead of its turn is not unhandled
       ahead.set(next, p);
     }
@@ -120,11 +138,10 @@ export async function writeCanonicalTar(out: HashingOut, siteDir: string, files:
     signal?.throwIfAborted();
     fill(i + READ_AHEAD);
     await out.write(entryHeader(f.path, f.size, mtime));
-    const small = ahead.get(i);
-    if (small) {
-      ahead.delete(i);
-      const body = await small;
-      checkRead(f, body.length, createHash('sha256').update(body).digest('hex'));
+    const body = await ahead.get(i)!;
+    ahead.delete(i);
+    if (body) {
+      onDigest(f, body.length, createHash('sha256').update(body).digest('hex'));
       await out.write(body);
     } else {
       buf ??= Buffer.allocUnsafe(1 << 20);
@@ -144,52 +161,90 @@ export async function writeCanonicalTar(out: HashingOut, siteDir: string, files:
       } finally {
         await fh.close();
       }
-      checkRead(f, total, h.digest('hex'));
+      onDigest(f, total, h.digest('hex'));
     }
     if (padded(f.size) > f.size) await out.write(Buffer.alloc(padded(f.size) - f.size));
   }
   await out.write(Buffer.alloc(MIN_TAIL));
 }
 
+async function writeAt(fh: FileHandle, buf: Buffer, position: number): Promise<void> {
+  for (let done = 0; done < buf.length;) done += (await fh.write(buf, done, buf.length - done, position + done)).bytesWritten;
+}
+
 export interface CanonicalPackage { packageSha256: string; archiveSha256: string; archiveOffset: number; archiveSize: number; size: number }
 
+export interface CanonicalPackageWriter {
+  /** Start writing the canonical tar of `siteDir` in place, after the head (which waits for the final manifest). */
+  start(siteDir: string, source: BodySource, signal?: AbortSignal): void;
+  /**
+   * Once the tar is written: check every file against the final manifest's size and sha256, write
+   * the head (the final manifest's exact bytes, which must have the length given at open), hash the
+   * whole package and fsync it.
+   */
+  finish(manifestBytes: Buffer, files: readonly FileRecord[]): Promise<CanonicalPackage>;
+  /** Stop (after a failure elsewhere): waits for the tar writer to settle and closes the file; the caller removes it. */
+  abort(): Promise<void>;
+}
+
 /**
- * Write a full package whose archive is the canonical bundle.tar of `siteDir`, with the given exact
- * manifest bytes and signature: the same bytes src/package/writer.ts writes for that manifest and
- * archive (members airlock.json, airlock.json.sig?, bundle.tar, end blocks; mtime = createdAt). The
- * file is created exclusively and fsynced; the caller owns its name (a staging folder).
+ * A full package whose archive is the canonical bundle.tar of a site: the same bytes
+ * src/package/writer.ts writes for that manifest and archive (members airlock.json,
+ * airlock.json.sig…, bundle.tar, end blocks; mtime = createdAt). The head's size is known before
+ * the manifest's digests are (a digest template has the final length), so the tar is written at
+ * its offset while the site is still being rebuilt, and the head last. The file is created
+ * exclusively; the caller owns its name (a staging folder).
  */
-export async function writeCanonicalPackage(o: { outPath: string; manifestBytes: Buffer; signature: Buffer | null;
-  /** Every signature (airlock.json.sig, .sig.2 …), when there are several (issue 14); else `signature`. */
-  signatures?: readonly Buffer[]; createdAt: string; siteDir: string; files: readonly FileRecord[]; signal?: AbortSignal;
-  /** Files' bytes already in memory (just written by the caller), by path: not read again. */
-  known?: Map<string, Buffer> }): Promise<CanonicalPackage> {
+export async function openCanonicalPackage(o: { outPath: string; manifestLength: number; signatures: readonly Buffer[]; createdAt: string; files: readonly FileRecord[] }): Promise<CanonicalPackageWriter> {
   const mtime = new Date(Math.floor(Date.parse(o.createdAt) / 1000) * 1000);
-  const fh = await open(o.outPath, 'wx', 0o644);
-  try {
-    const out = new HashingOut(fh);
-    const member = async (name: string, body: Buffer) => {
-      await out.write(encodeHeader(name, body.length, mtime));
-      await out.write(body);
-      if (padded(body.length) > body.length) await out.write(Buffer.alloc(padded(body.length) - body.length));
-    };
-    await member('airlock.json', o.manifestBytes);
-    const sigs = o.signatures ?? (o.signature ? [o.signature] : []);
-    for (const [i, sig] of sigs.entries()) await member(signatureMember(i + 1), sig);
-    const archiveSize = canonicalTarSize(o.files, mtime);
-    await out.write(encodeHeader(CANONICAL_ARCHIVE, archiveSize, mtime));
-    const archiveOffset = out.bytes;
-    out.member = createHash('sha256');
-    await writeCanonicalTar(out, o.siteDir, o.files, mtime, o.signal, o.known);
-    const archiveSha256 = out.member.digest('hex');
-    out.member = null;
-    if (out.bytes - archiveOffset !== archiveSize) throw new Error(`canonical tar size ${out.bytes - archiveOffset} != ${archiveSize}`);
-    if (padded(archiveSize) > archiveSize) await out.write(Buffer.alloc(padded(archiveSize) - archiveSize));
-    await out.write(Buffer.alloc(MIN_TAIL));
-    await out.flush();
-    await fh.sync();
-    return { packageSha256: out.whole.digest('hex'), archiveSha256, archiveOffset, archiveSize, size: out.bytes };
-  } finally {
-    await fh.close();
-  }
+  const archiveSize = canonicalTarSize(o.files, mtime);
+  const archiveOffset = BLOCK + padded(o.manifestLength) + o.signatures.reduce((n, sig) => n + BLOCK + padded(sig.length), 0) + BLOCK;
+  const fh = await open(o.outPath, 'wx+', 0o644); // read back for the package's digest
+  const out = new HashingOut(fh, archiveOffset); // its `whole` hash is the archive's
+  const seen = new Map<string, { size: number; sha256: string }>();
+  let tar: Promise<void> | null = null;
+  const stop = new AbortController();
+  return {
+    start(siteDir, source, signal) {
+      tar = writeCanonicalTar(out, siteDir, o.files, mtime, signal ? AbortSignal.any([signal, stop.signal]) : stop.signal, source, (f, size, sha256) => { seen.set(f.path, { size, sha256 }); }).then(() => out.flush());
+      tar.catch(() => {}); // awaited by finish or abort
+    },
+    async finish(manifestBytes, files) {
+      try {
+        await tar;
+        for (const f of files) checkRead(f, seen.get(f.path)?.size ?? -1, seen.get(f.path)?.sha256 ?? '');
+        if (out.bytes !== archiveSize || manifestBytes.length !== o.manifestLength || files.length !== o.files.length) {
+          throw new Error(`canonical package layout: tar ${out.bytes} of ${archiveSize} bytes, manifest ${manifestBytes.length} of ${o.manifestLength}`);
+        }
+        const head: Buffer[] = [];
+        const member = (name: string, body: Buffer) => head.push(encodeHeader(name, body.length, mtime), body, Buffer.alloc(padded(body.length) - body.length));
+        member('airlock.json', manifestBytes);
+        for (const [i, sig] of o.signatures.entries()) member(signatureMember(i + 1), sig);
+        head.push(encodeHeader(CANONICAL_ARCHIVE, archiveSize, mtime));
+        const headBytes = Buffer.concat(head);
+        const tail = Buffer.alloc(padded(archiveSize) - archiveSize + MIN_TAIL);
+        await writeAt(fh, headBytes, 0);
+        await writeAt(fh, tail, archiveOffset + archiveSize);
+        const size = archiveOffset + archiveSize + tail.length;
+        // The package's own digest covers the head, known only now: one read of what was just written (page cache).
+        const whole = createHash('sha256').update(headBytes);
+        const buf = Buffer.allocUnsafe(1 << 20);
+        for (let at = archiveOffset; at < size;) {
+          const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, size - at), at);
+          if (bytesRead === 0) throw new Error(`canonical package shorter than ${size} bytes`);
+          whole.update(buf.subarray(0, bytesRead));
+          at += bytesRead;
+        }
+        await fh.sync();
+        return { packageSha256: whole.digest('hex'), archiveSha256: out.whole.digest('hex'), archiveOffset, archiveSize, size };
+      } finally {
+        await fh.close();
+      }
+    },
+    async abort() {
+      stop.abort();
+      await tar?.catch(() => {});
+      await fh.close().catch(() => {});
+    },
+  };
 }

@@ -70,20 +70,19 @@ export function applyFossil(source: Buffer, delta: Uint8Array, maxSize: number):
   throw new Error('unterminated delta');
 }
 
-/** fossil's 32-bit checksum: four interleaved byte sums, then the tail. */
+/**
+ * fossil's 32-bit checksum: four interleaved byte sums combined as (s0 << 24) + (s1 << 16) +
+ * (s2 << 8) + s3, which is the sum of the big-endian 32-bit words (mod 2^32), then the tail.
+ */
 function checksum(a: Buffer): number {
-  let s0 = 0, s1 = 0, s2 = 0, s3 = 0, z = 0, n = a.length;
-  while (n >= 4) {
-    s0 = (s0 + a[z]!) | 0;
-    s1 = (s1 + a[z + 1]!) | 0;
-    s2 = (s2 + a[z + 2]!) | 0;
-    s3 = (s3 + a[z + 3]!) | 0;
-    z += 4;
-    n -= 4;
-  }
-  s3 = (((((s3 + (s2 << 8)) | 0) + (s1 << 16)) | 0) + (s0 << 24)) | 0;
-  if (n >= 3) s3 = (s3 + (a[z + 2]! << 8)) | 0;
-  if (n >= 2) s3 = (s3 + (a[z + 1]! << 16)) | 0;
-  if (n >= 1) s3 = (s3 + (a[z]! << 24)) | 0;
-  return s3 >>> 0;
+  const words = a.length >>> 2;
+  const view = new DataView(a.buffer, a.byteOffset, words << 2);
+  let sum = 0;
+  for (let i = 0; i < words; i++) sum = (sum + view.getUint32(i << 2)) | 0;
+  const z = words << 2;
+  const n = a.length - z;
+  if (n >= 3) sum = (sum + (a[z + 2]! << 8)) | 0;
+  if (n >= 2) sum = (sum + (a[z + 1]! << 16)) | 0;
+  if (n >= 1) sum = (sum + (a[z]! << 24)) | 0;
+  return sum >>> 0;
 }
