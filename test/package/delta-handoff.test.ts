@@ -11,12 +11,12 @@ const settled = async (p: Promise<unknown>) => Promise.race([p.then((v) => ({ v 
 describe('delta handoff', () => {
   it('a file the rebuild produces is taken once it is given: at once when given first, or when the writer already waits', async () => {
     const h = new Handoff(new Set(['a.html', 'b.html']), 1 << 20);
-    h.give('a.html', Buffer.from('A'));
-    expect(String(await h.take('a.html'))).toBe('A');
+    h.give('a.html', { bytes: Buffer.from('A') });
+    expect(String((await h.take('a.html'))?.bytes)).toBe('A');
     const b = h.take('b.html');
     expect(await settled(b)).toBe('pending');
-    h.give('b.html', Buffer.from('B'));
-    expect(String(await b)).toBe('B');
+    h.give('b.html', { bytes: Buffer.from('B') });
+    expect(String((await b)?.bytes)).toBe('B');
   });
 
   it("a file taken from the base is read from the disk, and only once the rebuild has linked the base's files", async () => {
@@ -29,12 +29,12 @@ describe('delta handoff', () => {
 
   it('bytes beyond the budget are not held: the writer reads those files from the disk', async () => {
     const h = new Handoff(new Set(['a', 'b', 'c']), 15);
-    h.give('a', Buffer.alloc(10, 1));
-    h.give('b', Buffer.alloc(10, 2)); // 20 > 15: not held
-    expect((await h.take('a'))?.length).toBe(10);
+    h.give('a', { bytes: Buffer.alloc(10, 1) });
+    h.give('b', { bytes: Buffer.alloc(10, 2) }); // 20 > 15: not held
+    expect((await h.take('a'))?.bytes.length).toBe(10);
     expect(await h.take('b')).toBeNull();
-    h.give('c', Buffer.alloc(10, 3)); // 'a' was taken: room again
-    expect((await h.take('c'))?.length).toBe(10);
+    h.give('c', { bytes: Buffer.alloc(10, 3) }); // 'a' was taken: room again
+    expect((await h.take('c'))?.bytes.length).toBe(10);
   });
 
   it('a rebuild that fails fails every wait with its error: no writer is left hanging', async () => {

@@ -15,7 +15,7 @@ import { ExactReader } from './stream-reader.js';
 import { ZERO_DIGEST } from './template.js';
 import { inPool } from './pool.js';
 import type { Handoff } from './handoff.js';
-import { constants as fsConstants, readFileSync } from 'node:fs';
+import { closeSync, constants as fsConstants, openSync, readSync } from 'node:fs';
 
 async function fsyncFile(path: string): Promise<void> {
   const fh = await open(path, 'r');
@@ -124,19 +124,34 @@ export async function rebuildSite(o: RebuildInput): Promise<Map<string, string>>
   src.on('error', onErr);
   const raw = size === 0 ? null : src.pipe(tap).pipe(gunzip);
   const reader = raw ? new ExactReader(raw, layout.manifest.payload.expandedSize, DELTA_MEMBERS.payload) : null;
+  // A base file is read into one reusable buffer (the apply is synchronous, so no two reads share
+  // it), one more byte than listed so a base file that grew shows; applyFossil copies what it uses.
+  let scratch = Buffer.allocUnsafe(1 << 18);
+  const readBase = (path: string, size: number): Buffer => {
+    if (scratch.length < size + 1) scratch = Buffer.allocUnsafe(size + 1);
+    const fd = openSync(path, 'r');
+    try {
+      let n = 0;
+      for (let r; n < size + 1 && (r = readSync(fd, scratch, n, size + 1 - n, null)) > 0;) n += r;
+      return scratch.subarray(0, n);
+    } finally {
+      closeSync(fd);
+    }
+  };
   const applyPatch = async (path: string, from: FileRecord, patch: Buffer, size: number): Promise<void> => {
     let out: Buffer;
     try {
       if (fossilTargetSize(patch) !== size) throw new Error(`it yields ${fossilTargetSize(patch)} bytes, the target manifest says ${size}`);
       // A synchronous read: base pages are small and usually cached (any source ≤ MAX_PATCH_SOURCE); one call
       // instead of four thread-pool round trips per file (measured: bench:delta (b), (c)).
-      out = applyFossil(readFileSync(join(o.baseSite, from.path)), patch, size);
+      out = applyFossil(readBase(join(o.baseSite, from.path), from.size), patch, size);
     } catch (err) {
       throw new DigestMismatchError('AIRLOCK_DELTA_PATCH', `the patch for ${path} does not apply to the base's ${from.path}: ${(err as Error).message}`, { subject: path });
     }
     await writeSmall(await place(path), [out], out.length); // durable before close: the caller then fsyncs only the folders
-    digests.set(path, createHash('sha256').update(out).digest('hex'));
-    o.handoff?.give(path, out);
+    const sha256 = createHash('sha256').update(out).digest('hex');
+    digests.set(path, sha256);
+    o.handoff?.give(path, { bytes: out, sha256 });
   };
   const inFlight = new Bounded(PATCH_WIDTH);
   try {

@@ -98,18 +98,21 @@ function checkRead(f: FileRecord, total: number, digest: string): void {
   }
 }
 
+/** A file's bytes the caller holds, with their sha256 when already computed from these very bytes. */
+export interface Body { bytes: Buffer; sha256?: string }
+
 /**
  * Where a file's bytes come from: given bytes, or null to read `siteDir` (the promise settles once
  * the file is complete there). Called once per file, in manifest order, up to READ_AHEAD ahead.
  */
-export type BodySource = (f: FileRecord) => Promise<Buffer | null>;
+export type BodySource = (f: FileRecord) => Promise<Body | null>;
 
 /** Bytes a caller holds, by path, each given once (and let go); the rest from the disk. */
 export function heldBodies(held: Map<string, Buffer>): BodySource {
   return (f) => {
-    const b = held.get(f.path) ?? null;
+    const b = held.get(f.path);
     held.delete(f.path);
-    return Promise.resolve(b);
+    return Promise.resolve(b ? { bytes: b } : null);
   };
 }
 
@@ -123,12 +126,12 @@ const fromDisk: BodySource = () => Promise.resolve(null);
  */
 export async function writeCanonicalTar(out: HashingOut, siteDir: string, files: readonly FileRecord[], mtime: Date, signal?: AbortSignal,
   source: BodySource = fromDisk, onDigest: (f: FileRecord, size: number, sha256: string) => void = checkRead): Promise<void> {
-  const ahead = new Map<number, Promise<Buffer | null>>();
+  const ahead = new Map<number, Promise<Body | null>>();
   let next = 0;
   const fill = (upTo: number) => {
     for (; next < Math.min(files.length, upTo); next++) {
       const f = files[next]!;
-      const p = source(f).then((b) => b ?? (f.size > SMALL_FILE ? null : readSmall(join(siteDir, f.path), f.size)));
+      const p = source(f).then(async (b) => b ?? (f.size > SMALL_FILE ? null : { bytes: await readSmall(join(siteDir, f.path), f.size) }));
       p.catch(() => {}); // awaited in order below; a failure ahead of its turn is not unhandled
       ahead.set(next, p);
     }
@@ -141,8 +144,8 @@ export async function writeCanonicalTar(out: HashingOut, siteDir: string, files:
     const body = await ahead.get(i)!;
     ahead.delete(i);
     if (body) {
-      onDigest(f, body.length, createHash('sha256').update(body).digest('hex'));
-      await out.write(body);
+      onDigest(f, body.bytes.length, body.sha256 ?? createHash('sha256').update(body.bytes).digest('hex'));
+      await out.write(body.bytes);
     } else {
       buf ??= Buffer.allocUnsafe(1 << 20);
       const fh = await open(join(siteDir, f.path), 'r');

@@ -7,11 +7,13 @@
  * finished one turns a wait for a file it never gave into a read of the disk (where that file's
  * check then fails). Pure bookkeeping, no I/O.
  */
-interface Waiter { resolve(b: Buffer | null): void; reject(err: unknown): void }
+import type { Body } from './canonical.js';
+
+interface Waiter { resolve(b: Body | null): void; reject(err: unknown): void }
 
 export class Handoff {
   private used = 0;
-  private readonly held = new Map<string, Buffer | null>();
+  private readonly held = new Map<string, Body | null>();
   private readonly waiting = new Map<string, Waiter>();
   private state: { done: true } | { failed: unknown } | null = null;
   private readonly linkedP: Promise<void>;
@@ -28,15 +30,15 @@ export class Handoff {
     this.settleLinked.resolve();
   }
 
-  /** The rebuild: `path` is complete and durable; `bytes` are its exact bytes (or null: read the disk). */
-  give(path: string, bytes: Buffer | null): void {
+  /** The rebuild: `path` is complete and durable; `body` its exact bytes and their sha256 (or null: read the disk). */
+  give(path: string, body: Body | null): void {
     const w = this.waiting.get(path);
     if (w) {
       this.waiting.delete(path);
-      return w.resolve(bytes); // the writer is waiting for it: taken now, held no longer than its write
+      return w.resolve(body); // the writer is waiting for it: taken now, held no longer than its write
     }
-    const kept = bytes !== null && this.used + bytes.length <= this.max ? bytes : null;
-    if (kept) this.used += kept.length;
+    const kept = body !== null && this.used + body.bytes.length <= this.max ? body : null;
+    if (kept) this.used += kept.bytes.length;
     this.held.set(path, kept);
   }
 
@@ -58,12 +60,12 @@ export class Handoff {
   }
 
   /** The writer: the file's bytes, or null once it can be read from the disk. */
-  take(path: string): Promise<Buffer | null> {
+  take(path: string): Promise<Body | null> {
     if (!this.produced.has(path)) return this.linkedP.then(() => null);
     if (this.held.has(path)) {
       const b = this.held.get(path)!;
       this.held.delete(path);
-      if (b) this.used -= b.length;
+      if (b) this.used -= b.bytes.length;
       return Promise.resolve(b);
     }
     if (this.state && 'failed' in this.state) return Promise.reject(this.state.failed);
