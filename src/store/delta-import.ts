@@ -6,7 +6,6 @@ import { DigestMismatchError, EXIT, MalformedError, SignatureError, StoreError, 
 import { ARCHIVE_CODES, probeCaseFolding } from '../archive/index.js';
 import { checkManifestLimits, checkSignature, inputPath, signaturesOf, type PackageInput, type PackageLayout } from '../package/index.js';
 import { Handoff, finishTarget, openCanonicalPackage, readDelta, rebuildSite, resolveTarget, type CanonicalPackage, type DeltaLayout, type ResolvedTarget } from '../package/delta/index.js';
-
 import { admitPackage, checkFreshness, recordSeen, type Admission } from './admit.js';
 import { appendAuditLocked, auditWritable } from './audit.js';
 import { describeAdmission } from './describe.js';
