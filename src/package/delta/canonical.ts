@@ -56,16 +56,21 @@ export class HashingOut {
   }
   async flush(): Promise<void> {
     const bufs = this.pending;
+    const total = this.pendingBytes;
     this.pending = [];
     this.pendingBytes = 0;
-    for (const buf of bufs.length === 1 ? bufs : bufs.length === 0 ? [] : [Buffer.concat(bufs)]) {
-      let done = 0;
-      while (done < buf.length) {
-        const n = (await this.fh.write(buf, done, buf.length - done, this.at)).bytesWritten;
-        done += n;
-        if (this.at !== null) this.at += n;
+    if (total === 0) return;
+    // One gathered write, without copying the pieces together; a short write (or more pieces
+    // than the system takes at once) finishes with plain writes of what is left.
+    const done = (await this.fh.writev(bufs, this.at ?? undefined)).bytesWritten;
+    if (done < total) {
+      const rest = Buffer.concat(bufs).subarray(done);
+      for (let off = 0; off < rest.length;) {
+        const n = (await this.fh.write(rest, off, rest.length - off, this.at === null ? null : this.at + done + off)).bytesWritten;
+        off += n;
       }
     }
+    if (this.at !== null) this.at += total;
   }
 }
 
