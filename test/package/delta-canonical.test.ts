@@ -4,7 +4,7 @@ import { appendFile, mkdir, mkdtemp, open, readFile, rm, writeFile } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { list } from 'tar';
-import { HashingOut, canonicalTarSize, heldBodies, writeCanonicalTar } from '../../src/package/delta/canonical.js';
+import { HashingOut, canonicalTarSize, writeCanonicalTar, type BodySource } from '../../src/package/delta/canonical.js';
 import type { FileRecord } from '../../src/archive/index.js';
 
 /**
@@ -36,6 +36,15 @@ async function site(): Promise<{ siteDir: string; files: FileRecord[]; bodies: M
     files.push({ path, size: body.length, sha256: sha(body) } as FileRecord);
   }
   return { siteDir, files, bodies };
+}
+
+/** Bytes the caller holds, by path, each given once (and let go); the rest from the disk. */
+function heldBodies(held: Map<string, Buffer>): BodySource {
+  return (f) => {
+    const b = held.get(f.path);
+    held.delete(f.path);
+    return Promise.resolve(b ? { bytes: b } : null);
+  };
 }
 
 async function writeTar(siteDir: string, files: FileRecord[], known?: Map<string, Buffer>): Promise<Buffer> {

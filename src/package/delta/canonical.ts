@@ -112,15 +112,6 @@ export interface Body { bytes: Buffer; sha256?: string }
  */
 export type BodySource = (f: FileRecord) => Promise<Body | null>;
 
-/** Bytes a caller holds, by path, each given once (and let go); the rest from the disk. */
-export function heldBodies(held: Map<string, Buffer>): BodySource {
-  return (f) => {
-    const b = held.get(f.path);
-    held.delete(f.path);
-    return Promise.resolve(b ? { bytes: b } : null);
-  };
-}
-
 const fromDisk: BodySource = () => Promise.resolve(null);
 
 /**
