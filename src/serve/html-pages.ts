@@ -2,9 +2,9 @@ import { join } from 'node:path';
 import { AirlockError, StoreError } from '../errors.js';
 import type { TransformContext } from '../features/index.js';
 import { cacheKey, transformCodeDigest } from './html-cache/key.js';
-import { cachedName } from './html-cache/index-file.js';
+import { cachedName } from './html-cache/cached.js';
 import { openHtmlCache, type HtmlCache, type PageBuilder } from './html-cache/open.js';
-import type { CachedPage } from './html-cache/index-file.js';
+import type { CachedPage } from './html-cache/cached.js';
 import { vendorMap, type VersionSource } from './source.js';
 import type { Replacement, TransformHtml } from './version-index.js';
 

@@ -37,6 +37,7 @@ describe('HTML page queue', () => {
     const all = ['b1', 'b2', 'b3'].map((p) => h.q.submit(h.job(p), false));
     await h.tick();
     expect(h.started).toEqual(['b1']); // one background page at a time on 2 workers
+    expect(h.counts()).toEqual({ spawned: 2, ended: 0 }); // the other one starts now, warm before a reader asks
     const urgent = h.q.submit(h.job('u1'), true);
     await h.tick();
     expect(h.started).toEqual(['b1', 'u1']); // not behind b1

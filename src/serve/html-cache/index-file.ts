@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { atomicWriteFile } from '../../util/fsx.js';
+import type { CachedPage, CachedRep } from './cached.js';
 
 /**
  * `<cache>/<key>/index.json`: for each original page digest, the transformed page's digest and
@@ -10,9 +11,6 @@ import { atomicWriteFile } from '../../util/fsx.js';
  * ever lists files that were complete when it was written; the reader still checks them.
  */
 const Header = z.object({ format: z.literal(1), key: z.string(), pages: z.custom<Record<string, unknown>>((v) => typeof v === 'object' && v !== null && !Array.isArray(v)) });
-export interface CachedRep { sha256: string; size: number }
-export interface CachedPage extends CachedRep { br?: CachedRep; gz?: CachedRep; scriptHashes: string[]; styleHashes: string[] }
-export type CacheEncoding = 'html' | 'br' | 'gz';
 
 const SHA = /^[0-9a-f]{64}$/;
 // The hashes go into a Content-Security-Policy header: only well-formed hash sources, so a damaged
@@ -49,10 +47,6 @@ export function parsePage(v: unknown, seen: Set<string>): CachedPage | null {
 
 export const INDEX_NAME = 'index.json';
 
-/** Name of a cached file inside the key folder (pure; digests only, never a request path). */
-export function cachedName(originalSha256: string, enc: CacheEncoding): string {
-  return `${originalSha256}.html${enc === 'html' ? '' : '.' + enc}`;
-}
 
 /** The pages of a key folder's index; null when it is missing, unreadable or of another key/format. */
 export async function readHtmlIndex(dir: string, key: string): Promise<Map<string, CachedPage> | null> {

@@ -2,7 +2,8 @@ import { mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { TransformContext } from '../../features/index.js';
 import { fsyncDir } from '../../util/fsx.js';
-import { cachedName, readHtmlIndex, writeHtmlIndex, type CachedPage, type CachedRep, type CacheEncoding } from './index-file.js';
+import { readHtmlIndex, writeHtmlIndex } from './index-file.js';
+import { cachedName, type CachedPage, type CachedRep, type CacheEncoding } from './cached.js';
 import { buildPage, type PageJob, type PageTransform } from './page.js';
 import { defaultPoolSize, PageQueue, workerSlot } from './pool.js';
 

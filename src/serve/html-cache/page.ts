@@ -4,7 +4,7 @@ import { readFile, rm, writeFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { brotliCompress, brotliCompressSync, constants, gzip, gzipSync } from 'node:zlib';
-import { cachedName, type CachedPage, type CachedRep, type CacheEncoding } from './index-file.js';
+import { cachedName, type CachedPage, type CachedRep, type CacheEncoding } from './cached.js';
 
 import type { TransformHtml } from '../version-index.js';
 

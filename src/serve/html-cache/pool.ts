@@ -2,7 +2,7 @@ import type { Worker } from 'node:worker_threads';
 import { availableParallelism } from 'node:os';
 import { siblingEntry, spawnWorker } from '../../util/worker.js';
 import type { TransformContext } from '../../features/index.js';
-import type { CachedPage } from './index-file.js';
+import type { CachedPage } from './cached.js';
 import type { PageJob } from './page.js';
 import type { WorkerReply } from './worker-entry.js';
 
@@ -23,7 +23,9 @@ interface Queued { job: PageJob; urgent: boolean; resolve: (p: CachedPage) => vo
  * waited for one, ~20 ms per page on 2 cores right after a switch). Workers start on the first
  * job and end when the queue is empty (a transform worker holds its wasm heap: no idle memory);
  * a worker with nothing it may take while others still build is parked, not ended, so the next
- * urgent page does not wait for a new worker to start. `slots` runs one job on one worker; the
+ * urgent page does not wait for a new worker to start. For the same reason the background build,
+ * as it starts, also starts the worker it leaves free (parked): a cold worker took 120-260 ms on
+ * 2 busy cores, and the first page a reader asked for after a switch waited for it. `slots` runs one job on one worker; the
  * pool owns when. A held queue runs only urgent pages until `release` (a server starting up: the
  * background build must not take the cores from the load it waits behind).
  */
@@ -79,6 +81,11 @@ export class PageQueue {
     this.endParked();
   }
 
+  /** A warm worker for the pages readers wait for, while the background build runs beside it. */
+  private reserve(): void {
+    if (this.size > 1 && this.parked.length === 0 && this.running < this.size) this.parked.push(this.slot());
+  }
+
   private endParked(): void {
     for (const s of this.parked.splice(0)) void s.end();
   }
@@ -94,7 +101,10 @@ export class PageQueue {
           for (let next: Queued | undefined = first; next !== undefined; next = this.take()) {
             const q1 = next;
             const bg = !q1.urgent;
-            if (bg) this.background++;
+            if (bg) {
+              this.background++;
+              this.reserve();
+            }
             try {
               await s.run(q1.job).then(q1.resolve, (err: unknown) => q1.reject(err instanceof Error ? err : new Error(String(err))));
             } finally {

@@ -6,7 +6,7 @@ import { buildPage, type PageJob } from './page.js';
  * Runs in a worker thread (see pool.ts): builds pages with src/features' transform, whose options
  * came as workerData (structured clone: RegExps survive). One message in, one message out.
  */
-export interface WorkerReply { id: number; page?: import('./index-file.js').CachedPage; error?: string }
+export interface WorkerReply { id: number; page?: import('./cached.js').CachedPage; error?: string }
 
 const context = (workerData as { data: TransformContext }).data; // util/worker.ts spawnWorker
 const port = parentPort!;
