@@ -3,6 +3,7 @@ import type { AppEnv } from '../serve/index.js';
 import { StartExportRequestSchema } from '../upstream/index.js';
 import { jobView, labelOfJob } from './jobs.js';
 import { PACKAGE_NAME } from './objects.js';
+import { packageOf } from './packages.js';
 import { pageCountOf } from './pages.js';
 import { signLink } from './sign.js';
 import { checkBearer } from './tokens.js';
@@ -21,6 +22,7 @@ export interface ApiDeps {
   /** Base URL of links (e.g. https://mirror.internal); default: http://<Host of the request>. */
   publicUrl?: string;
   now: () => number;
+  log?: (line: string) => void;
 }
 
 /** A Host header fit to build a link from: a name or IP literal and a port, nothing else. */
@@ -57,6 +59,9 @@ export function mirrorApi(d: ApiDeps): Hono<AppEnv> {
     const version = body.data.version ?? undefined;
     const v = await versionForDomain(d.store, domain, version);
     if (!v) return c.json({ error: `domain not found: ${domain}${version ? ` (version ${version})` : ''} has no version in this mirror's store` }, 404);
+    // A version imported from a delta gets its package built now, while the client polls (its
+    // bundle request waits for the rest); a failure is answered there.
+    packageOf(d.store, v).catch(() => {});
     return c.json(jobView(v, await pageCountOf(v)), 202);
   });
 
@@ -71,6 +76,13 @@ export function mirrorApi(d: ApiDeps): Hono<AppEnv> {
     const host = c.req.header('host') ?? '';
     if (d.publicUrl === undefined && !HOST.test(host)) return c.json({ error: 'a valid Host header is needed to build the link' }, 400);
     const origin = (d.publicUrl ?? `http://${host}`).replace(/\/+$/, '');
+    let pkg;
+    try {
+      pkg = await packageOf(d.store, v);
+    } catch (err) {
+      d.log?.(`airlock mirror: ${err instanceof Error ? err.message : String(err)}`);
+      return c.json({ error: `the package of version ${v.label} cannot be prepared now (the mirror's log says why); try again later` }, 503);
+    }
     const expires = Math.floor(d.now() / 1000) + d.ttlSeconds;
     const link = (name: string, form: 'archive' | 'airlock') =>
       `${origin}/_airlock/objects/${v.label}/${name}?${signLink(d.secret, { label: v.label, name, form, expires })}`;
@@ -83,7 +95,7 @@ export function mirrorApi(d: ApiDeps): Hono<AppEnv> {
       // fetch prefers the original signed package, so signatures verify across any number of hops,
       // and knows its version (hence the output file's name) before downloading it.
       packageUrl: link(PACKAGE_NAME, 'airlock'),
-      packageSha256: v.packageSha256,
+      packageSha256: pkg.sha256,
       version: v.label,
     });
   });

@@ -49,7 +49,7 @@ export async function createMirror(o: MirrorOptions): Promise<Mirror> {
   const secret = await loadSecret(o.secretFile);
   const now = o.now ?? Date.now;
   const app = new Hono<AppEnv>();
-  app.route('/', mirrorApi({ store: o.store, tokens, secret, ttlSeconds: o.ttlSeconds ?? 900, publicUrl: o.publicUrl, now }));
+  app.route('/', mirrorApi({ store: o.store, tokens, secret, ttlSeconds: o.ttlSeconds ?? 900, publicUrl: o.publicUrl, now, log: o.log }));
   app.route('/', fleetApi({
     store: o.store, tokens, secret, ttlSeconds: o.ttlSeconds ?? 900, publicUrl: o.publicUrl, now, log: o.log,
     leadMs: o.fleetLeadMs, prepareTimeoutMs: o.fleetPrepareTimeoutMs, workers: o.workers,

@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream';
 import { parseRange } from '../serve/range.js';
 import { checkLink, type ObjectForm } from './sign.js';
+import { packageOf } from './packages.js';
 import { readVersion, type MirrorVersion } from './versions.js';
 
 /**
@@ -24,9 +25,9 @@ function xml(res: ServerResponse, status: number, code: string, message: string,
 }
 
 interface Obj { offset: number; size: number; sha256: string; name: string }
-function objectOf(v: MirrorVersion, form: ObjectForm, pkgSize: number): Obj {
+function objectOf(v: MirrorVersion, form: ObjectForm, pkgSize: number, pkgSha256: string): Obj {
   return form === 'airlock'
-    ? { offset: 0, size: pkgSize, sha256: v.packageSha256, name: PACKAGE_NAME }
+    ? { offset: 0, size: pkgSize, sha256: pkgSha256, name: PACKAGE_NAME }
     : { offset: v.archive.offset, size: v.archive.size, sha256: v.archive.sha256, name: v.archive.name };
 }
 
@@ -46,17 +47,25 @@ export async function handleObject(d: ObjectDeps, req: IncomingMessage, res: Ser
     return xml(res, 403, 'SignatureDoesNotMatch', 'The request signature we calculated does not match the signature you provided.', false);
   }
   const v = await readVersion(d.store, label);
+  if (!v) return xml(res, 404, 'NoSuchKey', 'The specified key does not exist.', false);
+  let pkg;
+  try {
+    pkg = await packageOf(d.store, v); // a version imported from a delta has its package built now, once
+  } catch (err) {
+    d.onError(err);
+    return xml(res, 503, 'ServiceUnavailable', `The package of version ${label} cannot be prepared now; try again later.`, false);
+  }
   let fh: FileHandle | undefined;
   try {
     // Opened before anything is sent: once open, a prune that deletes the version cannot take
     // the bytes from under this download (the inode lives while the descriptor does).
-    fh = v ? await open(v.pkgPath, 'r') : undefined;
+    fh = await open(pkg.path, 'r');
   } catch {
     fh = undefined;
   }
-  if (!v || !fh) return xml(res, 404, 'NoSuchKey', 'The specified key does not exist.', false);
+  if (!fh) return xml(res, 404, 'NoSuchKey', 'The specified key does not exist.', false);
   const pkgSize = (await fh.stat()).size;
-  const o = objectOf(v, check.claims.form, pkgSize);
+  const o = objectOf(v, check.claims.form, pkgSize, pkg.sha256);
   if (o.name !== name || o.offset + o.size > pkgSize) {
     await fh.close();
     return xml(res, 404, 'NoSuchKey', 'The specified key does not exist.', false);

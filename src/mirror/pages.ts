@@ -7,14 +7,14 @@ import type { MirrorVersion } from './versions.js';
  * The `pageCount` the mirror answers: the API publishes an integer, so a version whose manifest
  * says `null` (packed from an archive obtained another way) reports the number of HTML pages it
  * holds instead (404.html aside). Versions are immutable, so the count is computed once per
- * version and package digest, from the version's own (verified at import) manifest.
+ * version and import time, from the version's own (verified at import) manifest.
  */
 const cache = new Map<string, Promise<number>>();
 const MAX_CACHED = 256;
 
 export function pageCountOf(v: MirrorVersion): Promise<number> {
   if (typeof v.pageCount === 'number' && Number.isSafeInteger(v.pageCount) && v.pageCount >= 0) return Promise.resolve(v.pageCount);
-  const key = `${v.label}\n${v.packageSha256}`;
+  const key = `${v.label}\n${v.importedAt}`;
   let p = cache.get(key);
   if (!p) {
     if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value!);

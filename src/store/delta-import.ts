@@ -4,14 +4,14 @@ import type { KeyObject } from 'node:crypto';
 import { createHash } from 'node:crypto';
 import { DigestMismatchError, EXIT, MalformedError, SignatureError, StoreError, UsageError } from '../errors.js';
 import { ARCHIVE_CODES, probeCaseFolding } from '../archive/index.js';
-import { checkManifestLimits, checkSignature, inputPath, signaturesOf, type PackageInput, type PackageLayout } from '../package/index.js';
-import { Handoff, finishTarget, openCanonicalPackage, readDelta, rebuildSite, resolveTarget, type CanonicalPackage, type DeltaLayout, type ResolvedTarget } from '../package/delta/index.js';
+import { checkManifestLimits, checkSignature, inputPath, signatureMember, signaturesOf, type PackageInput, type PackageLayout } from '../package/index.js';
+import { canonicalArchiveOffset, finishTarget, readDelta, rebuildSite, resolveTarget, type DeltaLayout, type ResolvedTarget } from '../package/delta/index.js';
 import { admitPackage, checkFreshness, recordSeen, type Admission } from './admit.js';
 import { appendAuditLocked, auditWritable } from './audit.js';
 import { describeAdmission } from './describe.js';
 import { loadPolicy, policySigners, type LoadedPolicy } from './policy.js';
 import { inPool } from '../package/delta/pool.js';
-import { fsyncDir } from '../util/fsx.js';
+import { fileSha256, fsyncDir } from '../util/fsx.js';
 import { activateLocked } from './activate.js';
 import { existingMeta } from './existing.js';
 import type { ImportOptions, ImportResult } from './import.js';
@@ -24,9 +24,6 @@ import { cleanStaging, dropStaging, makeStaging } from './staging.js';
 import { fsyncFile } from './fsync-tree.js';
 import { loadTrustedKeys } from './trust.js';
 
-/** Rebuilt bytes held for the canonical package writer while it catches up (peak RSS stays within the import's budget). */
-const KEEP_BYTES = 48 * 1024 * 1024;
-
 const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
 
 /**
@@ -34,12 +31,13 @@ const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex
  * a trusted key; under a trust policy by a live key of the policy: the envelope binds base, ops
  * and payload to a signer). The base version must be in the store with exactly the manifest digest
  * the delta names (else exit 4 naming label and digest), the target's site is rebuilt in staging
- * from the base's files and the delta, the canonical target package is written from those files
- * and must match the target manifest file by file and archive digest. The target manifest with
- * every target signature the delta carries is then admitted exactly as the full target package
- * would be (admitPackage: the flat rule or the policy's threshold, expiry, audience, no downgrade;
- * issue 14), and committed by one rename like any import, with its audit line. The result is an
- * ordinary complete version. `note` learns the delta's domain and version (for a refusal's line).
+ * from the base's files and the delta, and every rebuilt file must match the target manifest. The
+ * target manifest with every target signature the delta carries is then admitted exactly as the
+ * full target package would be (admitPackage: the flat rule or the policy's threshold, expiry,
+ * audience, no downgrade; issue 14), and committed by one rename like any import, with its audit
+ * line. The result is an ordinary complete version, whose package file is built only when the
+ * mirror is asked for it (rebuilt-package.ts): the import writes no 2nd copy of the site.
+ * `note` learns the delta's domain and version (for a refusal's line).
  */
 export async function importDelta(pkgPath: PackageInput, o: ImportOptions, note: { domain?: string; version?: string } = {}): Promise<ImportResult> {
   const pkg = typeof pkgPath === 'string' ? resolve(pkgPath) : pkgPath;
@@ -129,7 +127,7 @@ async function importLocked(pkg: PackageInput, layout: DeltaLayout, o: ImportOpt
       throw new StoreError('AIRLOCK_VERSION_CONFLICT', `version ${label} is already in the store with different content (its manifest differs from this delta's target); choose another version label`, { subject: label });
     }
     const a = await admit({ manifest: await readStoredManifest(finalDir), manifestBytes: stored, signature: resolved.signature, signatures: resolved.signatures });
-    await auditDelta(store, pkg, layout, a, 'unchanged', existing.packageSha256);
+    await auditDelta(store, pkg, layout, a, 'unchanged', typeof pkg === 'string' ? await fileSha256(pkg) : null);
     if (o.activate) await activateLocked(store, label, { command: 'import --activate' });
     return { version: label, status: 'unchanged', activated: Boolean(o.activate), ...admissionFields(a) };
   }
@@ -145,39 +143,27 @@ async function importLocked(pkg: PackageInput, layout: DeltaLayout, o: ImportOpt
     await mkdir(p.site);
     if (await probeCaseFolding(staging)) refuseCasePairs(target.files.map((f) => f.path));
     onProgress?.({ phase: 'extract', dir: p.site, total: target.archive.size });
-    // The canonical package is written beside the rebuild: files in manifest order as they are
-    // rebuilt (patched bytes handed over in memory, up to KEEP_BYTES held), the head once the
-    // final manifest is known.
-    const produced = new Set(layout.manifest.ops.filter((op) => op.kind !== 'copy').map((op) => op.path));
-    const handoff = new Handoff(produced, KEEP_BYTES);
-    const canonical = await openCanonicalPackage({ outPath: p.pkg, manifestLength: resolved.manifestBytes.length, signatures: resolved.signatures, createdAt: target.createdAt, files: target.files });
-    let built: CanonicalPackage;
-    try {
-      canonical.start(p.site, (f) => handoff.take(f.path), signal);
-      const digests = await rebuildSite({ layout, target, baseManifest, baseSite: versionPaths(base.dir).site, destSite: p.site, signal, handoff }).catch(pathClash);
-      handoff.done();
-      finalManifest = finishTarget(layout, resolved, digests);
-      // The target manifest with every target signature, admitted as the full target package would be.
-      admission = await admit(finalManifest);
-      built = await canonical.finish(finalManifest.manifestBytes, finalManifest.manifest.files);
-    } catch (err) {
-      handoff.fail(err);
-      await canonical.abort();
-      throw err;
-    }
+    const digests = await rebuildSite({ layout, target, baseManifest, baseSite: versionPaths(base.dir).site, destSite: p.site, signal }).catch(pathClash);
+    finalManifest = finishTarget(layout, resolved, digests); // every rebuilt file against the target manifest
+    // The target manifest with every target signature, admitted as the full target package would be.
+    admission = await admit(finalManifest);
     const final = finalManifest;
     const signer = admission.signers[0] ?? null;
-    if (built.archiveSize !== target.archive.size || built.archiveSha256 !== target.archive.sha256) {
-      throw new DigestMismatchError('AIRLOCK_ARCHIVE_DIGEST', `the rebuilt bundle.tar has sha256 ${built.archiveSha256} (${built.archiveSize} bytes) but the target manifest says ${target.archive.sha256} (${target.archive.size} bytes)`, { subject: 'bundle.tar' });
-    }
+    // No package file: the target's package is a pure function of these files, this manifest and
+    // its signatures (kept beside it), built when the mirror is first asked for it (rebuilt-package.ts).
     meta = {
-      label, domain: target.domain, importedAt: new Date().toISOString(), packageSha256: built.packageSha256,
-      archive: { name: target.archive.name, format: 'tar', offset: built.archiveOffset, size: built.archiveSize, sha256: built.archiveSha256 },
+      label, domain: target.domain, importedAt: new Date().toISOString(), packageSha256: null,
+      archive: { name: target.archive.name, format: 'tar', offset: canonicalArchiveOffset(final.manifestBytes.length, final.signatures), size: target.archive.size, sha256: target.archive.sha256 },
       signer, ...(admission.signers.length > 1 ? { signers: admission.signers } : {}), pageCount: target.pageCount, fileCount: target.files.length, totalBytes: target.files.reduce((n, f) => n + f.size, 0),
       delta: { base: layout.manifest.base.version, baseManifestSha256: layout.manifest.base.manifestSha256 },
     };
     await writeFile(p.manifest, final.manifestBytes, { flag: 'wx' });
     await fsyncFile(p.manifest);
+    for (const [i, sig] of final.signatures.entries()) {
+      const at = join(staging, signatureMember(i + 1));
+      await writeFile(at, sig, { flag: 'wx' });
+      await fsyncFile(at);
+    }
     await writeFile(p.meta, JSON.stringify(meta, null, 2) + '\n', { flag: 'wx' });
     await fsyncFile(p.meta);
     await fsyncDirs(p.site);
@@ -201,7 +187,7 @@ async function importLocked(pkg: PackageInput, layout: DeltaLayout, o: ImportOpt
   await fsyncDir(versions);
   await fsyncDir(stagingRoot);
   await recordSeen(store, finalManifest.manifest);
-  await auditDelta(store, pkg, layout, admission, 'imported', meta.packageSha256);
+  await auditDelta(store, pkg, layout, admission, 'imported', typeof pkg === 'string' ? await fileSha256(pkg) : null);
   onProgress?.({ phase: 'committed', version: label });
   if (o.activate) {
     await activateLocked(store, label, { command: 'import --activate' });
@@ -216,8 +202,8 @@ function admissionFields(a: Admission): Pick<ImportResult, 'signers' | 'overridd
   return a.rule === 'policy' ? { signers: a.signers, overridden: a.overridden } : a.overridden.length ? { overridden: a.overridden } : {};
 }
 
-/** The audit line of a delta import: the rebuilt package's sha256 (the .full package's), the rule that admitted it, the base. */
-async function auditDelta(store: string, pkg: PackageInput, layout: DeltaLayout, a: Admission, outcome: 'imported' | 'unchanged', packageSha256: string): Promise<void> {
+/** The audit line of a delta import: the delta file's sha256 (what was imported, as a refusal's line has it), the rule that admitted it, the base. */
+async function auditDelta(store: string, pkg: PackageInput, layout: DeltaLayout, a: Admission, outcome: 'imported' | 'unchanged', packageSha256: string | null): Promise<void> {
   await appendAuditLocked(store, {
     command: 'import', outcome, reason: a.overridden.length ? 'AIRLOCK_ALLOW_DOWNGRADE' : null, package: inputPath(pkg), packageSha256,
     domain: layout.manifest.domain, version: layout.manifest.version, signers: a.signers,

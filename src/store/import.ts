@@ -2,10 +2,8 @@ import { mkdir, rename, rmdir, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { KeyObject } from 'node:crypto';
 import { AirlockError, EXIT, MalformedError, StoreError, UsageError } from '../errors.js';
-import { fsyncDir } from '../util/fsx.js';
+import { fileSha256, fsyncDir } from '../util/fsx.js';
 import type { ArchiveLimits } from '../archive/index.js';
-import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import { VERSION_LABEL, readPackage, inputPath, type PackageInput, type PackageLayout } from '../package/index.js';
 import { admitPackage, checkFreshness, recordSeen, type Admission, type AllowDowngrade } from './admit.js';
 import { appendAudit, appendAuditLocked, auditWritable } from './audit.js';
@@ -100,12 +98,6 @@ async function auditRefusal(store: string, pkg: PackageInput, m: { domain?: stri
   }, lock);
 }
 
-async function fileSha256(path: string): Promise<string> {
-  const h = createHash('sha256');
-  for await (const chunk of createReadStream(path)) h.update(chunk as Buffer);
-  return h.digest('hex');
-}
-
 async function importChecked(pkg: PackageInput, size: number, kind: 'dir' | 'missing', layout: PackageLayout, o: ImportOptions): Promise<ImportResult> {
   const { store, signal } = o;
   const admission = await admitPackage(store, layout, { trust: o.trust, allowUnsigned: o.allowUnsigned, allowDowngrade: o.allowDowngrade });
@@ -184,7 +176,7 @@ function policyFields(c: Checked): Pick<ImportResult, 'signers' | 'overridden'> 
   return a.rule === 'policy' ? { signers: a.signers, overridden: a.overridden } : a.overridden.length ? { overridden: a.overridden } : {};
 }
 
-async function auditImport(store: string, c: Checked, outcome: 'imported' | 'unchanged', packageSha256: string): Promise<void> {
+async function auditImport(store: string, c: Checked, outcome: 'imported' | 'unchanged', packageSha256: string | null): Promise<void> {
   const a = c.admission;
   await appendAuditLocked(store, {
     command: 'import', outcome, reason: a.overridden.length ? 'AIRLOCK_ALLOW_DOWNGRADE' : null, package: inputPath(c.pkg), packageSha256,

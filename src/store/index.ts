@@ -19,3 +19,4 @@ export { initPolicy, rotatePolicy, readNewPolicy, describe as describePolicy } f
 export { admitPackage, readSeen, type Admission } from './admit.js';
 export { verifyAudit, readAudit, appendAudit, auditPaths, type AuditLine, type AuditReport } from './audit.js';
 export { checkDeltaEnvelope } from './delta-import.js';
+export { storedPackage, type StoredPackage } from './rebuilt-package.js';

@@ -13,7 +13,8 @@ export const VersionMetaSchema = z.object({
   label: z.string(),
   domain: Printable,
   importedAt: z.string().datetime({ offset: true }),
-  packageSha256: z.string().regex(/^[0-9a-f]{64}$/),
+  /** null for a version imported from a delta: it has no package file until one is built (rebuilt-package.ts). */
+  packageSha256: z.string().regex(/^[0-9a-f]{64}$/).nullable(),
   archive: z.object({
     name: z.string(),
     format: z.enum(['tar.gz', 'tar', 'zip']),

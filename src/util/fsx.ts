@@ -1,6 +1,7 @@
 import { open, rename, rm, mkdir } from 'node:fs/promises';
 import { dirname, basename, join } from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream } from 'node:fs';
 
 /** fsync a directory so that a rename or create inside it survives a crash (POSIX rename(2) durability). */
 export async function fsyncDir(dir: string): Promise<void> {
@@ -41,4 +42,11 @@ export async function atomicWriteFile(path: string, data: string | Uint8Array, m
     throw err;
   }
   await fsyncDir(dirname(path));
+}
+
+/** The sha256 of a file's bytes, streamed (hex). */
+export async function fileSha256(path: string): Promise<string> {
+  const h = createHash('sha256');
+  for await (const chunk of createReadStream(path)) h.update(chunk as Buffer);
+  return h.digest('hex');
 }

@@ -3,6 +3,8 @@ import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { airlock } from '../helpers/bin.js';
+import { existsSync } from 'node:fs';
+import { storedPackage } from '../../src/store/index.js';
 import { buildPackage, makeKey, makeTempDir, treeDigest, type TestKey } from '../store/helpers.js';
 
 let dir: string;
@@ -46,12 +48,17 @@ describe('airlock delta → import', () => {
     const r = importInto(sum.delta, store, '--json');
     expect(r.status).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ version: 'v2', status: 'imported' });
-    const stored = await readFile(join(store, 'versions/v2/package.airlock'));
+    // No second copy of the site: the package is built when first asked for (the mirror), and it
+    // is the canonical full package airlock delta wrote beside the delta, byte for byte.
+    expect(existsSync(join(store, 'versions/v2/package.airlock'))).toBe(false);
+    const meta = JSON.parse(await readFile(join(store, 'versions/v2/version.json'), 'utf8')) as { packageSha256: string | null };
+    expect(meta.packageSha256).toBeNull();
+    const built = await storedPackage(store, 'v2');
+    const stored = await readFile(built.path);
     expect(stored.equals(await readFile(sum.full))).toBe(true);
-    // its digest, hashed after the head was written last, is the file's
-    const meta = JSON.parse(await readFile(join(store, 'versions/v2/version.json'), 'utf8')) as { packageSha256: string };
-    expect(meta.packageSha256).toBe(createHash('sha256').update(stored).digest('hex'));
-    expect(airlock(['verify', join(store, 'versions/v2/package.airlock'), '--trust', key.pubPath]).status).toBe(0);
+    expect(built.sha256).toBe(createHash('sha256').update(stored).digest('hex')); // hashed after the head was written last
+    expect(await storedPackage(store, 'v2')).toEqual(built); // found there the second time
+    expect(airlock(['verify', built.path, '--trust', key.pubPath]).status).toBe(0);
     expect(await readFile(join(store, 'versions/v2/site/docs/p3.html'), 'utf8')).toContain('page three, edited');
     // the same delta again: a no-op
     const before = await treeDigest(store);

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { toAirlockError } from '../../src/errors.js';
 import { makeDelta, readDelta } from '../../src/package/delta/index.js';
 import { writeMembers } from '../../src/package/delta/write.js';
-import { importPackage } from '../../src/store/index.js';
+import { importPackage, storedPackage } from '../../src/store/index.js';
 import { jsonMutants, mutants } from '../helpers/mutate.js';
 import { buildPackage, makeTempDir, treeDigest } from './helpers.js';
 import { auditCount } from './audit-expect.js';
@@ -62,7 +62,7 @@ async function tryImport(bytes: Buffer, what: string): Promise<'ok' | 4> {
   await cp(pristine, store, { recursive: true });
   try {
     await importPackage(pkg, { store, trust });
-    expect((await readFile(join(store, 'versions/v2/package.airlock'))).equals(fullBytes), `${what}: imported but not the target`).toBe(true);
+    expect((await readFile((await storedPackage(store, 'v2')).path)).equals(fullBytes), `${what}: imported but not the target`).toBe(true);
     return 'ok';
   } catch (err) {
     const e = toAirlockError(err);

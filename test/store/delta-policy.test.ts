@@ -6,6 +6,7 @@ import { sign } from 'node:crypto';
 import { importPackage } from '../../src/store/import.js';
 import { readAudit } from '../../src/store/audit.js';
 import { admitPackage } from '../../src/store/admit.js';
+import { storedPackage } from '../../src/store/rebuilt-package.js';
 import { addSignature, fingerprint, readPackage } from '../../src/package/index.js';
 import { addDeltaSignature, makeDelta, readDelta } from '../../src/package/delta/index.js';
 import { openFile, readMembers } from '../../src/package/delta/members.js';
@@ -121,8 +122,7 @@ describe('delta packages under a trust policy (issue 14)', () => {
     expect(last).toMatchObject({ command: 'import', outcome: 'imported', version: 'v2', signers: fp(alice, bob) });
     expect(last.detail).toMatch(/^delta from v1; policy 1: 2 of 2 signer\(s\) \(alice, bob\)/);
     // The stored package carries both target signatures; each verifies with stock openssl.
-    const stored = join(store, 'versions', 'v2', 'package.airlock');
-    const sl = await readPackage(stored);
+    const sl = await readPackage((await storedPackage(store, 'v2')).path);
     expect(sl.signatures).toHaveLength(2);
     await writeFile(join(dir, 'm.json'), sl.manifestBytes);
     for (const [i, k] of [alice, bob].entries()) {
@@ -277,7 +277,7 @@ describe('multi-signed delta fuzz under a 2-of-3 policy (bounded)', () => {
         const r = await importPackage(pkg, { store, trust: [], lockTimeoutMs: 10_000 });
         expect(r.status, what).toBe('imported');
         // Admitted: it must be exactly the two-signed target (both signatures), nothing else.
-        const stored = await readPackage(join(store, 'versions', 'v2', 'package.airlock'));
+        const stored = await readPackage((await storedPackage(store, 'v2')).path);
         expect(stored.manifestBytes.equals((await readPackage(c.full)).manifestBytes), what).toBe(true);
         expect(r.signers, what).toEqual(fp(alice, bob));
       } catch (err) {

@@ -14,7 +14,6 @@ import type { DeltaLayout } from './reader.js';
 import { ExactReader } from './stream-reader.js';
 import { ZERO_DIGEST } from './template.js';
 import { inPool } from './pool.js';
-import type { Handoff } from './handoff.js';
 import { closeSync, constants as fsConstants, openSync, readSync } from 'node:fs';
 
 async function fsyncFile(path: string): Promise<void> {
@@ -50,9 +49,7 @@ class Bounded {
   }
 }
 
-export interface RebuildInput { layout: DeltaLayout; target: Manifest; baseManifest: Manifest; baseSite: string; destSite: string; signal?: AbortSignal;
-  /** Told when the base's files are in place and as each rebuilt file is complete (the canonical package writer runs beside the rebuild). */
-  handoff?: Handoff }
+export interface RebuildInput { layout: DeltaLayout; target: Manifest; baseManifest: Manifest; baseSite: string; destSite: string; signal?: AbortSignal }
 
 const bad = (code: string, message: string, subject: string) => new MalformedError(code, message, { subject });
 
@@ -61,10 +58,9 @@ const bad = (code: string, message: string, subject: string) => new MalformedErr
  * the delta: files the delta does not mention are the base's at the same path (which must be
  * listed there with the target's digest), `copy` takes another base file, `patch` applies a fossil
  * delta to one, `whole` takes payload bytes. Writes only at target manifest paths; reads only base
- * manifest paths. Each file's digest is checked later, by the canonical package writer that reads
- * them (beside the rebuild, through `handoff`), against the signed target manifest. Every file it writes is
- * fsynced before it is closed (the caller fsyncs the folders). Returns every target file's
- * sha256 as built (the base's recorded digest for files taken from it) to fill a digest template.
+ * manifest paths. Every file it writes is fsynced before it is closed (the caller fsyncs the
+ * folders). Returns every target file's sha256 as built (the base's recorded digest for files
+ * taken from it): finishTarget checks them against the target manifest, or fills its template.
  */
 export async function rebuildSite(o: RebuildInput): Promise<Map<string, string>> {
   const { layout, baseManifest } = o;
@@ -113,7 +109,6 @@ export async function rebuildSite(o: RebuildInput): Promise<Map<string, string>>
       await fsyncFile(to); // a link shares the base's durable inode; a copy is new bytes
     });
   });
-  o.handoff?.linked();
   // 2. Patches and whole files, in payload order.
   const payloadHash = createHash('sha256');
   const tap = new Transform({ transform(c: Buffer, _e, cb) { payloadHash.update(c); cb(null, c); } });
@@ -151,7 +146,6 @@ export async function rebuildSite(o: RebuildInput): Promise<Map<string, string>>
     await writeSmall(await place(path), [out], out.length); // durable before close: the caller then fsyncs only the folders
     const sha256 = createHash('sha256').update(out).digest('hex');
     digests.set(path, sha256);
-    o.handoff?.give(path, { bytes: out, sha256 });
   };
   const inFlight = new Bounded(PATCH_WIDTH);
   try {
@@ -171,7 +165,6 @@ export async function rebuildSite(o: RebuildInput): Promise<Map<string, string>>
           await fh.close();
         }
         digests.set(op.path, h.digest('hex'));
-        o.handoff?.give(op.path, null);
         continue;
       }
       const from = fromBase(op.from, op.path);

@@ -103,31 +103,19 @@ function checkRead(f: FileRecord, total: number, digest: string): void {
   }
 }
 
-/** A file's bytes the caller holds, with their sha256 when already computed from these very bytes. */
-export interface Body { bytes: Buffer; sha256?: string }
-
-/**
- * Where a file's bytes come from: given bytes, or null to read `siteDir` (the promise settles once
- * the file is complete there). Called once per file, in manifest order, up to READ_AHEAD ahead.
- */
-export type BodySource = (f: FileRecord) => Promise<Body | null>;
-
-const fromDisk: BodySource = () => Promise.resolve(null);
-
 /**
  * Append the canonical tar of `siteDir` (the files of `files`), each file hashed as it is written
  * and checked against its size and sha256 in `files` — or, with `onDigest`, reported there for the
- * caller to check once the digests are known (a delta's template). Small files are read
- * READ_AHEAD ahead, so the disk and the hashing overlap.
+ * caller to check. Small files are read READ_AHEAD ahead, so the disk and the hashing overlap.
  */
 export async function writeCanonicalTar(out: HashingOut, siteDir: string, files: readonly FileRecord[], mtime: Date, signal?: AbortSignal,
-  source: BodySource = fromDisk, onDigest: (f: FileRecord, size: number, sha256: string) => void = checkRead): Promise<void> {
-  const ahead = new Map<number, Promise<Body | null>>();
+  onDigest: (f: FileRecord, size: number, sha256: string) => void = checkRead): Promise<void> {
+  const ahead = new Map<number, Promise<Buffer | null>>();
   let next = 0;
   const fill = (upTo: number) => {
     for (; next < Math.min(files.length, upTo); next++) {
       const f = files[next]!;
-      const p = source(f).then(async (b) => b ?? (f.size > SMALL_FILE ? null : { bytes: await readSmall(join(siteDir, f.path), f.size) }));
+      const p = f.size > SMALL_FILE ? Promise.resolve(null) : readSmall(join(siteDir, f.path), f.size);
       p.catch(() => {}); // awaited in order below; a failure ahead of its turn is not unhandled
       ahead.set(next, p);
     }
@@ -140,8 +128,8 @@ export async function writeCanonicalTar(out: HashingOut, siteDir: string, files:
     const body = await ahead.get(i)!;
     ahead.delete(i);
     if (body) {
-      onDigest(f, body.bytes.length, body.sha256 ?? createHash('sha256').update(body.bytes).digest('hex'));
-      await out.write(body.bytes);
+      onDigest(f, body.length, createHash('sha256').update(body).digest('hex'));
+      await out.write(body);
     } else {
       buf ??= Buffer.allocUnsafe(1 << 20);
       const fh = await open(join(siteDir, f.path), 'r');
@@ -173,9 +161,14 @@ async function writeAt(fh: FileHandle, buf: Buffer, position: number): Promise<v
 
 export interface CanonicalPackage { packageSha256: string; archiveSha256: string; archiveOffset: number; archiveSize: number; size: number }
 
+/** Where the canonical package's bundle.tar starts: after the manifest, the signatures and its own header. */
+export function canonicalArchiveOffset(manifestLength: number, signatures: readonly Buffer[]): number {
+  return BLOCK + padded(manifestLength) + signatures.reduce((n, sig) => n + BLOCK + padded(sig.length), 0) + BLOCK;
+}
+
 export interface CanonicalPackageWriter {
   /** Start writing the canonical tar of `siteDir` in place, after the head (which waits for the final manifest). */
-  start(siteDir: string, source: BodySource, signal?: AbortSignal): void;
+  start(siteDir: string, signal?: AbortSignal): void;
   /**
    * Once the tar is written: check every file against the final manifest's size and sha256, write
    * the head (the final manifest's exact bytes, which must have the length given at open), hash the
@@ -189,23 +182,22 @@ export interface CanonicalPackageWriter {
 /**
  * A full package whose archive is the canonical bundle.tar of a site: the same bytes
  * src/package/writer.ts writes for that manifest and archive (members airlock.json,
- * airlock.json.sig…, bundle.tar, end blocks; mtime = createdAt). The head's size is known before
- * the manifest's digests are (a digest template has the final length), so the tar is written at
- * its offset while the site is still being rebuilt, and the head last. The file is created
- * exclusively; the caller owns its name (a staging folder).
+ * airlock.json.sig…, bundle.tar, end blocks; mtime = createdAt). The tar is written at its offset
+ * and the head last, with the final manifest (its size is known first: a digest template has the
+ * final length). The file is created exclusively; the caller owns its name (a temporary one).
  */
 export async function openCanonicalPackage(o: { outPath: string; manifestLength: number; signatures: readonly Buffer[]; createdAt: string; files: readonly FileRecord[] }): Promise<CanonicalPackageWriter> {
   const mtime = new Date(Math.floor(Date.parse(o.createdAt) / 1000) * 1000);
   const archiveSize = canonicalTarSize(o.files, mtime);
-  const archiveOffset = BLOCK + padded(o.manifestLength) + o.signatures.reduce((n, sig) => n + BLOCK + padded(sig.length), 0) + BLOCK;
+  const archiveOffset = canonicalArchiveOffset(o.manifestLength, o.signatures);
   const fh = await open(o.outPath, 'wx+', 0o644); // read back for the package's digest
   const out = new HashingOut(fh, archiveOffset); // its `whole` hash is the archive's
   const seen = new Map<string, { size: number; sha256: string }>();
   let tar: Promise<void> | null = null;
   const stop = new AbortController();
   return {
-    start(siteDir, source, signal) {
-      tar = writeCanonicalTar(out, siteDir, o.files, mtime, signal ? AbortSignal.any([signal, stop.signal]) : stop.signal, source, (f, size, sha256) => { seen.set(f.path, { size, sha256 }); }).then(() => out.flush());
+    start(siteDir, signal) {
+      tar = writeCanonicalTar(out, siteDir, o.files, mtime, signal ? AbortSignal.any([signal, stop.signal]) : stop.signal, (f, size, sha256) => { seen.set(f.path, { size, sha256 }); }).then(() => out.flush());
       tar.catch(() => {}); // awaited by finish or abort
     },
     async finish(manifestBytes, files) {

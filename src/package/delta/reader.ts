@@ -145,12 +145,19 @@ function checkTargetDigest(l: DeltaLayout, bytes: Buffer): void {
 }
 
 /**
- * The target's exact manifest, once every file is rebuilt: a template filled with the digests of
- * the rebuilt files (manifest order), checked against the digest the delta names. A file rebuilt
- * wrong makes this digest differ, so nothing built from a bad delta gets past here.
+ * The target's exact manifest, once every file is rebuilt: an inline one with every rebuilt file's
+ * digest checked against it (naming the first that differs), or a template filled with the
+ * digests of the rebuilt files (manifest order), checked against the digest the delta names. A
+ * file rebuilt wrong fails either check, so nothing built from a bad delta gets past here.
  */
 export function finishTarget(l: DeltaLayout, t: ResolvedTarget, digests: ReadonlyMap<string, string>): ResolvedTarget {
-  if (!t.template) return t;
+  if (!t.template) {
+    for (const f of t.manifest.files) {
+      const got = digests.get(f.path);
+      if (got !== f.sha256) throw new DigestMismatchError('AIRLOCK_DIGEST_MISMATCH', `${f.path} was rebuilt with sha256 ${got ?? '(none)'} but the target manifest says ${f.sha256}`, { subject: f.path });
+    }
+    return t;
+  }
   const list = t.manifest.files.map((f) => digests.get(f.path) ?? ZERO_DIGEST);
   const bytes = fillDigests(t.manifestBytes, list);
   if (!bytes) throw bad('the target manifest template does not hold one zeroed digest per file', M.target);

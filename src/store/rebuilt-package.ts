@@ -1,0 +1,69 @@
+import { randomBytes } from 'node:crypto';
+import { readFile, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { DigestMismatchError, StoreError } from '../errors.js';
+import { MAX_SIGNATURES, signatureMember } from '../package/index.js';
+import { openCanonicalPackage } from '../package/delta/index.js';
+import { fileSha256, fsyncDir } from '../util/fsx.js';
+import { readMeta, readStoredManifest } from './meta.js';
+import { versionDir, versionPaths } from './paths.js';
+
+/**
+ * The package file of a stored version, for those who hand packages on (the mirror, issue 6).
+ * A version imported whole keeps the package it came in (version.json names its sha256). One
+ * imported from a delta keeps none (issue 15: the import writes no second copy of the site): its
+ * package — the target's full package, the same bytes `airlock delta` wrote beside the delta — is
+ * a pure function of its files, its manifest and the signatures kept beside it, so it is built
+ * here when first asked for, into the version folder as package.airlock (a temporary file, fsync,
+ * rename: derived data, like the HTML cache), checked on the way: every file against the manifest
+ * and the tar against the manifest's archive digest. Later calls find it there and hash it.
+ */
+export interface StoredPackage { path: string; sha256: string }
+
+const NOT_WRITABLE = new Set(['EACCES', 'EPERM', 'EROFS']);
+
+export async function storedPackage(store: string, label: string, signal?: AbortSignal): Promise<StoredPackage> {
+  const dir = versionDir(store, label);
+  const p = versionPaths(dir);
+  const meta = await readMeta(dir);
+  if (meta.packageSha256 !== null) return { path: p.pkg, sha256: meta.packageSha256 };
+  const have = await fileSha256(p.pkg).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return null;
+    throw err;
+  });
+  if (have !== null) return { path: p.pkg, sha256: have };
+  const manifestBytes = await readFile(p.manifest);
+  const manifest = await readStoredManifest(dir);
+  const signatures: Buffer[] = [];
+  for (let n = 1; n <= MAX_SIGNATURES; n++) {
+    const sig = await readFile(join(dir, signatureMember(n))).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return null;
+      throw err;
+    });
+    if (sig === null) break;
+    signatures.push(sig);
+  }
+  const tmp = join(dir, `.package.airlock.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  try {
+    const w = await openCanonicalPackage({ outPath: tmp, manifestLength: manifestBytes.length, signatures, createdAt: manifest.createdAt, files: manifest.files }).catch((err: NodeJS.ErrnoException) => {
+      if (!NOT_WRITABLE.has(err.code ?? '')) throw err;
+      throw new StoreError('AIRLOCK_STORE_READONLY', `version ${label} was imported from a delta, and its package is built on first use into ${dir}, which cannot be written (${err.code})`, { subject: dir });
+    });
+    let built;
+    try {
+      w.start(p.site, signal);
+      built = await w.finish(manifestBytes, manifest.files); // every file against the manifest's size and sha256
+    } catch (err) {
+      await w.abort();
+      throw err;
+    }
+    if (built.archiveSha256 !== manifest.archive.sha256 || built.archiveSize !== manifest.archive.size) {
+      throw new DigestMismatchError('AIRLOCK_ARCHIVE_DIGEST', `the package of version ${label}, built from its files, has a bundle.tar with sha256 ${built.archiveSha256} (${built.archiveSize} bytes) but its manifest says ${manifest.archive.sha256} (${manifest.archive.size} bytes)`, { subject: label });
+    }
+    await rename(tmp, p.pkg);
+    await fsyncDir(dir);
+    return { path: p.pkg, sha256: built.packageSha256 };
+  } finally {
+    await rm(tmp, { force: true });
+  }
+}
