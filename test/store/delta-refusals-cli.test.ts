@@ -104,6 +104,20 @@ describe('delta import refusals (store unchanged)', () => {
     expect(await refused(pkg, 'AIRLOCK_DIGEST_MISMATCH')).toMatch(/files rebuilt from this delta do not give the signed target manifest.*a copy, patch or whole file is wrong; the delta built docs\/new\.html, .*\(\d+ in all\)/s);
   });
 
+  it('the same wrong copy with the target manifest inline (exact digests): exit 4 naming the file rebuilt wrong', async () => {
+    const baseBytes = await readFile(join(pristine, 'versions/v1/airlock.json')); // v1's file is rebuilt with other content by the impostor test
+    const bytes = (await readPackage(full)).manifestBytes;
+    const pkg = await craftDelta(delta, crafted('wrong-copy-inline'), { key: key.priv, targetBytes: bytes, baseBytes, targetSig: sign(null, bytes, key.priv),
+      edit: (m) => { m.target.manifestSha256 = createHash('sha256').update(bytes).digest('hex'); },
+      ops: (ops, blobs) => {
+        const i = ops.findIndex((op) => op.path === 'docs/p3.html');
+        if (ops[i]!.kind !== 'copy') blobs.splice(ops.slice(0, i).filter((op) => op.kind !== 'copy').length, 1);
+        ops[i] = { kind: 'copy', path: 'docs/p3.html', from: 'docs/p4.html' };
+        return relayout(ops);
+      } });
+    expect(await refused(pkg, 'AIRLOCK_DIGEST_MISMATCH')).toMatch(/docs\/p3\.html was rebuilt with sha256 [0-9a-f]{64} but the target manifest says [0-9a-f]{64}/);
+  });
+
   it('a patch applied to another base file than it was made for: exit 4 AIRLOCK_DELTA_PATCH', async () => {
     const pkg = await craftDelta(delta, crafted('wrong-source'), { key: key.priv, ops: (ops) => ops.map((op) => (op.path === 'docs/p5.html' && op.kind === 'patch' ? { ...op, from: 'docs/p9.html' } : op)) });
     expect(await refused(pkg, 'AIRLOCK_DELTA_PATCH')).toContain('docs/p5.html');
@@ -122,7 +136,7 @@ describe('delta import refusals (store unchanged)', () => {
   });
 
   it('zip-slip in a re-signed target manifest (a ../ path) is refused as a bad manifest', async () => {
-    const baseBytes = (await readPackage(v1)).manifestBytes;
+    const baseBytes = await readFile(join(pristine, 'versions/v1/airlock.json')); // v1's file is rebuilt with other content by the impostor test
     const t = JSON.parse((await readPackage(full)).manifestBytes.toString()) as { files: { path: string }[] };
     t.files[0]!.path = '../outside.html';
     const bytes = Buffer.from(JSON.stringify(t));
