@@ -69,7 +69,7 @@ afterAll(async () => {
  * and check the exit and that the private TMPDIR (and whatever `check` looks at) is empty.
  */
 async function stormLoop(o: {
-  args: () => string[]; runs: number; seed: number; hangupStops: boolean; minDelayMs?: number; maxDelayMs: number; ready?: RegExp;
+  args: () => string[]; runs: number; seed: number; hangupStops: boolean; minDelayMs?: number; maxDelayMs: number; ready?: RegExp; readyOn?: 'stdout' | 'stderr';
   env?: NodeJS.ProcessEnv; okCodes: number[]; check?: (p: Proc) => Promise<void>;
 }): Promise<Record<string, number>> {
   const rng = createRng(o.seed);
@@ -79,7 +79,7 @@ async function stormLoop(o: {
     try {
       const p = startAirlock(o.args(), { env: { TMPDIR: tmp.dir, ...o.env }, cwd: root });
       const waitReady = o.ready !== undefined && i % 2 === 0;
-      if (waitReady) await p.waitFor(o.ready!);
+      if (waitReady) await p.waitFor(o.ready!, undefined, o.readyOn);
       else await sleep(rng.int(o.minDelayMs ?? 0, o.maxDelayMs));
       const signals = storm(rng, i, o.hangupStops);
       await send(p, signals);
@@ -153,7 +153,10 @@ describe('repeated signals never cut a clean-up short (through the binary)', () 
   it('fetch: storms keep at most the resumable part, never a half-written package', async () => {
     const out = join(root, 'fetch-out');
     const outcomes = await stormLoop({
+      // Every other run storms once the export job is started (the emulator then takes 180 ms
+      // before the download): mid-fetch however slow the machine is; the others at random moments.
       args: () => ['fetch', '--domain', 'docs.example.com', '--out', out], runs: 6, seed: 7, hangupStops: true, minDelayMs: 400, maxDelayMs: 1400, okCodes: [0, 1],
+      ready: /^export job \S+ started$/m, readyOn: 'stderr',
       env: { AIRLOCK_API_URL: emu.url, AIRLOCK_ADMIN_KEY: emu.keys.admin },
       check: async (p) => {
         const files = await readdir(out).catch(() => [] as string[]);

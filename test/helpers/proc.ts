@@ -15,7 +15,8 @@ export interface Proc {
   stdout(): string;
   stderr(): string;
   /** Resolves with the first match of `re` on stdout (rejects after `timeoutMs` or on exit). */
-  waitFor(re: RegExp, timeoutMs?: number): Promise<RegExpExecArray>;
+  /** The first match of `re` in what the process printed on stdout (or `from` stderr) so far or later. */
+  waitFor(re: RegExp, timeoutMs?: number, from?: 'stdout' | 'stderr'): Promise<RegExpExecArray>;
   /** Exit code and signal; the child is SIGKILLed after `timeoutMs` (then `signal` is SIGKILL). */
   exit(timeoutMs?: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   kill(sig: NodeJS.Signals): void;
@@ -37,11 +38,11 @@ export function startAirlock(args: string[], o: { env?: NodeJS.ProcessEnv; cwd?:
     child,
     stdout: () => out,
     stderr: () => err,
-    waitFor(re, timeoutMs = 20_000) {
+    waitFor(re, timeoutMs = 20_000, from = 'stdout') {
       return new Promise((resolve, reject) => {
         const deadline = Date.now() + timeoutMs;
         const poll = () => {
-          const m = re.exec(out);
+          const m = re.exec(from === 'stdout' ? out : err);
           if (m) return resolve(m);
           if (done) return reject(new Error(`exited before printing ${re}; stderr:\n${err}`));
           if (Date.now() > deadline) return reject(new Error(`nothing matching ${re} in ${timeoutMs} ms; stderr:\n${err}`));
