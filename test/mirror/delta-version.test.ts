@@ -1,11 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHash } from 'node:crypto';
-import { cp, readFile, readdir, writeFile } from 'node:fs/promises';
+import { createHash, randomBytes } from 'node:crypto';
+import { cp, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeDelta } from '../../src/package/delta/index.js';
 import { readPackage } from '../../src/package/index.js';
 import { importPackage } from '../../src/store/index.js';
+import { signLink } from '../../src/mirror/index.js';
 import { FIXTURE_SITE, makePackage } from '../helpers/make-package.js';
 import { mirrorRig, type MirrorRig } from './rig.js';
 
@@ -30,11 +32,18 @@ async function deltaVersions(labels: [string, string]): Promise<string> {
   return d.full;
 }
 
+const secret = randomBytes(32);
+let secretDir: string;
 beforeAll(async () => {
-  r = await mirrorRig();
+  secretDir = await mkdtemp(join(tmpdir(), 'airlock-mirror-secret-'));
+  await writeFile(join(secretDir, 'secret'), secret, { mode: 0o600 });
+  r = await mirrorRig(0, { secretFile: join(secretDir, 'secret') });
   full = await readFile(await deltaVersions(['d1', 'd2']));
 });
-afterAll(async () => r.close());
+afterAll(async () => {
+  await r.close();
+  await rm(secretDir, { recursive: true, force: true });
+});
 
 describe('mirror: a version imported from a delta', () => {
   it('has no package file until asked; the bundle link names the full package\'s sha256 and both links serve its exact bytes', async () => {
@@ -55,7 +64,7 @@ describe('mirror: a version imported from a delta', () => {
     expect((await readdir(dir)).filter((n) => n.endsWith('.tmp'))).toEqual([]);
   });
 
-  it('a site file changed in the store after the import: 503 naming nothing inside, no package file, no temporary left', async () => {
+  it('a site file changed in the store after the import: the bundle call and a signed object link answer 503 naming nothing inside; no package file, no temporary left', async () => {
     await deltaVersions(['e1', 'e2']);
     const dir = join(r.store, 'versions', 'e2');
     await writeFile(join(dir, 'site', 'index.html'), 'tampered after the import');
@@ -66,5 +75,11 @@ describe('mirror: a version imported from a delta', () => {
     expect(body.error).not.toContain(r.store);
     expect(existsSync(join(dir, 'package.airlock'))).toBe(false);
     expect((await readdir(dir)).filter((n) => n.startsWith('.package'))).toEqual([]);
+    // A link signed earlier (or by another worker) reaches the object endpoint: the same refusal, S3-shaped.
+    const expires = Math.floor(Date.now() / 1000) + 600;
+    const object = await fetch(`${r.url}/_airlock/objects/e2/package.airlock?${signLink(secret, { label: 'e2', name: 'package.airlock', form: 'airlock', expires })}`);
+    expect(object.status).toBe(503);
+    expect(await object.text()).toMatch(/<Code>ServiceUnavailable<\/Code>/);
+    expect(existsSync(join(dir, 'package.airlock'))).toBe(false);
   });
 });

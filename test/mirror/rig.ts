@@ -16,7 +16,8 @@ export interface MirrorRig {
   close(): Promise<void>;
 }
 
-export async function mirrorRig(blobBytes = 0): Promise<MirrorRig> {
+/** `secretFile`: the mirror's link secret (default: random per rig), for tests that sign links themselves. */
+export async function mirrorRig(blobBytes = 0, o: { secretFile?: string } = {}): Promise<MirrorRig> {
   const t = await tempDir('airlock-mirror-');
   const store = join(t.dir, 'store');
   const addVersion = async (label: string, bytes = blobBytes) => {
@@ -31,7 +32,7 @@ export async function mirrorRig(blobBytes = 0): Promise<MirrorRig> {
   };
   await addVersion('v1');
   const clock = { now: Date.now() };
-  const mirror = await createMirror({ store, tokensFile: await tokensFile(join(t.dir, 'tokens'), [TOKEN]), log: () => {}, now: () => clock.now });
+  const mirror = await createMirror({ store, tokensFile: await tokensFile(join(t.dir, 'tokens'), [TOKEN]), secretFile: o.secretFile, log: () => {}, now: () => clock.now });
   const srv = await createAirlockServer({ store, app: mirror.app, appPrefixes: mirror.appPrefixes, log: () => {}, pollMs: 50 });
   const url = (await srv.listen(0, '127.0.0.1')).replace(/\/$/, '');
   return {
