@@ -2,7 +2,7 @@ import { open } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { z } from 'zod';
 import { EXIT, StoreError } from '../errors.js';
-import { ManifestSchema, type Manifest } from '../package/index.js';
+import { ManifestSchema, parseManifest, type Manifest } from '../package/index.js';
 import { isLabel, versionPaths } from './paths.js';
 
 /** version.json: what the store knows about a version besides its manifest (docs/DESIGN.md). */
@@ -90,4 +90,19 @@ export async function readStoredManifest(versionDir: string): Promise<Manifest> 
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     throw new StoreError('AIRLOCK_BAD_VERSION', `manifest ${path} is missing; the version folder was damaged or edited by hand`, { subject: path }, EXIT.USAGE);
   }
+}
+
+/** The stored manifest's exact bytes and their parse, bounded before it is read as readStoredManifest is. */
+export async function readStoredManifestBytes(versionDir: string): Promise<{ bytes: Buffer; manifest: Manifest }> {
+  const path = versionPaths(versionDir).manifest;
+  const fh = await open(path, 'r');
+  let bytes: Buffer;
+  try {
+    const size = (await fh.stat()).size;
+    if (size > MANIFEST_BYTES) throw new StoreError('AIRLOCK_BAD_VERSION', `manifest ${path} is ${size} bytes (at most ${MANIFEST_BYTES} expected); the store file was damaged or edited by hand`, { subject: path }, EXIT.USAGE);
+    bytes = await fh.readFile();
+  } finally {
+    await fh.close();
+  }
+  return { bytes, manifest: parseManifest(bytes, path) };
 }

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { readFile, rename, rm } from 'node:fs/promises';
+import { open, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { DigestMismatchError, StoreError } from '../errors.js';
-import { MAX_SIGNATURES, signatureMember } from '../package/index.js';
-import { openCanonicalPackage } from '../package/delta/index.js';
+import { DigestMismatchError, EXIT, StoreError } from '../errors.js';
+import { MAX_SIGNATURES, SIGNATURE_BYTES, signatureMember } from '../package/index.js';
+import { writeCanonicalPackage } from '../package/delta/index.js';
 import { fileSha256, fsyncDir } from '../util/fsx.js';
-import { readMeta, readStoredManifest } from './meta.js';
+import { readMeta, readStoredManifestBytes } from './meta.js';
 import { versionDir, versionPaths } from './paths.js';
 
 /**
@@ -32,31 +32,19 @@ export async function storedPackage(store: string, label: string, signal?: Abort
     throw err;
   });
   if (have !== null) return { path: p.pkg, sha256: have };
-  const manifestBytes = await readFile(p.manifest);
-  const manifest = await readStoredManifest(dir);
+  const { bytes: manifestBytes, manifest } = await readStoredManifestBytes(dir);
   const signatures: Buffer[] = [];
   for (let n = 1; n <= MAX_SIGNATURES; n++) {
-    const sig = await readFile(join(dir, signatureMember(n))).catch((err: NodeJS.ErrnoException) => {
-      if (err.code === 'ENOENT') return null;
-      throw err;
-    });
+    const sig = await readSignature(join(dir, signatureMember(n)));
     if (sig === null) break;
     signatures.push(sig);
   }
   const tmp = join(dir, `.package.airlock.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   try {
-    const w = await openCanonicalPackage({ outPath: tmp, manifestLength: manifestBytes.length, signatures, createdAt: manifest.createdAt, files: manifest.files }).catch((err: NodeJS.ErrnoException) => {
+    const built = await writeCanonicalPackage({ outPath: tmp, manifestBytes, signatures, createdAt: manifest.createdAt, siteDir: p.site, files: manifest.files, signal }).catch((err: NodeJS.ErrnoException) => {
       if (!NOT_WRITABLE.has(err.code ?? '')) throw err;
       throw new StoreError('AIRLOCK_STORE_READONLY', `version ${label} was imported from a delta, and its package is built on first use into ${dir}, which cannot be written (${err.code})`, { subject: dir });
-    });
-    let built;
-    try {
-      w.start(p.site, signal);
-      built = await w.finish(manifestBytes, manifest.files); // every file against the manifest's size and sha256
-    } catch (err) {
-      await w.abort();
-      throw err;
-    }
+    }); // every file checked against the manifest's size and sha256 as it is read
     if (built.archiveSha256 !== manifest.archive.sha256 || built.archiveSize !== manifest.archive.size) {
       throw new DigestMismatchError('AIRLOCK_ARCHIVE_DIGEST', `the package of version ${label}, built from its files, has a bundle.tar with sha256 ${built.archiveSha256} (${built.archiveSize} bytes) but its manifest says ${manifest.archive.sha256} (${manifest.archive.size} bytes)`, { subject: label });
     }
@@ -65,5 +53,23 @@ export async function storedPackage(store: string, label: string, signal?: Abort
     return { path: p.pkg, sha256: built.packageSha256 };
   } finally {
     await rm(tmp, { force: true });
+  }
+}
+
+/** A kept signature: exactly an Ed25519 signature's 64 bytes (read no further), or null when there is none. */
+async function readSignature(path: string): Promise<Buffer | null> {
+  const fh = await open(path, 'r').catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return null;
+    throw err;
+  });
+  if (fh === null) return null;
+  try {
+    const buf = Buffer.alloc(SIGNATURE_BYTES + 1);
+    let n = 0;
+    for (let r; n < buf.length && (r = (await fh.read(buf, n, buf.length - n, null)).bytesRead) > 0;) n += r;
+    if (n !== SIGNATURE_BYTES) throw new StoreError('AIRLOCK_BAD_VERSION', `${path} is not a ${SIGNATURE_BYTES}-byte signature; the store file was damaged or edited by hand`, { subject: path }, EXIT.USAGE);
+    return buf.subarray(0, n);
+  } finally {
+    await fh.close();
   }
 }

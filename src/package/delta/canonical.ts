@@ -44,8 +44,7 @@ export class HashingOut {
   bytes = 0;
   private pending: Buffer[] = [];
   private pendingBytes = 0;
-  /** `at`: write from this file offset on (default: the file's current position). */
-  constructor(private readonly fh: FileHandle, private at: number | null = null) {}
+  constructor(private readonly fh: FileHandle) {}
   async write(buf: Buffer): Promise<void> {
     this.whole.update(buf);
     this.member?.update(buf);
@@ -62,15 +61,11 @@ export class HashingOut {
     if (total === 0) return;
     // One gathered write, without copying the pieces together; a short write (or more pieces
     // than the system takes at once) finishes with plain writes of what is left.
-    const done = (await this.fh.writev(bufs, this.at ?? undefined)).bytesWritten;
+    const done = (await this.fh.writev(bufs)).bytesWritten;
     if (done < total) {
       const rest = Buffer.concat(bufs).subarray(done);
-      for (let off = 0; off < rest.length;) {
-        const n = (await this.fh.write(rest, off, rest.length - off, this.at === null ? null : this.at + done + off)).bytesWritten;
-        off += n;
-      }
+      for (let off = 0; off < rest.length;) off += (await this.fh.write(rest, off, rest.length - off)).bytesWritten;
     }
-    if (this.at !== null) this.at += total;
   }
 }
 
@@ -104,12 +99,10 @@ function checkRead(f: FileRecord, total: number, digest: string): void {
 }
 
 /**
- * Append the canonical tar of `siteDir` (the files of `files`), each file hashed as it is written
- * and checked against its size and sha256 in `files` — or, with `onDigest`, reported there for the
- * caller to check. Small files are read READ_AHEAD ahead, so the disk and the hashing overlap.
+ * Append the canonical tar of `siteDir` (the files of `files`, each checked for its size and
+ * sha256 as it is read). Small files are read READ_AHEAD ahead, so the disk and the hashing overlap.
  */
-export async function writeCanonicalTar(out: HashingOut, siteDir: string, files: readonly FileRecord[], mtime: Date, signal?: AbortSignal,
-  onDigest: (f: FileRecord, size: number, sha256: string) => void = checkRead): Promise<void> {
+export async function writeCanonicalTar(out: HashingOut, siteDir: string, files: readonly FileRecord[], mtime: Date, signal?: AbortSignal): Promise<void> {
   const ahead = new Map<number, Promise<Buffer | null>>();
   let next = 0;
   const fill = (upTo: number) => {
@@ -128,7 +121,7 @@ export async function writeCanonicalTar(out: HashingOut, siteDir: string, files:
     const body = await ahead.get(i)!;
     ahead.delete(i);
     if (body) {
-      onDigest(f, body.length, createHash('sha256').update(body).digest('hex'));
+      checkRead(f, body.length, createHash('sha256').update(body).digest('hex'));
       await out.write(body);
     } else {
       buf ??= Buffer.allocUnsafe(1 << 20);
@@ -148,15 +141,11 @@ export async function writeCanonicalTar(out: HashingOut, siteDir: string, files:
       } finally {
         await fh.close();
       }
-      onDigest(f, total, h.digest('hex'));
+      checkRead(f, total, h.digest('hex'));
     }
     if (padded(f.size) > f.size) await out.write(Buffer.alloc(padded(f.size) - f.size));
   }
   await out.write(Buffer.alloc(MIN_TAIL));
-}
-
-async function writeAt(fh: FileHandle, buf: Buffer, position: number): Promise<void> {
-  for (let done = 0; done < buf.length;) done += (await fh.write(buf, done, buf.length - done, position + done)).bytesWritten;
 }
 
 export interface CanonicalPackage { packageSha256: string; archiveSha256: string; archiveOffset: number; archiveSize: number; size: number }
@@ -166,76 +155,38 @@ export function canonicalArchiveOffset(manifestLength: number, signatures: reado
   return BLOCK + padded(manifestLength) + signatures.reduce((n, sig) => n + BLOCK + padded(sig.length), 0) + BLOCK;
 }
 
-export interface CanonicalPackageWriter {
-  /** Start writing the canonical tar of `siteDir` in place, after the head (which waits for the final manifest). */
-  start(siteDir: string, signal?: AbortSignal): void;
-  /**
-   * Once the tar is written: check every file against the final manifest's size and sha256, write
-   * the head (the final manifest's exact bytes, which must have the length given at open), hash the
-   * whole package and fsync it.
-   */
-  finish(manifestBytes: Buffer, files: readonly FileRecord[]): Promise<CanonicalPackage>;
-  /** Stop (after a failure elsewhere): waits for the tar writer to settle and closes the file; the caller removes it. */
-  abort(): Promise<void>;
-}
-
 /**
- * A full package whose archive is the canonical bundle.tar of a site: the same bytes
- * src/package/writer.ts writes for that manifest and archive (members airlock.json,
- * airlock.json.sig…, bundle.tar, end blocks; mtime = createdAt). The tar is written at its offset
- * and the head last, with the final manifest (its size is known first: a digest template has the
- * final length). The file is created exclusively; the caller owns its name (a temporary one).
+ * Write a full package whose archive is the canonical bundle.tar of `siteDir`, with the given exact
+ * manifest bytes and signatures: the same bytes src/package/writer.ts writes for that manifest and
+ * archive (members airlock.json, airlock.json.sig…, bundle.tar, end blocks; mtime = createdAt), in
+ * one pass that hashes the package and its archive. The file is created exclusively and fsynced;
+ * the caller owns its name (a temporary one).
  */
-export async function openCanonicalPackage(o: { outPath: string; manifestLength: number; signatures: readonly Buffer[]; createdAt: string; files: readonly FileRecord[] }): Promise<CanonicalPackageWriter> {
+export async function writeCanonicalPackage(o: { outPath: string; manifestBytes: Buffer; signatures: readonly Buffer[]; createdAt: string; siteDir: string; files: readonly FileRecord[]; signal?: AbortSignal }): Promise<CanonicalPackage> {
   const mtime = new Date(Math.floor(Date.parse(o.createdAt) / 1000) * 1000);
-  const archiveSize = canonicalTarSize(o.files, mtime);
-  const archiveOffset = canonicalArchiveOffset(o.manifestLength, o.signatures);
-  const fh = await open(o.outPath, 'wx+', 0o644); // read back for the package's digest
-  const out = new HashingOut(fh, archiveOffset); // its `whole` hash is the archive's
-  const seen = new Map<string, { size: number; sha256: string }>();
-  let tar: Promise<void> | null = null;
-  const stop = new AbortController();
-  return {
-    start(siteDir, signal) {
-      tar = writeCanonicalTar(out, siteDir, o.files, mtime, signal ? AbortSignal.any([signal, stop.signal]) : stop.signal, (f, size, sha256) => { seen.set(f.path, { size, sha256 }); }).then(() => out.flush());
-      tar.catch(() => {}); // awaited by finish or abort
-    },
-    async finish(manifestBytes, files) {
-      try {
-        await tar;
-        for (const f of files) checkRead(f, seen.get(f.path)?.size ?? -1, seen.get(f.path)?.sha256 ?? '');
-        if (out.bytes !== archiveSize || manifestBytes.length !== o.manifestLength || files.length !== o.files.length) {
-          throw new Error(`canonical package layout: tar ${out.bytes} of ${archiveSize} bytes, manifest ${manifestBytes.length} of ${o.manifestLength}`);
-        }
-        const head: Buffer[] = [];
-        const member = (name: string, body: Buffer) => head.push(encodeHeader(name, body.length, mtime), body, Buffer.alloc(padded(body.length) - body.length));
-        member('airlock.json', manifestBytes);
-        for (const [i, sig] of o.signatures.entries()) member(signatureMember(i + 1), sig);
-        head.push(encodeHeader(CANONICAL_ARCHIVE, archiveSize, mtime));
-        const headBytes = Buffer.concat(head);
-        const tail = Buffer.alloc(padded(archiveSize) - archiveSize + MIN_TAIL);
-        await writeAt(fh, headBytes, 0);
-        await writeAt(fh, tail, archiveOffset + archiveSize);
-        const size = archiveOffset + archiveSize + tail.length;
-        // The package's own digest covers the head, known only now: one read of what was just written (page cache).
-        const whole = createHash('sha256').update(headBytes);
-        const buf = Buffer.allocUnsafe(1 << 20);
-        for (let at = archiveOffset; at < size;) {
-          const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, size - at), at);
-          if (bytesRead === 0) throw new Error(`canonical package shorter than ${size} bytes`);
-          whole.update(buf.subarray(0, bytesRead));
-          at += bytesRead;
-        }
-        await fh.sync();
-        return { packageSha256: whole.digest('hex'), archiveSha256: out.whole.digest('hex'), archiveOffset, archiveSize, size };
-      } finally {
-        await fh.close();
-      }
-    },
-    async abort() {
-      stop.abort();
-      await tar?.catch(() => {});
-      await fh.close().catch(() => {});
-    },
-  };
+  const fh = await open(o.outPath, 'wx', 0o644);
+  try {
+    const out = new HashingOut(fh);
+    const member = async (name: string, body: Buffer) => {
+      await out.write(encodeHeader(name, body.length, mtime));
+      await out.write(body);
+      if (padded(body.length) > body.length) await out.write(Buffer.alloc(padded(body.length) - body.length));
+    };
+    await member('airlock.json', o.manifestBytes);
+    for (const [i, sig] of o.signatures.entries()) await member(signatureMember(i + 1), sig);
+    const archiveSize = canonicalTarSize(o.files, mtime);
+    await out.write(encodeHeader(CANONICAL_ARCHIVE, archiveSize, mtime));
+    const archiveOffset = out.bytes;
+    out.member = createHash('sha256');
+    await writeCanonicalTar(out, o.siteDir, o.files, mtime, o.signal);
+    const archiveSha256 = out.member.digest('hex');
+    out.member = null;
+    if (out.bytes - archiveOffset !== archiveSize) throw new Error(`canonical tar size ${out.bytes - archiveOffset} != ${archiveSize}`);
+    await out.write(Buffer.alloc(padded(archiveSize) - archiveSize + MIN_TAIL));
+    await out.flush();
+    await fh.sync();
+    return { packageSha256: out.whole.digest('hex'), archiveSha256, archiveOffset, archiveSize, size: out.bytes };
+  } finally {
+    await fh.close();
+  }
 }

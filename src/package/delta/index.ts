@@ -3,7 +3,7 @@ export { DELTA_FORMAT, DELTA_MEMBERS, encodeDeltaManifest, parseDeltaEnvelope, t
 export { digestTemplate, fillDigests } from './template.js';
 export { readDelta, isDeltaPackage, resolveTarget, finishTarget, type DeltaLayout, type ResolvedTarget } from './reader.js';
 export { rebuildSite } from './apply.js';
-export { openCanonicalPackage, canonicalArchiveOffset, CANONICAL_ARCHIVE, type CanonicalPackage } from './canonical.js';
+export { writeCanonicalPackage, canonicalArchiveOffset, CANONICAL_ARCHIVE, type CanonicalPackage } from './canonical.js';
 export { makeDelta, deltaPath, fullPath, type DeltaOptions, type DeltaSummary } from './make.js';
 export { verifyDelta, type DeltaVerifyReport } from './verify.js';
 export { addDeltaSignature, type DeltaSignResult } from './sign.js';
