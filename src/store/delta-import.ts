@@ -1,27 +1,27 @@
-import { mkdir, readFile, readdir, rename, rmdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rename, rmdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { KeyObject } from 'node:crypto';
 import { createHash } from 'node:crypto';
 import { DigestMismatchError, EXIT, MalformedError, SignatureError, StoreError, UsageError } from '../errors.js';
-import { ARCHIVE_CODES, probeCaseFolding } from '../archive/index.js';
-import { checkManifestLimits, checkSignature, inputPath, signatureMember, signaturesOf, type PackageInput, type PackageLayout } from '../package/index.js';
-import { canonicalArchiveOffset, finishTarget, readDelta, rebuildSite, resolveTarget, type DeltaLayout, type ResolvedTarget } from '../package/delta/index.js';
+import { ARCHIVE_CODES, probeCaseFolding, writeSmall } from '../archive/index.js';
+import { checkManifestLimits, checkSignature, inputPath, parseManifest, type Manifest, signatureMember, signaturesOf, type PackageInput, type PackageLayout } from '../package/index.js';
+import { canonicalArchiveOffset, finishTarget, readBaseAhead, readDelta, rebuildSite, resolveTarget, type DeltaLayout, type ResolvedTarget } from '../package/delta/index.js';
 import { admitPackage, checkFreshness, recordSeen, type Admission } from './admit.js';
 import { appendAuditLocked, auditWritable } from './audit.js';
 import { describeAdmission } from './describe.js';
 import { loadPolicy, policySigners, type LoadedPolicy } from './policy.js';
 import { inPool } from '../package/delta/pool.js';
 import { fileSha256, fsyncDir } from '../util/fsx.js';
+import type { ReadAhead } from '../util/read-ahead.js';
 import { activateLocked } from './activate.js';
 import { existingMeta } from './existing.js';
 import type { ImportOptions, ImportResult } from './import.js';
 import { storeKind } from './location.js';
 import { withLock, type StoreLock } from './lock.js';
-import { readStoredManifest, type VersionMeta } from './meta.js';
+import { readStoredManifestRaw, type VersionMeta } from './meta.js';
 import { storePaths, versionDir, versionPaths } from './paths.js';
 import { checkFreeSpace, requiredBytes } from './space.js';
 import { cleanStaging, dropStaging, makeStaging } from './staging.js';
-import { fsyncFile } from './fsync-tree.js';
 import { loadTrustedKeys } from './trust.js';
 
 const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
@@ -87,25 +87,40 @@ function missingBase(layout: DeltaLayout, store: string): Error {
     { subject: base.version, manifestSha256: base.manifestSha256 });
 }
 
-/** The base's exact manifest bytes, when the store holds that version with the digest the delta names. */
-async function findBase(store: string, layout: DeltaLayout): Promise<{ dir: string; bytes: Buffer }> {
+/**
+ * The base's exact manifest bytes (read once, bounded) and their parse, when the store holds that
+ * version with the digest the delta names; anything else is the missing base (exit 4).
+ */
+async function findBase(store: string, layout: DeltaLayout): Promise<{ dir: string; bytes: Buffer; manifest: Manifest }> {
   const dir = versionDir(store, layout.manifest.base.version);
-  const bytes = await readFile(versionPaths(dir).manifest).catch((err: NodeJS.ErrnoException) => {
-    if (err.code === 'ENOENT' || err.code === 'ENOTDIR') return null;
+  const bytes = await readStoredManifestRaw(dir).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT' || err.code === 'ENOTDIR' || err.code === 'EISDIR') return null;
     throw err;
   });
   if (!bytes || !(await existingMeta(dir)) || sha256(bytes) !== layout.manifest.base.manifestSha256) throw missingBase(layout, store);
-  return { dir, bytes };
+  return { dir, bytes, manifest: parseManifest(bytes, versionPaths(dir).manifest) };
 }
 
 async function importLocked(pkg: PackageInput, layout: DeltaLayout, o: ImportOptions, lock: StoreLock): Promise<ImportResult> {
+  await cleanStaging(o.store);
+  await auditWritable(o.store); // a broken audit log stops the import before anything is committed
+  const base = await findBase(o.store, layout);
+  // The delta's version is its target's (resolveTarget checks): a version already in the store needs no base file.
+  const existing = await existingMeta(versionDir(o.store, layout.manifest.version));
+  // The base files the patches read are read from now on, while the target manifest is resolved and admitted.
+  const ahead = existing ? null : readBaseAhead(layout, base.manifest, versionPaths(base.dir).site);
+  try {
+    return await importOnBase(pkg, layout, o, lock, base, existing, ahead ?? undefined);
+  } finally {
+    await ahead?.settle();
+  }
+}
+
+async function importOnBase(pkg: PackageInput, layout: DeltaLayout, o: ImportOptions, lock: StoreLock, base: Awaited<ReturnType<typeof findBase>>, existing: VersionMeta | null, ahead: ReadAhead | undefined): Promise<ImportResult> {
   const { store, signal, onProgress } = o;
   const admit = (t: Pick<PackageLayout, 'manifest' | 'manifestBytes' | 'signature' | 'signatures'>) =>
     admitPackage(store, t, { trust: o.trust, allowUnsigned: o.allowUnsigned, allowDowngrade: o.allowDowngrade });
-  await cleanStaging(store);
-  await auditWritable(store); // a broken audit log stops the import before anything is committed
-  const base = await findBase(store, layout);
-  const baseManifest = await readStoredManifest(base.dir);
+  const baseManifest = base.manifest;
   const resolved = resolveTarget(layout, base.bytes, baseManifest);
   // An inline target manifest is admitted now. A digest template's signatures verify only once its
   // files are rebuilt; before that its freshness is checked (cheap; not for a version already in
@@ -114,7 +129,6 @@ async function importLocked(pkg: PackageInput, layout: DeltaLayout, o: ImportOpt
   const target = resolved.manifest;
   const label = target.version;
   const finalDir = versionDir(store, label);
-  const existing = await existingMeta(finalDir);
   if (!resolved.template || resolved.signatures.length === 0) await admit(resolved);
   else if (!existing) await checkFreshness(store, target, (await loadPolicy(store))?.policy.identity ?? null, new Date(), o.allowDowngrade ?? false);
   checkManifestLimits(target, o.limits);
@@ -122,11 +136,11 @@ async function importLocked(pkg: PackageInput, layout: DeltaLayout, o: ImportOpt
     throw new MalformedError(ARCHIVE_CODES.NO_INDEX, 'the target manifest lists no index.html at the root of the site: it cannot be served', { subject: 'index.html' });
   }
   if (existing) {
-    const stored = await readFile(versionPaths(finalDir).manifest);
+    const stored = await readStoredManifestRaw(finalDir);
     if (sha256(stored) !== layout.manifest.target.manifestSha256) {
       throw new StoreError('AIRLOCK_VERSION_CONFLICT', `version ${label} is already in the store with different content (its manifest differs from this delta's target); choose another version label`, { subject: label });
     }
-    const a = await admit({ manifest: await readStoredManifest(finalDir), manifestBytes: stored, signature: resolved.signature, signatures: resolved.signatures });
+    const a = await admit({ manifest: parseManifest(stored, versionPaths(finalDir).manifest), manifestBytes: stored, signature: resolved.signature, signatures: resolved.signatures });
     await auditDelta(store, pkg, layout, a, 'unchanged', typeof pkg === 'string' ? await fileSha256(pkg) : null);
     if (o.activate) await activateLocked(store, label, { command: 'import --activate' });
     return { version: label, status: 'unchanged', activated: Boolean(o.activate), ...admissionFields(a) };
@@ -143,7 +157,7 @@ async function importLocked(pkg: PackageInput, layout: DeltaLayout, o: ImportOpt
     await mkdir(p.site);
     if (await probeCaseFolding(staging)) refuseCasePairs(target.files.map((f) => f.path));
     onProgress?.({ phase: 'extract', dir: p.site, total: target.archive.size });
-    const digests = await rebuildSite({ layout, target, baseManifest, baseSite: versionPaths(base.dir).site, destSite: p.site, signal }).catch(pathClash);
+    const digests = await rebuildSite({ layout, target, baseManifest, baseSite: versionPaths(base.dir).site, destSite: p.site, signal, ahead }).catch(pathClash);
     finalManifest = finishTarget(layout, resolved, digests); // every rebuilt file against the target manifest
     // The target manifest with every target signature, admitted as the full target package would be.
     admission = await admit(finalManifest);
@@ -157,16 +171,10 @@ async function importLocked(pkg: PackageInput, layout: DeltaLayout, o: ImportOpt
       signer, ...(admission.signers.length > 1 ? { signers: admission.signers } : {}), pageCount: target.pageCount, fileCount: target.files.length, totalBytes: target.files.reduce((n, f) => n + f.size, 0),
       delta: { base: layout.manifest.base.version, baseManifestSha256: layout.manifest.base.manifestSha256 },
     };
-    await writeFile(p.manifest, final.manifestBytes, { flag: 'wx' });
-    await fsyncFile(p.manifest);
-    for (const [i, sig] of final.signatures.entries()) {
-      const at = join(staging, signatureMember(i + 1));
-      await writeFile(at, sig, { flag: 'wx' });
-      await fsyncFile(at);
-    }
-    await writeFile(p.meta, JSON.stringify(meta, null, 2) + '\n', { flag: 'wx' });
-    await fsyncFile(p.meta);
-    await fsyncDirs(p.site);
+    // The manifest, its signatures and version.json are written and fsynced (writeSmall) while
+    // the site's folders are fsynced (rebuildSite fsynced every file): one wait, not one per file.
+    const small: [string, Buffer][] = [[p.manifest, final.manifestBytes], ...final.signatures.map((sig, i): [string, Buffer] => [join(staging, signatureMember(i + 1)), sig]), [p.meta, Buffer.from(JSON.stringify(meta, null, 2) + '\n')]];
+    await inPool([...small.map(([at, b]) => () => writeSmall(at, [b], b.length)), ...(await folders(p.site)).map((d) => () => fsyncDir(d))], (task) => task());
     await fsyncDir(staging);
     onProgress?.({ phase: 'extracted', files: meta.fileCount, bytes: meta.totalBytes });
     signal?.throwIfAborted();
@@ -231,13 +239,13 @@ function pathClash(err: unknown): never {
   throw err;
 }
 
-/** The folders of a rebuilt site (rebuildSite fsynced every file it wrote). */
-async function fsyncDirs(root: string): Promise<void> {
+/** Every folder of a rebuilt site, `root` first. */
+async function folders(root: string): Promise<string[]> {
   const dirs: string[] = [];
   const walk = async (dir: string): Promise<void> => {
     dirs.push(dir);
     for (const e of await readdir(dir, { withFileTypes: true })) if (e.isDirectory()) await walk(join(dir, e.name));
   };
   await walk(root);
-  await inPool(dirs, fsyncDir);
+  return dirs;
 }

@@ -94,15 +94,21 @@ export async function readStoredManifest(versionDir: string): Promise<Manifest> 
 
 /** The stored manifest's exact bytes and their parse, bounded before it is read as readStoredManifest is. */
 export async function readStoredManifestBytes(versionDir: string): Promise<{ bytes: Buffer; manifest: Manifest }> {
+  const bytes = await readStoredManifestRaw(versionDir);
+  return { bytes, manifest: parseManifest(bytes, versionPaths(versionDir).manifest) };
+}
+
+/** The stored manifest's exact bytes, bounded before they are read (ENOENT passes through). */
+export async function readStoredManifestRaw(versionDir: string): Promise<Buffer> {
   const path = versionPaths(versionDir).manifest;
   const fh = await open(path, 'r');
-  let bytes: Buffer;
   try {
     const size = (await fh.stat()).size;
     if (size > MANIFEST_BYTES) throw new StoreError('AIRLOCK_BAD_VERSION', `manifest ${path} is ${size} bytes (at most ${MANIFEST_BYTES} expected); the store file was damaged or edited by hand`, { subject: path }, EXIT.USAGE);
-    bytes = await fh.readFile();
+    const bytes = await fh.readFile();
+    if (bytes.length > MANIFEST_BYTES) throw new StoreError('AIRLOCK_BAD_VERSION', `manifest ${path} grew past ${MANIFEST_BYTES} bytes while being read; the store file was damaged or edited by hand`, { subject: path }, EXIT.USAGE);
+    return bytes;
   } finally {
     await fh.close();
   }
-  return { bytes, manifest: parseManifest(bytes, path) };
 }

@@ -6,6 +6,7 @@ import { DigestMismatchError } from '../../errors.js';
 import type { FileRecord } from '../../archive/index.js';
 import { BLOCK, MIN_TAIL, encodeHeader, padded } from '../tar-header.js';
 import { signatureMember } from '../reader.js';
+import { ReadAhead } from '../../util/read-ahead.js';
 
 /**
  * The canonical form of a site as a plain tar, a pure function of (files, mtime): entries in
@@ -70,27 +71,9 @@ export class HashingOut {
 }
 
 const FLUSH_AT = 1 << 20;
-/** Files up to this size are read whole, READ_AHEAD of them at a time; larger ones are streamed. */
+/** Files up to this size are read whole, up to READ_AHEAD ahead; larger ones are streamed. */
 const SMALL_FILE = 1 << 20;
-const READ_AHEAD = 16;
-
-/** A file's first `size + 1` bytes at most (one more than promised shows a file that grew). */
-async function readSmall(path: string, size: number): Promise<Buffer> {
-  const fh = await open(path, 'r');
-  try {
-    const buf = Buffer.allocUnsafe(size + 1);
-    let total = 0;
-    for (;;) {
-      const { bytesRead } = await fh.read(buf, total, buf.length - total, null);
-      if (bytesRead === 0) break;
-      total += bytesRead;
-      if (total === buf.length) break;
-    }
-    return buf.subarray(0, total);
-  } finally {
-    await fh.close();
-  }
-}
+const READ_AHEAD = { files: 16, bytes: 16 * SMALL_FILE };
 
 function checkRead(f: FileRecord, total: number, digest: string): void {
   if (total !== f.size || digest !== f.sha256) {
@@ -103,47 +86,40 @@ function checkRead(f: FileRecord, total: number, digest: string): void {
  * sha256 as it is read). Small files are read READ_AHEAD ahead, so the disk and the hashing overlap.
  */
 export async function writeCanonicalTar(out: HashingOut, siteDir: string, files: readonly FileRecord[], mtime: Date, signal?: AbortSignal): Promise<void> {
-  const ahead = new Map<number, Promise<Buffer | null>>();
-  let next = 0;
-  const fill = (upTo: number) => {
-    for (; next < Math.min(files.length, upTo); next++) {
-      const f = files[next]!;
-      const p = f.size > SMALL_FILE ? Promise.resolve(null) : readSmall(join(siteDir, f.path), f.size);
-      p.catch(() => {}); // awaited in order below; a failure ahead of its turn is not unhandled
-      ahead.set(next, p);
-    }
-  };
+  const ahead = new ReadAhead(files.filter((f) => f.size <= SMALL_FILE).map((f) => ({ path: join(siteDir, f.path), size: f.size })), READ_AHEAD);
   let buf: Buffer | null = null;
-  for (const [i, f] of files.entries()) {
-    signal?.throwIfAborted();
-    fill(i + READ_AHEAD);
-    await out.write(entryHeader(f.path, f.size, mtime));
-    const body = await ahead.get(i)!;
-    ahead.delete(i);
-    if (body) {
-      checkRead(f, body.length, createHash('sha256').update(body).digest('hex'));
-      await out.write(body);
-    } else {
-      buf ??= Buffer.allocUnsafe(1 << 20);
-      const fh = await open(join(siteDir, f.path), 'r');
-      const h = createHash('sha256');
-      let total = 0;
-      try {
-        for (;;) {
-          const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, f.size - total + 1), null);
-          if (bytesRead === 0) break;
-          total += bytesRead;
-          if (total > f.size) break;
-          const chunk = Buffer.from(buf.subarray(0, bytesRead)); // a copy: the writer may hold it until its next flush
-          h.update(chunk);
-          await out.write(chunk);
+  try {
+    for (const f of files) {
+      signal?.throwIfAborted();
+      await out.write(entryHeader(f.path, f.size, mtime));
+      const body = f.size <= SMALL_FILE ? await ahead.take(join(siteDir, f.path), f.size) : null;
+      if (body) {
+        checkRead(f, body.length, createHash('sha256').update(body).digest('hex'));
+        await out.write(body);
+      } else {
+        buf ??= Buffer.allocUnsafe(1 << 20);
+        const fh = await open(join(siteDir, f.path), 'r');
+        const h = createHash('sha256');
+        let total = 0;
+        try {
+          for (;;) {
+            const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, f.size - total + 1), null);
+            if (bytesRead === 0) break;
+            total += bytesRead;
+            if (total > f.size) break;
+            const chunk = Buffer.from(buf.subarray(0, bytesRead)); // a copy: the writer may hold it until its next flush
+            h.update(chunk);
+            await out.write(chunk);
+          }
+        } finally {
+          await fh.close();
         }
-      } finally {
-        await fh.close();
+        checkRead(f, total, h.digest('hex'));
       }
-      checkRead(f, total, h.digest('hex'));
+      if (padded(f.size) > f.size) await out.write(Buffer.alloc(padded(f.size) - f.size));
     }
-    if (padded(f.size) > f.size) await out.write(Buffer.alloc(padded(f.size) - f.size));
+  } finally {
+    await ahead.settle();
   }
   await out.write(Buffer.alloc(MIN_TAIL));
 }

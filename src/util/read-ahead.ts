@@ -1,0 +1,63 @@
+import { close, open, read } from 'node:fs';
+import { promisify } from 'node:util';
+
+const openP = promisify(open);
+const readP = promisify(read);
+const closeP = promisify(close);
+
+/**
+ * The first `max` bytes of a file at most (read `size + 1` to see a file that grew past its
+ * listed size), through the callback API: three thread-pool round trips, no FileHandle.
+ */
+export async function readUpTo(path: string, max: number): Promise<Buffer> {
+  const fd = await openP(path, 'r');
+  try {
+    const buf = Buffer.allocUnsafe(max);
+    let n = 0;
+    for (let r; n < max && (r = (await readP(fd, buf, n, max - n, null)).bytesRead) > 0;) n += r;
+    return buf.subarray(0, n);
+  } finally {
+    await closeP(fd);
+  }
+}
+
+/**
+ * Reads a known list of small files in order, each as readUpTo(path, size + 1), up to `files` of
+ * them or `bytes` (beyond the first) ahead of the one taken last, so a cold disk serves them in
+ * parallel while the caller works on the current one. take() is called in list order; a file
+ * asked for out of order (a caller on its way to a failure) is read on its own.
+ */
+export class ReadAhead {
+  private next = 0;
+  private bytes = 0;
+  private readonly started: { path: string; size: number; read: Promise<Buffer> }[] = [];
+  constructor(private readonly list: readonly { path: string; size: number }[], private readonly limit: { files: number; bytes: number }) {
+    this.fill();
+  }
+
+  take(path: string, size: number): Promise<Buffer> {
+    const head = this.started[0];
+    if (head?.path !== path) return readUpTo(path, size + 1);
+    this.started.shift();
+    this.bytes -= head.size;
+    this.fill();
+    return head.read;
+  }
+
+  /** Starts no more reads and waits for those running (their descriptors closed); their failures are dropped. */
+  async settle(): Promise<void> {
+    this.next = this.list.length;
+    await Promise.allSettled(this.started.map((s) => s.read));
+  }
+
+  private fill(): void {
+    const { files, bytes } = this.limit;
+    while (this.next < this.list.length && this.started.length < files && (this.started.length === 0 || this.bytes + this.list[this.next]!.size <= bytes)) {
+      const f = this.list[this.next++]!;
+      const read = readUpTo(f.path, f.size + 1);
+      read.catch(() => {}); // its taker sees a failure; one nobody takes is dropped, not unhandled
+      this.started.push({ ...f, read });
+      this.bytes += f.size;
+    }
+  }
+}
