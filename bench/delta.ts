@@ -3,7 +3,10 @@
  * ways — (a) one page edited, (b) one page added so every page's navigation changes, (c) a new
  * release with 10 % of pages changed and every asset rehashed. For each: the delta's size as a
  * fraction of the full package (the service's tar.gz, as `fetch` writes it), and the import of
- * the delta beside a full import of the same version into a store holding the base (medians).
+ * the delta beside a full import of the same version into a store holding the base (medians),
+ * twice: warm (the base store and the package just written, in the page cache) and cold (the page
+ * cache dropped first, as for a base imported days ago and a package on removable media; needs
+ * root to write /proc/sys/vm/drop_caches, else the cold row says it was not measured).
  *   node --import tsx bench/delta.ts [--pages 3000] [--runs 3] [--dir DIR]
  * Goals: (a) ≤ 1 %, (b) ≤ 5 %, (c) ≤ 25 %; delta import no slower than a full import.
  */
@@ -74,10 +77,17 @@ const CHANGES: Record<string, (site: string, html: string[]) => Promise<void>> =
   },
 };
 
-async function timeImport(pkg: string, base: string, store: string): Promise<number> {
+/** Drop the page cache (after sync, so nothing dirty is lost): false when not permitted. */
+async function dropCaches(): Promise<boolean> {
+  spawnSync('sync');
+  return writeFile('/proc/sys/vm/drop_caches', '3\n').then(() => true, () => false);
+}
+
+async function timeImport(pkg: string, base: string, store: string, cold: boolean): Promise<number> {
   await rm(store, { recursive: true, force: true });
   await cp(base, store, { recursive: true });
   spawnSync('sync');
+  if (cold && !(await dropCaches())) throw new Error('cannot drop the page cache');
   const t0 = performance.now();
   await importPackage(pkg, { store, trust: [], allowUnsigned: true });
   const ms = performance.now() - t0;
@@ -87,6 +97,7 @@ async function timeImport(pkg: string, base: string, store: string): Promise<num
 
 await rm(work, { recursive: true, force: true });
 await mkdir(work, { recursive: true });
+const canDrop = await dropCaches();
 const baseSite = join(work, 'site-v1');
 process.stderr.write(`generating a ${values.pages}-page site...\n`);
 const gen = await generateSite(baseSite, { pages: Number(values.pages), seed: 7, domain });
@@ -107,17 +118,22 @@ for (const [name, change] of Object.entries(CHANGES)) {
   const d = await makeDelta({ oldPkg: v1, newPkg: full, outDir: join(work, `out-${version}`) });
   const makeMs = performance.now() - t0;
   const fullBytes = (await stat(full)).size;
-  const fullMs: number[] = [];
-  const deltaMs: number[] = [];
+  const times = { warm: { full: [] as number[], delta: [] as number[] }, cold: { full: [] as number[], delta: [] as number[] } };
   for (let i = 0; i < runs; i++) {
-    fullMs.push(await timeImport(full, baseStore, join(work, 'store')));
-    deltaMs.push(await timeImport(d.delta, baseStore, join(work, 'store')));
+    for (const mode of canDrop ? (['warm', 'cold'] as const) : (['warm'] as const)) {
+      times[mode].full.push(await timeImport(full, baseStore, join(work, 'store'), mode === 'cold'));
+      times[mode].delta.push(await timeImport(d.delta, baseStore, join(work, 'store'), mode === 'cold'));
+    }
   }
-  const f = median(fullMs);
-  const dm = median(deltaMs);
+  const row = (mode: 'warm' | 'cold') => {
+    if (times[mode].full.length === 0) return `${mode}: not measured (dropping the page cache needs root)`;
+    const f = median(times[mode].full);
+    const dm = median(times[mode].delta);
+    return `${mode}: delta ${(dm / 1000).toFixed(2)} s, full ${(f / 1000).toFixed(2)} s, ratio ${(dm / f).toFixed(2)}x`;
+  };
   process.stdout.write(`${name}: delta ${(d.deltaBytes / 1024).toFixed(1)} KiB = ${((100 * d.deltaBytes) / fullBytes).toFixed(2)} % of the full package (${(fullBytes / 1048576).toFixed(2)} MB)` +
     ` [${d.ops.patch} patched, ${d.ops.whole} whole, ${d.ops.copy} copied, ${d.unchanged} unchanged, ${d.removed} removed; made in ${(makeMs / 1000).toFixed(1)} s];` +
-    ` import: delta ${(dm / 1000).toFixed(2)} s, full ${(f / 1000).toFixed(2)} s, ratio ${(dm / f).toFixed(2)}x [medians of ${runs}]\n`);
+    ` import ${row('warm')}; ${row('cold')} [medians of ${runs}]\n`);
   await rm(join(work, `out-${version}`), { recursive: true, force: true });
   await rm(full);
 }
