@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { ReadAhead, readUpTo } from '../../src/util/read-ahead.js';
 
@@ -18,6 +20,16 @@ describe('readUpTo', () => {
     await writeFile(file('grown'), 'x'.repeat(100_000));
     expect((await readUpTo(file('grown'), 11)).length).toBe(11);
     expect((await readUpTo(file('f0'), 100)).toString()).toBe('file 0 ');
+  });
+
+  it('a FIFO where a file should be (a store edited by hand) reads as empty at once instead of hanging the import', async () => {
+    expect(spawnSync('mkfifo', [file('fifo')]).status).toBe(0);
+    // In a child with a time limit: a blocking open would hang this test process for good.
+    const script = file('read-fifo.mjs');
+    await writeFile(script, `const m = await import(${JSON.stringify(fileURLToPath(new URL('../../src/util/read-ahead.ts', import.meta.url)))});\nconst b = await m.readUpTo(${JSON.stringify(file('fifo'))}, 100);\nprocess.exit(b.length === 0 ? 0 : 3);\n`);
+    const r = spawnSync(process.execPath, ['--import', 'tsx', script], { timeout: 15_000, encoding: 'utf8' });
+    expect(r.signal, 'readUpTo blocked on the FIFO').toBeNull();
+    expect(r.status, r.stderr).toBe(0);
   });
 });
 
