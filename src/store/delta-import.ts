@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { DigestMismatchError, EXIT, MalformedError, SignatureError, StoreError, UsageError } from '../errors.js';
 import { ARCHIVE_CODES, probeCaseFolding, writeSmall } from '../archive/index.js';
 import { checkManifestLimits, checkSignature, inputPath, parseManifest, type Manifest, signatureMember, signaturesOf, type PackageInput, type PackageLayout } from '../package/index.js';
-import { canonicalArchiveOffset, finishTarget, readBaseAhead, readDelta, rebuildSite, resolveTarget, type DeltaLayout, type ResolvedTarget } from '../package/delta/index.js';
+import { canonicalArchiveOffset, finishTarget, namePatchThatFailed, readBaseAhead, readDelta, rebuildSite, resolveTarget, type DeltaLayout, type ResolvedTarget } from '../package/delta/index.js';
 import { admitPackage, checkFreshness, recordSeen, type Admission } from './admit.js';
 import { appendAuditLocked, auditWritable } from './audit.js';
 import { describeAdmission } from './describe.js';
@@ -157,8 +157,12 @@ async function importOnBase(pkg: PackageInput, layout: DeltaLayout, o: ImportOpt
     await mkdir(p.site);
     if (await probeCaseFolding(staging)) refuseCasePairs(target.files.map((f) => f.path));
     onProgress?.({ phase: 'extract', dir: p.site, total: target.archive.size });
-    const digests = await rebuildSite({ layout, target, baseManifest, baseSite: versionPaths(base.dir).site, destSite: p.site, signal, ahead }).catch(pathClash);
-    finalManifest = finishTarget(layout, resolved, digests); // every rebuilt file against the target manifest
+    const rebuilt = await rebuildSite({ layout, target, baseManifest, baseSite: versionPaths(base.dir).site, destSite: p.site, signal, ahead }).catch(pathClash);
+    try {
+      finalManifest = finishTarget(layout, resolved, rebuilt.digests); // every rebuilt file against the target manifest
+    } catch (err) {
+      throw (err instanceof DigestMismatchError && (await namePatchThatFailed(p.site, rebuilt.patched))) || err; // a patch that did not apply, by name
+    }
     // The target manifest with every target signature, admitted as the full target package would be.
     admission = await admit(finalManifest);
     const final = finalManifest;

@@ -125,20 +125,24 @@ describe('delta import refusals (store unchanged)', () => {
 
   it('a base whose site lost a file (damaged by hand): the patch reading it is refused by name; a base file read ahead and never used does not crash the import', async () => {
     // Base files are read ahead of their patches (up to 32): docs/p8.html, 30th in payload order,
-    // is read (and fails) while the patch of docs/p0.html, 2nd, made for another file, fails
-    // first. The import must still exit 4 with p0's refusal, not die on the read nobody took.
-    const pkg = await craftDelta(delta, crafted('wrong-source-2'), { key: key.priv, ops: (ops) => ops.map((op) => (op.path === 'docs/p0.html' && op.kind === 'patch' ? { ...op, from: 'docs/p9.html' } : op)) });
-    for (const [victim, delta_, refusedFor] of [['docs/p8.html', pkg, 'docs/p0.html'], ['docs/p7.html', delta, 'docs/p7.html']] as const) {
+    // is read (and fails) while the patch of docs/p0.html, 2nd, which names a base file the base
+    // does not list, is refused first. The import must still exit 4 with p0's refusal, not die on
+    // the read nobody took.
+    const pkg = await craftDelta(delta, crafted('missing-source'), { key: key.priv, ops: (ops) => ops.map((op) => (op.path === 'docs/p0.html' && op.kind === 'patch' ? { ...op, from: 'docs/gone.html' } : op)) });
+    for (const [victim, delta_, code, message] of [
+      ['docs/p8.html', pkg, 'AIRLOCK_BAD_DELTA', 'the delta builds "docs/p0.html" from "docs/gone.html"'],
+      ['docs/p7.html', delta, 'AIRLOCK_DELTA_PATCH', 'the patch for docs/p7.html'],
+    ] as const) {
       const { store } = await storeWithV1();
       await rm(join(store, 'versions/v1/site', victim));
       const before = await treeDigest(store);
       const lines = await auditCount(store);
       const r = importInto(delta_, store);
-      expect(r.stderr).toContain('[AIRLOCK_DELTA_PATCH]');
-      expect(r.stderr).toContain(`the patch for ${refusedFor}`);
+      expect(r.stderr).toContain(`[${code}]`);
+      expect(r.stderr).toContain(message);
       expect(r.status).toBe(4);
       expect(await treeDigest(store)).toBe(before);
-      await expectRefusalLogged(store, lines, 'AIRLOCK_DELTA_PATCH');
+      await expectRefusalLogged(store, lines, code);
     }
   });
 

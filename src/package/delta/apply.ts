@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { createGunzip } from 'node:zlib';
 import { Transform } from 'node:stream';
 import { createHash } from 'node:crypto';
-import { applyFossil, fossilTargetSize } from './fossil-apply.js';
+import { applyFossilUnchecked, fossilChecksum, fossilTargetSize } from './fossil-apply.js';
 import { DigestMismatchError, MalformedError } from '../../errors.js';
 import type { FileRecord } from '../../archive/index.js';
 import type { Manifest } from '../manifest.js';
@@ -81,9 +81,10 @@ const bad = (code: string, message: string, subject: string) => new MalformedErr
  * delta to one, `whole` takes payload bytes. Writes only at target manifest paths; reads only base
  * manifest paths. Every file it writes is fsynced before it is closed (the caller fsyncs the
  * folders). Returns every target file's sha256 as built (the base's recorded digest for files
- * taken from it): finishTarget checks them against the target manifest, or fills its template.
+ * taken from it): finishTarget checks them against the target manifest, or fills its template;
+ * and each patch's declared checksum, compared only when that check fails (namePatchThatFailed).
  */
-export async function rebuildSite(o: RebuildInput): Promise<Map<string, string>> {
+export async function rebuildSite(o: RebuildInput): Promise<Rebuilt> {
   const { layout, baseManifest } = o;
   const base = new Map(baseManifest.files.map((f) => [f.path, f]));
   const ops = new Map<string, DeltaOp>(layout.manifest.ops.map((op) => [op.path, op]));
@@ -141,12 +142,15 @@ export async function rebuildSite(o: RebuildInput): Promise<Map<string, string>>
   const raw = size === 0 ? null : src.pipe(tap).pipe(gunzip);
   const reader = raw ? new ExactReader(raw, layout.manifest.payload.expandedSize, DELTA_MEMBERS.payload) : null;
   const ahead = o.ahead ?? readBaseAhead(layout, baseManifest, o.baseSite);
+  const patched: Patched = new Map();
   const applyPatch = async (path: string, from: FileRecord, patch: Buffer, size: number): Promise<void> => {
     let out: Buffer;
     try {
       if (fossilTargetSize(patch) !== size) throw new Error(`it yields ${fossilTargetSize(patch)} bytes, the target manifest says ${size}`);
       const source = join(o.baseSite, from.path);
-      out = applyFossil(await (from.size <= PATCH_BATCH_SOURCE ? ahead.take(source, from.size) : readUpTo(source, from.size + 1)), patch, size);
+      const applied = applyFossilUnchecked(await (from.size <= PATCH_BATCH_SOURCE ? ahead.take(source, from.size) : readUpTo(source, from.size + 1)), patch, size);
+      out = applied.out;
+      patched.set(path, { from: from.path, size, checksum: applied.checksum });
     } catch (err) {
       throw new DigestMismatchError('AIRLOCK_DELTA_PATCH', `the patch for ${path} does not apply to the base's ${from.path}: ${(err as Error).message}`, { subject: path });
     }
@@ -199,5 +203,26 @@ export async function rebuildSite(o: RebuildInput): Promise<Map<string, string>>
   if (raw && payloadHash.digest('hex') !== layout.manifest.payload.sha256) {
     throw new DigestMismatchError('AIRLOCK_DIGEST_MISMATCH', `payload.gz does not have the sha256 its delta manifest names`, { subject: DELTA_MEMBERS.payload });
   }
-  return digests;
+  return { digests, patched };
+}
+
+/** Each patched file's base file, size and the fossil checksum its patch declares for the output. */
+export type Patched = Map<string, { from: string; size: number; checksum: number }>;
+/** What rebuildSite built: every target file's sha256, and what namePatchThatFailed needs. */
+export interface Rebuilt { digests: Map<string, string>; patched: Patched }
+
+/**
+ * After the rebuilt files failed the target manifest: a patched file whose bytes do not have the
+ * checksum its patch declares, as the refusal naming that patch
+ * (AIRLOCK_DELTA_PATCH), or null. The checksums are compared only here, on the way to a refusal,
+ * not for every patch applied (the target's digests check every file anyway).
+ */
+export async function namePatchThatFailed(destSite: string, patched: Patched): Promise<DigestMismatchError | null> {
+  for (const [path, p] of patched) {
+    const bytes = await readUpTo(join(destSite, path), p.size + 1);
+    if (bytes.length !== p.size || fossilChecksum(bytes) !== p.checksum) {
+      return new DigestMismatchError('AIRLOCK_DELTA_PATCH', `the patch for ${path} does not apply to the base's ${p.from}: bad checksum`, { subject: path });
+    }
+  }
+  return null;
 }

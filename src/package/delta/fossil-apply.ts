@@ -36,6 +36,18 @@ export function fossilTargetSize(delta: Uint8Array): number {
 }
 
 export function applyFossil(source: Buffer, delta: Uint8Array, maxSize: number): Buffer {
+  const { out, checksum: declared } = applyFossilUnchecked(source, delta, maxSize);
+  if (declared !== fossilChecksum(out)) throw new Error('bad checksum');
+  return out;
+}
+
+/**
+ * applyFossil without the output checksum, which it returns: for a caller that checks every
+ * output another way (the delta rebuild: the target manifest's digests) and compares the
+ * checksums only to name the patch that failed. Summing every output byte in plain JS is the
+ * dearest part of applying 3,000 patches in a fresh process (60–120 ms, before V8 optimises it).
+ */
+export function applyFossilUnchecked(source: Buffer, delta: Uint8Array, maxSize: number): { out: Buffer; checksum: number } {
   const r = new DeltaReader(delta);
   const limit = r.int();
   if (r.char() !== 0x0a) throw new Error("size integer not terminated by '\\n'");
@@ -61,8 +73,7 @@ export function applyFossil(source: Buffer, delta: Uint8Array, maxSize: number):
       total += cnt;
     } else if (op === 0x3b) { // ';': the end, with the checksum of the output
       if (total !== limit) throw new Error('generated size does not match predicted size');
-      if (cnt !== checksum(out)) throw new Error('bad checksum');
-      return out;
+      return { out, checksum: cnt };
     } else {
       throw new Error('unknown delta operator');
     }
@@ -72,17 +83,24 @@ export function applyFossil(source: Buffer, delta: Uint8Array, maxSize: number):
 
 /**
  * fossil's 32-bit checksum: four interleaved byte sums combined as (s0 << 24) + (s1 << 16) +
- * (s2 << 8) + s3, which is the sum of the big-endian 32-bit words (mod 2^32), then the tail.
+ * (s2 << 8) + s3 (mod 2^32), which is the sum of the big-endian 32-bit words, then the tail. The
+ * lanes are summed as plain numbers (exact: at most 255 × 2^25 for the largest patch target) and
+ * reduced once (in a fresh process, before V8 optimises either, half the time of a DataView
+ * word loop).
  */
-function checksum(a: Buffer): number {
-  const words = a.length >>> 2;
-  const view = new DataView(a.buffer, a.byteOffset, words << 2);
-  let sum = 0;
-  for (let i = 0; i < words; i++) sum = (sum + view.getUint32(i << 2)) | 0;
-  const z = words << 2;
+export function fossilChecksum(a: Buffer): number {
+  const z = a.length & ~3;
+  let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  for (let i = 0; i < z; i += 4) {
+    s0 += a[i]!;
+    s1 += a[i + 1]!;
+    s2 += a[i + 2]!;
+    s3 += a[i + 3]!;
+  }
+  let sum = ((s0 % 0x100) * 0x1000000 + (s1 % 0x10000) * 0x10000 + (s2 % 0x1000000) * 0x100 + (s3 % 0x100000000)) % 0x100000000;
   const n = a.length - z;
-  if (n >= 3) sum = (sum + (a[z + 2]! << 8)) | 0;
-  if (n >= 2) sum = (sum + (a[z + 1]! << 16)) | 0;
-  if (n >= 1) sum = (sum + (a[z]! << 24)) | 0;
-  return sum >>> 0;
+  if (n >= 3) sum += a[z + 2]! << 8;
+  if (n >= 2) sum += a[z + 1]! << 16;
+  if (n >= 1) sum += a[z]! * 0x1000000;
+  return sum % 0x100000000;
 }
