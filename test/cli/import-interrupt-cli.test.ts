@@ -35,7 +35,7 @@ afterEach(() => {
   for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
 });
 
-interface Running { child: ChildProcess; stderr: () => string; done: Promise<{ status: number | null; signal: NodeJS.Signals | null; stdout: string }> }
+interface Running { child: ChildProcess; stdout: () => string; stderr: () => string; done: Promise<{ status: number | null; signal: NodeJS.Signals | null; stdout: string }> }
 function start(args: string[], cmd: string[] = [BIN]): Running {
   const child = spawn(process.execPath, [...cmd, ...args], { env: { ...process.env, AIRLOCK_STORE: undefined } });
   children.push(child);
@@ -45,7 +45,7 @@ function start(args: string[], cmd: string[] = [BIN]): Running {
   child.stderr!.on('data', (d) => (stderr += d));
   const done = new Promise<{ status: number | null; signal: NodeJS.Signals | null; stdout: string }>((resolve) =>
     child.on('close', (status, signal) => resolve({ status, signal, stdout })));
-  return { child, stderr: () => stderr, done };
+  return { child, stdout: () => stdout, stderr: () => stderr, done };
 }
 /** Poll (bounded) until `test` holds. */
 async function until(what: string, test: () => Promise<boolean> | boolean, ms = 20_000): Promise<void> {
@@ -83,7 +83,11 @@ describe('airlock import interrupted', () => {
   it('SIGINT while waiting for the store lock: exits at once, nothing written, the holder keeps its lock', async () => {
     const { store } = await storeWithV1();
     const holder = start([store], ['--import', 'tsx', HOLDER]);
-    await until('the lock', async () => (await readFile(join(store, 'lock'), 'utf8').catch(() => '')).includes(String(holder.child.pid)));
+    // "locked" is printed once acquireLock has returned, i.e. after the holder removed its own
+    // temporary lock file (the lock file naming it appears a moment before: digesting the store
+    // then counted that temporary file, which made this test fail once in CI).
+    await until('the lock', () => holder.stdout().includes('locked'));
+    expect(await readFile(join(store, 'lock'), 'utf8')).toContain(String(holder.child.pid));
     const lockBefore = await readFile(join(store, 'lock'), 'utf8');
     const before = await treeDigest(store);
     const run = start(['import', big, '--store', store, '--trust', key.pubPath, '--no-precompress']);
