@@ -1,7 +1,9 @@
-import { closeSync, constants, openSync, read } from 'node:fs';
+import { close, closeSync, constants, open, openSync, read } from 'node:fs';
 import { promisify } from 'node:util';
 
 const readP = promisify(read);
+const openP = promisify(open);
+const closeP = promisify(close);
 /** O_NONBLOCK: a FIFO or device where a file should be fails its read instead of hanging the import. */
 const FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
 
@@ -11,17 +13,19 @@ const FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
  * kind of VM every thread-pool round trip costs a cross-thread wake-up, and a delta import of
  * 3,000 cached base files was 15 % slower with all three on the pool (measured: bench:delta
  * warm), while a cold read is what must not hold up the main thread (cold: 0.82x of fully
- * synchronous reads).
+ * synchronous reads). A server passes `blocking: false`: there every call goes to the pool, so
+ * a cold open never stalls the requests it serves.
  */
-export async function readUpTo(path: string, max: number): Promise<Buffer> {
-  const fd = openSync(path, FLAGS);
+export async function readUpTo(path: string, max: number, blocking = true): Promise<Buffer> {
+  const fd = blocking ? openSync(path, FLAGS) : await openP(path, FLAGS);
   try {
     const buf = Buffer.allocUnsafe(max);
     let n = 0;
     for (let r; n < max && (r = (await readP(fd, buf, n, max - n, null)).bytesRead) > 0;) n += r;
     return buf.subarray(0, n);
   } finally {
-    closeSync(fd);
+    if (blocking) closeSync(fd);
+    else await closeP(fd);
   }
 }
 
@@ -35,13 +39,13 @@ export class ReadAhead {
   private next = 0;
   private bytes = 0;
   private readonly started: { path: string; size: number; read: Promise<Buffer> }[] = [];
-  constructor(private readonly list: readonly { path: string; size: number }[], private readonly limit: { files: number; bytes: number }) {
+  constructor(private readonly list: readonly { path: string; size: number }[], private readonly limit: { files: number; bytes: number; blocking?: boolean }) {
     this.fill();
   }
 
   take(path: string, size: number): Promise<Buffer> {
     const head = this.started[0];
-    if (head?.path !== path) return readUpTo(path, size + 1);
+    if (head?.path !== path) return readUpTo(path, size + 1, this.limit.blocking);
     this.started.shift();
     this.bytes -= head.size;
     this.fill();
@@ -58,7 +62,7 @@ export class ReadAhead {
     const { files, bytes } = this.limit;
     while (this.next < this.list.length && this.started.length < files && (this.started.length === 0 || this.bytes + this.list[this.next]!.size <= bytes)) {
       const f = this.list[this.next++]!;
-      const read = readUpTo(f.path, f.size + 1);
+      const read = readUpTo(f.path, f.size + 1, this.limit.blocking);
       read.catch(() => {}); // its taker sees a failure; one nobody takes is dropped, not unhandled
       this.started.push({ ...f, read });
       this.bytes += f.size;

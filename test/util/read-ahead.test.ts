@@ -36,7 +36,7 @@ describe('readUpTo', () => {
 describe('ReadAhead', () => {
   it('hands out each file in list order with its size + 1 bytes at most, however small the window', async () => {
     const list = Array.from({ length: 10 }, (_, i) => ({ path: file(`f${i}`), size: `file ${i} `.length * (i + 1) }));
-    for (const limit of [{ files: 1, bytes: 0 }, { files: 3, bytes: 20 }, { files: 32, bytes: 1 << 20 }]) {
+    for (const limit of [{ files: 1, bytes: 0 }, { files: 3, bytes: 20 }, { files: 32, bytes: 1 << 20 }, { files: 4, bytes: 1 << 20, blocking: false }]) {
       const ahead = new ReadAhead(list, limit);
       for (const [i, f] of list.entries()) expect((await ahead.take(f.path, f.size)).toString()).toBe(`file ${i} `.repeat(i + 1));
       await ahead.settle();

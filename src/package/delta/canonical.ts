@@ -73,7 +73,7 @@ export class HashingOut {
 const FLUSH_AT = 1 << 20;
 /** Files up to this size are read whole, up to READ_AHEAD ahead; larger ones are streamed. */
 const SMALL_FILE = 1 << 20;
-const READ_AHEAD = { files: 16, bytes: 16 * SMALL_FILE };
+const READ_AHEAD = { files: 16, bytes: 16 * SMALL_FILE, blocking: false }; // it runs in the mirror's server: no blocking open
 
 function checkRead(f: FileRecord, total: number, digest: string): void {
   if (total !== f.size || digest !== f.sha256) {
