@@ -2,11 +2,11 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { fsyncFile } from './fsync-tree.js';
 import { spanStream } from '../archive/index.js';
 import type { PackageInput } from '../package/index.js';
 import type { ProgressEvent } from './progress.js';
 import { gcPacer } from '../util/gc.js';
+import { fsyncFile } from '../util/fsx.js';
 
 export interface CopyDigests { packageSha256: string; archiveSha256: string }
 

@@ -3,15 +3,21 @@ import { dirname, basename, join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 
-/** fsync a directory so that a rename or create inside it survives a crash (POSIX rename(2) durability). */
-export async function fsyncDir(dir: string): Promise<void> {
-  const fh = await open(dir, 'r');
+/** fsync a file or a folder: open it read-only, sync, close. */
+async function fsyncPath(path: string): Promise<void> {
+  const fh = await open(path, 'r');
   try {
     await fh.sync();
   } finally {
     await fh.close();
   }
 }
+
+/** fsync a directory so that a rename or create inside it survives a crash (POSIX rename(2) durability). */
+export const fsyncDir: (dir: string) => Promise<void> = fsyncPath;
+
+/** fsync one file (its data and size) so a later rename cannot expose it empty after a crash. */
+export const fsyncFile: (path: string) => Promise<void> = fsyncPath;
 
 /** A sibling temp name in the same folder, so that the final rename is atomic (same file system). */
 export function tempSibling(path: string): string {

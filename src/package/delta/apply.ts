@@ -16,15 +16,7 @@ import { ZERO_DIGEST } from './template.js';
 import { inPool } from './pool.js';
 import { ReadAhead, readUpTo } from '../../util/read-ahead.js';
 import { constants as fsConstants } from 'node:fs';
-
-async function fsyncFile(path: string): Promise<void> {
-  const fh = await open(path, 'r');
-  try {
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-}
+import { fsyncFile } from '../../util/fsx.js';
 
 /** Patches applied at once, and the largest base file such a patch may read (bigger ones run alone). */
 const PATCH_WIDTH = 16;
