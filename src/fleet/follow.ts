@@ -1,9 +1,10 @@
 import { hostname } from 'node:os';
 import { AirlockError, EXIT, toAirlockError } from '../errors.js';
-import { FleetAnswerSchema, FLEET_POLL_PATH, type FleetAnswer, type FleetReport } from '../mirror/index.js';
+import type { FleetAnswer, FleetReport } from '../mirror/index.js';
 import { activate } from '../store/index.js';
 import { installBundle } from '../values/index.js';
 import type { AirlockServer } from '../serve/index.js';
+import { pollMirror, REQUEST_TIMEOUT_MS } from './poll.js';
 
 /**
  * `airlock serve --follow MIRROR_URL`: this replica polls the mirror's fleet endpoint
@@ -66,9 +67,7 @@ export interface FollowStatus {
   lastSwitch: { version: string; at: string; atMs: number } | null;
 }
 
-const MAX_ANSWER_BYTES = 64 * 1024;
 const MAX_BACKOFF_MS = 30_000;
-const REQUEST_TIMEOUT_MS = 5_000;
 
 const defaultReplicaId = () => `${hostname().replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 100) || 'replica'}:${process.pid}`;
 /** One line for logs and /_airlock/ready: our errors by code; a network failure by its cause (ECONNREFUSED, a timeout). */
@@ -185,29 +184,14 @@ export class Follower {
   }
 
   private async poll(): Promise<FleetAnswer> {
-    const res = await fetch(this.base + FLEET_POLL_PATH, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${this.o.token}`, 'content-type': 'application/json' },
-      body: JSON.stringify(this.report()),
-      signal: AbortSignal.any([this.abort.signal, AbortSignal.timeout(REQUEST_TIMEOUT_MS)]),
-    });
-    const text = await boundedText(res, MAX_ANSWER_BYTES);
-    if (!res.ok) throw new Error(`HTTP ${res.status} from ${this.base}${FLEET_POLL_PATH}: ${text.slice(0, 200)}`);
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      throw new Error(`the mirror's fleet answer is not JSON`);
-    }
-    const a = FleetAnswerSchema.safeParse(json);
-    if (!a.success) throw new Error(`the mirror's fleet answer is malformed: ${a.error.issues.slice(0, 3).map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    const a = await pollMirror(this.base, this.o.token, this.report(), this.abort.signal);
     if (this.status.mirror_state === 'unreachable') this.o.log(`airlock serve: follow: mirror ${this.base} reachable again`);
     this.failures = 0;
     this.status.mirror_state = 'ok';
     this.status.error = null;
     this.status.lastContactAt = new Date().toISOString();
-    this.status.announced = { version: a.data.version, phase: a.data.phase };
-    return a.data;
+    this.status.announced = { version: a.version, phase: a.phase };
+    return a;
   }
 
   private async tick(): Promise<void> {
@@ -320,21 +304,4 @@ export class Follower {
     }
     this.soon();
   }
-}
-
-/** The body as text, refusing more than `max` bytes (a hostile or broken mirror). */
-async function boundedText(res: Response, max: number): Promise<string> {
-  const declared = Number(res.headers.get('content-length') ?? NaN);
-  if (declared > max) {
-    await res.body?.cancel();
-    throw new Error(`the mirror's answer is ${declared} bytes; at most ${max} are read`);
-  }
-  const chunks: Buffer[] = [];
-  let n = 0;
-  for await (const c of res.body ?? []) {
-    n += (c as Uint8Array).length;
-    if (n > max) throw new Error(`the mirror's answer is over ${max} bytes`);
-    chunks.push(Buffer.from(c as Uint8Array));
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }
