@@ -21,7 +21,15 @@ export async function readUpTo(path: string, max: number, blocking = true): Prom
   try {
     const buf = Buffer.allocUnsafe(max);
     let n = 0;
-    for (let r; n < max && (r = (await readP(fd, buf, n, max - n, null)).bytesRead) > 0;) n += r;
+    // A short read of a regular file is its end: no second round trip to read the 0 bytes that
+    // say so (one pool trip per file instead of two). Anything else that reads short (a FIFO,
+    // an interrupted read) gives fewer bytes than listed, which the caller's size check refuses.
+    while (n < max) {
+      const want = max - n;
+      const r = (await readP(fd, buf, n, want, null)).bytesRead;
+      n += r;
+      if (r < want) break;
+    }
     return buf.subarray(0, n);
   } finally {
     if (blocking) closeSync(fd);

@@ -22,6 +22,16 @@ describe('readUpTo', () => {
     expect((await readUpTo(file('f0'), 100)).toString()).toBe('file 0 ');
   });
 
+  it('a file read up to its listed size + 1 comes back whole, small or large (it stops at the first short read)', async () => {
+    for (const size of [0, 1, 4096, 64 * 1024 + 3, 9 * 1024 * 1024 + 7]) {
+      const bytes = Buffer.alloc(size);
+      for (let i = 0; i < size; i += 4093) bytes[i] = (i / 4093) & 0xff;
+      await writeFile(file(`sized-${size}`), bytes);
+      expect((await readUpTo(file(`sized-${size}`), size + 1)).equals(bytes)).toBe(true);
+      expect((await readUpTo(file(`sized-${size}`), size + 1, false)).equals(bytes)).toBe(true);
+    }
+  });
+
   it('a FIFO where a file should be (a store edited by hand) reads as empty at once instead of hanging the import', async () => {
     expect(spawnSync('mkfifo', [file('fifo')]).status).toBe(0);
     // In a child with a time limit: a blocking open would hang this test process for good.
