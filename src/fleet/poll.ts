@@ -1,3 +1,4 @@
+import { cappedText } from '../util/capped-body.js';
 import { FleetAnswerSchema, FLEET_POLL_PATH, type FleetAnswer, type FleetReport } from '../mirror/index.js';
 
 /** The mirror's answer is small; a bigger one is a hostile or broken mirror. */
@@ -36,12 +37,7 @@ async function boundedText(res: Response, max: number): Promise<string> {
     await res.body?.cancel();
     throw new Error(`the mirror's answer is ${declared} bytes; at most ${max} are read`);
   }
-  const chunks: Buffer[] = [];
-  let n = 0;
-  for await (const c of res.body ?? []) {
-    n += (c as Uint8Array).length;
-    if (n > max) throw new Error(`the mirror's answer is over ${max} bytes`);
-    chunks.push(Buffer.from(c as Uint8Array));
-  }
-  return Buffer.concat(chunks).toString('utf8');
+  const text = await cappedText(res.body, max);
+  if (text === null) throw new Error(`the mirror's answer is over ${max} bytes`);
+  return text;
 }

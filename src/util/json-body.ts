@@ -1,3 +1,5 @@
+import { cappedText } from './capped-body.js';
+
 /** Reading an untrusted JSON request body with a hard size cap (pure over a web Request): the relays and local search. */
 export const DEFAULT_MAX_BODY_BYTES = 256 * 1024;
 
@@ -20,22 +22,8 @@ export async function readJsonBody(req: Request, max = DEFAULT_MAX_BODY_BYTES): 
   const tooLarge = { ok: false, status: 413, error: `request body larger than ${max} bytes` } as const;
   const declared = Number(req.headers.get('content-length') ?? NaN);
   if (Number.isFinite(declared) && declared > max) return tooLarge;
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  if (req.body) {
-    const reader = req.body.getReader();
-    for (;;) {
-      const r = await reader.read();
-      if (r.done) break;
-      size += r.value.byteLength;
-      if (size > max) {
-        await reader.cancel().catch(() => {});
-        return tooLarge;
-      }
-      chunks.push(r.value);
-    }
-  }
-  const text = Buffer.concat(chunks).toString('utf8');
+  const text = await cappedText(req.body, max);
+  if (text === null) return tooLarge;
   try {
     return { ok: true, value: JSON.parse(text) as unknown };
   } catch (err) {
