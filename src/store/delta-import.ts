@@ -1,4 +1,4 @@
-import { mkdir, readdir, rename, rmdir } from 'node:fs/promises';
+import { mkdir, rename, rmdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { KeyObject } from 'node:crypto';
 import { createHash } from 'node:crypto';
@@ -178,7 +178,7 @@ async function importOnBase(pkg: PackageInput, layout: DeltaLayout, o: ImportOpt
     // The manifest, its signatures and version.json are written and fsynced (writeSmall) while
     // the site's folders are fsynced (rebuildSite fsynced every file): one wait, not one per file.
     const small: [string, Buffer][] = [[p.manifest, final.manifestBytes], ...final.signatures.map((sig, i): [string, Buffer] => [join(staging, signatureMember(i + 1)), sig]), [p.meta, Buffer.from(JSON.stringify(meta, null, 2) + '\n')]];
-    await inPool([...small.map(([at, b]) => () => writeSmall(at, [b], b.length)), ...(await folders(p.site)).map((d) => () => fsyncDir(d))], (task) => task());
+    await inPool([...small.map(([at, b]) => () => writeSmall(at, [b], b.length)), ...siteFolders(p.site, target.files).map((d) => () => fsyncDir(d))], (task) => task());
     await fsyncDir(staging);
     onProgress?.({ phase: 'extracted', files: meta.fileCount, bytes: meta.totalBytes });
     signal?.throwIfAborted();
@@ -243,13 +243,12 @@ function pathClash(err: unknown): never {
   throw err;
 }
 
-/** Every folder of a rebuilt site, `root` first. */
-async function folders(root: string): Promise<string[]> {
-  const dirs: string[] = [];
-  const walk = async (dir: string): Promise<void> => {
-    dirs.push(dir);
-    for (const e of await readdir(dir, { withFileTypes: true })) if (e.isDirectory()) await walk(join(dir, e.name));
-  };
-  await walk(root);
-  return dirs;
+/**
+ * Every folder of a rebuilt site, `root` first: the parents of the target's files, which are the
+ * folders rebuildSite made (computed, not walked: 167 sequential readdir trips for 3,000 pages).
+ */
+export function siteFolders(root: string, files: readonly { path: string }[]): string[] {
+  const dirs = new Set<string>();
+  for (const { path } of files) for (let i = path.indexOf('/'); i > 0; i = path.indexOf('/', i + 1)) dirs.add(path.slice(0, i));
+  return [root, ...[...dirs].map((d) => join(root, d))];
 }
