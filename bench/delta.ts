@@ -9,6 +9,7 @@
  * root to write /proc/sys/vm/drop_caches, else the cold row says it was not measured). Each
  * import is the whole `airlock import` command of the built binary (npm run bench:delta builds it).
  *   npm run bench:delta -- [--pages 3000] [--runs 3] [--dir DIR]
+ * Disk: each case keeps 4 × runs store copies until its imports are done (about 3 GB at --runs 7).
  * Goals: (a) ≤ 1 %, (b) ≤ 5 %, (c) ≤ 25 %; delta import no slower than a full import.
  */
 import { spawnSync } from 'node:child_process';
@@ -89,9 +90,10 @@ async function dropCaches(): Promise<boolean> {
  * What the user waits for: the whole `airlock import` command (the built binary, a fresh process
  * each time, as a script runs it). In-process imports flattered the full import: the setup's
  * packing and delta-making had already warmed its archive code in the same process.
+ * Each import gets its own copy of the base store, and nothing is deleted while imports are
+ * timed (see settle()).
  */
 async function timeImport(pkg: string, base: string, store: string, cold: boolean): Promise<number> {
-  await rm(store, { recursive: true, force: true });
   await cp(base, store, { recursive: true });
   spawnSync('sync');
   if (cold && !(await dropCaches())) throw new Error('cannot drop the page cache');
@@ -99,11 +101,34 @@ async function timeImport(pkg: string, base: string, store: string, cold: boolea
   const r = spawnSync(process.execPath, [BIN, 'import', pkg, '--store', store, '--allow-unsigned'], { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
   const ms = performance.now() - t0;
   if (r.status !== 0) throw new Error(`airlock import ${pkg} failed (${r.status}): ${r.stderr}`);
-  await rm(store, { recursive: true, force: true });
   return ms;
 }
 
-await rm(work, { recursive: true, force: true });
+/**
+ * Deleting thousands of files just before an import slowed it down, whatever its kind: ext4
+ * without a journal (this VM's root file system) skips inodes deleted in the last 60 s when it
+ * allocates new ones (recently_deleted(), 300 s while the inode table is dirty), so every file
+ * the import created scanned past the store removed a second earlier. A system-wide profile of
+ * such a warm (b) delta import had a third of its samples in recently_deleted() and 18 % spinning
+ * on a lock its callers held (full imports suffered the same); warm imports took 2-3 s instead of 1.2 s, with sys time from 0.6 to 4 s.
+ * (Cold runs escaped it: without the inode table in the page cache the check is skipped.) So the
+ * stores are removed between cases, never between timed imports, then synced, and the next case's
+ * imports wait until a minute has passed. A user's weekly import does not follow a mass delete.
+ */
+let deletedAt = 0;
+async function remove(...paths: string[]): Promise<void> {
+  for (const p of paths) await rm(p, { recursive: true, force: true });
+  spawnSync('sync');
+  deletedAt = performance.now();
+}
+async function settle(): Promise<void> {
+  const wait = deletedAt + 61_000 - performance.now();
+  if (wait <= 0) return;
+  process.stderr.write(`waiting ${Math.ceil(wait / 1000)} s for the files just deleted to age (see settle())...\n`);
+  await new Promise((r) => setTimeout(r, wait));
+}
+
+await remove(work);
 await mkdir(work, { recursive: true });
 const canDrop = await dropCaches();
 const baseSite = join(work, 'site-v1');
@@ -121,18 +146,22 @@ for (const [name, change] of Object.entries(CHANGES)) {
   await cp(baseSite, site, { recursive: true });
   await change(site, html);
   const full = await pack(site, version);
-  await rm(site, { recursive: true, force: true });
+  await remove(site);
   const t0 = performance.now();
   const d = await makeDelta({ oldPkg: v1, newPkg: full, outDir: join(work, `out-${version}`) });
   const makeMs = performance.now() - t0;
   const fullBytes = (await stat(full)).size;
   const times = { warm: { full: [] as number[], delta: [] as number[] }, cold: { full: [] as number[], delta: [] as number[] } };
+  const stores = join(work, 'stores');
+  await settle();
+  let k = 0;
   for (let i = 0; i < runs; i++) {
     for (const mode of canDrop ? (['warm', 'cold'] as const) : (['warm'] as const)) {
-      times[mode].full.push(await timeImport(full, baseStore, join(work, 'store'), mode === 'cold'));
-      times[mode].delta.push(await timeImport(d.delta, baseStore, join(work, 'store'), mode === 'cold'));
+      times[mode].full.push(await timeImport(full, baseStore, join(stores, `${++k}`), mode === 'cold'));
+      times[mode].delta.push(await timeImport(d.delta, baseStore, join(stores, `${++k}`), mode === 'cold'));
     }
   }
+  await remove(stores);
   const row = (mode: 'warm' | 'cold') => {
     if (times[mode].full.length === 0) return `${mode}: not measured (dropping the page cache needs root)`;
     const f = median(times[mode].full);
