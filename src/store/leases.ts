@@ -6,6 +6,7 @@ import { requireVersion } from './activate.js';
 import { readJsonFile } from './meta.js';
 import { checkLabel, isLabel, storePaths } from './paths.js';
 import { isAlive, self } from './proc.js';
+import { storePathError } from './location.js';
 
 const LeaseSchema = z.object({ pid: z.number().int().positive(), start: z.string(), version: z.string().refine(isLabel), startedAt: z.string() });
 export type LeaseRecord = z.infer<typeof LeaseSchema>;
@@ -29,7 +30,10 @@ function write(store: string, label: string, startedAt: string): Promise<void> {
 
 async function writeNow(store: string, label: string, startedAt: string): Promise<void> {
   const rec: LeaseRecord = { ...self, version: label, startedAt };
-  await atomicWriteFile(leasePath(store, self.pid), JSON.stringify(rec) + '\n');
+  await atomicWriteFile(leasePath(store, self.pid), JSON.stringify(rec) + '\n').catch((err: unknown) => {
+    // A store the server may read but not write (a read-only mount, another owner): said in words, exit 2.
+    throw storePathError(store, err, `write this server's lease in ${storePaths(store).leases} (prune keeps the versions live servers name there)`) ?? err;
+  });
   // Written first, checked second: a prune that moved the version away before seeing this lease
   // is caught here; one that runs later sees the lease and keeps (or restores) the version.
   try {

@@ -100,4 +100,17 @@ describe('store paths', () => {
     expect(activate.status).toBe(2);
     expect(await absent(join(locked, 'new'))).toBe(true);
   });
+
+  it('a store the server may read but not write: serve exits 2 at once naming the leases folder (was a raw EACCES, exit 1)', async () => {
+    const ro = join(dir, 'ro-store');
+    const imported = airlock(['import', pkg, '--allow-unsigned', '--no-precompress', '--activate', '--store', ro], { timeoutMs: 30_000 });
+    expect(imported.status, imported.stderr).toBe(0);
+    await chmod(dir, 0o755);
+    const r = spawnSync(process.execPath, [BIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--store', ro], { encoding: 'utf8', timeout: 15_000, ...asNobody(), env: { ...process.env, AIRLOCK_STORE: undefined } });
+    expect(r.signal, r.stderr).toBeNull(); // exited on its own, not killed by the time limit
+    expect(r.status, r.stderr).toBe(2);
+    expect(r.stderr).toContain(`store ${ro}: cannot write this server's lease in ${join(ro, 'leases')}`);
+    expect(r.stderr).toMatch(/(permission denied \(EACCES|operation not permitted \(EPERM).*\[AIRLOCK_STORE_PATH\]/);
+    expect(await absent(join(ro, 'leases'))).toBe(true);
+  });
 });
