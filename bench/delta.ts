@@ -110,10 +110,12 @@ async function timeImport(pkg: string, base: string, store: string, cold: boolea
  * allocates new ones (recently_deleted(), 300 s while the inode table is dirty), so every file
  * the import created scanned past the store removed a second earlier. A system-wide profile of
  * such a warm (b) delta import had a third of its samples in recently_deleted() and 18 % spinning
- * on a lock its callers held (full imports suffered the same); warm imports took 2-3 s instead of 1.2 s, with sys time from 0.6 to 4 s.
- * (Cold runs escaped it: without the inode table in the page cache the check is skipped.) So the
- * stores are removed between cases, never between timed imports, then synced, and the next case's
- * imports wait until a minute has passed. A user's weekly import does not follow a mass delete.
+ * on a lock its callers held; warm imports of both kinds took 2-3 s instead of 1.2-1.4 s, with sys
+ * time from 0.6 to 4 s, and the delta paid more (same code, same hour: warm (b) 1.15x, (c) 1.29x
+ * of a full import). Cold runs largely escaped it: the check is skipped for an inode table block
+ * that is not in memory. So the stores are removed between cases, never between timed imports,
+ * then synced, and the next case's imports wait until a minute has passed. A user's weekly import
+ * does not follow a mass delete by seconds.
  */
 let deletedAt = 0;
 async function remove(...paths: string[]): Promise<void> {

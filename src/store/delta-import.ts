@@ -245,7 +245,7 @@ function pathClash(err: unknown): never {
 
 /**
  * Every folder of a rebuilt site, `root` first: the parents of the target's files, which are the
- * folders rebuildSite made (computed, not walked: 167 sequential readdir trips for 3,000 pages).
+ * folders rebuildSite made (computed, not walked: 115 sequential readdir trips for the 3,000-page benchmark site).
  */
 export function siteFolders(root: string, files: readonly { path: string }[]): string[] {
   const dirs = new Set<string>();
