@@ -74,6 +74,12 @@ export async function handleObject(d: ObjectDeps, req: IncomingMessage, res: Ser
 }
 
 function send(d: ObjectDeps, req: IncomingMessage, res: ServerResponse, fh: FileHandle, o: Obj, label: string): void {
+  // The client may have gone while the version was read and the file opened (a reader's abort, a
+  // replica shutting down): pipe into a destroyed response throws ERR_STREAM_UNABLE_TO_PIPE.
+  if (res.destroyed) {
+    void fh.close();
+    return;
+  }
   const etag = `"${o.sha256}"`;
   const b64 = Buffer.from(o.sha256, 'hex').toString('base64');
   const headers: Record<string, string | number> = {

@@ -104,6 +104,11 @@ function sendBytes(res: ServerResponse, base: string[], rep: Rep, status: number
   stream.once('error', early);
   stream.once('open', () => {
     stream.off('error', early);
+    // The reader may have gone while the file opened: piping into a destroyed response throws.
+    if (res.destroyed) {
+      stream.destroy();
+      return;
+    }
     res.writeHead(status, headers);
     pipeline(stream, res, (err) => {
       if (err && (err as NodeJS.ErrnoException).code !== 'ERR_STREAM_PREMATURE_CLOSE') ctx.onError(err, file);

@@ -1,7 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile, readlink } from 'node:fs/promises';
+import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { handleObject } from '../../src/mirror/objects.js';
+import { signLink } from '../../src/mirror/sign.js';
 import { mirrorRig, type MirrorRig } from './rig.js';
 
 let r: MirrorRig;
@@ -105,5 +109,43 @@ describe('mirror object links', () => {
   it('HEAD is refused like a presigned GET link on object storage (403); other methods too', async () => {
     expect((await get(links.bundleUrl, {}, 'HEAD')).res.status).toBe(403);
     expect((await get(links.bundleUrl, {}, 'DELETE')).res.status).toBe(403);
+  });
+  it('a client gone before the object is sent (aborted download, replica shutting down): no throw, no write, the file is closed', async () => {
+    const secret = Buffer.alloc(32, 7);
+    const errors: unknown[] = [];
+    let done!: (v: { thrown: unknown; res: ServerResponse }) => void;
+    const handled = new Promise<{ thrown: unknown; res: ServerResponse }>((resolve) => (done = resolve));
+    // The handler starts only once the client has hung up: the response is destroyed by then,
+    // deterministically (the race CI met when a replica shut down mid-download).
+    const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+      res.once('close', () => {
+        handleObject({ store: r.store, secret, now: Date.now, onError: (e) => errors.push(e) }, req, res).then(
+          () => done({ thrown: undefined, res }),
+          (thrown: unknown) => done({ thrown, res }),
+        );
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const name = new URL(links.bundleUrl).pathname.split('/').pop()!;
+      const q = signLink(secret, { label: 'v1', name, form: 'archive', expires: Math.floor(Date.now() / 1000) + 600 });
+      const { port } = server.address() as AddressInfo;
+      const client = request({ host: '127.0.0.1', port, path: `/_airlock/objects/v1/${name}?${q}` });
+      client.on('error', () => {});
+      client.end();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      client.destroy();
+      const { thrown, res } = await handled;
+      expect(thrown).toBeUndefined();
+      expect(errors).toEqual([]);
+      expect(res.headersSent).toBe(false);
+      // No descriptor of the package is left open (bounded wait: the close is asynchronous).
+      const openPkgs = async () => (await Promise.all((await readdir('/proc/self/fd')).map((fd) => readlink(`/proc/self/fd/${fd}`).catch(() => ''))))
+        .filter((t) => t.endsWith('package.airlock')).length;
+      for (let i = 0; i < 50 && (await openPkgs()) > 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(await openPkgs()).toBe(0);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
