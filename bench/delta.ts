@@ -22,6 +22,7 @@ import { generateSite } from '../fixtures/generate.js';
 import { packArchive } from '../src/package/index.js';
 import { makeDelta } from '../src/package/delta/index.js';
 import { importPackage } from '../src/store/index.js';
+import { remove, settle } from './settle.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = join(ROOT, 'dist/src/cli/bin.js'); // built by `npm run bench:delta` first
@@ -91,7 +92,7 @@ async function dropCaches(): Promise<boolean> {
  * each time, as a script runs it). In-process imports flattered the full import: the setup's
  * packing and delta-making had already warmed its archive code in the same process.
  * Each import gets its own copy of the base store, and nothing is deleted while imports are
- * timed (see settle()).
+ * timed (see bench/settle.ts).
  */
 async function timeImport(pkg: string, base: string, store: string, cold: boolean): Promise<number> {
   await cp(base, store, { recursive: true });
@@ -102,32 +103,6 @@ async function timeImport(pkg: string, base: string, store: string, cold: boolea
   const ms = performance.now() - t0;
   if (r.status !== 0) throw new Error(`airlock import ${pkg} failed (${r.status}): ${r.stderr}`);
   return ms;
-}
-
-/**
- * Deleting thousands of files just before an import slowed it down, whatever its kind: ext4
- * without a journal (this VM's root file system) skips inodes deleted in the last 60 s when it
- * allocates new ones (recently_deleted(), 300 s while the inode table is dirty), so every file
- * the import created scanned past the store removed a second earlier. A system-wide profile of
- * such a warm (b) delta import had a third of its samples in recently_deleted() and 18 % spinning
- * on a lock its callers held; warm imports of both kinds took 2-3 s instead of 1.2-1.4 s, with sys
- * time from 0.6 to 4 s, and the delta paid more (same code, same hour: warm (b) 1.15x, (c) 1.29x
- * of a full import). Cold runs largely escaped it: the check is skipped for an inode table block
- * that is not in memory. So the stores are removed between cases, never between timed imports,
- * then synced, and the next case's imports wait until a minute has passed. A user's weekly import
- * does not follow a mass delete by seconds.
- */
-let deletedAt = 0;
-async function remove(...paths: string[]): Promise<void> {
-  for (const p of paths) await rm(p, { recursive: true, force: true });
-  spawnSync('sync');
-  deletedAt = performance.now();
-}
-async function settle(): Promise<void> {
-  const wait = deletedAt + 61_000 - performance.now();
-  if (wait <= 0) return;
-  process.stderr.write(`waiting ${Math.ceil(wait / 1000)} s for the files just deleted to age (see settle())...\n`);
-  await new Promise((r) => setTimeout(r, wait));
 }
 
 await remove(work);

@@ -17,6 +17,7 @@ import * as tar from 'tar';
 import { packArchive, verifyPackage } from '../src/package/index.js';
 import { openVolumes, splitPackage } from '../src/package/volumes/index.js';
 import { importPackage, importVolumes } from '../src/store/index.js';
+import { remove, settle } from './settle.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const { values } = parseArgs({ options: { mib: { type: 'string', default: '256' }, runs: { type: 'string', default: '3' }, dir: { type: 'string' } } });
@@ -27,7 +28,7 @@ const work = resolve(values.dir ?? join(ROOT, 'bench/out/volumes'));
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const time = async (f: () => Promise<unknown>) => { const t = performance.now(); await f(); return performance.now() - t; };
 
-await rm(work, { recursive: true, force: true });
+await remove(work);
 const site = join(work, 'site');
 await mkdir(join(site, 'files'), { recursive: true });
 await writeFile(join(site, 'index.html'), '<!doctype html><title>bench</title>');
@@ -37,7 +38,7 @@ for (let i = 0, left = bytes; left > 0; i++, left -= 16 * MiB) {
   names.push(`files/f${i}.bin`);
 }
 await tar.create({ file: join(work, 'export.tar'), cwd: site, portable: true }, names);
-await rm(site, { recursive: true });
+await remove(site);
 const { privateKey, publicKey } = generateKeyPairSync('ed25519');
 const single = (await packArchive({ archivePath: join(work, 'export.tar'), domain: 'bench.example.com', version: 'v1', outDir: join(work, 'one'), signKey: privateKey })).package;
 await rm(join(work, 'export.tar'));
@@ -51,17 +52,19 @@ console.log(`package ${(bytes / MiB).toFixed(0)} MiB of incompressible files; ${
 
 const t = { verifyOne: [] as number[], verifyVols: [] as number[], importOne: [] as number[], importVols: [] as number[] };
 const trust = [publicKey];
+const stores: string[] = []; // kept until the end: nothing is deleted between timed runs (bench/settle.ts)
+await settle();
 for (let r = 0; r < runs; r++) {
   t.verifyOne.push(await time(() => verifyPackage(single, { trust })));
   t.verifyVols.push(await time(async () => verifyPackage((await openVolumes([vols[0]!], { trust })).input, { trust })));
   for (const [k, f] of [['importOne', (s: string) => importPackage(single, { store: s, trust })], ['importVols', (s: string) => importVolumes([vols[0]!], { store: s, trust })]] as const) {
     const store = join(work, `store-${k}-${r}`);
+    stores.push(store);
     t[k].push(await time(() => f(store)));
-    await rm(store, { recursive: true, force: true });
   }
 }
 const row = (what: string, one: number[], v: number[]) =>
   console.log(`${what.padEnd(7)} one file ${median(one).toFixed(0).padStart(6)} ms   volumes ${median(v).toFixed(0).padStart(6)} ms   ratio ${(median(v) / median(one)).toFixed(2)}×`);
 row('verify', t.verifyOne, t.verifyVols);
 row('import', t.importOne, t.importVols);
-await rm(work, { recursive: true, force: true });
+await remove(work);
