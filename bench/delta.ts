@@ -9,7 +9,8 @@
  * root to write /proc/sys/vm/drop_caches, else the cold row says it was not measured). Each
  * import is the whole `airlock import` command of the built binary (npm run bench:delta builds it).
  *   npm run bench:delta -- [--pages 3000] [--runs 3] [--dir DIR]
- * Disk: each case keeps 4 × runs store copies until its imports are done (about 3 GB at --runs 7).
+ * Disk: nothing is deleted before the last import (bench/settle.ts), so each case keeps its
+ * 4 × runs store copies until the end (about 3 GB per case at --runs 7, 9 GB in all).
  * Goals: (a) ≤ 1 %, (b) ≤ 5 %, (c) ≤ 25 %; delta import no slower than a full import.
  */
 import { spawnSync } from 'node:child_process';
@@ -123,13 +124,12 @@ for (const [name, change] of Object.entries(CHANGES)) {
   await cp(baseSite, site, { recursive: true });
   await change(site, html);
   const full = await pack(site, version);
-  await remove(site);
   const t0 = performance.now();
   const d = await makeDelta({ oldPkg: v1, newPkg: full, outDir: join(work, `out-${version}`) });
   const makeMs = performance.now() - t0;
   const fullBytes = (await stat(full)).size;
   const times = { warm: { full: [] as number[], delta: [] as number[] }, cold: { full: [] as number[], delta: [] as number[] } };
-  const stores = join(work, 'stores');
+  const stores = join(work, `stores-${version}`); // kept until the end (bench/settle.ts)
   await settle();
   let k = 0;
   for (let i = 0; i < runs; i++) {
@@ -138,7 +138,6 @@ for (const [name, change] of Object.entries(CHANGES)) {
       times[mode].delta.push(await timeImport(d.delta, baseStore, join(stores, `${++k}`), mode === 'cold'));
     }
   }
-  await remove(stores);
   const row = (mode: 'warm' | 'cold') => {
     if (times[mode].full.length === 0) return `${mode}: not measured (dropping the page cache needs root)`;
     const f = median(times[mode].full);
@@ -151,4 +150,4 @@ for (const [name, change] of Object.entries(CHANGES)) {
   await rm(join(work, `out-${version}`), { recursive: true, force: true });
   await rm(full);
 }
-await rm(work, { recursive: true, force: true });
+await remove(work);

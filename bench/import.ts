@@ -13,10 +13,12 @@
  * Sites: gen3000 = generated 3,000-page site (≈100 MB); real = real-export-shaped (2,000 HTML pages
  * of which 1,000 redirect stubs, 4,000 files: hashed assets, small images, a few large images);
  * 1gb = generated 10,000 pages of 100 KB.
+ * Nothing is deleted until the last timed run (bench/settle.ts): every run's outputs stay until
+ * the end, about 3 × runs × each site's size on disk (13 GB for all three sites at the defaults).
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
-import { mkdir, rm, stat } from 'node:fs/promises';
+import { mkdir, stat } from 'node:fs/promises';
 import { request } from 'node:http';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -26,6 +28,7 @@ import { generateSite, committedSiteDir, type GenerateOptions } from '../fixture
 import { scanArchive } from '../src/archive/index.js';
 import { writePackage, type Manifest } from '../src/package/index.js';
 import { padRealExport, REAL_EXPORT } from './real-site.js';
+import { remove, settle } from './settle.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = join(ROOT, 'dist/src/cli/bin.js');
@@ -74,14 +77,13 @@ async function prepare(name: string): Promise<Prepared> {
   if (!shape) throw new Error(`unknown site ${name} (known: ${Object.keys(SITES).join(', ')})`);
   const dir = join(work, `site-${name}`);
   const site = join(dir, 'site');
-  await rm(dir, { recursive: true, force: true });
+  await remove(dir);
   await mkdir(dir, { recursive: true });
   process.stderr.write(`[${name}] generating site...\n`);
   await generateSite(site, shape.gen);
   await shape.pad?.(site);
   const label = `bench-${name}`;
   const { archive, pkg, manifest } = await makePackage(dir, site, label, shape.gen.pages);
-  await rm(site, { recursive: true, force: true });
   const html = manifest.files.filter((f) => f.path.endsWith('.html')).map((f) => f.path);
   // A spread sample of pages (stubs and full pages), checked for final bytes after the import.
   const step = Math.max(1, Math.floor(html.length / 24));
@@ -198,21 +200,22 @@ process.stdout.write(JSON.stringify({ ms: performance.now() - t0 }));`;
 
 async function bench(name: string, base: { pkg: string }): Promise<void> {
   const p = await prepare(name);
-  const store = join(work, 'store');
-  const dest = join(work, 'dest');
   const ours: Run[] = [];
   const tar: number[] = [];
   const extract: number[] = [];
+  // Every run writes into folders of its own, and nothing is deleted until the benchmark ends
+  // (bench/settle.ts: on this VM's ext4 without a journal, files created within minutes of a
+  // mass delete are slower to create, and the old loop deleted a store or tar's output right
+  // before each timed run).
+  await settle();
   for (let i = 0; i < runs; i++) {
-    await rm(store, { recursive: true, force: true });
+    const [store, dest, xstore] = ['store', 'dest', 'xstore'].map((k) => join(work, `${k}-${name}-${i}`)) as [string, string, string];
     sh(process.execPath, [BIN, 'import', base.pkg, '--store', store, '--allow-unsigned', '--activate']);
     const served = await startServe(store);
     try {
-      await rm(dest, { recursive: true, force: true });
       await mkdir(dest, { recursive: true });
       spawnSync('sync');
       tar.push(sh('tar', ['-xzf', p.archive, '-C', dest]));
-      await rm(dest, { recursive: true, force: true });
       spawnSync('sync');
       const r = await importToServed(p, store, served);
       ours.push(r);
@@ -221,12 +224,10 @@ async function bench(name: string, base: { pkg: string }): Promise<void> {
       await served.stop();
     }
     if (!values['no-extract-row']) {
-      await rm(store, { recursive: true, force: true });
       spawnSync('sync');
-      extract.push(extractOnly(p.pkg, store));
+      extract.push(extractOnly(p.pkg, xstore));
     }
   }
-  await rm(store, { recursive: true, force: true });
   const g = median(tar);
   const served = median(ours.map((o) => o.servedMs));
   const cmd = median(ours.map((o) => o.cmdMs));
@@ -239,7 +240,6 @@ async function bench(name: string, base: { pkg: string }): Promise<void> {
   if (extract.length) process.stdout.write(`| extraction only (importPackage) | ${s(median(extract))} | ${s(g)} | ${(median(extract) / g).toFixed(2)}× |\n`);
   process.stdout.write(`| CPU user+sys (command) | ${median(ours.map((o) => o.cpuS)).toFixed(1)} s | | |\n`);
   process.stdout.write(`| peak RSS, process tree (command) | ${median(rss).toFixed(0)} MB median, ${Math.max(...rss).toFixed(0)} MB max | | goal ≤ 150 MB |\n`);
-  await rm(join(work, `site-${name}`), { recursive: true, force: true });
 }
 
 if (!existsSync(BIN)) throw new Error('build first: npm run build (the benchmark runs the compiled tool)');
@@ -250,5 +250,5 @@ const base = await makePackage(baseDir, committedSiteDir(), 'base', 16);
 try {
   for (const name of String(values.sites).split(',').map((x) => x.trim()).filter(Boolean)) await bench(name, base);
 } finally {
-  await rm(work, { recursive: true, force: true });
+  await remove(work);
 }
