@@ -58,7 +58,8 @@ export async function createMirror(o: MirrorOptions): Promise<Mirror> {
     // Large bodies go straight to the node response (backpressure, no web-stream copy).
     const res = (c.env as unknown as { outgoing: ServerResponse }).outgoing;
     await handleObject({ store: o.store, secret, now, onError: (err) => o.log(`airlock mirror: ${String(err)}`) }, c.env.incoming, res);
-    o.onDownload?.(res.statusCode);
+    // A client gone before any answer (an aborted download) got nothing: not a download answered.
+    if (res.headersSent) o.onDownload?.(res.statusCode);
     // A fresh marker per request: the shared RESPONSE_ALREADY_SENT constant loses its marker when a
     // middleware adds a header after the handler (hono rebuilds it as the adapter's cached
     // response, which @hono/node-server then tries to write again: ERR_HTTP_HEADERS_SENT).

@@ -1,12 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
-import { readdir, readFile, readlink } from 'node:fs/promises';
+import { readdir, readFile, readlink, writeFile } from 'node:fs/promises';
 import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { createMirror } from '../../src/mirror/index.js';
 import { handleObject } from '../../src/mirror/objects.js';
 import { signLink } from '../../src/mirror/sign.js';
-import { mirrorRig, type MirrorRig } from './rig.js';
+import { tokensFile } from './helpers.js';
+import { mirrorRig, TOKEN, type MirrorRig } from './rig.js';
 
 let r: MirrorRig;
 let links: { bundleUrl: string; packageUrl: string; sizeBytes: number };
@@ -144,6 +146,43 @@ describe('mirror object links', () => {
         .filter((t) => t.endsWith('package.airlock')).length;
       for (let i = 0; i < 50 && (await openPkgs()) > 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
       expect(await openPkgs()).toBe(0);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+  it('the downloads metric counts answers only: a client gone before any answer is not a 2xx download', async () => {
+    const secretFile = join(r.dir, 'metric-secret');
+    await writeFile(secretFile, Buffer.alloc(32, 9));
+    const statuses: number[] = [];
+    const mirror = await createMirror({ store: r.store, tokensFile: await tokensFile(join(r.dir, 'metric-tokens'), [TOKEN]), secretFile, log: () => {}, onDownload: (s) => statuses.push(s) });
+    const name = new URL(links.bundleUrl).pathname.split('/').pop()!;
+    const path = `/_airlock/objects/v1/${name}?${signLink(Buffer.alloc(32, 9), { label: 'v1', name, form: 'archive', expires: Math.floor(Date.now() / 1000) + 600 })}`;
+    let done!: () => void;
+    let handled = new Promise<void>((resolve) => (done = resolve));
+    let abortFirst = true;
+    // As in the test above, the app runs only once the client has hung up when abortFirst is set.
+    const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+      const run = () => void (mirror.app.fetch(new Request(`http://127.0.0.1${req.url}`), { incoming: req, outgoing: res }) as Promise<Response>).then(() => done(), () => done());
+      if (abortFirst) res.once('close', run);
+      else run();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const client = request({ host: '127.0.0.1', port, path });
+      client.on('error', () => {});
+      client.end();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      client.destroy();
+      await handled;
+      expect(statuses).toEqual([]);
+      // The control: the same link, answered, is counted once as 200.
+      abortFirst = false;
+      handled = new Promise<void>((resolve) => (done = resolve));
+      const got = await get(`http://127.0.0.1:${port}${path}`);
+      await handled;
+      expect(got.res.status).toBe(200);
+      expect(statuses).toEqual([200]);
     } finally {
       await new Promise((resolve) => server.close(resolve));
     }
