@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
-import { readdir, readFile, readlink, writeFile } from 'node:fs/promises';
-import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { readFile, writeFile } from 'node:fs/promises';
+import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { createMirror } from '../../src/mirror/index.js';
 import { handleObject } from '../../src/mirror/objects.js';
 import { signLink } from '../../src/mirror/sign.js';
+import { openDescriptors, requestAndHangUp, serverAfterHangUp, type Handler } from '../helpers/hang-up.js';
 import { tokensFile } from './helpers.js';
 import { mirrorRig, TOKEN, type MirrorRig } from './rig.js';
 
@@ -119,35 +119,22 @@ describe('mirror object links', () => {
     const handled = new Promise<{ thrown: unknown; res: ServerResponse }>((resolve) => (done = resolve));
     // The handler starts only once the client has hung up: the response is destroyed by then,
     // deterministically (the race CI met when a replica shut down mid-download).
-    const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-      res.once('close', () => {
-        handleObject({ store: r.store, secret, now: Date.now, onError: (e) => errors.push(e) }, req, res).then(
-          () => done({ thrown: undefined, res }),
-          (thrown: unknown) => done({ thrown, res }),
-        );
-      });
+    const server = await serverAfterHangUp((req, res) => {
+      handleObject({ store: r.store, secret, now: Date.now, onError: (e) => errors.push(e) }, req, res).then(
+        () => done({ thrown: undefined, res }),
+        (thrown: unknown) => done({ thrown, res }),
+      );
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
       const name = new URL(links.bundleUrl).pathname.split('/').pop()!;
-      const q = signLink(secret, { label: 'v1', name, form: 'archive', expires: Math.floor(Date.now() / 1000) + 600 });
-      const { port } = server.address() as AddressInfo;
-      const client = request({ host: '127.0.0.1', port, path: `/_airlock/objects/v1/${name}?${q}` });
-      client.on('error', () => {});
-      client.end();
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      client.destroy();
+      await requestAndHangUp(server.port, `/_airlock/objects/v1/${name}?${signLink(secret, { label: 'v1', name, form: 'archive', expires: Math.floor(Date.now() / 1000) + 600 })}`);
       const { thrown, res } = await handled;
       expect(thrown).toBeUndefined();
       expect(errors).toEqual([]);
       expect(res.headersSent).toBe(false);
-      // No descriptor of the package is left open (bounded wait: the close is asynchronous).
-      const openPkgs = async () => (await Promise.all((await readdir('/proc/self/fd')).map((fd) => readlink(`/proc/self/fd/${fd}`).catch(() => ''))))
-        .filter((t) => t.endsWith('package.airlock')).length;
-      for (let i = 0; i < 50 && (await openPkgs()) > 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
-      expect(await openPkgs()).toBe(0);
+      expect(await openDescriptors((t) => t.endsWith('package.airlock'))).toBe(0);
     } finally {
-      await new Promise((resolve) => server.close(resolve));
+      await server.close();
     }
   });
   it('the downloads metric counts answers only: a client gone before any answer is not a 2xx download', async () => {
@@ -159,32 +146,23 @@ describe('mirror object links', () => {
     const path = `/_airlock/objects/v1/${name}?${signLink(Buffer.alloc(32, 9), { label: 'v1', name, form: 'archive', expires: Math.floor(Date.now() / 1000) + 600 })}`;
     let done!: () => void;
     let handled = new Promise<void>((resolve) => (done = resolve));
-    let abortFirst = true;
-    // As in the test above, the app runs only once the client has hung up when abortFirst is set.
-    const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-      const run = () => void (mirror.app.fetch(new Request(`http://127.0.0.1${req.url}`), { incoming: req, outgoing: res }) as Promise<Response>).then(() => done(), () => done());
-      if (abortFirst) res.once('close', run);
-      else run();
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const app: Handler = (req, res) => void (mirror.app.fetch(new Request(`http://127.0.0.1${req.url}`), { incoming: req, outgoing: res }) as Promise<Response>).then(() => done(), () => done());
+    let answerAtOnce = false;
+    // The first request: the app runs only once the client has hung up. The control: answered.
+    const server = await serverAfterHangUp(app, () => (answerAtOnce ? app : undefined));
     try {
-      const { port } = server.address() as AddressInfo;
-      const client = request({ host: '127.0.0.1', port, path });
-      client.on('error', () => {});
-      client.end();
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      client.destroy();
+      await requestAndHangUp(server.port, path);
       await handled;
       expect(statuses).toEqual([]);
       // The control: the same link, answered, is counted once as 200.
-      abortFirst = false;
+      answerAtOnce = true;
       handled = new Promise<void>((resolve) => (done = resolve));
-      const got = await get(`http://127.0.0.1:${port}${path}`);
+      const got = await get(`http://127.0.0.1:${server.port}${path}`);
       await handled;
       expect(got.res.status).toBe(200);
       expect(statuses).toEqual([200]);
     } finally {
-      await new Promise((resolve) => server.close(resolve));
+      await server.close();
     }
   });
 });

@@ -1,0 +1,39 @@
+/**
+ * Deterministic "the client left before the answer" (a reader's abort, a replica shutting down):
+ * a server on 127.0.0.1 whose handler runs only once the response is closed, and a client that
+ * sends a request and hangs up. Plus a count of this process's open descriptors of some files,
+ * to check that a handler that had nobody to answer closed what it opened.
+ */
+import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { readdir, readlink } from 'node:fs/promises';
+
+export type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+export interface HangUpServer { port: number; close(): Promise<void> }
+
+/** `late` runs once the client has hung up (the response is destroyed by then); `answered`, when given, serves later requests at once. */
+export async function serverAfterHangUp(late: Handler, answered?: () => Handler | undefined): Promise<HangUpServer> {
+  const server = createServer((req, res) => {
+    const now = answered?.();
+    if (now) now(req, res);
+    else res.once('close', () => late(req, res));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { port: (server.address() as AddressInfo).port, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
+/** Send a GET for `path` and hang up 50 ms later, without reading an answer. */
+export async function requestAndHangUp(port: number, path: string): Promise<void> {
+  const client = request({ host: '127.0.0.1', port, path });
+  client.on('error', () => {});
+  client.end();
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  client.destroy();
+}
+
+/** How many descriptors of this process point at a file `match` accepts, after a bounded wait for them to close (closes are asynchronous). */
+export async function openDescriptors(match: (target: string) => boolean): Promise<number> {
+  const count = async () => (await Promise.all((await readdir('/proc/self/fd')).map((fd) => readlink(`/proc/self/fd/${fd}`).catch(() => '')))).filter(match).length;
+  for (let i = 0; i < 50 && (await count()) > 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+  return count();
+}
