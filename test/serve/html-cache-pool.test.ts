@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PageQueue, type PageSlot } from '../../src/serve/html-cache/pool.js';
+import { MAX_RESPAWNS, PageQueue, type PageSlot } from '../../src/serve/html-cache/pool.js';
 import type { PageJob } from '../../src/serve/html-cache/page.js';
 
 /**
@@ -88,5 +88,55 @@ describe('HTML page queue', () => {
     await expect(background).rejects.toThrow(/b1: the version was switched away from/);
     await h.tick();
     expect(h.counts()).toEqual({ spawned: 1, ended: 1 });
+  });
+
+  /** Slots that behave like worker threads: one that has died rejects every page at once. */
+  function mortal(diesOn: (path: string) => boolean) {
+    let spawned = 0;
+    let ended = 0;
+    const ran: Array<[number, string]> = [];
+    const slot = (): PageSlot => {
+      const n = ++spawned;
+      let dead = diesOn('(start)');
+      return {
+        run: async (job) => {
+          ran.push([n, job.path]);
+          if (dead) throw new Error(`transforming ${job.path}: HTML transform worker exited with code 1`);
+          if (diesOn(job.path)) {
+            dead = true;
+            throw new Error(`transforming ${job.path}: HTML transform worker exited with code 134`);
+          }
+          return { sha256: job.sha256, size: 1, scriptHashes: [], styleHashes: [] };
+        },
+        end: async () => { ended++; },
+        dead: () => dead,
+      };
+    };
+    const job = (path: string): PageJob => ({ src: `/nowhere/${path}`, path, sha256: path.padEnd(64, '0'), dir: '/nowhere' });
+    return { slot, job, ran, counts: () => ({ spawned, ended }) };
+  }
+  const settle = async (ps: Array<Promise<unknown>>) => Promise.allSettled(ps).then((r) => r.map((x) => x.status));
+
+  it('a worker that crashes fails only the page it was building; the pages after it run on a new worker', async () => {
+    const m = mortal((path) => path === 'b2');
+    const q = new PageQueue(1, m.slot);
+    const pages = ['b1', 'b2', 'b3', 'b4'].map((p) => q.submit(m.job(p), false));
+    expect(await settle(pages)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+    await expect(pages[1]).rejects.toThrow(/b2: HTML transform worker exited with code 134/);
+    expect(m.ran).toEqual([[1, 'b1'], [1, 'b2'], [2, 'b3'], [2, 'b4']]);
+    await new Promise((r) => setImmediate(r));
+    expect(m.counts()).toEqual({ spawned: 2, ended: 2 }); // the dead one ended too
+  });
+
+  it(`a worker that dies every time is replaced at most ${MAX_RESPAWNS} times; then each page fails at once, naming why`, async () => {
+    const m = mortal(() => true); // dead before its first page: it cannot start here
+    const q = new PageQueue(2, m.slot);
+    const pages = Array.from({ length: 40 }, (_, i) => q.submit(m.job(`p${i}`), i % 5 === 0));
+    expect(new Set(await settle(pages))).toEqual(new Set(['rejected']));
+    await expect(pages[39]).rejects.toThrow(/p39: HTML transform worker exited/);
+    await new Promise((r) => setImmediate(r));
+    const { spawned, ended } = m.counts();
+    expect(spawned).toBeLessThanOrEqual(2 + 1 + MAX_RESPAWNS); // two slots, the parked one, the replacements
+    expect(ended).toBe(spawned);
   });
 });

@@ -35,6 +35,7 @@ export class PageQueue {
   private background = 0;
   private held = false;
   private readonly parked: PageSlot[] = [];
+  private respawns = 0;
 
   constructor(private readonly size: number, private readonly slot: () => PageSlot) {}
 
@@ -81,6 +82,19 @@ export class PageQueue {
     this.endParked();
   }
 
+  /**
+   * `s`, or a new slot when there is none or its worker has died (a crash fails the page it was
+   * building, not every page after it in that slot). At most MAX_RESPAWNS per queue: a worker that
+   * cannot live here (it fails to start, every time) then fails its pages at once, each naming why.
+   */
+  private live(s: PageSlot | undefined): PageSlot {
+    if (s === undefined) return this.slot();
+    if (!s.dead?.() || this.respawns >= MAX_RESPAWNS) return s;
+    this.respawns++;
+    void s.end();
+    return this.slot();
+  }
+
   /** A warm worker for the pages readers wait for, while the background build runs beside it. */
   private reserve(): void {
     if (this.size > 1 && this.parked.length === 0 && this.running < this.size) this.parked.push(this.slot());
@@ -95,10 +109,11 @@ export class PageQueue {
       const q = this.take();
       if (q === undefined) return;
       this.running++;
-      const s = this.parked.pop() ?? this.slot();
+      let s = this.live(this.parked.pop());
       const loop = async (first: Queued) => {
         try {
           for (let next: Queued | undefined = first; next !== undefined; next = this.take()) {
+            s = this.live(s);
             const q1 = next;
             const bg = !q1.urgent;
             if (bg) {
@@ -113,7 +128,7 @@ export class PageQueue {
           }
         } finally {
           this.running--;
-          if (this.queue.length > 0 && this.parked.length < this.size) this.parked.push(s); // others still build: keep it warm
+          if (this.queue.length > 0 && this.parked.length < this.size && !s.dead?.()) this.parked.push(s); // others still build: keep it warm
           else {
             this.endParked();
             await s.end();
@@ -126,7 +141,15 @@ export class PageQueue {
 }
 
 /** One place where pages are built, one at a time: a worker thread, or the calling thread. */
-export interface PageSlot { run: PageRunner; end: () => Promise<void> }
+export interface PageSlot {
+  run: PageRunner;
+  end: () => Promise<void>;
+  /** Its worker has exited or failed: every page it is given would fail. */
+  dead?: () => boolean;
+}
+
+/** How many dead slots one queue replaces (a crash per page of a hostile site is not a loop). */
+export const MAX_RESPAWNS = 8;
 
 /** A worker thread building pages with src/features' transform for `context`. */
 export function workerSlot(context: TransformContext): PageSlot {
@@ -170,5 +193,6 @@ export function workerSlot(context: TransformContext): PageSlot {
       w.removeAllListeners('exit');
       await w.terminate();
     },
+    dead: () => failed !== null,
   };
 }
