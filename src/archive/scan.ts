@@ -48,7 +48,7 @@ async function walk(src: ByteSource, opts: ScanOptions, writer: TreeWriter | und
   // The archive digest is read beside the walk; a failed walk stops it (a refused 5 GB archive
   // must not keep the process reading after the refusal).
   const reading = new AbortController();
-  const digest = hashRange(a.range, reading.signal);
+  const digest = opts.archiveSha256 !== undefined ? Promise.resolve(opts.archiveSha256) : hashRange(a.range, reading.signal);
   digest.catch(() => {}); // awaited below; never an unhandled rejection if the walk fails first
   try {
     return await entries(a, digest, opts, writer);

@@ -81,6 +81,12 @@ export interface ScanOptions extends ReadOptions {
   watch?: EntryWatch;
   /** Stop between entries and inside one; the walk rejects with `signal.reason`. */
   signal?: AbortSignal;
+  /**
+   * The sha256 of exactly these archive bytes, which the caller computed as it wrote them (the
+   * store's copy of a package): reported as is, not read and hashed a second time. Every entry is
+   * still hashed as it is extracted.
+   */
+  archiveSha256?: string;
 }
 
 const LimitsSchema = z.object({

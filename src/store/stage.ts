@@ -39,7 +39,9 @@ export async function stageVersion(dir: string, input: StageInput, onProgress?: 
   // Case pairs (rules/A001 beside rules/a001) are refused only if the store's file system folds case.
   const foldsCase = await probeCaseFolding(dir);
   const watch = { watch: manifestWatch(manifest), signal };
-  const scan = await extractArchive({ path: p.pkg, offset: staged.archive.offset, length: staged.archive.size }, p.site, { limits: input.limits, format: manifest.archive.format, foldsCase, ...watch });
+  // The copy's archive digest was taken from the bytes as they were written: not hashed again.
+  const scan = await extractArchive({ path: p.pkg, offset: staged.archive.offset, length: staged.archive.size }, p.site,
+    { limits: input.limits, format: manifest.archive.format, foldsCase, archiveSha256: digests.archiveSha256, ...watch });
   compareToManifest(manifest, scan);
   // Issue 17: every vendored file of THE COPY, checked against the signed manifest, then kept as its own file.
   if (staged.vendor.length > 0 || manifest.vendor) {

@@ -42,6 +42,15 @@ describe('happy paths', () => {
       for (const f of siteFiles()) expect(await readFile(join(sb.dest, f.name), 'utf8')).toBe(f.data);
     });
 
+    it(`${fmt}: a digest the caller already took of these bytes is kept, not taken again; every entry is still hashed`, async () => {
+      const bytes = build(siteFiles('site/'));
+      const path = await sb.put(`k.${fmt}`, bytes);
+      const known = 'a'.repeat(64); // not the bytes' digest: proves the archive was not hashed again
+      const r = await extractArchive({ path }, sb.dest, { archiveSha256: known });
+      expect(r.archiveSha256).toBe(known);
+      expect(r.files).toEqual(expected('site/'));
+    });
+
     it(`${fmt}: no wrapping folder; nested folders are created`, async () => {
       const files = [...siteFiles(), { name: 'a/b/c/d/deep.html', data: 'deep' }];
       const path = await sb.put(`b.${fmt}`, build(files));
