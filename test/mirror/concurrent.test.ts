@@ -39,17 +39,22 @@ describe('mirror under concurrent downloads', () => {
     const gate = new Promise<void>((res) => (open = res));
     let started = 0;
     const downloads = Array.from({ length: 8 }, (_, i) => gatedDownload(i % 2 ? b.packageUrl : b.bundleUrl, gate, () => started++));
-    for (let i = 0; i < 200 && started < 8; i++) await new Promise((res) => setTimeout(res, 10));
-    expect(started).toBe(8);
-    // Import + activate twice while the downloads run (prune keeps the previous version for rollback).
-    await r.addVersion('v2', 1024);
-    await r.addVersion('v3', 1024);
-    expect((await readState(r.store)).active).toBe('v3');
-    // The server switches within its poll interval; then v1 is neither active, previous nor leased.
-    for (let i = 0; i < 100 && r.srv.current().version !== 'v3'; i++) await new Promise((res) => setTimeout(res, 20));
-    expect(await prune(r.store, 1)).toContain('v1');
-    expect(await access(join(r.store, 'versions', 'v1')).then(() => true, () => false)).toBe(false);
-    open();
+    for (const d of downloads) d.catch(() => {}); // a failure below must not leave them unhandled; Promise.all still sees them
+    try {
+      for (let i = 0; i < 1000 && started < 8; i++) await new Promise((res) => setTimeout(res, 10));
+      expect(started).toBe(8);
+      // Import + activate twice while the downloads run (prune keeps the previous version for rollback).
+      await r.addVersion('v2', 1024);
+      await r.addVersion('v3', 1024);
+      expect((await readState(r.store)).active).toBe('v3');
+      // The server switches within its poll interval; then v1 is neither active, previous nor leased.
+      for (let i = 0; i < 500 && r.srv.current().version !== 'v3'; i++) await new Promise((res) => setTimeout(res, 20));
+      expect(r.srv.current().version).toBe('v3');
+      expect(await prune(r.store, 1)).toContain('v1');
+      expect(await access(join(r.store, 'versions', 'v1')).then(() => true, () => false)).toBe(false);
+    } finally {
+      open(); // however this ends: no download is left waiting on the gate
+    }
     const done = await Promise.all(downloads);
     done.forEach((d, i) => {
       expect(d.status).toBe(200);

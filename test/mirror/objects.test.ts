@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { createMirror } from '../../src/mirror/index.js';
 import { handleObject } from '../../src/mirror/objects.js';
 import { signLink } from '../../src/mirror/sign.js';
-import { openDescriptors, requestAndHangUp, serverAfterHangUp, type Handler } from '../helpers/hang-up.js';
+import { openDescriptors, requestAndHangUp, serverAfterHangUp, within, type Handler } from '../helpers/hang-up.js';
 import { tokensFile } from './helpers.js';
 import { mirrorRig, TOKEN, type MirrorRig } from './rig.js';
 
@@ -127,8 +127,8 @@ describe('mirror object links', () => {
     });
     try {
       const name = new URL(links.bundleUrl).pathname.split('/').pop()!;
-      await requestAndHangUp(server.port, `/_airlock/objects/v1/${name}?${signLink(secret, { label: 'v1', name, form: 'archive', expires: Math.floor(Date.now() / 1000) + 600 })}`);
-      const { thrown, res } = await handled;
+      await requestAndHangUp(server, `/_airlock/objects/v1/${name}?${signLink(secret, { label: 'v1', name, form: 'archive', expires: Math.floor(Date.now() / 1000) + 600 })}`);
+      const { thrown, res } = await within(handled, 10_000, 'the object handler ending');
       expect(thrown).toBeUndefined();
       expect(errors).toEqual([]);
       expect(res.headersSent).toBe(false);
@@ -151,14 +151,14 @@ describe('mirror object links', () => {
     // The first request: the app runs only once the client has hung up. The control: answered.
     const server = await serverAfterHangUp(app, () => (answerAtOnce ? app : undefined));
     try {
-      await requestAndHangUp(server.port, path);
-      await handled;
+      await requestAndHangUp(server, path);
+      await within(handled, 10_000, 'the mirror app ending');
       expect(statuses).toEqual([]);
       // The control: the same link, answered, is counted once as 200.
       answerAtOnce = true;
       handled = new Promise<void>((resolve) => (done = resolve));
       const got = await get(`http://127.0.0.1:${server.port}${path}`);
-      await handled;
+      await within(handled, 10_000, 'the mirror app ending');
       expect(got.res.status).toBe(200);
       expect(statuses).toEqual([200]);
     } finally {
