@@ -107,12 +107,15 @@ describe('through the binary (stderr is a pipe: plain lines)', () => {
     await writeFile(join(site, 'index.html'), '<!doctype html><title>x</title>');
     for (let i = 0; i < 1200; i++) await writeFile(join(site, 'p', `${i}.txt`), `text ${i}\n`.repeat(150));
     const { pkgPath } = await makePackage({ siteDir: site, outDir: join(root, 'pkg') });
+    const t0 = Date.now();
     const r = await airlockAsync(['import', pkgPath, '--store', join(root, 'store'), '--allow-unsigned', '--precompress'], { timeoutMs: 120_000 });
+    // Besides one line per 10 %, a line per 5 s is allowed: a slow machine may print that many more.
+    const slow = Math.floor((Date.now() - t0) / 5000);
     expect(r.status, r.stderr).toBe(0);
     const lines = r.stderr.trim().split('\n');
     expect(lines.filter((l) => l.startsWith('precompressing')).length).toBeGreaterThanOrEqual(2);
-    expect(lines.filter((l) => l.startsWith('precompressing')).length).toBeLessThanOrEqual(12);
-    expect(lines.length).toBeLessThanOrEqual(22);
+    expect(lines.filter((l) => l.startsWith('precompressing')).length).toBeLessThanOrEqual(12 + slow);
+    expect(lines.length).toBeLessThanOrEqual(22 + slow);
     expect(r.stderr).toMatch(/copying the package \d+\.\d (KiB|MiB) of \d+\.\d (KiB|MiB) \(100%\)/);
     expect(r.stderr).toMatch(/verified 1201 files, \d+\.\d (KiB|MiB)/);
     expect(r.stderr).not.toMatch(/\bMB\b|0\/0/);

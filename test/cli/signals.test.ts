@@ -134,7 +134,10 @@ describe('repeated signals never cut a clean-up short (through the binary)', () 
   it('import: storms leave the store either without the version or with all of it, never staging, a lock or a lease', async () => {
     const s = join(root, 'import-store');
     const outcomes = await stormLoop({
+      // Every other run storms once extraction has begun (mid-import however slow the machine is);
+      // the others at random moments, some before the trap is set.
       args: () => ['import', pkg, '--store', s, '--allow-unsigned', '--activate'], runs: 10, seed: 6, hangupStops: true, maxDelayMs: 1500, okCodes: [0, 1],
+      ready: /^extracting/m, readyOn: 'stderr',
       check: async (p) => {
         // Issue 14: the audit log (and trust/seen.json) may be there, and its chain holds whatever the signal hit.
         const entries = (await readdir(s).catch(() => [] as string[])).filter((e) => !['versions', 'state.json', 'leases', 'audit.log', 'audit.head', 'trust'].includes(e));
