@@ -1,7 +1,7 @@
 import { request } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_FAULTS, startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
-import { FAST, sleep, tinySite } from './site.js';
+import { FAST, tinySite } from './site.js';
 
 /**
  * Writers are exact: the emulator's answers are checked key for key against the published API
@@ -9,10 +9,16 @@ import { FAST, sleep, tinySite } from './site.js';
  */
 let emu: RunningEmulator;
 let site: ReturnType<typeof tinySite>;
+/**
+ * The emulator's clock, moved only by the tests. Job states are a function of time (40 ms queued,
+ * 160 ms running, 60 ms active): on the wall clock a request delayed by a loaded machine could land
+ * after the state it was meant to see, so each test reads a state, then advances the clock itself.
+ */
+let clock = Date.now();
 beforeAll(async () => {
   site = tinySite();
   emu = await startEmulator({
-    sites: { 'docs.example.com': { dir: site.dir } }, timings: FAST, agentJobMs: 60,
+    sites: { 'docs.example.com': { dir: site.dir } }, timings: FAST, agentJobMs: 60, now: () => clock,
     agentJobs: [{ projectId: 'p1', id: 'agj_ok', outcome: 'completed' }, { projectId: 'p1', id: 'agj_bad', outcome: 'failed' }, { projectId: 'p1', id: 'agj_old', outcome: 'archived' }],
   });
 });
@@ -62,9 +68,10 @@ describe('emulator: the published static-export shapes, field for field', () => 
       expectJobRecord(r.json);
       last = r.json;
       seen.add(String(last.status));
-      await sleep(10);
+      clock += 10;
     }
-    expect([...seen]).toEqual(expect.arrayContaining(['running', 'completed']));
+    // Polled every 10 ms of the emulator's time: every state is seen, in order, whatever the machine's speed.
+    expect([...seen]).toEqual(['queued', 'running', 'completed']);
     expect(last).toMatchObject({ jobId: id, progress: 100, pageCount: 3, error: null });
   });
 
@@ -74,7 +81,10 @@ describe('emulator: the published static-export shapes, field for field', () => 
     expect(early.status).toBe(409);
     expect(keys(early.json)).toEqual(['error']);
     expect(early.json.error).toBeTypeOf('string');
-    await sleep(FAST.queuedMs + FAST.runningMs + 20);
+    // Still 409 in the last millisecond of the run, 200 from the instant the job is completed.
+    clock += FAST.queuedMs + FAST.runningMs - 1;
+    expect((await call('POST', `/v1/static-export/jobs/${id}/bundle`)).status).toBe(409);
+    clock += 1;
     const ok = await call('POST', `/v1/static-export/jobs/${id}/bundle`);
     expect(ok.status).toBe(200);
     expect(keys(ok.json)).toEqual(['bundleUrl', 'expiresAt', 'jobId', 'sizeBytes']);
@@ -87,7 +97,7 @@ describe('emulator: the published static-export shapes, field for field', () => 
   it('a failed job: status failed, error a string, still the seven keys', async () => {
     emu.setFaults({ failingDomains: ['docs.example.com'] });
     const id = String((await call('POST', '/v1/static-export/jobs', { body: { domain: 'docs.example.com' } })).json.jobId);
-    await sleep(FAST.queuedMs + FAST.runningMs);
+    clock += FAST.queuedMs + FAST.runningMs;
     const r = await call('GET', `/v1/static-export/jobs/${id}`);
     expectJobRecord(r.json);
     expect(r.json.status).toBe('failed');
@@ -139,11 +149,12 @@ describe('emulator: the published static-export shapes, field for field', () => 
 describe('emulator: the published agent-job shape', () => {
   const AGENT_KEYS = ['archivedAt', 'createdAt', 'id', 'model', 'prLink', 'source', 'status'];
   it('seeded jobs: active, then completed (prLink), failed (prLink null) or archived (archivedAt)', async () => {
-    const fresh = emu.state.addAgentJob('p1', 'completed');
+    const fresh = emu.state.addAgentJob('p1', 'completed', clock);
     const active = await call('GET', `/v2/agent/p1/job/${fresh.id}`);
     expect(keys(active.json)).toEqual(AGENT_KEYS);
     expect(active.json).toMatchObject({ status: 'active', prLink: null, archivedAt: null });
-    await sleep(80);
+    // Past the 60 ms active time of every job, the seeded ones (made at start-up) included.
+    clock += 80;
     const want = { agj_ok: 'completed', agj_bad: 'failed', agj_old: 'archived' } as const;
     for (const [id, status] of Object.entries(want)) {
       const r = await call('GET', `/v2/agent/p1/job/${id}`);

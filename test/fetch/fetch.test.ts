@@ -74,11 +74,18 @@ describe('fetchPackage against the emulator', () => {
   });
 
   it('early bundle: 409 while the job runs, then the link', async () => {
-    r = await rig({ timings: { queuedMs: 30, runningMs: 300 } });
-    const job = await r.client.startExport('docs.example.com');
-    const link = await bundleWhenReady(r.client, job.jobId, { intervalMs: 40, timeoutMs: 5000 });
+    // The emulator's clock stands still but for 100 ms after each bundle request: the requests at
+    // 0, 100, 200 and 300 ms fall in the job's 330 ms of life and the one at 400 ms after it,
+    // however slowly the machine answers (on the wall clock the first had to come within 330 ms).
+    let clock = Date.now();
+    r = await rig({ timings: { queuedMs: 30, runningMs: 300 }, now: () => clock });
+    const rr = r;
+    const client = { startExport: rr.client.startExport.bind(rr.client), getExport: rr.client.getExport.bind(rr.client),
+      getBundle: async (id: string) => { try { return await rr.client.getBundle(id); } finally { clock += 100; } } };
+    const job = await client.startExport('docs.example.com');
+    const link = await bundleWhenReady(client, job.jobId, { intervalMs: 40, timeoutMs: 5000 });
     expect(link.bundleUrl).toContain('/_objects/');
-    expect(r.emu.state.apiRequests.filter((q) => q.path.endsWith('/bundle')).map((q) => q.status)).toContain(409);
+    expect(r.emu.state.apiRequests.filter((q) => q.path.endsWith('/bundle')).map((q) => q.status)).toEqual([409, 409, 409, 409, 200]);
   });
 
   it('connection dropped mid-download → resumed with Range; the server sent each byte once', async () => {

@@ -16,7 +16,9 @@ afterAll(async () => {
   await fx?.cleanup();
 });
 
-async function relayTo(upstreamUrl: string, timeouts = { connectMs: 1000, headersMs: 400, idleMs: 2000 }): Promise<Running> {
+// Generous timeouts, so a loaded machine cannot turn an upstream's answer into a 504; the test of
+// a slow upstream asks for a short headers timeout itself.
+async function relayTo(upstreamUrl: string, timeouts = { connectMs: 5000, headersMs: 5000, idleMs: 5000 }): Promise<Running> {
   const air = await startAirlock(fx.store, { deployment: 'cloud' }, { upstreamUrl, key: KEY, timeouts });
   cleanups.push(() => air.close());
   return air;
@@ -27,7 +29,7 @@ describe('relay upstream failures', () => {
   it('slow upstream (no headers) is 504 JSON within the bounded timeout', async () => {
     const up = await fakeUpstream(() => { /* never answers */ });
     cleanups.push(up.close);
-    const air = await relayTo(up.url);
+    const air = await relayTo(up.url, { connectMs: 5000, headersMs: 400, idleMs: 5000 });
     const t0 = Date.now();
     const res = await postJson(msg(air), assistantBody());
     const ms = Date.now() - t0;

@@ -12,10 +12,16 @@ let emu: RunningEmulator;
 let site: ReturnType<typeof tinySite>;
 /** Everything a test printed or threw, to prove no key ever shows. */
 const seen: string[] = [];
+/**
+ * The emulator's clock, moved only by the tests. Job states are a function of time (40 ms queued,
+ * 160 ms running, 150 ms active): on the wall clock a request delayed by a loaded machine could land
+ * after the state it was meant to see, so each test reads a state, then advances the clock itself.
+ */
+let clock = Date.now();
 
 beforeAll(async () => {
   site = tinySite();
-  emu = await startEmulator({ sites: { [DOMAIN]: { dir: site.dir } }, timings: FAST, forbiddenKeys: [FORBIDDEN], agentJobMs: 150, streamDelayMs: 5 });
+  emu = await startEmulator({ sites: { [DOMAIN]: { dir: site.dir } }, timings: FAST, forbiddenKeys: [FORBIDDEN], agentJobMs: 150, streamDelayMs: 5, now: () => clock });
 });
 afterAll(async () => {
   const all = seen.join('\n');
@@ -42,7 +48,7 @@ async function completedJob(c: ServiceClient, domain = DOMAIN) {
   for (let i = 0; i < 100; i++) {
     const j = await c.getExport(job.jobId);
     if (j.status === 'completed' || j.status === 'failed') return j;
-    await sleep(20);
+    clock += 20;
   }
   throw new Error('job did not finish');
 }
@@ -60,8 +66,9 @@ describe('ServiceClient against the emulator', () => {
       last = await c.getExport(job.jobId);
       statuses.add(last.status);
       if (last.status === 'running') expect(last.progress).toBeGreaterThanOrEqual(0);
-      await sleep(10);
+      clock += 10;
     }
+    // Polled every 10 ms of the emulator's time: the 160 ms run is seen whatever the machine's speed.
     expect(statuses.has('running')).toBe(true);
     expect(last).toMatchObject({ status: 'completed', progress: 100, pageCount: 3 });
     const link = await c.getBundle(job.jobId);
@@ -117,6 +124,8 @@ describe('ServiceClient against the emulator', () => {
   it('409 on an early bundle request is AIRLOCK_NOT_READY', async () => {
     const c = client();
     const job = await c.startExport(DOMAIN);
+    // Asked in the last millisecond of the run (the clock stands still meanwhile): not ready yet.
+    clock += FAST.queuedMs + FAST.runningMs - 1;
     const err = await failure(c.getBundle(job.jobId));
     expect(err).toMatchObject({ code: 'AIRLOCK_NOT_READY', status: 409 });
   });
@@ -147,19 +156,27 @@ describe('ServiceClient against the emulator', () => {
   });
 
   it('agent jobs: read one, and waitForAgentJob polls until it is completed', async () => {
-    const created = emu.state.addAgentJob('proj1');
+    const created = emu.state.addAgentJob('proj1', 'completed', clock);
     const c = client();
     const active = await c.getAgentJob('proj1', created.id);
     expect(active).toMatchObject({ id: created.id, status: 'active' });
     expect(active.prLink).toBeUndefined(); // null on the wire: absent to the reader
-    const done = await c.waitForAgentJob('proj1', created.id, { intervalMs: 20, timeoutMs: 5000 });
+    // The job stays active until the waiter has asked twice more; then its 150 ms pass at once.
+    const polls = () => emu.state.apiRequests.filter((r) => r.path.endsWith(`/job/${created.id}`)).length;
+    const waiting = c.waitForAgentJob('proj1', created.id, { intervalMs: 20, timeoutMs: 10_000 });
+    for (const t0 = Date.now(); polls() < 3 && Date.now() - t0 < 10_000;) await sleep(5);
+    const asked = polls();
+    expect(asked).toBeGreaterThanOrEqual(3);
+    clock += 150;
+    const done = await waiting;
+    expect(polls()).toBe(asked + 1); // it stopped asking once the job was completed
     expect(done).toMatchObject({ status: 'completed', source: { ref: 'main' } });
     expect(done.prLink).toMatch(/^https:\/\//);
     expect((await failure(c.getAgentJob('proj1', 'agj_nope'))).code).toBe('AIRLOCK_NOT_FOUND');
   });
 
   it('waitForAgentJob is bounded by its timeout', async () => {
-    const created = emu.state.addAgentJob('proj2', 'completed', Date.now() + 60_000);
+    const created = emu.state.addAgentJob('proj2', 'completed', clock + 60_000);
     const err = await failure(client().waitForAgentJob('proj2', created.id, { intervalMs: 20, timeoutMs: 150 }));
     expect(err.code).toBe('AIRLOCK_TIMEOUT');
   });
@@ -196,7 +213,9 @@ describe('ServiceClient against a broken server', () => {
     server.closeAllConnections();
     await new Promise((r) => server.close(r));
   });
-  const c = () => new ServiceClient({ baseUrl: url, adminKey: 'svc_brokentest0123', assistantKey: 'svc_dsc_brokentest0123', retry: { retries: 1, baseMs: 1, maxMs: 2 }, timeoutMs: 300 });
+  // A generous timeout, so a loaded machine cannot turn a bad answer into a timeout; only the
+  // headers-timeout test asks for a short one.
+  const c = (timeoutMs = 5000) => new ServiceClient({ baseUrl: url, adminKey: 'svc_brokentest0123', assistantKey: 'svc_dsc_brokentest0123', retry: { retries: 1, baseMs: 1, maxMs: 2 }, timeoutMs });
 
   it('a response that breaks what airlock needs is an UpstreamError naming the fields', async () => {
     answer = (res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jobId: 5, status: 'exploded' }));
@@ -218,7 +237,7 @@ describe('ServiceClient against a broken server', () => {
   it('a headers timeout is retried, then reported', async () => {
     answer = () => {};
     const t0 = performance.now();
-    const err = await failure(c().getExport('job_1'));
+    const err = await failure(c(300).getExport('job_1'));
     expect(err.code).toBe('AIRLOCK_NETWORK');
     expect(performance.now() - t0).toBeLessThan(3000);
   });
