@@ -88,15 +88,24 @@ describe('audit log hash chain (issue 14)', () => {
   it('kill -9 during appends: the chain still verifies or the torn tail is detected, and the next append recovers', async () => {
     const auditJs = fileURLToPath(new URL('../../dist/src/store/audit.js', import.meta.url));
     const store = await logWith(1);
-    const script = `const m = await import(${JSON.stringify(auditJs)}); process.stdout.write('go\\n');
-      for (let i = 0; i < 100000; i++) await m.appendAudit(${JSON.stringify(store)}, { command: 'child', outcome: 'ok', detail: 'x'.repeat(i % 3000) });`;
+    // The child says 'go' once its first append is acknowledged, so every round's kill lands among
+    // appends (and leaves at least that line) however slowly the child starts.
+    const script = `const m = await import(${JSON.stringify(auditJs)});
+      for (let i = 0; i < 100000; i++) {
+        await m.appendAudit(${JSON.stringify(store)}, { command: 'child', outcome: 'ok', detail: 'x'.repeat(i % 3000) });
+        if (i === 0) process.stdout.write('go\\n');
+      }`;
     let torn = 0;
     for (let round = 0; round < 6; round++) {
       const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
-      await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
+      // Listened for from the start, so a child that ends on its own cannot leave the test waiting.
+      const exited = new Promise<void>((r) => child.once('exit', () => r()));
+      // A child that dies before its first append never says 'go': that fails here instead of hanging.
+      const going = await Promise.race([new Promise<boolean>((r) => child.stdout.once('data', () => r(true))), exited.then(() => false)]);
+      expect(going).toBe(true);
       await new Promise((r) => setTimeout(r, 40 + round * 37));
       child.kill('SIGKILL');
-      await new Promise((r) => child.once('exit', r));
+      await exited;
       const r = await verifyAudit(store);
       if (!r.ok) {
         expect(r.problem).toMatch(/torn bytes/);
@@ -108,6 +117,7 @@ describe('audit log hash chain (issue 14)', () => {
     }
     const lines = await readAudit(store, 1_000_000);
     expect(lines.filter((l) => l.outcome === 'repaired')).toHaveLength(torn);
-    expect(lines.filter((l) => l.command === 'child').length).toBeGreaterThan(0);
+    // Each round's acknowledged first append survived the kill and the repair after it.
+    expect(lines.filter((l) => l.command === 'child').length).toBeGreaterThanOrEqual(6);
   }, 60_000);
 });
