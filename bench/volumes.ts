@@ -52,14 +52,13 @@ console.log(`package ${(bytes / MiB).toFixed(0)} MiB of incompressible files; ${
 
 const t = { verifyOne: [] as number[], verifyVols: [] as number[], importOne: [] as number[], importVols: [] as number[] };
 const trust = [publicKey];
-const stores: string[] = []; // kept until the end: nothing is deleted between timed runs (bench/settle.ts)
+// Every run's store stays until the end: nothing is deleted between timed runs (bench/settle.ts).
 await settle();
 for (let r = 0; r < runs; r++) {
   t.verifyOne.push(await time(() => verifyPackage(single, { trust })));
   t.verifyVols.push(await time(async () => verifyPackage((await openVolumes([vols[0]!], { trust })).input, { trust })));
   for (const [k, f] of [['importOne', (s: string) => importPackage(single, { store: s, trust })], ['importVols', (s: string) => importVolumes([vols[0]!], { store: s, trust })]] as const) {
     const store = join(work, `store-${k}-${r}`);
-    stores.push(store);
     t[k].push(await time(() => f(store)));
   }
 }

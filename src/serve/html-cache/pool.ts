@@ -83,12 +83,11 @@ export class PageQueue {
   }
 
   /**
-   * `s`, or a new slot when there is none or its worker has died (a crash fails the page it was
-   * building, not every page after it in that slot). At most MAX_RESPAWNS per queue: a worker that
-   * cannot live here (it fails to start, every time) then fails its pages at once, each naming why.
+   * `s`, or a new slot when its worker has died (a crash fails the page it was building, not every
+   * page after it in that slot). At most MAX_RESPAWNS per queue: a worker that cannot live here
+   * (it fails to start, every time) then fails its pages at once, each naming why.
    */
-  private live(s: PageSlot | undefined): PageSlot {
-    if (s === undefined) return this.slot();
+  private live(s: PageSlot): PageSlot {
     if (!s.dead?.() || this.respawns >= MAX_RESPAWNS) return s;
     this.respawns++;
     void s.end();
@@ -109,7 +108,7 @@ export class PageQueue {
       const q = this.take();
       if (q === undefined) return;
       this.running++;
-      let s = this.live(this.parked.pop());
+      let s = this.parked.pop() ?? this.slot();
       const loop = async (first: Queued) => {
         try {
           for (let next: Queued | undefined = first; next !== undefined; next = this.take()) {
