@@ -1,7 +1,7 @@
 import { open, rename, rm, mkdir } from 'node:fs/promises';
 import { dirname, basename, join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { constants, createReadStream } from 'node:fs';
 
 /** fsync a file or a folder: open it read-only, sync, close. */
 async function fsyncPath(path: string): Promise<void> {
@@ -55,4 +55,77 @@ export async function fileSha256(path: string): Promise<string> {
   const h = createHash('sha256');
   for await (const chunk of createReadStream(path)) h.update(chunk as Buffer);
   return h.digest('hex');
+}
+
+/** Plain words for the errors a path a user gave can raise: never a raw errno in a message. */
+export function describeFsError(err: unknown): string {
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  switch (code) {
+    case 'ENOENT': return 'does not exist';
+    case 'EACCES': case 'EPERM': return 'cannot be read (permission denied)';
+    case 'EISDIR': return 'is a folder, not a file';
+    case 'ELOOP': return 'is a loop of symbolic links';
+    case 'ENOTDIR': return 'is not reachable: a part of its path is not a folder';
+    case 'ENAMETOOLONG': return 'has a name that is too long';
+    case 'ENXIO': case 'ENODEV': return 'is a device or socket, not a regular file';
+    case 'EIO': return 'cannot be read (input/output error)';
+    case 'EMFILE': case 'ENFILE': return 'cannot be opened: too many open files';
+    default: return `cannot be read (${typeof code === 'string' ? code : 'unknown error'})`;
+  }
+}
+
+function kindOf(st: { isDirectory(): boolean; isFIFO(): boolean; isCharacterDevice(): boolean; isBlockDevice(): boolean; isSocket(): boolean }): string {
+  if (st.isDirectory()) return 'a folder';
+  if (st.isFIFO()) return 'a FIFO (named pipe)';
+  if (st.isCharacterDevice()) return 'a character device';
+  if (st.isBlockDevice()) return 'a block device';
+  if (st.isSocket()) return 'a socket';
+  return 'not a regular file';
+}
+
+export interface RegularFileRule {
+  /** The largest file accepted; a bigger one is refused before any byte is read. */
+  maxBytes: number;
+  /** The error for a file that cannot be used; `why` completes "PATH …" ("is a FIFO (named pipe), not a regular file"). */
+  refuse: (why: string) => Error;
+}
+
+/**
+ * The whole content of a regular file a user or a store handed us, bounded before reading.
+ * Opened non-blocking, so a FIFO or a device never hangs the process (it is refused from its
+ * type); a folder, a symlink loop, a missing file or one larger than `maxBytes` are refused
+ * through `rule.refuse` in plain words, never a raw errno.
+ */
+export async function readRegularFile(path: string, rule: RegularFileRule): Promise<Buffer> {
+  const got = await readRegularFileIfExists(path, rule);
+  if (got === null) throw rule.refuse(describeFsError({ code: 'ENOENT' }));
+  return got;
+}
+
+/** As readRegularFile, but a missing file is null (for files a store may not have yet). */
+export async function readRegularFileIfExists(path: string, rule: RegularFileRule): Promise<Buffer | null> {
+  let fh;
+  try {
+    fh = await open(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw rule.refuse(describeFsError(err));
+  }
+  try {
+    const st = await fh.stat();
+    if (!st.isFile()) throw rule.refuse(`is ${kindOf(st)}, not a regular file`);
+    if (st.size > rule.maxBytes) throw rule.refuse(`is ${st.size} bytes, more than the limit of ${rule.maxBytes}`);
+    // Read one byte past its size: a file that grows while being read is refused, not cut.
+    const buf = Buffer.allocUnsafe(Math.min(st.size, rule.maxBytes) + 1);
+    let n = 0;
+    for (;;) {
+      const r = await fh.read(buf, n, buf.length - n, n).catch((err: unknown) => { throw rule.refuse(describeFsError(err)); });
+      if (r.bytesRead === 0) break;
+      n += r.bytesRead;
+      if (n === buf.length) throw rule.refuse('grew while being read');
+    }
+    return buf.subarray(0, n);
+  } finally {
+    await fh.close();
+  }
 }
