@@ -3,11 +3,18 @@ import type { VariantSizes } from './source.js';
 
 /**
  * Precompression (br, gzip) of the assets a stored version has no variants for yet, done by the
- * server in the background instead of holding `airlock import` (issue 13): identity bytes are
- * served until each asset's variants are durable, then that asset is negotiated like any other.
+ * server in the background instead of holding `airlock import`. Until an asset's variants are
+ * durable the sender compresses it on request, with the same levels (send-file.ts sendDynamic);
+ * then its variant files are served and negotiated like any other.
  * Starts after `after` (the version's HTML, which readers wait for, goes first) and, for a
  * starting server, once it listens. A store the server cannot write into keeps serving identity.
  */
+/**
+ * Tests only: awaited before a version's build starts, so a test can hold the build and look at
+ * the server in the window before any variant exists, without racing the clock.
+ */
+export const variantsLaterHooks: { beforeBuild: ((label: string) => Promise<void>) | null } = { beforeBuild: null };
+
 export interface Later { done: Promise<unknown>; stop: () => Promise<void>; release: () => void }
 
 export interface VariantsLaterOptions {
@@ -28,6 +35,11 @@ export function variantsLater(o: VariantsLaterOptions): Later {
   if (!o.held) release = () => {};
   const done = (async () => {
     await Promise.all([released, o.after.catch(() => {})]);
+    const hook = variantsLaterHooks.beforeBuild;
+    if (hook !== null && !ac.signal.aborted) {
+      const aborted = new Promise<void>((r) => ac.signal.addEventListener('abort', () => r(), { once: true }));
+      await Promise.race([hook(o.label), aborted]);
+    }
     if (ac.signal.aborted) return;
     const t0 = Date.now();
     const r = await buildVariants(o.store, o.label, { exclude: o.exclude, onVariant: o.attach, signal: ac.signal, leased: true, poolSize: o.poolSize });
