@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { StoreError } from '../errors.js';
+import { Flight, type DynamicCoding } from './compress-now.js';
 
 /** A file whose bytes differ from the digest its index recorded (a torn or tampered cache file). */
 export class DamagedFileError extends StoreError {
@@ -21,9 +22,31 @@ interface Slot { buf: Buffer; ref: boolean }
 export class BodyCache {
   private readonly map = new Map<string, Slot>();
   private readonly pending = new Map<string, Promise<Buffer>>();
+  private readonly flights = new Map<string, Flight>();
   private bytes = 0;
 
   constructor(readonly budget: number) {}
+
+  /**
+   * A body compressed on request (compress-now.ts), under `key` (its digest and coding): from the
+   * cache, or the one flight compressing it now (started if none). Bodies of sources up to a
+   * quarter of the budget are kept; bigger ones are streamed to the readers of their flight only.
+   * `peek` (HEAD): the cached body or null, never a new flight.
+   */
+  compressed(key: string, file: string, coding: DynamicCoding, size: number, peek = false): Buffer | Flight | null {
+    const buf = this.get(key);
+    if (buf !== undefined) return buf;
+    if (peek) return null;
+    let f = this.flights.get(key);
+    if (f === undefined) {
+      f = new Flight(file, coding, size, size <= this.budget / 4, (body) => {
+        this.flights.delete(key);
+        if (body !== null) this.put(key, body);
+      });
+      this.flights.set(key, f);
+    }
+    return f;
+  }
 
   get size(): number {
     return this.bytes;

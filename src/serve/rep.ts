@@ -18,13 +18,16 @@ export function etagOf(sha256: string, coding: Coding): string {
 }
 
 /**
- * One representation (identity, br or gzip) of a file. Its header lists are built on its first
+ * One representation (identity, br or gzip) of a file. A `dynamic` one has no file of its own yet:
+ * its bytes are compressed from the identity file on request (compress-now.ts), with the levels
+ * of the variant that will replace it, hence the same ETag; its 200 headers carry no length. Its header lists are built on its first
  * request and kept: a version loads without building ~30,000 header arrays it may never send
  * (load time and memory of a big site), while a hot file still costs nothing per request.
  */
 export class Rep {
   private h: { ok: FlatHeaders; notModified: FlatHeaders; ranged: FlatHeaders } | null = null;
   private tag: string | null = null;
+  private k: string | null = null;
 
   constructor(
     /** Absolute path of the bytes on disk (the site file, a variant, or a cached transformed page). */
@@ -34,7 +37,14 @@ export class Rep {
     readonly size: number,
     readonly coding: Coding,
     private readonly meta: FileMeta,
+    /** Compressed on request from `file` (the identity bytes, `size` long) instead of read. */
+    readonly dynamic = false,
   ) {}
+
+  /** Body-cache key of a dynamic body: by digest, so versions sharing a file share it; never a path (no NUL in paths). */
+  get key(): string {
+    return (this.k ??= `\0${this.coding ?? ''}:${this.meta.sha256}`);
+  }
 
   get etag(): string {
     return (this.tag ??= etagOf(this.meta.sha256, this.coding));
@@ -42,7 +52,10 @@ export class Rep {
 
   private built() {
     const m = this.meta;
-    return (this.h ??= repHeaders({ base: m.base, contentType: m.contentType, cacheControl: m.cacheControl, lastModified: m.lastModified, etag: this.etag, size: this.size, coding: this.coding, vary: m.vary }));
+    if (this.h !== null) return this.h;
+    const h = repHeaders({ base: m.base, contentType: m.contentType, cacheControl: m.cacheControl, lastModified: m.lastModified, etag: this.etag, size: this.size, coding: this.coding, vary: m.vary });
+    if (this.dynamic) h.ok = withoutLength(h.ok);
+    return (this.h = h);
   }
 
   /** 200 headers. */
@@ -59,4 +72,10 @@ export class Rep {
   get ranged(): FlatHeaders {
     return this.built().ranged;
   }
+}
+
+function withoutLength(h: FlatHeaders): FlatHeaders {
+  const out: FlatHeaders = [];
+  for (let i = 0; i < h.length; i += 2) if (h[i] !== 'Content-Length') out.push(h[i]!, h[i + 1]!);
+  return out;
 }

@@ -76,6 +76,7 @@ function withoutValidators(h: string[]): string[] {
 }
 
 function sendBytes(res: ServerResponse, base: string[], rep: Rep, status: number, headers: string[], head: boolean, ctx: SendContext, start = 0, end = rep.size - 1): void {
+  if (rep.dynamic) return sendDynamic(res, base, rep, status, headers, head, ctx);
   const whole = start === 0 && end === rep.size - 1;
   const reply = (buf: Buffer) => {
     res.writeHead(status, headers);
@@ -115,6 +116,40 @@ function sendBytes(res: ServerResponse, base: string[], rep: Rep, status: number
     });
   });
   res.once('close', () => stream.destroy());
+}
+
+/**
+ * A body compressed on request (compress-now.ts; never ranged: ranges take identity): from memory
+ * with its length once made, else streamed from the one flight making it. Headers go out with the
+ * first chunk, so a source that cannot be read still gets a clean 500. A reader that hangs up is
+ * only unsubscribed: nothing is piped into its response, so nothing writes after it is gone.
+ */
+function sendDynamic(res: ServerResponse, base: string[], rep: Rep, status: number, headers: string[], head: boolean, ctx: SendContext): void {
+  const got = ctx.cache.compressed(rep.key, rep.file, rep.coding!, rep.size, head);
+  if (Buffer.isBuffer(got)) {
+    res.writeHead(status, [...headers, 'Content-Length', String(got.length)]);
+    res.end(head ? undefined : got);
+    return;
+  }
+  if (got === null) { // HEAD before the body exists: its length is not known yet (a GET now is chunked too)
+    res.writeHead(status, headers);
+    res.end();
+    return;
+  }
+  if (res.destroyed) return; // gone already: its 'close' will not come to unsubscribe it
+  let started = false;
+  const listener = (chunk: Buffer | null, err?: unknown) => {
+    if (res.destroyed) return;
+    if (err !== undefined) return fail(res, ctx, err, rep.file, base);
+    if (!started) {
+      started = true;
+      res.writeHead(status, headers);
+    }
+    if (chunk === null) res.end();
+    else res.write(chunk);
+  };
+  got.subscribe(listener);
+  res.once('close', () => got.unsubscribe(listener));
 }
 
 function fail(res: ServerResponse, ctx: SendContext, err: unknown, file: string, base: string[]): void {

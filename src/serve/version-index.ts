@@ -4,6 +4,8 @@ import { baseHeaders, type FlatHeaders } from './headers.js';
 import { Rep, type FileMeta } from './rep.js';
 import { vendorHref, type FileRecord, type VariantSizes, type VersionSource } from './source.js';
 import { vendorContentType } from '../package/index.js';
+import mime from 'mime-types';
+import { isCompressibleType, MIN_VARIANT_SIZE } from '../store/variants/select.js';
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 
@@ -95,16 +97,21 @@ export function buildIndex(src: VersionSource, o: IndexOptions): LoadedIndex {
   const lastModified = new Date(lastModifiedSec * 1000).toUTCString();
 
   // Content type and cache policy depend on the name's extension only: computed once per extension.
-  const byExt = new Map<string, { contentType: string; compressible: boolean }>();
+  const byExt = new Map<string, { contentType: string; compressible: boolean; variants: boolean }>();
   const typeOf = (path: string) => {
     const ext = path.slice(path.lastIndexOf('/') + 1).replace(/^[^.]*/, '').toLowerCase();
     let t = byExt.get(ext);
     if (t === undefined) {
       const contentType = contentTypeFor(path);
-      byExt.set(ext, (t = { contentType, compressible: compressible(contentType) }));
+      const type = mime.lookup(path);
+      byExt.set(ext, (t = { contentType, compressible: compressible(contentType), variants: type !== false && isCompressibleType(type) }));
     }
     return t;
   };
+  // Decided once, here: the files the variant build would compress (its own rule) but that have no
+  // variant yet are compressed on request until they do (compress-now.ts). A published variant
+  // index means the build is over: a file it left without variants did not shrink, and stays so.
+  const onRequest = !src.precompressed || src.variantPath === null;
   // Manifest paths are normalised relative paths (src/archive): plain concatenation is exact.
   const siteDir = src.siteDir.endsWith('/') ? src.siteDir : src.siteDir + '/';
 
@@ -114,9 +121,10 @@ export function buildIndex(src: VersionSource, o: IndexOptions): LoadedIndex {
     const sha256 = repl?.sha256 ?? f.sha256;
     const t = typeOf(f.path);
     const sizes = repl ? { br: repl.br?.size, gz: repl.gz?.size } : src.variants.get(f.sha256) ?? {};
+    const dynamic = !repl && onRequest && t.variants && f.size >= MIN_VARIANT_SIZE && sizes.br === undefined && sizes.gz === undefined;
     const meta: FileMeta = {
       base: repl ? baseFor(repl) : base, contentType: t.contentType, cacheControl: cacheControlFor(f.path, t.contentType), lastModified, sha256,
-      vary: t.compressible || sizes.br !== undefined || sizes.gz !== undefined,
+      vary: t.compressible || dynamic || sizes.br !== undefined || sizes.gz !== undefined,
     };
     let identity: Rep;
     let br: Rep | null = null;
@@ -129,6 +137,10 @@ export function buildIndex(src: VersionSource, o: IndexOptions): LoadedIndex {
       identity = new Rep(siteDir + f.path, null, f.size, null, meta);
       if (src.variantPath && sizes.br !== undefined) br = new Rep(src.variantPath(f.sha256, 'br'), null, sizes.br, 'br', meta);
       if (src.variantPath && sizes.gz !== undefined) gzip = new Rep(src.variantPath(f.sha256, 'gz'), null, sizes.gz, 'gzip', meta);
+      if (dynamic) {
+        br = new Rep(identity.file, null, f.size, 'br', meta, true);
+        gzip = new Rep(identity.file, null, f.size, 'gzip', meta, true);
+      }
     }
     return { path: f.path, sha256, lastModifiedSec, identity, br, gzip, has: { br: br !== null, gzip: gzip !== null }, resolve: null };
   };
@@ -164,7 +176,7 @@ export function buildIndex(src: VersionSource, o: IndexOptions): LoadedIndex {
     src.variants.set(sha256, sizes);
     for (const i of byDigest.get(sha256) ?? []) Object.assign(entries[i]!, entry(src.files[i]!));
   };
-  // Issue 17: vendored third-party files, same origin, named by their digest: cached for good.
+  // Vendored third-party files, same origin, named by their digest: cached for good.
   for (const v of src.vendor) {
     const meta: FileMeta = { base, contentType: vendorContentType(v.path), cacheControl: IMMUTABLE, lastModified, sha256: v.sha256, vary: false };
     const identity = new Rep(v.file, null, v.size, null, meta);

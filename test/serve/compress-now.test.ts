@@ -1,6 +1,6 @@
 import { describe, it, expect, afterEach, beforeEach } from 'vitest';
 import { join } from 'node:path';
-import { readdir } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
 import { request } from 'node:http';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { createAirlockServer, type AirlockServer } from '../../src/serve/index.js';
@@ -154,7 +154,7 @@ describe('compressed from the first request, before any variant is built', () =>
 
   it('ranges get identity bytes; HEAD and 304 answer for the compressed representation', async () => {
     const store = await storeWithout();
-    const { base } = await start(store);
+    const { base } = await start(store, { log: () => {} });
     const js = site()['assets/app.js'] as string;
     const head = await get(`${base}/assets/app.js`, { 'accept-encoding': 'br' }, 'HEAD');
     expect(head.status).toBe(200);
@@ -183,6 +183,12 @@ describe('compressed from the first request, before any variant is built', () =>
     // HEAD once the body is in memory: its length too.
     const head2 = await get(`${base}/assets/app.js`, { 'accept-encoding': 'br' }, 'HEAD');
     expect(head2.headers['content-length']).toBe(String(full.body.length));
+    // A source that cannot be read: a clean 500, never a raw error or a cut compressed body.
+    await rm(join(store, 'versions', 'v1', 'site', 'assets', 'site.css'));
+    const gone = await get(`${base}/assets/site.css`, { 'accept-encoding': 'br' });
+    expect(gone.status).toBe(500);
+    expect(gone.headers['content-encoding']).toBeUndefined();
+    expect(gone.body.toString()).toBe('Internal Server Error\n');
   });
 
   it('N readers asking at once for the same missing variant share one compression', async () => {

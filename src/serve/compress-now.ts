@@ -1,0 +1,102 @@
+import { createReadStream } from 'node:fs';
+import { pipeline, type Transform } from 'node:stream';
+import { constants, createBrotliCompress, createGzip } from 'node:zlib';
+import { BR_QUALITY, GZIP_LEVEL } from '../store/variants/build.js';
+
+/**
+ * Compression on request, for an asset whose precompressed variants are not built yet (the
+ * minutes after a start or a version switch, or a site served without a store).
+ *
+ * Decision (measured by `npm run bench:serve-ready -- --skip ready,big`, README "Benchmarks"):
+ * compress on the fly rather than only moving the asked-for files to the front of the background
+ * build. Priority alone still sends the first reader identity bytes (or makes it wait behind a
+ * worker's current job plus an fsync); on-the-fly costs one compression per file and coding
+ * (a 300 KB script: ~17 ms of brotli 5 on a libuv thread, not on the event loop) and no reader
+ * ever gets a large text body uncompressed.
+ *
+ * The levels are the build's own (brotli BR_QUALITY with the same size hint and text mode, gzip
+ * GZIP_LEVEL), and zlib's output does not depend on how its input is chunked: the body made here
+ * has the very bytes of the variant the build writes later, so both carry the same ETag
+ * ("<digest>-br") truthfully, and a client's cached copy revalidates across the swap.
+ *
+ * One flight per file and coding: readers arriving while it runs get the chunks so far, then the
+ * rest as they come (streamed: chunked, no Content-Length). When it ends the body goes into the
+ * server's byte-bounded body cache (keyed by digest and coding), so the next reader is answered
+ * from memory with a length until the variant file takes over. A body too big for the cache is
+ * still shared by the readers of its flight, which is abandoned when the last one hangs up.
+ */
+export type DynamicCoding = 'br' | 'gzip';
+
+/** Called with each chunk, then once with null at the end; with an error instead when it failed. */
+export type FlightListener = (chunk: Buffer | null, err?: unknown) => void;
+
+/** Counters for tests and benchmarks: compressions started, and flights not yet settled. */
+export const compressStats = { started: 0, inFlight: 0 };
+
+export function compressor(coding: DynamicCoding, size: number): Transform {
+  return coding === 'br'
+    ? createBrotliCompress({ params: { [constants.BROTLI_PARAM_QUALITY]: BR_QUALITY, [constants.BROTLI_PARAM_SIZE_HINT]: size, [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT } })
+    : createGzip({ level: GZIP_LEVEL });
+}
+
+export class Flight {
+  private readonly chunks: Buffer[] = [];
+  private readonly listeners = new Set<FlightListener>();
+  private settled = false;
+  private ended = false;
+  private readonly destroy: () => void;
+
+  /**
+   * `keep`: the body will be cached, so the flight runs to its end even when every reader has
+   * gone. `done` is called once: with the body when it ended and `keep` is set, else with null.
+   */
+  constructor(file: string, coding: DynamicCoding, size: number, private readonly keep: boolean, private readonly done: (body: Buffer | null) => void) {
+    compressStats.started++;
+    compressStats.inFlight++;
+    const src = createReadStream(file, { highWaterMark: 64 * 1024 });
+    const z = compressor(coding, size);
+    this.destroy = () => {
+      src.destroy();
+      z.destroy();
+    };
+    z.on('data', (c: Buffer) => {
+      this.chunks.push(c);
+      for (const l of this.listeners) l(c);
+    });
+    // pipeline's callback comes when the compressor has taken all input, before its last output:
+    // it reports errors only; the end is the compressor's 'end'.
+    pipeline(src, z, (err) => {
+      if (err && !this.settled) this.settle(null, err); // once abandoned, the premature close is ours
+    });
+    z.once('end', () => {
+      if (this.settled) return;
+      this.ended = true;
+      this.settle(this.keep ? Buffer.concat(this.chunks) : null);
+      for (const l of this.listeners) l(null);
+      this.listeners.clear();
+    });
+  }
+
+  private settle(body: Buffer | null, err?: unknown): void {
+    this.settled = true;
+    compressStats.inFlight--;
+    this.done(body);
+    if (err !== undefined) {
+      for (const l of this.listeners) l(null, err);
+      this.listeners.clear();
+    }
+  }
+
+  /** Replays what was compressed so far, then follows. */
+  subscribe(l: FlightListener): void {
+    for (const c of this.chunks) l(c);
+    if (this.ended) l(null);
+    else this.listeners.add(l);
+  }
+
+  unsubscribe(l: FlightListener): void {
+    if (!this.listeners.delete(l) || this.listeners.size > 0 || this.keep || this.settled) return;
+    this.settle(null);
+    this.destroy();
+  }
+}
