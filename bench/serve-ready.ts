@@ -1,5 +1,6 @@
 /**
- * npm run bench:serve-ready [-- --pages 9000 --files 10000 --runs 3 --big-gb 3 --skip big|ready --keep]
+ * npm run bench:serve-ready [-- --pages 9000 --files 10000 --runs 3 --big-gb 3 --skip big|ready|first --keep]
+ *   [--first-runs 5 --before-bin OLD/dist/src/cli/bin.js]
  *
  * Issue 3 item 4, measured on the compiled `airlock serve` (dist), each run a fresh process:
  * 1. ready time of a 10,000-file version: from spawn to the URL on stdout (listening, index
@@ -7,12 +8,18 @@
  *    left by `airlock import`); medians of `--runs`.
  * 2. a site of several GB (big media files beside the pages) served with --cache-mb 64 while a
  *    bounded client loop fetches many distinct files: the server's peak RSS (VmHWM).
+ * 3. (`first`) the first requests right after a start, as after `airlock import --activate` (no
+ *    HTML cache, no variants yet: the server builds both in the background): the page, then every
+ *    script and stylesheet once, `Accept-Encoding: br, gzip`, one at a time. Bytes on the wire and
+ *    time to first byte per request, medians over `--first-runs` fresh processes, against
+ *    `--before-bin` (another build of airlock, e.g. before on-request compression) and sirv over
+ *    the same site folder (sirv sends precompressed files when they exist: here they do not).
  * The store layout is written directly (manifest + version.json + site), with real variants.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomFillSync } from 'node:crypto';
 import { createReadStream, readFileSync } from 'node:fs';
-import { mkdir, open, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, open, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,7 +32,7 @@ const BIN = join(ROOT, 'dist', 'src', 'cli', 'bin.js');
 const { values: args } = parseArgs({ options: {
   pages: { type: 'string', default: '9000' }, files: { type: 'string', default: '10000' }, runs: { type: 'string', default: '3' },
   'big-gb': { type: 'string', default: '3' }, skip: { type: 'string', default: '' }, dir: { type: 'string' },
-  keep: { type: 'boolean', default: false },
+  keep: { type: 'boolean', default: false }, 'first-runs': { type: 'string', default: '5' }, 'before-bin': { type: 'string' },
 } });
 const skip = new Set(args.skip!.split(','));
 const work = resolve(args.dir ?? join(ROOT, 'bench/out/serve-ready'));
@@ -70,9 +77,9 @@ async function pad(site: string, total: number): Promise<void> {
 
 interface Served { child: ChildProcess; url: string; ms: number; stderr: string[] }
 
-function serve(store: string, extra: string[] = []): Promise<Served> {
+function serve(store: string, extra: string[] = [], bin = BIN): Promise<Served> {
   const t0 = performance.now();
-  const child = spawn(process.execPath, [BIN, 'serve', '--store', store, '--port', '0', ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [bin, 'serve', '--store', store, '--port', '0', ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
   const stderr: string[] = [];
   child.stderr!.on('data', (c: Buffer) => stderr.push(c.toString()));
   return new Promise((resolve, reject) => {
@@ -227,9 +234,99 @@ async function bigBench(): Promise<void> {
   }
 }
 
+/** sirv over a site folder, in its own process (as bench/serve.ts runs it). */
+function sirvServe(site: string): Promise<Served> {
+  const t0 = performance.now();
+  const code = `import sirv from 'sirv'; import { createServer } from 'node:http';
+const s = createServer(sirv(process.argv[1], { etag: true, extensions: ['html'], brotli: true, gzip: true }));
+s.listen(0, '127.0.0.1', () => console.log('http://127.0.0.1:' + s.address().port + '/'));`;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', code, site], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const stderr: string[] = [];
+  child.stderr!.on('data', (c: Buffer) => stderr.push(c.toString()));
+  return new Promise((resolve, reject) => {
+    child.stdout!.on('data', (c: Buffer) => {
+      const m = /^(http:\/\/\S+)\n/m.exec(c.toString());
+      if (m) resolve({ child, url: m[1]!.replace(/\/$/, ''), ms: performance.now() - t0, stderr });
+    });
+    child.once('exit', (code) => reject(new Error(`sirv exited (${code}): ${stderr.join('')}`)));
+  });
+}
+
+/** One GET: time to the response head, bytes of the body as sent (not decoded), its coding. */
+function timedGet(url: string, headers: Record<string, string>): Promise<{ status: number; ttfb: number; bytes: number; coding: string }> {
+  const t0 = performance.now();
+  return new Promise((resolve, reject) => {
+    request(url, { headers, agent: false }, (res) => {
+      const ttfb = performance.now() - t0;
+      let bytes = 0;
+      res.on('data', (c: Buffer) => (bytes += c.length));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, ttfb, bytes, coding: String(res.headers['content-encoding'] ?? 'identity') }));
+    }).on('error', reject).end();
+  });
+}
+
+async function firstBench(): Promise<void> {
+  const store = join(work, 'first-store');
+  const label = 'first-1';
+  const dir = join(store, 'versions', label);
+  await rm(store, { recursive: true, force: true });
+  // 60 pages and framework-sized scripts (~300 KB each): the shape of a docs export.
+  await generateSite(join(dir, 'site'), { pages: 60, assetBytes: 300_000 });
+  // The generated framework chunk compresses ~25×; a real bundle (ajv's, 273 KB, from
+  // node_modules) compresses like production code. Left out when it is not installed.
+  const real = join(ROOT, 'node_modules', 'ajv', 'dist', 'ajv.bundle.js');
+  const realJs = await readFile(real).catch(() => null);
+  if (realJs) await writeFile(join(dir, 'site', '_next', 'static', 'chunks', `vendor-${createHash('sha256').update(realJs).digest('hex').slice(0, 8)}.js`), realJs);
+  const v = await describeVersion(store, label, 60);
+  const listed = JSON.parse(readFileSync(join(dir, 'airlock.json'), 'utf8')) as { files: Array<{ path: string; size: number }> };
+  const assetFiles = listed.files.filter((f) => /\.(js|css)$/.test(f.path));
+  const assets = assetFiles.map((f) => f.path);
+  const eligible = 1 + assetFiles.filter((f) => f.size >= 1024).length; // the page, and what is worth compressing
+  const paths = ['/', ...assets.map((p) => '/' + p)];
+  const ae = { 'accept-encoding': 'br, gzip' };
+  const runs = Number(args['first-runs']);
+  const servers: Array<{ name: string; start: () => Promise<Served> }> = [
+    { name: 'airlock (this build)', start: () => serve(store) },
+    ...(args['before-bin'] ? [{ name: 'airlock (--before-bin)', start: () => serve(store, [], resolve(args['before-bin']!)) }] : []),
+    { name: 'sirv (no .br/.gz files)', start: () => sirvServe(join(dir, 'site')) },
+  ];
+  const rows: Record<string, { ttfb: number[]; assetTtfb: number[]; bytes: number[]; compressed: number[] }> = {};
+  const load0 = (await import('node:os')).loadavg();
+  for (let i = 0; i < runs; i++) {
+    for (const s of servers) { // interleaved: each round runs every server once
+      await rm(join(dir, 'variants'), { recursive: true, force: true });
+      await rm(join(dir, 'html'), { recursive: true, force: true });
+      const srv = await s.start();
+      const row = (rows[s.name] ??= { ttfb: [], assetTtfb: [], bytes: [], compressed: [] });
+      try {
+        const results = [];
+        for (const p of paths) results.push(await timedGet(srv.url + p, ae));
+        if (results.some((r) => r.status !== 200)) throw new Error(`${s.name}: ${results.map((r) => r.status).join(',')}`);
+        process.stderr.write(`${s.name} run ${i + 1}: ${results.map((r, j) => `${paths[j]!.slice(-22)} ${r.coding} ${r.bytes} B ${r.ttfb.toFixed(1)} ms`).join('; ')}\n`);
+        row.ttfb.push(median(results.map((r) => r.ttfb)));
+        row.assetTtfb.push(median(results.slice(1).map((r) => r.ttfb)));
+        row.bytes.push(results.reduce((n, r) => n + r.bytes, 0));
+        row.compressed.push(results.filter((r) => r.coding !== 'identity').length);
+      } finally {
+        await stop(srv);
+      }
+    }
+  }
+  const load1 = (await import('node:os')).loadavg();
+  const kb = (b: number) => `${(b / 1024).toFixed(0)} KB`;
+  const assetBytes = assetFiles.reduce((n, f) => n + f.size, 0);
+  process.stdout.write(`\n| first ${paths.length} requests after a start (${v.files}-file site, page + ${assets.length} scripts/stylesheets = ${kb(assetBytes)} identity; medians of ${runs}) | compressed / worth it (≥ 1 KB) | bytes sent | TTFB median (all) | TTFB median (assets) |\n|---|---:|---:|---:|---:|\n`);
+  for (const [name, r] of Object.entries(rows)) {
+    process.stdout.write(`| ${name} | ${median(r.compressed)}/${eligible} | ${kb(median(r.bytes))} | ${median(r.ttfb).toFixed(1)} ms | ${median(r.assetTtfb).toFixed(1)} ms |\n`);
+  }
+  process.stdout.write(`load average (1 min) before / after: ${load0[0]!.toFixed(2)} / ${load1[0]!.toFixed(2)}\n`);
+  await rm(store, { recursive: true, force: true });
+}
+
 async function main(): Promise<void> {
   await mkdir(work, { recursive: true });
   try {
+    if (!skip.has('first')) await firstBench();
     if (!skip.has('ready')) await readyBench();
     if (!skip.has('big')) await bigBench();
   } finally {

@@ -7,9 +7,10 @@ import { listVersions } from '../../src/store/index.js';
 import { cleanup, get, setActive, tempRoot, writeVersion, type SiteFiles } from './helpers.js';
 
 /**
- * Issue 13: `airlock import` no longer precompresses; the server does it in the background after
- * the HTML. Until an asset's variants are durable it is served identity — correct bytes at every
- * moment — and then negotiated like any other; `list` says what is still pending.
+ * `airlock import` no longer precompresses; the server does it in the background after the HTML.
+ * Until an asset's variants are durable it is compressed on request (compress-now.test.ts) —
+ * correct bytes at every moment — and then its variant files are served; `list` says what is
+ * still pending.
  */
 let root: string | undefined;
 const servers: AirlockServer[] = [];
