@@ -253,14 +253,14 @@ s.listen(0, '127.0.0.1', () => console.log('http://127.0.0.1:' + s.address().por
 }
 
 /** One GET: time to the response head, bytes of the body as sent (not decoded), its coding. */
-function timedGet(url: string, headers: Record<string, string>): Promise<{ status: number; ttfb: number; bytes: number; coding: string }> {
+function timedGet(url: string, headers: Record<string, string>): Promise<{ status: number; ttfb: number; ttlb: number; bytes: number; coding: string }> {
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
     request(url, { headers, agent: false }, (res) => {
       const ttfb = performance.now() - t0;
       let bytes = 0;
       res.on('data', (c: Buffer) => (bytes += c.length));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, ttfb, bytes, coding: String(res.headers['content-encoding'] ?? 'identity') }));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, ttfb, ttlb: performance.now() - t0, bytes, coding: String(res.headers['content-encoding'] ?? 'identity') }));
     }).on('error', reject).end();
   });
 }
@@ -290,14 +290,15 @@ async function firstBench(): Promise<void> {
     ...(args['before-bin'] ? [{ name: 'airlock (--before-bin)', start: () => serve(store, [], resolve(args['before-bin']!)) }] : []),
     { name: 'sirv (no .br/.gz files)', start: () => sirvServe(join(dir, 'site')) },
   ];
-  const rows: Record<string, { ttfb: number[]; assetTtfb: number[]; bytes: number[]; compressed: number[] }> = {};
+  const rows: Record<string, { ttfb: number[]; assetTtfb: number[]; bigTtfb: number[]; bigTtlb: number[]; bytes: number[]; compressed: number[] }> = {};
+  const big = new Set(assetFiles.filter((f) => f.size >= 100 * 1024).map((f) => '/' + f.path));
   const load0 = (await import('node:os')).loadavg();
   for (let i = 0; i < runs; i++) {
     for (const s of servers) { // interleaved: each round runs every server once
       await rm(join(dir, 'variants'), { recursive: true, force: true });
       await rm(join(dir, 'html'), { recursive: true, force: true });
       const srv = await s.start();
-      const row = (rows[s.name] ??= { ttfb: [], assetTtfb: [], bytes: [], compressed: [] });
+      const row = (rows[s.name] ??= { ttfb: [], assetTtfb: [], bigTtfb: [], bigTtlb: [], bytes: [], compressed: [] });
       try {
         const results = [];
         for (const p of paths) results.push(await timedGet(srv.url + p, ae));
@@ -305,6 +306,8 @@ async function firstBench(): Promise<void> {
         process.stderr.write(`${s.name} run ${i + 1}: ${results.map((r, j) => `${paths[j]!.slice(-22)} ${r.coding} ${r.bytes} B ${r.ttfb.toFixed(1)} ms`).join('; ')}\n`);
         row.ttfb.push(median(results.map((r) => r.ttfb)));
         row.assetTtfb.push(median(results.slice(1).map((r) => r.ttfb)));
+        row.bigTtfb.push(...results.filter((_, j) => big.has(paths[j]!)).map((r) => r.ttfb));
+        row.bigTtlb.push(...results.filter((_, j) => big.has(paths[j]!)).map((r) => r.ttlb));
         row.bytes.push(results.reduce((n, r) => n + r.bytes, 0));
         row.compressed.push(results.filter((r) => r.coding !== 'identity').length);
       } finally {
@@ -315,9 +318,9 @@ async function firstBench(): Promise<void> {
   const load1 = (await import('node:os')).loadavg();
   const kb = (b: number) => `${(b / 1024).toFixed(0)} KB`;
   const assetBytes = assetFiles.reduce((n, f) => n + f.size, 0);
-  process.stdout.write(`\n| first ${paths.length} requests after a start (${v.files}-file site, page + ${assets.length} scripts/stylesheets = ${kb(assetBytes)} identity; medians of ${runs}) | compressed / worth it (≥ 1 KB) | bytes sent | TTFB median (all) | TTFB median (assets) |\n|---|---:|---:|---:|---:|\n`);
+  process.stdout.write(`\n| first ${paths.length} requests after a start (${v.files}-file site, page + ${assets.length} scripts/stylesheets = ${kb(assetBytes)} identity; medians of ${runs}) | compressed / worth it (≥ 1 KB) | bytes sent | TTFB median (all) | TTFB median (assets) | ${big.size} scripts ≥ 100 KB: TTFB / last byte (loopback) |\n|---|---:|---:|---:|---:|---:|\n`);
   for (const [name, r] of Object.entries(rows)) {
-    process.stdout.write(`| ${name} | ${median(r.compressed)}/${eligible} | ${kb(median(r.bytes))} | ${median(r.ttfb).toFixed(1)} ms | ${median(r.assetTtfb).toFixed(1)} ms |\n`);
+    process.stdout.write(`| ${name} | ${median(r.compressed)}/${eligible} | ${kb(median(r.bytes))} | ${median(r.ttfb).toFixed(1)} ms | ${median(r.assetTtfb).toFixed(1)} ms | ${median(r.bigTtfb).toFixed(1)} ms / ${median(r.bigTtlb).toFixed(1)} ms |\n`);
   }
   process.stdout.write(`load average (1 min) before / after: ${load0[0]!.toFixed(2)} / ${load1[0]!.toFixed(2)}\n`);
   await rm(store, { recursive: true, force: true });

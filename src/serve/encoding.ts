@@ -32,11 +32,16 @@ function prefs(header: string): Prefs {
   return p;
 }
 
-export function negotiate(header: string | undefined, has: { br: boolean; gzip: boolean }): Coding {
+/**
+ * `tieGzip`: a tie goes to gzip (bodies compressed on request, compress-now.ts: gzip streams its
+ * first bytes at once and costs less CPU, brotli 5 emits only at its end; the br variant file,
+ * once built, wins ties again).
+ */
+export function negotiate(header: string | undefined, has: { br: boolean; gzip: boolean }, tieGzip = false): Coding {
   if (!header || (!has.br && !has.gzip)) return null;
   const p = prefs(header);
   const br = has.br ? p.br : 0;
   const gz = has.gzip ? p.gzip : 0;
   if (br <= 0 && gz <= 0) return null;
-  return br >= gz ? 'br' : 'gzip';
+  return br > gz || (br === gz && !tieGzip) ? 'br' : 'gzip';
 }

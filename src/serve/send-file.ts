@@ -29,7 +29,7 @@ export function sendFile(req: IncomingMessage, res: ServerResponse, idx: LoadedI
   const range = head || status !== 200 ? undefined : h.range;
   let rep = entry.identity;
   if (range === undefined && (entry.br !== null || entry.gzip !== null)) {
-    const c = negotiate(h['accept-encoding'], entry.has);
+    const c = negotiate(h['accept-encoding'], entry.has, entry.gzip !== null && entry.gzip.dynamic);
     if (c === 'br') rep = entry.br!;
     else if (c === 'gzip') rep = entry.gzip!;
   }
