@@ -2,7 +2,7 @@
  * npm run bench:serve-ready [-- --pages 9000 --files 10000 --runs 3 --big-gb 3 --skip big|ready|first --keep]
  *   [--first-runs 5 --before-bin OLD/dist/src/cli/bin.js]
  *
- * Issue 3 item 4, measured on the compiled `airlock serve` (dist), each run a fresh process:
+ * Measured on the compiled `airlock serve` (dist), each run a fresh process:
  * 1. ready time of a 10,000-file version: from spawn to the URL on stdout (listening, index
  *    complete), with a cold HTML cache (pages transformed on worker threads) and a warm one (as
  *    left by `airlock import`); medians of `--runs`.

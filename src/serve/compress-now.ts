@@ -16,7 +16,8 @@ import { BR_QUALITY, GZIP_LEVEL } from '../store/variants/build.js';
  * output only at its end (a 273 KB bundle: ~33 ms of CPU, 155 ms to first byte on the loaded
  * 2-core machine, against 32 ms for identity), so while a body is made on request a tie in
  * Accept-Encoding goes to gzip (encoding.ts), which streams from its first 64 KB and costs about
- * two thirds of brotli's CPU for ~6 % more bytes: 45 ms to first byte against 41 ms for identity.
+ * two thirds of brotli's CPU for ~6 % more bytes: 45–72 ms to first byte against 39–41 ms for
+ * identity in two runs (load average 9–13).
  * A client that prefers br (higher q) still gets br; once the variant files exist, br wins ties.
  *
  * The levels are the build's own (brotli BR_QUALITY with the same size hint and text mode, gzip

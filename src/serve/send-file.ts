@@ -125,7 +125,7 @@ function sendBytes(res: ServerResponse, base: string[], rep: Rep, status: number
  * only unsubscribed: nothing is piped into its response, so nothing writes after it is gone.
  */
 function sendDynamic(res: ServerResponse, base: string[], rep: Rep, status: number, headers: string[], head: boolean, ctx: SendContext): void {
-  const got = ctx.cache.compressed(rep.key, rep.file, rep.coding!, rep.size, head);
+  const got = res.destroyed ? undefined : ctx.cache.compressed(rep.key, rep.file, rep.coding!, rep.size, head);
   if (Buffer.isBuffer(got)) {
     res.writeHead(status, [...headers, 'Content-Length', String(got.length)]);
     res.end(head ? undefined : got);
@@ -136,7 +136,7 @@ function sendDynamic(res: ServerResponse, base: string[], rep: Rep, status: numb
     res.end();
     return;
   }
-  if (res.destroyed) return; // gone already: its 'close' will not come to unsubscribe it
+  if (got === undefined) return; // the reader is gone already: nothing started, no 'close' to wait for
   let started = false;
   const listener = (chunk: Buffer | null, err?: unknown) => {
     if (res.destroyed) return;
