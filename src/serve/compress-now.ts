@@ -36,8 +36,8 @@ export type DynamicCoding = 'br' | 'gzip';
 /** Called with each chunk, then once with null at the end; with an error instead when it failed. */
 export type FlightListener = (chunk: Buffer | null, err?: unknown) => void;
 
-/** Counters for tests and benchmarks: compressions started, and flights not yet settled. */
-export const compressStats = { started: 0, inFlight: 0 };
+/** Counters for tests and benchmarks: compressions started, flights not yet settled, flights abandoned by their last reader. */
+export const compressStats = { started: 0, inFlight: 0, abandoned: 0 };
 
 export function compressor(coding: DynamicCoding, size: number): Transform {
   return coding === 'br'
@@ -102,6 +102,7 @@ export class Flight {
 
   unsubscribe(l: FlightListener): void {
     if (!this.listeners.delete(l) || this.listeners.size > 0 || this.keep || this.settled) return;
+    compressStats.abandoned++;
     this.settle(null);
     this.destroy();
   }

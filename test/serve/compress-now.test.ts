@@ -217,6 +217,7 @@ describe('compressed from the first request, before any variant is built', () =>
     const logs: string[] = [];
     const budget = 2 * 1024 * 1024; // the 6 MB script's body cannot be kept: compressed for each reader, dropped when none is left
     const { srv, base } = await start(store, { cacheBytes: budget, log: (l) => logs.push(l) });
+    const abandoned = compressStats.abandoned;
     for (let i = 0; i < 3; i++) {
       await new Promise<void>((resolve, reject) => {
         const req = request(`${base}/assets/huge.js`, { headers: { 'accept-encoding': 'gzip' }, agent: false }, (res) => {
@@ -231,6 +232,9 @@ describe('compressed from the first request, before any variant is built', () =>
         req.end();
       });
     }
+    const deadline0 = Date.now() + 5000;
+    while (compressStats.inFlight > 0 && Date.now() < deadline0) await new Promise((r) => setImmediate(r));
+    expect(compressStats.abandoned - abandoned).toBeGreaterThanOrEqual(1); // stopped, not run to the end for nobody
     const whole = await get(`${base}/assets/huge.js`, { 'accept-encoding': 'gzip' });
     expect(gunzipSync(whole.body).toString()).toBe(HUGE_JS);
     expect(whole.headers['content-length']).toBeUndefined(); // streamed (chunked): too big to keep
