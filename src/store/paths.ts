@@ -1,10 +1,13 @@
 import { join, resolve } from 'node:path';
-import { StoreError } from '../errors.js';
+import { StoreError, UsageError } from '../errors.js';
 import { VERSION_LABEL } from '../package/index.js';
 
 /** The store directory: --store, then AIRLOCK_STORE (CONTRACT "Environment"), then ./airlock-store. */
 export function resolveStore(flag: string | undefined, env: NodeJS.ProcessEnv, cwd = process.cwd()): string {
-  const chosen = flag || env.AIRLOCK_STORE || 'airlock-store';
+  // An empty value is a mistake (an unset shell variable), never a request for the default.
+  if (flag === '') throw new UsageError('--store is empty; give the store folder (or leave the flag out for $AIRLOCK_STORE, else ./airlock-store)', { subject: '--store' });
+  if (flag === undefined && env.AIRLOCK_STORE === '') throw new UsageError('AIRLOCK_STORE is set but empty; give the store folder (or unset it for ./airlock-store)', { subject: 'AIRLOCK_STORE' });
+  const chosen = flag ?? env.AIRLOCK_STORE ?? 'airlock-store';
   return resolve(cwd, chosen);
 }
 

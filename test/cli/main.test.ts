@@ -15,6 +15,21 @@ describe('airlock binary', () => {
     const r = spawnSync(process.execPath, [BIN, 'frobnicate'], { encoding: 'utf8' });
     expect(r.status).toBe(2);
     expect(r.stderr).toContain('"frobnicate"');
+    expect(r.stderr).toContain('[AIRLOCK_USAGE]');
+  });
+
+  it('a misspelt command gets "did you mean" with the nearest one', () => {
+    const r = spawnSync(process.execPath, [BIN, 'impor'], { encoding: 'utf8' });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('unknown command "impor" [AIRLOCK_USAGE]; did you mean "import"?');
+  });
+
+  it('an empty --store is a usage error naming the flag, not ./airlock-store', () => {
+    const r = spawnSync(process.execPath, [BIN, 'list', '--store', ''], { encoding: 'utf8' });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('--store is empty');
+    expect(r.stderr).toContain('[AIRLOCK_USAGE]');
+    expect(r.stderr).not.toContain(`${process.cwd()}/airlock-store`);
   });
 
   it('refuses an API key given on the command line and never echoes it', () => {

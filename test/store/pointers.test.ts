@@ -24,6 +24,10 @@ describe('resolveStore', () => {
     expect(resolveStore(undefined, { AIRLOCK_STORE: '/b' }, '/c')).toBe('/b');
     expect(resolveStore(undefined, {}, '/c')).toBe('/c/airlock-store');
   });
+  it('an empty --store or AIRLOCK_STORE is refused, never taken as the default', () => {
+    expect(() => resolveStore('', {}, '/c')).toThrow('--store is empty');
+    expect(() => resolveStore(undefined, { AIRLOCK_STORE: '' }, '/c')).toThrow('AIRLOCK_STORE is set but empty');
+  });
 });
 
 describe('activate and rollback', () => {
