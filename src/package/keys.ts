@@ -1,9 +1,9 @@
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { open, readFile, rm } from 'node:fs/promises';
+import { open, rm } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { existsSync } from 'node:fs';
 import { AirlockError, EXIT, UsageError } from '../errors.js';
-import { fsyncDir } from '../util/fsx.js';
+import { fsyncDir, readRegularFile } from '../util/fsx.js';
 
 /** "sha256:<hex>" of the key's SPKI DER: what `verify` reports as the signer and what users compare. */
 export function fingerprint(pub: KeyObject): string {
@@ -48,38 +48,81 @@ export async function generateKeyPair(prefix: string): Promise<{ keyPath: string
   return { keyPath, pubPath, fingerprint: fingerprint(publicKey) };
 }
 
-async function readKeyFile(path: string): Promise<Buffer> {
+/** A key file is a few hundred bytes of PEM: anything larger is not a key (and is never read whole). */
+export const KEY_FILE_MAX_BYTES = 64 * 1024;
+
+/** A key file's bytes: a regular file, bounded, read without blocking (a FIFO is refused, not waited on). */
+async function readKeyFile(path: string, refuse: (why: string) => Error): Promise<Buffer> {
+  return readRegularFile(path, { maxBytes: KEY_FILE_MAX_BYTES, refuse });
+}
+
+/** How a key file is named in messages: as the user gave it (`shown`), else its path. */
+export interface KeyFileOptions { shown?: string; /** The option it came from ("--sign-key", "--key"). */ flag?: string }
+const refuser = (path: string, o: KeyFileOptions) => (why: string) => new UsageError(`${o.shown ?? path} ${why}`, { subject: o.shown ?? path });
+
+/** Does this PEM text hold private key material (in any block, encrypted or not)? */
+function holdsPrivateKey(text: string | Buffer): boolean {
+  if (/PRIVATE KEY/.test(typeof text === 'string' ? text : text.toString('latin1'))) return true;
   try {
-    return await readFile(path);
+    createPrivateKey(text);
+    return true;
   } catch (err) {
-    throw new UsageError(`cannot read key file ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { subject: path });
+    // An encrypted private key fails for want of a passphrase: private all the same.
+    return (err as NodeJS.ErrnoException).code === 'ERR_MISSING_PASSPHRASE';
   }
 }
 
-function requireEd25519(key: KeyObject, path: string): KeyObject {
-  if (key.asymmetricKeyType !== 'ed25519') {
-    throw new UsageError(`${path} is a ${key.asymmetricKeyType ?? 'unknown'} key; airlock signs with Ed25519 only`, { subject: path });
+export interface PublicKeyText { key: KeyObject; /** The canonical SPKI PEM re-exported from the parsed key: the only form written anywhere. */ pem: string }
+
+/**
+ * Parse text that must be an Ed25519 PUBLIC key. createPublicKey alone accepts a private key and
+ * derives its public half, so a private key is looked for first and refused: it never goes on to
+ * be written into a policy, a store or a package. `refuse(why)` completes "<the key> …".
+ */
+export function parsePublicKeyText(text: string | Buffer, refuse: (why: string) => Error): PublicKeyText {
+  if (holdsPrivateKey(text)) throw refuse('holds a private key; give the public key (airlock keygen\'s .pub file), never the private one');
+  let key: KeyObject;
+  try {
+    key = createPublicKey(text);
+  } catch {
+    throw refuse('is not a PEM public key (airlock keygen\'s .pub file)');
   }
+  if (key.type !== 'public') throw refuse('is not a public key');
+  if (key.asymmetricKeyType !== 'ed25519') throw refuse(`is a ${key.asymmetricKeyType ?? 'unknown'} key; airlock signs with Ed25519 only`);
+  return { key, pem: key.export({ type: 'spki', format: 'pem' }) as string };
+}
+
+/** The private key in PEM text; plain words for a public key, a passphrase-protected key or anything else. */
+export function parsePrivateKeyText(text: Buffer, refuse: (why: string) => Error, flag = '--sign-key'): KeyObject {
+  let key: KeyObject;
+  try {
+    key = createPrivateKey(text);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ERR_MISSING_PASSPHRASE') throw refuse('is a passphrase-protected private key; airlock needs an unencrypted PKCS#8 key (airlock keygen\'s .key file)');
+    let isPublic = false;
+    try {
+      isPublic = createPublicKey(text).type === 'public';
+    } catch { /* neither */ }
+    if (isPublic) throw refuse(`holds a public key; ${flag} needs the private .key file`);
+    throw refuse('is not a PEM private key (airlock keygen\'s .key file)');
+  }
+  if (key.asymmetricKeyType !== 'ed25519') throw refuse(`is a ${key.asymmetricKeyType ?? 'unknown'} key; airlock signs with Ed25519 only`);
   return key;
 }
 
-export async function loadPrivateKey(path: string): Promise<KeyObject> {
-  const pem = await readKeyFile(path);
-  try {
-    return requireEd25519(createPrivateKey(pem), path);
-  } catch (err) {
-    if (err instanceof UsageError) throw err;
-    throw new UsageError(`${path} is not a PEM private key: ${(err as Error).message}`, { subject: path });
-  }
+/** A private key file (`flag` names the option it came from, for the message). Exit 2 naming the file. */
+export async function loadPrivateKey(path: string, o: KeyFileOptions = {}): Promise<KeyObject> {
+  const refuse = refuser(path, o);
+  return parsePrivateKeyText(await readKeyFile(path, refuse), refuse, o.flag);
 }
 
-export async function loadPublicKey(path: string): Promise<KeyObject> {
-  const pem = await readKeyFile(path);
-  if (pem.includes('PRIVATE KEY')) throw new UsageError(`${path} holds a private key; give the .pub file`, { subject: path });
-  try {
-    return requireEd25519(createPublicKey(pem), path);
-  } catch (err) {
-    if (err instanceof UsageError) throw err;
-    throw new UsageError(`${path} is not a PEM public key: ${(err as Error).message}`, { subject: path });
-  }
+/** An Ed25519 public key file; a private key, anything else or an unreadable file is exit 2 naming it. */
+export async function loadPublicKey(path: string, o: KeyFileOptions = {}): Promise<KeyObject> {
+  return (await loadPublicKeyText(path, o)).key;
+}
+
+/** As loadPublicKey, with the canonical SPKI PEM to write (a policy's key). */
+export async function loadPublicKeyText(path: string, o: KeyFileOptions = {}): Promise<PublicKeyText> {
+  const refuse = refuser(path, o);
+  return parsePublicKeyText(await readKeyFile(path, refuse), refuse);
 }
