@@ -3,10 +3,10 @@ import { stat, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { HOST_NAME, fingerprint, loadPrivateKey } from '../package/index.js';
-import { loadPublicKeyText } from '../package/keys.js';
+import { describeWriteError, loadPublicKeyText } from '../package/keys.js';
 import { POLICY_BOUNDS, checkKeysLive, loadPolicyChain, parsePolicy, policyFileRule } from '../store/policy.js';
 import { describePolicy, initPolicy, newPolicy, readNewPolicy, readSeen, resolveStore, rotatePolicy } from '../store/index.js';
-import { describeFsError, readRegularFile } from '../util/fsx.js';
+import { readRegularFile } from '../util/fsx.js';
 import { parse, parseIntFlag, requireString } from './args.js';
 import { printResult, type CliContext } from './context.js';
 import { shown } from '../util/terminal.js';
@@ -38,14 +38,20 @@ by a live key of the policy.
            a signed envelope {format: "airlock-signed-policy/1", policy, signatures})
   show     the current policy, its chain (each rotation re-checked) and the highest sequence seen per domain
 
-  --key NAME=PUBFILE[@EXPIRES]   a key (SPKI PEM, airlock keygen's .pub); @EXPIRES: an RFC 3339 time after
-                                  which its signatures no longer count
+  --key NAME=PUBFILE[@EXPIRES]   a public key (SPKI PEM, airlock keygen's .pub; a private key is refused);
+                                  @EXPIRES: an RFC 3339 time, in the future, after which its
+                                  signatures no longer count
   --threshold N                   distinct signers a package needs (and a rotation)
   --domain-threshold D=N          another threshold for domain D
   --identity ID                   the store's identity (a package's --audience)
 
-Exit codes: 0 ok, 1 failure, 2 usage (e.g. a policy exists already), 4 the policy or a rotation was
-refused (malformed, too few signers, serial not above the current one).`;
+A store that has had a policy keeps it: every use re-checks the chain from its root (serial 1), and
+a missing policy.json, a missing, edited or out-of-order chain entry, or a policy.json that is not
+the chain's last entry stops imports (AIRLOCK_POLICY_BROKEN) until STORE/trust/ is restored.
+
+Exit codes: 0 ok, 1 failure, 2 usage (e.g. a policy exists already, a private key given as --key,
+a key that has already expired), 4 the policy or a rotation was refused (malformed, too few
+signers, serial not the next one) or the store's policy chain is broken.`;
 
 interface Values { key?: string[]; threshold?: string; 'domain-threshold'?: string[]; identity?: string; serial?: string }
 
@@ -101,7 +107,7 @@ async function readPolicyDocument(ctx: CliContext, given: string): Promise<Buffe
 }
 
 const cannotWrite = (out: string) => (err: unknown): never => {
-  throw new UsageError(`cannot write ${out}: it ${(err as NodeJS.ErrnoException).code === 'EEXIST' ? 'exists already' : describeFsError(err)}`, { subject: out });
+  throw new UsageError(`cannot write ${out}: ${describeWriteError(err)}`, { subject: out });
 };
 
 const common = { store: { type: 'string' }, json: { type: 'boolean' }, key: { type: 'string', multiple: true }, threshold: { type: 'string' },

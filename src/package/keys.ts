@@ -8,7 +8,27 @@ import { fsyncDir, readRegularFile } from '../util/fsx.js';
 /** "sha256:<hex>" of the key's SPKI DER: what `verify` reports as the signer and what users compare. */
 export function fingerprint(pub: KeyObject): string {
   const key = pub.type === 'private' ? createPublicKey(pub) : pub;
-  return 'sha256:' + createHash('sha256').update(key.export({ type: 'spki', format: 'der' })).digest('hex');
+  return fingerprintDer(key.export({ type: 'spki', format: 'der' }));
+}
+
+/** fingerprint() of a public key given as its SPKI DER. */
+export function fingerprintDer(spkiDer: Buffer): string {
+  return 'sha256:' + createHash('sha256').update(spkiDer).digest('hex');
+}
+
+/** Plain words for why a file could not be written (never a raw errno): completes "cannot write X: …". */
+export function describeWriteError(err: unknown): string {
+  switch ((err as NodeJS.ErrnoException | null)?.code) {
+    case 'EACCES': case 'EPERM': return 'permission denied';
+    case 'ENOENT': return 'its folder does not exist';
+    case 'ENOTDIR': return 'a part of its path is not a folder';
+    case 'EEXIST': return 'it exists already';
+    case 'EISDIR': return 'it is a folder';
+    case 'EROFS': return 'the file system is read-only';
+    case 'ENOSPC': return 'no space left on the device';
+    case 'EDQUOT': return 'the disk quota is exhausted';
+    default: return 'the file system refused it';
+  }
 }
 
 /** Create `path` exclusively (never overwrite a key) with `mode`, fsync it, and prove the mode stuck. */
@@ -72,24 +92,52 @@ function holdsPrivateKey(text: string | Buffer): boolean {
   }
 }
 
-export interface PublicKeyText { key: KeyObject; /** The canonical SPKI PEM re-exported from the parsed key: the only form written anywhere. */ pem: string }
+export interface PublicKeyText {
+  key: KeyObject;
+  /** The canonical SPKI PEM made from the parsed key: the only form written anywhere. */
+  pem: string;
+  /** Its SPKI DER (what the fingerprint hashes). */
+  der: Buffer;
+}
+
+/** One PEM block labelled PUBLIC KEY and nothing else (whitespace around it, CRLF line ends allowed). */
+const SPKI_PEM = /^\s*-----BEGIN PUBLIC KEY-----\r?\n((?:[A-Za-z0-9+/=]+\r?\n)+)-----END PUBLIC KEY-----\s*$/;
+/** The SPKI DER of every Ed25519 public key: this 12-byte header, then the 32-byte key (RFC 8410). */
+const ED25519_SPKI_HEADER = Buffer.from('302a300506032b6570032100', 'hex');
+
+/** The PEM OpenSSL writes for SPKI DER (64-character lines). */
+function spkiPem(der: Buffer): string {
+  return `-----BEGIN PUBLIC KEY-----\n${der.toString('base64').replace(/.{64}(?=.)/g, '$&\n')}\n-----END PUBLIC KEY-----\n`;
+}
+
+const PRIVATE_GIVEN = 'holds a private key; give the public key (airlock keygen\'s .pub file), never the private one';
 
 /**
- * Parse text that must be an Ed25519 PUBLIC key. createPublicKey alone accepts a private key and
- * derives its public half, so a private key is looked for first and refused: it never goes on to
- * be written into a policy, a store or a package. `refuse(why)` completes "<the key> …".
+ * Parse text that must be an Ed25519 PUBLIC key: one PEM block labelled PUBLIC KEY holding exactly
+ * an Ed25519 SubjectPublicKeyInfo. createPublicKey alone accepts a private key and derives its
+ * public half; here anything else (a private key, a second block riding along, a relabelled
+ * private key) is refused, so only a public key ever goes on to be written into a policy, a store
+ * or a package: `pem` is re-made from the key's SPKI. A good key costs no OpenSSL decoder (a
+ * policy is read at every import). `refuse(why)` completes "<the key> …".
  */
 export function parsePublicKeyText(text: string | Buffer, refuse: (why: string) => Error): PublicKeyText {
-  if (holdsPrivateKey(text)) throw refuse('holds a private key; give the public key (airlock keygen\'s .pub file), never the private one');
+  const m = SPKI_PEM.exec(typeof text === 'string' ? text : text.toString('latin1'));
+  if (!m) throw refuse(holdsPrivateKey(text) ? PRIVATE_GIVEN : 'is not a PEM public key (airlock keygen\'s .pub file)');
+  const der = Buffer.from(m[1]!.replace(/\s/g, ''), 'base64');
+  if (der.length === 44 && der.subarray(0, 12).equals(ED25519_SPKI_HEADER)) {
+    const key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: der.subarray(12).toString('base64url') }, format: 'jwk' });
+    return { key, pem: spkiPem(der), der };
+  }
+  // Not Ed25519 SPKI: say what it is.
   let key: KeyObject;
   try {
     key = createPublicKey(text);
   } catch {
-    throw refuse('is not a PEM public key (airlock keygen\'s .pub file)');
+    throw refuse(holdsPrivateKey(text) ? PRIVATE_GIVEN : 'is not a PEM public key (airlock keygen\'s .pub file)');
   }
-  if (key.type !== 'public') throw refuse('is not a public key');
+  if (key.type !== 'public' || holdsPrivateKey(text)) throw refuse(PRIVATE_GIVEN);
   if (key.asymmetricKeyType !== 'ed25519') throw refuse(`is a ${key.asymmetricKeyType ?? 'unknown'} key; airlock signs with Ed25519 only`);
-  return { key, pem: key.export({ type: 'spki', format: 'pem' }) as string };
+  throw refuse('is not a plain SPKI public key (airlock keygen\'s .pub file)');
 }
 
 /** The private key in PEM text; plain words for a public key, a passphrase-protected key or anything else. */
