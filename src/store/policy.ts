@@ -3,8 +3,8 @@ import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { AirlockError, MalformedError, SignatureError, UsageError, VerificationError } from '../errors.js';
-import { HOST_NAME, STORE_IDENTITY, fingerprint } from '../package/index.js';
-import { parsePublicKeyText } from '../package/keys.js';
+import { HOST_NAME, STORE_IDENTITY } from '../package/index.js';
+import { fingerprintDer, parsePublicKeyText } from '../package/keys.js';
 import { atomicWriteFile, describeFsError, readRegularFile, readRegularFileIfExists } from '../util/fsx.js';
 import { jsonTooDeepAt } from '../util/json-depth.js';
 import { storePaths } from './paths.js';
@@ -140,9 +140,9 @@ export function parsePolicy(bytes: Buffer, subject = 'policy'): { policy: Policy
     const k = policy.keys[name]!;
     // A private key (createPublicKey would quietly derive its public half) is refused; a public key
     // must be written exactly as airlock writes one, so nothing else can ride along in the text.
-    const { key, pem } = parsePublicKeyText(k.publicKey, (why) => bad(subject, `key ${JSON.stringify(name)} ${why}`));
+    const { key, pem, der } = parsePublicKeyText(k.publicKey, (why) => bad(subject, `key ${JSON.stringify(name)} ${why}`));
     if (pem !== k.publicKey) throw bad(subject, `key ${JSON.stringify(name)} is not written as an SPKI PEM public key alone (as airlock keygen's .pub and airlock trust draft write it)`);
-    const fp = fingerprint(key);
+    const fp = fingerprintDer(der);
     if (seen.has(fp)) throw bad(subject, `names the key ${fp} twice (as ${JSON.stringify(name)} too): one key is one signer`);
     seen.add(fp);
     keys.push({ name, key, fingerprint: fp, expiresAt: k.expiresAt });

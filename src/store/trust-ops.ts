@@ -35,7 +35,7 @@ export function readNewPolicy(bytes: Buffer, signatures: Buffer[], subject: stri
 
 /**
  * `airlock trust rotate`: accept `next` only when threshold.default distinct live keys of the
- * current policy signed its exact bytes and its serial is higher (checkRotation). The refusal is
+ * current policy signed its exact bytes and it has the next serial (checkRotation). The refusal is
  * recorded in the audit log (exit 4); the accepted policy joins the chain.
  */
 export async function rotatePolicy(store: string, next: LoadedPolicy, o: { now?: Date } = {}): Promise<{ previous: number; serial: number; signers: string[] }> {
