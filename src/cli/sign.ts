@@ -29,12 +29,13 @@ Exit codes: 0 ok (also when this key had signed already), 1 failure, 2 usage, 4 
 malformed or already carries 32 signatures.`;
 
 const command: Command = {
-  summary: 'add a signature to a package (several signers, issue 14)',
+  summary: 'add a signature to a package (several signers)',
   usage: USAGE,
   async run(argv, ctx) {
     const { values, positionals } = parse(argv, { key: { type: 'string' }, json: { type: 'boolean' }, full: { type: 'string' } });
     if (positionals.length !== 1) throw new UsageError('airlock sign takes exactly one package path', { subject: 'PKG' });
-    const key = await loadPrivateKey(resolve(ctx.cwd, requireString(values.key, '--key')));
+    const keyFile = requireString(values.key, '--key');
+    const key = await loadPrivateKey(resolve(ctx.cwd, keyFile), { shown: keyFile, flag: '--key' });
     const pkg = resolve(ctx.cwd, positionals[0]!);
     if (await isDeltaPackage(pkg)) {
       const d = await addDeltaSignature(pkg, key, { full: values.full === undefined ? undefined : resolve(ctx.cwd, values.full) });

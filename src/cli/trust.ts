@@ -1,10 +1,12 @@
 import { sign } from 'node:crypto';
-import { readFile, writeFile } from 'node:fs/promises';
+import { stat, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { HOST_NAME, fingerprint, loadPrivateKey } from '../package/index.js';
-import { parsePolicy } from '../store/policy.js';
-import { describePolicy, initPolicy, loadPolicy, newPolicy, readNewPolicy, readSeen, resolveStore, rotatePolicy, verifyChain } from '../store/index.js';
+import { describeWriteError, loadPublicKeyText } from '../package/keys.js';
+import { POLICY_BOUNDS, checkKeysLive, loadPolicyChain, parsePolicy, policyFileRule } from '../store/policy.js';
+import { describePolicy, initPolicy, newPolicy, readNewPolicy, readSeen, resolveStore, rotatePolicy } from '../store/index.js';
+import { readRegularFile } from '../util/fsx.js';
 import { parse, parseIntFlag, requireString } from './args.js';
 import { printResult, type CliContext } from './context.js';
 import { shown } from '../util/terminal.js';
@@ -36,14 +38,20 @@ by a live key of the policy.
            a signed envelope {format: "airlock-signed-policy/1", policy, signatures})
   show     the current policy, its chain (each rotation re-checked) and the highest sequence seen per domain
 
-  --key NAME=PUBFILE[@EXPIRES]   a key (SPKI PEM, airlock keygen's .pub); @EXPIRES: an RFC 3339 time after
-                                  which its signatures no longer count
+  --key NAME=PUBFILE[@EXPIRES]   a public key (SPKI PEM, airlock keygen's .pub; a private key is refused);
+                                  @EXPIRES: an RFC 3339 time, in the future, after which its
+                                  signatures no longer count
   --threshold N                   distinct signers a package needs (and a rotation)
   --domain-threshold D=N          another threshold for domain D
   --identity ID                   the store's identity (a package's --audience)
 
-Exit codes: 0 ok, 1 failure, 2 usage (e.g. a policy exists already), 4 the policy or a rotation was
-refused (malformed, too few signers, serial not above the current one).`;
+A store that has had a policy keeps it: every use re-checks the chain from its root (serial 1), and
+a missing policy.json, a missing, edited or out-of-order chain entry, or a policy.json that is not
+the chain's last entry stops imports (AIRLOCK_POLICY_BROKEN) until STORE/trust/ is restored.
+
+Exit codes: 0 ok, 1 failure, 2 usage (e.g. a policy exists already, a private key given as --key,
+a key that has already expired), 4 the policy or a rotation was refused (malformed, too few
+signers, serial not the next one) or the store's policy chain is broken.`;
 
 interface Values { key?: string[]; threshold?: string; 'domain-threshold'?: string[]; identity?: string; serial?: string }
 
@@ -51,35 +59,63 @@ async function policyFromFlags(v: Values, ctx: CliContext, serial: number): Prom
   const keys = await Promise.all((v.key ?? []).map(async (spec) => {
     const m = /^([^=]+)=([^@]+)(?:@(.+))?$/.exec(spec);
     if (!m) throw new UsageError(`--key takes NAME=PUBFILE[@EXPIRES], got ${JSON.stringify(spec)}`, { subject: '--key' });
-    const pem = await readFile(resolve(ctx.cwd, m[2]!), 'utf8').catch((err: NodeJS.ErrnoException) => {
-      throw new UsageError(`cannot read key file ${m[2]}: ${err.code ?? err.message}`, { subject: m[2] });
-    });
     if (m[3] !== undefined && !Number.isFinite(Date.parse(m[3]))) throw new UsageError(`--key ${m[1]}: ${JSON.stringify(m[3])} is not an RFC 3339 time`, { subject: '--key' });
+    // The public key as parsed and re-exported (SPKI PEM): a private key is refused, never written.
+    const { pem } = await loadPublicKeyText(resolve(ctx.cwd, m[2]!), { shown: m[2]!, flag: '--key' });
     return { name: m[1]!, pem, expiresAt: m[3] ? new Date(m[3]).toISOString() : null };
   }));
   if (!keys.length) throw new UsageError('a policy needs at least one --key NAME=PUBFILE', { subject: '--key' });
   const threshold = parseIntFlag(requireString(v.threshold, '--threshold'), '--threshold', 1, 64)!;
   const domains: Record<string, number> = {};
   for (const spec of v['domain-threshold'] ?? []) {
-    const [d, n] = spec.split('=');
-    if (!d || !HOST_NAME.test(d)) throw new UsageError(`--domain-threshold takes D=N with D a host name, got ${JSON.stringify(spec)}`, { subject: '--domain-threshold' });
-    domains[d] = parseIntFlag(n, '--domain-threshold', 1, 64)!;
+    const m = /^([^=]*)=(.*)$/.exec(spec);
+    if (!m || !HOST_NAME.test(m[1]!)) throw new UsageError(`--domain-threshold takes D=N with D a host name and N a number, got ${JSON.stringify(spec)}`, { subject: '--domain-threshold' });
+    if (Object.hasOwn(domains, m[1]!)) throw new UsageError(`--domain-threshold ${m[1]} given twice`, { subject: '--domain-threshold' });
+    domains[m[1]!] = parseIntFlag(m[2], '--domain-threshold', 1, 64)!;
   }
   const bytes = newPolicy({ keys, threshold, domains, identity: v.identity ?? null, serial });
+  let parsed;
   try {
-    parsePolicy(bytes, 'the policy'); // the flags' mistakes (threshold above the key count, a bad key) are usage errors here
+    parsed = parsePolicy(bytes, 'the policy'); // the flags' mistakes (threshold above the key count, a bad key) are usage errors here
   } catch (err) {
     throw new UsageError((err as Error).message, { subject: 'argv' });
   }
+  checkKeysLive(parsed, new Date());
   return bytes;
 }
+
+/** A raw Ed25519 signature is 64 bytes; a signature file is never read past this. */
+const MAX_SIG_FILE = 4096;
+
+/** A file the user named: regular, bounded, never blocking; refused in plain words naming it as given (exit 2). */
+function readUserFile(ctx: CliContext, given: string, maxBytes: number): Promise<Buffer> {
+  return readRegularFile(resolve(ctx.cwd, given), { maxBytes, refuse: (why) => new UsageError(`${given} ${why}`, { subject: given }) });
+}
+
+/**
+ * A policy document the user hands to trust rotate: unreadable is a usage error (exit 2); larger
+ * than the one policy limit is the policy's fault (AIRLOCK_BAD_POLICY, exit 4, as on any read).
+ */
+async function readPolicyDocument(ctx: CliContext, given: string): Promise<Buffer> {
+  const path = resolve(ctx.cwd, given);
+  const rule = policyFileRule(given);
+  return readRegularFile(path, { maxBytes: rule.maxBytes, refuse: (why) => new UsageError(`${given} ${why}`, { subject: given }) }).catch(async (err: unknown) => {
+    // Only the size refusal is the document's fault: told apart by the file's size, not by words.
+    const size = await stat(path).then((st) => (st.isFile() ? st.size : 0), () => 0);
+    throw size > rule.maxBytes ? rule.refuse(`is ${size} bytes, more than the limit of ${rule.maxBytes}`) : err;
+  });
+}
+
+const cannotWrite = (out: string) => (err: unknown): never => {
+  throw new UsageError(`cannot write ${out}: ${describeWriteError(err)}`, { subject: out });
+};
 
 const common = { store: { type: 'string' }, json: { type: 'boolean' }, key: { type: 'string', multiple: true }, threshold: { type: 'string' },
   'domain-threshold': { type: 'string', multiple: true }, identity: { type: 'string' }, 'sign-key': { type: 'string', multiple: true },
   serial: { type: 'string' }, out: { type: 'string' }, policy: { type: 'string' }, sig: { type: 'string', multiple: true } } as const;
 
 const command: Command = {
-  summary: 'the store\'s trust policy: keys, thresholds, rotation (issue 14)',
+  summary: 'the store\'s trust policy: keys, thresholds, rotation',
   usage: USAGE,
   async run(argv, ctx) {
     const [sub, ...rest] = argv;
@@ -89,7 +125,7 @@ const command: Command = {
     switch (sub) {
       case 'init': {
         const bytes = await policyFromFlags(values, ctx, 1);
-        const keys = await Promise.all((values['sign-key'] ?? []).map((p) => loadPrivateKey(resolve(ctx.cwd, p))));
+        const keys = await Promise.all((values['sign-key'] ?? []).map((p) => loadPrivateKey(resolve(ctx.cwd, p), { shown: p, flag: '--sign-key' })));
         const p = await initPolicy(store(), bytes, keys.map((k) => sign(null, bytes, k)));
         printResult(ctx, json, { ok: true, store: store(), serial: 1, keys: p.keys.map((k) => ({ name: k.name, fingerprint: k.fingerprint, expiresAt: k.expiresAt })), threshold: p.policy.threshold, identity: p.policy.identity },
           () => shown`trust policy 1 installed in ${store()}: ${describePolicy(p)}`);
@@ -98,50 +134,49 @@ const command: Command = {
       case 'draft': {
         const serial = parseIntFlag(requireString(values.serial, '--serial'), '--serial', 1)!;
         const out = resolve(ctx.cwd, requireString(values.out, '--out'));
-        await writeFile(out, await policyFromFlags(values, ctx, serial), { flag: 'wx' }).catch((err: NodeJS.ErrnoException) => {
-          throw new UsageError(`cannot write ${out}: ${err.code ?? err.message}`, { subject: out });
-        });
+        await writeFile(out, await policyFromFlags(values, ctx, serial), { flag: 'wx' }).catch(cannotWrite(out));
         printResult(ctx, json, { ok: true, policy: out, serial }, () => shown`wrote ${out} (serial ${serial}); sign it with airlock trust sign, then airlock trust rotate`);
         return 0;
       }
       case 'sign': {
         if (positionals.length !== 1) throw new UsageError('trust sign takes exactly one POLICY.json', { subject: 'POLICY' });
-        const key = await loadPrivateKey(resolve(ctx.cwd, requireString(values.key?.[0], '--key')));
-        const bytes = await readFile(resolve(ctx.cwd, positionals[0]!));
+        const keyFile = requireString(values.key?.[0], '--key');
+        const key = await loadPrivateKey(resolve(ctx.cwd, keyFile), { shown: keyFile, flag: '--key' });
+        const bytes = await readUserFile(ctx, positionals[0]!, POLICY_BOUNDS.maxBytes);
         const out = resolve(ctx.cwd, requireString(values.out, '--out'));
-        await writeFile(out, sign(null, bytes, key), { flag: 'wx' }).catch((err: NodeJS.ErrnoException) => {
-          throw new UsageError(`cannot write ${out}: ${err.code ?? err.message}`, { subject: out });
-        });
+        await writeFile(out, sign(null, bytes, key), { flag: 'wx' }).catch(cannotWrite(out));
         printResult(ctx, json, { ok: true, signature: out, signer: fingerprint(key) }, () => shown`wrote ${out} (signed by ${fingerprint(key)})`);
         return 0;
       }
       case 'rotate': {
-        const path = resolve(ctx.cwd, requireString(values.policy, '--policy'));
-        const bytes = await readFile(path).catch((err: NodeJS.ErrnoException) => { throw new UsageError(`cannot read ${path}: ${err.code ?? err.message}`, { subject: path }); });
-        const sigs = await Promise.all((values.sig ?? []).map((p) => readFile(resolve(ctx.cwd, p)).catch((err: NodeJS.ErrnoException) => { throw new UsageError(`cannot read ${p}: ${err.code ?? err.message}`, { subject: p }); })));
-        const r = await rotatePolicy(store(), readNewPolicy(bytes, sigs, path));
+        const given = requireString(values.policy, '--policy');
+        const bytes = await readPolicyDocument(ctx, given);
+        const sigs = await Promise.all((values.sig ?? []).map((p) => readUserFile(ctx, p, MAX_SIG_FILE)));
+        const r = await rotatePolicy(store(), readNewPolicy(bytes, sigs, given));
         printResult(ctx, json, { ok: true, store: store(), ...r }, () => shown`trust policy ${r.previous} -> ${r.serial}, signed by ${r.signers.join(', ')}`);
         return 0;
       }
       case 'show': {
         const s = store();
-        const p = await loadPolicy(s);
-        if (!p) {
+        // The chain is verified from its root: a broken one is exit 4 with its code, naming the file.
+        const c = await loadPolicyChain(s);
+        if (!c) {
           printResult(ctx, json, { ok: true, store: s, policy: null }, () => shown`store ${s} has no trust policy: imports need one key of --trust or ${s}/trusted-keys/*.pub`);
           return 0;
         }
-        const chain = await verifyChain(s);
+        const p = c.current;
+        const chain = { serials: c.serials, ok: true, problem: null };
         const seen = await readSeen(s);
         const now = Date.now();
         const keys = p.keys.map((k) => ({ name: k.name, fingerprint: k.fingerprint, expiresAt: k.expiresAt, live: k.expiresAt === null || Date.parse(k.expiresAt) > now }));
-        printResult(ctx, json, { ok: chain.ok, store: s, serial: p.policy.serial, createdAt: p.policy.createdAt, identity: p.policy.identity, threshold: p.policy.threshold, keys, chain, seen: seen.domains }, () => [
+        printResult(ctx, json, { ok: true, store: s, serial: p.policy.serial, createdAt: p.policy.createdAt, identity: p.policy.identity, threshold: p.policy.threshold, keys, chain, seen: seen.domains }, () => [
           shown`policy ${p.policy.serial} (${p.policy.createdAt})${p.policy.identity ? shown`, store identity ${p.policy.identity}` : ''}`,
           shown`threshold ${p.policy.threshold.default}` + Object.entries(p.policy.threshold.domains).map(([d, n]) => shown`, ${d}: ${n}`).join(''),
           ...keys.map((k) => shown`key ${k.name} ${k.fingerprint}` + (k.expiresAt ? shown` expires ${k.expiresAt}` : '') + (k.live ? '' : ' (EXPIRED: does not count)')),
-          `chain ${chain.serials.join(' -> ') || '(empty)'}: ${chain.ok ? 'every rotation signed by its predecessor\'s threshold' : shown`BROKEN: ${chain.problem ?? ''}`}`,
+          `chain ${chain.serials.join(' -> ')}: every rotation signed by its predecessor's threshold, policy.json its last entry`,
           ...Object.entries(seen.domains).map(([d, v]) => shown`seen ${d}: sequence ${v.sequence} (${v.version})`),
         ].join('\n'));
-        return chain.ok ? 0 : 4;
+        return 0;
       }
       default:
         throw new UsageError(`trust takes init, draft, sign, rotate or show, got ${JSON.stringify(sub ?? '')}`, { subject: 'trust' });

@@ -1,14 +1,34 @@
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { open, readFile, rm } from 'node:fs/promises';
+import { open, rm } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { existsSync } from 'node:fs';
 import { AirlockError, EXIT, UsageError } from '../errors.js';
-import { fsyncDir } from '../util/fsx.js';
+import { fsyncDir, readRegularFile } from '../util/fsx.js';
 
 /** "sha256:<hex>" of the key's SPKI DER: what `verify` reports as the signer and what users compare. */
 export function fingerprint(pub: KeyObject): string {
   const key = pub.type === 'private' ? createPublicKey(pub) : pub;
-  return 'sha256:' + createHash('sha256').update(key.export({ type: 'spki', format: 'der' })).digest('hex');
+  return fingerprintDer(key.export({ type: 'spki', format: 'der' }));
+}
+
+/** fingerprint() of a public key given as its SPKI DER. */
+export function fingerprintDer(spkiDer: Buffer): string {
+  return 'sha256:' + createHash('sha256').update(spkiDer).digest('hex');
+}
+
+/** Plain words for why a file could not be written (never a raw errno): completes "cannot write X: …". */
+export function describeWriteError(err: unknown): string {
+  switch ((err as NodeJS.ErrnoException | null)?.code) {
+    case 'EACCES': case 'EPERM': return 'permission denied';
+    case 'ENOENT': return 'its folder does not exist';
+    case 'ENOTDIR': return 'a part of its path is not a folder';
+    case 'EEXIST': return 'it exists already';
+    case 'EISDIR': return 'it is a folder';
+    case 'EROFS': return 'the file system is read-only';
+    case 'ENOSPC': return 'no space left on the device';
+    case 'EDQUOT': return 'the disk quota is exhausted';
+    default: return 'the file system refused it';
+  }
 }
 
 /** Create `path` exclusively (never overwrite a key) with `mode`, fsync it, and prove the mode stuck. */
@@ -48,38 +68,109 @@ export async function generateKeyPair(prefix: string): Promise<{ keyPath: string
   return { keyPath, pubPath, fingerprint: fingerprint(publicKey) };
 }
 
-async function readKeyFile(path: string): Promise<Buffer> {
+/** A key file is a few hundred bytes of PEM: anything larger is not a key (and is never read whole). */
+export const KEY_FILE_MAX_BYTES = 64 * 1024;
+
+/** A key file's bytes: a regular file, bounded, read without blocking (a FIFO is refused, not waited on). */
+async function readKeyFile(path: string, refuse: (why: string) => Error): Promise<Buffer> {
+  return readRegularFile(path, { maxBytes: KEY_FILE_MAX_BYTES, refuse });
+}
+
+/** How a key file is named in messages: as the user gave it (`shown`), else its path. */
+export interface KeyFileOptions { shown?: string; /** The option it came from ("--sign-key", "--key"). */ flag?: string }
+const refuser = (path: string, o: KeyFileOptions) => (why: string) => new UsageError(`${o.shown ?? path} ${why}`, { subject: o.shown ?? path });
+
+/** Does this PEM text hold private key material (in any block, encrypted or not)? */
+function holdsPrivateKey(text: string | Buffer): boolean {
+  if (/PRIVATE KEY/.test(typeof text === 'string' ? text : text.toString('latin1'))) return true;
   try {
-    return await readFile(path);
+    createPrivateKey(text);
+    return true;
   } catch (err) {
-    throw new UsageError(`cannot read key file ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { subject: path });
+    // An encrypted private key fails for want of a passphrase: private all the same.
+    return (err as NodeJS.ErrnoException).code === 'ERR_MISSING_PASSPHRASE';
   }
 }
 
-function requireEd25519(key: KeyObject, path: string): KeyObject {
-  if (key.asymmetricKeyType !== 'ed25519') {
-    throw new UsageError(`${path} is a ${key.asymmetricKeyType ?? 'unknown'} key; airlock signs with Ed25519 only`, { subject: path });
+export interface PublicKeyText {
+  key: KeyObject;
+  /** The canonical SPKI PEM made from the parsed key: the only form written anywhere. */
+  pem: string;
+  /** Its SPKI DER (what the fingerprint hashes). */
+  der: Buffer;
+}
+
+/** One PEM block labelled PUBLIC KEY and nothing else (whitespace around it, CRLF line ends allowed). */
+const SPKI_PEM = /^\s*-----BEGIN PUBLIC KEY-----\r?\n((?:[A-Za-z0-9+/=]+\r?\n)+)-----END PUBLIC KEY-----\s*$/;
+/** The SPKI DER of every Ed25519 public key: this 12-byte header, then the 32-byte key (RFC 8410). */
+const ED25519_SPKI_HEADER = Buffer.from('302a300506032b6570032100', 'hex');
+
+/** The PEM OpenSSL writes for SPKI DER (64-character lines). */
+function spkiPem(der: Buffer): string {
+  return `-----BEGIN PUBLIC KEY-----\n${der.toString('base64').replace(/.{64}(?=.)/g, '$&\n')}\n-----END PUBLIC KEY-----\n`;
+}
+
+const PRIVATE_GIVEN = 'holds a private key; give the public key (airlock keygen\'s .pub file), never the private one';
+
+/**
+ * Parse text that must be an Ed25519 PUBLIC key: one PEM block labelled PUBLIC KEY holding exactly
+ * an Ed25519 SubjectPublicKeyInfo. createPublicKey alone accepts a private key and derives its
+ * public half; here anything else (a private key, a second block riding along, a relabelled
+ * private key) is refused, so only a public key ever goes on to be written into a policy, a store
+ * or a package: `pem` is re-made from the key's SPKI. A good key costs no OpenSSL decoder (a
+ * policy is read at every import). `refuse(why)` completes "<the key> …".
+ */
+export function parsePublicKeyText(text: string | Buffer, refuse: (why: string) => Error): PublicKeyText {
+  const m = SPKI_PEM.exec(typeof text === 'string' ? text : text.toString('latin1'));
+  if (!m) throw refuse(holdsPrivateKey(text) ? PRIVATE_GIVEN : 'is not a PEM public key (airlock keygen\'s .pub file)');
+  const der = Buffer.from(m[1]!.replace(/\s/g, ''), 'base64');
+  if (der.length === 44 && der.subarray(0, 12).equals(ED25519_SPKI_HEADER)) {
+    const key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: der.subarray(12).toString('base64url') }, format: 'jwk' });
+    return { key, pem: spkiPem(der), der };
   }
+  // Not Ed25519 SPKI: say what it is.
+  let key: KeyObject;
+  try {
+    key = createPublicKey(text);
+  } catch {
+    throw refuse(holdsPrivateKey(text) ? PRIVATE_GIVEN : 'is not a PEM public key (airlock keygen\'s .pub file)');
+  }
+  if (key.type !== 'public' || holdsPrivateKey(text)) throw refuse(PRIVATE_GIVEN);
+  if (key.asymmetricKeyType !== 'ed25519') throw refuse(`is a ${key.asymmetricKeyType ?? 'unknown'} key; airlock signs with Ed25519 only`);
+  throw refuse('is not a plain SPKI public key (airlock keygen\'s .pub file)');
+}
+
+/** The private key in PEM text; plain words for a public key, a passphrase-protected key or anything else. */
+export function parsePrivateKeyText(text: Buffer, refuse: (why: string) => Error, flag = '--sign-key'): KeyObject {
+  let key: KeyObject;
+  try {
+    key = createPrivateKey(text);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ERR_MISSING_PASSPHRASE') throw refuse('is a passphrase-protected private key; airlock needs an unencrypted PKCS#8 key (airlock keygen\'s .key file)');
+    let isPublic = false;
+    try {
+      isPublic = createPublicKey(text).type === 'public';
+    } catch { /* neither */ }
+    if (isPublic) throw refuse(`holds a public key; ${flag} needs the private .key file`);
+    throw refuse('is not a PEM private key (airlock keygen\'s .key file)');
+  }
+  if (key.asymmetricKeyType !== 'ed25519') throw refuse(`is a ${key.asymmetricKeyType ?? 'unknown'} key; airlock signs with Ed25519 only`);
   return key;
 }
 
-export async function loadPrivateKey(path: string): Promise<KeyObject> {
-  const pem = await readKeyFile(path);
-  try {
-    return requireEd25519(createPrivateKey(pem), path);
-  } catch (err) {
-    if (err instanceof UsageError) throw err;
-    throw new UsageError(`${path} is not a PEM private key: ${(err as Error).message}`, { subject: path });
-  }
+/** A private key file (`flag` names the option it came from, for the message). Exit 2 naming the file. */
+export async function loadPrivateKey(path: string, o: KeyFileOptions = {}): Promise<KeyObject> {
+  const refuse = refuser(path, o);
+  return parsePrivateKeyText(await readKeyFile(path, refuse), refuse, o.flag);
 }
 
-export async function loadPublicKey(path: string): Promise<KeyObject> {
-  const pem = await readKeyFile(path);
-  if (pem.includes('PRIVATE KEY')) throw new UsageError(`${path} holds a private key; give the .pub file`, { subject: path });
-  try {
-    return requireEd25519(createPublicKey(pem), path);
-  } catch (err) {
-    if (err instanceof UsageError) throw err;
-    throw new UsageError(`${path} is not a PEM public key: ${(err as Error).message}`, { subject: path });
-  }
+/** An Ed25519 public key file; a private key, anything else or an unreadable file is exit 2 naming it. */
+export async function loadPublicKey(path: string, o: KeyFileOptions = {}): Promise<KeyObject> {
+  return (await loadPublicKeyText(path, o)).key;
+}
+
+/** As loadPublicKey, with the canonical SPKI PEM to write (a policy's key). */
+export async function loadPublicKeyText(path: string, o: KeyFileOptions = {}): Promise<PublicKeyText> {
+  const refuse = refuser(path, o);
+  return parsePublicKeyText(await readKeyFile(path, refuse), refuse);
 }

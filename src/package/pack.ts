@@ -16,7 +16,7 @@ export const MEMBER: Record<ArchiveFormat, string> = { 'tar.gz': 'bundle.tar.gz'
 
 export interface PackageMeta { domain: string; version: string; jobId: string | null; pageCount: number | null; expiresAt?: string; audience?: string }
 
-/** Issue 17: third-party files to carry (collected by src/fetch/vendor after the archive was verified). */
+/** Third-party files to carry (collected by src/fetch/vendor after the archive was verified). */
 export interface VendoredFiles { records: VendorRecord[]; bytes: ReadonlyMap<string, Buffer> }
 /** Collects them from the verified archive; `pack --vendor` passes src/fetch/vendor's collector. */
 export type VendorCollector = (archivePath: string, scan: ScanResult) => Promise<VendoredFiles>;
@@ -38,7 +38,7 @@ export async function writeScannedPackage(o: { outPath: string; archivePath: str
     pageCount: meta.pageCount,
     archive: { name: MEMBER[scan.format], format: scan.format, size: scan.archiveSize, sha256: scan.archiveSha256 },
     files: scan.files,
-    // Issue 14: the creation time in ms orders packages of one domain (no downgrade, no replay).
+    // The creation time in ms orders packages of one domain (no downgrade, no replay).
     sequence: now.getTime(),
     ...(meta.expiresAt ? { expiresAt: meta.expiresAt } : {}),
     ...(meta.audience ? { audience: meta.audience } : {}),
@@ -52,7 +52,7 @@ export interface PackOptions { archivePath: string; domain: string; version?: st
 export interface PackSummary {
   package: string; version: string; domain: string; sha256: string;
   archive: Manifest['archive']; files: number; bytes: number; signed: boolean; signer: string | null;
-  /** Issue 17: how many third-party files are carried (with --vendor). */
+  /** How many third-party files are carried (with --vendor). */
   vendored?: number;
 }
 
@@ -91,6 +91,7 @@ async function head(path: string): Promise<Buffer> {
 export async function packArchive(o: PackOptions): Promise<PackSummary> {
   const domain = checkDomain(o.domain);
   if (o.expiresAt !== undefined && !(/^\d{4}-\d\d-\d\dT/.test(o.expiresAt) && Number.isFinite(Date.parse(o.expiresAt)))) throw new UsageError(`--expires-at must be an RFC 3339 time like 2026-12-31T00:00:00Z, got ${JSON.stringify(o.expiresAt)}`, { subject: '--expires-at' });
+  if (o.expiresAt !== undefined && Date.parse(o.expiresAt) <= Date.now()) throw new UsageError(`--expires-at ${JSON.stringify(o.expiresAt)} is not in the future: the package would be born expired, and every store would refuse it`, { subject: '--expires-at' });
   if (o.audience !== undefined && !STORE_IDENTITY.test(o.audience)) throw new UsageError(`--audience must match ${STORE_IDENTITY.source}, got ${JSON.stringify(o.audience)}`, { subject: '--audience' });
   if (o.version !== undefined) checkLabel(o.version);
   const archivePath = resolve(o.archivePath);

@@ -3,14 +3,14 @@ import type { KeyObject } from 'node:crypto';
 import { z } from 'zod';
 import { MalformedError, SignatureError, UsageError, VerificationError } from '../errors.js';
 import { checkSignature, signaturesOf, type Manifest, type PackageLayout } from '../package/index.js';
-import { atomicWriteFile, fsyncDir } from '../util/fsx.js';
+import { atomicWriteFile, fsyncDir, readRegularFileIfExists } from '../util/fsx.js';
 import { liveKeys, loadPolicy, policySigners, thresholdFor, trustPaths } from './policy.js';
 import { loadTrustedKeys } from './trust.js';
 import { existingMeta } from './existing.js';
 import { isLabel, versionDir, versionPaths } from './paths.js';
 
 /**
- * What a store decides about a package before a byte of it is extracted (issue 14), shared by
+ * What a store decides about a package before a byte of it is extracted, shared by
  * `import` and `verify --store` so both answer alike: who signed it, whether that meets the
  * store's rule, and (with a trust policy) whether it is fresh. Reads the store; writes nothing.
  */
@@ -36,7 +36,8 @@ export async function admitPackage(store: string, layout: Pick<PackageLayout, 'm
   if (!policy) {
     const trust = [...o.trust, ...(await loadTrustedKeys(store))];
     const sig = checkSignature(layout, { trust, allowUnsigned: o.allowUnsigned });
-    // Freshness holds for every store (no identity without a policy, so no audience rule).
+    // Freshness holds for every store; a store without a policy has no identity, so a package
+    // addressed to a store is refused here (AIRLOCK_AUDIENCE) like anywhere it was not sent.
     const overridden = await checkFreshness(store, layout.manifest, null, now, o.allowDowngrade ?? false, layout.manifestBytes);
     return { rule: 'flat', signers: sig.signers, signerNames: [], need: sig.signed ? 1 : null, overridden, policySerial: null };
   }
@@ -66,14 +67,12 @@ type Seen = z.infer<typeof SeenSchema>;
 /** STORE/trust/seen.json: the highest order (packageOrder) ever imported per domain, every store (survives prune). */
 export async function readSeen(store: string): Promise<Seen> {
   const path = trustPaths(store).seen;
-  const raw = await readFile(path).catch((err: NodeJS.ErrnoException) => {
-    if (err.code === 'ENOENT') return null;
-    throw err;
-  });
+  const damaged = (why: string) => new MalformedError('AIRLOCK_BAD_SEEN', `${path} ${why}; imports are refused until it is restored (it guards against downgrades)`, { subject: path });
+  const raw = await readRegularFileIfExists(path, { maxBytes: 4 * 1024 * 1024, refuse: damaged });
   if (raw === null) return { format: 'airlock-seen/1', domains: {} };
   let parsed: unknown = null;
   try {
-    parsed = raw.length <= 4 * 1024 * 1024 ? JSON.parse(raw.toString('utf8')) : null;
+    parsed = JSON.parse(raw.toString('utf8'));
   } catch { /* reported below */ }
   const r = SeenSchema.safeParse(parsed);
   if (!r.success) throw new MalformedError('AIRLOCK_BAD_SEEN', `${path} is damaged; imports are refused until it is restored (it guards against downgrades)`, { subject: path });
@@ -123,7 +122,8 @@ async function alreadyStored(store: string, m: Pick<Manifest, 'version'>, manife
  * No downgrade, no replay, no freeze, no wrong store (TUF's rollback, freeze and mix-up attacks,
  * offline), for every store: with or without a trust policy. A package without `sequence` (older
  * airlock) is ordered by its createdAt (packageOrder). `identity` is the policy's store identity
- * (null without a policy: no audience rule). Returns the rules overridden by --allow-downgrade.
+ * (null: none, without a policy or with a policy that names none); a package that names an
+ * audience imports only into the store of that identity. Returns the rules overridden by --allow-downgrade.
  * A package whose exact manifest is already in the store as a complete version (`manifestBytes`)
  * brings nothing in: importing it again ("unchanged") is like activating it, the operator's
  * decision, and no freshness rule applies (a pruned version is not in the store: refused).
@@ -132,7 +132,9 @@ export async function checkFreshness(store: string, m: Manifest, identity: strin
   if (manifestBytes && await alreadyStored(store, m, manifestBytes)) return [];
   const broken: { code: string; why: string }[] = [];
   if (m.expiresAt !== undefined && Date.parse(m.expiresAt) <= now.getTime()) broken.push({ code: 'AIRLOCK_EXPIRED', why: `it expired at ${m.expiresAt}` });
-  if (m.audience !== undefined && identity !== null && m.audience !== identity) broken.push({ code: 'AIRLOCK_AUDIENCE', why: `it is addressed to store ${JSON.stringify(m.audience)}, and this store is ${JSON.stringify(identity)}` });
+  if (m.audience !== undefined && m.audience !== identity) {
+    broken.push({ code: 'AIRLOCK_AUDIENCE', why: `it is addressed to store ${JSON.stringify(m.audience)}, and this store ${identity === null ? 'has no identity (a trust policy names it: airlock trust init/rotate --identity)' : `is ${JSON.stringify(identity)}`}` });
+  }
   const seen = (await readSeen(store)).domains[m.domain];
   const order = packageOrder(m);
   const what = m.sequence !== undefined ? `its sequence ${m.sequence}` : `it has no sequence, and its createdAt ${m.createdAt} (${order ?? 'unreadable'} ms, its order)`;

@@ -1,20 +1,22 @@
-import { createPublicKey, verify, type KeyObject } from 'node:crypto';
-import { mkdir, readdir, readFile } from 'node:fs/promises';
+import { verify, type KeyObject } from 'node:crypto';
+import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { MalformedError, SignatureError, UsageError } from '../errors.js';
-import { HOST_NAME, STORE_IDENTITY, checkJsonBounds, fingerprint } from '../package/index.js';
-import { atomicWriteFile } from '../util/fsx.js';
+import { AirlockError, MalformedError, SignatureError, UsageError, VerificationError } from '../errors.js';
+import { HOST_NAME, STORE_IDENTITY } from '../package/index.js';
+import { fingerprintDer, parsePublicKeyText } from '../package/keys.js';
+import { atomicWriteFile, describeFsError, readRegularFile, readRegularFileIfExists } from '../util/fsx.js';
+import { jsonTooDeepAt } from '../util/json-depth.js';
 import { storePaths } from './paths.js';
 
 /**
- * The store's trust policy (issue 14): named Ed25519 keys (optionally expiring), how many distinct
+ * The store's trust policy: named Ed25519 keys (optionally expiring), how many distinct
  * keys must sign a package (a default and per-domain overrides), and the store's identity (a
  * package's `audience`). Stored as a signed envelope; every accepted policy is kept in the chain.
  */
 export const POLICY_FORMAT = 'airlock-trust-policy/1';
 export const SIGNED_POLICY_FORMAT = 'airlock-signed-policy/1';
-/** A policy is a few keys and thresholds: bounded before parsing. */
+/** A policy is a few keys and thresholds: bounded before parsing (one limit, for a policy file and the policy text it carries). */
 export const POLICY_BOUNDS = Object.freeze({ maxBytes: 256 * 1024, maxDepth: 8 });
 export const MAX_POLICY_KEYS = 64;
 export const MAX_POLICY_SIGNATURES = 64;
@@ -50,13 +52,75 @@ export interface LoadedPolicy { policy: Policy; bytes: Buffer; signatures: Buffe
 
 const bad = (subject: string, why: string) => new MalformedError('AIRLOCK_BAD_POLICY', `${subject} ${why}`, { subject });
 
-function parseJson(bytes: Buffer, subject: string): unknown {
-  checkJsonBounds(bytes, POLICY_BOUNDS, subject);
-  try {
-    return JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
-  } catch (err) {
-    throw bad(subject, `is not UTF-8 JSON: ${(err as Error).message}`);
+/**
+ * A store that has had a trust policy and can no longer show an intact one (a missing policy.json,
+ * a chain entry deleted, edited or out of order): exit 4, never a quiet fall back to --trust.
+ */
+const broken = (subject: string, why: string) => new VerificationError('AIRLOCK_POLICY_BROKEN',
+  `${subject} ${why}; the store's trust policy cannot be trusted, and imports are refused until STORE/trust/ is restored from a backup`, { subject });
+
+/** How a policy file (a store's, or one a user hands to trust rotate) is read: regular, bounded, never blocking. */
+export const policyFileRule = (path: string) => ({ maxBytes: POLICY_BOUNDS.maxBytes, refuse: (why: string) => bad(path, why) });
+
+/**
+ * The first object key that appears twice in one object of `text` (valid JSON), or null. JSON.parse
+ * keeps the last one silently, so a reviewer reading the first would approve another policy.
+ * One pass over the text; keys are compared decoded ("a" and "\u0061" are the same key).
+ */
+export function firstDuplicateKey(text: string): string | null {
+  const open: (Set<string> | null)[] = [];
+  let keyNext = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22 /* " */) {
+      let j = i + 1;
+      while (text.charCodeAt(j) !== 0x22) j += text.charCodeAt(j) === 0x5c /* \ */ ? 2 : 1;
+      const top = open[open.length - 1];
+      if (keyNext && top) {
+        const key = JSON.parse(text.slice(i, j + 1)) as string;
+        if (top.has(key)) return key;
+        top.add(key);
+      }
+      keyNext = false;
+      i = j;
+    } else if (c === 0x7b /* { */) {
+      open.push(new Set());
+      keyNext = true;
+    } else if (c === 0x5b /* [ */) {
+      open.push(null);
+    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
+      open.pop();
+    } else if (c === 0x2c /* , */) {
+      keyNext = open[open.length - 1] instanceof Set;
+    }
   }
+  return null;
+}
+
+/**
+ * Untrusted policy JSON: bounded (size, depth) before parsing, UTF-8, one value per key. Messages
+ * never quote the text (a policy path may be a symlink to any file): a position at most.
+ */
+function parseJson(bytes: Buffer, subject: string): unknown {
+  if (bytes.length > POLICY_BOUNDS.maxBytes) throw bad(subject, `is ${bytes.length} bytes, more than the limit of ${POLICY_BOUNDS.maxBytes}`);
+  const at = jsonTooDeepAt(bytes, POLICY_BOUNDS.maxDepth);
+  if (at >= 0) throw bad(subject, `nests deeper than ${POLICY_BOUNDS.maxDepth} levels (at byte ${at})`);
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw bad(subject, 'is not UTF-8 text');
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    const pos = /at position (\d+)/.exec((err as Error).message)?.[1];
+    throw bad(subject, `is not valid JSON${pos === undefined ? '' : ` (at character ${pos})`}`);
+  }
+  const dup = firstDuplicateKey(text);
+  if (dup !== null) throw bad(subject, `names the key ${JSON.stringify(dup.slice(0, 80))} twice in one object: every key appears once in a policy`);
+  return value;
 }
 
 function issues(e: z.ZodError): string {
@@ -74,14 +138,11 @@ export function parsePolicy(bytes: Buffer, subject = 'policy'): { policy: Policy
   const seen = new Set<string>();
   for (const name of names.sort()) {
     const k = policy.keys[name]!;
-    let key: KeyObject;
-    try {
-      key = createPublicKey(k.publicKey);
-    } catch (err) {
-      throw bad(subject, `key ${JSON.stringify(name)} is not a PEM public key: ${(err as Error).message}`);
-    }
-    if (key.asymmetricKeyType !== 'ed25519') throw bad(subject, `key ${JSON.stringify(name)} is not an Ed25519 key`);
-    const fp = fingerprint(key);
+    // A private key (createPublicKey would quietly derive its public half) is refused; a public key
+    // must be written exactly as airlock writes one, so nothing else can ride along in the text.
+    const { key, pem, der } = parsePublicKeyText(k.publicKey, (why) => bad(subject, `key ${JSON.stringify(name)} ${why}`));
+    if (pem !== k.publicKey) throw bad(subject, `key ${JSON.stringify(name)} is not written as an SPKI PEM public key alone (as airlock keygen's .pub and airlock trust draft write it)`);
+    const fp = fingerprintDer(der);
     if (seen.has(fp)) throw bad(subject, `names the key ${fp} twice (as ${JSON.stringify(name)} too): one key is one signer`);
     seen.add(fp);
     keys.push({ name, key, fingerprint: fp, expiresAt: k.expiresAt });
@@ -135,27 +196,74 @@ export function trustPaths(store: string) {
   return { dir, policy: join(dir, 'policy.json'), chain: join(dir, 'chain'), seen: join(dir, 'seen.json') };
 }
 
-/** The store's current policy, or null when it has none (the flat trusted-keys/ rule applies). */
-export async function loadPolicy(store: string): Promise<LoadedPolicy | null> {
-  const { policy } = trustPaths(store);
-  const bytes = await readBounded(policy);
-  return bytes === null ? null : parseSignedPolicy(bytes, policy);
-}
+/** Every policy a store accepted, root first, each checked against the one before; `current` is the last. */
+export interface PolicyChain { current: LoadedPolicy; serials: number[] }
 
-async function readBounded(path: string): Promise<Buffer | null> {
+const CHAIN_ENTRY = /^\d{8}\.json$/;
+
+/** The chain's entry names, sorted; null when the store has no chain folder. */
+async function chainNames(chain: string): Promise<string[] | null> {
   try {
-    const bytes = await readFile(path);
-    if (bytes.length > POLICY_BOUNDS.maxBytes * 2) throw bad(path, `is ${bytes.length} bytes, more than the limit of ${POLICY_BOUNDS.maxBytes * 2}`);
-    return bytes;
+    return (await readdir(chain)).filter((n) => CHAIN_ENTRY.test(n)).sort();
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw err;
+    throw broken(chain, describeFsError(err));
   }
+}
+
+/**
+ * The store's policy chain, verified from its root (serial 1) at every use: entries 1..N with no
+ * gap, each a valid policy holding its own serial, each rotation signed by threshold.default live
+ * keys of the policy before it, and policy.json byte for byte the last entry. null only when the
+ * store never had a policy (neither policy.json nor trust/chain/). A store that had one never
+ * falls back to --trust: anything missing or inconsistent is AIRLOCK_POLICY_BROKEN (exit 4).
+ * `emptyIsNone`: an empty chain folder with no policy.json is no policy (only `trust init`, which
+ * may follow an init cut short before its first entry was written).
+ */
+export async function loadPolicyChain(store: string, o: { emptyIsNone?: boolean } = {}): Promise<PolicyChain | null> {
+  const t = trustPaths(store);
+  const current = await readRegularFileIfExists(t.policy, policyFileRule(t.policy));
+  const names = await chainNames(t.chain);
+  if (current === null && (names === null || (o.emptyIsNone && names.length === 0))) return null;
+  if (names === null) throw broken(t.chain, 'is missing, yet this store has had a trust policy (policy.json is there)');
+  if (names.length === 0) throw broken(join(t.chain, chainName(1)), `is missing and the chain holds no policy, yet this store has had a trust policy (${current === null ? 'its chain folder' : 'policy.json'} is there)`);
+  if (current === null) throw broken(t.policy, `is missing, yet ${t.chain} holds ${names.length} accepted ${names.length === 1 ? 'policy' : 'policies'}: a store that had a trust policy never falls back to --trust`);
+  const serials: number[] = [];
+  let prev: LoadedPolicy | null = null;
+  let prevBytes: Buffer | null = null;
+  for (const [i, name] of names.entries()) {
+    const serial = i + 1;
+    const path = join(t.chain, name);
+    if (name !== chainName(serial)) {
+      throw broken(join(t.chain, chainName(serial)), serial === 1 ? 'is missing: the chain does not start at its root (serial 1)' : `is missing: the chain goes from ${serial - 1} to ${Number(name.slice(0, 8))}`);
+    }
+    const bytes = await readRegularFile(path, policyFileRule(path));
+    const p = parseSignedPolicy(bytes, path);
+    if (p.policy.serial !== serial) throw broken(path, `holds serial ${p.policy.serial}, not ${serial}`);
+    if (prev) {
+      try {
+        checkRotation(prev, p, new Date(p.policy.createdAt));
+      } catch (err) {
+        if (!(err instanceof AirlockError)) throw err;
+        throw broken(path, `was not accepted by policy ${prev.policy.serial}: ${err.message}`);
+      }
+    }
+    serials.push(serial);
+    prev = p;
+    prevBytes = bytes;
+  }
+  if (!current.equals(prevBytes!)) throw broken(t.policy, `differs from ${join(t.chain, names[names.length - 1]!)}, the last policy the chain accepted`);
+  return { current: prev!, serials };
+}
+
+/** The store's current policy, its chain verified (loadPolicyChain), or null when it never had one (the flat trusted-keys/ rule applies). */
+export async function loadPolicy(store: string): Promise<LoadedPolicy | null> {
+  return (await loadPolicyChain(store))?.current ?? null;
 }
 
 /** Does the store use a trust policy (else the flat trusted-keys rule; the audit log and the no-downgrade record are kept either way)? */
 export async function hasPolicy(store: string): Promise<boolean> {
-  return (await readBounded(trustPaths(store).policy)) !== null;
+  return (await loadPolicyChain(store)) !== null;
 }
 
 const chainName = (serial: number) => `${String(serial).padStart(8, '0')}.json`;
@@ -171,11 +279,15 @@ export async function writePolicy(store: string, bytes: Buffer, signatures: Buff
 
 /**
  * Accept `next` as the store's policy: signed by at least threshold.default distinct live keys of
- * the current policy, with a higher serial (an old policy cannot be replayed). Pure decision.
+ * the current policy, with the next serial (an old policy cannot be replayed, and the chain has no
+ * gap: a missing entry is always a break). Pure decision.
  */
 export function checkRotation(current: LoadedPolicy, next: LoadedPolicy, now: Date): PolicyKey[] {
   if (next.policy.serial <= current.policy.serial) {
     throw new SignatureError('AIRLOCK_POLICY_REPLAY', `the new policy has serial ${next.policy.serial}, not above the current ${current.policy.serial}: an old policy cannot come back`, { subject: 'serial', current: current.policy.serial });
+  }
+  if (next.policy.serial !== current.policy.serial + 1) {
+    throw new SignatureError('AIRLOCK_POLICY_SERIAL', `the new policy has serial ${next.policy.serial}; after ${current.policy.serial} comes ${current.policy.serial + 1} (the chain of policies has no gaps)`, { subject: 'serial', current: current.policy.serial });
   }
   const by = policySigners(current, next.bytes, next.signatures, now);
   const need = current.policy.threshold.default;
@@ -185,33 +297,38 @@ export function checkRotation(current: LoadedPolicy, next: LoadedPolicy, now: Da
   return by;
 }
 
-/** Every policy the store accepted, oldest first, each checked against the one before (trust show). */
-export async function verifyChain(store: string): Promise<{ serials: number[]; ok: boolean; problem: string | null }> {
-  const { chain } = trustPaths(store);
-  const names = (await readdir(chain).catch(() => [] as string[])).filter((n) => /^\d{8}\.json$/.test(n)).sort();
-  const serials: number[] = [];
-  let prev: LoadedPolicy | null = null;
-  for (const name of names) {
-    const path = join(chain, name);
-    try {
-      const p = parseSignedPolicy((await readBounded(path))!, path);
-      if (p.policy.serial !== Number(name.slice(0, 8))) throw bad(path, `holds serial ${p.policy.serial}`);
-      if (prev) checkRotation(prev, p, new Date(p.policy.createdAt));
-      serials.push(p.policy.serial);
-      prev = p;
-    } catch (err) {
-      return { serials, ok: false, problem: `${name}: ${(err as Error).message}` };
-    }
+/** The chain as a report (tests, tools): ok, or the first problem in words. */
+export async function verifyChain(store: string): Promise<{ serials: number[]; ok: boolean; problem: string | null; code: string | null }> {
+  try {
+    return { serials: (await loadPolicyChain(store))?.serials ?? [], ok: true, problem: null, code: null };
+  } catch (err) {
+    if (!(err instanceof AirlockError)) throw err;
+    return { serials: [], ok: false, problem: err.message, code: err.code };
   }
-  return { serials, ok: true, problem: null };
 }
 
-/** A new policy document from `trust init` flags. */
+/**
+ * Keys of a policy about to be installed (trust init, trust rotate) must still be live: a key
+ * that has expired already could never sign anything, and installing it is a mistake (exit 2).
+ */
+export function checkKeysLive(p: Pick<LoadedPolicy, 'keys'>, now: Date): void {
+  for (const k of p.keys) {
+    if (k.expiresAt !== null && Date.parse(k.expiresAt) <= now.getTime()) {
+      throw new UsageError(`key ${JSON.stringify(k.name)} expires at ${k.expiresAt}, which is not in the future: an expired key cannot be installed`, { subject: k.name });
+    }
+  }
+}
+
+/**
+ * A new policy document from `trust init` / `trust draft` flags. Every key is written as the SPKI
+ * PEM re-exported from the parsed key; a private key is refused (exit 2), never written.
+ */
 export function newPolicy(o: { keys: { name: string; pem: string; expiresAt?: string | null }[]; threshold: number; domains?: Record<string, number>; identity?: string | null; serial?: number; now?: Date }): Buffer {
   const keys: Policy['keys'] = {};
   for (const k of o.keys) {
     if (keys[k.name]) throw new UsageError(`key name ${JSON.stringify(k.name)} given twice`, { subject: k.name });
-    keys[k.name] = { publicKey: k.pem, expiresAt: k.expiresAt ?? null };
+    const { pem } = parsePublicKeyText(k.pem, (why) => new UsageError(`key ${JSON.stringify(k.name)} ${why}`, { subject: k.name }));
+    keys[k.name] = { publicKey: pem, expiresAt: k.expiresAt ?? null };
   }
   const p: Policy = {
     format: POLICY_FORMAT, serial: o.serial ?? 1, createdAt: (o.now ?? new Date()).toISOString(), identity: o.identity ?? null,

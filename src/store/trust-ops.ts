@@ -2,18 +2,20 @@ import { AirlockError, EXIT, UsageError } from '../errors.js';
 import { appendAudit, appendAuditLocked } from './audit.js';
 import { createStore, storeKind } from './location.js';
 import { withLock } from './lock.js';
-import { checkRotation, loadPolicy, parsePolicy, parseSignedPolicy, writePolicy, SIGNED_POLICY_FORMAT, type LoadedPolicy } from './policy.js';
+import { checkKeysLive, checkRotation, loadPolicy, loadPolicyChain, parsePolicy, parseSignedPolicy, writePolicy, SIGNED_POLICY_FORMAT, type LoadedPolicy } from './policy.js';
 
 /**
  * `airlock trust init`: the store's first policy (serial 1), its root of trust, set by the operator
  * on the isolated side (as TUF's root is installed out of band). Creates the store if missing.
  */
-export async function initPolicy(store: string, bytes: Buffer, signatures: Buffer[]): Promise<LoadedPolicy> {
+export async function initPolicy(store: string, bytes: Buffer, signatures: Buffer[], o: { now?: Date } = {}): Promise<LoadedPolicy> {
   const parsed = { ...parsePolicy(bytes, 'the new policy'), bytes, signatures };
   if (parsed.policy.serial !== 1) throw new UsageError(`a first policy has serial 1, not ${parsed.policy.serial}`, { subject: 'serial' });
+  checkKeysLive(parsed, o.now ?? new Date());
   if ((await storeKind(store)) === 'missing') await createStore(store);
   return withLock(store, async () => {
-    const current = await loadPolicy(store);
+    // A store that had a policy and lost part of it is broken (exit 4), not a place for a new root.
+    const current = (await loadPolicyChain(store, { emptyIsNone: true }))?.current;
     if (current) throw new AirlockError('AIRLOCK_EXISTS', `store ${store} already has a trust policy (serial ${current.policy.serial}); change it with airlock trust rotate`, EXIT.USAGE, { subject: store });
     await writePolicy(store, bytes, signatures, 1);
     await appendAuditLocked(store, { command: 'trust init', outcome: 'policy-init', detail: describe(parsed) });
@@ -33,16 +35,18 @@ export function readNewPolicy(bytes: Buffer, signatures: Buffer[], subject: stri
 
 /**
  * `airlock trust rotate`: accept `next` only when threshold.default distinct live keys of the
- * current policy signed its exact bytes and its serial is higher (checkRotation). The refusal is
+ * current policy signed its exact bytes and it has the next serial (checkRotation). The refusal is
  * recorded in the audit log (exit 4); the accepted policy joins the chain.
  */
-export async function rotatePolicy(store: string, next: LoadedPolicy): Promise<{ previous: number; serial: number; signers: string[] }> {
+export async function rotatePolicy(store: string, next: LoadedPolicy, o: { now?: Date } = {}): Promise<{ previous: number; serial: number; signers: string[] }> {
+  const now = o.now ?? new Date();
+  checkKeysLive(next, now);
   if ((await storeKind(store)) === 'missing') throw new UsageError(`store ${store} does not exist; start it with airlock trust init`, { subject: store });
   try {
     return await withLock(store, async () => {
       const current = await loadPolicy(store);
       if (!current) throw new UsageError(`store ${store} has no trust policy yet; start one with airlock trust init`, { subject: store });
-      const by = checkRotation(current, next, new Date());
+      const by = checkRotation(current, next, now);
       await writePolicy(store, next.bytes, next.signatures, next.policy.serial);
       await appendAuditLocked(store, {
         command: 'trust rotate', outcome: 'policy-rotated', signers: by.map((k) => k.fingerprint),

@@ -8,7 +8,7 @@ import { addSignature } from '../../src/package/sign.js';
 import { buildPackage, sampleSite } from './helpers.js';
 import type { Pair } from '../helpers/multisig.js';
 
-/** Test helpers for issue 14's store tests. */
+/** Test helpers for the trust policy's store tests. */
 export interface Named extends Pair { name: string }
 
 export async function installPolicy(store: string, keys: Named[], threshold: number, o: { identity?: string; domains?: Record<string, number>; expired?: string[] } = {}): Promise<Buffer> {
@@ -16,7 +16,8 @@ export async function installPolicy(store: string, keys: Named[], threshold: num
     keys: keys.map((k) => ({ name: k.name, pem: k.pem, expiresAt: o.expired?.includes(k.name) ? '2020-01-01T00:00:00.000Z' : null })),
     threshold, domains: o.domains, identity: o.identity ?? null,
   });
-  await initPolicy(store, bytes, []);
+  // A key that expired since: installed while it was live (an expired key cannot be installed).
+  await initPolicy(store, bytes, [], o.expired?.length ? { now: new Date('2019-01-01T00:00:00Z') } : {});
   return bytes;
 }
 
