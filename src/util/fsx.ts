@@ -1,4 +1,4 @@
-import { open, rename, rm, mkdir } from 'node:fs/promises';
+import { open, rename, rm, mkdir, type FileHandle } from 'node:fs/promises';
 import { dirname, basename, join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { constants, createReadStream } from 'node:fs';
@@ -100,6 +100,30 @@ export async function readRegularFile(path: string, rule: RegularFileRule): Prom
   const got = await readRegularFileIfExists(path, rule);
   if (got === null) throw rule.refuse(describeFsError({ code: 'ENOENT' }));
   return got;
+}
+
+/**
+ * The streaming variant: a regular file opened read-only and non-blocking (so a FIFO or a device
+ * never hangs the process), its type checked on the open handle (no race with a rename), or null
+ * when it does not exist. The caller reads it in bounded chunks and closes the handle. Refusals
+ * come through `refuse` in plain words, as for readRegularFile.
+ */
+export async function openRegularFileIfExists(path: string, refuse: (why: string) => Error, flags = constants.O_RDONLY, mode = 0o644): Promise<{ fh: FileHandle; size: number } | null> {
+  let fh: FileHandle;
+  try {
+    fh = await open(path, flags | (constants.O_NONBLOCK ?? 0), mode);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw refuse(describeFsError(err));
+  }
+  try {
+    const st = await fh.stat();
+    if (!st.isFile()) throw refuse(`is ${kindOf(st)}, not a regular file`);
+    return { fh, size: st.size };
+  } catch (err) {
+    await fh.close().catch(() => {});
+    throw err;
+  }
 }
 
 /** As readRegularFile, but a missing file is null (for files a store may not have yet). */
