@@ -102,8 +102,8 @@ async function findBase(store: string, layout: DeltaLayout): Promise<{ dir: stri
 }
 
 async function importLocked(pkg: PackageInput, layout: DeltaLayout, o: ImportOptions, lock: StoreLock): Promise<ImportResult> {
+  await auditWritable(o.store); // a chain that does not verify stops the import before any work or cleanup (commitStaged checks again)
   await cleanStaging(o.store);
-  await auditWritable(o.store); // a chain that does not verify stops the import before any work (commitStaged checks again)
   const base = await findBase(o.store, layout);
   // The delta's version is its target's (resolveTarget checks): a version already in the store needs no base file.
   const existing = await existingMeta(versionDir(o.store, layout.manifest.version));

@@ -121,10 +121,10 @@ async function importChecked(pkg: PackageInput, size: number, kind: 'dir' | 'mis
 
 async function importLocked(c: Checked, o: ImportOptions, lock: StoreLock): Promise<ImportResult> {
   const { store, onProgress, signal } = o;
+  await auditWritable(store); // a chain that does not verify stops the import before any work or cleanup (commitStaged checks again)
   await cleanStaging(store);
   const finalDir = versionDir(store, c.label);
   const policy = await loadPolicy(store);
-  await auditWritable(store); // a chain that does not verify stops the import before any work (commitStaged checks again)
   // Again under the lock: another import may have raised the domain's sequence meanwhile.
   await checkFreshness(store, c.layout.manifest, policy?.policy.identity ?? null, new Date(), o.allowDowngrade ?? false, c.layout.manifestBytes);
   const existing = await existingMeta(finalDir);

@@ -174,6 +174,18 @@ describe('a refused activation is applied', () => {
   }, 60_000);
 });
 
+describe('a refused policy change is applied', () => {
+  it('trust init with a broken log: exit 4, no policy written', async () => {
+    const store = await freshStore();
+    await tamper['swapped lines']!(store);
+    const before = await snapshot(store);
+    if (!existsSync(join(dir, 'a.pub'))) expect(run(['keygen', '--out', 'a']).status).toBe(0);
+    expectBroken(run(['trust', 'init', '--store', store, '--key', 'alice=a.pub', '--threshold', '1']), /line \d+/);
+    await expectUnchanged(store, before);
+    expect(existsSync(join(store, 'trust', 'policy.json'))).toBe(false);
+  }, 30_000);
+});
+
 describe('a failed import commits', () => {
   async function logIsAFolder() {
     const store = await freshStore();
