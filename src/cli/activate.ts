@@ -14,7 +14,8 @@ crash; running unpinned servers switch to it within 1 s.
   --store DIR   the store (default: $AIRLOCK_STORE, else ./airlock-store)
   --json        print one JSON document on stdout ({ok, store, active})
 
-Exit codes: 0 ok, 1 failure (e.g. no such version), 2 usage.`,
+Exit codes: 0 ok, 1 failure (e.g. no such version), 2 usage, 4 the audit log does not verify
+(AIRLOCK_AUDIT_BROKEN: nothing was changed; see airlock audit verify).`,
   async run(argv, ctx) {
     const { values, positionals } = parse(argv, { store: { type: 'string' }, json: { type: 'boolean' } });
     if (positionals.length !== 1) throw new UsageError('activate takes exactly one version label', { subject: 'V' });

@@ -1,5 +1,6 @@
 import { UsageError } from '../errors.js';
-import { readAudit, resolveStore, verifyAudit } from '../store/index.js';
+import { resolveStore, verifyAudit } from '../store/index.js';
+import { MAX_SHOW_BYTES, readAuditTail } from '../store/audit.js';
 import { parseIntFlag, parse } from './args.js';
 import { printResult } from './context.js';
 import { shown } from '../util/terminal.js';
@@ -11,8 +12,10 @@ const USAGE = `usage: airlock audit verify --store DIR [--json]
 The audit trail of every store (with or without a trust policy): STORE/audit.log holds one JSON line per event
 (time, OS user, command, package sha256, domain, version, signers' fingerprints, outcome, reason
 code), each carrying the sha256 of the line before; STORE/audit.head holds the count, the last
-hash and the length. verify re-checks the whole chain: a deleted, inserted or edited line, or a
-cut tail, is a break (exit 4). Keep the last hash it prints somewhere else too: someone who can
+hash and the length. verify re-checks the whole chain: a deleted, inserted, moved or edited line,
+a cut tail, a line longer than 64 KiB or a log that is not a regular file is a break (exit 4), and
+every command that writes to the store refuses while it lasts. show lists what it can read (a line
+it cannot, as unreadable). Keep the last hash verify prints somewhere else too: someone who can
 rewrite both files can rewrite history, and only a copy held elsewhere shows that.
 
   --last N   show only the last N lines (default 50)
@@ -21,7 +24,7 @@ rewrite both files can rewrite history, and only a copy held elsewhere shows tha
 Exit codes: 0 ok, 1 failure, 2 usage, 4 the chain is broken.`;
 
 const command: Command = {
-  summary: 'verify or show the store\'s hash-chained audit log (issue 14)',
+  summary: 'verify or show the store\'s hash-chained audit log',
   usage: USAGE,
   async run(argv, ctx) {
     const [sub, ...rest] = argv;
@@ -37,8 +40,8 @@ const command: Command = {
       return r.ok ? 0 : 4;
     }
     if (sub === 'show') {
-      const lines = await readAudit(store, parseIntFlag(values.last, '--last', 1, 1_000_000) ?? 50);
-      printResult(ctx, json, { ok: true, store, lines }, () => lines.map((l) =>
+      const { lines, omitted } = await readAuditTail(store, parseIntFlag(values.last, '--last', 1, 1_000_000) ?? 50);
+      printResult(ctx, json, { ok: true, store, lines, ...(omitted ? { omitted } : {}) }, () => (omitted ? `(${omitted} older lines left out: more than ${MAX_SHOW_BYTES} bytes)\n` : '') + lines.map((l) =>
         shown`${l.n} ${l.time} ${l.user} ${l.command} ${l.outcome}` + (l.reason ? shown` [${l.reason}]` : '') +
         (l.domain ? shown` ${l.domain}` : '') + (l.version ? shown` ${l.version}` : '') +
         (l.signers.length ? shown` signers ${l.signers.join(',')}` : '') + (l.detail ? shown`: ${l.detail}` : '')).join('\n') || 'no audit lines');

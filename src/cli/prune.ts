@@ -17,7 +17,8 @@ Prints every version with what happened to it and why it was kept.
                 deleted, reasons: [{why: newest|active|previous|leased, keep?, pids?}]}]})
 
 A store that does not exist is an error (exit 2); nothing is created.
-Exit codes: 0 ok, 1 failure, 2 usage or no such store.`;
+Exit codes: 0 ok, 1 failure, 2 usage or no such store, 4 the audit log does not verify
+(AIRLOCK_AUDIT_BROKEN: nothing was deleted; see airlock audit verify).`;
 
 /** One reason in words (pure). */
 export function reasonText(r: KeepReason): string {

@@ -4,7 +4,7 @@ import { versionDir, versionPaths } from './paths.js';
 import { withLock, type LockOptions } from './lock.js';
 import { readMeta } from './meta.js';
 import { readState, writeState } from './state.js';
-import { appendAuditLocked } from './audit.js';
+import { appendAuditLocked, auditNotApplied } from './audit.js';
 
 export async function versionExists(store: string, label: string): Promise<boolean> {
   // version.json is written before the commit rename, so its presence means a complete version.
@@ -21,14 +21,12 @@ export async function requireVersion(store: string, label: string): Promise<void
  * Point `active` at `label` (caller holds the lock). Re-activating the active one changes nothing.
  * A version whose version.json is damaged is refused (exit 2) rather than made active.
  */
-export async function activateLocked(store: string, label: string, audit?: { command: string }): Promise<void> {
+export async function activateLocked(store: string, label: string, audit: { command: string }): Promise<void> {
   await requireVersion(store, label);
   await readMeta(versionDir(store, label));
   const state = await readState(store);
   if (state.active === label) return;
-  // writeState = temp file + fsync + rename + fsync of the store folder: durable once it returns.
-  await writeState(store, { active: label, previous: state.active });
-  if (audit) await auditVersion(store, audit.command, 'activated', label, `was ${state.active ?? '(none)'}`);
+  await switchAudited(store, { active: label, previous: state.active }, audit.command, 'activated', label, `was ${state.active ?? '(none)'}`);
 }
 
 /** `airlock activate V`: atomic and durable (CONTRACT "Store guarantees"). */
@@ -38,10 +36,26 @@ export async function activate(store: string, label: string, o?: LockOptions): P
   }, o);
 }
 
-/** Issue 14: every store records activations and rollbacks in its audit log (caller holds the lock). */
-async function auditVersion(store: string, command: string, outcome: string, label: string, detail: string): Promise<void> {
+/**
+ * Write the new state, audited (caller holds the lock). The order is what makes a refusal change
+ * nothing and a change never go unrecorded:
+ *   1. append the line (appendAuditLocked verifies the whole chain first: a broken log is refused,
+ *      exit 4, before anything is written, and state.json stays as it was);
+ *   2. write state.json (temp file + fsync + rename + fsync of the store folder: durable once it
+ *      returns, and readers see the old state or the new, never a mix);
+ *   3. if that write fails, a `failed` line names the line of step 1 (auditNotApplied).
+ * A crash between 1 and 2 leaves a line for a switch that did not happen (state.json shows it);
+ * never a switch without its line.
+ */
+async function switchAudited(store: string, next: { active: string; previous: string | null }, command: string, outcome: string, label: string, detail: string): Promise<void> {
   const meta = await readMeta(versionDir(store, label));
-  await appendAuditLocked(store, { command, outcome, packageSha256: meta.packageSha256, domain: meta.domain, version: label, signers: Array.isArray(meta.signers) ? (meta.signers as string[]) : meta.signer ? [meta.signer] : [], detail });
+  const line = await appendAuditLocked(store, { command, outcome, packageSha256: meta.packageSha256, domain: meta.domain, version: label, signers: Array.isArray(meta.signers) ? (meta.signers as string[]) : meta.signer ? [meta.signer] : [], detail });
+  try {
+    await writeState(store, next);
+  } catch (err) {
+    await auditNotApplied(store, line, err);
+    throw err;
+  }
 }
 
 /** `airlock rollback`: swap active and previous; returns the label now active. */
@@ -51,8 +65,7 @@ export async function rollback(store: string, o?: LockOptions): Promise<string> 
     if (!state.previous) throw new StoreError('AIRLOCK_NO_PREVIOUS', `store ${store} has no previously active version to roll back to`, { subject: store });
     await requireVersion(store, state.previous);
     await readMeta(versionDir(store, state.previous));
-    await writeState(store, { active: state.previous, previous: state.active });
-    await auditVersion(store, 'rollback', 'rolled-back', state.previous, `was ${state.active ?? '(none)'}`);
+    await switchAudited(store, { active: state.previous, previous: state.active }, 'rollback', 'rolled-back', state.previous, `was ${state.active ?? '(none)'}`);
     return state.previous;
   }, o);
 }

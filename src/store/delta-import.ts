@@ -1,13 +1,13 @@
-import { mkdir, rename, rmdir } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { KeyObject } from 'node:crypto';
 import { createHash } from 'node:crypto';
-import { DigestMismatchError, EXIT, MalformedError, SignatureError, StoreError, UsageError } from '../errors.js';
+import { DigestMismatchError, MalformedError, SignatureError, StoreError, UsageError } from '../errors.js';
 import { ARCHIVE_CODES, probeCaseFolding, writeSmall } from '../archive/index.js';
 import { checkManifestLimits, checkSignature, inputPath, parseManifest, type Manifest, signatureMember, signaturesOf, type PackageInput, type PackageLayout } from '../package/index.js';
 import { canonicalArchiveOffset, finishTarget, namePatchThatFailed, readBaseAhead, readDelta, rebuildSite, resolveTarget, type DeltaLayout, type ResolvedTarget } from '../package/delta/index.js';
-import { admitPackage, checkFreshness, recordSeen, type Admission } from './admit.js';
-import { appendAuditLocked, auditWritable } from './audit.js';
+import { admitPackage, checkFreshness, type Admission } from './admit.js';
+import { appendAuditLocked, auditWritable, type AuditEvent } from './audit.js';
 import { describeAdmission } from './describe.js';
 import { loadPolicy, policySigners, type LoadedPolicy } from './policy.js';
 import { inPool } from '../package/delta/pool.js';
@@ -19,9 +19,9 @@ import type { ImportOptions, ImportResult } from './import.js';
 import { storeKind } from './location.js';
 import { withLock, type StoreLock } from './lock.js';
 import { readStoredManifestRaw, type VersionMeta } from './meta.js';
-import { storePaths, versionDir, versionPaths } from './paths.js';
+import { versionDir, versionPaths } from './paths.js';
 import { checkFreeSpace, requiredBytes } from './space.js';
-import { cleanStaging, dropStaging, makeStaging } from './staging.js';
+import { cleanStaging, commitStaged, dropStaging, makeStaging } from './staging.js';
 import { loadTrustedKeys } from './trust.js';
 
 const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
@@ -34,9 +34,9 @@ const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex
  * from the base's files and the delta, and every rebuilt file must match the target manifest. The
  * target manifest with every target signature the delta carries is then admitted exactly as the
  * full target package would be (admitPackage: the flat rule or the policy's threshold, expiry,
- * audience, no downgrade; issue 14), and committed by one rename like any import, with its audit
- * line. The result is an ordinary complete version, whose package file is built only when the
- * mirror is asked for it (rebuilt-package.ts): the import writes no 2nd copy of the site.
+ * audience, no downgrade), and committed like any import (commitStaged: its audit line first,
+ * then one rename). The result is an ordinary complete version, whose package file is built only
+ * when the mirror is asked for it (rebuilt-package.ts): the import writes no 2nd copy of the site.
  * `note` learns the delta's domain and version (for a refusal's line).
  */
 export async function importDelta(pkgPath: PackageInput, o: ImportOptions, note: { domain?: string; version?: string } = {}): Promise<ImportResult> {
@@ -102,8 +102,8 @@ async function findBase(store: string, layout: DeltaLayout): Promise<{ dir: stri
 }
 
 async function importLocked(pkg: PackageInput, layout: DeltaLayout, o: ImportOptions, lock: StoreLock): Promise<ImportResult> {
+  await auditWritable(o.store); // a chain that does not verify stops the import before any work or cleanup (commitStaged checks again)
   await cleanStaging(o.store);
-  await auditWritable(o.store); // a broken audit log stops the import before anything is committed
   const base = await findBase(o.store, layout);
   // The delta's version is its target's (resolveTarget checks): a version already in the store needs no base file.
   const existing = await existingMeta(versionDir(o.store, layout.manifest.version));
@@ -141,15 +141,13 @@ async function importOnBase(pkg: PackageInput, layout: DeltaLayout, o: ImportOpt
       throw new StoreError('AIRLOCK_VERSION_CONFLICT', `version ${label} is already in the store with different content (its manifest differs from this delta's target); choose another version label`, { subject: label });
     }
     const a = await admit({ manifest: parseManifest(stored, versionPaths(finalDir).manifest), manifestBytes: stored, signature: resolved.signature, signatures: resolved.signatures });
-    await auditDelta(store, pkg, layout, a, 'unchanged', typeof pkg === 'string' ? await fileSha256(pkg) : null);
+    await appendAuditLocked(store, deltaEvent(pkg, layout, a, 'unchanged', typeof pkg === 'string' ? await fileSha256(pkg) : null));
     if (o.activate) await activateLocked(store, label, { command: 'import --activate' });
     return { version: label, status: 'unchanged', activated: Boolean(o.activate), ...admissionFields(a) };
   }
   await checkFreeSpace(store, requiredBytes(target.archive.size, target.files.map((f) => f.size)));
-  const { versions, staging: stagingRoot } = storePaths(store);
   const staging = await makeStaging(store);
   const p = versionPaths(staging);
-  let madeVersions = false;
   let admission: Admission;
   let meta: VersionMeta;
   let finalManifest: ResolvedTarget;
@@ -181,25 +179,12 @@ async function importOnBase(pkg: PackageInput, layout: DeltaLayout, o: ImportOpt
     await inPool([...small.map(([at, b]) => () => writeSmall(at, [b], b.length)), ...siteFolders(p.site, target.files).map((d) => () => fsyncDir(d))], (task) => task());
     await fsyncDir(staging);
     onProgress?.({ phase: 'extracted', files: meta.fileCount, bytes: meta.totalBytes });
-    signal?.throwIfAborted();
-    await lock.assertHeld();
-    madeVersions = await mkdir(versions).then(() => true, (err: NodeJS.ErrnoException) => {
-      if (err.code === 'EEXIST') return false;
-      throw err;
-    });
-    await rename(staging, finalDir).catch((err: NodeJS.ErrnoException) => {
-      if (err.code !== 'ENOTEMPTY' && err.code !== 'EEXIST') throw err;
-      throw new StoreError('AIRLOCK_BAD_VERSION', `${finalDir} exists but holds no complete version (no version.json); remove it and import again`, { subject: finalDir }, EXIT.USAGE);
-    });
+    const sha = typeof pkg === 'string' ? await fileSha256(pkg) : null;
+    await commitStaged({ store, staging, label, lock, signal, seen: final.manifest, audit: deltaEvent(pkg, layout, admission, 'imported', sha) });
   } catch (err) {
     await dropStaging(staging, store);
-    if (madeVersions) await rmdir(versions).catch(() => {});
     throw err;
   }
-  await fsyncDir(versions);
-  await fsyncDir(stagingRoot);
-  await recordSeen(store, finalManifest.manifest);
-  await auditDelta(store, pkg, layout, admission, 'imported', typeof pkg === 'string' ? await fileSha256(pkg) : null);
   onProgress?.({ phase: 'committed', version: label });
   if (o.activate) {
     await activateLocked(store, label, { command: 'import --activate' });
@@ -215,12 +200,12 @@ function admissionFields(a: Admission): Pick<ImportResult, 'signers' | 'overridd
 }
 
 /** The audit line of a delta import: the delta file's sha256 (what was imported, as a refusal's line has it), the rule that admitted it, the base. */
-async function auditDelta(store: string, pkg: PackageInput, layout: DeltaLayout, a: Admission, outcome: 'imported' | 'unchanged', packageSha256: string | null): Promise<void> {
-  await appendAuditLocked(store, {
+function deltaEvent(pkg: PackageInput, layout: DeltaLayout, a: Admission, outcome: 'imported' | 'unchanged', packageSha256: string | null): AuditEvent {
+  return {
     command: 'import', outcome, reason: a.overridden.length ? 'AIRLOCK_ALLOW_DOWNGRADE' : null, package: inputPath(pkg), packageSha256,
     domain: layout.manifest.domain, version: layout.manifest.version, signers: a.signers,
     detail: `delta from ${layout.manifest.base.version}; ` + describeAdmission(a) + (a.overridden.length ? `; --allow-downgrade overrode ${a.overridden.join(', ')}` : ''),
-  });
+  };
 }
 
 /** On a case-folding store, two target paths that differ only in case would land on one file. */

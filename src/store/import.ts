@@ -1,13 +1,12 @@
-import { mkdir, rename, rmdir, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { KeyObject } from 'node:crypto';
 import { AirlockError, EXIT, MalformedError, StoreError, UsageError } from '../errors.js';
-import { fileSha256, fsyncDir } from '../util/fsx.js';
+import { fileSha256 } from '../util/fsx.js';
 import type { ArchiveLimits } from '../archive/index.js';
 import { VERSION_LABEL, readPackage, inputPath, type PackageInput, type PackageLayout } from '../package/index.js';
-import { admitPackage, checkFreshness, recordSeen, type Admission, type AllowDowngrade } from './admit.js';
-import { appendAudit, appendAuditLocked, auditWritable } from './audit.js';
-import { readMeta } from './meta.js';
+import { admitPackage, checkFreshness, type Admission, type AllowDowngrade } from './admit.js';
+import { appendAudit, appendAuditLocked, auditWritable, type AuditEvent } from './audit.js';
 import { loadPolicy } from './policy.js';
 import { describeAdmission } from './describe.js';
 import { activateLocked } from './activate.js';
@@ -15,10 +14,10 @@ import { checkDeclared } from './declared.js';
 import { checkSameVersion, existingMeta } from './existing.js';
 import { createStore, existingAncestor, removeCreated, storeKind } from './location.js';
 import { withLock, type LockOptions, type StoreLock } from './lock.js';
-import { storePaths, versionDir } from './paths.js';
+import { versionDir } from './paths.js';
 import type { ProgressEvent } from './progress.js';
 import { checkFreeSpace, requiredBytes } from './space.js';
-import { cleanStaging, dropStaging, makeStaging } from './staging.js';
+import { cleanStaging, commitStaged, dropStaging, makeStaging } from './staging.js';
 import { stageVersion } from './stage.js';
 import { importDelta } from './delta-import.js';
 import { isDeltaPackage } from '../package/delta/index.js';
@@ -33,7 +32,7 @@ export interface ImportOptions {
   lockTimeoutMs?: number;
   /** Stops the import (SIGINT/SIGTERM): every write ends, staging is removed, the lock released. */
   signal?: AbortSignal;
-  /** Issue 14: import even when a freshness rule (downgrade, expiry, audience) refuses, or only the rules named; audited. */
+  /** Import even when a freshness rule (downgrade, expiry, audience) refuses, or only the rules named; audited. */
   allowDowngrade?: AllowDowngrade;
 }
 export interface ImportResult { version: string; status: 'imported' | 'unchanged'; activated: boolean; signers?: string[]; overridden?: string[] }
@@ -66,7 +65,7 @@ export async function importPackage(pkgPath: PackageInput, o: ImportOptions): Pr
   const size = await packageSize(pkg);
   const { store } = o;
   const kind = await storeKind(store);
-  // Issue 14: every store records every import and every refusal in its audit log; a store that
+  // Every store records every import and every refusal in its audit log; a store that
   // does not exist yet is not created by a refusal (so that refusal has no log to go to).
   const audited = kind === 'dir';
   let layout: PackageLayout | null = null;
@@ -122,45 +121,28 @@ async function importChecked(pkg: PackageInput, size: number, kind: 'dir' | 'mis
 
 async function importLocked(c: Checked, o: ImportOptions, lock: StoreLock): Promise<ImportResult> {
   const { store, onProgress, signal } = o;
+  await auditWritable(store); // a chain that does not verify stops the import before any work or cleanup (commitStaged checks again)
   await cleanStaging(store);
   const finalDir = versionDir(store, c.label);
   const policy = await loadPolicy(store);
-  await auditWritable(store); // a broken audit log stops the import before anything is committed
   // Again under the lock: another import may have raised the domain's sequence meanwhile.
   await checkFreshness(store, c.layout.manifest, policy?.policy.identity ?? null, new Date(), o.allowDowngrade ?? false, c.layout.manifestBytes);
   const existing = await existingMeta(finalDir);
   if (existing) {
     await checkSameVersion(c.pkg, c.layout, finalDir, existing, signal);
-    await auditImport(store, c, 'unchanged', existing.packageSha256);
+    await appendAuditLocked(store, importEvent(c, 'unchanged', existing.packageSha256));
     if (o.activate) await activateLocked(store, c.label, { command: 'import --activate' });
     return { version: c.label, status: 'unchanged', activated: Boolean(o.activate), ...policyFields(c) };
   }
   await checkFreeSpace(store, c.needed);
-  const { versions, staging: stagingRoot } = storePaths(store);
   const staging = await makeStaging(store);
-  let madeVersions = false;
   try {
-    await stageVersion(staging, { pkg: c.pkg, pkgSize: c.size, layout: c.layout, signer: c.signer, signers: c.admission.signers, limits: o.limits, signal }, onProgress);
-    signal?.throwIfAborted();
-    await lock.assertHeld();
-    madeVersions = await mkdir(versions).then(() => true, (err: NodeJS.ErrnoException) => {
-      if (err.code === 'EEXIST') return false;
-      throw err;
-    });
-    await rename(staging, finalDir).catch((err: NodeJS.ErrnoException) => {
-      if (err.code !== 'ENOTEMPTY' && err.code !== 'EEXIST') throw err;
-      throw new StoreError('AIRLOCK_BAD_VERSION', `${finalDir} exists but holds no complete version (no version.json); remove it and import again`, { subject: finalDir }, EXIT.USAGE);
-    });
+    const meta = await stageVersion(staging, { pkg: c.pkg, pkgSize: c.size, layout: c.layout, signer: c.signer, signers: c.admission.signers, limits: o.limits, signal }, onProgress);
+    await commitStaged({ store, staging, label: c.label, lock, signal, seen: c.layout.manifest, audit: importEvent(c, 'imported', meta.packageSha256) });
   } catch (err) {
     await dropStaging(staging, store);
-    if (madeVersions) await rmdir(versions).catch(() => {}); // only if still empty
     throw err;
   }
-  await fsyncDir(versions);
-  await fsyncDir(stagingRoot);
-  if (madeVersions) await fsyncDir(store);
-  await recordSeen(store, c.layout.manifest);
-  await auditImport(store, c, 'imported', (await readMeta(finalDir)).packageSha256);
   onProgress?.({ phase: 'committed', version: c.label });
   if (o.activate) {
     await activateLocked(store, c.label, { command: 'import --activate' });
@@ -176,13 +158,13 @@ function policyFields(c: Checked): Pick<ImportResult, 'signers' | 'overridden'> 
   return a.rule === 'policy' ? { signers: a.signers, overridden: a.overridden } : a.overridden.length ? { overridden: a.overridden } : {};
 }
 
-async function auditImport(store: string, c: Checked, outcome: 'imported' | 'unchanged', packageSha256: string | null): Promise<void> {
+function importEvent(c: Checked, outcome: 'imported' | 'unchanged', packageSha256: string | null): AuditEvent {
   const a = c.admission;
-  await appendAuditLocked(store, {
+  return {
     command: 'import', outcome, reason: a.overridden.length ? 'AIRLOCK_ALLOW_DOWNGRADE' : null, package: inputPath(c.pkg), packageSha256,
     domain: c.layout.manifest.domain, version: c.label, signers: a.signers,
     detail: describeAdmission(a) + (a.overridden.length ? `; --allow-downgrade overrode ${a.overridden.join(', ')}` : ''),
-  });
+  };
 }
 
 /** What the user is told: the signal that stopped us, or a full disk named as the store's. */

@@ -8,7 +8,7 @@ import { listVersions } from './list.js';
 import { withLock, type LockOptions } from './lock.js';
 import { storePaths, versionDir } from './paths.js';
 import { readState, type StoreState } from './state.js';
-import { appendAuditLocked } from './audit.js';
+import { appendAuditLocked, auditNotApplied, auditWritable } from './audit.js';
 
 /** Why prune kept a version (several may hold at once). */
 export type KeepReason =
@@ -23,7 +23,7 @@ export interface PruneReport { keep: number; versions: PruneEntry[]; deleted: st
  * What `prune --keep N` does to each version, newest import first (pure): all but the N most
  * recently imported go, never a protected one. Protected: the active version (CONTRACT), the
  * previous one (so `rollback` always has somewhere to go) and any version leased by a live
- * server (issue 3: never pull a version from under a server).
+ * server (never pull a version from under a server).
  */
 export function planPrune(newestFirst: readonly string[], keep: number, state: Pick<StoreState, 'active' | 'previous'>, leases: readonly Pick<LeaseRecord, 'pid' | 'version'>[]): PruneEntry[] {
   return newestFirst.map((version, i) => {
@@ -40,6 +40,7 @@ export function planPrune(newestFirst: readonly string[], keep: number, state: P
 /** `airlock prune --keep N`: what was deleted and, for each version kept, why. */
 export async function pruneReport(store: string, keep: number, o?: LockOptions): Promise<PruneReport> {
   return withLock(store, async () => {
+    await auditWritable(store); // a broken audit log refuses the prune before anything changes (dead leases included)
     const state = await readState(store);
     const versions = await listVersions(store);
     const leases = await readLeases(store, (path) => rm(path, { force: true })); // dead servers' leases go
@@ -53,26 +54,39 @@ export async function pruneReport(store: string, keep: number, o?: LockOptions):
     }
     const plan = planPrune(labels, keep, state, leases);
     const { staging, versions: versionsDir } = storePaths(store);
-    for (const entry of plan.filter((e) => e.deleted)) {
-      // Move out first (one atomic rename), so nobody ever sees a half-deleted version; then
-      // look at the leases again: a server that leased it meanwhile gets it back at once.
-      await mkdir(staging, { recursive: true });
-      const aside = join(staging, `prune-${randomBytes(6).toString('hex')}`);
-      await rename(versionDir(store, entry.version), aside);
-      const late = (await readLeases(store)).filter((l) => l.version === entry.version);
-      if (late.length) {
-        await rename(aside, versionDir(store, entry.version));
-        Object.assign(entry, { deleted: false, reasons: [{ why: 'leased', pids: late.map((l) => l.pid) }] });
-        continue;
+    const doomed = plan.filter((e) => e.deleted);
+    // Recorded in every store's audit log BEFORE any version goes (trust/seen.json keeps the
+    // sequences): the append verifies the chain first, so a broken log refuses the prune (exit 4)
+    // with nothing deleted. A version a server leases meanwhile is put back and a `kept` line
+    // says so; a failure part way gets a `failed` line naming what went and what did not.
+    const line = doomed.length ? await appendAuditLocked(store, { command: 'prune', outcome: 'pruned', detail: `keep ${keep}; deleted ${doomed.map((e) => e.version).join(', ')}` }) : null;
+    const gone: string[] = [];
+    try {
+      for (const entry of doomed) {
+        // Move out first (one atomic rename), so nobody ever sees a half-deleted version; then
+        // look at the leases again: a server that leased it meanwhile gets it back at once.
+        await mkdir(staging, { recursive: true });
+        const aside = join(staging, `prune-${randomBytes(6).toString('hex')}`);
+        await rename(versionDir(store, entry.version), aside);
+        const late = (await readLeases(store)).filter((l) => l.version === entry.version);
+        if (late.length) {
+          await rename(aside, versionDir(store, entry.version));
+          Object.assign(entry, { deleted: false, reasons: [{ why: 'leased', pids: late.map((l) => l.pid) }] });
+          continue;
+        }
+        gone.push(entry.version);
+        await fsyncDir(versionsDir);
+        await rm(aside, { recursive: true, force: true });
       }
-      await fsyncDir(versionsDir);
-      await rm(aside, { recursive: true, force: true });
+    } catch (err) {
+      if (line) await auditNotApplied(store, line, err, `${doomed.map((e) => e.version).filter((v) => !gone.includes(v)).join(', ')} (deleted: ${gone.join(', ') || 'none'})`);
+      throw err;
     }
     await rmdir(staging).catch(() => {}); // only when empty
     const deleted = plan.filter((e) => e.deleted).map((e) => e.version);
-    // Issue 14: recorded in every store's audit log (trust/seen.json keeps the sequences).
-    if (deleted.length) {
-      await appendAuditLocked(store, { command: 'prune', outcome: 'pruned', detail: `keep ${keep}; deleted ${deleted.join(', ')}` });
+    const kept = doomed.filter((e) => !e.deleted).map((e) => e.version);
+    if (line && kept.length) {
+      await appendAuditLocked(store, { command: 'prune', outcome: 'kept', reason: 'AIRLOCK_LEASED', detail: `line ${line.n}: kept ${kept.join(', ')} (leased by a server while pruning); deleted ${deleted.join(', ') || 'none'}` });
     }
     return { keep, versions: plan, deleted };
   }, o);

@@ -1,7 +1,13 @@
-import { mkdir, readdir, rm, rmdir } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { storePaths } from './paths.js';
+import { EXIT, StoreError } from '../errors.js';
+import type { Manifest } from '../package/index.js';
+import { fsyncDir } from '../util/fsx.js';
+import { recordSeen } from './admit.js';
+import { appendAuditLocked, auditNotApplied, type AuditEvent, type AuditLine } from './audit.js';
+import type { StoreLock } from './lock.js';
+import { storePaths, versionDir } from './paths.js';
 
 /**
  * Under the store lock nothing in S/staging is in progress, so everything there is what a
@@ -29,4 +35,70 @@ export async function makeStaging(store: string): Promise<string> {
 export async function dropStaging(dir: string, store: string): Promise<void> {
   await rm(dir, { recursive: true, force: true });
   await rmdir(storePaths(store).staging).catch(() => {});
+}
+
+export interface StagedCommit {
+  store: string;
+  /** The complete, fsynced version built by makeStaging's caller. */
+  staging: string;
+  label: string;
+  lock: StoreLock;
+  signal?: AbortSignal;
+  /** The `imported` line. */
+  audit: AuditEvent;
+  /** The manifest whose sequence trust/seen.json records once the version is in. */
+  seen: Pick<Manifest, 'domain' | 'version' | 'sequence' | 'createdAt'>;
+}
+
+/**
+ * Publish a staged version: the one commit step of every import (full, volumes, delta). The order
+ * is what keeps "all or nothing" with the audit log:
+ *   1. the lock is still ours and no signal came;
+ *   2. the audit line is appended (the whole chain verified first): a broken or unwritable log
+ *      refuses here (exit 4) and nothing is visible: no version, no seen.json advance;
+ *   3. one rename makes the version visible (the commit); if it fails, a `failed` line names the
+ *      line of step 2;
+ *   4. the folders are fsynced and trust/seen.json advanced; if that fails the version is moved
+ *      back out (so the store never holds a version whose sequence was not recorded) and a
+ *      `failed` line says so.
+ * On any throw the caller removes `staging` (dropStaging); S/versions is removed again if this
+ * made it and it is empty. A crash between 2 and 3 leaves an `imported` line for a version the
+ * store does not hold (list shows it); never a version without its line.
+ */
+export async function commitStaged(c: StagedCommit): Promise<void> {
+  const { store, staging, label, lock, signal } = c;
+  const { versions, staging: stagingRoot } = storePaths(store);
+  const finalDir = versionDir(store, label);
+  signal?.throwIfAborted();
+  await lock.assertHeld();
+  const madeVersions = await mkdir(versions).then(() => true, (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EEXIST') return false;
+    throw err;
+  });
+  const unmake = async () => {
+    if (madeVersions) await rmdir(versions).catch(() => {}); // only if still empty
+  };
+  let line: AuditLine;
+  try {
+    line = await appendAuditLocked(store, c.audit);
+    await rename(staging, finalDir).catch(async (err: NodeJS.ErrnoException) => {
+      await auditNotApplied(store, line, err);
+      if (err.code !== 'ENOTEMPTY' && err.code !== 'EEXIST') throw err;
+      throw new StoreError('AIRLOCK_BAD_VERSION', `${finalDir} exists but holds no complete version (no version.json); remove it and import again`, { subject: finalDir }, EXIT.USAGE);
+    });
+  } catch (err) {
+    await unmake();
+    throw err;
+  }
+  try {
+    await fsyncDir(versions);
+    await fsyncDir(stagingRoot);
+    if (madeVersions) await fsyncDir(store);
+    await recordSeen(store, c.seen);
+  } catch (err) {
+    await rename(finalDir, staging).then(() => fsyncDir(versions)).catch(() => {});
+    await auditNotApplied(store, line, err);
+    await unmake();
+    throw err;
+  }
 }

@@ -1,5 +1,5 @@
 import { AirlockError, EXIT, UsageError } from '../errors.js';
-import { appendAudit, appendAuditLocked } from './audit.js';
+import { appendAudit, appendAuditLocked, auditWritable } from './audit.js';
 import { createStore, storeKind } from './location.js';
 import { withLock } from './lock.js';
 import { checkKeysLive, checkRotation, loadPolicy, loadPolicyChain, parsePolicy, parseSignedPolicy, writePolicy, SIGNED_POLICY_FORMAT, type LoadedPolicy } from './policy.js';
@@ -17,6 +17,7 @@ export async function initPolicy(store: string, bytes: Buffer, signatures: Buffe
     // A store that had a policy and lost part of it is broken (exit 4), not a place for a new root.
     const current = (await loadPolicyChain(store, { emptyIsNone: true }))?.current;
     if (current) throw new AirlockError('AIRLOCK_EXISTS', `store ${store} already has a trust policy (serial ${current.policy.serial}); change it with airlock trust rotate`, EXIT.USAGE, { subject: store });
+    await auditWritable(store); // a chain that does not verify refuses (exit 4) before the policy is written
     await writePolicy(store, bytes, signatures, 1);
     await appendAuditLocked(store, { command: 'trust init', outcome: 'policy-init', detail: describe(parsed) });
     return parsed;
@@ -47,6 +48,7 @@ export async function rotatePolicy(store: string, next: LoadedPolicy, o: { now?:
       const current = await loadPolicy(store);
       if (!current) throw new UsageError(`store ${store} has no trust policy yet; start one with airlock trust init`, { subject: store });
       const by = checkRotation(current, next, now);
+      await auditWritable(store); // a chain that does not verify refuses (exit 4) before the policy is written
       await writePolicy(store, next.bytes, next.signatures, next.policy.serial);
       await appendAuditLocked(store, {
         command: 'trust rotate', outcome: 'policy-rotated', signers: by.map((k) => k.fingerprint),

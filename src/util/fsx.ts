@@ -1,4 +1,4 @@
-import { open, rename, rm, mkdir } from 'node:fs/promises';
+import { open, rename, rm, mkdir, type FileHandle } from 'node:fs/promises';
 import { dirname, basename, join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { constants, createReadStream } from 'node:fs';
@@ -102,21 +102,39 @@ export async function readRegularFile(path: string, rule: RegularFileRule): Prom
   return got;
 }
 
-/** As readRegularFile, but a missing file is null (for files a store may not have yet). */
-export async function readRegularFileIfExists(path: string, rule: RegularFileRule): Promise<Buffer | null> {
-  let fh;
+/**
+ * The streaming variant: a regular file opened read-only and non-blocking (so a FIFO or a device
+ * never hangs the process), its type checked on the open handle (no race with a rename), or null
+ * when it does not exist. The caller reads it in bounded chunks and closes the handle. Refusals
+ * come through `refuse` in plain words, as for readRegularFile.
+ */
+export async function openRegularFileIfExists(path: string, refuse: (why: string) => Error, flags = constants.O_RDONLY, mode = 0o644): Promise<{ fh: FileHandle; size: number } | null> {
+  let fh: FileHandle;
   try {
-    fh = await open(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+    fh = await open(path, flags | (constants.O_NONBLOCK ?? 0), mode);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw rule.refuse(describeFsError(err));
+    throw refuse(describeFsError(err));
   }
   try {
     const st = await fh.stat();
-    if (!st.isFile()) throw rule.refuse(`is ${kindOf(st)}, not a regular file`);
-    if (st.size > rule.maxBytes) throw rule.refuse(`is ${st.size} bytes, more than the limit of ${rule.maxBytes}`);
+    if (!st.isFile()) throw refuse(`is ${kindOf(st)}, not a regular file`);
+    return { fh, size: st.size };
+  } catch (err) {
+    await fh.close().catch(() => {});
+    throw err;
+  }
+}
+
+/** As readRegularFile, but a missing file is null (for files a store may not have yet). */
+export async function readRegularFileIfExists(path: string, rule: RegularFileRule): Promise<Buffer | null> {
+  const opened = await openRegularFileIfExists(path, rule.refuse);
+  if (opened === null) return null;
+  const { fh, size } = opened;
+  try {
+    if (size > rule.maxBytes) throw rule.refuse(`is ${size} bytes, more than the limit of ${rule.maxBytes}`);
     // Read one byte past its size: a file that grows while being read is refused, not cut.
-    const buf = Buffer.allocUnsafe(Math.min(st.size, rule.maxBytes) + 1);
+    const buf = Buffer.allocUnsafe(size + 1);
     let n = 0;
     for (;;) {
       const r = await fh.read(buf, n, buf.length - n, n).catch((err: unknown) => { throw rule.refuse(describeFsError(err)); });
