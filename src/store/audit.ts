@@ -205,7 +205,12 @@ interface Scan {
   pending: boolean;
   /** Bytes after the last line without a "\n" (an append cut short), at most one line's worth. */
   torn: number;
+  /** A chained line records `trust init`: the store has had a trust policy. */
+  policyInit: boolean;
 }
+
+/** How writeLine lays out a `trust init` line's outcome (JSON.stringify of AuditLine, in its key order). */
+const POLICY_INIT = Buffer.from('"outcome":"policy-init"');
 
 /**
  * Check the whole chain against the head, streaming (fixed memory; every line at most
@@ -220,13 +225,14 @@ async function scanChain(store: string): Promise<Scan> {
   const p = auditPaths(store);
   const head = await readHead(store);
   const log = await openLog(store);
-  const empty = (problem: string | null): Scan => ({ head, lines: 0, lastHash: GENESIS, end: 0, problem, line: problem ? 1 : null, pending: false, torn: 0 });
+  const empty = (problem: string | null): Scan => ({ head, lines: 0, lastHash: GENESIS, end: 0, problem, line: problem ? 1 : null, pending: false, torn: 0, policyInit: false });
   if (!log) return empty(head && head.count > 0 ? `${p.log} is missing but ${p.head} acknowledges ${head.count} lines` : null);
   try {
     if (!head) return empty(log.size > 0 ? `${p.head} is missing (check the log with airlock audit verify)` : null);
     let n = 0;
     let prev = GENESIS;
     let problem: string | null = null;
+    let policyInit = false;
     const read = await readLines(log.fh, {
       line(buf, start, stop, end) {
         const k = n + 1;
@@ -245,6 +251,7 @@ async function scanChain(store: string): Promise<Scan> {
         }
         n = k;
         prev = r;
+        if (!policyInit && buf.subarray(start, stop).includes(POLICY_INIT)) policyInit = true;
         return true;
       },
       overlong() {
@@ -252,7 +259,7 @@ async function scanChain(store: string): Promise<Scan> {
         return false;
       },
     });
-    const scan: Scan = { head, lines: n, lastHash: prev, end: read.end, problem, line: problem ? n + 1 : null, pending: n === head.count + 1, torn: read.tail };
+    const scan: Scan = { head, lines: n, lastHash: prev, end: read.end, problem, line: problem ? n + 1 : null, pending: n === head.count + 1, torn: read.tail, policyInit };
     if (!scan.problem && n < head.count) {
       scan.line = n + 1;
       scan.problem = read.tail
@@ -288,6 +295,17 @@ export async function verifyAudit(store: string): Promise<AuditReport> {
 export async function auditWritable(store: string): Promise<void> {
   const s = await scanChain(store);
   if (s.problem) throw broken(store, `${s.problem}; check it with airlock audit verify`, { line: s.line });
+}
+
+/**
+ * Has this store ever had a trust policy, by its audit log (a chained `trust init` line)? A store
+ * whose whole trust/ folder is gone still remembers it here, so it never falls back to --trust.
+ * A log that does not verify is refused (exit 4) as by auditWritable.
+ */
+export async function auditRecordsPolicy(store: string): Promise<boolean> {
+  const s = await scanChain(store);
+  if (s.problem) throw broken(store, `${s.problem}; check it with airlock audit verify`, { line: s.line });
+  return s.policyInit;
 }
 
 /**

@@ -8,6 +8,7 @@ import { fingerprintDer, parsePublicKeyText } from '../package/keys.js';
 import { atomicWriteFile, describeFsError, readRegularFile, readRegularFileIfExists } from '../util/fsx.js';
 import { jsonTooDeepAt } from '../util/json-depth.js';
 import { storePaths } from './paths.js';
+import { auditRecordsPolicy } from './audit.js';
 
 /**
  * The store's trust policy: named Ed25519 keys (optionally expiring), how many distinct
@@ -224,7 +225,10 @@ export async function loadPolicyChain(store: string, o: { emptyIsNone?: boolean 
   const t = trustPaths(store);
   const current = await readRegularFileIfExists(t.policy, policyFileRule(t.policy));
   const names = await chainNames(t.chain);
-  if (current === null && (names === null || (o.emptyIsNone && names.length === 0))) return null;
+  if (current === null && (names === null || (o.emptyIsNone && names.length === 0))) {
+    if (await auditRecordsPolicy(store)) throw broken(t.policy, `is missing, and so is its chain, yet the audit log records a trust init: a store that had a trust policy never falls back to --trust (restore ${t.dir})`);
+    return null;
+  }
   if (names === null) throw broken(t.chain, 'is missing, yet this store has had a trust policy (policy.json is there)');
   if (names.length === 0) throw broken(join(t.chain, chainName(1)), `is missing and the chain holds no policy, yet this store has had a trust policy (${current === null ? 'its chain folder' : 'policy.json'} is there)`);
   if (current === null) throw broken(t.policy, `is missing, yet ${t.chain} holds ${names.length} accepted ${names.length === 1 ? 'policy' : 'policies'}: a store that had a trust policy never falls back to --trust`);

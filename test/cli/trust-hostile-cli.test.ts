@@ -174,6 +174,15 @@ describe('trust quietly downgraded', () => {
     await refusedUnchanged(s2, ['import', outsiderPkg, '--store', s2, '--trust', 'd.pub'], 4, 'AIRLOCK_POLICY_BROKEN');
   });
 
+  it('the whole trust/ folder deleted: the audit log remembers the trust init, so --trust does not take over', async () => {
+    const s = freshStore();
+    await rm(join(s, 'trust'), { recursive: true });
+    for (const args of [['import', outsiderPkg, '--store', s, '--trust', 'd.pub'], ['verify', outsiderPkg, '--store', s, '--trust', 'd.pub'], ['trust', 'init', '--store', s, '--key', 'dave=d.pub', '--threshold', '1']]) {
+      const r = await refusedUnchanged(s, args, 4, 'AIRLOCK_POLICY_BROKEN');
+      expect(r.stderr).toContain('the audit log records a trust init');
+    }
+  });
+
   it('edited, deleted or renumbered chain entries are seen by trust show, import, verify --store and trust rotate', async () => {
     const base = freshStore();
     expect(rotate(base, 2).status).toBe(0);
