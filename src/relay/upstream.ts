@@ -46,7 +46,9 @@ export function classifyError(err: unknown, url: string | URL, t: Partial<Upstre
   const f = describeNetError(err, { url, connectTimeoutMs: t.connectMs, headersTimeoutMs: t.headersMs, bodyTimeoutMs: t.idleMs });
   const detail = f?.reason ?? 'the exchange failed';
   if (f?.code === 'AIRLOCK_TIMEOUT' || (f?.code === 'AIRLOCK_NETWORK' && /timed out/.test(f.reason))) return { status: 504, error: 'the assistant service did not answer in time', detail };
-  return { status: 502, error: `the assistant service is unreachable${f?.code === 'AIRLOCK_BAD_HTTP' ? ' (it did not answer with valid HTTP)' : ''}`, detail };
+  // The browser gets the kind of failure (its last parenthesis: "connection refused"), not the upstream's host.
+  const kind = f?.code === 'AIRLOCK_BAD_HTTP' ? 'it did not answer with valid HTTP' : /\(([^()]+)\)$/.exec(detail)?.[1];
+  return { status: 502, error: `the assistant service is unreachable${kind ? ` (${kind})` : ''}`, detail };
 }
 
 /** The `{error}` text of a small upstream error answer, keys redacted, control characters dropped, bounded. */

@@ -69,13 +69,14 @@ describe('values file bounds (through the binary)', () => {
     const flat = `base: &a 1\nlist: [${Array(60_000).fill('*a').join(', ')}]\n`;
     expect(flat.length).toBeLessThan(250_000);
     const many = ['base: &a {x: 1}', 'list:', ...Array.from({ length: 20_000 }, () => '  - *a')].join('\n') + '\n';
-    const [a, b] = await Promise.all([serveWith(flat, [], 15_000), serveWith(many, [], 15_000)]);
+    // ~2 s each on an idle machine; the bound leaves room for a loaded one (before: over 90 s).
+    const [a, b] = await Promise.all([serveWith(flat, [], 30_000), serveWith(many, [], 30_000)]);
     expect(a.status, a.stderr).toBe(2);
     expect(a.stderr).toContain(`values file ${a.path} refused: its 60,000 aliases expand to more than 10,000 nodes (an alias bomb?)`);
     expect(a.stderr).toContain('[AIRLOCK_BAD_VALUES]');
     expect(b.status, b.stderr).toBe(2);
     expect(b.stderr).toContain(`values file ${b.path} refused: its 20,000 aliases expand to more than 10,000 nodes`);
-  }, 30_000);
+  }, 45_000);
 
   it('aliases inside anchored collections are counted as expanded: 100 aliases of a 200-node list are refused, the budget exactly met loads', async () => {
     const list = `[${Array(199).fill('1').join(', ')}]`; // 200 nodes with the list itself

@@ -63,41 +63,41 @@ async function until<T>(f: () => Promise<T | null | undefined | false>, ms: numb
 }
 
 describe('serve --values: a slow bundle server', () => {
-  it('serves the active version while the bundle downloads (ready 200), then switches to the imported one', async () => {
+  it('serves the active version while the bundle downloads (ready 200), then switches to the imported one', { timeout: 60_000 }, async () => {
     let release: (() => void) | undefined;
     const url = await bundleServer((_req, res) => {
       // Headers only once the test says so: until then the download waits.
       release = () => res.writeHead(200, { 'content-length': pkgV2.length }).end(pkgV2);
     });
     const { values } = await setup(url, '{headersTimeoutSeconds: 20, rateWindowSeconds: 20, timeoutSeconds: 30}');
-    const s = await start(['serve', '--values', values, '--port', '0'], {}, 10_000);
+    const s = await start(['serve', '--values', values, '--port', '0'], {}, 20_000);
     running.push(s);
-    await until(async () => release !== undefined, 10_000);
+    await until(async () => release !== undefined, 20_000);
     const during = await ready(s.url);
     expect(during.status).toBe(200);
     expect(during.body).toMatchObject({ status: 'ready', version: 'v1', bundle: { state: 'downloading' } });
     expect(JSON.stringify(during.body)).not.toContain('secret-signature');
     expect((await fetch(s.url + '/')).headers.get('x-airlock-version')).toBe('v1');
     release!();
-    await until(async () => (await fetch(s.url + '/')).headers.get('x-airlock-version') === 'v2', 10_000);
+    await until(async () => (await fetch(s.url + '/')).headers.get('x-airlock-version') === 'v2', 20_000);
     expect((await ready(s.url)).body).toMatchObject({ status: 'ready', version: 'v2', bundle: { state: 'installed', version: 'v2' } });
     expect(s.stderr()).not.toContain('secret-signature');
-  }, 30_000);
+  });
 
   it('a header stall: the active version is served at once; the download gives up within its bounds and ready says why', async () => {
     const url = await bundleServer(() => {}); // never answers
     const { values } = await setup(url, '{headersTimeoutSeconds: 0.3, minBytesPerSecond: 1024, rateWindowSeconds: 1, timeoutSeconds: 5}');
     const t0 = performance.now();
-    const s = await start(['serve', '--values', values, '--port', '0'], {}, 10_000);
+    const s = await start(['serve', '--values', values, '--port', '0'], {}, 20_000);
     running.push(s);
     expect((await ready(s.url)).status).toBe(200);
-    expect(performance.now() - t0).toBeLessThan(8_000);
-    const warned = await until(async () => { const r = await ready(s.url); return r.body.warning ? r : null; }, 10_000);
+    expect(performance.now() - t0).toBeLessThan(20_000); // was ~156 s: the download came first
+    const warned = await until(async () => { const r = await ready(s.url); return r.body.warning ? r : null; }, 20_000);
     expect(warned.status).toBe(200);
     expect(warned.body).toMatchObject({ version: 'v1', bundle: { state: 'failed' } });
     expect(String((warned.body.bundle as { error: string }).error)).toMatch(/^AIRLOCK_DOWNLOAD_(TOO_SLOW|FAILED): .*(went under 1 KiB\/s for 1 s|no response headers from 127\.0\.0\.1:\d+ within 0\.3 s)/);
-    expect(performance.now() - t0).toBeLessThan(15_000);
-  }, 30_000);
+    expect(performance.now() - t0).toBeLessThan(40_000);
+  }, 60_000);
 
   it('a 1 B/s trickle with nothing to fall back on: exit 1 AIRLOCK_DOWNLOAD_TOO_SLOW within the window, not never', async () => {
     const url = await bundleServer((_req, res) => {
@@ -108,12 +108,12 @@ describe('serve --values: a slow bundle server', () => {
     });
     const { values } = await setup(url, '{minBytesPerSecond: 1024, rateWindowSeconds: 1}', false);
     const t0 = performance.now();
-    const r = await airlockAsync(['serve', '--values', values, '--port', '0'], { timeoutMs: 20_000 });
+    const r = await airlockAsync(['serve', '--values', values, '--port', '0'], { timeoutMs: 30_000 });
     expect(r.status, r.stderr).toBe(1);
     expect(r.stderr).toMatch(/AIRLOCK_DOWNLOAD_TOO_SLOW: the bundle download from http:\/\/127\.0\.0\.1:\d+ went under 1 KiB\/s for 1 s \(\d+ bytes came in that time\)/);
     expect(r.stderr).toMatch(/\[AIRLOCK_DOWNLOAD_TOO_SLOW\]\s*$/);
-    expect(performance.now() - t0).toBeLessThan(10_000);
-  }, 30_000);
+    expect(performance.now() - t0).toBeLessThan(25_000); // had no bound at all
+  }, 40_000);
 
   it('fast enough but endless: the overall deadline ends it (AIRLOCK_DOWNLOAD_TIMEOUT)', async () => {
     const url = await bundleServer((_req, res) => {
