@@ -33,6 +33,12 @@ SIGTERM/SIGINT: stop accepting, finish in-flight requests, exit 0. Prints the UR
   --values FILE        Helm-style values (staticExport.enabled|bundleUrl|version, deployment.type, features,
                        store, port, host, mirror.*): see docs/mirror.md; flags given here win over it.
                        At most 1 MiB, 64 levels deep, aliases expanding to at most 10,000 nodes.
+                       With a version already active (nothing pinned), it is served while the bundle at
+                       staticExport.bundleUrl downloads (ready 200); the server switches once it is imported.
+                       The download is bounded (staticExport.download.*): headersTimeoutSeconds (default 30)
+                       per request, minBytesPerSecond (default 1024) over every rateWindowSeconds (default 30),
+                       timeoutSeconds (default 3600) for the whole download; past a bound the part is kept
+                       for the next start and the active version stays served.
   --mirror             also answer the service's static-export API for the store's versions (docs/mirror.md)
   --mirror-tokens F    file of allowed mirror admin tokens, one sha256:<hex> per line
   --store DIR          store folder (default $AIRLOCK_STORE, else ./airlock-store)
@@ -101,7 +107,7 @@ const command: Command = {
     const tlsFiles = values['tls-cert'] === undefined ? null : { cert: resolve(ctx.cwd, values['tls-cert']), key: resolve(ctx.cwd, values['tls-key']!) };
     const tls = tlsFiles && { pair: await loadTlsPair(tlsFiles), files: tlsFiles };
     const metrics = values.metrics ? createMetrics() : undefined;
-    // Values file (issue 6): flags given on the command line win over it, key by key.
+    // Values file: flags given on the command line win over it, key by key.
     const loaded = values.values === undefined ? null : await loadValues(resolve(ctx.cwd, values.values));
     for (const w of loaded?.warnings ?? []) log(ctx, `airlock serve: warning: ${w}`);
     const s = mergeSettings({
@@ -142,9 +148,10 @@ const command: Command = {
       const features = featureOptions(resolved, relay, { log: (line) => log(ctx, line) });
       // Mirror tokens and secret are read before any download: a bad file fails fast (exit 2).
       let warning: string[] | null = null;
+      let bundle: object | null = null;
       const extras = await extraRoutes({
         settings: s, store, warning: () => warning, workers, features, log: (line) => log(ctx, line), onMirrorDownload: metrics?.mirrorDownload,
-        follow: follower && (() => follower.status),
+        follow: follower && (() => follower.status), bundle: () => bundle,
       });
       let listenPort = port;
       if (follower && (await readState(store)).active === null) {
@@ -167,13 +174,17 @@ const command: Command = {
       const prepared = await prepareStart({
         settings: { ...s, version }, store, port: listenPort, host, worker: cluster.isWorker, log: (line) => progress.log(line), signal: trap.signal,
         onDownload: downloadReporter(progress, 'airlock serve: download'), onImport: metrics?.importDone,
+        onWarning: (w) => { warning = w; }, onBundle: (b) => { bundle = b; },
       }).catch((err: unknown) => {
         if (trap.signal.aborted) return null; // stopped during the bundle download: the part is kept for the next start
         throw err;
-      }).finally(() => progress.end());
+      });
+      // A background download reports its progress until it settles.
+      if (prepared?.background) void prepared.background.finally(() => progress.end());
+      else progress.end();
       if (prepared === null) return 0;
       warning = prepared.warning;
-      return await runServer({
+      const code = await runServer({
         server: { store, version: prepared.version, cacheBytes: cacheMb * 1024 * 1024, ...features, ...extras, metrics, skewGraceMs: Math.round(grace * 1000), tls: tls ?? undefined },
         port: prepared.port,
         host,
@@ -188,6 +199,8 @@ const command: Command = {
           return follower;
         } : undefined,
       });
+      await prepared.background; // stopped with the server (the trap's signal): its part is kept to resume
+      return code;
     } finally {
       await relay?.close();
     }

@@ -4,7 +4,8 @@ import { Digests } from './digests.js';
 import { PartSink, type OpenFile } from './sink.js';
 import { get, type Response } from './get.js';
 import { contentLength, header, isExpiredLinkAnswer, parseContentRange, safeUrl, statedSha256, strongEtag, type HeaderBag } from './validators.js';
-import { isTransientNetworkError, parseRetryAfter } from './retry.js';
+import { parseRetryAfter } from './retry.js';
+import { describeNetError, netError, type NetContext } from '../upstream/net-error.js';
 
 /** What the download knows of the object so far; `have` bytes of it are on disk in the part. */
 export interface PartState {
@@ -61,11 +62,20 @@ async function attemptWith(ctx: AttemptContext, s: PartState, signal: AbortSigna
   const resuming = s.have > 0 && s.etag !== undefined;
   const headers: Record<string, string> = resuming ? { range: `bytes=${s.have}-`, 'if-range': s.etag! } : {};
   let res: Response;
+  // Failures said in our words (upstream/net-error.ts): the host only, never the link's query.
+  const net: NetContext = { url: ctx.url, headersTimeoutMs: ctx.headersTimeoutMs, bodyTimeoutMs: ctx.bodyTimeoutMs };
+  const failed = (err: unknown, body = false): Outcome => {
+    if (ctx.signal?.aborted) throw err;
+    const f = describeNetError(err, net);
+    if (f?.transient) return { kind: 'retry', reason: f.reason };
+    // While the body streams, the sink's own failures (ENOSPC: kept for a resume) pass as they are.
+    if (!f && body) throw err;
+    throw netError(err, { ...net, subject: safeUrl(ctx.url) });
+  };
   try {
     res = await get(ctx.url, { headers, dispatcher: ctx.dispatcher, signal, bodyTimeout: ctx.bodyTimeoutMs, headersTimeout: ctx.headersTimeoutMs });
   } catch (err) {
-    if (!ctx.signal?.aborted && isTransientNetworkError(err)) return { kind: 'retry', reason: (err as Error).message };
-    throw err;
+    return failed(err);
   }
   const h = res.headers as HeaderBag;
   const { status } = res;
@@ -123,10 +133,7 @@ async function attemptWith(ctx: AttemptContext, s: PartState, signal: AbortSigna
     await sink.close().finally(async () => { s.have = sink.written; await saved; });
     const sidecarErr = await saved;
     if (sidecarErr !== undefined) throw sidecarErr;
-    if (broken !== undefined) {
-      if (!ctx.signal?.aborted && isTransientNetworkError(broken)) return { kind: 'retry', reason: (broken as Error).message };
-      throw broken;
-    }
+    if (broken !== undefined) return failed(broken, true);
     // A close-delimited body that ended early is a broken connection, not a complete object.
     if (s.total !== undefined && s.have < s.total) return { kind: 'retry', reason: `body ended at ${s.have} of ${s.total} bytes` };
     return { kind: 'complete' };

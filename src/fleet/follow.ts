@@ -1,10 +1,10 @@
 import { hostname } from 'node:os';
-import { AirlockError, EXIT, toAirlockError } from '../errors.js';
+import { EXIT, toAirlockError } from '../errors.js';
 import type { FleetAnswer, FleetReport } from '../mirror/index.js';
 import { activate } from '../store/index.js';
 import { installBundle } from '../values/index.js';
 import type { AirlockServer } from '../serve/index.js';
-import { pollMirror, REQUEST_TIMEOUT_MS } from './poll.js';
+import { pollMirror } from './poll.js';
 
 /**
  * `airlock serve --follow MIRROR_URL`: this replica polls the mirror's fleet endpoint
@@ -70,13 +70,10 @@ export interface FollowStatus {
 const MAX_BACKOFF_MS = 30_000;
 
 const defaultReplicaId = () => `${hostname().replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 100) || 'replica'}:${process.pid}`;
-/** One line for logs and /_airlock/ready: our errors by code; a network failure by its cause (ECONNREFUSED, a timeout). */
+/** One line for logs and /_airlock/ready, by code (network failures are ours by now: src/upstream/net-error.ts). */
 const message = (err: unknown) => {
-  if (err instanceof AirlockError) return `${err.code}: ${err.message}`.slice(0, 1024);
-  const e = err as Error & { cause?: { code?: string; message?: string } };
-  const cause = e?.cause?.code ?? e?.cause?.message;
-  const text = e instanceof Error ? (e.name === 'TimeoutError' ? `no answer within ${REQUEST_TIMEOUT_MS / 1000} s` : e.message) : String(err);
-  return `AIRLOCK_MIRROR_UNREACHABLE: ${text}${cause ? ` (${cause})` : ''}`.slice(0, 1024);
+  const e = toAirlockError(err);
+  return `${e.code}: ${e.message}`.slice(0, 1024);
 };
 
 export class Follower {

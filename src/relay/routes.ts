@@ -71,8 +71,8 @@ export function createRelay(o: RelayOptions): Relay {
       res = await callUpstream({ url: base + call.path, method: call.method, key: o.key, body: call.body, accept: call.sse ? 'text/event-stream' : 'application/json', signal: abort.signal, dispatcher });
     } catch (err) {
       if (abort.signal.aborted) return new Response(null, { status: 499 }); // the reader left; nobody to answer
-      const f = classifyError(err);
-      log(redact(`airlock relay: ${call.method} ${call.path}: ${f.error}`));
+      const f = classifyError(err, base, { ...DEFAULT_TIMEOUTS, ...o.timeouts });
+      log(redact(`airlock relay: ${call.method} ${call.path}: ${f.error}: ${f.detail}`));
       return c.json({ error: f.error }, f.status);
     }
     if (res.statusCode < 200 || res.statusCode > 299) return refused(c, res, `${call.method} ${call.path}`, log);

@@ -1,5 +1,5 @@
-import { Agent, errors, request, type Dispatcher } from 'undici';
-import { ErrorBodySchema } from '../upstream/index.js';
+import { Agent, request, type Dispatcher } from 'undici';
+import { describeNetError, ErrorBodySchema } from '../upstream/index.js';
 import { redact } from '../util/redact.js';
 
 export interface UpstreamTimeouts {
@@ -38,15 +38,17 @@ export function callUpstream(c: UpstreamCall): Promise<Dispatcher.ResponseData> 
   return request(c.url, { method: c.method, headers, body: c.body, signal: c.signal, dispatcher: c.dispatcher });
 }
 
-export type Failure = { status: 502 | 504; error: string };
+/** `error` for the browser (no upstream host in it), `detail` for the log. */
+export type Failure = { status: 502 | 504; error: string; detail: string };
 
-/** What a failed call means for the browser: a timeout is 504, anything else a bad gateway (RFC 9110 §15.6). */
-export function classifyError(err: unknown): Failure {
-  if (err instanceof errors.ConnectTimeoutError || err instanceof errors.HeadersTimeoutError) {
-    return { status: 504, error: `the assistant service did not answer in time (${(err as Error).message})` };
-  }
-  const code = (err as { code?: string }).code ?? (err as Error).name;
-  return { status: 502, error: `the assistant service is unreachable (${code})` };
+/** What a failed call means for the browser, in plain words (upstream/net-error.ts): a timeout is 504, anything else a bad gateway (RFC 9110 §15.6). */
+export function classifyError(err: unknown, url: string | URL, t: Partial<UpstreamTimeouts> = {}): Failure {
+  const f = describeNetError(err, { url, connectTimeoutMs: t.connectMs, headersTimeoutMs: t.headersMs, bodyTimeoutMs: t.idleMs });
+  const detail = f?.reason ?? 'the exchange failed';
+  if (f?.code === 'AIRLOCK_TIMEOUT' || (f?.code === 'AIRLOCK_NETWORK' && /timed out/.test(f.reason))) return { status: 504, error: 'the assistant service did not answer in time', detail };
+  // The browser gets the kind of failure (its last parenthesis: "connection refused"), not the upstream's host.
+  const kind = f?.code === 'AIRLOCK_BAD_HTTP' ? 'it did not answer with valid HTTP' : /\(([^()]+)\)$/.exec(detail)?.[1];
+  return { status: 502, error: `the assistant service is unreachable${kind ? ` (${kind})` : ''}`, detail };
 }
 
 /** The `{error}` text of a small upstream error answer, keys redacted, control characters dropped, bounded. */

@@ -3,6 +3,7 @@ import type { Dispatcher } from 'undici';
 import { AirlockError, UpstreamError } from '../errors.js';
 import { describeZodError } from './describe.js';
 import { callJson, sanitize, send, type HttpOptions, type RetryInfo } from './http.js';
+import { netError } from './net-error.js';
 import { checkKeyType } from './keys.js';
 import type { RetryPolicy } from './retry.js';
 import { AGENT_JOB_FINAL, AgentJobSchema, type AgentJob } from './schemas/agent-job.js';
@@ -24,7 +25,7 @@ export interface ClientOptions {
 
 const seg = encodeURIComponent;
 
-/** The service's API (issue 4). Every call checks the key type locally before touching the network. */
+/** The service's API. Every call checks the key type locally before touching the network. */
 export class ServiceClient {
   private readonly http: HttpOptions;
 
@@ -93,9 +94,18 @@ export class ServiceClient {
     const path = `/discovery/v2/assistant/${seg(domain)}/message`;
     const res = await send(this.http, { method: 'POST', path, key, body: req.data, signal: o.signal, stream: true, accept: 'text/event-stream' });
     const parser = new SseParser();
+    const chunks = res.body[Symbol.asyncIterator]();
     try {
-      for await (const bytes of res.body) {
-        for (const payload of parser.push(bytes as Buffer)) {
+      for (;;) {
+        let next: IteratorResult<unknown>;
+        try {
+          next = await chunks.next();
+        } catch (err) {
+          if (o.signal?.aborted) throw new AirlockError('AIRLOCK_ABORTED', `POST ${path}: aborted`, 1, { subject: path }, { cause: err });
+          throw netError(err, { url: this.o.baseUrl, bodyTimeoutMs: this.o.timeoutMs ?? 30_000, what: `POST ${path}`, subject: path });
+        }
+        if (next.done) break;
+        for (const payload of parser.push(next.value as Buffer)) {
           if (payload === '[DONE]') return;
           yield parseChunk(payload, path);
         }
@@ -112,7 +122,7 @@ function parseChunk(payload: string, path: string): UiMessageChunk {
   try {
     value = JSON.parse(payload);
   } catch {
-    throw new UpstreamError(`POST ${path}: stream chunk is not JSON: ${sanitize(payload, 120)}`, undefined, { subject: path }, 'AIRLOCK_UPSTREAM_SCHEMA');
+    throw new UpstreamError(`POST ${path}: a stream chunk is not JSON (${Buffer.byteLength(payload)} bytes)`, undefined, { subject: path }, 'AIRLOCK_UPSTREAM_SCHEMA');
   }
   const r = UiMessageChunkSchema.safeParse(value);
   if (!r.success) throw new UpstreamError(`POST ${path}: unexpected stream chunk: ${sanitize(describeZodError(r.error))}`, undefined, { subject: path }, 'AIRLOCK_UPSTREAM_SCHEMA');

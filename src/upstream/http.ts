@@ -4,8 +4,9 @@ import type { z } from 'zod';
 import { AirlockError, AuthError, UpstreamError } from '../errors.js';
 import { redact } from '../util/redact.js';
 import { describeZodError } from './describe.js';
+import { describeNetError, netError, type NetContext } from './net-error.js';
 import { jsonTooDeepAt } from '../util/json-depth.js';
-import { DEFAULT_RETRY, MAX_RETRY_AFTER_MS, isRetryableError, isRetryableStatus, parseRetryAfter, retryDelay, type RetryPolicy } from './retry.js';
+import { DEFAULT_RETRY, MAX_RETRY_AFTER_MS, isRetryableStatus, parseRetryAfter, retryDelay, type RetryPolicy } from './retry.js';
 import { ErrorBodySchema } from './schemas/error.js';
 
 export interface RetryInfo { method: string; path: string; attempt: number; delayMs: number; reason: string }
@@ -65,7 +66,7 @@ async function statusError(res: Response, spec: CallSpec): Promise<AirlockError>
     const parsed = ErrorBodySchema.safeParse(JSON.parse(text));
     if (parsed.success) detail = parsed.data.error;
   } catch {
-    detail = text.slice(0, 200);
+    // Not the service's {error}: its bytes are not echoed (a proxy's page, or anything at all).
   }
   const what = `${spec.method} ${spec.path}: HTTP ${res.statusCode}${detail ? ` ${sanitize(detail)}` : ''}`;
   const details = { subject: spec.path, status: res.statusCode };
@@ -73,6 +74,20 @@ async function statusError(res: Response, spec: CallSpec): Promise<AirlockError>
   if (res.statusCode === 403) return new AuthError(`access forbidden (${what}); the key lacks permission`, details, 'AIRLOCK_FORBIDDEN');
   const code = spec.codes?.[res.statusCode] ?? (res.statusCode === 404 ? 'AIRLOCK_NOT_FOUND' : res.statusCode === 409 ? 'AIRLOCK_CONFLICT' : 'AIRLOCK_UPSTREAM');
   return new UpstreamError(what, res.statusCode, { subject: spec.path }, code);
+}
+
+const netContext = (o: HttpOptions, spec: CallSpec): NetContext => {
+  const ms = o.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  return { url: o.baseUrl, headersTimeoutMs: ms, bodyTimeoutMs: ms, timeoutMs: spec.stream ? undefined : ms };
+};
+
+/** The body of a 2xx answer, capped; a connection that breaks or stalls while it arrives is said plainly. */
+export async function readBody(o: HttpOptions, spec: CallSpec, res: Response): Promise<string> {
+  try {
+    return await readCapped(res.body);
+  } catch (err) {
+    throw netError(err, { ...netContext(o, spec), what: `${spec.method} ${spec.path}`, subject: spec.path });
+  }
 }
 
 function once(o: HttpOptions, spec: CallSpec): Promise<Response> {
@@ -105,11 +120,12 @@ export async function send(o: HttpOptions, spec: CallSpec): Promise<Response> {
       res = await once(o, spec);
     } catch (err) {
       if (spec.signal?.aborted) throw new AirlockError('AIRLOCK_ABORTED', `${spec.method} ${spec.path}: aborted`, 1, { subject: spec.path }, { cause: err });
-      const timedOut = (err as Error).name === 'TimeoutError';
-      if (!timedOut && !isRetryableError(err)) throw new UpstreamError(`${spec.method} ${spec.path}: ${sanitize((err as Error).message)}`, undefined, { subject: spec.path }, 'AIRLOCK_NETWORK');
-      reason = timedOut ? 'timeout' : String((err as { code?: string }).code);
+      const net = netContext(o, spec);
+      const f = describeNetError(err, net);
+      if (!f?.transient) throw netError(err, { ...net, what: `${spec.method} ${spec.path}`, subject: spec.path });
+      reason = f.reason;
       if (attempt >= policy.retries) {
-        throw new UpstreamError(`${spec.method} ${spec.path}: ${reason} after ${attempt + 1} attempts (${new URL(o.baseUrl).origin})`, undefined, { subject: spec.path }, 'AIRLOCK_NETWORK');
+        throw new UpstreamError(`${spec.method} ${spec.path}: ${reason} (${attempt + 1} attempts)`, undefined, { subject: spec.path }, f.code);
       }
     }
     if (res) {
@@ -133,7 +149,7 @@ export async function send(o: HttpOptions, spec: CallSpec): Promise<Response> {
 /** A JSON call validated by `schema`; a response that breaks it names the field at fault. */
 export async function callJson<S extends z.ZodType>(o: HttpOptions, spec: CallSpec, schema: S): Promise<z.output<S>> {
   const res = await send(o, spec);
-  const text = await readCapped(res.body);
+  const text = await readBody(o, spec, res);
   if (jsonTooDeepAt(Buffer.from(text), MAX_JSON_DEPTH) >= 0) {
     throw new UpstreamError(`${spec.method} ${spec.path}: response nests deeper than ${MAX_JSON_DEPTH} levels`, res.statusCode, { subject: spec.path }, 'AIRLOCK_UPSTREAM_SCHEMA');
   }
@@ -141,7 +157,9 @@ export async function callJson<S extends z.ZodType>(o: HttpOptions, spec: CallSp
   try {
     value = JSON.parse(text);
   } catch {
-    throw new UpstreamError(`${spec.method} ${spec.path}: response is not JSON: ${sanitize(text, 120)}`, res.statusCode, { subject: spec.path }, 'AIRLOCK_UPSTREAM_SCHEMA');
+    // Never the parser's words or the body's bytes: what it is, and how big.
+    const type = String(res.headers['content-type'] ?? '(none)').split(';')[0]!.slice(0, 60);
+    throw new UpstreamError(`${spec.method} ${spec.path}: the answer is not JSON (Content-Type ${sanitize(type)}, ${Buffer.byteLength(text)} bytes)`, res.statusCode, { subject: spec.path }, 'AIRLOCK_UPSTREAM_SCHEMA');
   }
   const parsed = schema.safeParse(value);
   if (!parsed.success) {

@@ -26,7 +26,8 @@ export async function readJsonBody(req: Request, max = DEFAULT_MAX_BODY_BYTES): 
   if (text === null) return tooLarge;
   try {
     return { ok: true, value: JSON.parse(text) as unknown };
-  } catch (err) {
-    return { ok: false, status: 400, error: `request body is not valid JSON: ${(err as Error).message}` };
+  } catch {
+    // Never the parser's words: they quote the body back.
+    return { ok: false, status: 400, error: `request body is not valid JSON (${Buffer.byteLength(text)} bytes)` };
   }
 }

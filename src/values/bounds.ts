@@ -1,5 +1,5 @@
 import { open } from 'node:fs/promises';
-import { isAlias, isCollection, isMap, isScalar, type Document, type LineCounter, type Node } from 'yaml';
+import { isAlias, isCollection, isMap, isScalar, visit, type Alias, type Document, type LineCounter, type Node } from 'yaml';
 import { UsageError } from '../errors.js';
 
 /**
@@ -12,7 +12,11 @@ export const VALUES_LIMITS = {
   bytes: 1024 * 1024,
   /** Nesting of mappings and sequences, aliases followed. */
   depth: 64,
-  /** The yaml library's alias-expansion budget (its default of 100 refuses real files that Helm reads). */
+  /**
+   * Nodes that aliases may add to the values once expanded (the library's default budget of 100
+   * aliases refuses real files that Helm reads). Counted by checkStructure, before any JS object
+   * is built: a file of 60,000 aliases or of billion-laughs shape is refused in linear time.
+   */
   aliasExpansion: 10_000,
 };
 
@@ -63,49 +67,99 @@ export function checkFlowDepth(text: string, file: string): void {
 
 const keyPath = (p: readonly string[]) => p.join('.') || '(top level)';
 
+const fmt = (n: number) => (n > Number.MAX_SAFE_INTEGER ? `more than ${Number.MAX_SAFE_INTEGER.toLocaleString('en-US')}` : n.toLocaleString('en-US'));
+
+/**
+ * Every alias's anchor, found in one pass in document order: the last node before the alias that
+ * carries its anchor, as YAML and the library say. (The library's `Alias.resolve(doc)` walks the
+ * whole document for each alias: 20,000 aliases took 49 s.) Refuses more aliases than the
+ * expansion budget at once: each one adds at least one node.
+ */
+function resolveAliases(doc: Document, file: string): { targets: Map<Alias, Node>; aliases: number; written: number } {
+  const anchors = new Map<string, Node>();
+  const targets = new Map<Alias, Node>();
+  let aliases = 0;
+  let written = 0;
+  visit(doc, {
+    Node(_key, node) {
+      if (isAlias(node)) {
+        aliases++;
+        const target = anchors.get(node.source);
+        if (target !== undefined) targets.set(node, target);
+        return;
+      }
+      written++;
+      if (node.anchor) anchors.set(node.anchor, node);
+    },
+  });
+  if (aliases > VALUES_LIMITS.aliasExpansion) {
+    throw bad(`values file ${file} refused: its ${fmt(aliases)} aliases expand to more than ${fmt(VALUES_LIMITS.aliasExpansion)} nodes (an alias bomb?); write the repeated values out`, file);
+  }
+  return { targets, aliases, written };
+}
+
 /**
  * One pass over the parsed document (the yaml library's own `uniqueKeys` compares every pair of
  * keys: 200,000 keys were still parsing after 120 s): duplicate keys, keys that are not scalars,
- * nesting beyond the limit with aliases followed, and aliases that contain themselves. Each node
- * is measured once (memoised), so aliases cost no more than the nodes they name.
+ * nesting beyond the limit with aliases followed, aliases that contain themselves, and the nodes
+ * aliases add once expanded (refused past VALUES_LIMITS.aliasExpansion). Each node is measured
+ * once (memoised), so aliases cost no more than the nodes they name. After it, the document is
+ * safe for the library's `toJS` without its own alias budget (pass `maxAliasCount: -1`: its
+ * count walks the whole document again for aliases inside anchored collections).
  */
 export function checkStructure(doc: Document, file: string, lines: LineCounter): void {
   const where = (n: Node | null | undefined) => {
     const at = n?.range?.[0];
     return at === undefined ? file : `${file}:${lines.linePos(at).line}`;
   };
+  const { targets, aliases, written } = resolveAliases(doc, file);
   const heights = new Map<Node, number>();
+  /** Nodes of the expanded value under each node, aliases followed. */
+  const sizes = new Map<Node, number>();
   const open = new Set<Node>();
-  const visit = (node: unknown, path: string[], depth: number): number => {
+  const visitNode = (node: unknown, path: string[], depth: number): { height: number; size: number } => {
     if (isAlias(node)) {
-      const target = node.resolve(doc);
-      if (target === undefined) return 0; // reported by the parser as an error already
+      const target = targets.get(node);
+      if (target === undefined) return { height: 0, size: 1 }; // reported by the parser as an error already
       if (open.has(target)) throw bad(`values file ${where(node)}: the alias *${node.source} at ${keyPath(path)} contains itself`, keyPath(path));
-      return visit(target, path, depth);
+      return visitNode(target, path, depth);
     }
-    if (!isCollection(node)) return 0;
+    if (!isCollection(node)) return { height: 0, size: node === null || node === undefined ? 0 : 1 };
     const known = heights.get(node);
     const tooDeep = () => bad(`values file ${where(node)}: ${keyPath(path)} nests deeper than ${VALUES_LIMITS.depth} levels`, keyPath(path));
     if (depth + (known ?? 1) > VALUES_LIMITS.depth) throw tooDeep();
-    if (known !== undefined) return known;
+    if (known !== undefined) return { height: known, size: sizes.get(node)! };
     open.add(node);
     let below = 0;
+    let size = 1;
     if (isMap(node)) {
       const seen = new Set<string>();
       for (const pair of node.items) {
-        const k = isAlias(pair.key) ? pair.key.resolve(doc) : pair.key;
+        const k = isAlias(pair.key) ? targets.get(pair.key) : pair.key;
         if (k !== null && k !== undefined && !isScalar(k)) throw bad(`values file ${where(k as Node)}: a key at ${keyPath(path)} is not a plain value`, keyPath(path));
         const name = String(k === null || k === undefined ? null : k.value);
         if (seen.has(name)) throw bad(`values file ${where(pair.key as Node)}: duplicate key ${keyPath([...path, name])}`, keyPath([...path, name]));
         seen.add(name);
-        below = Math.max(below, visit(pair.value, [...path, name], depth + 1));
+        const v = visitNode(pair.value, [...path, name], depth + 1);
+        below = Math.max(below, v.height);
+        size += (pair.key === null || pair.key === undefined ? 0 : 1) + v.size;
       }
     } else {
-      node.items.forEach((item, i) => { below = Math.max(below, visit(item, [...path, String(i)], depth + 1)); });
+      node.items.forEach((item, i) => {
+        const v = visitNode(item, [...path, String(i)], depth + 1);
+        below = Math.max(below, v.height);
+        size += v.size;
+      });
     }
     open.delete(node);
     heights.set(node, below + 1);
-    return below + 1;
+    sizes.set(node, size);
+    return { height: below + 1, size };
   };
-  visit(doc.contents, [], 0);
+  const total = visitNode(doc.contents, [], 0).size;
+  // Keys count once per pair, as `written` counts them: the difference is what aliases add.
+  const added = total - written;
+  if (added > VALUES_LIMITS.aliasExpansion) {
+    throw bad(`values file ${file} refused: its ${fmt(aliases)} aliases expand to ${fmt(added)} more nodes, more than ${fmt(VALUES_LIMITS.aliasExpansion)} (an alias bomb?); write the repeated values out`, file);
+  }
 }

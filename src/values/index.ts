@@ -1,4 +1,4 @@
-/** src/values — `airlock serve --values FILE`: Helm-style values, start-up plan and its executor (issue 6). */
+/** src/values — `airlock serve --values FILE`: Helm-style values, start-up plan and its executor. */
 export { loadValues, checkValues, type LoadedValues } from './load.js';
 export { valuesSchema, type Values } from './schema.js';
 export { mergeSettings, type ServeFlags, type ServeSettings } from './settings.js';

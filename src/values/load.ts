@@ -2,7 +2,8 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { AirlockError, UsageError } from '../errors.js';
-import { checkFlowDepth, checkStructure, readBounded, VALUES_LIMITS } from './bounds.js';
+import { escapeControls } from '../util/terminal.js';
+import { checkFlowDepth, checkStructure, readBounded } from './bounds.js';
 import { valuesSchema, type Values } from './schema.js';
 
 export interface LoadedValues { values: Values; warnings: string[]; file: string }
@@ -58,14 +59,14 @@ export async function loadValues(file: string): Promise<LoadedValues> {
       const where = e.linePos?.[0] ? `${file}:${e.linePos[0].line}:${e.linePos[0].col}` : file;
       throw new UsageError(`values file ${where} is not valid YAML: ${e.message.split('\n')[0]}`, { subject: where }, 'AIRLOCK_BAD_VALUES');
     }
+    // Aliases counted and their expansion capped (VALUES_LIMITS.aliasExpansion) before any JS object is built.
     checkStructure(doc, file, lines);
-    js = doc.toJS({ maxAliasCount: VALUES_LIMITS.aliasExpansion });
+    // -1: the library's own count is off; checkStructure's bounds it, in linear time (the library's is not).
+    js = doc.toJS({ maxAliasCount: -1 });
   } catch (err) {
     if (err instanceof AirlockError) throw err;
-    // The yaml library's alias budget (a ReferenceError), or anything else it throws: the file is at fault.
-    const why = err instanceof ReferenceError && /alias/i.test(err.message)
-      ? `its aliases expand to more than ${VALUES_LIMITS.aliasExpansion} nodes (an alias bomb?); write the repeated values out`
-      : `it cannot be read as YAML: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`;
+    // Anything else the yaml library throws: the file is at fault.
+    const why = `it cannot be read as YAML: ${escapeControls(err instanceof Error ? err.message.split('\n')[0]! : String(err))}`;
     throw new UsageError(`values file ${file} refused: ${why}`, { subject: file }, 'AIRLOCK_BAD_VALUES');
   }
   const { values, warnings } = checkValues(js, file);

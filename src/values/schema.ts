@@ -26,6 +26,13 @@ export function valuesSchema(strict: boolean) {
       trust: z.array(path).optional(),
       /** Accept unsigned content: a raw export archive (unsigned by nature) or an unsigned package. */
       allowUnsigned: z.boolean().optional(),
+      /** Bounds of the bundle download (defaults: 30 s, 1024 B/s over 30 s, 3600 s). */
+      download: obj({
+        headersTimeoutSeconds: z.number().min(0.05).max(3600).optional(),
+        minBytesPerSecond: z.number().int().min(0).max(1 << 30).optional(),
+        rateWindowSeconds: z.number().min(0.1).max(3600).optional(),
+        timeoutSeconds: z.number().min(0.1).max(7 * 24 * 3600).optional(),
+      }).optional(),
     }).optional(),
     deployment: obj({ type: z.enum(DEPLOYMENTS).optional() }).optional(),
     features: obj({

@@ -10,6 +10,8 @@ export interface ServeFlags {
 
 export interface StaticExportSettings {
   bundleUrl: string; domain?: string; trust: string[]; allowUnsigned: boolean;
+  /** staticExport.download.* in milliseconds (the defaults are installBundle's). */
+  limits: { headersTimeoutMs?: number; minBytesPerSecond?: number; rateWindowMs?: number; totalMs?: number };
 }
 export interface MirrorSettings { tokensFile: string; secretFile?: string; ttlSeconds?: number; publicUrl?: string; fleetLeadMs?: number }
 export interface FollowSettings { url: string; tokenFile?: string; trust: string[]; allowUnsigned: boolean; pollMs?: number }
@@ -25,6 +27,7 @@ export interface ServeSettings {
   skewGrace?: string;
 }
 
+const ms = (seconds: number | undefined) => (seconds === undefined ? undefined : Math.round(seconds * 1000));
 const names = (list: string[] | undefined) => (list ?? []).flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean);
 
 /**
@@ -62,7 +65,13 @@ export function mergeSettings(flags: ServeFlags, v: Values = {}): ServeSettings 
     disable: [...flagDisable, ...fromValues.filter(([, on]) => !on).map(([f]) => f)],
     port: flags.port ?? (v.port === undefined ? undefined : String(v.port)),
     host: flags.host ?? v.host,
-    staticExport: useBundle ? { bundleUrl: se.bundleUrl!, domain: se.domain, trust: se.trust ?? [], allowUnsigned: se.allowUnsigned ?? false } : null,
+    staticExport: useBundle ? {
+      bundleUrl: se.bundleUrl!, domain: se.domain, trust: se.trust ?? [], allowUnsigned: se.allowUnsigned ?? false,
+      limits: {
+        headersTimeoutMs: ms(se.download?.headersTimeoutSeconds), minBytesPerSecond: se.download?.minBytesPerSecond,
+        rateWindowMs: ms(se.download?.rateWindowSeconds), totalMs: ms(se.download?.timeoutSeconds),
+      },
+    } : null,
     mirror: mirrorOn ? { tokensFile: tokensFile!, secretFile: v.mirror?.secretFile, ttlSeconds: v.mirror?.linkTtlSeconds, publicUrl: v.mirror?.publicUrl, fleetLeadMs: leadMs } : null,
     follow: followUrl === undefined ? null : {
       url: followUrl, tokenFile: v.follow?.tokenFile, pollMs,

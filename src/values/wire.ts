@@ -15,6 +15,8 @@ export async function extraRoutes(o: {
   onMirrorDownload?: (status: number) => void;
   /** A follower's status for /_airlock/ready (serve --follow). */
   follow?: (() => object | null) | null;
+  /** The bundle downloading behind the served version (staticExport.bundleUrl), for /_airlock/ready. */
+  bundle?: (() => object | null) | null;
 }): Promise<Pick<AirlockServerOptions, 'app' | 'appPrefixes' | 'appRoute'>> {
   const m = o.settings.mirror;
   if (m && o.workers > 1 && m.secretFile === undefined) {
@@ -22,7 +24,7 @@ export async function extraRoutes(o: {
     throw new UsageError('--mirror with --workers > 1 needs mirror.secretFile in the values file (a secret shared by every worker)', { subject: 'mirror.secretFile' });
   }
   const app = new Hono<AppEnv>();
-  app.route('/', readyRoutes(o.warning, o.follow ?? null));
+  app.route('/', readyRoutes(o.warning, o.follow ?? null, o.bundle ?? null));
   const mirror = m ? await createMirror({
     store: o.store, tokensFile: m.tokensFile, secretFile: m.secretFile, ttlSeconds: m.ttlSeconds, publicUrl: m.publicUrl, log: o.log, onDownload: o.onMirrorDownload,
     fleetLeadMs: m.fleetLeadMs, workers: o.workers,

@@ -105,7 +105,7 @@ describe('serve --follow', () => {
     const ready = await (await fetch(rs[0]!.url + '/_airlock/ready')).json() as { status: string; follow: { mirror_state: string; error: string } };
     expect(ready.status).toBe('ready');
     expect(ready.follow.mirror_state).toBe('unreachable');
-    expect(ready.follow.error).toMatch(/^AIRLOCK_MIRROR_UNREACHABLE: fetch failed \(ECONNREFUSED\)/);
+    expect(ready.follow.error).toMatch(/^AIRLOCK_MIRROR_UNREACHABLE: could not connect to 127\.0\.0\.1:\d+ \(connection refused\)$/);
     await addVersion(mstore, await sitePackage(dir, 'v2', signer), signer, true);
     const again = await startMirror(dir, mstore, { leadMs: 300, port });
     cleanups.push(() => again.srv.close(100));

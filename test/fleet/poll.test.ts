@@ -40,7 +40,9 @@ describe('pollMirror', () => {
 
   it('a hostile mirror is refused, naming what was wrong', async () => {
     const cases: Array<[typeof answer, RegExp]> = [
-      [{ status: 503, body: 'draining' }, /HTTP 503 from .*\/_airlock\/fleet\/poll: draining/],
+      // A text body is not echoed (any bytes at all); the mirror's JSON {error} is, sanitised.
+      [{ status: 503, body: 'draining\x1b[2J' }, /HTTP 503 from .*\/_airlock\/fleet\/poll$/],
+      [{ status: 503, body: JSON.stringify({ error: 'draining' }) }, /HTTP 503 from .*\/_airlock\/fleet\/poll: draining$/],
       [{ status: 200, body: '{"version":' }, /not JSON/],
       [{ status: 200, body: JSON.stringify({ ...valid, phase: 'explode' }) }, /malformed: phase/],
       [{ status: 200, body: JSON.stringify({ ...valid, packageSha256: 'zz' }) }, /malformed: packageSha256/],

@@ -3,14 +3,13 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadValues } from '../../src/values/index.js';
-import { VALUES_LIMITS } from '../../src/values/bounds.js';
 import { AirlockError } from '../../src/errors.js';
 import { airlockAsync } from '../helpers/bin.js';
 import { jsonMutants, mutants } from '../helpers/mutate.js';
 import { parse } from 'yaml';
 
 /**
- * issue 12 §5: `serve --values` with more than 100 YAML aliases exited 1 with no code; 200,000
+ * `serve --values` with more than 100 YAML aliases exited 1 with no code; 200,000
  * keys were still parsing after 120 s (a quadratic duplicate check); a 50 MB scalar peaked at
  * 1.8 GB. Now every bad values file is exit 2 naming the file, the key path or the limit, in
  * linear time, and the file's size is checked before it is read.
@@ -27,9 +26,9 @@ async function file(text: string | Buffer): Promise<string> {
 }
 
 /** What serve says about a values file: usage errors stop it before any store or port is touched. */
-async function serveWith(text: string | Buffer, extra: string[] = []) {
+async function serveWith(text: string | Buffer, extra: string[] = [], timeoutMs = 60_000) {
   const p = await file(text);
-  return { path: p, ...(await airlockAsync(['serve', '--values', p, '--store', join(dir, 'no-store'), ...extra], { timeoutMs: 60_000 })) };
+  return { path: p, ...(await airlockAsync(['serve', '--values', p, '--store', join(dir, 'no-store'), ...extra], { timeoutMs })) };
 }
 
 const VALID = `# a values file as a chart would have it
@@ -58,10 +57,34 @@ describe('values file bounds (through the binary)', () => {
   it('billion laughs: exit 2 AIRLOCK_BAD_VALUES naming the alias budget, at once', async () => {
     const lol = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
     for (let i = 1; i < 10; i++) lol.push(`${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(9).fill('*' + String.fromCharCode(96 + i)).join(',')}]`);
+    const t0 = performance.now();
     const r = await serveWith(lol.join('\n') + '\n');
     expect(r.status).toBe(2);
-    expect(r.stderr).toContain(`aliases expand to more than ${VALUES_LIMITS.aliasExpansion} nodes (an alias bomb?)`);
+    expect(r.stderr).toMatch(new RegExp(`values file ${r.path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} refused: its 81 aliases expand to 4,412,961,486 more nodes, more than 10,000 \\(an alias bomb\\?\\)`));
     expect(r.stderr).toContain('[AIRLOCK_BAD_VALUES]');
+    expect(performance.now() - t0).toBeLessThan(10_000); // ~0.8 s, most of it Node's start
+  });
+
+  it('60,000 flat aliases in 240 KB (and 20,000 of a mapping): exit 2 naming the file and the count, in seconds (49 s and more before: each alias walked the whole document)', async () => {
+    const flat = `base: &a 1\nlist: [${Array(60_000).fill('*a').join(', ')}]\n`;
+    expect(flat.length).toBeLessThan(250_000);
+    const many = ['base: &a {x: 1}', 'list:', ...Array.from({ length: 20_000 }, () => '  - *a')].join('\n') + '\n';
+    // ~2 s each on an idle machine; the bound leaves room for a loaded one (before: over 90 s).
+    const [a, b] = await Promise.all([serveWith(flat, [], 30_000), serveWith(many, [], 30_000)]);
+    expect(a.status, a.stderr).toBe(2);
+    expect(a.stderr).toContain(`values file ${a.path} refused: its 60,000 aliases expand to more than 10,000 nodes (an alias bomb?)`);
+    expect(a.stderr).toContain('[AIRLOCK_BAD_VALUES]');
+    expect(b.status, b.stderr).toBe(2);
+    expect(b.stderr).toContain(`values file ${b.path} refused: its 20,000 aliases expand to more than 10,000 nodes`);
+  }, 45_000);
+
+  it('aliases inside anchored collections are counted as expanded: 100 aliases of a 200-node list are refused, the budget exactly met loads', async () => {
+    const list = `[${Array(199).fill('1').join(', ')}]`; // 200 nodes with the list itself
+    const over = await serveWith(`base: &b ${list}\nx: &x [${Array(50).fill('*b').join(', ')}]\ny: [*x, *x]\n`);
+    expect(over.status).toBe(2);
+    expect(over.stderr).toContain('its 52 aliases expand to 30,002 more nodes, more than 10,000');
+    const at = await loadValues(await file(`base: &b ${list}\nx: [${Array(50).fill('*b').join(', ')}]\n`));
+    expect(at.warnings).toEqual([expect.stringContaining('unknown key base'), expect.stringContaining('unknown key x')]);
   });
 
   it('a legitimate file with 150 aliases of one anchor loads (Helm reads it too)', async () => {

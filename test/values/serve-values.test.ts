@@ -44,6 +44,14 @@ async function bundleLink(): Promise<string> {
   return (await c.getBundle(job.jobId)).bundleUrl;
 }
 
+/** Bounded wait for a condition (the bundle downloads behind the served version). */
+async function until(f: () => Promise<boolean>, ms = 20_000): Promise<void> {
+  for (const end = Date.now() + ms; !(await f());) {
+    if (Date.now() > end) throw new Error(`not within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 const ready = async (url: string) => { const r = await fetch(url + '/_airlock/ready'); return { status: r.status, body: await r.json() as Record<string, unknown> }; };
 
 describe('airlock serve --values', () => {
@@ -71,8 +79,11 @@ describe('airlock serve --values', () => {
     const { values, store } = await setup(`staticExport:\n  bundleUrl: ${await bundleLink()}\n  allowUnsigned: true\n  domain: docs.example.com\nstore: STORE\n`);
     const s = await start(['serve', '--values', values, '--port', '0']);
     running.push(s);
+    // The store's v1 is served while the bundle downloads; the import activates the new version.
+    await until(async () => /^bundle-/.test((await readState(store)).active ?? ''));
     const active = (await readState(store)).active!;
     expect(active).toMatch(/^bundle-[0-9a-f]{12}$/);
+    await until(async () => (await fetch(s.url + '/')).headers.get('x-airlock-version') === active, 5_000);
     expect((await fetch(s.url + '/')).headers.get('x-airlock-version')).toBe(active);
     expect((await ready(s.url)).status).toBe(200);
     expect(s.stderr()).not.toMatch(/X-Amz-Signature=|sig=/); // the link's credential is never logged
@@ -90,6 +101,8 @@ describe('airlock serve --values', () => {
     const { values } = await setup('staticExport:\n  bundleUrl: http://127.0.0.1:1/bundle.tar.gz\n  allowUnsigned: true\nstore: STORE\n');
     const s = await start(['serve', '--values', values, '--port', '0'], {}, 40_000);
     running.push(s);
+    expect((await ready(s.url)).status).toBe(200); // at once: v1 is served while the download is tried
+    await until(async () => /SERVING THE PREVIOUSLY ACTIVE VERSION v1[\s\S]*\*{20,}/.test(s.stderr()), 40_000);
     expect(s.stderr()).toMatch(/\*{20,}[\s\S]*WARNING[\s\S]*SERVING THE PREVIOUSLY ACTIVE VERSION v1[\s\S]*\*{20,}/);
     const r = await ready(s.url);
     expect(r.status).toBe(200);
@@ -103,7 +116,7 @@ describe('airlock serve --values', () => {
     const { values, store } = await setup(`staticExport:\n  bundleUrl: ${await bundleLink()}\n  allowUnsigned: true\nstore: STORE\n`);
     const s = await start(['serve', '--values', values, '--port', '0']);
     running.push(s);
-    expect(s.stderr()).toContain('AIRLOCK_UNSAFE');
+    await until(async () => s.stderr().includes('AIRLOCK_UNSAFE'));
     expect((await listVersions(store)).map((v) => v.version)).toEqual(['v1']);
     expect((await ready(s.url)).body.warning).toBeDefined();
   });
