@@ -19,8 +19,12 @@ export interface StoreLock {
 export interface LockOptions { timeoutMs?: number; onWait?: (holderPid: number) => void; signal?: AbortSignal }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-/** A lock file holds ~150 bytes; anything but a small regular file there (a FIFO, a device, a folder) is refused, never waited on. */
-const LOCK_BYTES = 64 * 1024;
+/**
+ * A lock file holds ~150 bytes; a damaged one (up to this bound) is taken over like any lock of a
+ * dead holder. Anything but a regular file there (a FIFO, a device, a folder), or a file past the
+ * bound, is refused naming it, never waited on or read forever.
+ */
+const LOCK_BYTES = 1024 * 1024;
 const readLockFile = async (path: string): Promise<string | null> => {
   const bytes = await readRegularFileIfExists(path, {
     maxBytes: LOCK_BYTES,
