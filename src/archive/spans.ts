@@ -1,4 +1,6 @@
-import { open, type FileHandle } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
+import { UsageError } from '../errors.js';
+import { openRegularFile } from '../util/fsx.js';
 import { Readable } from 'node:stream';
 import { ARCHIVE_CODES, malformed } from './errors.js';
 
@@ -23,7 +25,8 @@ export class SpanFile {
     if (spans.length === 0 || spans.length > MAX_SPANS) throw malformed(ARCHIVE_CODES.TRUNCATED, spans[0]?.path ?? 'volumes', `a logical file needs 1..${MAX_SPANS} pieces, not ${spans.length}`);
     const fhs: FileHandle[] = [];
     try {
-      for (const s of spans) fhs.push(await open(s.path, 'r'));
+      // Non-blocking and type-checked: a volume swapped for a FIFO or a device is refused, never waited on.
+      for (const s of spans) fhs.push(await openRegularFile(s.path, (why) => new UsageError(`volume ${s.path} ${why}`, { subject: s.path }, 'AIRLOCK_NOT_A_FILE')));
     } catch (err) {
       await Promise.all(fhs.map((f) => f.close().catch(() => {})));
       throw err;

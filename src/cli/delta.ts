@@ -8,6 +8,7 @@ import { trapFor } from './interrupt.js';
 import type { Command } from './main.js';
 import { SPLIT_HELP, splitOption, splitWritten } from './volumes.js';
 import { shown } from '../util/terminal.js';
+import { checkOutFolder } from './out-file.js';
 
 const usage = `usage: airlock delta OLD.airlock NEW.airlock [--out DIR] [--sign-key FILE] [--split SIZE] [--json]
 
@@ -35,8 +36,10 @@ const command: Command = {
     const split = splitOption(values.split);
     if (positionals.length !== 2) throw new UsageError('airlock delta takes OLD.airlock and NEW.airlock', { subject: 'OLD NEW' });
     const signKey = values['sign-key'] ? await loadPrivateKey(resolve(ctx.cwd, values['sign-key'])) : undefined;
+    const outDir = resolve(ctx.cwd, values.out ?? '.');
+    await checkOutFolder(outDir, '--out');
     const trap = trapFor(ctx);
-    const r = await makeDelta({ oldPkg: resolve(ctx.cwd, positionals[0]!), newPkg: resolve(ctx.cwd, positionals[1]!), outDir: resolve(ctx.cwd, values.out ?? '.'), signKey, signal: trap.signal });
+    const r = await makeDelta({ oldPkg: resolve(ctx.cwd, positionals[0]!), newPkg: resolve(ctx.cwd, positionals[1]!), outDir, signKey, signal: trap.signal });
     if (!signKey) log(ctx, 'warning: the delta and the full package are unsigned (no --sign-key); importers must pass --allow-unsigned');
     const pct = ((100 * r.deltaBytes) / r.fullBytes).toFixed(2);
     const volumes = split === undefined ? null : await splitWritten(r.delta, split, signKey, trap.signal);

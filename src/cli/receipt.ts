@@ -2,35 +2,40 @@ import { resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { requireStore, resolveStore } from '../store/index.js';
 import { makeReceipt } from '../store/receipt.js';
-import { atomicWriteFile } from '../util/fsx.js';
 import { shown } from '../util/terminal.js';
 import { parse, requireString } from './args.js';
 import { printResult } from './context.js';
+import { checkOutFile, writeOutFile } from './out-file.js';
 import type { Command } from './main.js';
 
-const USAGE = `usage: airlock receipt [--store DIR] --out FILE [--json]
+const USAGE = `usage: airlock receipt [--store DIR] --out FILE [--force] [--json]
 
 On the receiving side: write what the store holds (format airlock-receipt/1: each version's
 label, domain, import time and manifest sha256, and the active version) to FILE, a small
 unsigned JSON file that travels back to the connected side, where it tells which version (by
 manifest digest) the next \`airlock delta\` must use as OLD. It holds no secret.
   --store DIR   the store (default: $AIRLOCK_STORE, else ./airlock-store)
-  --out FILE    where to write the receipt (replaced atomically)
+  --out FILE    where to write the receipt: a new file outside the store (written atomically)
+  --force       replace FILE if it is an existing regular file (never a folder, device, FIFO,
+                symbolic link, or anything inside the store)
   --json        print the receipt on stdout too
 
-Exit codes: 0 ok, 1 failure, 2 usage or no such store.`;
+Exit codes: 0 ok, 1 failure, 2 usage, no such store, or FILE refused (exists, not a regular file,
+inside the store).`;
 
 const command: Command = {
   summary: 'write what the store holds, for the connected side to pick a delta base',
   usage: USAGE,
   async run(argv, ctx) {
-    const { values, positionals } = parse(argv, { store: { type: 'string' }, out: { type: 'string' }, json: { type: 'boolean' } });
+    const { values, positionals } = parse(argv, { store: { type: 'string' }, out: { type: 'string' }, force: { type: 'boolean' }, json: { type: 'boolean' } });
     if (positionals.length) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`, { subject: positionals[0] });
     const out = resolve(ctx.cwd, requireString(values.out, '--out'));
     const store = resolveStore(values.store, ctx.env, ctx.cwd);
     await requireStore(store);
+    const rule = { flag: '--out', force: Boolean(values.force), store };
+    await checkOutFile(out, rule); // before reading the store: a refused FILE costs nothing
     const receipt = await makeReceipt(store);
-    await atomicWriteFile(out, JSON.stringify(receipt, null, 2) + '\n');
+    await writeOutFile(out, JSON.stringify(receipt, null, 2) + '\n', rule);
     printResult(ctx, Boolean(values.json), receipt, () => shown`${out}` + `: ${receipt.versions.length} version(s)`);
     return 0;
   },

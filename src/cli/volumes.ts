@@ -3,6 +3,7 @@ import { rm } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { AirlockError, UsageError } from '../errors.js';
 import { isVolume, parseSplitSize, splitPackage, type SplitResult } from '../package/volumes/index.js';
+import { openInputFile } from '../package/reader.js';
 import { fsyncDir } from '../util/fsx.js';
 import { dirname } from 'node:path';
 
@@ -33,8 +34,13 @@ export async function packageArgs(positionals: string[], volumes: string[] | und
   if (positionals.length === 0) throw new UsageError('give a package path (or its volumes)', { subject: 'PKG' });
   const paths = positionals.map((p) => resolve(cwd, p));
   const dirs = (volumes ?? []).flatMap((v) => v.split(',')).filter((d) => d !== '').map((d) => resolve(cwd, d));
-  if (paths.length === 1 && dirs.length === 0 && !(await isVolume(paths[0]!))) return { kind: 'file', path: paths[0]! };
+  if (paths.length === 1 && dirs.length === 0 && !(await isVolume(paths[0]!))) {
+    // A regular file, or refused here in words (a FIFO, a device, a folder, a loop, missing), before any command reads it.
+    await (await openInputFile(paths[0]!, 'package')).close();
+    return { kind: 'file', path: paths[0]! };
+  }
   for (const p of paths) {
+    await (await openInputFile(p, 'volume')).close();
     if (!(await isVolume(p))) throw new UsageError(`${p} is not a package volume (NAME.airlock.NNN); give one package file, or volumes of one package`, { subject: p });
   }
   return { kind: 'volumes', paths, dirs };

@@ -4,6 +4,7 @@ import { checkEntryPath, type ArchiveFormat, type FileRecord } from '../archive/
 import { checkJsonBounds, type JsonBounds } from './json-bounds.js';
 import { CONTROL_CHARS, HOST_NAME, VERSION_LABEL } from './label.js';
 import { VendorListSchema, type VendorRecord } from './vendor.js';
+import { escapeJson } from '../util/terminal.js';
 
 /** CONTRACT "Package format": the manifest, first member of every `.airlock` package. */
 export interface Manifest {
@@ -16,16 +17,16 @@ export interface Manifest {
   archive: { name: string; format: ArchiveFormat; size: number; sha256: string };
   files: FileRecord[];
   /**
-   * Issue 14, optional: monotonic per domain (fetch and pack write the creation time in ms); a
+   * Optional: monotonic per domain (fetch and pack write the creation time in ms); a
    * store with a trust policy refuses a package whose sequence is below the highest it has seen.
    */
   sequence?: number;
-  /** Issue 14, optional: after this time a store with a trust policy refuses the package (freeze attacks). */
+  /** Optional: after this time a store with a trust policy refuses the package (freeze attacks). */
   expiresAt?: string;
-  /** Issue 14, optional: the identity of the one store this package is for. */
+  /** Optional: the identity of the one store this package is for. */
   audience?: string;
   /**
-   * Issue 17, optional: third-party resources carried as members `vendor/<sha256>.<ext>` after
+   * Optional: third-party resources carried as members `vendor/<sha256>.<ext>` after
    * the bundle, in this order (`fetch --vendor`); absent in every package made without it.
    */
   vendor?: VendorRecord[];
@@ -114,12 +115,39 @@ export function parseManifest(bytes: Buffer, subject = 'airlock.json'): Manifest
   const r = ManifestSchema.safeParse(json);
   if (!r.success) {
     const all = r.error.issues;
-    const shown = all.slice(0, MAX_ISSUES_SHOWN).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+    const shown = all.slice(0, MAX_ISSUES_SHOWN).map((i) => `${i.path.join('.') || '(root)'}${offending(json, i.path)}: ${i.message}`).join('; ');
     const more = all.length > MAX_ISSUES_SHOWN ? ` (and ${all.length - MAX_ISSUES_SHOWN} more)` : '';
     throw new MalformedError('AIRLOCK_BAD_MANIFEST', `${subject} is not a valid airlock-package/1 manifest: ${shown}${more}`,
       { subject, issues: all.slice(0, 100).map((i) => i.path.join('.')) });
   }
   return r.data;
+}
+
+/** The longest offending value quoted in a message (a hostile manifest's path may be kilobytes). */
+const MAX_SHOWN_VALUE = 200;
+
+/** A value from the manifest for a message: JSON-quoted, control and bidi characters as \u escapes, bounded. */
+function quoteValue(v: string): string {
+  const cut = v.length > MAX_SHOWN_VALUE ? `${v.slice(0, MAX_SHOWN_VALUE)}…` : v;
+  return escapeJson(JSON.stringify(cut));
+}
+
+/**
+ * The entry an issue is about, named beside its index: the offending string itself
+ * (`files.0.path "../escape.txt"`), else the `path` of the listed file or record the issue lies
+ * in (`files.3.sha256 (of "a.html")`); empty when neither is a string.
+ */
+function offending(json: unknown, path: readonly PropertyKey[]): string {
+  let node: unknown = json;
+  let owner: string | null = null;
+  for (const key of path) {
+    if (node === null || typeof node !== 'object') return '';
+    node = (node as Record<PropertyKey, unknown>)[key];
+    const named = node !== null && typeof node === 'object' ? (node as Record<string, unknown>).path : undefined;
+    if (typeof named === 'string') owner = named;
+  }
+  if (typeof node === 'string' && path.some((k) => typeof k === 'number')) return ` ${quoteValue(node)}`;
+  return owner === null ? '' : ` (of ${quoteValue(owner)})`;
 }
 
 /** The exact bytes written as airlock.json (what gets signed). */

@@ -1,5 +1,6 @@
-import { open } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import { MalformedError, UsageError } from '../errors.js';
+import { describeFsError, openRegularFile } from '../util/fsx.js';
 import { SpanFile, type FileSpan } from '../archive/index.js';
 import { ARCHIVE_NAMES, MANIFEST_BOUNDS, parseManifest, type Manifest } from './manifest.js';
 import { BLOCK, MAX_TAIL, MIN_TAIL, checkTail, decodeHeader, padded } from './tar-header.js';
@@ -15,7 +16,7 @@ export interface PackageLayout {
   signatures: Buffer[];
   /** offset/size: the archive member's data inside the package file. */
   archive: { name: string; offset: number; size: number };
-  /** Issue 17: the vendored members after the archive, exactly as the manifest's `vendor` lists them (empty without). */
+  /** The vendored members after the archive, exactly as the manifest's `vendor` lists them (empty without). */
   vendor: Array<{ name: string; offset: number; size: number }>;
 }
 
@@ -29,12 +30,23 @@ export const inputPath = (p: PackageInput): string => (typeof p === 'string' ? p
 export const inputRange = (p: PackageInput, offset: number, length: number) =>
   (typeof p === 'string' ? { path: p, offset, length } : { path: p.path, offset, length, spans: p.spans });
 
+const MISSING = describeFsError({ code: 'ENOENT' });
+
+/**
+ * A package or volume file a user gave (or a volume found beside one), opened for positional
+ * reads: a regular file only, never waited on (a FIFO) or read forever (a device); anything else
+ * is refused in words naming it (exit 2): "package P is a FIFO (named pipe), not a regular file".
+ */
+export function openInputFile(path: string, what: string): Promise<FileHandle> {
+  return openRegularFile(path, (why) => new UsageError(`${what} ${path} ${why}`, { subject: path }, why === MISSING ? 'AIRLOCK_NO_SUCH_FILE' : 'AIRLOCK_NOT_A_FILE'));
+}
+
 interface Handle { read(b: Buffer, o: number, l: number, p: number): Promise<{ bytesRead: number }>; stat(): Promise<{ size: number; isFile(): boolean }>; close(): Promise<void> }
 
 /** Manifests of 200,000 files run to ~40 MB; anything far beyond is hostile, not a bigger site. */
 export const MAX_MANIFEST_BYTES = MANIFEST_BOUNDS.maxBytes;
 export const SIGNATURE_BYTES = 64;
-/** A package carries at most this many signatures (issue 14): thousands of members are refused, not read. */
+/** A package carries at most this many signatures: thousands of members are refused, not read. */
 export const MAX_SIGNATURES = 32;
 /** The name of the n-th signature member (1-based): the first keeps its historical name. */
 export const signatureMember = (n: number): string => (n === 1 ? 'airlock.json.sig' : `airlock.json.sig.${n}`);
@@ -62,16 +74,9 @@ async function readAt(fh: Handle, position: number, length: number, fileSize: nu
  */
 export async function readPackage(input: PackageInput): Promise<PackageLayout> {
   const path = inputPath(input);
-  let fh: Handle;
+  const fh: Handle = typeof input === 'string' ? await openInputFile(path, 'package') : await SpanFile.open(input.spans);
   try {
-    fh = typeof input === 'string' ? await open(path, 'r') : await SpanFile.open(input.spans);
-  } catch (err) {
-    throw new UsageError(`cannot open package ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { subject: path });
-  }
-  try {
-    const st = await fh.stat();
-    if (!st.isFile()) throw new UsageError(`package ${path} is not a regular file`, { subject: path });
-    const fileSize = st.size;
+    const fileSize = (await fh.stat()).size;
     let pos = 0;
     const next = async (expected: string) => {
       const h = decodeHeader(await readAt(fh, pos, BLOCK, fileSize, `the ${expected} header`).catch((e: unknown) => {
@@ -111,7 +116,7 @@ export async function readPackage(input: PackageInput): Promise<PackageLayout> {
       throw new MalformedError('AIRLOCK_TRUNCATED', `package is truncated: ${member.name} needs ${member.size} bytes but the file ends ${fileSize - member.offset} bytes into it`, { subject: member.name });
     }
     const archiveMember = member;
-    // Issue 17: vendored members follow the bundle (headers only here; their bytes are hashed by verifyVendored).
+    // Vendored members follow the bundle (headers only here; their bytes are hashed by verifyVendored).
     const vendor: Array<{ name: string; offset: number; size: number }> = [];
     while (fileSize - pos >= BLOCK) {
       const block = await readAt(fh, pos, BLOCK, fileSize, 'the member after the bundle');
@@ -196,7 +201,7 @@ function extraMember(block: Buffer, pos: number, after: string): MalformedError 
 
 /** Bytes [offset, offset + length) of a package (a vendored member: bounded by the caller). */
 export async function readPackageRange(input: PackageInput, offset: number, length: number): Promise<Buffer> {
-  const fh: Handle = typeof input === 'string' ? await open(input, 'r') : await SpanFile.open(input.spans);
+  const fh: Handle = typeof input === 'string' ? await openInputFile(input, 'package') : await SpanFile.open(input.spans);
   try {
     return await readAt(fh, offset, length, (await fh.stat()).size, `bytes ${offset}..${offset + length}`);
   } finally {
@@ -204,7 +209,7 @@ export async function readPackageRange(input: PackageInput, offset: number, leng
   }
 }
 
-/** Every vendored member of `input`, hashed and compared with its manifest (issue 17). */
+/** Every vendored member of `input`, hashed and compared with its manifest. */
 export async function verifyVendorMembers(input: PackageInput, layout: Pick<PackageLayout, 'manifest' | 'vendor'>, onFile?: Parameters<typeof verifyVendored>[3]): Promise<void> {
   if (!layout.manifest.vendor && layout.vendor.length === 0) return;
   await verifyVendored((o, l) => readPackageRange(input, o, l), layout.manifest, layout.vendor, onFile);

@@ -1,9 +1,9 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { readLeases } from './leases.js';
-import { readMeta, type VersionMeta } from './meta.js';
+import { readMeta, readStoredManifestRaw, type VersionMeta } from './meta.js';
 import { createHash } from 'node:crypto';
-import { access, readFile } from 'node:fs/promises';
+import { access } from 'node:fs/promises';
 import { versionPaths } from './paths.js';
 import { isLabel, storePaths } from './paths.js';
 import { readState } from './state.js';
@@ -19,7 +19,7 @@ export interface VersionInfo {
   previous: boolean;
   /** Pids of running servers that hold a lease on this version (prune keeps it). */
   servedBy: number[];
-  /** sha256 of the version's exact airlock.json: what a delta names as its base (issue 15). */
+  /** sha256 of the version's exact airlock.json: what a delta names as its base. */
   manifestSha256: string | null;
   /**
    * Its text assets' br/gzip variants are published (variants/index.json); false while a server
@@ -69,7 +69,7 @@ export async function listVersions(store: string): Promise<VersionInfo[]> {
 
 /** sha256 of a version's airlock.json (bounded like every stored manifest), or null when it is unreadable. */
 async function manifestDigest(dir: string): Promise<string | null> {
-  const bytes = await readFile(versionPaths(dir).manifest).catch(() => null);
+  const bytes = await readStoredManifestRaw(dir).catch(() => null);
   return bytes ? createHash('sha256').update(bytes).digest('hex') : null;
 }
 

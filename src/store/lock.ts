@@ -1,8 +1,8 @@
-import { link, readFile, stat, unlink, writeFile } from 'node:fs/promises';
+import { link, stat, unlink, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { StoreError } from '../errors.js';
-import { tempSibling } from '../util/fsx.js';
+import { EXIT, StoreError } from '../errors.js';
+import { readRegularFileIfExists, tempSibling } from '../util/fsx.js';
 import { requireStore, storePathError } from './location.js';
 import { storePaths } from './paths.js';
 import { isAlive, self } from './proc.js';
@@ -19,15 +19,24 @@ export interface StoreLock {
 export interface LockOptions { timeoutMs?: number; onWait?: (holderPid: number) => void; signal?: AbortSignal }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/**
+ * A lock file holds ~150 bytes; a damaged one (up to this bound) is taken over like any lock of a
+ * dead holder. Anything but a regular file there (a FIFO, a device, a folder), or a file past the
+ * bound, is refused naming it, never waited on or read forever.
+ */
+const LOCK_BYTES = 1024 * 1024;
+const readLockFile = async (path: string): Promise<string | null> => {
+  const bytes = await readRegularFileIfExists(path, {
+    maxBytes: LOCK_BYTES,
+    refuse: (why) => new StoreError('AIRLOCK_STORE_PATH', `store lock ${path} ${why}; no airlock process writes such a lock: remove it`, { subject: path }, EXIT.USAGE),
+  });
+  return bytes === null ? null : bytes.toString('utf8');
+};
 const readOwner = async (path: string): Promise<{ raw: string; owner: Owner | null } | null> => {
-  try {
-    const raw = await readFile(path, 'utf8');
-    const parsed = OwnerSchema.safeParse((() => { try { return JSON.parse(raw); } catch { return null; } })());
-    return { raw, owner: parsed.success ? parsed.data : null };
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw err;
-  }
+  const raw = await readLockFile(path);
+  if (raw === null) return null;
+  const parsed = OwnerSchema.safeParse((() => { try { return JSON.parse(raw); } catch { return null; } })());
+  return { raw, owner: parsed.success ? parsed.data : null };
 };
 
 /** A reaper holds S/lock.reap for microseconds; one older than this was left by a killed reaper. */
@@ -52,7 +61,7 @@ async function takeOver(lockPath: string, observed: string): Promise<void> {
     return;
   }
   try {
-    const now = await readFile(lockPath, 'utf8').catch(() => null);
+    const now = await readLockFile(lockPath).catch(() => null);
     if (now === observed) await unlink(lockPath);
   } finally {
     await unlink(reap).catch(() => {});

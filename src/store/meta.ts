@@ -1,7 +1,7 @@
-import { open } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { z } from 'zod';
 import { EXIT, StoreError } from '../errors.js';
+import { describeFsError, readRegularFileIfExists } from '../util/fsx.js';
 import { ManifestSchema, parseManifest, type Manifest } from '../package/index.js';
 import { isLabel, versionPaths } from './paths.js';
 
@@ -34,28 +34,37 @@ export const SMALL_JSON_BYTES = 1024 * 1024;
 
 export interface JsonFileOptions { maxBytes?: number; code?: string }
 
+/** An errno-shaped error for the callers that tell a missing file (or a path through a file) apart. */
+function errnoError(code: 'ENOENT' | 'ENOTDIR', path: string): NodeJS.ErrnoException {
+  return Object.assign(new Error(`${path}: ${describeFsError({ code })}`), { code, path });
+}
+const NOT_A_FOLDER_ON_PATH = describeFsError({ code: 'ENOTDIR' });
+
+/**
+ * The bytes of a store file, bounded BEFORE it is read, regular files only, opened non-blocking
+ * (a FIFO, a device, a folder or a symlink loop is refused from its type, never waited on or read
+ * forever): refused through `damaged(why)`. ENOENT and ENOTDIR come back as errno-shaped errors,
+ * for callers that allow a missing file or skip a stray file where a version folder should be.
+ */
+async function readStoreFile(path: string, maxBytes: number, damaged: (why: string) => Error): Promise<Buffer> {
+  const bytes = await readRegularFileIfExists(path, {
+    maxBytes,
+    refuse: (why) => (why === NOT_A_FOLDER_ON_PATH ? errnoError('ENOTDIR', path) : damaged(why)),
+  });
+  if (bytes === null) throw errnoError('ENOENT', path);
+  return bytes;
+}
+
 /**
  * Read a JSON file of the store, bounded BEFORE it is read, and check its shape. A store file
- * that is damaged or edited by hand into something else is a configuration problem (exit 2)
- * named by its path; ENOENT passes through untouched for callers that allow a missing file.
+ * that is damaged or edited by hand into something else (or replaced by a FIFO, a device, a
+ * folder, a symlink loop) is a configuration problem (exit 2) named by its path; a missing file
+ * (ENOENT) or a path through a file (ENOTDIR) is thrown errno-shaped for callers that allow it.
  */
 export async function readJsonFile<T>(path: string, schema: z.ZodType<T>, what: string, o: JsonFileOptions = {}): Promise<T> {
   const max = o.maxBytes ?? SMALL_JSON_BYTES;
   const damaged = (why: string) => new StoreError(o.code ?? 'AIRLOCK_BAD_VERSION', `${what} ${path} ${why}; the store file was damaged or edited by hand (restore it, or remove what it belongs to)`, { subject: path }, EXIT.USAGE);
-  const fh = await open(path, 'r');
-  let text: string;
-  try {
-    const size = (await fh.stat()).size;
-    if (size > max) throw damaged(`is ${size} bytes (at most ${max} expected)`);
-    text = await fh.readFile('utf8');
-    if (text.length > max) throw damaged(`grew past ${max} bytes while being read`);
-  } catch (err) {
-    if (err instanceof StoreError) throw err;
-    if ((err as NodeJS.ErrnoException).code === 'EISDIR') throw damaged('is a folder');
-    throw err;
-  } finally {
-    await fh.close();
-  }
+  const text = (await readStoreFile(path, max, damaged)).toString('utf8');
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -87,8 +96,9 @@ export async function readStoredManifest(versionDir: string): Promise<Manifest> 
   try {
     return await readJsonFile(path, ManifestSchema, 'manifest', { maxBytes: MANIFEST_BYTES });
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    throw new StoreError('AIRLOCK_BAD_VERSION', `manifest ${path} is missing; the version folder was damaged or edited by hand`, { subject: path }, EXIT.USAGE);
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'ENOENT' && code !== 'ENOTDIR') throw err;
+    throw new StoreError('AIRLOCK_BAD_VERSION', `manifest ${path} ${describeFsError(err)}; the version folder was damaged or edited by hand`, { subject: path }, EXIT.USAGE);
   }
 }
 
@@ -98,17 +108,8 @@ export async function readStoredManifestBytes(versionDir: string): Promise<{ byt
   return { bytes, manifest: parseManifest(bytes, versionPaths(versionDir).manifest) };
 }
 
-/** The stored manifest's exact bytes, bounded before they are read (ENOENT passes through). */
+/** The stored manifest's exact bytes, bounded before they are read (ENOENT and ENOTDIR pass through, errno-shaped). */
 export async function readStoredManifestRaw(versionDir: string): Promise<Buffer> {
   const path = versionPaths(versionDir).manifest;
-  const fh = await open(path, 'r');
-  try {
-    const size = (await fh.stat()).size;
-    if (size > MANIFEST_BYTES) throw new StoreError('AIRLOCK_BAD_VERSION', `manifest ${path} is ${size} bytes (at most ${MANIFEST_BYTES} expected); the store file was damaged or edited by hand`, { subject: path }, EXIT.USAGE);
-    const bytes = await fh.readFile();
-    if (bytes.length > MANIFEST_BYTES) throw new StoreError('AIRLOCK_BAD_VERSION', `manifest ${path} grew past ${MANIFEST_BYTES} bytes while being read; the store file was damaged or edited by hand`, { subject: path }, EXIT.USAGE);
-    return bytes;
-  } finally {
-    await fh.close();
-  }
+  return readStoreFile(path, MANIFEST_BYTES, (why) => new StoreError('AIRLOCK_BAD_VERSION', `manifest ${path} ${why}; the store file was damaged or edited by hand`, { subject: path }, EXIT.USAGE));
 }

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { open, rename, rm } from 'node:fs/promises';
+import { rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DigestMismatchError, EXIT, StoreError } from '../errors.js';
 import { MAX_SIGNATURES, SIGNATURE_BYTES, signatureMember } from '../package/index.js';
 import { writeCanonicalPackage } from '../package/delta/index.js';
-import { fileSha256, fsyncDir } from '../util/fsx.js';
+import { fileSha256, fsyncDir, readRegularFileIfExists } from '../util/fsx.js';
 import { readMeta, readStoredManifestBytes } from './meta.js';
 import { versionDir, versionPaths } from './paths.js';
 
@@ -58,18 +58,10 @@ export async function storedPackage(store: string, label: string, signal?: Abort
 
 /** A kept signature: exactly an Ed25519 signature's 64 bytes (read no further), or null when there is none. */
 async function readSignature(path: string): Promise<Buffer | null> {
-  const fh = await open(path, 'r').catch((err: NodeJS.ErrnoException) => {
-    if (err.code === 'ENOENT') return null;
-    throw err;
-  });
-  if (fh === null) return null;
-  try {
-    const buf = Buffer.alloc(SIGNATURE_BYTES + 1);
-    let n = 0;
-    for (let r; n < buf.length && (r = (await fh.read(buf, n, buf.length - n, null)).bytesRead) > 0;) n += r;
-    if (n !== SIGNATURE_BYTES) throw new StoreError('AIRLOCK_BAD_VERSION', `${path} is not a ${SIGNATURE_BYTES}-byte signature; the store file was damaged or edited by hand`, { subject: path }, EXIT.USAGE);
-    return buf.subarray(0, n);
-  } finally {
-    await fh.close();
-  }
+  const damaged = (why: string) => new StoreError('AIRLOCK_BAD_VERSION', `${path} ${why}; the store file was damaged or edited by hand`, { subject: path }, EXIT.USAGE);
+  // Regular files only, opened non-blocking: a FIFO or a device there is refused, never waited on or read forever.
+  const bytes = await readRegularFileIfExists(path, { maxBytes: SIGNATURE_BYTES, refuse: damaged });
+  if (bytes === null) return null;
+  if (bytes.length !== SIGNATURE_BYTES) throw damaged(`is not a ${SIGNATURE_BYTES}-byte signature`);
+  return bytes;
 }

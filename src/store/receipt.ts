@@ -3,7 +3,7 @@ import { readState } from './state.js';
 
 /**
  * What the receiving side has, to travel back to the connected side so it picks the right delta
- * base (issue 15): a small, unsigned JSON document. It carries no secret and grants nothing: a
+ * base: a small, unsigned JSON document. It carries no secret and grants nothing: a
  * wrong receipt only makes the next delta name a base the store lacks, which import refuses.
  */
 export interface Receipt {

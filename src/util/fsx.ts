@@ -147,3 +147,27 @@ export async function readRegularFileIfExists(path: string, rule: RegularFileRul
     await fh.close();
   }
 }
+
+/**
+ * Open a regular file a user or a store handed us for positional reads (a package, a volume),
+ * when it is too big to read whole: opened non-blocking, so a FIFO or a device never hangs the
+ * open (a FIFO with no writer blocks a plain open forever, in a thread no signal reaches), then
+ * type-checked by fstat before any byte is read. Anything else is refused through `refuse` in
+ * plain words (as readRegularFile says them); the caller closes the handle.
+ */
+export async function openRegularFile(path: string, refuse: (why: string) => Error): Promise<FileHandle> {
+  let fh: FileHandle;
+  try {
+    fh = await open(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+  } catch (err) {
+    throw refuse(describeFsError(err));
+  }
+  try {
+    const st = await fh.stat();
+    if (!st.isFile()) throw refuse(`is ${kindOf(st)}, not a regular file`);
+    return fh;
+  } catch (err) {
+    await fh.close().catch(() => {});
+    throw err;
+  }
+}

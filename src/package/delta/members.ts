@@ -1,10 +1,9 @@
-import { open } from 'node:fs/promises';
 import { SpanFile } from '../../archive/index.js';
-import { inputPath, type PackageInput } from '../reader.js';
+import { inputPath, openInputFile, type PackageInput } from '../reader.js';
 
 /** What the delta readers need of an open package: a FileHandle, or a SpanFile over volumes. */
 export interface ReadHandle { read(b: Buffer, o: number, l: number, p: number): Promise<{ bytesRead: number }>; close(): Promise<void> }
-import { MalformedError, UsageError } from '../../errors.js';
+import { MalformedError } from '../../errors.js';
 import { BLOCK, MIN_TAIL, checkTail, decodeHeader, padded } from '../tar-header.js';
 
 export interface Member { name: string; offset: number; size: number }
@@ -30,18 +29,8 @@ export async function openFile(input: PackageInput, what: string): Promise<{ fh:
     const f = await SpanFile.open(input.spans);
     return { fh: f, size: f.size };
   }
-  let fh;
-  try {
-    fh = await open(path, 'r');
-  } catch (err) {
-    throw new UsageError(`cannot open ${what} ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { subject: path });
-  }
-  const st = await fh.stat();
-  if (!st.isFile()) {
-    await fh.close();
-    throw new UsageError(`${what} ${path} is not a regular file`, { subject: path });
-  }
-  return { fh, size: st.size };
+  const fh = await openInputFile(path, what);
+  return { fh, size: (await fh.stat()).size };
 }
 
 /**

@@ -1,11 +1,12 @@
 import { createHash, verify, type KeyObject } from 'node:crypto';
-import { open, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { DigestMismatchError, MalformedError, SignatureError, UsageError } from '../../errors.js';
 import { SpanFile, type FileSpan } from '../../archive/index.js';
 import { fingerprint } from '../keys.js';
 import { FIXED, MAX_TABLE_BYTES, SIGNATURE_BYTES, decodeFixed, decodeTable, isVolumeHead, parseVolumeName, volumeName, type FixedHeader, type VolumeTable } from './format.js';
 import { headMembers, readExactAt } from './write.js';
+import { openInputFile } from '../reader.js';
 
 /** Folders searched for the other volumes (--volumes): a few mounts, not a crawl. */
 export const MAX_VOLUME_DIRS = 32;
@@ -34,10 +35,13 @@ export interface OpenVolumesOptions {
 
 const vol = (code: string, message: string, subject: string, extra: Record<string, unknown> = {}) => new MalformedError(code, message, { subject, ...extra });
 
-/** Does the file start with the volume magic? (false for anything unreadable: the caller's normal path reports it) */
+/**
+ * Does the file start with the volume magic? False for anything that is not a readable regular
+ * file (the caller's normal path reports it); a FIFO or a device is never waited on or read.
+ */
 export async function isVolume(path: string): Promise<boolean> {
   try {
-    const fh = await open(path, 'r');
+    const fh = await openInputFile(path, 'volume');
     try {
       const b = Buffer.alloc(FIXED);
       const { bytesRead } = await fh.read(b, 0, FIXED, 0);
@@ -52,15 +56,9 @@ export async function isVolume(path: string): Promise<boolean> {
 
 /** A volume's header: the fixed part, then exactly the bounded table + signature it declares. Reads nothing else. */
 async function readHead(path: string): Promise<Head> {
-  let fh;
-  try {
-    fh = await open(path, 'r');
-  } catch (err) {
-    throw new UsageError(`cannot open volume ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { subject: path });
-  }
+  const fh = await openInputFile(path, 'volume');
   try {
     const st = await fh.stat();
-    if (!st.isFile()) throw new UsageError(`volume ${path} is not a regular file`, { subject: path });
     const head = await readExactAt(fh, 0, Math.min(FIXED, st.size), path);
     const fixed = decodeFixed(head, path);
     const tailLength = fixed.tableLength + fixed.signatureLength;
@@ -192,7 +190,7 @@ export async function openVolumes(given: string[], o: OpenVolumesOptions): Promi
 }
 
 async function hashSpan(s: FileSpan, signal?: AbortSignal): Promise<string> {
-  const fh = await open(s.path, 'r');
+  const fh = await openInputFile(s.path, 'volume');
   try {
     const h = createHash('sha256');
     const buf = Buffer.allocUnsafe(1024 * 1024);
