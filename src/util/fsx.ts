@@ -156,18 +156,7 @@ export async function readRegularFileIfExists(path: string, rule: RegularFileRul
  * plain words (as readRegularFile says them); the caller closes the handle.
  */
 export async function openRegularFile(path: string, refuse: (why: string) => Error): Promise<FileHandle> {
-  let fh: FileHandle;
-  try {
-    fh = await open(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
-  } catch (err) {
-    throw refuse(describeFsError(err));
-  }
-  try {
-    const st = await fh.stat();
-    if (!st.isFile()) throw refuse(`is ${kindOf(st)}, not a regular file`);
-    return fh;
-  } catch (err) {
-    await fh.close().catch(() => {});
-    throw err;
-  }
+  const opened = await openRegularFileIfExists(path, refuse);
+  if (opened === null) throw refuse(describeFsError({ code: 'ENOENT' }));
+  return opened.fh;
 }
