@@ -1,6 +1,6 @@
-import { readFile, rm, stat } from 'node:fs/promises';
+import { rm, stat } from 'node:fs/promises';
 import { z } from 'zod';
-import { atomicWriteFile } from '../util/fsx.js';
+import { atomicWriteFile, readRegularFileIfExists } from '../util/fsx.js';
 
 /**
  * `<part>.json` beside a partial download: the identity of the object the bytes came from,
@@ -19,10 +19,19 @@ export type Sidecar = z.infer<typeof SidecarSchema>;
 
 export const sidecarPath = (part: string): string => `${part}.json`;
 
-/** The sidecar, or undefined when it is missing or unreadable (then the part is not trusted). */
+/** Our own sidecar is a few hundred bytes; a bigger one was not written by us. */
+const SIDECAR_MAX_BYTES = 64 * 1024;
+
+/**
+ * The sidecar, or undefined when it is missing or unusable (then the part is not trusted). It sits
+ * in the user's out folder: a regular file only, opened non-blocking (a FIFO or /dev/zero there is
+ * refused, never waited on or read forever), bounded before reading.
+ */
 export async function readSidecar(part: string): Promise<Sidecar | undefined> {
   try {
-    const parsed = SidecarSchema.safeParse(JSON.parse(await readFile(sidecarPath(part), 'utf8')));
+    const bytes = await readRegularFileIfExists(sidecarPath(part), { maxBytes: SIDECAR_MAX_BYTES, refuse: (why) => new Error(why) });
+    if (bytes === null) return undefined;
+    const parsed = SidecarSchema.safeParse(JSON.parse(bytes.toString('utf8')));
     return parsed.success ? parsed.data : undefined;
   } catch {
     return undefined;

@@ -1,19 +1,23 @@
-import { readFile } from 'node:fs/promises';
 import { UsageError } from '../errors.js';
+import { readRegularFile } from '../util/fsx.js';
 
 /**
  * The mirror token a follower sends (never a flag: it would show in ps): follow.tokenFile of the
  * values file, else AIRLOCK_MIRROR_TOKEN, else the file named by AIRLOCK_MIRROR_TOKEN_FILE.
- * A file is read whole, at most 4 KiB, trimmed.
+ * A file is read whole, at most 4 KiB, trimmed: a regular file only, opened non-blocking, so a
+ * FIFO or a device is refused in words instead of hanging the start.
  */
+const TOKEN_FILE_MAX_BYTES = 4096;
+
 export async function followToken(tokenFile: string | undefined, env: NodeJS.ProcessEnv): Promise<string> {
   const file = tokenFile ?? env.AIRLOCK_MIRROR_TOKEN_FILE;
   let token = tokenFile === undefined ? env.AIRLOCK_MIRROR_TOKEN : undefined;
   if (token === undefined && file !== undefined) {
-    const buf = await readFile(file).catch((err: NodeJS.ErrnoException) => {
-      throw new UsageError(`cannot read the mirror token file ${file}: ${err.code ?? err.message}`, { subject: file });
+    const what = tokenFile === undefined ? 'AIRLOCK_MIRROR_TOKEN_FILE' : 'follow.tokenFile';
+    const buf = await readRegularFile(file, {
+      maxBytes: TOKEN_FILE_MAX_BYTES,
+      refuse: (why) => new UsageError(`mirror token file ${file} (${what}) ${why}`, { subject: file }, 'AIRLOCK_MIRROR_TOKEN_FILE'),
     });
-    if (buf.length > 4096) throw new UsageError(`mirror token file ${file} is ${buf.length} bytes; a token is at most 4096`, { subject: file });
     token = buf.toString('utf8').trim();
   }
   if (token === undefined || token === '') {

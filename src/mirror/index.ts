@@ -1,9 +1,9 @@
-/** src/mirror — the service's static-export API and signed object links, served from a store (issue 6). */
+/** src/mirror — the service's static-export API and signed object links, served from a store. */
 import { randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
 import { Hono } from 'hono';
 import { UsageError } from '../errors.js';
+import { readRegularFile } from '../util/fsx.js';
 import type { AppEnv } from '../serve/index.js';
 import { mirrorApi } from './api.js';
 import { handleObject } from './objects.js';
@@ -35,12 +35,15 @@ export interface MirrorOptions {
 
 export interface Mirror { app: Hono<AppEnv>; appPrefixes: string[] }
 
+/** A secret is 32 bytes or a few more; a bigger file is a mistake (a wrong path). */
+const SECRET_FILE_MAX_BYTES = 4096;
+
+/** The shared link secret: a regular file only (opened non-blocking: a FIFO never hangs the start), bounded before reading. */
 async function loadSecret(file: string | undefined): Promise<Buffer> {
   if (file === undefined) return randomBytes(32);
-  const b = await readFile(file).catch((err: NodeJS.ErrnoException) => {
-    throw new UsageError(`cannot read the mirror secret file ${file}: ${err.code ?? err.message}`, { subject: file });
-  });
-  if (b.length < 32) throw new UsageError(`mirror secret file ${file} holds ${b.length} bytes; it needs at least 32 (e.g. head -c 32 /dev/urandom > ${file})`, { subject: file });
+  const refuse = (why: string) => new UsageError(`mirror secret file ${file} ${why}`, { subject: file }, 'AIRLOCK_MIRROR_SECRET');
+  const b = await readRegularFile(file, { maxBytes: SECRET_FILE_MAX_BYTES, refuse });
+  if (b.length < 32) throw refuse(`holds ${b.length} bytes; it needs at least 32 (e.g. head -c 32 /dev/urandom > ${file})`);
   return b;
 }
 

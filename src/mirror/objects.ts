@@ -1,10 +1,11 @@
-import { open, type FileHandle } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream';
 import { parseRange } from '../serve/range.js';
 import { checkLink, type ObjectForm } from './sign.js';
 import { packageOf } from './packages.js';
 import { readVersion, type MirrorVersion } from './versions.js';
+import { openRegularFile } from '../util/fsx.js';
 
 /**
  * `GET /_airlock/objects/<label>/<name>?expires&sig[&format=airlock]`: the mirror's own
@@ -58,8 +59,9 @@ export async function handleObject(d: ObjectDeps, req: IncomingMessage, res: Ser
   let fh: FileHandle | undefined;
   try {
     // Opened before anything is sent: once open, a prune that deletes the version cannot take
-    // the bytes from under this download (the inode lives while the descriptor does).
-    fh = await open(pkg.path, 'r');
+    // the bytes from under this download (the inode lives while the descriptor does). Opened
+    // non-blocking and type-checked: a FIFO or a device in the store is no package, never a hang.
+    fh = await openRegularFile(pkg.path, (why) => new Error(why));
   } catch {
     fh = undefined;
   }

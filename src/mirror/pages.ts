@@ -1,6 +1,5 @@
-import { readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { versionPaths } from '../store/index.js';
+import { readStoredManifestRaw } from '../store/index.js';
 import type { MirrorVersion } from './versions.js';
 
 /**
@@ -19,13 +18,14 @@ export function pageCountOf(v: MirrorVersion): Promise<number> {
   if (!p) {
     if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value!);
     // An unreadable manifest (the version is being pruned) counts nothing rather than failing the answer.
-    p = countPages(versionPaths(dirname(v.pkgPath)).manifest).catch(() => 0);
+    p = countPages(dirname(v.pkgPath)).catch(() => 0);
     cache.set(key, p);
   }
   return p;
 }
 
-async function countPages(manifestPath: string): Promise<number> {
-  const m = JSON.parse(await readFile(manifestPath, 'utf8')) as { files?: Array<{ path?: unknown }> };
+/** Read bounded, a regular file only, opened non-blocking: a FIFO or a device is refused (then 0), never waited on. */
+async function countPages(versionDir: string): Promise<number> {
+  const m = JSON.parse((await readStoredManifestRaw(versionDir)).toString('utf8')) as { files?: Array<{ path?: unknown }> };
   return (m.files ?? []).filter((f) => typeof f.path === 'string' && /\.html?$/i.test(f.path) && !/(^|\/)404\.html?$/i.test(f.path)).length;
 }

@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { UsageError } from '../errors.js';
+import { readRegularFile } from '../util/fsx.js';
 
 /**
  * The mirror's admin tokens file: one `sha256:<64 lowercase hex>` per line (the SHA-256 of the
@@ -30,11 +30,16 @@ export function parseTokens(text: string, file: string): Buffer[] {
   return out;
 }
 
+/** A line is 72 bytes: 1 MiB holds some 14,000 hashes, far more than any mirror hands out. */
+export const TOKENS_FILE_MAX_BYTES = 1024 * 1024;
+
+/** The tokens file: a regular file only (opened non-blocking, so a FIFO never hangs the start), bounded before reading. */
 export async function loadTokens(file: string): Promise<Buffer[]> {
-  const text = await readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
-    throw new UsageError(`cannot read the mirror tokens file ${file}: ${err.code ?? err.message}`, { subject: file });
+  const bytes = await readRegularFile(file, {
+    maxBytes: TOKENS_FILE_MAX_BYTES,
+    refuse: (why) => new UsageError(`mirror tokens file ${file} ${why}`, { subject: file }, 'AIRLOCK_MIRROR_TOKENS'),
   });
-  return parseTokens(text, file);
+  return parseTokens(bytes.toString('utf8'), file);
 }
 
 export type TokenCheck = 'ok' | 'missing' | 'wrong';

@@ -1,13 +1,15 @@
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { VERSION_LABEL } from '../package/index.js';
 import { listVersions, storePaths, versionPaths } from '../store/index.js';
+import { readRegularFile } from '../util/fsx.js';
 
 /**
  * What the mirror needs of a stored version, read from its version.json (small, immutable once
  * the version exists: a version folder appears whole by rename and is never modified).
  */
+const META_MAX_BYTES = 1024 * 1024;
+
 const MetaSchema = z.looseObject({
   label: z.string(),
   domain: z.string(),
@@ -29,7 +31,9 @@ export async function readVersion(store: string, label: string): Promise<MirrorV
   const p = versionPaths(join(storePaths(store).versions, label));
   let json: unknown;
   try {
-    json = JSON.parse(await readFile(p.meta, 'utf8'));
+    // Bounded, regular files only, opened non-blocking: a FIFO or a device in the store is no
+    // version, never a request that waits forever or reads without end.
+    json = JSON.parse((await readRegularFile(p.meta, { maxBytes: META_MAX_BYTES, refuse: (why) => new Error(why) })).toString('utf8'));
   } catch {
     return null;
   }

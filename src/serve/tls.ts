@@ -1,10 +1,10 @@
 import { watch, type FSWatcher } from 'node:fs';
-import { open } from 'node:fs/promises';
 import { createSecureServer, type ServerHttp2Session, type Http2SecureServer, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { dirname } from 'node:path';
 import { createSecureContext, type TLSSocket } from 'node:tls';
 import { UsageError } from '../errors.js';
+import { readRegularFile } from '../util/fsx.js';
 
 /**
  * `serve --tls-cert F --tls-key F`: HTTP/2 with HTTP/1.1 fallback chosen by ALPN (node:http2's
@@ -20,18 +20,15 @@ export interface TlsPair { cert: Buffer; key: Buffer }
 
 const MAX_PEM_BYTES = 1024 * 1024;
 
+/**
+ * A certificate or key file: opened non-blocking and type-checked on the handle (a FIFO would hang
+ * a plain open, at start and at every reload), bounded before reading, refused in words.
+ */
 async function readBounded(file: string, what: string): Promise<Buffer> {
-  const fh = await open(file, 'r').catch((err: NodeJS.ErrnoException) => {
-    throw new UsageError(`cannot read the TLS ${what} ${file}: ${err.code ?? err.message}`, { subject: file });
+  return readRegularFile(file, {
+    maxBytes: MAX_PEM_BYTES,
+    refuse: (why) => new UsageError(`TLS ${what} ${file} ${why}`, { subject: file }, 'AIRLOCK_TLS_FILE'),
   });
-  try {
-    const st = await fh.stat();
-    if (!st.isFile()) throw new UsageError(`TLS ${what} ${file} is not a regular file`, { subject: file });
-    if (st.size > MAX_PEM_BYTES) throw new UsageError(`TLS ${what} ${file} is ${st.size} bytes; at most ${MAX_PEM_BYTES} are read`, { subject: file });
-    return await fh.readFile();
-  } finally {
-    await fh.close();
-  }
 }
 
 /** Read and check a pair (the key must belong to the certificate); a UsageError names what is wrong. */

@@ -1,4 +1,4 @@
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import type { KeyObject } from 'node:crypto';
 import { z } from 'zod';
 import { MalformedError, SignatureError, UsageError, VerificationError } from '../errors.js';
@@ -7,7 +7,8 @@ import { atomicWriteFile, fsyncDir, readRegularFileIfExists } from '../util/fsx.
 import { liveKeys, loadPolicy, policySigners, thresholdFor, trustPaths } from './policy.js';
 import { loadTrustedKeys } from './trust.js';
 import { existingMeta } from './existing.js';
-import { isLabel, versionDir, versionPaths } from './paths.js';
+import { readStoredManifestRaw } from './meta.js';
+import { isLabel, versionDir } from './paths.js';
 
 /**
  * What a store decides about a package before a byte of it is extracted, shared by
@@ -113,7 +114,12 @@ export async function recordSeen(store: string, m: Pick<Manifest, 'domain' | 've
 async function alreadyStored(store: string, m: Pick<Manifest, 'version'>, manifestBytes: Buffer): Promise<boolean> {
   if (!isLabel(m.version)) return false;
   const dir = versionDir(store, m.version);
-  const stored = await readFile(versionPaths(dir).manifest).catch(() => null);
+  // Bounded, regular files only, opened non-blocking: a FIFO or a device there is refused (exit 2,
+  // AIRLOCK_BAD_VERSION naming it), never waited on; no version there (ENOENT, ENOTDIR) is "not stored".
+  const stored = await readStoredManifestRaw(dir).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT' || err.code === 'ENOTDIR') return null;
+    throw err;
+  });
   if (!stored || !stored.equals(manifestBytes)) return false;
   return (await existingMeta(dir).catch(() => null)) !== null;
 }

@@ -13,6 +13,7 @@ export { acquireLock, withLock, type StoreLock } from './lock.js';
 export { buildVariants, type VariantsReport } from './variants/build.js';
 export type { ProgressEvent } from './progress.js';
 export type { VersionMeta } from './meta.js';
+export { readStoredManifestRaw } from './meta.js';
 export type { VariantEntry } from './variants/index-file.js';
 export { loadPolicy, verifyChain, newPolicy, trustPaths, liveKeys, thresholdFor, type LoadedPolicy } from './policy.js';
 export { initPolicy, rotatePolicy, readNewPolicy, describe as describePolicy } from './trust-ops.js';

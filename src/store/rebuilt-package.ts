@@ -4,14 +4,14 @@ import { join } from 'node:path';
 import { DigestMismatchError, EXIT, StoreError } from '../errors.js';
 import { MAX_SIGNATURES, SIGNATURE_BYTES, signatureMember } from '../package/index.js';
 import { writeCanonicalPackage } from '../package/delta/index.js';
-import { fileSha256, fsyncDir, readRegularFileIfExists } from '../util/fsx.js';
+import { describeFsError, fileSha256, fsyncDir, readRegularFileIfExists } from '../util/fsx.js';
 import { readMeta, readStoredManifestBytes } from './meta.js';
 import { versionDir, versionPaths } from './paths.js';
 
 /**
- * The package file of a stored version, for those who hand packages on (the mirror, issue 6).
+ * The package file of a stored version, for those who hand packages on (the mirror).
  * A version imported whole keeps the package it came in (version.json names its sha256). One
- * imported from a delta keeps none (issue 15: the import writes no second copy of the site): its
+ * imported from a delta keeps none (the import writes no second copy of the site): its
  * package — the target's full package, the same bytes `airlock delta` wrote beside the delta — is
  * a pure function of its files, its manifest and the signatures kept beside it, so it is built
  * here when first asked for, into the version folder as package.airlock (a temporary file, fsync,
@@ -27,7 +27,9 @@ export async function storedPackage(store: string, label: string, signal?: Abort
   const p = versionPaths(dir);
   const meta = await readMeta(dir);
   if (meta.packageSha256 !== null) return { path: p.pkg, sha256: meta.packageSha256 };
-  const have = await fileSha256(p.pkg).catch((err: NodeJS.ErrnoException) => {
+  // Regular file only, opened non-blocking: a FIFO or a device there is refused in words, never waited on.
+  const missing = describeFsError({ code: 'ENOENT' });
+  const have = await fileSha256(p.pkg, (why) => (why === missing ? Object.assign(new Error(why), { code: 'ENOENT' }) : damagedFile(p.pkg, why))).catch((err: NodeJS.ErrnoException) => {
     if (err.code === 'ENOENT') return null;
     throw err;
   });
@@ -57,8 +59,10 @@ export async function storedPackage(store: string, label: string, signal?: Abort
 }
 
 /** A kept signature: exactly an Ed25519 signature's 64 bytes (read no further), or null when there is none. */
+const damagedFile = (path: string, why: string) => new StoreError('AIRLOCK_BAD_VERSION', `${path} ${why}; the store file was damaged or edited by hand`, { subject: path }, EXIT.USAGE);
+
 async function readSignature(path: string): Promise<Buffer | null> {
-  const damaged = (why: string) => new StoreError('AIRLOCK_BAD_VERSION', `${path} ${why}; the store file was damaged or edited by hand`, { subject: path }, EXIT.USAGE);
+  const damaged = (why: string) => damagedFile(path, why);
   // Regular files only, opened non-blocking: a FIFO or a device there is refused, never waited on or read forever.
   const bytes = await readRegularFileIfExists(path, { maxBytes: SIGNATURE_BYTES, refuse: damaged });
   if (bytes === null) return null;

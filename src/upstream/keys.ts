@@ -1,8 +1,8 @@
-import { readFile } from 'node:fs/promises';
 import { AuthError, UsageError } from '../errors.js';
+import { readRegularFile } from '../util/fsx.js';
 
 /**
- * API keys (issue 4): admin keys start `svc_`, assistant keys `svc_dsc_`. Keys come only from the
+ * API keys: admin keys start `svc_`, assistant keys `svc_dsc_`. Keys come only from the
  * environment or a file — never argv, where `ps` would show them (CONTRACT "Environment").
  * No message here ever contains the key itself, only its kind.
  */
@@ -10,6 +10,9 @@ export type KeyKind = 'admin' | 'assistant';
 
 /** Header-safe token characters only: a key with CR/LF could inject headers (CWE-113). */
 const KEY_CHARS = /^[A-Za-z0-9_-]+$/;
+
+/** A key file holds one key and a newline; anything bigger is not a key file. */
+const KEY_FILE_MAX_BYTES = 4096;
 
 /**
  * AIRLOCK_ADMIN_KEY or AIRLOCK_ADMIN_KEY_FILE, trimmed. Both set is a usage error: silently
@@ -23,15 +26,11 @@ export async function readAdminKey(env: NodeJS.ProcessEnv): Promise<string | und
   }
   if (direct) return direct;
   if (!file) return undefined;
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? 'error';
-    throw new UsageError(`cannot read AIRLOCK_ADMIN_KEY_FILE ${file}: ${code}`, { subject: file });
-  }
+  // Opened non-blocking and type-checked, bounded before reading: a FIFO or /dev/zero never hangs the run.
+  const refuse = (why: string) => new UsageError(`AIRLOCK_ADMIN_KEY_FILE ${file} ${why}`, { subject: file }, 'AIRLOCK_ADMIN_KEY_FILE');
+  const text = (await readRegularFile(file, { maxBytes: KEY_FILE_MAX_BYTES, refuse })).toString('utf8');
   const key = text.trim();
-  if (!key) throw new UsageError(`AIRLOCK_ADMIN_KEY_FILE ${file} is empty`, { subject: file });
+  if (!key) throw refuse('is empty');
   return key;
 }
 

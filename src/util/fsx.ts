@@ -1,7 +1,7 @@
 import { open, rename, rm, mkdir, type FileHandle } from 'node:fs/promises';
 import { dirname, basename, join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
-import { constants, createReadStream } from 'node:fs';
+import { constants } from 'node:fs';
 
 /** fsync a file or a folder: open it read-only, sync, close. */
 async function fsyncPath(path: string): Promise<void> {
@@ -50,11 +50,28 @@ export async function atomicWriteFile(path: string, data: string | Uint8Array, m
   await fsyncDir(dirname(path));
 }
 
-/** The sha256 of a file's bytes, streamed (hex). */
-export async function fileSha256(path: string): Promise<string> {
-  const h = createHash('sha256');
-  for await (const chunk of createReadStream(path)) h.update(chunk as Buffer);
-  return h.digest('hex');
+/** A refusal for a file that is not a regular file, errno-shaped for callers that tell a missing one apart. */
+function plainRefusal(path: string): (why: string) => Error {
+  return (why) => Object.assign(new Error(`${path} ${why}`), why === describeFsError({ code: 'ENOENT' }) ? { code: 'ENOENT', path } : { path });
+}
+
+/**
+ * The sha256 of a file's bytes, streamed (hex). Opened through openRegularFile (non-blocking,
+ * type-checked on the handle), so a FIFO or a device is refused through `refuse` in plain words,
+ * never waited on or read forever; by default the refusal is an Error saying so (a missing file's
+ * carries code ENOENT).
+ */
+export async function fileSha256(path: string, refuse: (why: string) => Error = plainRefusal(path)): Promise<string> {
+  const fh = await openRegularFile(path, refuse);
+  try {
+    const h = createHash('sha256');
+    for await (const chunk of fh.createReadStream({ autoClose: false, start: 0 })) h.update(chunk as Buffer);
+    return h.digest('hex');
+  } catch (err) {
+    throw refuse(describeFsError(err));
+  } finally {
+    await fh.close();
+  }
 }
 
 /** Plain words for the errors a path a user gave can raise: never a raw errno in a message. */

@@ -1,6 +1,6 @@
-import { open } from 'node:fs/promises';
 import { isAlias, isCollection, isMap, isScalar, visit, type Alias, type Document, type LineCounter, type Node } from 'yaml';
 import { UsageError } from '../errors.js';
+import { readRegularFile } from '../util/fsx.js';
 
 /**
  * Bounds of a values file, enforced before and while it is parsed, all in linear time: a Helm
@@ -22,24 +22,13 @@ export const VALUES_LIMITS = {
 
 const bad = (message: string, subject: string) => new UsageError(message, { subject }, 'AIRLOCK_BAD_VALUES');
 
-/** Read at most the limit, refusing what is not a regular file (a FIFO, /dev/zero) or too big. */
+/**
+ * Read at most the limit, refusing what is not a regular file (a FIFO, /dev/zero) or too big.
+ * Opened non-blocking: a plain open of a FIFO with no writer never returns, and no signal reaches it.
+ */
 export async function readBounded(file: string): Promise<string> {
-  const fh = await open(file, 'r').catch((err: NodeJS.ErrnoException) => {
-    throw bad(`cannot read values file ${file}: ${err.code ?? err.message}`, file);
-  });
-  try {
-    const st = await fh.stat();
-    if (!st.isFile()) throw bad(`values file ${file} is not a regular file`, file);
-    const max = VALUES_LIMITS.bytes;
-    if (st.size > max) throw bad(`values file ${file} is ${st.size} bytes; the limit is ${max} bytes (1 MiB)`, file);
-    const buf = Buffer.alloc(max + 1);
-    let n = 0;
-    for (let r = 1; r > 0 && n <= max; n += r) r = (await fh.read(buf, n, max + 1 - n, n)).bytesRead;
-    if (n > max) throw bad(`values file ${file} grew past the limit of ${max} bytes (1 MiB) while it was read`, file);
-    return buf.subarray(0, n).toString('utf8');
-  } finally {
-    await fh.close();
-  }
+  const bytes = await readRegularFile(file, { maxBytes: VALUES_LIMITS.bytes, refuse: (why) => bad(`values file ${file} ${why}`, file) });
+  return bytes.toString('utf8');
 }
 
 /**

@@ -98,6 +98,17 @@ describe('helm chart deploy/helm/airlock', () => {
       deployment: { type: 'client-hosted' }, features: { search: true, analytics: false }, store: '/data/store', port: 8080, host: '0.0.0.0' });
   });
 
+  it('staticExport.download bounds are accepted by the chart\'s schema and reach the values file airlock reads', async () => {
+    const download = { headersTimeoutSeconds: 0.5, minBytesPerSecond: 4096, rateWindowSeconds: 10, timeoutSeconds: 7200 };
+    const { status, objects, stderr } = await renderWith({ staticExport: { bundleUrl: 'https://bucket.example/export.tar.gz', download } });
+    expect(status, stderr).toBe(0);
+    const file = join(work, 'rendered-download-values.yaml');
+    await writeFile(file, find(objects, 'ConfigMap', 'docs-airlock')!.data!['values.yaml']!);
+    const loaded = await loadValues(file);
+    expect(loaded.warnings).toEqual([]);
+    expect(loaded.values.staticExport?.download).toEqual(download);
+  });
+
   it('every option on: mirror Deployment + PVC + Service, ServiceMonitor, trust keys mounted from a Secret; all validate', async () => {
     const { status, objects, stderr } = await renderWith({
       mirror: { enabled: true, tokensSecret: 'mirror-tokens', secretSecret: 'mirror-secret', publicUrl: 'http://mirror.internal' },
@@ -162,6 +173,11 @@ describe('helm chart deploy/helm/airlock', () => {
     [{ staticExport: { enabled: 'yes' } }, 'staticExport'],
     [{ staticExport: { bundleUrl: 'ftp://x/y.tar.gz' } }, 'bundleUrl'],
     [{ staticExport: { version: '../etc' } }, 'version'],
+    [{ staticExport: { download: { minBytesPerSecond: 1.5 } } }, 'minBytesPerSecond'],
+    [{ staticExport: { download: { headersTimeoutSeconds: 0 } } }, 'headersTimeoutSeconds'],
+    [{ staticExport: { download: { timeoutSeconds: '60' } } }, 'timeoutSeconds'],
+    [{ staticExport: { download: { rateWindowSeconds: 3601 } } }, 'rateWindowSeconds'],
+    [{ staticExport: { download: { retries: 3 } } }, 'retries'],
     [{ deployment: { type: 'sky' } }, 'deployment'],
     [{ features: { search: 1 } }, 'search'],
     [{ features: { teleport: true } }, 'teleport'],

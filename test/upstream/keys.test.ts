@@ -29,7 +29,9 @@ describe('readAdminKey', () => {
     await expect(readAdminKey({ AIRLOCK_ADMIN_KEY_FILE: empty })).rejects.toThrow(/is empty/);
     const err = await readAdminKey({ AIRLOCK_ADMIN_KEY_FILE: join(dir, 'nope') }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(UsageError);
-    expect((err as Error).message).toContain('ENOENT');
+    expect(err).toMatchObject({ code: 'AIRLOCK_ADMIN_KEY_FILE', exitCode: 2, details: { subject: join(dir, 'nope') } });
+    expect((err as Error).message).toContain('does not exist');
+    expect((err as Error).message).not.toMatch(/\bE[A-Z]{3,}\b/);
   });
 });
 

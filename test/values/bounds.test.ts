@@ -98,7 +98,7 @@ describe('values file bounds (through the binary)', () => {
     const big = Array.from({ length: 200_000 }, (_, i) => `k${i}: ${i}`).join('\n');
     const r = await serveWith(big);
     expect(r.status).toBe(2);
-    expect(r.stderr).toMatch(new RegExp(`values file \\S+ is ${Buffer.byteLength(big)} bytes; the limit is 1048576 bytes \\(1 MiB\\)`));
+    expect(r.stderr).toMatch(new RegExp(`values file \\S+ is ${Buffer.byteLength(big)} bytes, more than the limit of 1048576`));
     // Just under the limit, a duplicate at the very end: found (one pass), named with its line.
     const keys = Array.from({ length: 70_000 }, (_, i) => `k${i}: ${i}`);
     keys.push('k17: again');
@@ -110,7 +110,7 @@ describe('values file bounds (through the binary)', () => {
   it('a 50 MB scalar: refused on its size, nothing read', async () => {
     const r = await serveWith(Buffer.concat([Buffer.from('store: "'), Buffer.alloc(50 * 1024 * 1024, 'x'), Buffer.from('"\n')]));
     expect(r.status).toBe(2);
-    expect(r.stderr).toContain('the limit is 1048576 bytes (1 MiB)');
+    expect(r.stderr).toContain('more than the limit of 1048576');
   });
 
   it('deep nesting (flow and block, and through aliases), self-containing aliases, complex keys: exit 2 naming where', async () => {
@@ -142,7 +142,7 @@ describe('values file bounds (through the binary)', () => {
     for (const p of [dir, '/dev/zero']) {
       const r = await airlockAsync(['serve', '--values', p, '--store', join(dir, 'no-store')]);
       expect(r.status, p).toBe(2);
-      expect(r.stderr).toContain('is not a regular file');
+      expect(r.stderr).toMatch(/is a (folder|character device), not a regular file/);
     }
   });
 
