@@ -6,6 +6,7 @@ import { checkSignature, signaturesOf, type Manifest, type PackageLayout } from 
 import { atomicWriteFile, fsyncDir, readRegularFileIfExists } from '../util/fsx.js';
 import { liveKeys, loadPolicy, policySigners, thresholdFor, trustPaths } from './policy.js';
 import { loadTrustedKeys } from './trust.js';
+import { auditHistory } from './audit.js';
 import { existingMeta } from './existing.js';
 import { readStoredManifestRaw } from './meta.js';
 import { isLabel, versionDir } from './paths.js';
@@ -142,6 +143,13 @@ export async function checkFreshness(store: string, m: Manifest, identity: strin
     broken.push({ code: 'AIRLOCK_AUDIENCE', why: `it is addressed to store ${JSON.stringify(m.audience)}, and this store ${identity === null ? 'has no identity (a trust policy names it: airlock trust init/rotate --identity)' : `is ${JSON.stringify(identity)}`}` });
   }
   const seen = (await readSeen(store)).domains[m.domain];
+  // A deleted seen record would quietly switch the downgrade check off: the audit log remembers
+  // every domain this store imported, and each must keep its order (unless the order rule is waived).
+  const orderWaived = allowDowngrade === true || (Array.isArray(allowDowngrade) && allowDowngrade.includes('AIRLOCK_DOWNGRADE'));
+  if (!seen && !orderWaived && (await auditHistory(store)).importedDomains.has(m.domain)) {
+    const path = trustPaths(store).seen;
+    throw new MalformedError('AIRLOCK_BAD_SEEN', `${path} has no order for ${m.domain}, yet the audit log records its import; imports of ${m.domain} are refused until it is restored (it guards against downgrades)`, { subject: path });
+  }
   const order = packageOrder(m);
   const what = m.sequence !== undefined ? `its sequence ${m.sequence}` : `it has no sequence, and its createdAt ${m.createdAt} (${order ?? 'unreadable'} ms, its order)`;
   if (seen && (order === null || order < seen.sequence)) broken.push({ code: 'AIRLOCK_DOWNGRADE', why: `${what} is below ${seen.sequence}, the highest this store has imported for ${m.domain} (${seen.version})` });

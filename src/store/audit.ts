@@ -205,12 +205,35 @@ interface Scan {
   pending: boolean;
   /** Bytes after the last line without a "\n" (an append cut short), at most one line's worth. */
   torn: number;
-  /** A chained line records `trust init`: the store has had a trust policy. */
-  policyInit: boolean;
+  /** What the chained lines say the store has had: see AuditHistory. */
+  history: AuditHistory;
 }
 
-/** How writeLine lays out a `trust init` line's outcome (JSON.stringify of AuditLine, in its key order). */
-const POLICY_INIT = Buffer.from('"outcome":"policy-init"');
+/**
+ * What a verified log says the store has had, so that a deleted record does not quietly undo
+ * it: the highest trust policy serial accepted (0: none; `trust init` is 1, each `trust rotate`
+ * names its new serial) and every domain imported (seen.json must keep an order for each).
+ */
+export interface AuditHistory { policySerial: number; importedDomains: Set<string> }
+
+/** How writeLine lays out the outcomes that matter to AuditHistory (JSON.stringify of AuditLine, in its key order). */
+const OUTCOME = { init: Buffer.from('"outcome":"policy-init"'), rotated: Buffer.from('"outcome":"policy-rotated"'), imported: Buffer.from('"outcome":"imported"') };
+
+/** Fold one chained line into `h` (only the few lines that matter are parsed). */
+function learn(h: AuditHistory, line: Buffer): void {
+  if (line.includes(OUTCOME.init)) h.policySerial = Math.max(h.policySerial, 1);
+  else if (line.includes(OUTCOME.rotated) || line.includes(OUTCOME.imported)) {
+    let l: Partial<AuditLine>;
+    try {
+      l = JSON.parse(line.toString('utf8')) as Partial<AuditLine>;
+    } catch {
+      return; // chained bytes that are not JSON: explainLine has already let them through as not ours to judge
+    }
+    if (l.outcome === 'imported' && typeof l.domain === 'string') h.importedDomains.add(l.domain);
+    const m = l.outcome === 'policy-rotated' && typeof l.detail === 'string' ? /^serial \d+ -> (\d+)\b/.exec(l.detail) : null;
+    if (m) h.policySerial = Math.max(h.policySerial, Number(m[1]));
+  }
+}
 
 /**
  * Check the whole chain against the head, streaming (fixed memory; every line at most
@@ -225,14 +248,14 @@ async function scanChain(store: string): Promise<Scan> {
   const p = auditPaths(store);
   const head = await readHead(store);
   const log = await openLog(store);
-  const empty = (problem: string | null): Scan => ({ head, lines: 0, lastHash: GENESIS, end: 0, problem, line: problem ? 1 : null, pending: false, torn: 0, policyInit: false });
+  const empty = (problem: string | null): Scan => ({ head, lines: 0, lastHash: GENESIS, end: 0, problem, line: problem ? 1 : null, pending: false, torn: 0, history: { policySerial: 0, importedDomains: new Set() } });
   if (!log) return empty(head && head.count > 0 ? `${p.log} is missing but ${p.head} acknowledges ${head.count} lines` : null);
   try {
     if (!head) return empty(log.size > 0 ? `${p.head} is missing (check the log with airlock audit verify)` : null);
     let n = 0;
     let prev = GENESIS;
     let problem: string | null = null;
-    let policyInit = false;
+    const history: AuditHistory = { policySerial: 0, importedDomains: new Set() };
     const read = await readLines(log.fh, {
       line(buf, start, stop, end) {
         const k = n + 1;
@@ -251,7 +274,7 @@ async function scanChain(store: string): Promise<Scan> {
         }
         n = k;
         prev = r;
-        if (!policyInit && buf.subarray(start, stop).includes(POLICY_INIT)) policyInit = true;
+        learn(history, buf.subarray(start, stop));
         return true;
       },
       overlong() {
@@ -259,7 +282,7 @@ async function scanChain(store: string): Promise<Scan> {
         return false;
       },
     });
-    const scan: Scan = { head, lines: n, lastHash: prev, end: read.end, problem, line: problem ? n + 1 : null, pending: n === head.count + 1, torn: read.tail, policyInit };
+    const scan: Scan = { head, lines: n, lastHash: prev, end: read.end, problem, line: problem ? n + 1 : null, pending: n === head.count + 1, torn: read.tail, history };
     if (!scan.problem && n < head.count) {
       scan.line = n + 1;
       scan.problem = read.tail
@@ -298,14 +321,15 @@ export async function auditWritable(store: string): Promise<void> {
 }
 
 /**
- * Has this store ever had a trust policy, by its audit log (a chained `trust init` line)? A store
- * whose whole trust/ folder is gone still remembers it here, so it never falls back to --trust.
- * A log that does not verify is refused (exit 4) as by auditWritable.
+ * What the store has had by its audit log (AuditHistory): a store whose trust/ folder, newest
+ * chain entries or seen record are gone still remembers them here, so it never falls back to an
+ * older policy, to --trust, or to no downgrade check. A log that does not verify is refused
+ * (exit 4) as by auditWritable.
  */
-export async function auditRecordsPolicy(store: string): Promise<boolean> {
+export async function auditHistory(store: string): Promise<AuditHistory> {
   const s = await scanChain(store);
   if (s.problem) throw broken(store, `${s.problem}; check it with airlock audit verify`, { line: s.line });
-  return s.policyInit;
+  return s.history;
 }
 
 /**

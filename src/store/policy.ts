@@ -8,7 +8,7 @@ import { fingerprintDer, parsePublicKeyText } from '../package/keys.js';
 import { atomicWriteFile, describeFsError, readRegularFile, readRegularFileIfExists } from '../util/fsx.js';
 import { jsonTooDeepAt } from '../util/json-depth.js';
 import { storePaths } from './paths.js';
-import { auditRecordsPolicy } from './audit.js';
+import { auditHistory } from './audit.js';
 
 /**
  * The store's trust policy: named Ed25519 keys (optionally expiring), how many distinct
@@ -225,8 +225,9 @@ export async function loadPolicyChain(store: string, o: { emptyIsNone?: boolean 
   const t = trustPaths(store);
   const current = await readRegularFileIfExists(t.policy, policyFileRule(t.policy));
   const names = await chainNames(t.chain);
+  const recorded = (await auditHistory(store)).policySerial;
   if (current === null && (names === null || (o.emptyIsNone && names.length === 0))) {
-    if (await auditRecordsPolicy(store)) throw broken(t.policy, `is missing, and so is its chain, yet the audit log records a trust init: a store that had a trust policy never falls back to --trust (restore ${t.dir})`);
+    if (recorded > 0) throw broken(t.policy, `is missing, and so is its chain, yet the audit log records a trust init: a store that had a trust policy never falls back to --trust (restore ${t.dir})`);
     return null;
   }
   if (names === null) throw broken(t.chain, 'is missing, yet this store has had a trust policy (policy.json is there)');
@@ -257,6 +258,9 @@ export async function loadPolicyChain(store: string, o: { emptyIsNone?: boolean 
     prevBytes = bytes;
   }
   if (!current.equals(prevBytes!)) throw broken(t.policy, `differs from ${join(t.chain, names[names.length - 1]!)}, the last policy the chain accepted`);
+  if (recorded > serials.length) {
+    throw broken(join(t.chain, chainName(serials.length + 1)), `is missing: the audit log records policy ${recorded} as accepted, but the chain ends at ${serials.length} (a newer policy was removed; restore ${t.chain} and ${t.policy})`);
+  }
   return { current: prev!, serials };
 }
 

@@ -183,6 +183,21 @@ describe('trust quietly downgraded', () => {
     }
   });
 
+  it('rollback of the policy: the newest chain entry deleted and policy.json set back to the root brings no retired key back (the audit log records the rotation)', async () => {
+    const s = freshStore();
+    // Policy 2 retires alice: only bob, signed by alice under policy 1's threshold of 1.
+    expect(run(['trust', 'draft', '--key', 'bob=b.pub', '--threshold', '1', '--serial', '2', '--out', 'retire-alice.json']).status).toBe(0);
+    expect(run(['trust', 'sign', 'retire-alice.json', '--key', 'a.key', '--out', 'retire-alice.sig']).status).toBe(0);
+    expect(run(['trust', 'rotate', '--store', s, '--policy', 'retire-alice.json', '--sig', 'retire-alice.sig']).status).toBe(0);
+    await refusedUnchanged(s, ['import', alicePkg, '--store', s], 4, 'AIRLOCK_THRESHOLD');
+    await rm(chainOf(s, 2));
+    await cp(chainOf(s, 1), policyOf(s));
+    for (const args of [['import', alicePkg, '--store', s], ['verify', alicePkg, '--store', s], ['trust', 'show', '--store', s]]) {
+      const r = await refusedUnchanged(s, args, 4, 'AIRLOCK_POLICY_BROKEN');
+      expect(r.stderr).toContain('the audit log records policy 2 as accepted, but the chain ends at 1');
+    }
+  });
+
   it('edited, deleted or renumbered chain entries are seen by trust show, import, verify --store and trust rotate', async () => {
     const base = freshStore();
     expect(rotate(base, 2).status).toBe(0);
@@ -406,4 +421,17 @@ describe('FIFOs never hang', () => {
     }
     expect((await readdir(dir)).includes('fifo-init')).toBe(false);
   }, 60_000);
+});
+
+describe('downgrade protection quietly switched off', () => {
+  it('seen.json deleted: an older package of a domain the audit log records as imported is refused (AIRLOCK_BAD_SEEN), unless the order rule is waived', async () => {
+    const s = join(dir, 'seen-deleted');
+    expect(run(['import', outsiderPkg, '--store', s, '--trust', 'd.pub']).status).toBe(0);
+    await refusedUnchanged(s, ['import', alicePkg, '--store', s, '--trust', 'a.pub'], 4, 'AIRLOCK_DOWNGRADE');
+    await rm(join(s, 'trust', 'seen.json'));
+    const r = await refusedUnchanged(s, ['import', alicePkg, '--store', s, '--trust', 'a.pub'], 4, 'AIRLOCK_BAD_SEEN');
+    expect(r.stderr).toContain('has no order for docs.example.com, yet the audit log records its import');
+    // The operator's explicit waiver still works, and is audited as before.
+    expect(run(['import', alicePkg, '--store', s, '--trust', 'a.pub', '--allow-downgrade']).status).toBe(0);
+  });
 });
