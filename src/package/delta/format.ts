@@ -3,6 +3,7 @@ import { gzipSync } from 'node:zlib';
 import { z } from 'zod';
 import { MalformedError } from '../../errors.js';
 import { checkJsonBounds } from '../json-bounds.js';
+import { parseJsonText } from '../../util/json-text.js';
 import { HOST_NAME, VERSION_LABEL } from '../label.js';
 import { MANIFEST_BOUNDS } from '../manifest.js';
 
@@ -74,12 +75,7 @@ export const sha256Hex = (b: Uint8Array): string => createHash('sha256').update(
 
 function parseBounded<T>(bytes: Buffer, schema: z.ZodType<T>, subject: string, what: string): T {
   checkJsonBounds(bytes, MANIFEST_BOUNDS, subject);
-  let json: unknown;
-  try {
-    json = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
-  } catch (err) {
-    throw new MalformedError('AIRLOCK_BAD_MANIFEST', `${subject} is not UTF-8 JSON: ${(err as Error).message}`, { subject });
-  }
+  const json = parseJsonText(bytes, (why) => new MalformedError('AIRLOCK_BAD_MANIFEST', `${subject} ${why}`, { subject }), `a ${what}`);
   const r = schema.safeParse(json);
   if (!r.success) {
     const shown = r.error.issues.slice(0, 5).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
