@@ -5,11 +5,14 @@
  * the input's bytes), and a signed manifest that names a key twice is refused.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sign } from 'node:crypto';
+import { createHash, sign } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
 import { cp, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as tar from 'tar';
 import { importPackage } from '../../src/store/index.js';
+import { encodeDeltaManifest, readDelta } from '../../src/package/delta/index.js';
+import { writeMembers } from '../../src/package/delta/write.js';
 import { airlock, type RunResult } from '../helpers/bin.js';
 import { buildPackage, makeKey, makeTempDir, sampleSite, type TestKey } from '../store/helpers.js';
 import { storeDigest } from '../store/trust-helpers.js';
@@ -151,4 +154,58 @@ describe('a signed manifest that names a key twice', () => {
     const pkg = await handMadePackage('dupnested', 'f3', (t) => t.replace('"format": "tar.gz",', '"format": "tar.gz",\n    "format": "tar.gz",'), key);
     refused(airlock(['verify', pkg, '--trust', key.pubPath]), 4, 'AIRLOCK_BAD_MANIFEST', /airlock\.json names the key "format" twice/);
   });
+});
+
+describe('a hostile delta is described in words, never in zlib\'s or the patch decoder\'s text', () => {
+  let base: string;
+  let real: string;
+  let store: string;
+  beforeAll(async () => {
+    const keyFile = join(dir, 'delta-signer.key');
+    await writeFile(keyFile, key.priv.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
+    const site = (tag: string) => ({ ...sampleSite('d'), 'guide/start.html': `<h1>Start ${tag}</h1>${'<p>same</p>'.repeat(200)}` });
+    base = await buildPackage(dir, { version: 'd1', files: site('d1'), key });
+    const target = await buildPackage(dir, { version: 'd2', files: site('d2'), key });
+    const r = airlock(['delta', base, target, '--out', join(dir, 'deltas'), '--sign-key', keyFile, '--json']);
+    expect(r.status, r.stderr).toBe(0);
+    real = (JSON.parse(r.stdout) as { delta: string }).delta;
+    store = fresh('delta-store');
+    await importPackage(base, { store, trust: [key.pub] });
+  });
+
+  /** The real delta with its ops.json.gz (the envelope names its size and digest) or target.json.gz replaced; the delta manifest signed. */
+  async function hostileDelta(name: string, o: { opsGz?: Buffer; expandedSize?: number; targetPatch?: Buffer }): Promise<string> {
+    const l = await readDelta(real);
+    const file = await readFile(real);
+    const { manifestBytes, opsGz } = encodeDeltaManifest(l.manifest);
+    const envelope = JSON.parse(manifestBytes.toString('utf8')) as { opsFile: { size: number; sha256: string; expandedSize: number } };
+    const ops = o.opsGz ?? opsGz;
+    envelope.opsFile = { size: ops.length, sha256: createHash('sha256').update(ops).digest('hex'), expandedSize: o.expandedSize ?? envelope.opsFile.expandedSize };
+    const bytes = Buffer.from(JSON.stringify(envelope) + '\n');
+    const members: { name: string; body: { bytes: Buffer } }[] = [
+      { name: 'airlock.json', body: { bytes } }, { name: 'airlock.json.sig', body: { bytes: sign(null, bytes, key.priv) } },
+      { name: 'ops.json.gz', body: { bytes: ops } }, { name: 'target.json.gz', body: { bytes: o.targetPatch ?? l.target.patch } },
+      ...l.target.signatures.map((s, i) => ({ name: i === 0 ? 'target.json.sig' : `target.json.sig.${i + 1}`, body: { bytes: s } })),
+      { name: 'payload.gz', body: { bytes: Buffer.from(file.subarray(l.payload.offset, l.payload.offset + l.payload.size)) } },
+    ];
+    const out = join(dir, `${name}.airlock`);
+    await writeMembers(out, members, new Date('2025-01-15T12:00:00Z'));
+    return out;
+  }
+
+  const cases: [string, () => Promise<string>, string, RegExp][] = [
+    ['an ops.json.gz that is not gzip', () => hostileDelta('ops-not-gzip', { opsGz: Buffer.from('not gzip at all, just text\n'.repeat(4)) }), 'AIRLOCK_BAD_DELTA', /ops\.json\.gz is not gzip data/],
+    ['an ops.json.gz that expands beyond what its envelope declares (a gzip bomb)', () => hostileDelta('ops-bomb', { opsGz: gzipSync(Buffer.alloc(1024 * 1024, 0x20)), expandedSize: 169 }), 'AIRLOCK_BAD_DELTA', /ops\.json\.gz expands to more than the 169 bytes/],
+    ['a target.json.gz whose patch is not a patch', () => hostileDelta('bad-patch', { targetPatch: gzipSync(Buffer.from('this is not a fossil delta')) }), 'AIRLOCK_DELTA_PATCH', /target\.json\.gz does not rebuild the target manifest/],
+  ];
+  for (const [what, make, code, words] of cases) {
+    it(`${what}: import is refused (exit 4, ${code}) in words; nothing changes`, async () => {
+      const pkg = await make();
+      const before = await storeDigest(store);
+      const r = airlock(['import', pkg, '--store', store, '--trust', key.pubPath]);
+      refused(r, 4, code, words);
+      expect(r.stderr).not.toMatch(/incorrect header check|Cannot create a Buffer|size integer not terminated|unexpected end of file/);
+      expect(await storeDigest(store)).toBe(before);
+    });
+  }
 });
