@@ -72,7 +72,7 @@ const command: Command = {
     let committed: string | null = null;
     try {
       const io = {
-        store, trust, allowUnsigned: values['allow-unsigned'], allowDowngrade: values['allow-downgrade'], signal,
+        store, trust, allowUnsigned: values['allow-unsigned'], allowDowngrade: values['allow-downgrade'], signal, willActivate: values.activate,
         onProgress: (e: ProgressEvent) => { if (e.phase === 'committed') committed = e.version; report(e); },
       };
       let volumes: { count: number; paths: string[] } | null = null;

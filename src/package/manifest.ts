@@ -5,6 +5,7 @@ import { checkJsonBounds, type JsonBounds } from './json-bounds.js';
 import { CONTROL_CHARS, HOST_NAME, VERSION_LABEL } from './label.js';
 import { VendorListSchema, type VendorRecord } from './vendor.js';
 import { escapeJson } from '../util/terminal.js';
+import { parseJsonText } from '../util/json-text.js';
 
 /** CONTRACT "Package format": the manifest, first member of every `.airlock` package. */
 export interface Manifest {
@@ -102,16 +103,13 @@ const MAX_ISSUES_SHOWN = 5;
 
 /**
  * Parse untrusted manifest bytes (fail closed → exit 4 naming `subject`): too big or too deep
- * (checked on the bytes, before parsing), not UTF-8 JSON, or not the schema (naming the fields).
+ * (checked on the bytes, before parsing), not UTF-8 JSON (in words, a position at most), a key
+ * named twice in one object (JSON.parse would keep the last: the signed bytes would say two
+ * things), or not the schema (naming the fields).
  */
 export function parseManifest(bytes: Buffer, subject = 'airlock.json'): Manifest {
   checkJsonBounds(bytes, MANIFEST_BOUNDS, subject);
-  let json: unknown;
-  try {
-    json = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
-  } catch (err) {
-    throw new MalformedError('AIRLOCK_BAD_MANIFEST', `${subject} is not UTF-8 JSON: ${(err as Error).message}`, { subject }, { cause: err });
-  }
+  const json = parseJsonText(bytes, (why) => new MalformedError('AIRLOCK_BAD_MANIFEST', `${subject} ${why}`, { subject }), 'a manifest');
   const r = ManifestSchema.safeParse(json);
   if (!r.success) {
     const all = r.error.issues;

@@ -14,6 +14,7 @@ import { inPool } from '../package/delta/pool.js';
 import { fileSha256, fsyncDir } from '../util/fsx.js';
 import type { ReadAhead } from '../util/read-ahead.js';
 import { activateLocked } from './activate.js';
+import { readState } from './state.js';
 import { existingMeta } from './existing.js';
 import type { ImportOptions, ImportResult } from './import.js';
 import { storeKind } from './location.js';
@@ -103,6 +104,8 @@ async function findBase(store: string, layout: DeltaLayout): Promise<{ dir: stri
 
 async function importLocked(pkg: PackageInput, layout: DeltaLayout, o: ImportOptions, lock: StoreLock): Promise<ImportResult> {
   await auditWritable(o.store); // a chain that does not verify stops the import before any work or cleanup (commitStaged checks again)
+  // Activation reads state.json after the commit: a damaged one refuses now, before anything is staged, committed or logged.
+  if (o.activate || o.willActivate) await readState(o.store);
   await cleanStaging(o.store);
   const base = await findBase(o.store, layout);
   // The delta's version is its target's (resolveTarget checks): a version already in the store needs no base file.

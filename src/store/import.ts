@@ -10,6 +10,7 @@ import { appendAudit, appendAuditLocked, auditWritable, type AuditEvent } from '
 import { loadPolicy } from './policy.js';
 import { describeAdmission } from './describe.js';
 import { activateLocked } from './activate.js';
+import { readState } from './state.js';
 import { checkDeclared } from './declared.js';
 import { checkSameVersion, existingMeta } from './existing.js';
 import { createStore, existingAncestor, removeCreated, storeKind } from './location.js';
@@ -27,6 +28,8 @@ export interface ImportOptions {
   trust: KeyObject[];
   allowUnsigned?: boolean;
   activate?: boolean;
+  /** The caller activates the version itself afterwards (after preparing it): state.json is read before anything is staged, as for activate. */
+  willActivate?: boolean;
   onProgress?: (e: ProgressEvent) => void;
   limits?: Partial<ArchiveLimits>;
   lockTimeoutMs?: number;
@@ -122,6 +125,8 @@ async function importChecked(pkg: PackageInput, size: number, kind: 'dir' | 'mis
 async function importLocked(c: Checked, o: ImportOptions, lock: StoreLock): Promise<ImportResult> {
   const { store, onProgress, signal } = o;
   await auditWritable(store); // a chain that does not verify stops the import before any work or cleanup (commitStaged checks again)
+  // Activation reads state.json after the commit: a damaged one refuses now, before anything is staged, committed or logged.
+  if (o.activate || o.willActivate) await readState(store);
   await cleanStaging(store);
   const finalDir = versionDir(store, c.label);
   const policy = await loadPolicy(store);

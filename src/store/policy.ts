@@ -7,6 +7,7 @@ import { HOST_NAME, STORE_IDENTITY } from '../package/index.js';
 import { fingerprintDer, parsePublicKeyText } from '../package/keys.js';
 import { atomicWriteFile, describeFsError, readRegularFile, readRegularFileIfExists } from '../util/fsx.js';
 import { jsonTooDeepAt } from '../util/json-depth.js';
+import { parseJsonText } from '../util/json-text.js';
 import { storePaths } from './paths.js';
 import { auditHistory } from './audit.js';
 
@@ -64,41 +65,6 @@ const broken = (subject: string, why: string) => new VerificationError('AIRLOCK_
 export const policyFileRule = (path: string) => ({ maxBytes: POLICY_BOUNDS.maxBytes, refuse: (why: string) => bad(path, why) });
 
 /**
- * The first object key that appears twice in one object of `text` (valid JSON), or null. JSON.parse
- * keeps the last one silently, so a reviewer reading the first would approve another policy.
- * One pass over the text; keys are compared decoded ("a" and "\u0061" are the same key).
- */
-export function firstDuplicateKey(text: string): string | null {
-  const open: (Set<string> | null)[] = [];
-  let keyNext = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x22 /* " */) {
-      let j = i + 1;
-      while (text.charCodeAt(j) !== 0x22) j += text.charCodeAt(j) === 0x5c /* \ */ ? 2 : 1;
-      const top = open[open.length - 1];
-      if (keyNext && top) {
-        const key = JSON.parse(text.slice(i, j + 1)) as string;
-        if (top.has(key)) return key;
-        top.add(key);
-      }
-      keyNext = false;
-      i = j;
-    } else if (c === 0x7b /* { */) {
-      open.push(new Set());
-      keyNext = true;
-    } else if (c === 0x5b /* [ */) {
-      open.push(null);
-    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
-      open.pop();
-    } else if (c === 0x2c /* , */) {
-      keyNext = open[open.length - 1] instanceof Set;
-    }
-  }
-  return null;
-}
-
-/**
  * Untrusted policy JSON: bounded (size, depth) before parsing, UTF-8, one value per key. Messages
  * never quote the text (a policy path may be a symlink to any file): a position at most.
  */
@@ -106,22 +72,7 @@ function parseJson(bytes: Buffer, subject: string): unknown {
   if (bytes.length > POLICY_BOUNDS.maxBytes) throw bad(subject, `is ${bytes.length} bytes, more than the limit of ${POLICY_BOUNDS.maxBytes}`);
   const at = jsonTooDeepAt(bytes, POLICY_BOUNDS.maxDepth);
   if (at >= 0) throw bad(subject, `nests deeper than ${POLICY_BOUNDS.maxDepth} levels (at byte ${at})`);
-  let text: string;
-  try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-  } catch {
-    throw bad(subject, 'is not UTF-8 text');
-  }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (err) {
-    const pos = /at position (\d+)/.exec((err as Error).message)?.[1];
-    throw bad(subject, `is not valid JSON${pos === undefined ? '' : ` (at character ${pos})`}`);
-  }
-  const dup = firstDuplicateKey(text);
-  if (dup !== null) throw bad(subject, `names the key ${JSON.stringify(dup.slice(0, 80))} twice in one object: every key appears once in a policy`);
-  return value;
+  return parseJsonText(bytes, (why) => bad(subject, why), 'a policy');
 }
 
 function issues(e: z.ZodError): string {

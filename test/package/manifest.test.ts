@@ -33,8 +33,8 @@ describe('ManifestSchema', () => {
     expect(() => parseManifest(Buffer.from(JSON.stringify(m)))).toThrow(expect.objectContaining({ code: 'AIRLOCK_BAD_MANIFEST', exitCode: 4, message: expect.stringContaining(field) }));
   });
 
-  it('refuses bytes that are not UTF-8 JSON', () => {
+  it('refuses bytes that are not UTF-8 text, in words', () => {
     expect(() => parseManifest(Buffer.from('{"format": '))).toThrow(expect.objectContaining({ code: 'AIRLOCK_BAD_MANIFEST', exitCode: 4 }));
-    expect(() => parseManifest(Buffer.from([0x7b, 0xff, 0x7d]))).toThrow(/not UTF-8 JSON/);
+    expect(() => parseManifest(Buffer.from([0x7b, 0xff, 0x7d]))).toThrow(/is not UTF-8 text/);
   });
 });

@@ -9,7 +9,7 @@ import { applyFossilUnchecked, fossilChecksum, fossilTargetSize } from './fossil
 import { DigestMismatchError, MalformedError } from '../../errors.js';
 import type { FileRecord } from '../../archive/index.js';
 import type { Manifest } from '../manifest.js';
-import { DELTA_MEMBERS, MAX_PATCH_SOURCE, type DeltaOp } from './format.js';
+import { DELTA_MEMBERS, MAX_PATCH_SOURCE, gunzipProblem, type DeltaOp } from './format.js';
 import type { DeltaLayout } from './reader.js';
 import { ExactReader } from './stream-reader.js';
 import { ZERO_DIGEST } from './template.js';
@@ -188,7 +188,8 @@ export async function rebuildSite(o: RebuildInput): Promise<Rebuilt> {
     await inFlight.drain();
     if (reader) await reader.end();
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code?.startsWith?.('Z_')) throw bad('AIRLOCK_DELTA_PAYLOAD', `payload.gz is not a valid gzip stream: ${(err as Error).message}`, DELTA_MEMBERS.payload);
+    const why = gunzipProblem(err);
+    if (why !== null) throw bad('AIRLOCK_DELTA_PAYLOAD', `payload.gz ${why}`, DELTA_MEMBERS.payload);
     throw err;
   } finally {
     await inFlight.settle(); // nothing may still write into the site when the caller removes it
@@ -217,7 +218,7 @@ export async function namePatchThatFailed(destSite: string, patched: Patched): P
   for (const [path, p] of patched) {
     const bytes = await readUpTo(join(destSite, path), p.size + 1);
     if (bytes.length !== p.size || fossilChecksum(bytes) !== p.checksum) {
-      return new DigestMismatchError('AIRLOCK_DELTA_PATCH', `the patch for ${path} does not apply to the base's ${p.from}: bad checksum`, { subject: path });
+      return new DigestMismatchError('AIRLOCK_DELTA_PATCH', `the patch for ${path} does not apply to the base's ${p.from}: its output does not match its checksum`, { subject: path });
     }
   }
   return null;

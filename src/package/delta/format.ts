@@ -3,6 +3,7 @@ import { gzipSync } from 'node:zlib';
 import { z } from 'zod';
 import { MalformedError } from '../../errors.js';
 import { checkJsonBounds } from '../json-bounds.js';
+import { parseJsonText } from '../../util/json-text.js';
 import { HOST_NAME, VERSION_LABEL } from '../label.js';
 import { MANIFEST_BOUNDS } from '../manifest.js';
 
@@ -70,16 +71,24 @@ export type DeltaManifest = DeltaEnvelope & z.infer<typeof DeltaOpsSchema>;
 /** What a writer gives encodeDeltaManifest (opsFile is computed). */
 export type DeltaManifestFields = Pick<DeltaManifest, 'format' | 'domain' | 'version' | 'createdAt' | 'base' | 'target' | 'payload' | 'ops' | 'removed'>;
 
+/**
+ * Why zlib refused a member, in words (never zlib's or V8's text): not gzip, damaged, cut short,
+ * or expanding past `limit` bytes (maxOutputLength); null when `err` is not zlib's.
+ */
+export function gunzipProblem(err: unknown, limit?: number): string | null {
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  if (code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError) return `expands to more than ${limit === undefined ? 'the limit' : `the ${limit} bytes allowed`}`;
+  if (code === 'Z_DATA_ERROR') return 'is not gzip data (or its gzip data is damaged)';
+  if (code === 'Z_BUF_ERROR') return 'is cut short (its gzip stream ends early)';
+  if (typeof code === 'string' && code.startsWith('Z_')) return 'is not a gzip stream that can be decompressed';
+  return null;
+}
+
 export const sha256Hex = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
 
 function parseBounded<T>(bytes: Buffer, schema: z.ZodType<T>, subject: string, what: string): T {
   checkJsonBounds(bytes, MANIFEST_BOUNDS, subject);
-  let json: unknown;
-  try {
-    json = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
-  } catch (err) {
-    throw new MalformedError('AIRLOCK_BAD_MANIFEST', `${subject} is not UTF-8 JSON: ${(err as Error).message}`, { subject });
-  }
+  const json = parseJsonText(bytes, (why) => new MalformedError('AIRLOCK_BAD_MANIFEST', `${subject} ${why}`, { subject }), `a ${what}`);
   const r = schema.safeParse(json);
   if (!r.success) {
     const shown = r.error.issues.slice(0, 5).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');

@@ -14,7 +14,7 @@ class DeltaReader {
   pos = 0;
   constructor(readonly d: Uint8Array) {}
   char(): number {
-    if (this.pos >= this.d.length) throw new Error('the delta ends in the middle of a command');
+    if (this.pos >= this.d.length) throw new Error('the patch ends in the middle of a command');
     return this.d[this.pos++]!;
   }
   /** A base-64 integer, as fossil reads it (the character after it is left unread). */
@@ -31,13 +31,13 @@ class DeltaReader {
 export function fossilTargetSize(delta: Uint8Array): number {
   const r = new DeltaReader(delta);
   const size = r.int();
-  if (r.char() !== 0x0a) throw new Error("size integer not terminated by '\\n'");
+  if (r.char() !== 0x0a) throw new Error('its size header is not a number followed by a newline');
   return size;
 }
 
 export function applyFossil(source: Buffer, delta: Uint8Array, maxSize: number): Buffer {
   const { out, checksum: declared } = applyFossilUnchecked(source, delta, maxSize);
-  if (declared !== fossilChecksum(out)) throw new Error('bad checksum');
+  if (declared !== fossilChecksum(out)) throw new Error('its output does not match its checksum');
   return out;
 }
 
@@ -50,8 +50,8 @@ export function applyFossil(source: Buffer, delta: Uint8Array, maxSize: number):
 export function applyFossilUnchecked(source: Buffer, delta: Uint8Array, maxSize: number): { out: Buffer; checksum: number } {
   const r = new DeltaReader(delta);
   const limit = r.int();
-  if (r.char() !== 0x0a) throw new Error("size integer not terminated by '\\n'");
-  if (limit > maxSize) throw new Error(`the delta announces ${limit} bytes, more than ${maxSize}`);
+  if (r.char() !== 0x0a) throw new Error('its size header is not a number followed by a newline');
+  if (limit > maxSize) throw new Error(`the patch announces ${limit} bytes, more than ${maxSize}`);
   const out = Buffer.allocUnsafe(limit);
   const src = Buffer.from(delta.buffer, delta.byteOffset, delta.length);
   let total = 0;
@@ -60,25 +60,25 @@ export function applyFossilUnchecked(source: Buffer, delta: Uint8Array, maxSize:
     const op = r.char();
     if (op === 0x40) { // '@': copy cnt bytes of the source from ofst
       const ofst = r.int();
-      if (r.pos < delta.length && r.char() !== 0x2c) throw new Error("copy command not terminated by ','");
-      if (total + cnt > limit) throw new Error('copy exceeds output file size');
-      if (ofst + cnt > source.length) throw new Error('copy extends past end of input');
+      if (r.pos < delta.length && r.char() !== 0x2c) throw new Error('a copy command is malformed (no comma after it)');
+      if (total + cnt > limit) throw new Error('a copy goes past the size the patch announces');
+      if (ofst + cnt > source.length) throw new Error('a copy reads past the end of the base');
       source.copy(out, total, ofst, ofst + cnt);
       total += cnt;
     } else if (op === 0x3a) { // ':': insert the next cnt bytes of the delta
-      if (total + cnt > limit) throw new Error('insert command gives an output larger than predicted');
-      if (r.pos + cnt > delta.length) throw new Error('insert count exceeds size of delta');
+      if (total + cnt > limit) throw new Error('an insert goes past the size the patch announces');
+      if (r.pos + cnt > delta.length) throw new Error('an insert reads past the end of the patch');
       src.copy(out, total, r.pos, r.pos + cnt);
       r.pos += cnt;
       total += cnt;
     } else if (op === 0x3b) { // ';': the end, with the checksum of the output
-      if (total !== limit) throw new Error('generated size does not match predicted size');
+      if (total !== limit) throw new Error('its output is not the size the patch announces');
       return { out, checksum: cnt };
     } else {
-      throw new Error('unknown delta operator');
+      throw new Error('it holds an unknown command');
     }
   }
-  throw new Error('unterminated delta');
+  throw new Error('it ends without its final checksum command');
 }
 
 /**

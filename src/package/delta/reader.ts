@@ -5,7 +5,7 @@ import { parseManifest, type Manifest } from '../manifest.js';
 import { MAX_MANIFEST_BYTES, MAX_SIGNATURES, SIGNATURE_BYTES, inputPath, type PackageInput } from '../reader.js';
 import type { FileSpan } from '../../archive/index.js';
 import { CANONICAL_ARCHIVE } from './canonical.js';
-import { DELTA_MEMBERS as M, parseDeltaEnvelope, parseDeltaOps, sha256Hex, targetSignatureMember, type DeltaManifest } from './format.js';
+import { DELTA_MEMBERS as M, gunzipProblem, parseDeltaEnvelope, parseDeltaOps, sha256Hex, targetSignatureMember, type DeltaManifest } from './format.js';
 import { ZERO_DIGEST, digestTemplate, fillDigests } from './template.js';
 import { openFile, readExact, readMembers, type Member } from './members.js';
 
@@ -97,7 +97,8 @@ function gunzipBounded(gz: Buffer, expected: number, subject: string): Buffer {
   try {
     out = gunzipSync(gz, { maxOutputLength: Math.max(1, expected) });
   } catch (err) {
-    throw bad(`${subject} is not a gzip stream of ${expected} bytes: ${(err as Error).message}`, subject);
+    const why = gunzipProblem(err, expected);
+    throw bad(why?.startsWith('expands') ? `${subject} expands to more than the ${expected} bytes the delta manifest declares` : `${subject} ${why ?? 'cannot be decompressed'}`, subject);
   }
   if (out.length !== expected) throw bad(`${subject} expands to ${out.length} bytes but the delta manifest says ${expected}`, subject);
   return out;
@@ -124,11 +125,17 @@ export function resolveTarget(l: DeltaLayout, baseManifestBytes: Buffer, baseMan
   const source = template ? digestTemplate(baseManifestBytes, baseManifest.files) : baseManifestBytes;
   if (!source) throw new DigestMismatchError('AIRLOCK_DELTA_BASE', `the base manifest of ${l.manifest.base.version} has no digest template: its file digests are not in manifest order`, { subject: l.manifest.base.version });
   let bytes: Buffer;
+  const refuse = (why: string) => new DigestMismatchError('AIRLOCK_DELTA_PATCH', `${M.target} does not rebuild the target manifest from the base's: ${why}`, { subject: M.target });
+  let patch: Buffer;
   try {
-    const patch = gunzipSync(l.target.patch, { maxOutputLength: MAX_MANIFEST_BYTES });
+    patch = gunzipSync(l.target.patch, { maxOutputLength: MAX_MANIFEST_BYTES });
+  } catch (err) {
+    throw refuse(`it ${gunzipProblem(err, MAX_MANIFEST_BYTES) ?? 'cannot be decompressed'}`);
+  }
+  try {
     bytes = applyFossil(source, patch, MAX_MANIFEST_BYTES);
   } catch (err) {
-    throw new DigestMismatchError('AIRLOCK_DELTA_PATCH', `${M.target} does not rebuild the target manifest from the base's: ${(err as Error).message}`, { subject: M.target });
+    throw refuse((err as Error).message); // fossil-apply's own words
   }
   if (!template) checkTargetDigest(l, bytes);
   const manifest = parseManifest(bytes, 'the target manifest');
