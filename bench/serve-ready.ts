@@ -46,7 +46,7 @@ async function sha256File(path: string): Promise<string> {
   return h.digest('hex');
 }
 
-/** A version folder in the layout of docs/DESIGN.md "src/store", from a site folder already written. */
+/** A version folder in the layout of docs/design.md "src/store", from a site folder already written. */
 async function describeVersion(store: string, label: string, pages: number): Promise<{ files: number; bytes: number }> {
   const dir = join(store, 'versions', label);
   const site = join(dir, 'site');

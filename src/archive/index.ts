@@ -1,4 +1,4 @@
-/** src/archive — safe reading of export archives (tar, tar.gz/tgz, zip). See docs/DESIGN.md. */
+/** src/archive — safe reading of export archives (tar, tar.gz/tgz, zip). See docs/design.md. */
 export type { ArchiveFormat, ArchiveLimits, ByteSource, ArchiveEntry, FileRecord, ScanResult, ReadOptions, ScanOptions, EntryWatch } from './types.js';
 export { DEFAULT_LIMITS, RATIO_FLOOR_BYTES } from './types.js';
 export { ARCHIVE_CODES, type ArchiveCode } from './errors.js';

@@ -1,4 +1,4 @@
-/** The `.airlock` package: manifest, keys, writer, reader, verification (DESIGN.md "src/package"). */
+/** The `.airlock` package: manifest, keys, writer, reader, verification (docs/design.md "src/package"). */
 export { ManifestSchema, parseManifest, serializeManifest, MANIFEST_FORMAT, STORE_IDENTITY, MANIFEST_BOUNDS, ARCHIVE_NAMES, type Manifest } from './manifest.js';
 export { VERSION_LABEL, HOST_NAME, CONTROL_CHARS, timeLabel, checkDomain, checkLabel } from './label.js';
 export { checkJsonBounds, type JsonBounds } from './json-bounds.js';

@@ -1,4 +1,4 @@
-/** src/serve — the public surface (docs/DESIGN.md "src/serve"). */
+/** src/serve — the public surface (docs/design.md "src/serve"). */
 export { createAirlockServer, DEFAULT_CSP, type AirlockServer, type AirlockServerOptions, type LeaseLike } from './server.js';
 export { indexOf, type AppEnv } from './app.js';
 export type { LoadedIndex, FileEntry, TransformHtml, TransformOutput } from './version-index.js';

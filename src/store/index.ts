@@ -1,4 +1,4 @@
-/** The versioned store (docs/DESIGN.md "src/store"). */
+/** The versioned store (docs/design.md "src/store"). */
 export { resolveStore, storePaths, versionPaths } from './paths.js';
 export { requireStore } from './location.js';
 export { importPackage, type ImportOptions, type ImportResult } from './import.js';

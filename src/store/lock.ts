@@ -69,7 +69,7 @@ async function takeOver(lockPath: string, observed: string): Promise<void> {
 }
 
 /**
- * Take the store lock (docs/DESIGN.md: S/lock with pid + process start marker). The file is
+ * Take the store lock (docs/design.md: S/lock with pid + process start marker). The file is
  * written complete under a temp name and published with link(2), which fails if S/lock exists:
  * nobody ever sees a half-written lock. Waits at most `timeoutMs` for a live holder.
  */

@@ -5,7 +5,7 @@ import { describeFsError, readRegularFileIfExists } from '../util/fsx.js';
 import { ManifestSchema, parseManifest, type Manifest } from '../package/index.js';
 import { isLabel, versionPaths } from './paths.js';
 
-/** version.json: what the store knows about a version besides its manifest (docs/DESIGN.md). */
+/** version.json: what the store knows about a version besides its manifest (docs/design.md). */
 /** Text we print (list): our own writer never puts control characters there. */
 // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
 const Printable = z.string().max(1024).regex(/^[^\u0000-\u001f\u007f-\u009f]*$/, 'control characters');

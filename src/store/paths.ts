@@ -11,7 +11,7 @@ export function resolveStore(flag: string | undefined, env: NodeJS.ProcessEnv, c
   return resolve(cwd, chosen);
 }
 
-/** Every path of the store layout (docs/DESIGN.md "src/store") in one place. */
+/** Every path of the store layout (docs/design.md "src/store") in one place. */
 export function storePaths(store: string) {
   return {
     root: store,

@@ -1,4 +1,4 @@
-/** src/upstream — the only module that knows the service's API shapes (docs/DESIGN.md). */
+/** src/upstream — the only module that knows the service's API shapes (docs/design.md). */
 export { ServiceClient, type ClientOptions } from './client.js';
 export { readAdminKey, checkKeyType, keyKind, type KeyKind } from './keys.js';
 export { SseParser, sseData } from './sse.js';

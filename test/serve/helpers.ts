@@ -7,7 +7,7 @@ import { connect } from 'node:net';
 import { request } from 'node:http';
 
 /**
- * Stores written by hand in the layout of docs/DESIGN.md "src/store", so the server is tested
+ * Stores written by hand in the layout of docs/design.md "src/store", so the server is tested
  * on exactly what it reads, independent of the importer.
  */
 export type SiteFiles = Record<string, string | Buffer>;
