@@ -13,7 +13,7 @@ export interface SiteConfig { dir: string; format?: 'tar.gz' | 'zip' }
 export function packageRoot(from = dirname(fileURLToPath(import.meta.url))): string {
   for (let dir = from; ; dir = dirname(dir)) {
     const pkg = join(dir, 'package.json');
-    if (existsSync(pkg) && (JSON.parse(readFileSync(pkg, 'utf8')) as { name?: string }).name === 'airlock') return dir;
+    if (existsSync(pkg) && (JSON.parse(readFileSync(pkg, 'utf8')) as { name?: string }).name === 'airlock-docs') return dir;
     if (dirname(dir) === dir) throw new Error(`airlock package root not found above ${from}`);
   }
 }
