@@ -54,7 +54,7 @@ SIGTERM/SIGINT: stop accepting, finish in-flight requests, exit 0. Prints the UR
   --metrics            GET /_airlock/metrics in Prometheus text format (requests by method and status
                        class, latency, bytes, served version, switches, imports, mirror downloads)
 
-Fleets (README "Many replicas: following a mirror"):
+Fleets (docs/fleet.md):
   --follow URL         follow an airlock mirror (serve --mirror at URL): when its active version
                        changes, download the signed package, verify it (as airlock import does),
                        import and pre-load it, and switch at the instant the mirror announces, with

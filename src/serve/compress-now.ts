@@ -7,7 +7,7 @@ import { BR_QUALITY, GZIP_LEVEL } from '../store/variants/build.js';
  * Compression on request, for an asset whose precompressed variants are not built yet (the
  * minutes after a start or a version switch, or a site served without a store).
  *
- * Decision (measured by `npm run bench:serve-ready -- --skip ready,big`, README "Benchmarks"):
+ * Decision (measured by `npm run bench:serve-ready -- --skip ready,big`, docs/benchmarks.md):
  * compress on the fly rather than only moving the asked-for files to the front of the background
  * build. Priority alone still sends the first reader identity bytes (or makes it wait behind a
  * worker's current job plus an fsync). On the fly, the first ten requests after a start sent

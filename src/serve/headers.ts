@@ -42,7 +42,7 @@ export function repHeaders(i: RepHeaderInput): { ok: FlatHeaders; notModified: F
   const notModified = [...i.base, ...validators, ...vary];
   const common = [...notModified, 'Content-Type', i.contentType];
   // Ranges are served over the identity representation only: offsets then mean the bytes of the
-  // file as exported, whatever the client's Accept-Encoding (see README "Range").
+  // file as exported, whatever the client's Accept-Encoding (docs/isolated-side.md, serving rules).
   const ok = [...common, ...(i.coding ? ['Content-Encoding', i.coding] : ['Accept-Ranges', 'bytes']), 'Content-Length', String(i.size)];
   const ranged = [...common, 'Accept-Ranges', 'bytes'];
   return { ok, notModified, ranged };

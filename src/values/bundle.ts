@@ -30,7 +30,7 @@ export interface InstallOptions {
  * A slow or stalled bundle server must not hold a replica for minutes: response headers within
  * `headersTimeoutMs` (per request), at least `minBytesPerSecond` over every `rateWindowMs` (the
  * whole download, retries and their waits included), and the whole download within `totalMs`.
- * Values keys staticExport.download.* (docs/values, README); a part downloaded so far is kept,
+ * Values keys staticExport.download.* (docs/values, docs/mirror.md); a part downloaded so far is kept,
  * so the next start resumes it.
  */
 export interface DownloadLimits { headersTimeoutMs: number; minBytesPerSecond: number; rateWindowMs: number; totalMs: number }

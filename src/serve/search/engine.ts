@@ -4,7 +4,7 @@ import type { ExtractedPage, PageSection } from './extract.js';
 
 /**
  * The local search index of one version (issue 17): compact.ts underneath (chosen on
- * bench/search.ts's numbers against MiniSearch and FlexSearch, see the README, "Local search"), one
+ * bench/search.ts's numbers against MiniSearch and FlexSearch, see docs/benchmarks.md and docs/decisions.md), one
  * document per PAGE (title, headings, text). The text itself is not kept: for the (at most 50)
  * hits of a query the page is read and extracted again (`PageText`, ~0.5 ms a page), and the hit
  * is placed in the section that holds most of the matched words, which gives the deep link

@@ -31,7 +31,7 @@ export interface VariantsOptions {
 
 /**
  * Levels measured by bench/compress-levels.ts on real-export-shaped assets: brotli 5 and gzip 6
- * keep well over 90 % of the best levels' ratio at several times their speed (README "Benchmarks").
+ * keep well over 90 % of the best levels' ratio at several times their speed (docs/benchmarks.md).
  */
 export const BR_QUALITY = 5;
 export const GZIP_LEVEL = 6;
