@@ -1,27 +1,49 @@
 /**
- * The README's command blocks run as written: every `sh` block after the install section, in
- * order, in one bash session started at the clone's root (as a reader pastes them), with
- * `airlock` on PATH (what `npm link` does) and the blocks' fixed ports swapped for free ones.
+ * The README and every guide in docs/ run as written. Each page's `sh` blocks run in order, in one
+ * fresh bash (`set -eu`), in a fresh empty folder (not the clone: a reader who installed the
+ * tarball has no clone), with `airlock` on PATH, as a reader pastes them. The pages' fixed ports
+ * (8080–8099) are swapped for free ones, since the pages run side by side.
+ *
+ * Not run: a block whose fence is preceded by the line `<!-- doc-test: skip: REASON -->`. That
+ * marks commands that belong to a clone or install globally (`npm ci`, `npm link`, `npm install
+ * -g`); the README's two set-up commands come before its first section and are checked
+ * separately. Every docs/*.md is picked up by itself, so a new guide is run with no change here.
+ *
+ * Two passes: every page against the built command (dist/), and the README (its first run)
+ * against the package as users get it: `npm pack` of a staging copy of the clone (package files
+ * and the production dependencies only), installed with `npm install -g --offline` and an empty
+ * npm cache, so no registry is reached. Only the README in that pass: the whole set costs
+ * minutes more and tests the same command.
  */
-import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { dirname, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN } from './helpers/bin.js';
 
 const ROOT = join(import.meta.dirname, '..');
-const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
-const blocks = [...README.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((m) => m[1]!);
+const PAGES = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((n) => n.endsWith('.md')).sort().map((n) => `docs/${n}`)];
+const SKIP = /^<!-- doc-test: skip: (.+?) -->\n$/;
 
-const dir = mkdtempSync(join(tmpdir(), 'airlock-readme-'));
-let sessionGroup: number | null = null;
+interface Block { code: string; skip: string | null }
+
+function blocksOf(text: string): Block[] {
+  return [...text.matchAll(/(^<!-- doc-test: skip: .+? -->\n)?^```sh\n([\s\S]*?)^```$/gm)].map((m) => ({
+    code: m[2]!,
+    skip: m[1] ? SKIP.exec(m[1])![1]! : null,
+  }));
+}
+
+const read = (page: string): string => readFileSync(join(ROOT, page), 'utf8');
+const README = read('README.md');
+const scratch = mkdtempSync(join(tmpdir(), 'airlock-docs-'));
+const groups = new Set<number>();
 afterAll(() => {
-  // A session cut short by the test's own time limit must not outlive the test (it waits in
-  // `until` loops for servers): its whole process group goes.
-  if (sessionGroup !== null) try { process.kill(-sessionGroup, 'SIGKILL'); } catch { /* already gone */ }
-  rmSync(dir, { recursive: true, force: true });
+  // A session cut short by the test's own time limit must not outlive the test.
+  for (const g of groups) try { process.kill(-g, 'SIGKILL'); } catch { /* already gone */ }
+  rmSync(scratch, { recursive: true, force: true });
 });
 
 async function freePort(): Promise<number> {
@@ -32,51 +54,165 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/** At most this many pages at once: the machine has two cores and the pages start servers. */
+let running = 0;
+const queue: (() => void)[] = [];
+async function slot<T>(f: () => Promise<T>): Promise<T> {
+  if (running >= 3) await new Promise<void>((r) => queue.push(r));
+  running++;
+  try { return await f(); } finally { running--; queue.shift()?.(); }
+}
+
+interface Session { status: number | null; stdout: string; stderr: string; leftover: boolean; ms: number; dir: string }
+
+async function runScript(name: string, script: string, binDir: string, timeoutMs: number): Promise<Session> {
+  const dir = mkdtempSync(join(scratch, `${name.replace(/\W+/g, '-')}-`));
+  const work = join(dir, 'work');
+  mkdirSync(join(dir, 'tmp'), { recursive: true });
+  mkdirSync(work);
+  const ports = new Map<string, string>();
+  for (const p of new Set(script.match(/\b80[89]\d\b/g) ?? [])) ports.set(p, String(await freePort()));
+  script = script.replace(/\b80[89]\d\b/g, (p) => ports.get(p)!);
+  writeFileSync(join(dir, 'session.sh'), `set -eu\n${script}\necho DOC-SESSION-DONE\n`);
+  const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${binDir}:${process.env.PATH}`, TMPDIR: join(dir, 'tmp') };
+  for (const k of Object.keys(env)) if (k.startsWith('AIRLOCK_')) delete env[k];
+  const started = Date.now();
+  const child = spawn('bash', [join(dir, 'session.sh')], { cwd: work, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  groups.add(child.pid!);
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  const timer = setTimeout(() => process.kill(-child.pid!, 'SIGKILL'), timeoutMs);
+  const status = await new Promise<number | null>((r) => child.on('close', r));
+  clearTimeout(timer);
+  const ms = Date.now() - started;
+  // Whatever the session left running (it should leave nothing) goes with its process group.
+  let leftover = true;
+  try { process.kill(-child.pid!, 'SIGKILL'); } catch { leftover = false; }
+  groups.delete(child.pid!);
+  return { status, stdout, stderr, leftover, ms, dir: work };
+}
+
+function runnable(page: string): string {
+  const blocks = blocksOf(read(page)).filter((b) => b.skip === null);
+  // The README's set-up commands (before its first section) run in the clone, not here.
+  const skipHead = page === 'README.md' ? 1 : 0;
+  return blocks.slice(skipHead).map((b) => b.code).join('\n');
+}
+
+function expectClean(s: Session): void {
+  expect(s.status, `${s.stdout}\n${s.stderr}`).toBe(0);
+  expect(s.stdout).toContain('DOC-SESSION-DONE');
+  expect(s.leftover, 'a server of the session was still running').toBe(false);
+  expect(s.stderr).not.toMatch(/AIRLOCK_INTERNAL|\bError:|at .*\.js:\d+/);
+}
+
+function wrapper(dir: string): string {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'airlock'), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`);
+  chmodSync(join(dir, 'airlock'), 0o755);
+  return dir;
+}
+
 describe('README', () => {
   it('opens with the two commands a new user runs: npm ci && npm run demo, npm ci && npm test', () => {
-    const first = blocks[0]!.split('\n').map((l) => l.replace(/\s+#.*$/, ''));
+    const first = blocksOf(README)[0]!.code.split('\n').map((l) => l.replace(/\s+#.*$/, ''));
     expect(first.slice(0, 2)).toEqual(['npm ci && npm run demo', 'npm ci && npm test']);
     expect(README.indexOf('```sh')).toBeLessThan(README.indexOf('\n## '));
   });
 
-  it('every command block after the install section runs as written, in one shell, and stops its servers', async () => {
-    const install = blocks.findIndex((b) => b.includes('npm link'));
-    expect(install).toBeGreaterThan(0);
-    let script = blocks.slice(install + 1).join('\n');
-    // The README's fixed ports, each swapped for a free one (tests run side by side).
-    const ports = new Map<string, string>();
-    for (const p of new Set(script.match(/\b80[89]\d\b/g) ?? [])) ports.set(p, String(await freePort()));
-    script = script.replace(/\b80[89]\d\b/g, (p) => ports.get(p)!);
-    writeFileSync(join(dir, 'airlock'), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`);
-    chmodSync(join(dir, 'airlock'), 0o755);
-    writeFileSync(join(dir, 'session.sh'), `set -eu\n${script}\necho README-SESSION-DONE\n`);
-    const env = { ...process.env, PATH: `${dir}:${process.env.PATH}`, TMPDIR: dir, AIRLOCK_STORE: undefined, AIRLOCK_API_URL: undefined, AIRLOCK_ADMIN_KEY: undefined, AIRLOCK_ADMIN_KEY_FILE: undefined };
-    const child = spawn('bash', [join(dir, 'session.sh')], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    sessionGroup = child.pid!;
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => process.kill(-child.pid!, 'SIGKILL'), 270_000);
-    const status = await new Promise<number | null>((r) => child.on('close', r));
-    clearTimeout(timer);
-    // Whatever the session left running (it should leave nothing) goes with its process group.
-    let leftover = true;
-    try { process.kill(-child.pid!, 'SIGKILL'); } catch { leftover = false; }
-    expect(status, `${stdout}\n${stderr}`).toBe(0);
-    expect(stdout).toContain('README-SESSION-DONE');
-    expect(leftover, 'a server of the session was still running').toBe(false);
-    expect(stderr).not.toMatch(/AIRLOCK_INTERNAL|Error:|at .*\.js:\d+/);
-    // What the walkthrough says happens did happen.
-    expect(stdout).toMatch(/HTTP\/1\.1 200 OK/i);
-    const [scratch] = readdirSync(dir).filter((n) => n.startsWith('tmp.'));
-    expect(scratch, readdirSync(dir).join(' ')).toBeDefined();
-    const s = join(dir, scratch!);
-    expect(existsSync(join(s, 'carry', 'docs.example.com-v1.airlock'))).toBe(true);
-    expect(existsSync(join(s, 'carry', 'docs.example.com-v2.airlock'))).toBe(true);
-    // The isolated-side block ends with a rollback to v2: the mirror hands out the active version.
-    expect(readdirSync(join(s, 'downstream'))).toEqual(['docs.example.com-v2.airlock']);
-    expect(existsSync(join(s, 'keys')), 'emulate removes its key folder when stopped').toBe(false);
-    expect(JSON.parse(readFileSync(join(s, 'store', 'state.json'), 'utf8')).active).toBe('v2');
+  it('links every guide in docs/, and every guide links back to the README', () => {
+    const guides = readdirSync(join(ROOT, 'docs')).filter((n) => n.endsWith('.md'));
+    for (const g of guides) {
+      expect(README, `README links docs/${g}`).toContain(`](docs/${g})`);
+      expect(read(`docs/${g}`), `docs/${g} links the README`).toContain('](../README.md)');
+    }
+  });
+
+  it('no page cites an issue number, a commit, an internal document, or a command block as text', () => {
+    for (const page of PAGES) {
+      const text = read(page);
+      expect(text, page).not.toMatch(/\bissues? \d+|\bCONTRACT\b|\bstop \d+|\bcommit [0-9a-f]{7,}/i);
+      expect(text, page).not.toMatch(/^```text\n(airlock|npm|curl) /m);
+      for (const b of blocksOf(text)) expect(b.code, `${page}: examples listen on 127.0.0.1`).not.toMatch(/--host 0\.0\.0\.0|^host: 0\.0\.0\.0/m);
+    }
+  });
+
+  it('a wait for a server that failed to start gives up at once and fails its block', async () => {
+    // The README's own wait, over a store that does not exist: serve exits 2 at once.
+    const block = blocksOf(README).find((b) => b.code.includes('airlock serve --port'))!.code;
+    const wait = block.slice(block.indexOf('airlock serve --port'));
+    const s = await runScript('failed-wait', wait, wrapper(join(scratch, 'bin-fail')), 60_000);
+    expect(s.status, s.stdout + s.stderr).not.toBe(0);
+    expect(s.stderr).toContain('AIRLOCK_NO_STORE');
+    expect(s.ms).toBeLessThan(20_000);
+  }, 90_000);
+});
+
+describe.concurrent('every page runs as written against the built command', () => {
+  const binDir = wrapper(join(scratch, 'bin'));
+  // Pages with no `sh` block (benchmarks, design, decisions) have nothing to run.
+  for (const page of PAGES.filter((p) => runnable(p).trim() !== '')) {
+    it(page, async () => {
+      const script = runnable(page);
+      const s = await slot(() => runScript(page, script, binDir, 240_000));
+      expectClean(s);
+      if (page === 'README.md') {
+        expect(s.stdout).toMatch(/HTTP\/1\.1 200 OK/i);
+        const [first] = readdirSync(join(s.dir, '..', 'tmp')).filter((n) => n.startsWith('tmp.'));
+        const st = join(s.dir, '..', 'tmp', first!);
+        expect(existsSync(join(st, 'carry', 'docs.example.com-v1.airlock'))).toBe(true);
+        expect(JSON.parse(readFileSync(join(st, 'store', 'state.json'), 'utf8')).active).toBe('v1');
+        expect(existsSync(join(st, 'keys')), 'emulate removes its key folder when stopped').toBe(false);
+      }
+    }, 300_000);
+  }
+});
+
+describe('the npm tarball', () => {
+  let prefix = '';
+  let installMs = 0;
+  beforeAll(() => {
+    // A staging copy of what a clean clone holds after `npm ci && npm run build`: the package's
+    // files and its production dependencies (the clone's node_modules may be a link, which npm
+    // does not bundle from).
+    const stage = join(scratch, 'stage');
+    const pkg = JSON.parse(read('package.json')) as { files: string[] };
+    mkdirSync(stage);
+    for (const f of ['package.json', 'package-lock.json', '.npmrc', ...pkg.files.filter((f) => !f.startsWith('!'))]) {
+      mkdirSync(dirname(join(stage, f)), { recursive: true });
+      cpSync(join(ROOT, f), join(stage, f), { recursive: true });
+    }
+    const lock = JSON.parse(read('package-lock.json')) as { packages: Record<string, { dev?: boolean; devOptional?: boolean }> };
+    for (const [p, v] of Object.entries(lock.packages)) {
+      if (!p || v.dev || v.devOptional || p.split('node_modules/').length > 2) continue;
+      cpSync(join(ROOT, p), join(stage, p), { recursive: true });
+    }
+    const packed = spawnSync('npm', ['pack', '--ignore-scripts', '--pack-destination', scratch], { cwd: stage, encoding: 'utf8', timeout: 120_000 });
+    expect(packed.status, packed.stderr).toBe(0);
+    const tgz = readdirSync(scratch).find((n) => /^airlock-docs-.*\.tgz$/.test(n));
+    expect(tgz).toBeDefined();
+    prefix = join(scratch, 'prefix');
+    const t0 = Date.now();
+    const inst = spawnSync('npm', ['install', '-g', '--prefix', prefix, '--offline', '--cache', join(scratch, 'npm-cache'), '--no-audit', '--no-fund', join(scratch, tgz!)],
+      { cwd: scratch, encoding: 'utf8', timeout: 240_000, env: { ...process.env, npm_config_registry: 'http://127.0.0.1:9/' } });
+    installMs = Date.now() - t0;
+    expect(inst.status, inst.stdout + inst.stderr).toBe(0);
+  }, 420_000);
+
+  it('installs with no registry and an empty cache, and runs --version', () => {
+    const v = spawnSync(join(prefix, 'bin', 'airlock'), ['--version'], { encoding: 'utf8', timeout: 30_000 });
+    expect(v.status, v.stderr).toBe(0);
+    expect(v.stdout.trim()).toBe(JSON.parse(read('package.json')).version);
+    const installed = join(prefix, 'lib', 'node_modules', 'airlock-docs');
+    for (const f of ['README.md', 'LICENSE', 'CHANGELOG.md', 'docs/design.md']) expect(existsSync(join(installed, f)), f).toBe(true);
+    console.log(`offline install: ${installMs} ms`);
+  });
+
+  it("the README's first run works against the installed command", async () => {
+    const s = await slot(() => runScript('tarball-README', runnable('README.md'), join(prefix, 'bin'), 240_000));
+    expectClean(s);
+    expect(s.stdout).toMatch(/HTTP\/1\.1 200 OK/i);
   }, 300_000);
 });
