@@ -23,9 +23,10 @@ const closeP = promisify(close);
 
 /**
  * A new small file: open, write, fsync, close through the callback API (a FileHandle per file
- * cost the main thread ~45 µs each in a CPU profile of a 2,916-file import).
+ * cost the main thread ~45 µs each in a CPU profile of a 2,916-file import). `sync` false: no
+ * fsync, the caller makes the whole tree durable at once (TreeWriter.finish).
  */
-export async function writeSmall(target: string, chunks: Buffer[], size: number): Promise<void> {
+export async function writeSmall(target: string, chunks: Buffer[], size: number, sync = true): Promise<void> {
   const fd = await openP(target, CREATE, 0o644);
   try {
     let left = size;
@@ -35,16 +36,23 @@ export async function writeSmall(target: string, chunks: Buffer[], size: number)
       left -= bytesWritten;
       if (left > 0) parts = [Buffer.concat(parts).subarray(bytesWritten)]; // a short write: the rest
     }
-    await fsyncP(fd);
+    if (sync) await fsyncP(fd);
   } finally {
     await closeP(fd);
   }
 }
 
-export async function syncAndClose(fd: number): Promise<void> {
+/** fsync (unless `sync` is false: see writeSmall) and close a file written through its descriptor. */
+export async function syncAndClose(fd: number, sync = true): Promise<void> {
   try {
-    await new Promise<void>((res, rej) => fsync(fd, (e) => (e ? rej(e) : res())));
+    if (sync) await fsyncP(fd);
   } finally {
-    await new Promise<void>((res, rej) => close(fd, (e) => (e ? rej(e) : res())));
+    await closeP(fd);
   }
+}
+
+/** fsync a file by name (the fallback when the file system could not be flushed at once). */
+export async function fsyncByName(target: string): Promise<void> {
+  const fd = await openP(target, constants.O_RDONLY);
+  await syncAndClose(fd);
 }

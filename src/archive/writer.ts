@@ -3,21 +3,29 @@ import { mkdir, readdir, rename, rmdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { AirlockError } from '../errors.js';
-import { fsyncDir } from '../util/fsx.js';
+import { fsyncDir, syncFileSystem } from '../util/fsx.js';
 import { JobPool } from './pool.js';
-import { CREATE, settledAll, syncAndClose, writeAll, writeSmall } from './write-io.js';
+import { CREATE, fsyncByName, settledAll, syncAndClose, writeAll, writeSmall } from './write-io.js';
 /**
  * File creation and fsync are latency-bound (journal, VM exits), not CPU-bound: files in flight
  * on the thread pool beat one at a time, and fsyncs that wait together are committed by one
  * journal transaction (ext4, xfs). Measured by in-process imports on this VM class (medians of 4-5):
  * 3 in flight → 16 took the generated 3,000-page site from 2.8 to 1.95 s and the
  * real-export-shaped one from 4.1 to 3.1 s; 32 gained nothing more. MAX_BUFFERED bounds memory.
- * Files up to SMALL are buffered whole and written by a pool job (open, write, fsync, close);
+ * Files up to SMALL are buffered whole and written by a pool job (open, write, close);
  * bigger ones stream through a synchronous fd.
+ * Durability: on Linux no file is fsynced on its own; finish() flushes the whole file system
+ * once (syncFileSystem: one device flush instead of one per file; `airlock import` of the
+ * generated 3,000-page site, 10 paired runs on a busy 2-vCPU VM: median 10.5 s → 6.9 s, faster
+ * in every pair; idle figures in docs/benchmarks.md). Where that cannot be done, finish()
+ * fsyncs every file and folder, as every file used to be when written. Either way nothing is
+ * durable-by-promise before finish() returns, and the caller publishes the tree only after it.
  */
 const CONCURRENCY = 16;
 const SMALL = 1024 * 1024;
 const MAX_BUFFERED = 8 * 1024 * 1024;
+/** Files are fsynced one by one only where the file system cannot be flushed at once (see above). */
+const SYNC_EACH = process.platform !== 'linux';
 
 export interface FileSink {
   write(chunk: Buffer): void;
@@ -37,6 +45,8 @@ export class TreeWriter {
   /** Big files' descriptors from open until their pool job closes them (settle() closes the rest). */
   private readonly open = new Set<number>();
   private readonly pool = new JobPool(CONCURRENCY, MAX_BUFFERED);
+  /** Every file written, for the per-file fsync fallback. */
+  private readonly written: string[] = [];
 
   private constructor(readonly root: string) {}
 
@@ -49,6 +59,7 @@ export class TreeWriter {
 
   file(segments: string[]): FileSink {
     const target = join(this.root, ...this.parents(segments), segments[segments.length - 1]!);
+    this.written.push(target);
     const chunks: Buffer[] = [];
     let size = 0;
     let fd: number | undefined;
@@ -69,9 +80,9 @@ export class TreeWriter {
       end: () => {
         if (fd !== undefined) {
           const h = fd;
-          return this.pool.submit(() => syncAndClose(h).finally(() => this.open.delete(h)), 0);
+          return this.pool.submit(() => syncAndClose(h, SYNC_EACH).finally(() => this.open.delete(h)), 0);
         }
-        return this.pool.submit(() => writeSmall(target, chunks, size), size);
+        return this.pool.submit(() => writeSmall(target, chunks, size, SYNC_EACH), size);
       },
       abort: () => {
         if (fd !== undefined) this.closeNow(fd);
@@ -94,14 +105,20 @@ export class TreeWriter {
     return segments.slice(0, -1);
   }
 
-  /** All files synced; the wrapping folder moved up; every folder synced (their names are data too). */
+  /** The wrapping folder moved up; every file and folder durable (their names are data too). */
   async finish(strip: string): Promise<void> {
     await this.pool.drain();
     let dirs = [...this.made];
     if (strip) {
-      await this.unwrap(strip.slice(0, -1));
-      dirs = dirs.filter((d) => d !== strip.slice(0, -1)).map((d) => d.slice(strip.length));
+      const wrap = strip.slice(0, -1);
+      await this.unwrap(wrap);
+      dirs = dirs.filter((d) => d !== wrap).map((d) => d.slice(strip.length));
+      const from = join(this.root, wrap);
+      for (let i = 0; i < this.written.length; i++) this.written[i] = join(this.root, this.written[i]!.slice(from.length + 1));
     }
+    if (!SYNC_EACH && (await syncFileSystem(this.root))) return;
+    if (!SYNC_EACH) for (const f of this.written.splice(0)) await this.pool.submit(() => fsyncByName(f), 0);
+    await this.pool.drain();
     await settledAll(dirs.map((d) => fsyncDir(join(this.root, d))));
     await fsyncDir(this.root);
   }

@@ -2,6 +2,7 @@ import { open, rename, rm, mkdir, type FileHandle } from 'node:fs/promises';
 import { dirname, basename, join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
+import { execFile } from 'node:child_process';
 
 /** fsync a file or a folder: open it read-only, sync, close. */
 async function fsyncPath(path: string): Promise<void> {
@@ -18,6 +19,23 @@ export const fsyncDir: (dir: string) => Promise<void> = fsyncPath;
 
 /** fsync one file (its data and size) so a later rename cannot expose it empty after a crash. */
 export const fsyncFile: (path: string) => Promise<void> = fsyncPath;
+
+/**
+ * Make everything written so far on the file system that holds `path` durable, in one flush:
+ * syncfs(2), through `sync -f` (GNU coreutils, busybox) since Node has no binding for it. A
+ * tree of thousands of new files costs one device flush this way instead of one per file (on
+ * this project's VM class an import of 2,916 files spent about half its time in per-file fsync).
+ * The whole file system is flushed, other writers' data included: on a store that shares its
+ * disk with a busy writer this waits for that writer's dirty pages too.
+ * Returns false when it cannot be done here (not Linux, no `sync -f`, or it failed): the
+ * caller must then fsync each file itself, which also reports a write-back error with its errno.
+ */
+export function syncFileSystem(path: string): Promise<boolean> {
+  if (process.platform !== 'linux') return Promise.resolve(false);
+  return new Promise((resolve) => {
+    execFile('sync', ['-f', path], { timeout: 0 }, (err) => resolve(!err));
+  });
+}
 
 /** A sibling temp name in the same folder, so that the final rename is atomic (same file system). */
 export function tempSibling(path: string): string {

@@ -12,7 +12,7 @@ let dir: string;
 let pkg: string;
 beforeAll(async () => {
   dir = await makeTempDir();
-  // Enough files that extraction (one fsync per file) takes long enough to be interrupted.
+  // Enough files that extraction takes long enough to be interrupted while it writes.
   pkg = await buildPackage(dir, { version: 'v1', files: sampleSite('crash', 400) });
 });
 afterAll(async () => {
