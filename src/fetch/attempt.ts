@@ -5,7 +5,7 @@ import { PartSink, type OpenFile } from './sink.js';
 import { get, type Response } from './get.js';
 import { contentLength, header, isExpiredLinkAnswer, parseContentRange, safeUrl, statedSha256, strongEtag, type HeaderBag } from './validators.js';
 import { parseRetryAfter } from './retry.js';
-import { describeNetError, netError, type NetContext } from '../upstream/net-error.js';
+import { describeNetError, describeStatusLine, netError, type NetContext } from '../upstream/net-error.js';
 
 /** What the download knows of the object so far; `have` bytes of it are on disk in the part. */
 export interface PartState {
@@ -79,6 +79,11 @@ async function attemptWith(ctx: AttemptContext, s: PartState, signal: AbortSigna
   }
   const h = res.headers as HeaderBag;
   const { status } = res;
+  const badLine = describeStatusLine(status, res.statusText, net);
+  if (badLine) {
+    res.discard();
+    throw new UpstreamError(badLine.reason, status, { subject: safeUrl(ctx.url) }, badLine.code);
+  }
 
   if (status === 416) {
     await res.text();

@@ -9,6 +9,8 @@ export interface BodyTarget {
 
 export interface Response {
   status: number;
+  /** The status line's reason phrase, as the parser gave it (server text: never printed unescaped). */
+  statusText: string | undefined;
   headers: HeaderBag;
   /** Feed the body to `into` with backpressure. Resolves with the connection's error, or undefined when the body ended. */
   pipe(into: BodyTarget): Promise<unknown>;
@@ -62,12 +64,12 @@ export function get(url: string, o: GetOptions): Promise<Response> {
         if (o.signal.aborted) onAbort();
         else o.signal.addEventListener('abort', onAbort, { once: true });
       },
-      onResponseStart(c, status, headers) {
+      onResponseStart(c, status, headers, statusText) {
         if (status < 200) return; // 1xx: the final response follows
         c.pause();
         const discard = () => { if (!outcome) c.abort(new Error('body discarded')); };
         resolve({
-          status, headers: headers as HeaderBag,
+          status, statusText, headers: headers as HeaderBag,
           pipe: attach,
           text: (limit = 16_384) => collect(attach, limit, discard),
           discard,

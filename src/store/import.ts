@@ -14,7 +14,7 @@ import { readState } from './state.js';
 import { checkDeclared } from './declared.js';
 import { checkSameVersion, existingMeta } from './existing.js';
 import { createStore, existingAncestor, removeCreated, storeKind } from './location.js';
-import { withLock, type LockOptions, type StoreLock } from './lock.js';
+import { withLock, type StoreLock } from './lock.js';
 import { versionDir } from './paths.js';
 import type { ProgressEvent } from './progress.js';
 import { checkFreeSpace, requiredBytes } from './space.js';
@@ -79,10 +79,7 @@ export async function importPackage(pkgPath: PackageInput, o: ImportOptions): Pr
     layout = await readPackage(pkg);
     return await importChecked(pkg, size, kind, layout, o);
   } catch (err) {
-    // A log that cannot take the line (it is itself broken: AIRLOCK_AUDIT_BROKEN) leaves the refusal unrecorded; the original error stands.
-    if (audited && isRefusal(err)) {
-      await auditRefusal(store, pkg, layout?.manifest ?? delta, err, { timeoutMs: o.lockTimeoutMs, signal: o.signal }).catch(() => {});
-    }
+    if (audited) await auditRefusal(store, pkg, layout?.manifest ?? delta, err, o);
     throw err;
   }
 }
@@ -92,12 +89,37 @@ function isRefusal(err: unknown): err is AirlockError {
   return err instanceof AirlockError && (err.exitCode === EXIT.VERIFICATION || err.code === 'AIRLOCK_VERSION_CONFLICT');
 }
 
-/** A refusal goes into the audit log with its rule's code (the store is otherwise unchanged). */
-async function auditRefusal(store: string, pkg: PackageInput, m: { domain?: string; version?: string } | null, err: AirlockError, lock: LockOptions): Promise<void> {
+/**
+ * A refusal goes into the store's audit log with its rule's code (the store is otherwise
+ * unchanged); any other error adds nothing. The one place every refused import is recorded:
+ * importPackage's, and importVolumes' for a set of volumes refused before its package is read
+ * (`pkg` then names the first volume given, with no spans: no sha256 is recorded for it).
+ * A log that cannot take the line (it is itself broken: AIRLOCK_AUDIT_BROKEN) leaves the
+ * refusal unrecorded; the caller's error stands.
+ */
+export async function auditRefusal(store: string, pkg: PackageInput, m: { domain?: string; version?: string } | null, err: unknown, o: Pick<ImportOptions, 'lockTimeoutMs' | 'signal'>): Promise<void> {
+  if (!isRefusal(err)) return;
   await appendAudit(store, {
-    command: 'import', outcome: 'refused', reason: err.code, package: inputPath(pkg), packageSha256: typeof pkg === 'string' ? await fileSha256(pkg).catch(() => null) : null,
+    command: 'import', outcome: 'refused', reason: err.code, package: inputPath(pkg), packageSha256: await refusedSha256(pkg),
     domain: m?.domain ?? null, version: m?.version ?? null, signers: (err.details.signers as string[] | undefined) ?? [], detail: err.message.slice(0, 2000),
-  }, lock);
+  }, { timeoutMs: o.lockTimeoutMs, signal: o.signal }).catch(() => {});
+}
+
+/**
+ * The refused package's sha256 is kept for a package of at most this size, else null. Most
+ * refusals come from the package's head (its members, manifest, signature, freshness) and cost
+ * a few reads; hashing the whole file would then be the refusal's whole cost and grow with the
+ * file: a 1.5 GB file of zeros took 18 s to refuse, against 1.5 s for verify. Up to 16 MiB the
+ * hash costs ~50 ms, a small part of the refusal; above it the line still names the package
+ * (path, and domain, version and signers when its manifest was read) and the rule that refused it.
+ */
+export const REFUSED_SHA256_MAX_BYTES = 16 * 1024 * 1024;
+
+async function refusedSha256(pkg: PackageInput): Promise<string | null> {
+  if (typeof pkg !== 'string') return null; // volumes: no one file to name by digest
+  const size = await stat(pkg).then((s) => (s.isFile() ? s.size : null), () => null);
+  if (size === null || size > REFUSED_SHA256_MAX_BYTES) return null;
+  return fileSha256(pkg).catch(() => null);
 }
 
 async function importChecked(pkg: PackageInput, size: number, kind: 'dir' | 'missing', layout: PackageLayout, o: ImportOptions): Promise<ImportResult> {

@@ -1,11 +1,13 @@
 import { AirlockError, UpstreamError } from '../errors.js';
+import { escapeControls } from '../util/terminal.js';
 
 /**
  * The one place where a failed HTTP exchange becomes words (pure): undici's errors (its own
  * package's and the copy inside Node's global fetch, so matched by code and name, never by
  * class), Node's errno codes and AbortSignal.timeout's TimeoutError, each said plainly with the
  * host it was about. Never the library's text, never the path or query of the URL (a presigned
- * link's query is its credential), never a byte of what the server sent.
+ * link's query is its credential), never a byte of what the server sent but the reason phrase
+ * of a status line refused for holding control characters (escaped, bounded: describeStatusLine).
  */
 export type NetCode = 'AIRLOCK_NETWORK' | 'AIRLOCK_TIMEOUT' | 'AIRLOCK_BAD_HTTP';
 export interface NetFailure {
@@ -71,6 +73,21 @@ export function describeNetError(err: unknown, c: NetContext): NetFailure | unde
     if (TLS.test(code)) return { code: 'AIRLOCK_NETWORK', reason: `the TLS connection to ${host} failed (its certificate was not accepted, or TLS could not be agreed)`, transient: false };
   }
   return undefined;
+}
+
+/** A reason phrase holds only tabs, spaces and visible characters (RFC 9112 §4: HTAB / SP / VCHAR / obs-text). */
+const BAD_REASON = /[\x00-\x08\x0a-\x1f\x7f]/; // eslint-disable-line no-control-regex -- the characters refused
+
+/**
+ * A status line that is not valid HTTP although the parser let it through: its reason phrase
+ * holds control characters. Said as AIRLOCK_BAD_HTTP naming the status and the phrase (escaped,
+ * at most 64 characters); not worth another request (the server answers that way). Undefined
+ * for a valid status line, whatever its status.
+ */
+export function describeStatusLine(status: number, reason: string | undefined, c: NetContext): NetFailure | undefined {
+  if (reason === undefined || !BAD_REASON.test(reason)) return undefined;
+  const phrase = escapeControls(reason.length > 64 ? `${reason.slice(0, 64)}…` : reason);
+  return { code: 'AIRLOCK_BAD_HTTP', reason: `the server at ${where(c.url).origin} did not answer with valid HTTP (its status line, HTTP ${status} "${phrase}", holds control characters)`, transient: false };
 }
 
 /**

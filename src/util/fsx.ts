@@ -109,7 +109,8 @@ export function describeFsError(err: unknown): string {
   }
 }
 
-function kindOf(st: { isDirectory(): boolean; isFIFO(): boolean; isCharacterDevice(): boolean; isBlockDevice(): boolean; isSocket(): boolean }): string {
+/** What a path is when it is not a regular file, in words ("a FIFO (named pipe)"). */
+export function kindOf(st: { isDirectory(): boolean; isFIFO(): boolean; isCharacterDevice(): boolean; isBlockDevice(): boolean; isSocket(): boolean }): string {
   if (st.isDirectory()) return 'a folder';
   if (st.isFIFO()) return 'a FIFO (named pipe)';
   if (st.isCharacterDevice()) return 'a character device';

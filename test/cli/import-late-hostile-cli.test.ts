@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash, sign } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
-import { cp, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, readdir, rm, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as tar from 'tar';
 import { importPackage } from '../../src/store/index.js';
@@ -15,7 +15,7 @@ import { encodeDeltaManifest, readDelta } from '../../src/package/delta/index.js
 import { writeMembers } from '../../src/package/delta/write.js';
 import { airlock, type RunResult } from '../helpers/bin.js';
 import { buildPackage, makeKey, makeTempDir, sampleSite, type TestKey } from '../store/helpers.js';
-import { storeDigest } from '../store/trust-helpers.js';
+import { lastAudit, storeDigest } from '../store/trust-helpers.js';
 
 let dir: string;
 let key: TestKey;
@@ -208,4 +208,31 @@ describe('a hostile delta is described in words, never in zlib\'s or the patch d
       expect(await storeDigest(store)).toBe(before);
     });
   }
+});
+
+describe('a large zero-filled file given as a package', () => {
+  // Sparse (truncate): no disk written. Import refuses it from its first block, as verify does;
+  // the audit line names it without hashing it whole (its sha256 would cost more than the refusal).
+  it('200 MB of zeros: import is refused at its head (exit 4, AIRLOCK_PACKAGE_MEMBERS), nothing staged, the audit line records no sha256', async () => {
+    const pkg = join(dir, 'zero.airlock');
+    await writeFile(pkg, '');
+    await truncate(pkg, 200 * 1024 * 1024);
+    const store = await copyStore();
+    const before = await storeDigest(store);
+    const r = airlock(['import', pkg, '--store', store, '--trust', key.pubPath]);
+    refused(r, 4, 'AIRLOCK_PACKAGE_MEMBERS', /airlock\.json was expected/);
+    refused(airlock(['verify', pkg, '--trust', key.pubPath]), 4, 'AIRLOCK_PACKAGE_MEMBERS', /airlock\.json was expected/);
+    expect(await storeDigest(store)).toBe(before);
+    expect(await readdir(store)).not.toContain('staging');
+    expect(await lastAudit(store)).toMatchObject({ outcome: 'refused', reason: 'AIRLOCK_PACKAGE_MEMBERS', package: pkg, packageSha256: null });
+    await rm(pkg);
+  });
+
+  it('a small one (64 KiB of zeros) is refused the same way and its sha256 is recorded', async () => {
+    const pkg = join(dir, 'zero-small.airlock');
+    await writeFile(pkg, Buffer.alloc(64 * 1024));
+    const store = await copyStore();
+    refused(airlock(['import', pkg, '--store', store, '--trust', key.pubPath]), 4, 'AIRLOCK_PACKAGE_MEMBERS', /airlock\.json was expected/);
+    expect(await lastAudit(store)).toMatchObject({ outcome: 'refused', reason: 'AIRLOCK_PACKAGE_MEMBERS', package: pkg, packageSha256: createHash('sha256').update(Buffer.alloc(64 * 1024)).digest('hex') });
+  });
 });

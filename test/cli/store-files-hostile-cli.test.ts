@@ -133,7 +133,7 @@ describe('a FIFO where a store file, a package or a volume should be', () => {
     await expect(lstat(store)).rejects.toThrow();
   });
 
-  it('a FIFO as volume .002 beside a real .001: import and verify end by themselves (exit 2, naming the volume); the store is as it was', async () => {
+  it('a FIFO as volume .002 beside a real .001: import and verify end by themselves (exit 4, that volume of the set is bad, named); the store is as it was', async () => {
     const media = fresh('media');
     await mkdir(media);
     const whole = join(media, 'v9.airlock');
@@ -150,7 +150,7 @@ describe('a FIFO where a store file, a package or a volume should be', () => {
       airlockAsync(['verify', volumes[0]!, '--allow-unsigned'], { timeoutMs: HANG_MS }),
     ]);
     for (const r of [imp, verify]) {
-      refused(r, 2, 'AIRLOCK_NOT_A_FILE', /is a FIFO \(named pipe\), not a regular file/);
+      refused(r, 4, 'AIRLOCK_VOLUME_NOT_A_FILE', /volume 2 of \d+ \(.*\) is a FIFO \(named pipe\), not a regular file/);
       expect(r.stderr).toContain(volumes[1]!);
     }
     expect(await treeState(store)).toBe(before);
@@ -184,7 +184,7 @@ describe('a device, a folder or a symlink loop where a store file, a package or 
     expect([0, 2]).toContain(r.status);
   });
 
-  it('/dev/zero symlinked as a volume: import ends (exit 2, naming it)', async () => {
+  it('/dev/zero symlinked as a volume: import ends (exit 4, naming it)', async () => {
     const media = fresh('media');
     await mkdir(media);
     const whole = join(media, 'v8.airlock');
@@ -196,7 +196,7 @@ describe('a device, a folder or a symlink loop where a store file, a package or 
     const store = await copyStore();
     const before = await treeState(store);
     const r = await airlockAsync(['import', volumes[0]!, '--store', store, '--allow-unsigned'], { timeoutMs: HANG_MS });
-    refused(r, 2, 'AIRLOCK_NOT_A_FILE', /is a character device, not a regular file/);
+    refused(r, 4, 'AIRLOCK_VOLUME_NOT_A_FILE', /is a character device, not a regular file/);
     expect(await treeState(store)).toBe(before);
   });
 

@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTcpServer, type Server as TcpServer } from 'node:net';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { importPackage } from '../../src/store/index.js';
@@ -18,7 +19,7 @@ let pkgV1: string;
 let pkgV2: Buffer;
 let n = 0;
 const running: Running[] = [];
-const servers: Server[] = [];
+const servers: (Server | TcpServer)[] = [];
 const timers = new Set<NodeJS.Timeout>();
 
 beforeAll(async () => {
@@ -30,7 +31,7 @@ afterEach(async () => {
   for (const s of running.splice(0)) await s.stop();
   for (const x of timers) clearInterval(x);
   timers.clear();
-  for (const s of servers.splice(0)) { s.closeAllConnections(); await new Promise<void>((r) => s.close(() => r())); }
+  for (const s of servers.splice(0)) { if ('closeAllConnections' in s) s.closeAllConnections(); await new Promise<void>((r) => s.close(() => r())); }
 });
 afterAll(async () => t.cleanup());
 
@@ -127,6 +128,30 @@ describe('serve --values: a slow bundle server', () => {
     expect(r.status, r.stderr).toBe(1);
     expect(r.stderr).toMatch(/AIRLOCK_DOWNLOAD_TIMEOUT: the bundle download from http:\/\/127\.0\.0\.1:\d+ did not finish within 1\.5 s/);
   }, 30_000);
+
+  it('an HTTP 500 whose status line holds control characters: AIRLOCK_BAD_HTTP naming the status, escaped (not "too slow"); the active version is still served', async () => {
+    const raw = createTcpServer((c) => {
+      c.on('error', () => {});
+      c.once('data', () => c.end('HTTP/1.1 500 Bad\x01\x7f\x1b[31mred\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello'));
+    });
+    await new Promise<void>((r) => raw.listen(0, '127.0.0.1', r));
+    servers.push(raw);
+    const url = `http://127.0.0.1:${(raw.address() as { port: number }).port}/bundle.airlock?sig=secret-signature`;
+    const { values } = await setup(url, '{headersTimeoutSeconds: 2, minBytesPerSecond: 1024, rateWindowSeconds: 1, timeoutSeconds: 10}');
+    const s = await start(['serve', '--values', values, '--port', '0'], {}, 20_000);
+    running.push(s);
+    const warned = await until(async () => { const r = await ready(s.url); return r.body.warning ? r : null; }, 20_000);
+    expect(warned.status).toBe(200);
+    expect(warned.body).toMatchObject({ version: 'v1', bundle: { state: 'failed' } });
+    const error = String((warned.body.bundle as { error: string }).error);
+    expect(error).toMatch(/^AIRLOCK_BAD_HTTP: .*127\.0\.0\.1:\d+.*HTTP 500 "Bad\\x01(\\x7f)?\\x1b\[31mred"/);
+    expect(error).not.toMatch(/too slow|went under|AIRLOCK_DOWNLOAD_TOO_SLOW/);
+    expect((await fetch(s.url + '/')).headers.get('x-airlock-version')).toBe('v1');
+    await until(async () => /\[AIRLOCK_BAD_HTTP\]|AIRLOCK_BAD_HTTP:/.test(s.stderr()), 5_000);
+    expect(s.stderr()).toMatch(/HTTP 500 "Bad\\x01(\\x7f)?\\x1b\[31mred"/);
+    expect(s.stderr()).not.toMatch(/[\x01\x7f\x1b]/); // eslint-disable-line no-control-regex -- the point
+    expect(s.stderr()).not.toContain('secret-signature');
+  }, 40_000);
 
   it('the bounds are checked values keys: a wrong one is exit 2 naming it', async () => {
     const { values } = await setup('http://127.0.0.1:9/b.tar.gz', '{minBytesPerSecond: -1, rateWindowSeconds: "x"}');

@@ -7,6 +7,7 @@ import { fingerprint } from '../keys.js';
 import { FIXED, MAX_TABLE_BYTES, SIGNATURE_BYTES, decodeFixed, decodeTable, isVolumeHead, parseVolumeName, volumeName, type FixedHeader, type VolumeTable } from './format.js';
 import { headMembers, readExactAt } from './write.js';
 import { openInputFile } from '../reader.js';
+import { kindOf } from '../../util/fsx.js';
 
 /** Folders searched for the other volumes (--volumes): a few mounts, not a crawl. */
 export const MAX_VOLUME_DIRS = 32;
@@ -140,6 +141,8 @@ export async function openVolumes(given: string[], o: OpenVolumesOptions): Promi
         const p = join(d, volumeName(b, i));
         const st = await stat(p).catch(() => null);
         if (!st || seen.has(`${st.dev}:${st.ino}`)) continue;
+        // Something else under a volume's name (a FIFO, a device, a folder) is never opened: that volume of the set is bad.
+        if (!st.isFile()) throw vol('AIRLOCK_VOLUME_NOT_A_FILE', `volume ${i} of ${count} (${p}) is ${kindOf(st)}, not a regular file: copy that volume again from the original`, p, { index: i, count });
         place(await readHead(p), i);
       }
     }
