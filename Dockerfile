@@ -1,5 +1,6 @@
 # syntax=docker/dockerfile:1
-# airlock serve as a container: docker build -t airlock . ; see docs/kubernetes.md.
+# airlock serve as a container: docker build -t airlock:0.1.0 . (the tag is package.json's version,
+# which the chart's appVersion follows); docs/kubernetes.md carries it into a registry and a cluster.
 # Three stages: compile the TypeScript (with dev dependencies), install the production dependencies
 # alone (npm ci --omit=dev), then a slim runtime holding only dist/, those node_modules and tini.
 # The runtime runs as uid/gid 10001, needs no writable path but the store and /tmp volumes (a

@@ -84,6 +84,21 @@ describe('Dockerfile', () => {
     expect(one('HEALTHCHECK')[0]!.getArgumentsContent()).toContain('/_airlock/health');
   });
 
+  it('the image tag, the chart\'s appVersion and the documented build command agree: airlock:<package.json version>', async () => {
+    const { version } = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    const chart = await readFile(join(ROOT, 'deploy/helm/airlock/Chart.yaml'), 'utf8');
+    expect(/^appVersion: "?([^"\n]+)"?$/m.exec(chart)?.[1]).toBe(version);
+    const values = await readFile(join(ROOT, 'deploy/helm/airlock/values.yaml'), 'utf8');
+    expect(values).toMatch(/^ {2}repository: airlock$/m);
+    expect(values).toMatch(/^ {2}tag: ""/m); // the chart's appVersion
+    const build = `docker build -t airlock:${version} .`;
+    expect(text).toContain(build);
+    const guide = await readFile(join(ROOT, 'docs/kubernetes.md'), 'utf8');
+    expect(guide).toContain(build);
+    expect(guide).toContain(`docker save airlock:${version}`);
+    for (const m of guide.matchAll(/\bairlock:(\d[\w.-]*)/g)) expect(m[1], m[0]).toBe(version);
+  });
+
   it('copies only paths that exist and that .dockerignore does not exclude', async () => {
     const ignored = (await readFile(join(ROOT, '.dockerignore'), 'utf8')).split('\n').filter(Boolean);
     const { df } = runtimeStage();

@@ -58,7 +58,7 @@ const find = (objects: K8sObject[], kind: string, name: string) => objects.find(
 
 describe('helm chart deploy/helm/airlock', () => {
   it('lints clean (helm lint --strict)', () => {
-    const r = helm.run(['lint', CHART, '--strict']);
+    const r = helm.run(['lint', CHART, '--strict', '--set', 'staticExport.bundleUrl=https://bucket.example/docs.airlock', '--set', 'trust.existingSecret=release-keys']);
     expect(r.status, r.stdout + r.stderr).toBe(0);
     expect(r.stdout).toContain('0 chart(s) failed');
   });
@@ -81,7 +81,7 @@ describe('helm chart deploy/helm/airlock', () => {
     expect(c.resources!.requests!.memory).toBeDefined();
     expect(c.args).toEqual(['serve', '--values', '/etc/airlock/values.yaml', '--metrics']);
     const mounts = c.volumeMounts!.map((m) => m.mountPath);
-    expect(mounts).toEqual(expect.arrayContaining(['/data', '/tmp', '/etc/airlock']));
+    expect(mounts).toEqual(expect.arrayContaining(['/data/store', '/tmp', '/etc/airlock']));
     const pdb = find(objects, 'PodDisruptionBudget', 'docs-airlock')!;
     expect(pdb.spec!.maxUnavailable).toBe(1);
     // The Service selects the serving pods only (never the mirror's).
@@ -89,7 +89,7 @@ describe('helm chart deploy/helm/airlock', () => {
   });
 
   it('the values file the chart renders is what airlock serve --values reads, with no unknown key', async () => {
-    const { objects } = await renderWith({ staticExport: { bundleUrl: 'https://bucket.example/export.tar.gz', version: 'v7', domain: 'docs.example.com' }, deployment: { type: 'client-hosted' }, features: { search: true, analytics: false } });
+    const { objects } = await renderWith({ staticExport: { bundleUrl: 'https://bucket.example/export.tar.gz', version: 'v7', domain: 'docs.example.com', allowUnsigned: true }, deployment: { type: 'client-hosted' }, features: { search: true, analytics: false } });
     const file = join(work, 'rendered-values.yaml');
     await writeFile(file, find(objects, 'ConfigMap', 'docs-airlock')!.data!['values.yaml']!);
     const loaded = await loadValues(file);
@@ -100,7 +100,7 @@ describe('helm chart deploy/helm/airlock', () => {
 
   it('staticExport.download bounds are accepted by the chart\'s schema and reach the values file airlock reads', async () => {
     const download = { headersTimeoutSeconds: 0.5, minBytesPerSecond: 4096, rateWindowSeconds: 10, timeoutSeconds: 7200 };
-    const { status, objects, stderr } = await renderWith({ staticExport: { bundleUrl: 'https://bucket.example/export.tar.gz', download } });
+    const { status, objects, stderr } = await renderWith({ staticExport: { bundleUrl: 'https://bucket.example/export.tar.gz', allowUnsigned: true, download } });
     expect(status, stderr).toBe(0);
     const file = join(work, 'rendered-download-values.yaml');
     await writeFile(file, find(objects, 'ConfigMap', 'docs-airlock')!.data!['values.yaml']!);
@@ -111,6 +111,7 @@ describe('helm chart deploy/helm/airlock', () => {
 
   it('every option on: mirror Deployment + PVC + Service, ServiceMonitor, trust keys mounted from a Secret; all validate', async () => {
     const { status, objects, stderr } = await renderWith({
+      staticExport: { bundleUrl: 'https://bucket.example/docs-2026-05-01.airlock' },
       mirror: { enabled: true, tokensSecret: 'mirror-tokens', secretSecret: 'mirror-secret', publicUrl: 'http://mirror.internal' },
       metrics: { serviceMonitor: { enabled: true, labels: { release: 'prom' } } }, trust: { existingSecret: 'release-keys' }, replicaCount: 5,
     });
@@ -156,16 +157,58 @@ describe('helm chart deploy/helm/airlock', () => {
     const r = await renderWith({ follow: { enabled: true, tokenSecret: 't' } });
     expect(r.status).not.toBe(0);
     expect(r.stderr).toMatch(/follow\.url.*mirror\.enabled/);
-    const ok = await renderWith({ follow: { enabled: true, tokenSecret: 't', url: 'http://mirror.internal:8080' } });
+    const ok = await renderWith({ follow: { enabled: true, tokenSecret: 't', url: 'http://mirror.internal:8080' }, trust: { existingSecret: 'release-keys' } });
     expect(ok.status, ok.stderr).toBe(0);
     expect(find(ok.objects, 'ConfigMap', 'docs-airlock')!.data!['values.yaml']).toContain('url: "http://mirror.internal:8080"');
   });
 
   it('inline trust keys become a ConfigMap mounted as the store\'s trusted-keys/', async () => {
-    const { status, objects, stderr } = await renderWith({ trust: { keys: { 'release.pub': '-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA\n-----END PUBLIC KEY-----\n' } } });
+    const { status, objects, stderr } = await renderWith({ staticExport: { bundleUrl: 'https://bucket.example/docs.airlock' }, trust: { keys: { 'release.pub': '-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA\n-----END PUBLIC KEY-----\n' } } });
     expect(status, stderr).toBe(0);
     validateAll(objects);
     expect(find(objects, 'ConfigMap', 'docs-airlock-trust')!.data!['release.pub']).toContain('BEGIN PUBLIC KEY');
+  });
+
+  it('without a bundle to serve the render fails with what to set (each replica\'s store starts empty: no crash-looping pods)', async () => {
+    for (const values of [{}, { staticExport: { enabled: false }, trust: { existingSecret: 'k' } }, { trust: { existingSecret: 'k' } }]) {
+      const r = await renderWith(values);
+      expect(r.status, JSON.stringify(values)).not.toBe(0);
+      expect(r.stderr).toMatch(/staticExport\.bundleUrl is required/);
+      expect(r.stderr).toContain('follow.enabled');
+    }
+  });
+
+  it('a raw export archive needs staticExport.allowUnsigned spelled out (airlock refuses it unsigned), query strings of presigned links included', async () => {
+    for (const url of ['https://bucket.example/export.tar.gz', 'https://bucket.example/a/export.TGZ?X-Amz-Signature=abc', 'https://bucket.example/export.zip', 'https://bucket.example/export.tar']) {
+      const r = await renderWith({ staticExport: { bundleUrl: url }, trust: { existingSecret: 'release-keys' } });
+      expect(r.status, url).not.toBe(0);
+      expect(r.stderr).toMatch(/raw export archive.*unsigned.*staticExport\.allowUnsigned=true/);
+      const ok = await renderWith({ staticExport: { bundleUrl: url, allowUnsigned: true } });
+      expect(ok.status, ok.stderr).toBe(0);
+    }
+  });
+
+  it('a signed package needs the keys that may sign it: with no trust.* and no allowUnsigned the render fails naming them', async () => {
+    const r = await renderWith({ staticExport: { bundleUrl: 'https://bucket.example/docs.airlock' } });
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toMatch(/trust\.existingSecret.*trust\.existingConfigMap.*trust\.keys/);
+    for (const trust of [{ existingSecret: 's' }, { existingConfigMap: 'c' }, { keys: { 'r.pub': '-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA\n-----END PUBLIC KEY-----\n' } }]) {
+      const ok = await renderWith({ staticExport: { bundleUrl: 'https://bucket.example/docs.airlock' }, trust });
+      expect(ok.status, ok.stderr).toBe(0);
+    }
+    const follow = await renderWith({ follow: { enabled: true, tokenSecret: 't', url: 'http://mirror.internal' } });
+    expect(follow.status).not.toBe(0);
+    expect(follow.stderr).toMatch(/follow\.allowUnsigned/);
+  });
+
+  it('the emptyDir is the store itself, so the trust keys mounted inside it leave it writable for the pod\'s user', async () => {
+    const { objects } = await renderWith({ staticExport: { bundleUrl: 'https://bucket.example/docs.airlock' }, trust: { existingSecret: 'release-keys' }, mirror: { enabled: true, tokensSecret: 'm' } });
+    for (const name of ['docs-airlock', 'docs-airlock-mirror']) {
+      const dep = new apps.Deployment(find(objects, 'Deployment', name) as never);
+      const mounts = dep.spec!.template.spec!.containers[0]!.volumeMounts!;
+      expect(mounts.find((m) => m.name === 'data')!.mountPath, name).toBe('/data/store');
+      expect(mounts.find((m) => m.name === 'trust')!.mountPath, name).toBe('/data/store/trusted-keys');
+    }
   });
 
   it.each([

@@ -62,3 +62,31 @@ configMap:
 {{ fail "follow.enabled needs follow.url, or mirror.enabled for this release's own mirror" }}
 {{- end -}}
 {{- end -}}
+
+{{/*
+What every replica starts from, checked before anything is applied: each replica's store is an
+empty volume, so a release without a bundle (and not following a mirror) would only render pods
+that exit with nothing to serve, and a bundle airlock serve would refuse (a raw export without
+allowUnsigned, a package with no key to check it against) pods that crash-loop.
+*/}}
+{{- define "airlock.checkSource" -}}
+{{- $se := .Values.staticExport -}}
+{{- $trusted := include "airlock.hasTrust" . -}}
+{{- if .Values.follow.enabled -}}
+{{- $_ := include "airlock.followUrl" . -}}
+{{- if not (or $trusted .Values.follow.allowUnsigned) -}}
+{{- fail "the packages a mirror hands out are checked against trust keys: set trust.existingSecret, trust.existingConfigMap or trust.keys (the *.pub keys that sign them), or follow.allowUnsigned=true for unsigned packages" -}}
+{{- end -}}
+{{- else -}}
+{{- if not (and $se.enabled $se.bundleUrl) -}}
+{{- fail "staticExport.bundleUrl is required: each replica's store starts empty and is filled from that URL at start-up (a signed .airlock package with its keys in trust.*, or a raw export archive with staticExport.allowUnsigned=true); or set follow.enabled to follow an in-network mirror" -}}
+{{- end -}}
+{{- $path := lower (urlParse $se.bundleUrl).path -}}
+{{- if and (regexMatch "\\.(tar\\.gz|tgz|tar|zip)$" $path) (not $se.allowUnsigned) -}}
+{{- fail (printf "staticExport.bundleUrl %s is a raw export archive, unsigned by nature, and airlock serve refuses it unless told: set staticExport.allowUnsigned=true to accept it on TLS and the link's size/digest checks, or serve a signed .airlock package with its keys in trust.*" (base $path)) -}}
+{{- end -}}
+{{- if not (or $trusted $se.allowUnsigned) -}}
+{{- fail "a signed package is checked against trust keys: set trust.existingSecret, trust.existingConfigMap or trust.keys (the *.pub keys that sign it), or staticExport.allowUnsigned=true for an unsigned bundle" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
