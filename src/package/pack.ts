@@ -7,6 +7,7 @@ import { fingerprint } from './keys.js';
 import { VERSION_LABEL, checkDomain, checkLabel, timeLabel } from './label.js';
 import { MANIFEST_FORMAT, STORE_IDENTITY, type Manifest } from './manifest.js';
 import type { VendorRecord } from './vendor.js';
+import { countPages } from './pages.js';
 import { sniff } from './sniff.js';
 import { BLOCK } from './tar-header.js';
 import { outputExists, writePackage } from './writer.js';
@@ -35,7 +36,8 @@ export async function writeScannedPackage(o: { outPath: string; archivePath: str
   const now = new Date();
   const manifest: Manifest = {
     format: MANIFEST_FORMAT, domain: meta.domain, version: meta.version, jobId: meta.jobId, createdAt: now.toISOString(),
-    pageCount: meta.pageCount,
+    // The service's count when it gave one; else the HTML pages of the file list (known: every file is listed).
+    pageCount: meta.pageCount ?? countPages(scan.files),
     archive: { name: MEMBER[scan.format], format: scan.format, size: scan.archiveSize, sha256: scan.archiveSha256 },
     files: scan.files,
     // The creation time in ms orders packages of one domain (no downgrade, no replay).

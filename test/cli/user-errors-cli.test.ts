@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { airlock } from '../helpers/bin.js';
-import { FIXTURE_SITE, makeArchive } from '../helpers/make-package.js';
+import { FIXTURE_SITE, makeArchive, makePackage, walkSite } from '../helpers/make-package.js';
+import { splitPackage } from '../../src/package/volumes/index.js';
+import { loadPrivateKey } from '../../src/package/index.js';
 
 /**
  * What a new user meets first, run through the built binary: every refusal names the thing at
@@ -77,6 +79,71 @@ describe('plain serve of an empty store', () => {
     const r = airlock(['serve', '--values', values, '--port', '0']);
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(/holds no version yet.*staticExport\.bundleUrl/);
+  });
+});
+
+describe('PAGES in airlock list', () => {
+  const pagesOf = (files: string[]) => files.filter((f) => /\.html?$/.test(f) && !/(^|\/)404\.html$/.test(f)).length;
+  const listed = (st: string) => {
+    const r = airlock(['list', '--store', st, '--json']);
+    expect(r.status).toBe(0);
+    return new Map((JSON.parse(r.stdout) as { versions: Array<{ version: string; pageCount: number | null }> }).versions.map((v) => [v.version, v.pageCount]));
+  };
+  let fixturePages: number;
+  beforeAll(async () => {
+    fixturePages = pagesOf(await walkSite(FIXTURE_SITE));
+    expect(fixturePages).toBeGreaterThan(3);
+  });
+
+  it('pack writes the page count into the manifest; import and list show it', () => {
+    const inspected = airlock(['inspect', pkg, '--json']);
+    expect(JSON.parse(inspected.stdout)).toMatchObject({ manifest: { pageCount: fixturePages } });
+    expect(listed(store).get('v1')).toBe(fixturePages);
+    const table = airlock(['list', '--store', store]).stdout;
+    expect(table).toMatch(new RegExp(`v1\\s+docs\\.example\\.com\\s+${fixturePages}\\s`));
+    expect(table).not.toContain('?');
+  });
+
+  it('a package, a delta and volumes whose manifests carry no count are counted on import', async () => {
+    const work = join(dir, 'no-count');
+    const site2 = join(work, 'site2');
+    await cp(FIXTURE_SITE, site2, { recursive: true });
+    await writeFile(join(site2, 'extra-page.html'), '<!doctype html><title>extra</title><p>extra</p>');
+    const noCount = (m: { pageCount: number | null }) => { m.pageCount = null; };
+    const key = join(dir, 'k.key');
+    const v1 = await makePackage({ outDir: join(work, 'a'), version: 'n1', signKey: key, mutate: noCount });
+    const v2 = await makePackage({ outDir: join(work, 'b'), version: 'n2', siteDir: site2, signKey: key, mutate: noCount });
+    const v3 = await makePackage({ outDir: join(work, 'c'), version: 'n3', signKey: key, mutate: noCount });
+    expect(airlock(['inspect', v1.pkgPath]).stdout).toContain(`pages      ${fixturePages} (counted from the file list; the manifest carries no count)`);
+    const st = join(work, 'store');
+    const trust = ['--trust', join(dir, 'k.pub')];
+    expect(airlock(['import', v1.pkgPath, '--store', st, ...trust]).status).toBe(0);
+    const delta = airlock(['delta', v1.pkgPath, v2.pkgPath, '--out', join(work, 'd'), '--sign-key', key, '--json']);
+    expect(delta.status).toBe(0);
+    expect(airlock(['import', (JSON.parse(delta.stdout) as { delta: string }).delta, '--store', st, ...trust]).status).toBe(0);
+    const { volumes } = await splitPackage(v3.pkgPath, { split: 8192, signKey: await loadPrivateKey(key) });
+    expect(volumes.length).toBeGreaterThan(1);
+    expect(airlock(['import', volumes[0]!, '--store', st, ...trust]).status).toBe(0);
+    expect(Object.fromEntries(listed(st))).toEqual({ n1: fixturePages, n2: fixturePages + 1, n3: fixturePages });
+    // Filled in at import (version.json), not only counted by list.
+    for (const [v, n] of [['n1', fixturePages], ['n2', fixturePages + 1], ['n3', fixturePages]] as const) {
+      expect(JSON.parse(await readFile(join(st, 'versions', v, 'version.json'), 'utf8'))).toMatchObject({ pageCount: n });
+    }
+  });
+
+  it('an older store: a null count in version.json is counted from the stored manifest; an unreadable one is ? with a footnote', async () => {
+    const st = join(dir, 'old-store');
+    expect(airlock(['import', pkg, '--store', st, '--trust', join(dir, 'k.pub')]).status).toBe(0);
+    const metaPath = join(st, 'versions', 'v1', 'version.json');
+    await writeFile(metaPath, JSON.stringify({ ...JSON.parse(await readFile(metaPath, 'utf8')), pageCount: null }));
+    expect(listed(st).get('v1')).toBe(fixturePages);
+    expect(airlock(['list', '--store', st]).stdout).not.toContain('?');
+    await writeFile(join(st, 'versions', 'v1', 'airlock.json'), 'not json');
+    expect(listed(st).get('v1')).toBeNull();
+    const table = airlock(['list', '--store', st]);
+    expect(table.status).toBe(0);
+    expect(table.stdout).toMatch(/v1\s+docs\.example\.com\s+\?\s/);
+    expect(table.stdout).toMatch(/\n\? PAGES: the page count is unknown: the version's airlock\.json cannot be read .*airlock verify/);
   });
 });
 
