@@ -2,7 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { airlock } from '../helpers/bin.js';
+import { airlock, airlockAsync } from '../helpers/bin.js';
+import { startBin } from '../helpers/served.js';
+import { tokensFile } from '../mirror/helpers.js';
+import { startEmulator } from '../../src/emulator/index.js';
 import { FIXTURE_SITE, makeArchive, makePackage, walkSite } from '../helpers/make-package.js';
 import { splitPackage } from '../../src/package/volumes/index.js';
 import { loadPrivateKey } from '../../src/package/index.js';
@@ -144,6 +147,34 @@ describe('PAGES in airlock list', () => {
     expect(table.status).toBe(0);
     expect(table.stdout).toMatch(/v1\s+docs\.example\.com\s+\?\s/);
     expect(table.stdout).toMatch(/\n\? PAGES: the page count is unknown: the version's airlock\.json cannot be read .*airlock verify/);
+  });
+});
+
+describe('fetch: the signing warning agrees with the summary', () => {
+  it('from an airlock mirror with --trust: no "will not be signed" warning, and signed: true', async () => {
+    const token = `svc_mirror_${'m'.repeat(24)}`;
+    const tokens = await tokensFile(join(dir, 'mirror-tokens'), [token]);
+    const mirror = await startBin(['serve', '--store', store, '--mirror', '--mirror-tokens', tokens, '--port', '0']);
+    try {
+      const f = await airlockAsync(['fetch', '--domain', 'docs.example.com', '--api-url', mirror.url, '--out', join(dir, 'from-mirror'), '--trust', join(dir, 'k.pub'), '--json'], { env: { AIRLOCK_ADMIN_KEY: token } });
+      expect(f.status).toBe(0);
+      expect(JSON.parse(f.stdout)).toMatchObject({ form: 'package', signed: true, signature: 'verified' });
+      expect(f.stderr).not.toMatch(/not be signed|unsigned|--allow-unsigned/);
+    } finally {
+      await mirror.stop();
+    }
+  });
+  it('from the service without --sign-key: warned unsigned (and --trust said to be unused), signed: false', async () => {
+    const emu = await startEmulator({ timings: { queuedMs: 5, runningMs: 10 } });
+    try {
+      const f = await airlockAsync(['fetch', '--domain', 'docs.example.com', '--api-url', emu.url, '--out', join(dir, 'from-service'), '--trust', join(dir, 'k.pub'), '--version-label', 's1', '--json'], { env: { AIRLOCK_ADMIN_KEY: emu.keys.admin } });
+      expect(f.status).toBe(0);
+      expect(JSON.parse(f.stdout)).toMatchObject({ signed: false, signature: 'none' });
+      expect(f.stderr).toMatch(/warning: no --sign-key: the package will not be signed/);
+      expect(f.stderr).toMatch(/--trust is not used: the service sent a raw export archive, not a signed package/);
+    } finally {
+      await emu.close();
+    }
   });
 });
 
