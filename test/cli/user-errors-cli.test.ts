@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
 import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -175,6 +176,67 @@ describe('fetch: the signing warning agrees with the summary', () => {
     } finally {
       await emu.close();
     }
+  });
+});
+
+describe('key files and other files a user names', () => {
+  const refused = (args: string[], subject: RegExp, words: RegExp, todo: RegExp) => {
+    const r = airlock(args, { cwd: dir });
+    expect(r.status, r.stderr).toBe(2);
+    expect(r.stderr).toMatch(subject);
+    expect(r.stderr).toMatch(words);
+    expect(r.stderr).toMatch(todo);
+    expect(r.stderr).not.toMatch(RAW);
+    return r.stderr;
+  };
+  const KEYGEN = /airlock keygen --out PREFIX/;
+
+  it('--trust nope.pub: does not exist, and how to get a key', () => {
+    refused(['import', pkg, '--store', join(dir, 's-nope'), '--trust', 'nope.pub'], /nope\.pub/, /does not exist/, KEYGEN);
+    refused(['verify', pkg, '--trust', 'nope.pub'], /nope\.pub/, /does not exist/, KEYGEN);
+  });
+  it('--sign-key given a .pub: a public key where the private key is needed', () => {
+    refused(['pack', 'site.tgz', '--domain', 'docs.example.com', '--version-label', 'p2', '--sign-key', 'k.pub'], /k\.pub/, /holds a public key/, /--sign-key needs the private \.key file/);
+    refused(['sign', pkg, '--key', 'k.pub'], /k\.pub/, /holds a public key/, /--key needs the private \.key file/);
+  });
+  it('a folder given as a key: says so and what to give instead', () => {
+    refused(['import', pkg, '--store', join(dir, 's-dir'), '--trust', dir], new RegExp(dir), /is a folder/, /give the key file itself/);
+    refused(['pack', 'site.tgz', '--domain', 'docs.example.com', '--version-label', 'p3', '--sign-key', dir], new RegExp(dir), /is a folder/, /give the key file itself/);
+  });
+  it('a file that is not a PEM key', () => {
+    refused(['verify', pkg, '--trust', 'site.tgz'], /site\.tgz/, /is not a PEM public key/, KEYGEN);
+    refused(['sign', pkg, '--key', 'site.tgz'], /site\.tgz/, /is not a PEM private key/, KEYGEN);
+  });
+  it('a bad key in STORE/trusted-keys/ names it and says to remove or replace it', async () => {
+    const st = join(dir, 's-trusted');
+    await mkdir(join(st, 'trusted-keys'), { recursive: true });
+    await cp(join(dir, 'k.key'), join(st, 'trusted-keys', 'oops.pub'));
+    refused(['import', pkg, '--store', st], /trusted-keys\/oops\.pub/, /holds a private key/, /remove it from .*trusted-keys or replace it/);
+  });
+  it('pack: an archive that does not exist, and an output folder that cannot be made', async () => {
+    refused(['pack', 'nope.tgz', '--domain', 'docs.example.com'], /archive .*nope\.tgz/, /does not exist/, /check the path/);
+    await writeFile(join(dir, 'a-file'), 'x');
+    const r = airlock(['pack', 'site.tgz', '--domain', 'docs.example.com', '--version-label', 'p4', '--out', join(dir, 'a-file', 'out')], { cwd: dir });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/output folder .*a-file\/out/);
+    expect(r.stderr).not.toMatch(RAW);
+  });
+  it('TLS files: not a certificate, not a key, a key of another certificate, in words', async () => {
+    const mk = (name: string) => {
+      execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', join(dir, `${name}.key.pem`), '-out', join(dir, `${name}.crt`), '-days', '2', '-subj', `/CN=${name}`], { stdio: 'ignore' });
+    };
+    mk('one');
+    mk('two');
+    const serve = (cert: string, key: string) => ['serve', '--store', store, '--port', '0', '--tls-cert', cert, '--tls-key', key];
+    refused(serve('k.pub', 'one.key.pem'), /TLS certificate .*k\.pub/, /is not a PEM certificate/, /give the certificate file/);
+    refused(serve('one.crt', 'one.crt'), /TLS key .*one\.crt/, /is not a PEM private key/, /give the private key/);
+    refused(serve('one.crt', 'two.key.pem'), /TLS key .*two\.key\.pem/, /does not belong to certificate .*one\.crt/, /give the key made with that certificate/);
+  });
+  it('keygen into a path whose folder is a file: in words', async () => {
+    const r = airlock(['keygen', '--out', join(dir, 'a-file', 'signer')]);
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toMatch(/a-file/);
+    expect(r.stderr).not.toMatch(RAW);
   });
 });
 

@@ -70,10 +70,10 @@ describe('packArchive', () => {
     await expect(packArchive({ archivePath, domain: '../etc', outDir: d })).rejects.toMatchObject({ exitCode: 2, details: { subject: '--domain' } });
     await expect(packArchive({ archivePath, domain: 'd.example', version: '../x', outDir: d })).rejects.toMatchObject({ exitCode: 2, details: { subject: '--version-label' } });
     await expect(packArchive({ archivePath: join(d, 'nope.tar'), domain: 'd.example', outDir: d })).rejects.toMatchObject({ exitCode: 2 });
-    await expect(packArchive({ archivePath: d, domain: 'd.example', outDir: d })).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/not a regular file/) });
+    await expect(packArchive({ archivePath: d, domain: 'd.example', outDir: d })).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/is a folder; give the export archive itself/) });
     if (process.getuid?.() !== 0) {
       await chmod(archivePath, 0);
-      await expect(packArchive({ archivePath, domain: 'd.example', version: 'v1', outDir: d })).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/EACCES/) });
+      await expect(packArchive({ archivePath, domain: 'd.example', version: 'v1', outDir: d })).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/cannot be read \(permission denied\)/) });
     }
   });
 
