@@ -239,5 +239,3 @@ describe('key files and other files a user names', () => {
     expect(r.stderr).not.toMatch(RAW);
   });
 });
-
-export { RAW };
