@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { UsageError } from '../errors.js';
-import { fetchPackage } from '../fetch/fetch.js';
+import { fetchPackage, type FetchEvent } from '../fetch/fetch.js';
 import { Progress } from './progress.js';
 import { fetchReporter } from './reporters.js';
 import { loadPrivateKey, loadPublicKey } from '../package/keys.js';
@@ -47,6 +47,21 @@ before any request, otherwise as soon as the job's creation time is known, alway
 Ctrl-C during the download keeps the partial download (exit 1); run the same command again to resume.
 Exit codes: 0 ok, 1 failure or interrupted, 2 usage, 3 the export job failed, 4 verification failed, 5 auth.`;
 
+/**
+ * The signing warning, given once the form is known (before the download): only a raw archive
+ * packaged here without --sign-key ends unsigned; a mirror's original package keeps its
+ * signature (the summary's `signed` and `signature` say whether --trust checked it).
+ */
+function formWarnings(report: (e: FetchEvent) => void, warn: (line: string) => void, o: { signed: boolean; trust: boolean }): (e: FetchEvent) => void {
+  return (e) => {
+    if (e.type === 'form' && e.form === 'archive') {
+      if (!o.signed) warn('airlock fetch: warning: no --sign-key: the package will not be signed here, and airlock import accepts an unsigned package only with --allow-unsigned (airlock keygen makes a key)');
+      if (o.trust) warn('airlock fetch: warning: --trust is not used: the service sent a raw export archive, not a signed package (--trust checks the package of an airlock mirror)');
+    }
+    report(e);
+  };
+}
+
 const command: Command = {
   summary: 'export, download, verify and package a documentation site',
   usage,
@@ -69,7 +84,6 @@ const command: Command = {
     const signKey = values['sign-key'] ? await loadPrivateKey(resolve(ctx.cwd, values['sign-key'])) : undefined;
     const trust = await Promise.all((values.trust ?? []).map((p) => loadPublicKey(resolve(ctx.cwd, p))));
     const client = new ServiceClient({ baseUrl: apiUrl, adminKey });
-    if (!signKey) log(ctx, 'airlock fetch: warning: no --sign-key: the package will not be signed here, and airlock import accepts an unsigned package only with --allow-unsigned (airlock keygen makes a key)');
     const progress = new Progress(ctx.stderr, { interactive: ctx.interactive });
     // Ctrl-C (or SIGTERM, SIGHUP, repeated): stop cleanly, keep the part for a resume, never
     // leave a half-written package.
@@ -77,7 +91,7 @@ const command: Command = {
     try {
       const summary = await fetchPackage({
         client, domain, jobId: values.job, outDir: resolve(ctx.cwd, values.out ?? '.'), versionLabel: values['version-label'],
-        signKey, trust, signal: trap.signal, onEvent: fetchReporter(progress),
+        signKey, trust, signal: trap.signal, onEvent: formWarnings(fetchReporter(progress), (line) => progress.log(line), { signed: Boolean(signKey), trust: trust.length > 0 }),
         ...(vendorAsked ? { vendor: vendorCollector({ ...vendorAsked, signal: trap.signal, onSkipped: (u) => log(ctx, shown`airlock fetch: --vendor: not vendored (not an https URL): ${u}`) }) } : {}),
       });
       progress.end();

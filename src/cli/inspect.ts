@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { readPackage, type PackageLayout } from '../package/reader.js';
+import { countPages } from '../package/pages.js';
 import { isDeltaPackage, readDelta, type DeltaLayout } from '../package/delta/index.js';
 import { describeVolume, isVolume, volumeName } from '../package/volumes/index.js';
 import { parse } from './args.js';
@@ -30,7 +31,7 @@ export function describe(path: string, l: PackageLayout): string {
     shown`version    ${m.version}`,
     shown`job        ${m.jobId ?? '-'}`,
     shown`created    ${m.createdAt}`,
-    shown`pages      ${m.pageCount ?? '?'}`,
+    shown`pages      ${m.pageCount ?? `${countPages(m.files)} (counted from the file list; the manifest carries no count)`}`,
     shown`archive    ${m.archive.name} (${m.archive.format}, ${fmtBytes(m.archive.size)}, sha256 ${m.archive.sha256})`,
     shown`files      ${m.files.length} (${fmtBytes(bytes)})`,
     `signature  ${l.signatures.length > 1 ? `${l.signatures.length} present (not checked; run airlock verify)` : l.signature ? 'present (not checked; run airlock verify)' : 'none'}`,

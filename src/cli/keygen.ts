@@ -1,7 +1,8 @@
 import { stat } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { AirlockError, EXIT, UsageError } from '../errors.js';
-import { describeWriteError, generateKeyPair } from '../package/keys.js';
+import { generateKeyPair } from '../package/keys.js';
+import { describeFsError } from '../util/fsx.js';
 import { parse, requireString } from './args.js';
 import { printResult } from './context.js';
 import type { Command } from './main.js';
@@ -45,7 +46,7 @@ const command: Command = {
     await checkPrefix(out, prefix);
     const r = await generateKeyPair(prefix).catch((err: NodeJS.ErrnoException) => {
       if (err instanceof AirlockError || typeof err?.code !== 'string') throw err;
-      throw new AirlockError('AIRLOCK_KEY_WRITE', `cannot write the key pair ${prefix}.key/.pub: ${describeWriteError(err)}`, EXIT.FAILURE, { subject: err.path ?? prefix });
+      throw new AirlockError('AIRLOCK_KEY_WRITE', `cannot write the key pair ${prefix}.key/.pub: ${describeFsError(err, 'write')}`, EXIT.FAILURE, { subject: err.path ?? prefix });
     });
     printResult(ctx, Boolean(values.json), { ok: true, ...r }, () =>
       `wrote ${r.keyPath} (private key, mode 0600)\nwrote ${r.pubPath} (public key)\nfingerprint ${r.fingerprint}`);

@@ -3,10 +3,10 @@ import { stat, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { HOST_NAME, fingerprint, loadPrivateKey } from '../package/index.js';
-import { describeWriteError, loadPublicKeyText } from '../package/keys.js';
+import { loadPublicKeyText } from '../package/keys.js';
 import { POLICY_BOUNDS, checkKeysLive, loadPolicyChain, parsePolicy, policyFileRule } from '../store/policy.js';
 import { describePolicy, initPolicy, newPolicy, readNewPolicy, readSeen, resolveStore, rotatePolicy } from '../store/index.js';
-import { readRegularFile } from '../util/fsx.js';
+import { describeFsError, readRegularFile } from '../util/fsx.js';
 import { parse, parseIntFlag, requireString } from './args.js';
 import { printResult, type CliContext } from './context.js';
 import { shown } from '../util/terminal.js';
@@ -107,7 +107,7 @@ async function readPolicyDocument(ctx: CliContext, given: string): Promise<Buffe
 }
 
 const cannotWrite = (out: string) => (err: unknown): never => {
-  throw new UsageError(`cannot write ${out}: ${describeWriteError(err)}`, { subject: out });
+  throw new UsageError(`cannot write ${out}: ${describeFsError(err, 'write')}`, { subject: out });
 };
 
 const common = { store: { type: 'string' }, json: { type: 'boolean' }, key: { type: 'string', multiple: true }, threshold: { type: 'string' },

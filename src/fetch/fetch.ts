@@ -16,6 +16,8 @@ import { checkOutDir, makeOutDir, refuseExisting } from './preflight.js';
 export type FetchEvent =
   | { type: 'job'; jobId: string; reused: boolean }
   | { type: 'status'; job: ExportJob }
+  /** Once the link is known, before the download: an airlock mirror's original package (kept, signature and all), or a raw archive to package here. */
+  | { type: 'form'; form: 'package' | 'archive' }
   | { type: 'download'; progress: DownloadProgress }
   | { type: 'verify'; path: string }
   | { type: 'written'; path: string };
@@ -113,6 +115,7 @@ export async function fetchPackage(o: FetchOptions): Promise<FetchSummary> {
   // An airlock mirror offers the original package: keep it byte for byte (signature intact), unless we are to sign.
   // (--vendor changes the package, so it too re-packages the raw archive.)
   const packageUrl = o.signKey || o.vendor ? undefined : packageUrlOf(link);
+  o.onEvent?.({ type: 'form', form: packageUrl === undefined ? 'archive' : 'package' });
   if (packageUrl !== undefined) {
     const offered = packageVersionOf(link);
     if (offered !== undefined && o.versionLabel !== undefined && offered !== o.versionLabel) {

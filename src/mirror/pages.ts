@@ -1,11 +1,12 @@
 import { dirname } from 'node:path';
+import { countPages } from '../package/index.js';
 import { readStoredManifestRaw } from '../store/index.js';
 import type { MirrorVersion } from './versions.js';
 
 /**
  * The `pageCount` the mirror answers: the API publishes an integer, so a version whose manifest
- * says `null` (packed from an archive obtained another way) reports the number of HTML pages it
- * holds instead (404.html aside). Versions are immutable, so the count is computed once per
+ * and version.json say `null` (imported by an older airlock) reports the number of HTML pages it
+ * holds instead (countPages). Versions are immutable, so the count is computed once per
  * version and import time, from the version's own (verified at import) manifest.
  */
 const cache = new Map<string, Promise<number>>();
@@ -18,14 +19,14 @@ export function pageCountOf(v: MirrorVersion): Promise<number> {
   if (!p) {
     if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value!);
     // An unreadable manifest (the version is being pruned) counts nothing rather than failing the answer.
-    p = countPages(dirname(v.pkgPath)).catch(() => 0);
+    p = storedPages(dirname(v.pkgPath)).catch(() => 0);
     cache.set(key, p);
   }
   return p;
 }
 
 /** Read bounded, a regular file only, opened non-blocking: a FIFO or a device is refused (then 0), never waited on. */
-async function countPages(versionDir: string): Promise<number> {
-  const m = JSON.parse((await readStoredManifestRaw(versionDir)).toString('utf8')) as { files?: Array<{ path?: unknown }> };
-  return (m.files ?? []).filter((f) => typeof f.path === 'string' && /\.html?$/i.test(f.path) && !/(^|\/)404\.html?$/i.test(f.path)).length;
+async function storedPages(versionDir: string): Promise<number> {
+  const m = JSON.parse((await readStoredManifestRaw(versionDir)).toString('utf8')) as { files?: unknown };
+  return Array.isArray(m.files) ? countPages(m.files as Array<{ path?: unknown }>) : 0;
 }

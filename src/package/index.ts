@@ -3,6 +3,7 @@ export { ManifestSchema, parseManifest, serializeManifest, MANIFEST_FORMAT, STOR
 export { VERSION_LABEL, HOST_NAME, CONTROL_CHARS, timeLabel, checkDomain, checkLabel } from './label.js';
 export { checkJsonBounds, type JsonBounds } from './json-bounds.js';
 export { checkManifestLimits } from './limits.js';
+export { countPages } from './pages.js';
 export { generateKeyPair, loadPrivateKey, loadPublicKey, fingerprint } from './keys.js';
 export { writePackage } from './writer.js';
 export { readPackage, readPackageRange, verifyVendorMembers, inputPath, inputRange, MAX_SIGNATURES, SIGNATURE_BYTES, signatureMember, type PackageLayout, type PackageInput } from './reader.js';

@@ -3,7 +3,7 @@ import { open, rm } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { existsSync } from 'node:fs';
 import { AirlockError, EXIT, UsageError } from '../errors.js';
-import { fsyncDir, readRegularFile } from '../util/fsx.js';
+import { fsyncDir, readRegularFile, type FileFault } from '../util/fsx.js';
 
 /** "sha256:<hex>" of the key's SPKI DER: what `verify` reports as the signer and what users compare. */
 export function fingerprint(pub: KeyObject): string {
@@ -14,21 +14,6 @@ export function fingerprint(pub: KeyObject): string {
 /** fingerprint() of a public key given as its SPKI DER. */
 export function fingerprintDer(spkiDer: Buffer): string {
   return 'sha256:' + createHash('sha256').update(spkiDer).digest('hex');
-}
-
-/** Plain words for why a file could not be written (never a raw errno): completes "cannot write X: …". */
-export function describeWriteError(err: unknown): string {
-  switch ((err as NodeJS.ErrnoException | null)?.code) {
-    case 'EACCES': case 'EPERM': return 'permission denied';
-    case 'ENOENT': return 'its folder does not exist';
-    case 'ENOTDIR': return 'a part of its path is not a folder';
-    case 'EEXIST': return 'it exists already';
-    case 'EISDIR': return 'it is a folder';
-    case 'EROFS': return 'the file system is read-only';
-    case 'ENOSPC': return 'no space left on the device';
-    case 'EDQUOT': return 'the disk quota is exhausted';
-    default: return 'the file system refused it';
-  }
 }
 
 /** Create `path` exclusively (never overwrite a key) with `mode`, fsync it, and prove the mode stuck. */
@@ -71,14 +56,39 @@ export async function generateKeyPair(prefix: string): Promise<{ keyPath: string
 /** A key file is a few hundred bytes of PEM: anything larger is not a key (and is never read whole). */
 export const KEY_FILE_MAX_BYTES = 64 * 1024;
 
-/** A key file's bytes: a regular file, bounded, read without blocking (a FIFO is refused, not waited on). */
-async function readKeyFile(path: string, refuse: (why: string) => Error): Promise<Buffer> {
-  return readRegularFile(path, { maxBytes: KEY_FILE_MAX_BYTES, refuse });
+/** How a key file is named in messages: as the user gave it (`shown`), else its path. */
+export interface KeyFileOptions {
+  shown?: string;
+  /** The option it came from ("--sign-key", "--key"). */
+  flag?: string;
+  /** What to do about a key file that is unusable for its content (STORE/trusted-keys/: remove or replace it). */
+  advice?: string;
 }
 
-/** How a key file is named in messages: as the user gave it (`shown`), else its path. */
-export interface KeyFileOptions { shown?: string; /** The option it came from ("--sign-key", "--key"). */ flag?: string }
-const refuser = (path: string, o: KeyFileOptions) => (why: string) => new UsageError(`${o.shown ?? path} ${why}`, { subject: o.shown ?? path });
+type KeyKind = 'public' | 'private';
+const KEYGEN = 'airlock keygen --out PREFIX writes PREFIX.key (private) and PREFIX.pub (public)';
+
+/** What to do about a key file that cannot be read, by the kind of problem. */
+function fileAdvice(fault: FileFault, kind: KeyKind): string {
+  const file = kind === 'public' ? 'PREFIX.pub' : 'PREFIX.key';
+  switch (fault) {
+    case 'missing': return `check the path; ${KEYGEN}`;
+    case 'folder': return `give the key file itself (airlock keygen's ${file}), not its folder`;
+    case 'denied': return 'run as a user that may read it, or give a copy this user can read';
+    case 'not-regular': case 'too-big': return `a key file is a few hundred bytes of PEM: give airlock keygen's ${file}`;
+    case 'unreadable': return 'check the file and the disk, then try again';
+  }
+}
+
+/** A key file's bytes: a regular file, bounded, read without blocking (a FIFO is refused, not waited on). */
+async function readKeyFile(path: string, o: KeyFileOptions, kind: KeyKind): Promise<Buffer> {
+  const name = o.shown ?? path;
+  return readRegularFile(path, { maxBytes: KEY_FILE_MAX_BYTES, refuse: (why, fault) => new UsageError(`${name} ${why}; ${fileAdvice(fault, kind)}`, { subject: name }) });
+}
+
+/** Refusals of a key file's content: `why` says what it holds, and says what to give instead. */
+const refuser = (path: string, o: KeyFileOptions) => (why: string) =>
+  new UsageError(`${o.shown ?? path} ${why}${o.advice ? `; ${o.advice}` : ''}`, { subject: o.shown ?? path });
 
 /** Does this PEM text hold private key material (in any block, encrypted or not)? */
 function holdsPrivateKey(text: string | Buffer): boolean {
@@ -111,6 +121,7 @@ function spkiPem(der: Buffer): string {
 }
 
 const PRIVATE_GIVEN = 'holds a private key; give the public key (airlock keygen\'s .pub file), never the private one';
+const NOT_PUBLIC = `is not a PEM public key; give airlock keygen's .pub file (${KEYGEN})`;
 
 /**
  * Parse text that must be an Ed25519 PUBLIC key: one PEM block labelled PUBLIC KEY holding exactly
@@ -122,7 +133,7 @@ const PRIVATE_GIVEN = 'holds a private key; give the public key (airlock keygen\
  */
 export function parsePublicKeyText(text: string | Buffer, refuse: (why: string) => Error): PublicKeyText {
   const m = SPKI_PEM.exec(typeof text === 'string' ? text : text.toString('latin1'));
-  if (!m) throw refuse(holdsPrivateKey(text) ? PRIVATE_GIVEN : 'is not a PEM public key (airlock keygen\'s .pub file)');
+  if (!m) throw refuse(holdsPrivateKey(text) ? PRIVATE_GIVEN : NOT_PUBLIC);
   const der = Buffer.from(m[1]!.replace(/\s/g, ''), 'base64');
   if (der.length === 44 && der.subarray(0, 12).equals(ED25519_SPKI_HEADER)) {
     const key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: der.subarray(12).toString('base64url') }, format: 'jwk' });
@@ -133,7 +144,7 @@ export function parsePublicKeyText(text: string | Buffer, refuse: (why: string) 
   try {
     key = createPublicKey(text);
   } catch {
-    throw refuse(holdsPrivateKey(text) ? PRIVATE_GIVEN : 'is not a PEM public key (airlock keygen\'s .pub file)');
+    throw refuse(holdsPrivateKey(text) ? PRIVATE_GIVEN : NOT_PUBLIC);
   }
   if (key.type !== 'public' || holdsPrivateKey(text)) throw refuse(PRIVATE_GIVEN);
   if (key.asymmetricKeyType !== 'ed25519') throw refuse(`is a ${key.asymmetricKeyType ?? 'unknown'} key; airlock signs with Ed25519 only`);
@@ -152,7 +163,7 @@ export function parsePrivateKeyText(text: Buffer, refuse: (why: string) => Error
       isPublic = createPublicKey(text).type === 'public';
     } catch { /* neither */ }
     if (isPublic) throw refuse(`holds a public key; ${flag} needs the private .key file`);
-    throw refuse('is not a PEM private key (airlock keygen\'s .key file)');
+    throw refuse(`is not a PEM private key; give airlock keygen's .key file (${KEYGEN})`);
   }
   if (key.asymmetricKeyType !== 'ed25519') throw refuse(`is a ${key.asymmetricKeyType ?? 'unknown'} key; airlock signs with Ed25519 only`);
   return key;
@@ -160,8 +171,7 @@ export function parsePrivateKeyText(text: Buffer, refuse: (why: string) => Error
 
 /** A private key file (`flag` names the option it came from, for the message). Exit 2 naming the file. */
 export async function loadPrivateKey(path: string, o: KeyFileOptions = {}): Promise<KeyObject> {
-  const refuse = refuser(path, o);
-  return parsePrivateKeyText(await readKeyFile(path, refuse), refuse, o.flag);
+  return parsePrivateKeyText(await readKeyFile(path, o, 'private'), refuser(path, o), o.flag);
 }
 
 /** An Ed25519 public key file; a private key, anything else or an unreadable file is exit 2 naming it. */
@@ -171,6 +181,5 @@ export async function loadPublicKey(path: string, o: KeyFileOptions = {}): Promi
 
 /** As loadPublicKey, with the canonical SPKI PEM to write (a policy's key). */
 export async function loadPublicKeyText(path: string, o: KeyFileOptions = {}): Promise<PublicKeyText> {
-  const refuse = refuser(path, o);
-  return parsePublicKeyText(await readKeyFile(path, refuse), refuse);
+  return parsePublicKeyText(await readKeyFile(path, o, 'public'), refuser(path, o));
 }

@@ -1,5 +1,5 @@
 import type { KeyObject } from 'node:crypto';
-import { access, mkdir, open, stat } from 'node:fs/promises';
+import { access, mkdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { MalformedError, UsageError } from '../errors.js';
 import { scanArchive, type ArchiveFormat, type ArchiveLimits, type ScanResult } from '../archive/index.js';
@@ -7,8 +7,10 @@ import { fingerprint } from './keys.js';
 import { VERSION_LABEL, checkDomain, checkLabel, timeLabel } from './label.js';
 import { MANIFEST_FORMAT, STORE_IDENTITY, type Manifest } from './manifest.js';
 import type { VendorRecord } from './vendor.js';
+import { countPages } from './pages.js';
 import { sniff } from './sniff.js';
 import { BLOCK } from './tar-header.js';
+import { describeFsError, faultOf, openRegularFile, type FileFault } from '../util/fsx.js';
 import { outputExists, writePackage } from './writer.js';
 
 /** The package member name for each format (CONTRACT "Package format"), whatever the archive file was called. */
@@ -35,7 +37,8 @@ export async function writeScannedPackage(o: { outPath: string; archivePath: str
   const now = new Date();
   const manifest: Manifest = {
     format: MANIFEST_FORMAT, domain: meta.domain, version: meta.version, jobId: meta.jobId, createdAt: now.toISOString(),
-    pageCount: meta.pageCount,
+    // The service's count when it gave one; else the HTML pages of the file list (known: every file is listed).
+    pageCount: meta.pageCount ?? countPages(scan.files),
     archive: { name: MEMBER[scan.format], format: scan.format, size: scan.archiveSize, sha256: scan.archiveSha256 },
     files: scan.files,
     // The creation time in ms orders packages of one domain (no downgrade, no replay).
@@ -56,13 +59,20 @@ export interface PackSummary {
   vendored?: number;
 }
 
-const unreadable = (path: string) => (err: NodeJS.ErrnoException): never => {
-  throw new UsageError(`cannot read archive ${path}: ${err.code ?? err.message}`, { subject: path });
+const ARCHIVE_ADVICE: Record<FileFault, string> = {
+  missing: 'check the path of the export archive (tar.gz, tgz, tar or zip)',
+  folder: 'give the export archive itself (tar.gz, tgz, tar or zip); pack takes an archive, not a site folder',
+  'not-regular': 'give the export archive as a regular file (tar.gz, tgz, tar or zip)',
+  denied: 'run as a user that may read it, or give a copy this user can read',
+  'too-big': 'give the export archive (tar.gz, tgz, tar or zip)',
+  unreadable: 'check the file and the disk, then try again',
 };
+const archiveRefusal = (path: string) => (why: string, fault: FileFault) => new UsageError(`archive ${path} ${why}; ${ARCHIVE_ADVICE[fault]}`, { subject: path });
 
 async function archiveFile(path: string): Promise<{ mtime: Date }> {
-  const st = await stat(path).catch(unreadable(path));
-  if (!st.isFile()) throw new UsageError(`archive ${path} is not a regular file`, { subject: path });
+  const st = await stat(path).catch((err: unknown) => { throw archiveRefusal(path)(describeFsError(err), faultOf(err)); });
+  if (st.isDirectory()) throw archiveRefusal(path)('is a folder', 'folder');
+  if (!st.isFile()) throw archiveRefusal(path)('is not a regular file', 'not-regular');
   return st;
 }
 
@@ -73,7 +83,7 @@ function defaultLabel(mtime: Date): string {
 }
 
 async function head(path: string): Promise<Buffer> {
-  const fh = await open(path, 'r').catch(unreadable(path));
+  const fh = await openRegularFile(path, archiveRefusal(path));
   try {
     const buf = Buffer.alloc(BLOCK);
     const { bytesRead } = await fh.read(buf, 0, BLOCK, 0);
@@ -108,7 +118,7 @@ export async function packArchive(o: PackOptions): Promise<PackSummary> {
   const scan = await scanArchive({ path: archivePath }, { limits: o.limits });
   // Created only now, so a refused archive leaves no trace, not even an empty folder.
   await mkdir(outDir, { recursive: true }).catch((err: NodeJS.ErrnoException) => {
-    throw new UsageError(`cannot create the output folder ${outDir}: ${err.code ?? err.message}`, { subject: outDir });
+    throw new UsageError(`cannot create the output folder ${outDir}: ${describeFsError(err, 'write')}; choose another --out`, { subject: outDir });
   });
   const meta: PackageMeta = { domain, version, jobId: null, pageCount: null, expiresAt: o.expiresAt, audience: o.audience };
   const vendor = o.vendor ? await o.vendor(archivePath, scan) : undefined;

@@ -3,6 +3,7 @@ import { createSecureServer, type ServerHttp2Session, type Http2SecureServer, ty
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { dirname } from 'node:path';
 import { createSecureContext, type TLSSocket } from 'node:tls';
+import { X509Certificate, createPrivateKey, type KeyObject } from 'node:crypto';
 import { UsageError } from '../errors.js';
 import { readRegularFile } from '../util/fsx.js';
 
@@ -27,17 +28,35 @@ const MAX_PEM_BYTES = 1024 * 1024;
 async function readBounded(file: string, what: string): Promise<Buffer> {
   return readRegularFile(file, {
     maxBytes: MAX_PEM_BYTES,
-    refuse: (why) => new UsageError(`TLS ${what} ${file} ${why}`, { subject: file }, 'AIRLOCK_TLS_FILE'),
+    refuse: (why) => new UsageError(`TLS ${what} ${file} ${why}; give the ${what} file itself as --tls-${what === 'certificate' ? 'cert' : 'key'}`, { subject: file }, 'AIRLOCK_TLS_FILE'),
   });
 }
 
-/** Read and check a pair (the key must belong to the certificate); a UsageError names what is wrong. */
+/** Read and check a pair (the key must belong to the certificate); a UsageError names what is wrong, in words. */
 export async function loadTlsPair(f: TlsFiles): Promise<TlsPair> {
   const pair = { cert: await readBounded(f.cert, 'certificate'), key: await readBounded(f.key, 'key') };
+  const refuse = (subject: string, why: string) => new UsageError(why, { subject }, 'AIRLOCK_TLS_FILE');
+  let cert: X509Certificate;
+  try {
+    cert = new X509Certificate(pair.cert);
+  } catch {
+    throw refuse(f.cert, `TLS certificate ${f.cert} is not a PEM certificate; give the certificate file (-----BEGIN CERTIFICATE-----, the server's first) as --tls-cert`);
+  }
+  let key: KeyObject;
+  try {
+    key = createPrivateKey(pair.key);
+  } catch (err) {
+    const why = (err as NodeJS.ErrnoException).code === 'ERR_MISSING_PASSPHRASE' ? 'is passphrase-protected' : 'is not a PEM private key';
+    throw refuse(f.key, `TLS key ${f.key} ${why}; give the private key of the certificate, unencrypted (-----BEGIN PRIVATE KEY-----), as --tls-key`);
+  }
+  if (!cert.checkPrivateKey(key)) {
+    throw refuse(f.key, `TLS key ${f.key} does not belong to certificate ${f.cert}; give the key made with that certificate (or the certificate of this key)`);
+  }
   try {
     createSecureContext(pair);
-  } catch (err) {
-    throw new UsageError(`TLS certificate ${f.cert} and key ${f.key} do not load: ${err instanceof Error ? err.message : String(err)}`, { subject: f.cert });
+  } catch {
+    // Each part parses and they match: what is left is a chain or key OpenSSL will not use (an old algorithm, a broken chain).
+    throw refuse(f.cert, `TLS certificate ${f.cert} and key ${f.key} are refused by the TLS library (an unsupported algorithm or a broken certificate chain); make a new pair, e.g. openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes`);
   }
   return pair;
 }

@@ -5,15 +5,18 @@ import { withLock, type LockOptions } from './lock.js';
 import { readMeta } from './meta.js';
 import { readState, writeState } from './state.js';
 import { appendAuditLocked, auditNotApplied } from './audit.js';
+import { describeHoldings, storedLabels } from './holdings.js';
 
 export async function versionExists(store: string, label: string): Promise<boolean> {
   // version.json is written before the commit rename, so its presence means a complete version.
   return access(versionPaths(versionDir(store, label)).meta).then(() => true, () => false);
 }
 
+/** A version that must be there; else AIRLOCK_VERSION_NOT_FOUND listing the versions the store holds. */
 export async function requireVersion(store: string, label: string): Promise<void> {
   if (!(await versionExists(store, label))) {
-    throw new StoreError('AIRLOCK_VERSION_NOT_FOUND', `version ${JSON.stringify(label)} is not in store ${store}`, { subject: label });
+    const held = describeHoldings(store, await storedLabels(store));
+    throw new StoreError('AIRLOCK_VERSION_NOT_FOUND', `version ${JSON.stringify(label)} is not in store ${store}${held.empty ? ': ' : '; '}${held.text}`, { subject: label });
   }
 }
 

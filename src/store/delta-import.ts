@@ -4,7 +4,7 @@ import type { KeyObject } from 'node:crypto';
 import { createHash } from 'node:crypto';
 import { DigestMismatchError, MalformedError, SignatureError, StoreError, UsageError } from '../errors.js';
 import { ARCHIVE_CODES, probeCaseFolding, writeSmall } from '../archive/index.js';
-import { checkManifestLimits, checkSignature, inputPath, parseManifest, type Manifest, signatureMember, signaturesOf, type PackageInput, type PackageLayout } from '../package/index.js';
+import { checkManifestLimits, checkSignature, countPages, inputPath, parseManifest, type Manifest, signatureMember, signaturesOf, type PackageInput, type PackageLayout } from '../package/index.js';
 import { canonicalArchiveOffset, finishTarget, namePatchThatFailed, readBaseAhead, readDelta, rebuildSite, resolveTarget, type DeltaLayout, type ResolvedTarget } from '../package/delta/index.js';
 import { admitPackage, checkFreshness, type Admission } from './admit.js';
 import { appendAuditLocked, auditWritable, type AuditEvent } from './audit.js';
@@ -173,7 +173,7 @@ async function importOnBase(pkg: PackageInput, layout: DeltaLayout, o: ImportOpt
     meta = {
       label, domain: target.domain, importedAt: new Date().toISOString(), packageSha256: null,
       archive: { name: target.archive.name, format: 'tar', offset: canonicalArchiveOffset(final.manifestBytes.length, final.signatures), size: target.archive.size, sha256: target.archive.sha256 },
-      signer, ...(admission.signers.length > 1 ? { signers: admission.signers } : {}), pageCount: target.pageCount, fileCount: target.files.length, totalBytes: target.files.reduce((n, f) => n + f.size, 0),
+      signer, ...(admission.signers.length > 1 ? { signers: admission.signers } : {}), pageCount: target.pageCount ?? countPages(target.files), fileCount: target.files.length, totalBytes: target.files.reduce((n, f) => n + f.size, 0),
       delta: { base: layout.manifest.base.version, baseManifestSha256: layout.manifest.base.manifestSha256 },
     };
     // The manifest, its signatures and version.json are written and fsynced (writeSmall) while

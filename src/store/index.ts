@@ -4,6 +4,7 @@ export { requireStore } from './location.js';
 export { importPackage, type ImportOptions, type ImportResult } from './import.js';
 export { importVolumes } from './volume-import.js';
 export { listVersions, type VersionInfo } from './list.js';
+export { describeHoldings, storedLabels } from './holdings.js';
 export { activate, rollback } from './activate.js';
 export { prune, pruneReport, planPrune, type PruneReport, type PruneEntry, type KeepReason } from './prune.js';
 export { readState, type StoreState } from './state.js';

@@ -7,6 +7,7 @@ import { access } from 'node:fs/promises';
 import { versionPaths } from './paths.js';
 import { isLabel, storePaths } from './paths.js';
 import { readState } from './state.js';
+import { countPages } from '../package/index.js';
 
 export interface VersionInfo {
   version: string;
@@ -49,17 +50,19 @@ export async function listVersions(store: string): Promise<VersionInfo[]> {
       throw err;
     });
     if (!meta) continue;
+    // Bounded like every stored manifest; null when it is unreadable (then no digest, and no page count to make up).
+    const manifest = await readStoredManifestRaw(join(storePaths(store).versions, name)).catch(() => null);
     out.push({
       version: meta.label,
       domain: meta.domain,
-      pageCount: meta.pageCount,
+      pageCount: meta.pageCount ?? pagesOf(manifest),
       fileCount: meta.fileCount,
       totalBytes: meta.totalBytes,
       importedAt: meta.importedAt,
       active: state.active === name,
       previous: state.previous === name,
       servedBy: leases.filter((l) => l.version === name).map((l) => l.pid),
-      manifestSha256: await manifestDigest(join(storePaths(store).versions, name)),
+      manifestSha256: manifest && createHash('sha256').update(manifest).digest('hex'),
       precompressed: await access(versionPaths(join(storePaths(store).versions, name)).variantsIndex).then(() => true, () => false),
       fromDelta: deltaOf(meta),
     });
@@ -67,10 +70,18 @@ export async function listVersions(store: string): Promise<VersionInfo[]> {
   return out.sort((a, b) => b.importedAt.localeCompare(a.importedAt) || a.version.localeCompare(b.version));
 }
 
-/** sha256 of a version's airlock.json (bounded like every stored manifest), or null when it is unreadable. */
-async function manifestDigest(dir: string): Promise<string | null> {
-  const bytes = await readStoredManifestRaw(dir).catch(() => null);
-  return bytes ? createHash('sha256').update(bytes).digest('hex') : null;
+/**
+ * The page count of a version imported before import filled it in (version.json says null): the
+ * stored manifest lists every file. Null only when that manifest cannot be read or parsed.
+ */
+function pagesOf(manifest: Buffer | null): number | null {
+  if (!manifest) return null;
+  try {
+    const files = (JSON.parse(manifest.toString('utf8')) as { files?: unknown }).files;
+    return Array.isArray(files) ? countPages(files as Array<{ path?: unknown }>) : null;
+  } catch {
+    return null;
+  }
 }
 
 function deltaOf(meta: VersionMeta): VersionInfo['fromDelta'] {

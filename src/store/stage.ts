@@ -2,7 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DigestMismatchError, MalformedError } from '../errors.js';
 import { extractArchive, probeCaseFolding, type ArchiveLimits } from '../archive/index.js';
-import { readPackage, compareToManifest, verifyVendorMembers, inputPath, type PackageInput, type PackageLayout } from '../package/index.js';
+import { countPages, readPackage, compareToManifest, verifyVendorMembers, inputPath, type PackageInput, type PackageLayout } from '../package/index.js';
 import { fsyncDir, fsyncFile } from '../util/fsx.js';
 import { copyHashed } from './copy.js';
 import { manifestWatch } from './expect.js';
@@ -61,7 +61,8 @@ export async function stageVersion(dir: string, input: StageInput, onProgress?: 
     archive: { name: staged.archive.name, format: scan.format, offset: staged.archive.offset, size: staged.archive.size, sha256: scan.archiveSha256 },
     signer: input.signer,
     ...(input.signers && input.signers.length > 1 ? { signers: input.signers } : {}),
-    pageCount: manifest.pageCount,
+    // A manifest without a count (packed by an older airlock): the file list tells it.
+    pageCount: manifest.pageCount ?? countPages(manifest.files),
     fileCount: scan.files.length,
     totalBytes: scan.files.reduce((n, f) => n + f.size, 0),
   };

@@ -14,6 +14,7 @@ export async function loadTrustedKeys(store: string): Promise<KeyObject[]> {
     throw new UsageError(`${dir} ${describeFsError(err)}`, { subject: dir });
   });
   const keys: KeyObject[] = [];
-  for (const name of names.filter((n) => n.endsWith('.pub')).sort()) keys.push(await loadPublicKey(join(dir, name)));
+  const advice = `every ${dir}/*.pub must be an Ed25519 public key: remove it from ${dir} or replace it with airlock keygen's .pub file`;
+  for (const name of names.filter((n) => n.endsWith('.pub')).sort()) keys.push(await loadPublicKey(join(dir, name), { advice }));
   return keys;
 }

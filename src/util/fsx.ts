@@ -3,6 +3,9 @@ import { dirname, basename, join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { execFile } from 'node:child_process';
+import { describeFsError, faultOf, type FileFault } from './fs-words.js';
+
+export { describeFsError, faultOf, type FileFault } from './fs-words.js';
 
 /** fsync a file or a folder: open it read-only, sync, close. */
 async function fsyncPath(path: string): Promise<void> {
@@ -79,35 +82,19 @@ function plainRefusal(path: string): (why: string) => Error {
  * never waited on or read forever; by default the refusal is an Error saying so (a missing file's
  * carries code ENOENT).
  */
-export async function fileSha256(path: string, refuse: (why: string) => Error = plainRefusal(path)): Promise<string> {
+export async function fileSha256(path: string, refuse: (why: string, fault: FileFault) => Error = plainRefusal(path)): Promise<string> {
   const fh = await openRegularFile(path, refuse);
   try {
     const h = createHash('sha256');
     for await (const chunk of fh.createReadStream({ autoClose: false, start: 0 })) h.update(chunk as Buffer);
     return h.digest('hex');
   } catch (err) {
-    throw refuse(describeFsError(err));
+    throw refuse(describeFsError(err), faultOf(err));
   } finally {
     await fh.close();
   }
 }
 
-/** Plain words for the errors a path a user gave can raise: never a raw errno in a message. */
-export function describeFsError(err: unknown): string {
-  const code = (err as NodeJS.ErrnoException | null)?.code;
-  switch (code) {
-    case 'ENOENT': return 'does not exist';
-    case 'EACCES': case 'EPERM': return 'cannot be read (permission denied)';
-    case 'EISDIR': return 'is a folder, not a file';
-    case 'ELOOP': return 'is a loop of symbolic links';
-    case 'ENOTDIR': return 'is not reachable: a part of its path is not a folder';
-    case 'ENAMETOOLONG': return 'has a name that is too long';
-    case 'ENXIO': case 'ENODEV': return 'is a device or socket, not a regular file';
-    case 'EIO': return 'cannot be read (input/output error)';
-    case 'EMFILE': case 'ENFILE': return 'cannot be opened: too many open files';
-    default: return `cannot be read (${typeof code === 'string' ? code : 'unknown error'})`;
-  }
-}
 
 /** What a path is when it is not a regular file, in words ("a FIFO (named pipe)"). */
 export function kindOf(st: { isDirectory(): boolean; isFIFO(): boolean; isCharacterDevice(): boolean; isBlockDevice(): boolean; isSocket(): boolean }): string {
@@ -122,8 +109,11 @@ export function kindOf(st: { isDirectory(): boolean; isFIFO(): boolean; isCharac
 export interface RegularFileRule {
   /** The largest file accepted; a bigger one is refused before any byte is read. */
   maxBytes: number;
-  /** The error for a file that cannot be used; `why` completes "PATH …" ("is a FIFO (named pipe), not a regular file"). */
-  refuse: (why: string) => Error;
+  /**
+   * The error for a file that cannot be used; `why` completes "PATH …" ("is a FIFO (named pipe), not a regular file"),
+   * `fault` says which kind of problem it is, for advice.
+   */
+  refuse: (why: string, fault: FileFault) => Error;
 }
 
 /**
@@ -134,7 +124,7 @@ export interface RegularFileRule {
  */
 export async function readRegularFile(path: string, rule: RegularFileRule): Promise<Buffer> {
   const got = await readRegularFileIfExists(path, rule);
-  if (got === null) throw rule.refuse(describeFsError({ code: 'ENOENT' }));
+  if (got === null) throw rule.refuse(describeFsError({ code: 'ENOENT' }), 'missing');
   return got;
 }
 
@@ -144,17 +134,17 @@ export async function readRegularFile(path: string, rule: RegularFileRule): Prom
  * when it does not exist. The caller reads it in bounded chunks and closes the handle. Refusals
  * come through `refuse` in plain words, as for readRegularFile.
  */
-export async function openRegularFileIfExists(path: string, refuse: (why: string) => Error, flags = constants.O_RDONLY, mode = 0o644): Promise<{ fh: FileHandle; size: number } | null> {
+export async function openRegularFileIfExists(path: string, refuse: (why: string, fault: FileFault) => Error, flags = constants.O_RDONLY, mode = 0o644): Promise<{ fh: FileHandle; size: number } | null> {
   let fh: FileHandle;
   try {
     fh = await open(path, flags | (constants.O_NONBLOCK ?? 0), mode);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw refuse(describeFsError(err));
+    throw refuse(describeFsError(err), faultOf(err));
   }
   try {
     const st = await fh.stat();
-    if (!st.isFile()) throw refuse(`is ${kindOf(st)}, not a regular file`);
+    if (!st.isFile()) throw refuse(`is ${kindOf(st)}, not a regular file`, st.isDirectory() ? 'folder' : 'not-regular');
     return { fh, size: st.size };
   } catch (err) {
     await fh.close().catch(() => {});
@@ -168,15 +158,15 @@ export async function readRegularFileIfExists(path: string, rule: RegularFileRul
   if (opened === null) return null;
   const { fh, size } = opened;
   try {
-    if (size > rule.maxBytes) throw rule.refuse(`is ${size} bytes, more than the limit of ${rule.maxBytes}`);
+    if (size > rule.maxBytes) throw rule.refuse(`is ${size} bytes, more than the limit of ${rule.maxBytes}`, 'too-big');
     // Read one byte past its size: a file that grows while being read is refused, not cut.
     const buf = Buffer.allocUnsafe(size + 1);
     let n = 0;
     for (;;) {
-      const r = await fh.read(buf, n, buf.length - n, n).catch((err: unknown) => { throw rule.refuse(describeFsError(err)); });
+      const r = await fh.read(buf, n, buf.length - n, n).catch((err: unknown) => { throw rule.refuse(describeFsError(err), faultOf(err)); });
       if (r.bytesRead === 0) break;
       n += r.bytesRead;
-      if (n === buf.length) throw rule.refuse('grew while being read');
+      if (n === buf.length) throw rule.refuse('grew while being read', 'unreadable');
     }
     return buf.subarray(0, n);
   } finally {
@@ -191,8 +181,8 @@ export async function readRegularFileIfExists(path: string, rule: RegularFileRul
  * type-checked by fstat before any byte is read. Anything else is refused through `refuse` in
  * plain words (as readRegularFile says them); the caller closes the handle.
  */
-export async function openRegularFile(path: string, refuse: (why: string) => Error): Promise<FileHandle> {
+export async function openRegularFile(path: string, refuse: (why: string, fault: FileFault) => Error): Promise<FileHandle> {
   const opened = await openRegularFileIfExists(path, refuse);
-  if (opened === null) throw refuse(describeFsError({ code: 'ENOENT' }));
+  if (opened === null) throw refuse(describeFsError({ code: 'ENOENT' }), 'missing');
   return opened.fh;
 }

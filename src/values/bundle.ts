@@ -5,7 +5,7 @@ import { DigestMismatchError, MalformedError, SignatureError, UpstreamError } fr
 import { scanArchive, type ArchiveFormat } from '../archive/index.js';
 import { download, removePart, type DownloadProgress } from '../fetch/index.js';
 import { fmtBytes } from '../util/units.js';
-import { loadPublicKey, readPackage, writePackage, type Manifest } from '../package/index.js';
+import { countPages, loadPublicKey, readPackage, writePackage, type Manifest } from '../package/index.js';
 import { importPackage } from '../store/index.js';
 
 /**
@@ -132,7 +132,7 @@ export async function installBundle(o: InstallOptions): Promise<Installed> {
     if (scan.archiveSha256 !== dl.sha256) throw new DigestMismatchError('AIRLOCK_ARCHIVE_CHANGED', `${part} changed between download and verification`, { subject: part });
     const label = o.label ?? `bundle-${scan.archiveSha256.slice(0, 12)}`;
     const manifest: Manifest = {
-      format: 'airlock-package/1', domain: o.domain ?? u.hostname, version: label, jobId: null, createdAt: new Date().toISOString(), pageCount: null,
+      format: 'airlock-package/1', domain: o.domain ?? u.hostname, version: label, jobId: null, createdAt: new Date().toISOString(), pageCount: countPages(scan.files),
       archive: { name: MEMBER[scan.format], format: scan.format, size: scan.archiveSize, sha256: scan.archiveSha256 }, files: scan.files,
     };
     const pkg = join(dir, `${key}.airlock`);

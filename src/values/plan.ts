@@ -5,8 +5,12 @@
  * with no network at all; otherwise download; a failed download falls back to the active version
  * only when nothing is pinned (a pin that cannot be honoured must not silently serve another).
  */
+import { describeHoldings } from '../store/index.js';
+
 export interface PlanInput {
   version?: string;
+  /** Started with a values file (`serve --values`): only then do messages name its keys. */
+  values?: boolean;
   bundleUrl?: string;
   /** A cluster worker: the primary already did any download and activation. */
   worker: boolean;
@@ -22,7 +26,9 @@ export function planStart(i: PlanInput, s: StoreView, store: string): Plan {
   const pinned = i.version;
   if (pinned !== undefined && s.labels.includes(pinned)) return { kind: 'serve', version: pinned, why: `pinned version ${pinned} is in the store: no download` };
   if (i.bundleUrl !== undefined && !i.worker) return { kind: 'download', url: i.bundleUrl, label: pinned, fallback: pinned === undefined ? s.active : null };
+  const held = describeHoldings(store, s.labels, { activate: pinned === undefined });
   if (pinned !== undefined) {
+    if (!i.values) return { kind: 'fail', subject: pinned, message: `version ${pinned} is not in store ${store}${held.empty ? ': ' : '; '}${held.text}` };
     return {
       kind: 'fail', subject: pinned,
       message: `pinned version ${pinned} is not in store ${store} and there is no staticExport.bundleUrl to download it from; ` +
@@ -30,10 +36,10 @@ export function planStart(i: PlanInput, s: StoreView, store: string): Plan {
     };
   }
   if (s.active !== null) return { kind: 'serve', why: `serving the store's active version ${s.active}` };
-  return {
-    kind: 'fail', subject: store,
-    message: `store ${store} has no active version and no staticExport.bundleUrl is set; import one (airlock import PKG --store ${store} --activate) or set staticExport.bundleUrl`,
-  };
+  const what = held.empty
+    ? `store ${store} holds no version yet; import one (airlock import PKG --store ${store} --activate)`
+    : `store ${store} has no active version; ${held.text}: activate one (airlock activate V --store ${store})`;
+  return { kind: 'fail', subject: store, message: i.values ? `${what}, or set staticExport.bundleUrl in the values file to download one` : what };
 }
 
 /** After a failed download (pure): what to serve, or the error to end with. */

@@ -25,6 +25,8 @@ export interface ServeSettings {
   follow: FollowSettings | null;
   /** Skew protection grace, seconds (flag string or the values file's number). */
   skewGrace?: string;
+  /** A values file was given (serve --values): messages may then name its keys. */
+  valuesFile: boolean;
 }
 
 const ms = (seconds: number | undefined) => (seconds === undefined ? undefined : Math.round(seconds * 1000));
@@ -34,7 +36,8 @@ const names = (list: string[] | undefined) => (list ?? []).flatMap((s) => s.spli
  * Flags given on the command line win over the values file (pure): per key, and per feature for
  * --enable/--disable (a flag naming a feature replaces the values file's word on it).
  */
-export function mergeSettings(flags: ServeFlags, v: Values = {}): ServeSettings {
+export function mergeSettings(flags: ServeFlags, given?: Values): ServeSettings {
+  const v: Values = given ?? {};
   const flagEnable = names(flags.enable);
   const flagDisable = names(flags.disable);
   const byFlag = new Set([...flagEnable, ...flagDisable]);
@@ -79,5 +82,6 @@ export function mergeSettings(flags: ServeFlags, v: Values = {}): ServeSettings 
       allowUnsigned: flags['allow-unsigned'] ?? v.follow?.allowUnsigned ?? false,
     },
     skewGrace: flags['skew-grace'] ?? (v.skewGraceSeconds === undefined ? undefined : String(v.skewGraceSeconds)),
+    valuesFile: given !== undefined,
   };
 }

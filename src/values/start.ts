@@ -59,7 +59,7 @@ export async function prepareStart(o: PrepareOptions): Promise<Prepared> {
   const state = await readState(o.store);
   const labels = (await listVersions(o.store)).map((v) => v.version);
   const se = o.settings.staticExport;
-  const plan = planStart({ version: o.settings.version, bundleUrl: se?.bundleUrl, worker: o.worker }, { active: state.active, labels }, o.store);
+  const plan = planStart({ version: o.settings.version, bundleUrl: se?.bundleUrl, worker: o.worker, values: o.settings.valuesFile }, { active: state.active, labels }, o.store);
   if (plan.kind === 'fail') throw new StoreError('AIRLOCK_NOTHING_TO_SERVE', plan.message, { subject: plan.subject });
   if (plan.kind === 'serve') {
     o.log(`airlock serve: ${plan.why}`);

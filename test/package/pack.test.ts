@@ -24,7 +24,9 @@ describe('packArchive', () => {
     const r = await packArchive({ archivePath, domain: 'docs.example.com', version: 'v7', outDir: join(d, 'out'), signKey: signer.privateKey });
     expect(r).toMatchObject({ package: join(d, 'out', 'docs.example.com-v7.airlock'), version: 'v7', signed: true, signer: fingerprint(signer.publicKey) });
     const v = await verifyPackage(r.package, { trust: [signer.publicKey] });
-    expect(v.manifest).toMatchObject({ domain: 'docs.example.com', version: 'v7', jobId: null, pageCount: null, archive: { format } });
+    const pages = v.manifest.files.filter((f) => /\.html?$/.test(f.path) && f.path !== '404.html').length;
+    expect(v.manifest).toMatchObject({ domain: 'docs.example.com', version: 'v7', jobId: null, pageCount: pages, archive: { format } });
+    expect(pages).toBeGreaterThan(3); // the fixture's pages, 404.html aside: counted from the file list
     expect(v.files).toBe(r.files);
     expect(v.manifest.files.some((f) => f.path === 'index.html')).toBe(true); // the wrapping folder is stripped
   });
@@ -68,10 +70,10 @@ describe('packArchive', () => {
     await expect(packArchive({ archivePath, domain: '../etc', outDir: d })).rejects.toMatchObject({ exitCode: 2, details: { subject: '--domain' } });
     await expect(packArchive({ archivePath, domain: 'd.example', version: '../x', outDir: d })).rejects.toMatchObject({ exitCode: 2, details: { subject: '--version-label' } });
     await expect(packArchive({ archivePath: join(d, 'nope.tar'), domain: 'd.example', outDir: d })).rejects.toMatchObject({ exitCode: 2 });
-    await expect(packArchive({ archivePath: d, domain: 'd.example', outDir: d })).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/not a regular file/) });
+    await expect(packArchive({ archivePath: d, domain: 'd.example', outDir: d })).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/is a folder; give the export archive itself/) });
     if (process.getuid?.() !== 0) {
       await chmod(archivePath, 0);
-      await expect(packArchive({ archivePath, domain: 'd.example', version: 'v1', outDir: d })).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/EACCES/) });
+      await expect(packArchive({ archivePath, domain: 'd.example', version: 'v1', outDir: d })).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/cannot be read \(permission denied\)/) });
     }
   });
 

@@ -148,7 +148,7 @@ describe('TLS', () => {
     await writeFile(join(bad, 'tls.crt'), await readFile(other.cert));
     expect(await srv!.reloadTls()).toBe(false);
     expect(await peerName(port)).toBe('first');
-    await expect(loadTlsPair({ cert: join(bad, 'tls.crt'), key: files.key })).rejects.toThrow(/do not load/);
+    await expect(loadTlsPair({ cert: join(bad, 'tls.crt'), key: files.key })).rejects.toThrow(/does not belong to certificate/);
   });
 
   it('mutated certificate files (bounded fuzz): a reload loads or is refused, never throws; refused keeps the served pair', async () => {

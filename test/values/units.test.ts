@@ -57,8 +57,16 @@ describe('start-up planner', () => {
     expect(afterFailure(p as Extract<typeof p, { kind: 'download' }>, 'boom', '/s').serve).toBe('v1');
   });
   it('nothing to serve: pinned without bundleUrl, or no active version — with advice', () => {
-    expect(planStart({ version: 'v9', worker: false }, store, '/s')).toMatchObject({ kind: 'fail', message: expect.stringMatching(/airlock import/) as string });
-    expect(planStart({ worker: false }, { active: null, labels: [] }, '/s')).toMatchObject({ kind: 'fail', message: expect.stringMatching(/--activate/) as string });
+    expect(planStart({ version: 'v9', worker: false, values: true }, store, '/s')).toMatchObject({ kind: 'fail', message: expect.stringMatching(/airlock import.*staticExport\.bundleUrl.*\(v1, v2\)/) as string });
+    expect(planStart({ worker: false, values: true }, { active: null, labels: [] }, '/s')).toMatchObject({ kind: 'fail', message: expect.stringMatching(/--activate.*staticExport\.bundleUrl/) as string });
+  });
+  it('nothing to serve without a values file: the store\'s versions and what to run, no values keys', () => {
+    const pinned = planStart({ version: 'v9', worker: false }, store, '/s');
+    expect(pinned).toMatchObject({ kind: 'fail', message: 'version v9 is not in store /s; it holds v1, v2' });
+    const empty = planStart({ worker: false }, { active: null, labels: [] }, '/s');
+    expect(empty).toMatchObject({ kind: 'fail', message: 'store /s holds no version yet; import one (airlock import PKG --store /s --activate)' });
+    const idle = planStart({ worker: false }, { active: null, labels: ['v1', 'v2'] }, '/s');
+    expect(idle).toMatchObject({ kind: 'fail', message: 'store /s has no active version; it holds v1, v2: activate one (airlock activate V --store /s)' });
   });
   it('a cluster worker never downloads (the primary did)', () => {
     expect(planStart({ bundleUrl: 'https://x', worker: true }, store, '/s')).toMatchObject({ kind: 'serve' });

@@ -1,0 +1,29 @@
+import { access, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { isLabel, storePaths, versionPaths } from './paths.js';
+
+/** How many labels a "not in the store" message names before pointing at `airlock list`. */
+const SHOWN = 12;
+
+/**
+ * The labels of the store's complete versions (a folder with its version.json), sorted
+ * (numbers in labels compared as numbers). Reads only; a store or versions/ that is missing or
+ * unreadable holds none here (the command's own checks report those).
+ */
+export async function storedLabels(store: string): Promise<string[]> {
+  const root = storePaths(store).versions;
+  const names = await readdir(root).catch(() => [] as string[]);
+  const complete = await Promise.all(names.filter(isLabel).map(async (n) => (await access(versionPaths(join(root, n)).meta).then(() => true, () => false)) ? n : null));
+  return complete.filter((n): n is string => n !== null).sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
+}
+
+/**
+ * What a store holds, in words that complete a refusal (pure): "it holds v1, v2" (at most
+ * SHOWN labels, then "… and N more (airlock list --store S)"), or, for an empty store, that it
+ * holds no version yet and how to import one (`activate`: the import command activates it).
+ */
+export function describeHoldings(store: string, labels: readonly string[], o: { activate?: boolean } = {}): { empty: boolean; text: string } {
+  if (labels.length === 0) return { empty: true, text: `the store holds no version yet; import one (airlock import PKG --store ${store}${o.activate ? ' --activate' : ''})` };
+  const more = labels.length - SHOWN;
+  return { empty: false, text: `it holds ${labels.slice(0, SHOWN).join(', ')}${more > 0 ? ` and ${more} more (airlock list --store ${store})` : ''}` };
+}
