@@ -4,7 +4,7 @@
  * codes by `exitCode` only; nothing else decides how a process ends.
  */
 
-/** Exit codes pinned by ../shared/CONTRACT.md ("Exit codes"). */
+/** The exit codes every command documents in its --help. */
 export const EXIT = {
   OK: 0,
   FAILURE: 1,

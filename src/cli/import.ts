@@ -90,7 +90,7 @@ const command: Command = {
       let html = null;
       // After the commit and outside the lock: the version is already safe and servable.
       // The server's modules (HTML rewriter, search, metrics…) load only when asked for: the
-      // plain import stays small (its peak RSS is issue 13's bound).
+      // plain import stays small (its peak RSS is what bench:import measures).
       const serve = values.precompress || values['prepare-html'] ? await import('../serve/index.js') : null;
       if (values.precompress) {
         const { isTransformedPage } = serve!;

@@ -91,7 +91,7 @@ export async function main(argv: string[], ctx: CliContext = defaultContext()): 
     return EXIT.OK;
   }
   try {
-    // Secrets are never accepted as command-line values (CONTRACT "Environment"): they show in ps.
+    // Secrets are never accepted as command-line values: they show in ps; they come from the environment only.
     if (rest.some((a) => /svc_[A-Za-z0-9_-]{4,}/.test(a))) {
       throw new UsageError('API keys are never accepted on the command line (they would show in ps); use AIRLOCK_ADMIN_KEY or AIRLOCK_ADMIN_KEY_FILE', { subject: 'argv' });
     }

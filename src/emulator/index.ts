@@ -1,4 +1,4 @@
-/** src/emulator — a local stand-in of the service's API (docs/DESIGN.md, issue 4 item 3). */
+/** src/emulator — a local stand-in of the service's API (docs/DESIGN.md). */
 export { createEmulator, type Emulator } from './app.js';
 export { startEmulator, type StartOptions, type RunningEmulator } from './server.js';
 export type { EmulatorOptions } from './context.js';

@@ -52,7 +52,7 @@ export interface FetchSummary {
   signer: string | null;
   resumedBytes: number; requests: number; freshLinks: number;
   seconds: { total: number; download: number; verify: number };
-  /** 'package': the mirror's original package, kept byte for byte (issue 6). */
+  /** 'package': the mirror's original package, kept byte for byte (the in-network mirror). */
   form?: 'package' | 'archive';
   /** Issue 17: how many third-party files the package carries (with --vendor). */
   vendored?: number;

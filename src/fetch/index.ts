@@ -1,4 +1,4 @@
-/** src/fetch — export job → resumable download → verified, signed package (docs/DESIGN.md, issue 4 item 2). */
+/** src/fetch — export job → resumable download → verified, signed package (docs/DESIGN.md). */
 export { fetchPackage, partPathFor, type FetchOptions, type FetchSummary, type FetchEvent } from './fetch.js';
 export { download, type DownloadOptions, type DownloadResult, type DownloadProgress, type FreshLink } from './download.js';
 export { waitForJob, bundleWhenReady, type ExportApi } from './poll.js';

@@ -15,7 +15,7 @@ import { removePart } from './sidecar.js';
 import { safeUrl } from './validators.js';
 
 /**
- * Chained fetch (issue 6): an airlock mirror's bundle answer also offers `packageUrl`, the
+ * Chained fetch through a mirror: an airlock mirror's bundle answer also offers `packageUrl`, the
  * original `.airlock` package. Taking it keeps the package byte for byte — so the signature made
  * upstream still verifies after any number of hops — where re-packaging the raw archive could
  * not. The real service sends no such field, and fetch then takes the raw archive as before.

@@ -48,7 +48,7 @@ async function writeNew(path: string, data: string, mode: number): Promise<void>
   }
 }
 
-/** CONTRACT `keygen`: PREFIX.key (PKCS#8 PEM, 0600) and PREFIX.pub (SPKI PEM). Refuses to overwrite either. */
+/** `airlock keygen`: PREFIX.key (PKCS#8 PEM, 0600) and PREFIX.pub (SPKI PEM). Refuses to overwrite either. */
 export async function generateKeyPair(prefix: string): Promise<{ keyPath: string; pubPath: string; fingerprint: string }> {
   const keyPath = resolve(`${prefix}.key`);
   const pubPath = resolve(`${prefix}.pub`);

@@ -11,7 +11,7 @@ import { sniff } from './sniff.js';
 import { BLOCK } from './tar-header.js';
 import { outputExists, writePackage } from './writer.js';
 
-/** The package member name for each format (CONTRACT "Package format"), whatever the archive file was called. */
+/** The package member name for each format (the package format), whatever the archive file was called. */
 export const MEMBER: Record<ArchiveFormat, string> = { 'tar.gz': 'bundle.tar.gz', tar: 'bundle.tar', zip: 'bundle.zip' };
 
 export interface PackageMeta { domain: string; version: string; jobId: string | null; pageCount: number | null; expiresAt?: string; audience?: string }

@@ -51,7 +51,7 @@ async function copyArchive(out: Out, archivePath: string, manifest: Manifest): P
 }
 
 /**
- * Write a `.airlock` package (CONTRACT "Package format"): members airlock.json, airlock.json.sig
+ * Write a `.airlock` package (the package format): members airlock.json, airlock.json.sig
  * (when signKey is given), bundle.<ext>, then the two tar end blocks. Atomic: a temp sibling,
  * fsync, rename, fsync of the folder, so a crash leaves the old file or the complete new one.
  * `exclusive`: never replace an existing outPath (AIRLOCK_EXISTS, exit 1), even one created while we wrote.

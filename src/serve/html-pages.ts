@@ -9,7 +9,7 @@ import { vendorMap, type VersionSource } from './source.js';
 import type { Replacement, TransformHtml } from './version-index.js';
 
 /**
- * How served HTML is transformed, once per version (issue 5), with the result cached on disk:
+ * How served HTML is transformed, once per version (the deployment features), with the result cached on disk:
  * - `{ context }`: src/features' transform with these (structured-cloneable) options, run on
  *   worker threads; cached in the store under a key of the options and the transform's code, so
  *   `airlock import` can build it ahead and a restart loads it without transforming anything;

@@ -9,7 +9,7 @@ import { makePackage } from '../helpers/make-package.js';
 import { cleanup, tempRoot } from '../serve/helpers.js';
 
 /**
- * issue 12 §4, help texts: every option of every command registered in src/cli/main.ts (those
+ * Help texts: every option of every command registered in src/cli/main.ts (those
  * added later included) appears in its --help, every --help states the exit codes, no --help
  * points at a document the repository does not have, and --json names the package path `package`
  * in every command. The options are read from the command itself: its call of args.ts `parse`.

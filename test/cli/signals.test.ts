@@ -10,7 +10,7 @@ import { SITE_DIR } from '../fetch/emu.js';
 import { verifyAudit } from '../../src/store/audit.js';
 
 /**
- * issue 12 §5: a second SIGTERM 10 ms after the first (what GNU `timeout` sends) killed preview
+ * Signal storms: a second SIGTERM 10 ms after the first (what GNU `timeout` sends) killed preview
  * before its clean-up and left the whole extracted site in the temp folder (14 of 53 runs). Now
  * every long-running command traps SIGINT/SIGTERM/SIGHUP for its whole life: storms of signals,
  * any number, any spacing, at any moment, and nothing is ever left behind.

@@ -34,7 +34,7 @@ describe('vendor mapping in the page transform', () => {
     expect(r.removed.vendored).toBe(3);
   });
 
-  it('without a map the page is exactly what it was before issue 17', async () => {
+  it('without a map the page is exactly what it was without vendoring', async () => {
     const a = await transformHtmlDetailed(page, { features: AIR.features, deployment: AIR.deployment });
     const b = await transformHtmlDetailed(page, { features: AIR.features, deployment: AIR.deployment, vendorMap: {} });
     expect(b.html.equals(a.html)).toBe(true);

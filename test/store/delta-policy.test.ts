@@ -94,7 +94,7 @@ async function refused(pkg: string, store: string, code: string): Promise<void> 
   expect(line).toMatchObject({ domain: 'docs.example.com', version: 'v2' });
 }
 
-describe('delta packages under a trust policy (issue 14)', () => {
+describe('delta packages under a trust policy', () => {
   it('an old-style delta (one target signature, target.json.sig) stays readable', async () => {
     const l = await readDelta(delta);
     expect(l.target.signatures).toHaveLength(1);
@@ -232,7 +232,7 @@ describe('delta packages under a trust policy (issue 14)', () => {
   });
 });
 
-describe('delta packages without a policy: freshness and the audit log too (issue 14)', () => {
+describe('delta packages without a policy: freshness and the audit log too', () => {
   it('a delta replay into a flat store is refused as a downgrade and logged; the delta import itself is logged', async () => {
     const store = join(dir, `flat${++n}`);
     await mkdir(join(store, 'trusted-keys'), { recursive: true });

@@ -45,7 +45,7 @@ function manifestTemplates(base: PackageLayout, target: PackageLayout): [Buffer,
 }
 
 /**
- * Every signature of the target manifest the delta can carry (issue 14): the target package's
+ * Every signature of the target manifest the delta can carry (trust policy, several signers): the target package's
  * (--sign-key), and NEW's own when NEW's manifest is byte for byte the target's (NEW is already
  * canonical, e.g. a .full package that several people signed), each distinct one once, at most
  * MAX_SIGNATURES. NEW's signatures over other bytes do not verify over the target and are left
