@@ -47,6 +47,22 @@ export class UsageError extends AirlockError {
 }
 
 /**
+ * A command line that does not parse (an unknown option, a missing value): exit 2. The command's
+ * name is filled in by the CLI (`forCommand`), so the message names it and points at its --help.
+ */
+export class ArgvError extends UsageError {
+  constructor(readonly problem: string, readonly hint: string, subject: string) {
+    super(`${problem}${hint}`, { subject });
+  }
+
+  /** "unknown option --hlep for airlock import; did you mean --help? see airlock import --help" */
+  forCommand(name: string): this {
+    this.message = `${this.problem} for airlock ${name}${this.hint}${this.hint.endsWith('?') ? ' ' : '; '}see airlock ${name} --help`;
+    return this;
+  }
+}
+
+/**
  * Anything that makes an archive or package untrustworthy: exit 4. `subject` names the entry or
  * member at fault so the user can find it.
  */

@@ -7,7 +7,7 @@ import { describeWriteError, loadPublicKeyText } from '../package/keys.js';
 import { POLICY_BOUNDS, checkKeysLive, loadPolicyChain, parsePolicy, policyFileRule } from '../store/policy.js';
 import { describePolicy, initPolicy, newPolicy, readNewPolicy, readSeen, resolveStore, rotatePolicy } from '../store/index.js';
 import { readRegularFile } from '../util/fsx.js';
-import { parse, parseIntFlag, requireString } from './args.js';
+import { numeric, parse, parseIntFlag, requireString } from './args.js';
 import { printResult, type CliContext } from './context.js';
 import { shown } from '../util/terminal.js';
 import type { Command } from './main.js';
@@ -65,13 +65,13 @@ async function policyFromFlags(v: Values, ctx: CliContext, serial: number): Prom
     return { name: m[1]!, pem, expiresAt: m[3] ? new Date(m[3]).toISOString() : null };
   }));
   if (!keys.length) throw new UsageError('a policy needs at least one --key NAME=PUBFILE', { subject: '--key' });
-  const threshold = parseIntFlag(requireString(v.threshold, '--threshold'), '--threshold', 1, 64)!;
+  const threshold = parseIntFlag(requireString(v.threshold, '--threshold'), '--threshold', THRESHOLD.min, THRESHOLD.max)!;
   const domains: Record<string, number> = {};
   for (const spec of v['domain-threshold'] ?? []) {
     const m = /^([^=]*)=(.*)$/.exec(spec);
     if (!m || !HOST_NAME.test(m[1]!)) throw new UsageError(`--domain-threshold takes D=N with D a host name and N a number, got ${JSON.stringify(spec)}`, { subject: '--domain-threshold' });
     if (Object.hasOwn(domains, m[1]!)) throw new UsageError(`--domain-threshold ${m[1]} given twice`, { subject: '--domain-threshold' });
-    domains[m[1]!] = parseIntFlag(m[2], '--domain-threshold', 1, 64)!;
+    domains[m[1]!] = parseIntFlag(m[2], '--domain-threshold', THRESHOLD.min, THRESHOLD.max)!;
   }
   const bytes = newPolicy({ keys, threshold, domains, identity: v.identity ?? null, serial });
   let parsed;
@@ -110,9 +110,12 @@ const cannotWrite = (out: string) => (err: unknown): never => {
   throw new UsageError(`cannot write ${out}: ${describeWriteError(err)}`, { subject: out });
 };
 
-const common = { store: { type: 'string' }, json: { type: 'boolean' }, key: { type: 'string', multiple: true }, threshold: { type: 'string' },
+/** Distinct signers a policy may require, default and per domain. */
+const THRESHOLD = { min: 1, max: 64 };
+
+const common = { store: { type: 'string' }, json: { type: 'boolean' }, key: { type: 'string', multiple: true }, threshold: numeric(THRESHOLD),
   'domain-threshold': { type: 'string', multiple: true }, identity: { type: 'string' }, 'sign-key': { type: 'string', multiple: true },
-  serial: { type: 'string' }, out: { type: 'string' }, policy: { type: 'string' }, sig: { type: 'string', multiple: true } } as const;
+  serial: numeric({ min: 1 }), out: { type: 'string' }, policy: { type: 'string' }, sig: { type: 'string', multiple: true } } as const;
 
 const command: Command = {
   summary: 'the store\'s trust policy: keys, thresholds, rotation',

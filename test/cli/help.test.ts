@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { PassThrough } from 'node:stream';
 import type { ParseArgsConfig } from 'node:util';
 import { airlock } from '../helpers/bin.js';
+import { DEPLOYMENTS, FEATURES } from '../../src/features/index.js';
 import { makePackage } from '../helpers/make-package.js';
 import { cleanup, tempRoot } from '../serve/helpers.js';
 
@@ -56,6 +57,18 @@ describe('every command’s --help', () => {
     const top = airlock(['--help']);
     for (const name of Object.keys(COMMANDS)) expect(top.stdout).toContain(`  ${name} `);
   });
+});
+
+describe('serve --help', () => {
+  it('serve --help lists every feature and deployment type the parser accepts (one list, not typed twice)', () => {
+    const r = airlock(['serve', '--help']);
+    expect(r.status).toBe(0);
+    const enable = /--enable F,\.\.\.\s+turn on configurable features \(([^)]*)\)/.exec(r.stdout);
+    expect(enable?.[1]?.split(', ')).toEqual([...FEATURES]);
+    expect(r.stdout).toContain(`--deployment TYPE    ${DEPLOYMENTS.join(' | ')}`);
+    expect(r.stdout).toContain('local-search');
+  });
+
 });
 
 describe('--json field names', () => {
