@@ -47,6 +47,15 @@ export class UsageError extends AirlockError {
 }
 
 /**
+ * An output the command would create is already there (a package, a key, a policy draft): exit 2,
+ * like every usage error, because the user fixes it by choosing another path (or removing the
+ * file; `--force` where a command has one). Never replaced, whichever command meets it.
+ */
+export function outputExists(path: string, hint = 'remove it first or choose another --out'): UsageError {
+  return new UsageError(`${path} already exists; ${hint}`, { subject: path }, 'AIRLOCK_EXISTS');
+}
+
+/**
  * A command line that does not parse (an unknown option, a missing value): exit 2. The command's
  * name is filled in by the CLI (`forCommand`), so the message names it and points at its --help.
  */

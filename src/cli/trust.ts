@@ -1,7 +1,7 @@
 import { sign } from 'node:crypto';
 import { stat, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { UsageError } from '../errors.js';
+import { UsageError, outputExists } from '../errors.js';
 import { HOST_NAME, fingerprint, loadPrivateKey } from '../package/index.js';
 import { describeWriteError, loadPublicKeyText } from '../package/keys.js';
 import { POLICY_BOUNDS, checkKeysLive, loadPolicyChain, parsePolicy, policyFileRule } from '../store/policy.js';
@@ -49,7 +49,10 @@ A store that has had a policy keeps it: every use re-checks the chain from its r
 a missing policy.json, a missing, edited or out-of-order chain entry, or a policy.json that is not
 the chain's last entry stops imports (AIRLOCK_POLICY_BROKEN) until STORE/trust/ is restored.
 
-Exit codes: 0 ok, 1 failure, 2 usage (e.g. a policy exists already, a private key given as --key,
+draft and sign never replace their --out: exit 2 (AIRLOCK_EXISTS), like every output of every
+command; choose another --out.
+
+Exit codes: 0 ok, 1 failure, 2 usage (e.g. a policy exists already, an --out already there, a private key given as --key,
 a key that has already expired), 4 the policy or a rotation was refused (malformed, too few
 signers, serial not the next one) or the store's policy chain is broken.`;
 
@@ -107,6 +110,7 @@ async function readPolicyDocument(ctx: CliContext, given: string): Promise<Buffe
 }
 
 const cannotWrite = (out: string) => (err: unknown): never => {
+  if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw outputExists(out, 'choose another --out');
   throw new UsageError(`cannot write ${out}: ${describeWriteError(err)}`, { subject: out });
 };
 

@@ -26,7 +26,7 @@ export interface TransformContext {
   assistantBase?: string;
   apiBaseMetaNames?: string[];
   vendors?: readonly AnalyticsVendor[];
-  /** Issue 17: original reference → same-origin URL of the version's vendored copy (serve builds it from the manifest). */
+  /** Vendoring: original reference → same-origin URL of the version's vendored copy (serve builds it from the manifest). */
   vendorMap?: Record<string, string>;
 }
 

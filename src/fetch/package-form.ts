@@ -2,7 +2,7 @@ import type { KeyObject } from 'node:crypto';
 import { access, rename } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Dispatcher } from 'undici';
-import { AirlockError, DigestMismatchError, MalformedError, UsageError, VerificationError } from '../errors.js';
+import { AirlockError, DigestMismatchError, outputExists, MalformedError, UsageError, VerificationError } from '../errors.js';
 import { scanArchive, type ArchiveLimits } from '../archive/index.js';
 import { checkSignature, compareToManifest, packagePath, readPackage, verifyVendorMembers } from '../package/index.js';
 import type { BundleLink } from '../upstream/index.js';
@@ -78,7 +78,7 @@ export async function fetchPackageForm(o: PackageFormOptions) {
     await verifyVendorMembers(part, layout);
     const outPath = packagePath(o.outDir, o.domain, m.version);
     if (await access(outPath).then(() => true, () => false)) {
-      throw new AirlockError('AIRLOCK_EXISTS', `${outPath} already exists; remove it first`, 1, { subject: outPath });
+      throw outputExists(outPath);
     }
     await rename(part, outPath);
     await fsyncDir(dirname(outPath));

@@ -53,7 +53,7 @@ export interface OpenedPages {
 }
 
 export async function openPages(src: VersionSource, given: HtmlTransformSpec, o: PagesOptions): Promise<OpenedPages> {
-  // Issue 17: a version with vendored files has its pages point at them (part of the context, so of the cache key).
+  // Vendoring: a version with vendored files has its pages point at them (part of the context, so of the cache key).
   const spec: HtmlTransformSpec = 'context' in given && src.vendor.length > 0 ? { context: { ...given.context, vendorMap: vendorMap(src.vendor) } } : given;
   const key = await specKey(spec);
   const builder: PageBuilder = 'context' in spec ? { context: spec.context } : { run: spec.run };

@@ -34,7 +34,7 @@ export function versionPaths(dir: string) {
     site: join(dir, 'site'),
     variants: join(dir, 'variants'),
     variantsIndex: join(dir, 'variants', 'index.json'),
-    /** Issue 17: the package's vendored files, `vendor/<sha256>.<ext>` (each checked against the manifest). */
+    /** Vendoring: the package's vendored files, `vendor/<sha256>.<ext>` (each checked against the manifest). */
     vendor: join(dir, 'vendor'),
   };
 }

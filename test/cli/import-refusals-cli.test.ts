@@ -1,7 +1,7 @@
 /**
  * Store guarantees and archive safety: a refused import leaves the store exactly as
  * it was, in every failure mode, through the built binary (exit code, message naming the thing,
- * store tree digest before/after). Issue 12 §3: writes still in flight when the refusal came used
+ * store tree digest before/after). Writes still in flight when the refusal came used
  * to make rmdir fail with ENOTEMPTY (exit 1) and leave staging/…/site/… behind.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

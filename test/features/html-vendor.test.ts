@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { resolveFeatures, transformHtmlDetailed } from '../../src/features/index.js';
 import { vendorKey } from '../../src/features/html-vendor.js';
 
-/** Issue 17: serve's page transform points references of vendored files at their same-origin copies, in its one pass. */
+/** Vendoring: serve's page transform points references of vendored files at their same-origin copies, in its one pass. */
 const AIR = resolveFeatures({ deployment: 'air-gapped' });
 const F = '/_airlock/vendor/' + 'a'.repeat(64) + '.css';
 const S = '/_airlock/vendor/' + 'b'.repeat(64) + '.css';

@@ -24,7 +24,7 @@ import { cp } from 'node:fs/promises';
 import { verifyAudit } from '../../src/store/audit.js';
 
 /**
- * Issue 14 + 15: a delta carries every signature of its target manifest (target.json.sig,
+ * Trust policy and delta packages: a delta carries every signature of its target manifest (target.json.sig,
  * target.json.sig.2 …), and a store with a trust policy admits it exactly as it would the full
  * target package: threshold of distinct live keys, freshness, audit line. The delta's own manifest
  * must be signed by a live key of the policy.

@@ -9,7 +9,7 @@ import { readDelta } from '../../src/package/delta/index.js';
 import { readPackage } from '../../src/package/index.js';
 import { createHash, sign } from 'node:crypto';
 
-/** Issue 15 "Bad input": every refused delta import exits 4, names what is wrong, and leaves the store byte-identical. */
+/** Delta packages, bad input: every refused delta import exits 4, names what is wrong, and leaves the store byte-identical. */
 let dir: string;
 let key: TestKey;
 let v1: string;

@@ -248,7 +248,7 @@ describe('stores without a policy', () => {
     // A stranger's extra signature is ignored; alice's (from trusted-keys/) is enough.
     expect(await admitPackage(store, await readPackage(withSig), { trust: [] })).toMatchObject({ rule: 'flat', signers: [fingerprint(alice.pub)], need: 1 });
     expect((await importPackage(withSig, { store, trust: [] })).status).toBe('imported');
-    // Issue 14 (since): every store keeps the audit log and the highest sequence seen; no policy appears.
+    // Since the trust policy: every store keeps the audit log and the highest sequence seen; no policy appears.
     expect((await readdir(store)).sort()).toEqual(['audit.head', 'audit.log', 'trust', 'trusted-keys', 'versions']);
     expect(await readdir(join(store, 'trust'))).toEqual(['seen.json']);
     expect(await lastAudit(store)).toMatchObject({ outcome: 'imported', signers: [fingerprint(alice.pub)], detail: 'no trust policy: signed by a trusted key' });
