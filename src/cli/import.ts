@@ -46,6 +46,10 @@ const command: Command = {
   summary: 'verify a package and add its version to the store',
   usage: USAGE,
   async run(argv, ctx) {
+    // Taken over first: a signal from here on is this command's to answer (nothing is added before the
+    // commit; see below), never the start-up trap's.
+    const trap = trapFor(ctx);
+    const { signal } = trap;
     const { values, positionals } = parse(argv, {
       store: { type: 'string' },
       trust: { type: 'string', multiple: true },
@@ -67,8 +71,6 @@ const command: Command = {
     // A signal stops the import before its commit (the store stays as it was) or the preparation
     // after it (the version is in, not activated; what was precompressed is kept); repeated
     // signals wait for that. Activation comes last, after whatever preparation was asked for.
-    const trap = trapFor(ctx);
-    const { signal } = trap;
     let committed: string | null = null;
     try {
       const io = {

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { ArgvError, EXIT, UsageError, toAirlockError } from '../errors.js';
 import { nearest } from '../util/nearest.js';
+import { commandStarted } from './interrupt.js';
 import { defaultContext, jsonText, log, type CliContext } from './context.js';
 
 /** A command module: parse its own argv, call the library, print. One small file each. */
@@ -46,6 +47,8 @@ async function usage(): Promise<string> {
     lines.push(`  ${name.padEnd(9)} ${summary}`);
   }
   lines.push('', 'airlock <command> --help for its options; airlock --version for the tool version.');
+  lines.push('Ctrl-C (SIGINT) or SIGTERM, from the first instant: the command says what it interrupted and what');
+  lines.push('that left, and exits 1 (AIRLOCK_INTERRUPTED); the servers (serve, preview, emulate, demo) stop with 0.');
   return lines.join('\n') + '\n';
 }
 
@@ -78,6 +81,7 @@ export async function main(argv: string[], ctx: CliContext = defaultContext()): 
     if (rest.some((a) => /svc_[A-Za-z0-9_-]{4,}/.test(a))) {
       throw new UsageError('API keys are never accepted on the command line (they would show in ps); use AIRLOCK_ADMIN_KEY or AIRLOCK_ADMIN_KEY_FILE', { subject: 'argv' });
     }
+    commandStarted();
     return await cmd.run(rest, ctx);
   } catch (err) {
     const e = toAirlockError(err instanceof ArgvError ? err.forCommand(name) : err);
