@@ -1,6 +1,6 @@
 /**
  * Benchmark of src/archive extractArchive against GNU `tar -xzf` and `unzip -q` on the same
- * archive and disk (issue 2 "Fast"): a ~100 MB, 3,000-file HTML-like site as tar.gz and zip,
+ * archive and disk (extraction speed): a ~100 MB, 3,000-file HTML-like site as tar.gz and zip,
  * 3 runs each, medians, ratio, and airlock's peak RSS (measured in a child process).
  *   node --import tsx bench/archive-extract.ts [--mb 100] [--files 3000] [--runs 3]
  */

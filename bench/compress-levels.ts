@@ -1,5 +1,5 @@
 /**
- * `npm run bench:compress-levels`: which brotli quality / gzip level to precompress with (issue 13:
+ * `npm run bench:compress-levels`: which brotli quality / gzip level to precompress with (real-export performance:
  * a fast level keeping >= 90 % of the best level's ratio). Corpora: the pages of a generated
  * real-export-shaped site, and real JS/CSS/JSON text (this project's node_modules: minified and
  * unminified library code, as documentation sites ship). Ratio = original bytes / compressed

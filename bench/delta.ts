@@ -1,5 +1,5 @@
 /**
- * `npm run bench:delta` (issue 15): two successive generated exports of a 3,000-page site, three
+ * `npm run bench:delta` (delta packages): two successive generated exports of a 3,000-page site, three
  * ways — (a) one page edited, (b) one page added so every page's navigation changes, (c) a new
  * release with 10 % of pages changed and every asset rehashed. For each: the delta's size as a
  * fraction of the full package (the service's tar.gz, as `fetch` writes it), and the import of

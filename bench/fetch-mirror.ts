@@ -1,5 +1,5 @@
 /**
- * Mirror case of `npm run bench:fetch` (issue 6): `airlock fetch --api-url <mirror>` (the compiled
+ * Mirror case of `npm run bench:fetch` (the in-network mirror): `airlock fetch --api-url <mirror>` (the compiled
  * CLI; against a mirror it takes the package form: download + sha256 as bytes land, then digest
  * and safety checks of the package, then a rename) against `curl -s -o FILE` of the same package
  * link, same run, medians. Target: airlock's download phase >= 0.9x curl's throughput.

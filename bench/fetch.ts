@@ -1,5 +1,5 @@
 /**
- * `npm run bench:fetch` (issue 4 "Fast"): the emulator serves a generated export archive over
+ * `npm run bench:fetch` (fetch speed): the emulator serves a generated export archive over
  * loopback; `airlock fetch` (the compiled CLI in a child process: download + sha256/md5 as bytes
  * land + fsync, then scanArchive and the package write) against `curl -s -o FILE` of a fresh link
  * to the same object, in the same run. Reports medians of N runs: curl's time, airlock's download
@@ -129,7 +129,7 @@ console.log('| archive | curl -o | airlock download | throughput vs curl | airlo
 console.log('|---|---|---|---|---|---|');
 for (const s of values.sizes!.split(',')) await benchSize(Number(s));
 
-// ---- issue 6: the in-network mirror case (bench/fetch-mirror.ts; separate so either file can change alone) ----
+// ---- the in-network mirror case (bench/fetch-mirror.ts; separate so either file can change alone) ----
 {
   const { benchMirror } = await import('./fetch-mirror.js');
   console.log('');

@@ -1,11 +1,11 @@
 /**
- * `npm run bench:import-refusal` (issue 12 §5): how fast `airlock import` refuses a tar.gz
+ * `npm run bench:import-refusal`: how fast `airlock import` refuses a tar.gz
  * package with more files than the limit (200,001 by default), against `airlock verify` of the
  * same package in the same run (the peer: it writes nothing). Two packages:
  *   declared - the signed manifest lists every file (import refuses from the manifest alone);
  *   unlisted - the manifest lists 1,000 files, the archive carries all (import refuses at the
  *              first entry the manifest does not list).
- * Before issue 12 import refused the first one only after writing and fsyncing 200,000 files.
+ * Import used to refuse the first one only after writing and fsyncing 200,000 files.
  *   node --import tsx bench/import-refusal.ts [--files 200001] [--bin dist/src/cli/bin.js] [--dir DIR]
  * A third case, zero (`--cases zero`, or with the others): a 1.5 GB file of zeros (sparse:
  * `truncate -s 1500M`), refused from its first block; each command runs --runs times (default 5)

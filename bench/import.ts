@@ -1,5 +1,5 @@
 /**
- * `npm run bench:import` (issue 13): what an operator waits for. Each run, on a fresh store that
+ * `npm run bench:import` (real-export performance): what an operator waits for. Each run, on a fresh store that
  * already serves a small version through a running `airlock serve` (compiled, dist/):
  *   - airlock: spawn `airlock import PKG --activate` (the built binary) and time until the server
  *     answers the new version's pages with their final bytes (X-Airlock-Version of the new

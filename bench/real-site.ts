@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { GenerateOptions } from '../fixtures/generate.js';
 
 /**
- * A real-export-shaped site (issue 13): generateSite with these options (1,000 pages + 1,000
+ * A real-export-shaped site (real-export performance): generateSite with these options (1,000 pages + 1,000
  * redirect stubs + third-party markup + a few multi-MB pages = ~2,000 HTML files), then
  * padRealExport beside them: 4,000 files in all.
  */

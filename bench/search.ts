@@ -1,7 +1,7 @@
 /**
  * npm run bench:search [-- --pages 10000 --queries 200 --engines minisearch,flexsearch]
  *
- * Issue 17: the local search index, measured on a generated site of `--pages` pages (nav,
+ * The local search index, measured on a generated site of `--pages` pages (nav,
  * sidebar, footer around a main article with 4-7 sections; a Zipf-distributed vocabulary of
  * 40,000 words plus identifiers; every 10th page partly Japanese). Each engine runs in a fresh
  * child process (so peak RSS is its own) over the same files and the same extraction

@@ -1,5 +1,5 @@
 /**
- * What issue 14's trust machinery costs an import (policy store: 2-of-3 threshold, freshness
+ * What the trust policy machinery costs an import (policy store: 2-of-3 threshold, freshness
  * check, seen.json, two fsynced audit appends) against the same import into a store without a
  * policy (one --trust key), same package, same disk, same run; plus the signature count alone
  * for 32 signatures against 1. Medians of --runs; ratios printed.

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:volumes` (issue 15): what reading a package from its volumes costs, beside the
+ * `npm run bench:volumes` (volumes): what reading a package from its volumes costs, beside the
  * same package as one file (the peer), in the same run. A generated export (plain tar of
  * incompressible files, so neither compression nor sparse files flatter either side) is packed,
  * signed, and split into three volumes; then `verify` and `import` (into a fresh store) run on

@@ -4,7 +4,7 @@
  * codes by `exitCode` only; nothing else decides how a process ends.
  */
 
-/** Exit codes pinned by ../shared/CONTRACT.md ("Exit codes"). */
+/** The exit codes every command documents in its --help. */
 export const EXIT = {
   OK: 0,
   FAILURE: 1,
@@ -43,6 +43,31 @@ export class AirlockError extends Error {
 export class UsageError extends AirlockError {
   constructor(message: string, details: ErrorDetails = {}, code = 'AIRLOCK_USAGE') {
     super(code, message, EXIT.USAGE, details);
+  }
+}
+
+/**
+ * An output the command would create is already there (a package, a key, a policy draft): exit 2,
+ * like every usage error, because the user fixes it by choosing another path (or removing the
+ * file; `--force` where a command has one). Never replaced, whichever command meets it.
+ */
+export function outputExists(path: string, hint = 'remove it first or choose another --out'): UsageError {
+  return new UsageError(`${path} already exists; ${hint}`, { subject: path }, 'AIRLOCK_EXISTS');
+}
+
+/**
+ * A command line that does not parse (an unknown option, a missing value): exit 2. The command's
+ * name is filled in by the CLI (`forCommand`), so the message names it and points at its --help.
+ */
+export class ArgvError extends UsageError {
+  constructor(readonly problem: string, readonly hint: string, subject: string) {
+    super(`${problem}${hint}`, { subject });
+  }
+
+  /** "unknown option --hlep for airlock import; did you mean --help? see airlock import --help" */
+  forCommand(name: string): this {
+    this.message = `${this.problem} for airlock ${name}${this.hint}${this.hint.endsWith('?') ? ' ' : '; '}see airlock ${name} --help`;
+    return this;
   }
 }
 

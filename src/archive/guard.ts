@@ -19,7 +19,7 @@ export interface RawHeader {
 export type Decision = { kind: 'file'; path: string } | { kind: 'dir' };
 
 /**
- * The rules of CONTRACT "Archive safety" that apply to an entry header, in one place for tar
+ * The archive safety rules that apply to an entry header, in one place for tar
  * and zip. Stateful (counts, names seen), no I/O. Every refusal names the entry as given.
  */
 export class EntryGuard {

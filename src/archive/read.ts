@@ -28,7 +28,7 @@ export async function openArchive(src: ByteSource, opts: ReadOptions = {}): Prom
 
 /**
  * Every file entry of a tar, tar.gz or zip, in archive order, each already checked against the
- * rules of CONTRACT "Archive safety"; folders are checked but not yielded. Read each `stream`
+ * archive safety rules; folders are checked but not yielded. Read each `stream`
  * to its end before asking for the next entry (an unread stream is drained for you).
  */
 export async function* readArchive(src: ByteSource, opts: ReadOptions = {}): AsyncGenerator<ArchiveEntry> {

@@ -28,7 +28,7 @@ export async function extractArchive(src: ByteSource, destDir: string, opts: Sca
   return run(src, { ...opts, foldsCase }, writer);
 }
 
-/** Peak RSS flat at < 150 MB whatever the archive size (issue 2): a minor GC every 8 MiB of entry bytes, see util/gc.ts. */
+/** Peak RSS flat at < 150 MB whatever the archive size: a minor GC every 8 MiB of entry bytes, see util/gc.ts. */
 const spent = gcPacer();
 
 async function run(src: ByteSource, opts: ScanOptions, writer: TreeWriter | undefined): Promise<ScanResult> {

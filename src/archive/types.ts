@@ -9,7 +9,7 @@ export interface ArchiveLimits {
   maxRatio: number;
 }
 
-/** CONTRACT "Archive safety" defaults (issue 2): 200,000 files, 20 GiB expanded, ratio 200. */
+/** Archive safety defaults: 200,000 files, 20 GiB expanded, ratio 200. */
 export const DEFAULT_LIMITS: ArchiveLimits = Object.freeze({
   maxFiles: 200_000,
   maxExpandedBytes: 20 * 1024 ** 3,

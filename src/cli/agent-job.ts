@@ -1,6 +1,6 @@
 import { UsageError, UpstreamJobFailedError } from '../errors.js';
 import { ServiceClient, checkKeyType, readAdminKey, sanitize, type AgentJob } from '../upstream/index.js';
-import { parse, parseIntFlag } from './args.js';
+import { numeric, parse } from './args.js';
 import { log, printResult } from './context.js';
 import type { Command } from './main.js';
 
@@ -35,15 +35,15 @@ const command: Command = {
   summary: 'read an agent job (with --wait: until it ends) and print its pull request link',
   usage: USAGE,
   async run(argv, ctx) {
-    const { values, positionals } = parse(argv, {
-      wait: { type: 'boolean' }, timeout: { type: 'string' }, 'api-url': { type: 'string' }, json: { type: 'boolean' },
+    const { values, positionals, numbers } = parse(argv, {
+      wait: { type: 'boolean' }, timeout: numeric({ min: 1, max: 86_400, unit: 'seconds' }), 'api-url': { type: 'string' }, json: { type: 'boolean' },
     });
     if (positionals.length !== 2) throw new UsageError('airlock agent-job takes PROJECT_ID and JOB_ID', { subject: 'argv' });
     const [projectId, jobId] = positionals as [string, string];
     for (const [what, v] of [['PROJECT_ID', projectId], ['JOB_ID', jobId]] as const) {
       if (!ID.test(v)) throw new UsageError(`invalid ${what} ${JSON.stringify(sanitize(v, 80))}: 1 to 256 printable characters, no spaces`, { subject: what });
     }
-    const timeoutS = parseIntFlag(values.timeout, '--timeout', 1, 86_400);
+    const timeoutS = numbers.timeout;
     if (timeoutS !== undefined && !values.wait) throw new UsageError('--timeout only applies with --wait', { subject: '--timeout' });
     const apiUrl = values['api-url'] ?? ctx.env.AIRLOCK_API_URL;
     if (!apiUrl) throw new UsageError('no API URL: pass --api-url or set AIRLOCK_API_URL', { subject: '--api-url' });

@@ -1,7 +1,7 @@
 import { UsageError } from '../errors.js';
 import { resolveStore, verifyAudit } from '../store/index.js';
 import { MAX_SHOW_BYTES, readAuditTail } from '../store/audit.js';
-import { parseIntFlag, parse } from './args.js';
+import { numeric, parse } from './args.js';
 import { printResult } from './context.js';
 import { shown } from '../util/terminal.js';
 import type { Command } from './main.js';
@@ -28,7 +28,7 @@ const command: Command = {
   usage: USAGE,
   async run(argv, ctx) {
     const [sub, ...rest] = argv;
-    const { values, positionals } = parse(rest, { store: { type: 'string' }, json: { type: 'boolean' }, last: { type: 'string' } });
+    const { values, positionals, numbers } = parse(rest, { store: { type: 'string' }, json: { type: 'boolean' }, last: numeric({ min: 1, max: 1_000_000 }) });
     if (positionals.length) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`, { subject: positionals[0] });
     const store = resolveStore(values.store, ctx.env, ctx.cwd);
     const json = Boolean(values.json);
@@ -40,7 +40,7 @@ const command: Command = {
       return r.ok ? 0 : 4;
     }
     if (sub === 'show') {
-      const { lines, omitted } = await readAuditTail(store, parseIntFlag(values.last, '--last', 1, 1_000_000) ?? 50);
+      const { lines, omitted } = await readAuditTail(store, numbers.last ?? 50);
       printResult(ctx, json, { ok: true, store, lines, ...(omitted ? { omitted } : {}) }, () => (omitted ? `(${omitted} older lines left out: more than ${MAX_SHOW_BYTES} bytes)\n` : '') + lines.map((l) =>
         shown`${l.n} ${l.time} ${l.user} ${l.command} ${l.outcome}` + (l.reason ? shown` [${l.reason}]` : '') +
         (l.domain ? shown` ${l.domain}` : '') + (l.version ? shown` ${l.version}` : '') +

@@ -1,8 +1,13 @@
 #!/usr/bin/env node
-import { EXIT } from '../errors.js';
-import { redact } from '../util/redact.js';
-import { main } from './main.js';
-import { smallYoungGeneration } from '../util/gc.js';
+import { trapFromStart } from './interrupt.js';
+
+// Signals are trapped before anything else loads: a Ctrl-C in the first instant says what it
+// interrupted (nothing yet) and exits with the documented code, never a bare "killed by SIGINT".
+trapFromStart(process.argv[2]);
+const { EXIT } = await import('../errors.js');
+const { redact } = await import('../util/redact.js');
+const { main } = await import('./main.js');
+const { smallYoungGeneration } = await import('../util/gc.js');
 
 /**
  * Every command has cleaned up by the time `main` settles (servers closed, leases released, temp

@@ -26,7 +26,9 @@ ${SPLIT_HELP}
                       (only the delta is split: the full package stays on this side as the next OLD)
   --json           print a JSON summary on stdout
 
-Exit codes: 0 ok, 1 failure (output exists, I/O), 2 usage, 4 OLD or NEW failed verification.`;
+Existing outputs are never replaced: exit 2 (AIRLOCK_EXISTS), like every output of every command;
+remove them or choose another --out.
+Exit codes: 0 ok, 1 failure (I/O), 2 usage (an output already there included), 4 OLD or NEW failed verification.`;
 
 const command: Command = {
   summary: 'write a delta package from one version to the next',

@@ -9,7 +9,8 @@ import { trapFor } from './interrupt.js';
 import { Progress } from './progress.js';
 import { fetchReporter } from './reporters.js';
 import { probeListen } from '../util/listen.js';
-import { parse, parseIntFlag } from './args.js';
+import { numeric, parse } from './args.js';
+import { FLAG_RANGES } from '../values/index.js';
 import { log, out, type CliContext } from './context.js';
 import type { Command } from './main.js';
 
@@ -29,8 +30,8 @@ const command: Command = {
   summary: 'run emulate → fetch → import → serve on the embedded stand-in; prints the URL',
   usage,
   async run(argv: string[], ctx: CliContext) {
-    const { values } = parse(argv, { port: { type: 'string' }, host: { type: 'string' }, dir: { type: 'string' } }, false);
-    const port = parseIntFlag(values.port, '--port', 0, 65535) ?? 0;
+    const { values, numbers } = parse(argv, { port: numeric(FLAG_RANGES.port), host: { type: 'string' }, dir: { type: 'string' } }, false);
+    const port = numbers.port ?? 0;
     const host = values.host ?? '127.0.0.1';
     await probeListen(host, port); // before the chain's seconds of work
     const keep = values.dir !== undefined;

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { atomicWriteFile } from '../util/fsx.js';
-import { parse, parseIntFlag } from './args.js';
+import { numeric, parse } from './args.js';
+import { FLAG_RANGES } from '../values/index.js';
 import { log, out, type CliContext } from './context.js';
 import type { Command } from './main.js';
 import { trapFor } from './interrupt.js';
@@ -73,8 +74,8 @@ Ctrl-C (SIGINT, SIGTERM, SIGHUP) stops it and removes the key files.
 
 Exit codes: 0 stopped, 1 failure (e.g. the port is taken), 2 usage.`,
   async run(argv: string[], ctx: CliContext) {
-    const { values } = parse(argv, { port: { type: 'string' }, host: { type: 'string' }, 'keys-dir': { type: 'string' } }, false);
-    const port = parseIntFlag(values.port, '--port', 0, 65535) ?? 0;
+    const { values, numbers } = parse(argv, { port: numeric(FLAG_RANGES.port), host: { type: 'string' }, 'keys-dir': { type: 'string' } }, false);
+    const port = numbers.port ?? 0;
     const host = values.host ?? '127.0.0.1';
     const { startEmulator } = await import('../emulator/index.js');
     // From here no signal ends the process before the emulator is closed and its key folder gone.

@@ -42,10 +42,12 @@ ${SPLIT_HELP}
   --json              print a JSON summary on stdout
 
 The admin key comes from AIRLOCK_ADMIN_KEY or AIRLOCK_ADMIN_KEY_FILE, never from a flag.
-An existing DIR/<domain>-<version>.airlock is never replaced: with --version-label this is checked
-before any request, otherwise as soon as the job's creation time is known, always before the download.
+An existing DIR/<domain>-<version>.airlock (or volume, or delta) is never replaced: exit 2
+(AIRLOCK_EXISTS), like every output of every command; remove it or choose another --out or
+--version-label. With --version-label this is checked before any request, otherwise as soon as
+the job's creation time is known, always before the download.
 Ctrl-C during the download keeps the partial download (exit 1); run the same command again to resume.
-Exit codes: 0 ok, 1 failure or interrupted, 2 usage, 3 the export job failed, 4 verification failed, 5 auth.`;
+Exit codes: 0 ok, 1 failure or interrupted, 2 usage (an output already there included), 3 the export job failed, 4 verification failed, 5 auth.`;
 
 /**
  * The signing warning, given once the form is known (before the download): only a raw archive

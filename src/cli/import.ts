@@ -46,6 +46,10 @@ const command: Command = {
   summary: 'verify a package and add its version to the store',
   usage: USAGE,
   async run(argv, ctx) {
+    // Taken over first: a signal from here on is this command's to answer (nothing is added before the
+    // commit; see below), never the start-up trap's.
+    const trap = trapFor(ctx);
+    const { signal } = trap;
     const { values, positionals } = parse(argv, {
       store: { type: 'string' },
       trust: { type: 'string', multiple: true },
@@ -67,8 +71,6 @@ const command: Command = {
     // A signal stops the import before its commit (the store stays as it was) or the preparation
     // after it (the version is in, not activated; what was precompressed is kept); repeated
     // signals wait for that. Activation comes last, after whatever preparation was asked for.
-    const trap = trapFor(ctx);
-    const { signal } = trap;
     let committed: string | null = null;
     try {
       const io = {
@@ -90,7 +92,7 @@ const command: Command = {
       let html = null;
       // After the commit and outside the lock: the version is already safe and servable.
       // The server's modules (HTML rewriter, search, metrics…) load only when asked for: the
-      // plain import stays small (its peak RSS is issue 13's bound).
+      // plain import stays small (its peak RSS is what bench:import measures).
       const serve = values.precompress || values['prepare-html'] ? await import('../serve/index.js') : null;
       if (values.precompress) {
         const { isTransformedPage } = serve!;

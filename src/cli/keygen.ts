@@ -11,7 +11,8 @@ const USAGE = `usage: airlock keygen --out PREFIX [--json]
 
 Write an Ed25519 key pair: PREFIX.key (PKCS#8 PEM, mode 0600; keep it on the connected side) and
 PREFIX.pub (SPKI PEM; give it to importers as --trust or put it in the store's trusted-keys/).
-Never overwrites an existing file. The folder of PREFIX must exist.
+Never overwrites an existing file: exit 2 (AIRLOCK_EXISTS), like every output of every command;
+choose another --out. The folder of PREFIX must exist.
 
   --out PREFIX   where to write (e.g. keys/signer → keys/signer.key, keys/signer.pub)
   --json         print one JSON document on stdout (keyPath, pubPath, fingerprint)

@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { EXIT, UsageError, toAirlockError } from '../errors.js';
+import { ArgvError, EXIT, UsageError, toAirlockError } from '../errors.js';
+import { nearest } from '../util/nearest.js';
+import { commandStarted } from './interrupt.js';
 import { defaultContext, jsonText, log, type CliContext } from './context.js';
 
 /** A command module: parse its own argv, call the library, print. One small file each. */
@@ -45,28 +47,12 @@ async function usage(): Promise<string> {
     lines.push(`  ${name.padEnd(9)} ${summary}`);
   }
   lines.push('', 'airlock <command> --help for its options; airlock --version for the tool version.');
+  lines.push('Ctrl-C (SIGINT) or SIGTERM, from the first instant: the command says what it interrupted and what');
+  lines.push('that left, and exits 1 (AIRLOCK_INTERRUPTED); the servers (serve, preview, emulate, demo) stop with 0.');
   return lines.join('\n') + '\n';
 }
 
-/** The known name closest to a mistyped one (at most 2 edits away), for "did you mean". */
-export function nearest(typed: string, known: readonly string[]): string | null {
-  const distance = (a: string, b: string): number => {
-    let row = Array.from({ length: b.length + 1 }, (_, j) => j);
-    for (let i = 1; i <= a.length; i++) {
-      const next = [i];
-      for (let j = 1; j <= b.length; j++) next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-      row = next;
-    }
-    return row[b.length]!;
-  };
-  let best: string | null = null;
-  let bestD = 3;
-  for (const k of known) {
-    const d = distance(typed.toLowerCase(), k);
-    if (d < bestD) [best, bestD] = [k, d];
-  }
-  return best;
-}
+export { nearest };
 
 export async function main(argv: string[], ctx: CliContext = defaultContext()): Promise<number> {
   const [name, ...rest] = argv;
@@ -91,13 +77,14 @@ export async function main(argv: string[], ctx: CliContext = defaultContext()): 
     return EXIT.OK;
   }
   try {
-    // Secrets are never accepted as command-line values (CONTRACT "Environment"): they show in ps.
+    // Secrets are never accepted as command-line values: they show in ps; they come from the environment only.
     if (rest.some((a) => /svc_[A-Za-z0-9_-]{4,}/.test(a))) {
       throw new UsageError('API keys are never accepted on the command line (they would show in ps); use AIRLOCK_ADMIN_KEY or AIRLOCK_ADMIN_KEY_FILE', { subject: 'argv' });
     }
+    commandStarted();
     return await cmd.run(rest, ctx);
   } catch (err) {
-    const e = toAirlockError(err);
+    const e = toAirlockError(err instanceof ArgvError ? err.forCommand(name) : err);
     const json = rest.includes('--json');
     if (json) ctx.stdout.write(jsonText({ ok: false, ...e.toJSON() }, 0) + '\n');
     log(ctx, `airlock ${name}: error: ${e.message}${e.code === 'AIRLOCK_INTERNAL' ? '' : ` [${e.code}]`}`);

@@ -30,10 +30,11 @@ ${VENDOR_HELP}
 ${SPLIT_HELP}
   --json              print a JSON summary on stdout
 
-An existing DIR/<domain>-<version>.airlock is never replaced: pack refuses before reading the
-archive (exit 1); remove it or choose another --version-label.
-Exit codes: 0 ok, 1 failure (output exists, I/O), 2 usage (bad flag, domain or label, unreadable
-archive or key), 4 the archive was refused (unsafe, malformed, too big, or already a package).`;
+An existing DIR/<domain>-<version>.airlock (or volume) is never replaced: exit 2 (AIRLOCK_EXISTS),
+like every output of every command, before the archive is read; remove it or choose another --out
+or --version-label.
+Exit codes: 0 ok, 1 failure (I/O), 2 usage (bad flag, domain or label, unreadable archive or key,
+an output already there), 4 the archive was refused (unsafe, malformed, too big, or already a package).`;
 
 const command: Command = {
   summary: 'turn an export archive obtained another way into a verified package',

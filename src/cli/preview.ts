@@ -1,6 +1,7 @@
 import { rm } from 'node:fs/promises';
 import { UsageError } from '../errors.js';
-import { parse, parseIntFlag } from './args.js';
+import { numeric, parse } from './args.js';
+import { FLAG_RANGES } from '../values/index.js';
 import { log, out, type CliContext } from './context.js';
 import type { Command } from './main.js';
 import { resolveFeatures } from '../features/index.js';
@@ -32,13 +33,13 @@ const command: Command = {
   summary: 'serve an export archive or package directly, nothing kept',
   usage,
   async run(argv: string[], ctx: CliContext) {
-    const { values, positionals } = parse(argv, {
-      port: { type: 'string' }, host: { type: 'string' }, deployment: { type: 'string' },
+    const { values, positionals, numbers } = parse(argv, {
+      port: numeric(FLAG_RANGES.port), host: { type: 'string' }, deployment: { type: 'string' },
       enable: { type: 'string', multiple: true }, disable: { type: 'string', multiple: true },
     });
     if (positionals.length !== 1) throw new UsageError('preview takes exactly one ARCHIVE_OR_PKG', { subject: 'argv' });
     const resolved = resolveFeatures({ deployment: values.deployment, enable: values.enable, disable: values.disable });
-    const port = parseIntFlag(values.port, '--port', 0, 65535) ?? 8080;
+    const port = numbers.port ?? 8080;
     const host = values.host ?? '127.0.0.1';
     await probeListen(host, port); // before extracting what may be a large archive
     // From here no signal ends the process before the temp folder is gone (src/util/signals.ts).

@@ -1,5 +1,5 @@
 import { pruneReport, resolveStore, type KeepReason } from '../store/index.js';
-import { parse, parseIntFlag } from './args.js';
+import { numeric, parse } from './args.js';
 import { printResult } from './context.js';
 import type { Command } from './main.js';
 import { shown } from '../util/terminal.js';
@@ -34,9 +34,9 @@ const command: Command = {
   summary: 'delete old versions (never the active, previous or a served one)',
   usage: USAGE,
   async run(argv, ctx) {
-    const { values, positionals } = parse(argv, { keep: { type: 'string' }, store: { type: 'string' }, json: { type: 'boolean' } });
+    const { values, positionals, numbers } = parse(argv, { keep: numeric({ min: 0, max: 1_000_000 }), store: { type: 'string' }, json: { type: 'boolean' } });
     if (positionals.length) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`, { subject: positionals[0] });
-    const keep = parseIntFlag(values.keep, '--keep', 0, 1_000_000);
+    const keep = numbers.keep;
     if (keep === undefined) throw new UsageError('missing required --keep N', { subject: '--keep' });
     const store = resolveStore(values.store, ctx.env, ctx.cwd);
     const report = await pruneReport(store, keep);

@@ -1,13 +1,14 @@
-import { parse, parseIntFlag, checkVersionLabel } from './args.js';
+import { numeric, parse, checkVersionLabel } from './args.js';
+import { numberOption, type NumberRange } from '../util/number-option.js';
 import { log, out, type CliContext } from './context.js';
 import type { Command } from './main.js';
-import { resolveFeatures, formatMatrix } from '../features/index.js';
+import { DEFAULT_DEPLOYMENT, DEPLOYMENTS, FEATURES, resolveFeatures, formatMatrix } from '../features/index.js';
 import { requireStore, resolveStore } from '../store/index.js';
 import { featureOptions } from '../serve/features.js';
 import { runServer } from '../serve/run.js';
 import cluster from 'node:cluster';
 import { resolve } from 'node:path';
-import { extraRoutes, loadValues, mergeSettings, prepareStart } from '../values/index.js';
+import { FLAG_RANGES, extraRoutes, loadValues, mergeSettings, prepareStart } from '../values/index.js';
 import { createRelay, relayConfig, DEFAULT_LIMITS } from '../relay/index.js';
 import { probeListen } from '../util/listen.js';
 import { trapFor } from './interrupt.js';
@@ -43,9 +44,9 @@ SIGTERM/SIGINT: stop accepting, finish in-flight requests, exit 0. Prints the UR
   --mirror-tokens F    file of allowed mirror admin tokens, one sha256:<hex> per line
   --store DIR          store folder (default $AIRLOCK_STORE, else ./airlock-store)
   --version V          serve version V, pinned (activation is then ignored)
-  --deployment TYPE    cloud | client-hosted | air-gapped (default air-gapped)
-  --enable F,...       turn on configurable features (search, assistant, analytics, api-playground, static-export)
-  --disable F,...      turn off configurable features
+  --enable F,...       turn on configurable features (${FEATURES.join(', ')})
+  --disable F,...      turn off features (static-export, the site itself, stays on)
+  --deployment TYPE    ${DEPLOYMENTS.join(' | ')} (default ${DEFAULT_DEPLOYMENT})
   --port N             default 8080 (0: any free port)
   --host H             default 127.0.0.1 (0.0.0.0 to serve the network)
   --workers N          processes sharing the port (default 1)
@@ -90,18 +91,27 @@ Exit codes: 0 stopped by a signal, 1 failure (e.g. the port is taken: nothing is
 assistant key.
 `;
 
+/** serve's numeric flags and their ranges: every one is checked before anything is read or started. */
+const NUMBERS = {
+  ...FLAG_RANGES,
+  workers: { min: 1, max: 64 },
+  'cache-mb': { min: 1, max: 1 << 20 },
+  'rate-limit-org-hour': { min: 1, max: 1_000_000_000 },
+  'rate-limit-ip-day': { min: 1, max: 1_000_000_000 },
+} as const satisfies Record<string, NumberRange>;
+
 const command: Command = {
   summary: 'serve the active (or pinned) version of a store',
   usage,
   async run(argv: string[], ctx: CliContext) {
-    const { values } = parse(argv, {
+    const { values, numbers: n } = parse(argv, {
       store: { type: 'string' }, version: { type: 'string' }, deployment: { type: 'string' },
       enable: { type: 'string', multiple: true }, disable: { type: 'string', multiple: true },
-      port: { type: 'string' }, host: { type: 'string' }, workers: { type: 'string' }, 'access-log': { type: 'string' }, 'cache-mb': { type: 'string' },
-      'assistant-url': { type: 'string' }, 'rate-limit-org-hour': { type: 'string' }, 'rate-limit-ip-day': { type: 'string' },
+      port: numeric(NUMBERS.port), host: { type: 'string' }, workers: numeric(NUMBERS.workers), 'access-log': { type: 'string' }, 'cache-mb': numeric(NUMBERS['cache-mb']),
+      'assistant-url': { type: 'string' }, 'rate-limit-org-hour': numeric(NUMBERS['rate-limit-org-hour']), 'rate-limit-ip-day': numeric(NUMBERS['rate-limit-ip-day']),
       values: { type: 'string' }, mirror: { type: 'boolean' }, 'mirror-tokens': { type: 'string' }, metrics: { type: 'boolean' },
-      follow: { type: 'string' }, trust: { type: 'string', multiple: true }, 'allow-unsigned': { type: 'boolean' }, 'follow-poll-ms': { type: 'string' },
-      'fleet-lead-ms': { type: 'string' }, 'skew-grace': { type: 'string' }, 'tls-cert': { type: 'string' }, 'tls-key': { type: 'string' },
+      follow: { type: 'string' }, trust: { type: 'string', multiple: true }, 'allow-unsigned': { type: 'boolean' }, 'follow-poll-ms': numeric(NUMBERS['follow-poll-ms']),
+      'fleet-lead-ms': numeric(NUMBERS['fleet-lead-ms']), 'skew-grace': numeric(NUMBERS['skew-grace']), 'tls-cert': { type: 'string' }, 'tls-key': { type: 'string' },
     }, false);
     if ((values['tls-cert'] === undefined) !== (values['tls-key'] === undefined)) throw new UsageError('--tls-cert and --tls-key go together', { subject: values['tls-cert'] === undefined ? '--tls-cert' : '--tls-key' });
     const tlsFiles = values['tls-cert'] === undefined ? null : { cert: resolve(ctx.cwd, values['tls-cert']), key: resolve(ctx.cwd, values['tls-key']!) };
@@ -117,9 +127,8 @@ const command: Command = {
     const version = s.version === undefined ? undefined : checkVersionLabel(s.version);
     const store = resolveStore(s.store, ctx.env, ctx.cwd);
     // Only a bundle to download may create the store; otherwise a missing one is a wrong --store (exit 2).
-    const workers = parseIntFlag(values.workers, '--workers', 1, 64) ?? 1;
-    const grace = s.skewGrace === undefined ? 600 : Number(s.skewGrace);
-    if (!/^\d+(\.\d+)?$/.test(s.skewGrace ?? '0') || !(grace <= 7 * 24 * 3600)) throw new UsageError(`--skew-grace must be seconds from 0 to 604800, not ${JSON.stringify(String(s.skewGrace).slice(0, 40))}`, { subject: '--skew-grace' });
+    const workers = n.workers ?? 1;
+    const grace = numberOption(s.skewGrace, '--skew-grace', NUMBERS['skew-grace']) ?? 600;
     if (s.follow && workers > 1) throw new UsageError('--follow runs one process per replica (--workers 1): each worker would import on its own', { subject: '--follow' });
     if (s.follow && version !== undefined) throw new UsageError('--follow and a pinned --version exclude each other: a follower serves what the mirror activates', { subject: '--follow' });
     if (s.follow && s.staticExport?.bundleUrl) throw new UsageError('--follow and staticExport.bundleUrl exclude each other: a follower gets its versions from the mirror', { subject: '--follow' });
@@ -132,11 +141,11 @@ const command: Command = {
       : null;
     const host = s.host ?? '127.0.0.1';
     const limits = {
-      orgPerHour: parseIntFlag(values['rate-limit-org-hour'], '--rate-limit-org-hour', 1) ?? DEFAULT_LIMITS.orgPerHour,
-      ipPerDay: parseIntFlag(values['rate-limit-ip-day'], '--rate-limit-ip-day', 1) ?? DEFAULT_LIMITS.ipPerDay,
+      orgPerHour: n['rate-limit-org-hour'] ?? DEFAULT_LIMITS.orgPerHour,
+      ipPerDay: n['rate-limit-ip-day'] ?? DEFAULT_LIMITS.ipPerDay,
     };
-    const port = parseIntFlag(s.port, '--port', 0, 65535) ?? 8080;
-    const cacheMb = parseIntFlag(values['cache-mb'], '--cache-mb', 1, 1 << 20) ?? 64;
+    const port = numberOption(s.port, '--port', NUMBERS.port) ?? 8080;
+    const cacheMb = n['cache-mb'] ?? 64;
     if (cluster.isPrimary) await probeListen(host, port); // before a download or a long load
     // From here no signal ends the process before the lease is released and the relay closed.
     // SIGHUP means "re-read the active version": ignored until there is a server to do it.

@@ -1,13 +1,13 @@
 import { sign } from 'node:crypto';
 import { stat, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { UsageError } from '../errors.js';
+import { UsageError, outputExists } from '../errors.js';
 import { HOST_NAME, fingerprint, loadPrivateKey } from '../package/index.js';
 import { loadPublicKeyText } from '../package/keys.js';
 import { POLICY_BOUNDS, checkKeysLive, loadPolicyChain, parsePolicy, policyFileRule } from '../store/policy.js';
 import { describePolicy, initPolicy, newPolicy, readNewPolicy, readSeen, resolveStore, rotatePolicy } from '../store/index.js';
 import { describeFsError, readRegularFile } from '../util/fsx.js';
-import { parse, parseIntFlag, requireString } from './args.js';
+import { numeric, parse, parseIntFlag, requireString } from './args.js';
 import { printResult, type CliContext } from './context.js';
 import { shown } from '../util/terminal.js';
 import type { Command } from './main.js';
@@ -49,7 +49,10 @@ A store that has had a policy keeps it: every use re-checks the chain from its r
 a missing policy.json, a missing, edited or out-of-order chain entry, or a policy.json that is not
 the chain's last entry stops imports (AIRLOCK_POLICY_BROKEN) until STORE/trust/ is restored.
 
-Exit codes: 0 ok, 1 failure, 2 usage (e.g. a policy exists already, a private key given as --key,
+draft and sign never replace their --out: exit 2 (AIRLOCK_EXISTS), like every output of every
+command; choose another --out.
+
+Exit codes: 0 ok, 1 failure, 2 usage (e.g. a policy exists already, an --out already there, a private key given as --key,
 a key that has already expired), 4 the policy or a rotation was refused (malformed, too few
 signers, serial not the next one) or the store's policy chain is broken.`;
 
@@ -65,13 +68,13 @@ async function policyFromFlags(v: Values, ctx: CliContext, serial: number): Prom
     return { name: m[1]!, pem, expiresAt: m[3] ? new Date(m[3]).toISOString() : null };
   }));
   if (!keys.length) throw new UsageError('a policy needs at least one --key NAME=PUBFILE', { subject: '--key' });
-  const threshold = parseIntFlag(requireString(v.threshold, '--threshold'), '--threshold', 1, 64)!;
+  const threshold = parseIntFlag(requireString(v.threshold, '--threshold'), '--threshold', THRESHOLD.min, THRESHOLD.max)!;
   const domains: Record<string, number> = {};
   for (const spec of v['domain-threshold'] ?? []) {
     const m = /^([^=]*)=(.*)$/.exec(spec);
     if (!m || !HOST_NAME.test(m[1]!)) throw new UsageError(`--domain-threshold takes D=N with D a host name and N a number, got ${JSON.stringify(spec)}`, { subject: '--domain-threshold' });
     if (Object.hasOwn(domains, m[1]!)) throw new UsageError(`--domain-threshold ${m[1]} given twice`, { subject: '--domain-threshold' });
-    domains[m[1]!] = parseIntFlag(m[2], '--domain-threshold', 1, 64)!;
+    domains[m[1]!] = parseIntFlag(m[2], '--domain-threshold', THRESHOLD.min, THRESHOLD.max)!;
   }
   const bytes = newPolicy({ keys, threshold, domains, identity: v.identity ?? null, serial });
   let parsed;
@@ -107,12 +110,16 @@ async function readPolicyDocument(ctx: CliContext, given: string): Promise<Buffe
 }
 
 const cannotWrite = (out: string) => (err: unknown): never => {
+  if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw outputExists(out, 'choose another --out');
   throw new UsageError(`cannot write ${out}: ${describeFsError(err, 'write')}`, { subject: out });
 };
 
-const common = { store: { type: 'string' }, json: { type: 'boolean' }, key: { type: 'string', multiple: true }, threshold: { type: 'string' },
+/** Distinct signers a policy may require, default and per domain. */
+const THRESHOLD = { min: 1, max: 64 };
+
+const common = { store: { type: 'string' }, json: { type: 'boolean' }, key: { type: 'string', multiple: true }, threshold: numeric(THRESHOLD),
   'domain-threshold': { type: 'string', multiple: true }, identity: { type: 'string' }, 'sign-key': { type: 'string', multiple: true },
-  serial: { type: 'string' }, out: { type: 'string' }, policy: { type: 'string' }, sig: { type: 'string', multiple: true } } as const;
+  serial: numeric({ min: 1 }), out: { type: 'string' }, policy: { type: 'string' }, sig: { type: 'string', multiple: true } } as const;
 
 const command: Command = {
   summary: 'the store\'s trust policy: keys, thresholds, rotation',

@@ -14,7 +14,7 @@ export interface Emulator {
 }
 
 /**
- * The service stand-in as a hono app (issue 4, item 3). Object storage (`/_objects/*`) is served
+ * The service stand-in as a hono app. Object storage (`/_objects/*`) is served
  * by `handleObject` on the raw node request instead, because it must control the socket (cut a
  * connection mid-body, throttle) and stream large files without buffering.
  */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * Fault switches for tests (issue 4 "Bad input"), settable through options or
+ * Fault switches for tests (bad input), settable through options or
  * `POST /_emulator/faults` (a JSON merge: fields given replace, `null` clears).
  */
 export const FaultsSchema = z.strictObject({

@@ -52,8 +52,8 @@ function hashes(list: readonly string[] | undefined): string[] {
 const uniq = (xs: string[]) => [...new Set(xs)];
 
 /**
- * The page's Content-Security-Policy for a feature set (CONTRACT "Deployment types and
- * features"): the page may connect only to its own origin plus the origins of features that are
+ * The page's Content-Security-Policy for a feature set (the deployment
+ * matrix): the page may connect only to its own origin plus the origins of features that are
  * on; third-party script origins only when analytics is on. With the defaults of air-gapped
  * every fetch directive is 'self' (plus data: for images/fonts): nothing but the own origin.
  * Only the api-playground, if an operator enables it there, adds its configured origins.

@@ -32,7 +32,7 @@ export interface FailFastResponse {
   body: string;
 }
 
-/** The immediate answer for a feature that is off (CONTRACT "Deployment types and features"). */
+/** The immediate answer for a feature that is off (the deployment matrix). */
 export function failFastResponse(feature: Feature, deployment: Deployment): FailFastResponse {
   return {
     status: 404,

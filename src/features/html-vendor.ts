@@ -3,7 +3,7 @@ import { tally, type Tally } from './html-removal.js';
 import { decodeAttr } from './html-attr.js';
 
 /**
- * Issue 17: the page's references to third-party files the package carries (`fetch --vendor`)
+ * Vendoring: the page's references to third-party files the package carries (`fetch --vendor`)
  * point at their same-origin copies instead: `<link rel=stylesheet href>` and `<script src>`
  * whose URL (absolute https, protocol-relative, or a site stylesheet's root path) the map names.
  * An `integrity` attribute goes with the rewrite (a rewritten stylesheet has other bytes; the

@@ -26,7 +26,7 @@ export interface TransformContext {
   assistantBase?: string;
   apiBaseMetaNames?: string[];
   vendors?: readonly AnalyticsVendor[];
-  /** Issue 17: original reference → same-origin URL of the version's vendored copy (serve builds it from the manifest). */
+  /** Vendoring: original reference → same-origin URL of the version's vendored copy (serve builds it from the manifest). */
   vendorMap?: Record<string, string>;
 }
 
@@ -93,7 +93,7 @@ export async function transformHtmlDetailed(html: string | Buffer, ctx: Transfor
       // JSON blocks never run: nothing to screen, nothing to hash
       if (scriptKind(type) === 'data') return;
       if (!analyticsOff) return void raw.begin(scriptDecision(type), needsScreening);
-      // Analytics off (issue 17): a dropped bootstrap (OneTrust's `function OptanonWrapper`) or an
+      // Analytics off: a dropped bootstrap (OneTrust's `function OptanonWrapper`) or an
       // empty script leaves no empty <script> behind: the tags go now and are written back only
       // around text that is kept. Typed inline scripts only: they already have an element handler.
       const open = startTag(el);

@@ -60,7 +60,7 @@ export function hideStyle(resolved: ResolvedFeatures, overrides: WidgetOverrides
 }
 
 /**
- * The local search dialog (issue 17), a same-origin script file served by src/serve while
+ * The local search dialog, a same-origin script file served by src/serve while
  * local-search is on: no inline code, so the CSP needs nothing beyond 'self'.
  */
 export const LOCAL_SEARCH_SCRIPT = '/_airlock/search.js';

@@ -1,5 +1,5 @@
 /**
- * The deployment matrix of ../shared/CONTRACT.md ("Deployment types and features") as DATA: the
+ * The deployment matrix (deployment types and the features each allows) as DATA: the
  * single source for the CLI's checks, `GET /_airlock/features`, the CSP, the HTML transform and
  * the relays. Change a cell here and every consumer follows; nothing else may hard-code it.
  */
@@ -33,7 +33,7 @@ export const MATRIX: Readonly<Record<Feature, Readonly<Record<Deployment, Availa
   analytics: { cloud: 'on', 'client-hosted': 'configurable', 'air-gapped': 'unavailable' },
   'api-playground': { cloud: 'on', 'client-hosted': 'on', 'air-gapped': 'configurable' },
   'static-export': { cloud: 'on', 'client-hosted': 'on', 'air-gapped': 'on' },
-  // airlock's own index of the served version, answered on the same origin (issue 17): it sends
+  // airlock's own index of the served version, answered on the same origin (local search): it sends
   // nothing out, so it is on where the cloud search is unavailable, and an opt-in elsewhere.
   'local-search': { cloud: 'configurable', 'client-hosted': 'configurable', 'air-gapped': 'on' },
 };

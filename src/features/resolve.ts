@@ -16,7 +16,7 @@ export interface ResolveInput {
   disable?: readonly string[];
 }
 
-const CONTRACT_REF = 'see the deployment matrix (CONTRACT "Deployment types and features")';
+const MATRIX_REF = 'see the deployment matrix (airlock serve --help)';
 
 function splitNames(values: readonly string[] | undefined, flag: string): Feature[] {
   const names = (values ?? []).flatMap((v) => v.split(',')).map((s) => s.trim()).filter((s) => s !== '');
@@ -59,7 +59,7 @@ export function resolveFeatures(input: ResolveInput = {}): ResolvedFeatures {
   const unavailable = enable.filter((f) => MATRIX[f][deployment] === 'unavailable');
   if (unavailable.length > 0) {
     throw new UsageError(
-      `--enable ${unavailable.join(',')}: ${unavailable.join(', ')} ${unavailable.length > 1 ? 'are' : 'is'} unavailable in ${deployment} deployments; ${CONTRACT_REF}:\n${formatMatrix(unavailable)}`,
+      `--enable ${unavailable.join(',')}: ${unavailable.join(', ')} ${unavailable.length > 1 ? 'are' : 'is'} unavailable in ${deployment} deployments; ${MATRIX_REF}:\n${formatMatrix(unavailable)}`,
       { subject: '--enable', deployment, features: unavailable },
       'AIRLOCK_FEATURE_UNAVAILABLE',
     );
@@ -67,7 +67,7 @@ export function resolveFeatures(input: ResolveInput = {}): ResolvedFeatures {
   const required = disable.filter((f) => REQUIRED.has(f));
   if (required.length > 0) {
     throw new UsageError(
-      `--disable ${required.join(',')}: ${required.join(', ')} is the site airlock serves and cannot be disabled; ${CONTRACT_REF}:\n${formatMatrix(required)}`,
+      `--disable ${required.join(',')}: ${required.join(', ')} is the site airlock serves and cannot be disabled; ${MATRIX_REF}:\n${formatMatrix(required)}`,
       { subject: '--disable', deployment, features: required },
       'AIRLOCK_FEATURE_REQUIRED',
     );
@@ -93,7 +93,7 @@ export interface FeaturesDocument {
 }
 
 /**
- * Exactly the body of CONTRACT `GET /_airlock/features`, with keys in the contract's order
+ * Exactly the body of `GET /_airlock/features` as documented, with keys in the documented order
  * (deployment, then search, assistant, analytics, apiPlayground, staticExport, localSearch) so that
  * JSON.stringify of it is byte-stable — the injected script's CSP hash depends on that.
  */

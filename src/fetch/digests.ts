@@ -1,7 +1,7 @@
 import { createHash, type Hash } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 
-/** The running SHA-256 of the bytes in the part, in order (issue 4: computed as bytes arrive). */
+/** The running SHA-256 of the bytes in the part, in order (computed as bytes arrive). */
 export class Digests {
   private readonly sha256: Hash = createHash('sha256');
 

@@ -38,7 +38,7 @@ export interface FetchOptions {
   dispatcher?: Dispatcher;
   downloadRetry?: RetryPolicy;
   limits?: Partial<ArchiveLimits>;
-  /** Issue 17 (`--vendor`): third-party files to carry, collected from the verified archive. */
+  /** Vendoring (`--vendor`): third-party files to carry, collected from the verified archive. */
   vendor?: VendorCollector;
 }
 
@@ -54,9 +54,9 @@ export interface FetchSummary {
   signer: string | null;
   resumedBytes: number; requests: number; freshLinks: number;
   seconds: { total: number; download: number; verify: number };
-  /** 'package': the mirror's original package, kept byte for byte (issue 6). */
+  /** 'package': the mirror's original package, kept byte for byte (the in-network mirror). */
   form?: 'package' | 'archive';
-  /** Issue 17: how many third-party files the package carries (with --vendor). */
+  /** Vendoring: how many third-party files the package carries (with --vendor). */
   vendored?: number;
 }
 

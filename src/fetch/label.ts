@@ -5,7 +5,7 @@ export { checkDomain, checkLabel } from '../package/index.js';
 /**
  * The version label when --version-label is not given: the job's creation time in UTC,
  * `YYYYMMDD-HHMMSS` (sorts by time, and the same job gives the same label on a re-run), else
- * `job-<id>` reduced to the CONTRACT's label alphabet.
+ * `job-<id>` reduced to the version label alphabet.
  */
 export function deriveVersionLabel(job: { jobId: string; createdAt?: string }, now: Date = new Date()): string {
   const t = job.createdAt ? new Date(job.createdAt) : undefined;

@@ -2,7 +2,7 @@ import type { KeyObject } from 'node:crypto';
 import { access, rename } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Dispatcher } from 'undici';
-import { AirlockError, DigestMismatchError, MalformedError, UsageError, VerificationError } from '../errors.js';
+import { AirlockError, DigestMismatchError, outputExists, MalformedError, UsageError, VerificationError } from '../errors.js';
 import { scanArchive, type ArchiveLimits } from '../archive/index.js';
 import { checkSignature, compareToManifest, packagePath, readPackage, verifyVendorMembers } from '../package/index.js';
 import type { BundleLink } from '../upstream/index.js';
@@ -15,7 +15,7 @@ import { removePart } from './sidecar.js';
 import { safeUrl } from './validators.js';
 
 /**
- * Chained fetch (issue 6): an airlock mirror's bundle answer also offers `packageUrl`, the
+ * Chained fetch through a mirror: an airlock mirror's bundle answer also offers `packageUrl`, the
  * original `.airlock` package. Taking it keeps the package byte for byte — so the signature made
  * upstream still verifies after any number of hops — where re-packaging the raw archive could
  * not. The real service sends no such field, and fetch then takes the raw archive as before.
@@ -78,7 +78,7 @@ export async function fetchPackageForm(o: PackageFormOptions) {
     await verifyVendorMembers(part, layout);
     const outPath = packagePath(o.outDir, o.domain, m.version);
     if (await access(outPath).then(() => true, () => false)) {
-      throw new AirlockError('AIRLOCK_EXISTS', `${outPath} already exists; remove it first`, 1, { subject: outPath });
+      throw outputExists(outPath);
     }
     await rename(part, outPath);
     await fsyncDir(dirname(outPath));

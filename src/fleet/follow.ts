@@ -235,7 +235,7 @@ export class Follower {
     await installBundle({
       url: a.packageUrl!, store: this.o.store, label: a.version!, trust: this.o.trust, allowUnsigned: this.o.allowUnsigned,
       activate: false, signal, log: (l) => this.o.log(l.replace(/^airlock serve: /, 'airlock serve: follow: ')),
-      // Issue 14: a rollback on the mirror (the operator's decision) brings the fleet an older
+      // Trust policy: a rollback on the mirror (the operator's decision) brings the fleet an older
       // version than a replica last imported; the replica follows it. Only the order rule is
       // waived (signatures, expiry and audience still hold), and each replica's audit log records it.
       allowDowngrade: ['AIRLOCK_DOWNGRADE'],

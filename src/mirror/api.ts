@@ -10,7 +10,7 @@ import { checkBearer } from './tokens.js';
 import { readVersion, versionForDomain, type MirrorVersion } from './versions.js';
 
 /**
- * The service's static-export API, answered from the store (issue 6): every client of the
+ * The service's static-export API, answered from the store (the mirror): every client of the
  * service — its own chart, airlock serve --values, airlock fetch — can use the mirror unchanged.
  * Errors are the service's JSON `{error}`.
  */

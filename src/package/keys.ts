@@ -2,7 +2,7 @@ import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, typ
 import { open, rm } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { existsSync } from 'node:fs';
-import { AirlockError, EXIT, UsageError } from '../errors.js';
+import { AirlockError, EXIT, UsageError, outputExists } from '../errors.js';
 import { fsyncDir, readRegularFile, type FileFault } from '../util/fsx.js';
 
 /** "sha256:<hex>" of the key's SPKI DER: what `verify` reports as the signer and what users compare. */
@@ -19,7 +19,7 @@ export function fingerprintDer(spkiDer: Buffer): string {
 /** Create `path` exclusively (never overwrite a key) with `mode`, fsync it, and prove the mode stuck. */
 async function writeNew(path: string, data: string, mode: number): Promise<void> {
   const fh = await open(path, 'wx', mode).catch((err: NodeJS.ErrnoException) => {
-    if (err.code === 'EEXIST') throw new UsageError(`${path} already exists; refusing to overwrite a key`, { subject: path });
+    if (err.code === 'EEXIST') throw outputExists(path, 'refusing to overwrite a key; choose another --out');
     throw err;
   });
   try {
@@ -33,12 +33,12 @@ async function writeNew(path: string, data: string, mode: number): Promise<void>
   }
 }
 
-/** CONTRACT `keygen`: PREFIX.key (PKCS#8 PEM, 0600) and PREFIX.pub (SPKI PEM). Refuses to overwrite either. */
+/** `airlock keygen`: PREFIX.key (PKCS#8 PEM, 0600) and PREFIX.pub (SPKI PEM). Refuses to overwrite either. */
 export async function generateKeyPair(prefix: string): Promise<{ keyPath: string; pubPath: string; fingerprint: string }> {
   const keyPath = resolve(`${prefix}.key`);
   const pubPath = resolve(`${prefix}.pub`);
   for (const p of [keyPath, pubPath]) {
-    if (existsSync(p)) throw new UsageError(`${p} already exists; refusing to overwrite a key`, { subject: p });
+    if (existsSync(p)) throw outputExists(p, 'refusing to overwrite a key; choose another --out');
   }
   const { publicKey, privateKey } = generateKeyPairSync('ed25519');
   await writeNew(keyPath, privateKey.export({ type: 'pkcs8', format: 'pem' }) as string, 0o600);

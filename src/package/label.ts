@@ -1,11 +1,11 @@
 /**
- * The names a package carries, owned here because the package format defines them (CONTRACT
- * "Package format", "Version labels"): every other module (CLI flags, store folders, mirror ids,
+ * The names a package carries, owned here because the package format defines them (version
+ * labels, host names): every other module (CLI flags, store folders, mirror ids,
  * values files) checks against these same rules. Pure.
  */
 import { UsageError } from '../errors.js';
 
-/** CONTRACT "Version labels": also the name of a store folder, so no separators, no dot segments. */
+/** Version labels: also the name of a store folder, so no separators, no dot segments. */
 export const VERSION_LABEL = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 /**

@@ -3,8 +3,8 @@ import { ARCHIVE_CODES, resolveLimits, type ArchiveLimits } from '../archive/ind
 import type { Manifest } from './manifest.js';
 
 /**
- * What the manifest declares, held to the same limits the archive scan enforces (CONTRACT
- * "Archive safety": file count, expanded size). A manifest beyond them describes an archive that
+ * What the manifest declares, held to the same limits the archive scan enforces (the
+ * archive safety rules: file count, expanded size). A manifest beyond them describes an archive that
  * verification would refuse anyway, so it is refused first (exit 4, naming airlock.json): before
  * a byte is scanned, and before import asks the disk for the space it claims (2^52-byte files
  * used to come back as "not enough space: 17 PB"). Pure.

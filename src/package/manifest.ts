@@ -7,7 +7,7 @@ import { VendorListSchema, type VendorRecord } from './vendor.js';
 import { escapeJson } from '../util/terminal.js';
 import { parseJsonText } from '../util/json-text.js';
 
-/** CONTRACT "Package format": the manifest, first member of every `.airlock` package. */
+/** The package format: the manifest, first member of every `.airlock` package. */
 export interface Manifest {
   format: 'airlock-package/1';
   domain: string;

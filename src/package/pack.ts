@@ -13,7 +13,7 @@ import { BLOCK } from './tar-header.js';
 import { describeFsError, faultOf, openRegularFile, type FileFault } from '../util/fsx.js';
 import { outputExists, writePackage } from './writer.js';
 
-/** The package member name for each format (CONTRACT "Package format"), whatever the archive file was called. */
+/** The package member name for each format (the package format), whatever the archive file was called. */
 export const MEMBER: Record<ArchiveFormat, string> = { 'tar.gz': 'bundle.tar.gz', tar: 'bundle.tar', zip: 'bundle.zip' };
 
 export interface PackageMeta { domain: string; version: string; jobId: string | null; pageCount: number | null; expiresAt?: string; audience?: string }

@@ -67,7 +67,7 @@ async function readAt(fh: Handle, position: number, length: number, fileSize: nu
 }
 
 /**
- * Read the layout of a `.airlock` package (CONTRACT "Package format") from its tar headers, the
+ * Read the layout of a `.airlock` package (the package format) from its tar headers, the
  * manifest and the signature only: the archive body is never read here (it may be gigabytes; it is
  * hashed once, in place, by verify). Members must be exactly airlock.json, airlock.json.sig
  * then airlock.json.sig.2 … .32 (optional), bundle.<ext>, in that order, followed by nothing but the tar end blocks.

@@ -13,7 +13,7 @@ const CHUNK = 1024 * 1024;
 export interface SignResult { path: string; added: boolean; signer: string; signatures: number }
 
 /**
- * `airlock sign PKG --key K` (issue 14): add one signature member to an existing package. The
+ * `airlock sign PKG --key K` (trust policy, several signers): add one signature member to an existing package. The
  * manifest bytes and the archive member (header, data, padding, end blocks) are copied unchanged;
  * only the signature members between them change, so every earlier signature stays valid and
  * `openssl pkeyutl -verify -rawin` checks each. A key that already signed adds nothing (a second

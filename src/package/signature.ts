@@ -44,7 +44,7 @@ export function signersOf(layout: Signed, keys: readonly KeyObject[]): { signers
  * Fail closed: an unsigned package passes only with allowUnsigned. A package none of whose
  * signatures a trusted key verifies is refused even with allowUnsigned: we cannot tell a
  * stranger's key from a forged or tampered signature, and an attacker who can rewrite the manifest
- * can also re-sign it with a key of their own (issue 2). Further signatures by keys this side does
+ * can also re-sign it with a key of their own. Further signatures by keys this side does
  * not know are ignored once a trusted one verifies (a package may be co-signed for other stores).
  */
 export function checkSignature(layout: Signed, o: TrustOptions): { signed: boolean; signer: string | null; signers: string[] } {

@@ -5,7 +5,7 @@ import { checkEntryPath } from '../archive/index.js';
 import { CONTROL_CHARS } from './label.js';
 
 /**
- * Issue 17: third-party resources (web fonts, CDN stylesheets, optionally scripts) downloaded on
+ * Vendoring: third-party resources (web fonts, CDN stylesheets, optionally scripts) downloaded on
  * the connected side (`fetch --vendor`, `pack --vendor`) and carried in the package as members
  * of their own after the bundle, one per distinct content: `vendor/<sha256>.<ext>`. The
  * manifest's optional `vendor` field lists them (so the signature covers them); a package

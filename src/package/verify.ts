@@ -16,7 +16,7 @@ export interface VerifyOptions {
   allowUnsigned?: boolean;
   limits?: Partial<ArchiveLimits>;
   /**
-   * Replaces the flat signature rule (issue 14: `verify --store` asks the store's trust policy,
+   * Replaces the flat signature rule (the trust policy: `verify --store` asks the store's trust policy,
    * exactly as import would). Called before any archive byte is parsed.
    */
   decide?: (layout: PackageLayout) => Promise<{ signed: boolean; signer: string | null; signers: string[] }>;

@@ -1,7 +1,7 @@
 import { createHash, sign, type KeyObject } from 'node:crypto';
 import { access, link, open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { AirlockError, DigestMismatchError, EXIT, UsageError } from '../errors.js';
+import { DigestMismatchError, UsageError, outputExists } from '../errors.js';
 import { fsyncDir, tempSibling } from '../util/fsx.js';
 import { ManifestSchema, serializeManifest, type Manifest } from './manifest.js';
 import { MIN_TAIL, encodeHeader, padded } from './tar-header.js';
@@ -51,13 +51,13 @@ async function copyArchive(out: Out, archivePath: string, manifest: Manifest): P
 }
 
 /**
- * Write a `.airlock` package (CONTRACT "Package format"): members airlock.json, airlock.json.sig
+ * Write a `.airlock` package (the package format): members airlock.json, airlock.json.sig
  * (when signKey is given), bundle.<ext>, then the two tar end blocks. Atomic: a temp sibling,
  * fsync, rename, fsync of the folder, so a crash leaves the old file or the complete new one.
- * `exclusive`: never replace an existing outPath (AIRLOCK_EXISTS, exit 1), even one created while we wrote.
+ * `exclusive`: never replace an existing outPath (AIRLOCK_EXISTS, exit 2), even one created while we wrote.
  */
 export async function writePackage(o: { outPath: string; manifest: Manifest; archivePath: string; signKey?: KeyObject; exclusive?: boolean;
-  /** Issue 17: the bytes of each file the manifest's `vendor` lists, by its member path. */
+  /** Vendoring: the bytes of each file the manifest's `vendor` lists, by its member path. */
   vendorBytes?: ReadonlyMap<string, Buffer> }): Promise<{ path: string; sha256: string }> {
   const checked = ManifestSchema.safeParse(o.manifest);
   if (!checked.success) throw new UsageError(`refusing to write an invalid manifest: ${checked.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`, { subject: 'airlock.json' });
@@ -98,9 +98,8 @@ export async function writePackage(o: { outPath: string; manifest: Manifest; arc
   return { path: o.outPath, sha256 };
 }
 
-export function outputExists(outPath: string, hint = 'remove it first'): AirlockError {
-  return new AirlockError('AIRLOCK_EXISTS', `${outPath} already exists; ${hint}`, EXIT.FAILURE, { subject: outPath });
-}
+/** The rule for every output (exit 2, AIRLOCK_EXISTS) lives with the errors; re-exported for the writers. */
+export { outputExists };
 
 /**
  * Give the finished temp file its final name without ever replacing a file that appeared there

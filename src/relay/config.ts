@@ -12,7 +12,7 @@ export interface RelayConfig {
  * search nor assistant is on; else `--assistant-url` (default AIRLOCK_API_URL) must be an http(s)
  * base URL without credentials, query or fragment (exit 2), and AIRLOCK_ASSISTANT_KEY must be an
  * assistant key `svc_dsc_…` (AuthError, exit 5). The key comes only from the environment: a flag
- * value would show in `ps` (CONTRACT "Environment").
+ * value would show in `ps` (secrets come from the environment only).
  */
 export function relayConfig(resolved: ResolvedFeatures, flagUrl: string | undefined, env: NodeJS.ProcessEnv): RelayConfig | null {
   if (!isOn(resolved, 'assistant') && !isOn(resolved, 'search')) return null;

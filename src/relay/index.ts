@@ -1,4 +1,4 @@
-/** src/relay — same-origin relays for the discovery features that are on (issue 5 item 5). */
+/** src/relay — same-origin relays for the discovery features that are on. */
 export { createRelay, type Relay, type RelayOptions } from './routes.js';
 export { relayConfig, type RelayConfig } from './config.js';
 export { DEFAULT_LIMITS, RelayLimiter, clientKey, type RelayLimits } from './limits.js';

@@ -5,7 +5,7 @@ import { FixedWindowLimiter, type Hit, type LimitRule } from './limiter.js';
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 
-/** The service's own limits for the discovery endpoints (issue 5): per organisation per hour, per IP per day. */
+/** The service's own limits for the discovery endpoints: per organisation per hour, per IP per day. */
 export interface RelayLimits {
   orgPerHour: number;
   ipPerDay: number;

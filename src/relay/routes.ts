@@ -34,7 +34,7 @@ export interface Relay {
 type Call = { path: string; method: 'GET' | 'POST'; body?: string; sse: boolean };
 
 /**
- * Relays for the discovery features that are on (issue 5 item 5): the browser talks to this
+ * Relays for the discovery features that are on: the browser talks to this
  * origin only (CSP connect-src 'self'); the relay checks the body with the service's schema,
  * applies the service's rate limits, and forwards with its own key. Nothing reaches the
  * upstream before every check passed.

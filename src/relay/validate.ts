@@ -8,7 +8,7 @@ export interface Problem {
 
 export type Validated<T> = { ok: true; value: T } | { ok: false; error: string; problems: Problem[] };
 
-/** Every zod problem with its path, as the 400 body lists them (issue 5: "every problem listed"). */
+/** Every zod problem with its path, as the 400 body lists them (every problem listed). */
 export function problemsOf(err: z.ZodError): Problem[] {
   return err.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message }));
 }

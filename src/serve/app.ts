@@ -42,7 +42,7 @@ export function buildApp(o: AppOptions): Hono<AppEnv> {
   const metrics = o.metrics;
   if (metrics) app.get('/_airlock/metrics', async (c) => c.body(await metrics.text(), 200, { 'Content-Type': metrics.contentType }));
   if (o.extra) app.route('/', o.extra);
-  // CONTRACT "Serving": GET and HEAD; other methods get 405 with Allow (hono would say 404). A
+  // Serving rules: GET and HEAD; other methods get 405 with Allow (hono would say 404). A
   // path some route answers with other methods (mirror, relays) lists those; anything else under
   // /_airlock/ is GET/HEAD only.
   let allowed: ((path: string) => string[]) | null = null;

@@ -40,7 +40,7 @@ export function featureOptions(
     return c.body(r.body, r.status, r.headers);
   });
   if (relay) app.route('/', relay.app);
-  // local-search (issue 17): the index is prepared in a worker per served version, off the
+  // local-search: the index is prepared in a worker per served version, off the
   // critical path; the dialog script and its API are same-origin.
   const search = isOn(resolved, 'local-search') ? new LocalSearch({ log: o.log ?? ((l) => process.stderr.write(l + '\n')) }) : null;
   if (search) {

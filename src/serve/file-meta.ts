@@ -16,7 +16,7 @@ const REVALIDATE = 'no-cache';
 const HASHED_NAME = /(?:^|[.\-_~])(?=[0-9a-f]*\d)[0-9a-f]{8,}(?=[.\-_~]|$)/i;
 
 /**
- * Long-lived `immutable` only where the name changes with the content (CONTRACT "Serving"):
+ * Long-lived `immutable` only where the name changes with the content (the serving rules):
  * Next.js `_next/static/**` and names carrying a hash. HTML always revalidates, because its
  * URL is stable across versions — an immutable page would survive `airlock activate`.
  */

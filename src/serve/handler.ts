@@ -45,7 +45,7 @@ export function createHandler(d: HandlerDeps): (req: IncomingMessage, res: Serve
     const t = parseTarget(req.url ?? '');
     if (!t.ok) return sendStatus(res, idx, t.status, head);
     if (t.path.startsWith(VENDOR_PREFIX)) {
-      // Issue 17: a vendored file is a static file of the version (index lookup only, like any other).
+      // Vendoring: a vendored file is a static file of the version (index lookup only, like any other).
       if (method !== 'GET' && !head) return sendStatus(res, idx, 405, false, ['Allow', 'GET, HEAD']);
       const v = idx.routes.get(t.path);
       return v?.kind === 'file' ? sendFile(req, res, idx, v.file, head, d.send) : sendStatus(res, idx, 404, head);

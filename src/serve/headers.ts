@@ -12,7 +12,7 @@ export interface SiteHeaders {
   csp: string;
 }
 
-/** Headers on every response served from a version, errors included (CONTRACT "Serving"). */
+/** Headers on every response served from a version, errors included (the serving rules). */
 export function baseHeaders(s: SiteHeaders): FlatHeaders {
   return [
     'X-Airlock-Version', s.version,

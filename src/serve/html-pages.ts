@@ -9,7 +9,7 @@ import { vendorMap, type VersionSource } from './source.js';
 import type { Replacement, TransformHtml } from './version-index.js';
 
 /**
- * How served HTML is transformed, once per version (issue 5), with the result cached on disk:
+ * How served HTML is transformed, once per version (the deployment features), with the result cached on disk:
  * - `{ context }`: src/features' transform with these (structured-cloneable) options, run on
  *   worker threads; cached in the store under a key of the options and the transform's code, so
  *   `airlock import` can build it ahead and a restart loads it without transforming anything;
@@ -53,7 +53,7 @@ export interface OpenedPages {
 }
 
 export async function openPages(src: VersionSource, given: HtmlTransformSpec, o: PagesOptions): Promise<OpenedPages> {
-  // Issue 17: a version with vendored files has its pages point at them (part of the context, so of the cache key).
+  // Vendoring: a version with vendored files has its pages point at them (part of the context, so of the cache key).
   const spec: HtmlTransformSpec = 'context' in given && src.vendor.length > 0 ? { context: { ...given.context, vendorMap: vendorMap(src.vendor) } } : given;
   const key = await specKey(spec);
   const builder: PageBuilder = 'context' in spec ? { context: spec.context } : { run: spec.run };

@@ -6,7 +6,7 @@
  *    '/' or '\' (%2f, %5c — the classic "encoded separator" traversal), invalid or overlong UTF-8
  *    (%c0%ae is '.' in broken decoders: CVE-2000-0884 style), decoded control characters.
  *  - 404: empty segments ('//' prefixes would become protocol-relative redirects), dot segments
- *    and dotfiles ('.git', '.env'): never part of a served site (CONTRACT "Serving").
+ *    and dotfiles ('.git', '.env'): never part of a served site (the serving rules).
  *  - 414: absurdly long paths (RFC 9110 §15.5.15), refused before any work is done.
  */
 export type Target =

@@ -1,7 +1,7 @@
 /**
  * The URL forms of a version, computed once from the manifest's file list (pure).
  * The service's exports hold pages as `a/b.html` and folders as `a/index.html` while their links
- * say `/a/b`; CONTRACT "Serving": `/a/b`, `/a/b.html` and `/a/b/` all reach the page, and any
+ * say `/a/b`; the serving rules: `/a/b`, `/a/b.html` and `/a/b/` all reach the page, and any
  * redirect is a single 308. Precedence: an exact file, then the clean `.html` form, then a
  * folder's index; redirects only fill URL forms nothing else claims. A redirect target is always
  * a key that maps to a file, so there is never a chain or a loop, and a Location is always built

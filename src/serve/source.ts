@@ -23,7 +23,7 @@ export interface VersionSource {
   variants: Map<string, VariantSizes>;
   /** Its assets' variants are complete (a store's published index; a bare folder has nothing to do). */
   precompressed: boolean;
-  /** Issue 17: the version's vendored third-party files (checked at import), served at `/_airlock/<path>`. */
+  /** Vendoring: the version's vendored third-party files (checked at import), served at `/_airlock/<path>`. */
   vendor: VendorFile[];
 }
 export interface VendorFile { path: string; file: string; size: number; sha256: string; urls: string[]; site: string[] }

@@ -32,7 +32,7 @@ export async function activateLocked(store: string, label: string, audit: { comm
   await switchAudited(store, { active: label, previous: state.active }, audit.command, 'activated', label, `was ${state.active ?? '(none)'}`);
 }
 
-/** `airlock activate V`: atomic and durable (CONTRACT "Store guarantees"). */
+/** `airlock activate V`: atomic and durable (the store guarantees: all or nothing, durable). */
 export async function activate(store: string, label: string, o?: LockOptions): Promise<void> {
   await withLock(store, async () => {
     await activateLocked(store, label, { command: 'activate' });

@@ -55,8 +55,8 @@ async function packageSize(pkg: PackageInput): Promise<number> {
 }
 
 /**
- * Verify a package and add its version to the store, all or nothing (CONTRACT "Store
- * guarantees"). First everything that needs no disk: the store path, the package's structure,
+ * Verify a package and add its version to the store, all or nothing (the store
+ * guarantees). First everything that needs no disk: the store path, the package's structure,
  * signature, label and what its manifest declares; only then is the store created (if missing)
  * and locked. The version is built in S/staging/<id> and published by one rename into
  * S/versions/<label>. A refusal, an error or a signal before that rename leaves the store as it

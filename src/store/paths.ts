@@ -2,7 +2,7 @@ import { join, resolve } from 'node:path';
 import { StoreError, UsageError } from '../errors.js';
 import { VERSION_LABEL } from '../package/index.js';
 
-/** The store directory: --store, then AIRLOCK_STORE (CONTRACT "Environment"), then ./airlock-store. */
+/** The store directory: --store, then AIRLOCK_STORE, then ./airlock-store. */
 export function resolveStore(flag: string | undefined, env: NodeJS.ProcessEnv, cwd = process.cwd()): string {
   // An empty value is a mistake (an unset shell variable), never a request for the default.
   if (flag === '') throw new UsageError('--store is empty; give the store folder (or leave the flag out for $AIRLOCK_STORE, else ./airlock-store)', { subject: '--store' });
@@ -34,7 +34,7 @@ export function versionPaths(dir: string) {
     site: join(dir, 'site'),
     variants: join(dir, 'variants'),
     variantsIndex: join(dir, 'variants', 'index.json'),
-    /** Issue 17: the package's vendored files, `vendor/<sha256>.<ext>` (each checked against the manifest). */
+    /** Vendoring: the package's vendored files, `vendor/<sha256>.<ext>` (each checked against the manifest). */
     vendor: join(dir, 'vendor'),
   };
 }

@@ -21,7 +21,7 @@ export interface PruneReport { keep: number; versions: PruneEntry[]; deleted: st
 
 /**
  * What `prune --keep N` does to each version, newest import first (pure): all but the N most
- * recently imported go, never a protected one. Protected: the active version (CONTRACT), the
+ * recently imported go, never a protected one. Protected: the active version, the
  * previous one (so `rollback` always has somewhere to go) and any version leased by a live
  * server (never pull a version from under a server).
  */

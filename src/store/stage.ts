@@ -11,7 +11,7 @@ import type { VersionMeta } from './meta.js';
 import type { ProgressEvent } from './progress.js';
 
 export interface StageInput { pkg: PackageInput; pkgSize: number; layout: PackageLayout; signer: string | null;
-  /** Issue 14: every signer that counted (kept in version.json when there are several). */
+  /** Trust policy: every signer that counted (kept in version.json when there are several). */
   signers?: string[]; limits?: Partial<ArchiveLimits>; signal?: AbortSignal }
 
 /**
@@ -43,7 +43,7 @@ export async function stageVersion(dir: string, input: StageInput, onProgress?: 
   const scan = await extractArchive({ path: p.pkg, offset: staged.archive.offset, length: staged.archive.size }, p.site,
     { limits: input.limits, format: manifest.archive.format, foldsCase, archiveSha256: digests.archiveSha256, ...watch });
   compareToManifest(manifest, scan);
-  // Issue 17: every vendored file of THE COPY, checked against the signed manifest, then kept as its own file.
+  // Vendoring: every vendored file of THE COPY, checked against the signed manifest, then kept as its own file.
   if (staged.vendor.length > 0 || manifest.vendor) {
     await mkdir(p.vendor);
     await verifyVendorMembers(p.pkg, staged, async (r, bytes) => {

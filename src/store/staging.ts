@@ -11,7 +11,7 @@ import { storePaths, versionDir } from './paths.js';
 
 /**
  * Under the store lock nothing in S/staging is in progress, so everything there is what a
- * crashed or killed import (or prune) left behind: remove it (CONTRACT "Store guarantees").
+ * crashed or killed import (or prune) left behind: remove it (the store guarantees: all or nothing, durable).
  */
 export async function cleanStaging(store: string): Promise<string[]> {
   const dir = storePaths(store).staging;

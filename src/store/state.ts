@@ -31,7 +31,7 @@ export async function readState(store: string): Promise<StoreState> {
   }
 }
 
-/** Durable pointer update (CONTRACT "Store guarantees"): temp file, fsync, rename, fsync the folder. */
+/** Durable pointer update (the store guarantees: all or nothing, durable): temp file, fsync, rename, fsync the folder. */
 export async function writeState(store: string, next: Omit<StoreState, 'updatedAt'>): Promise<StoreState> {
   const state: StoreState = { ...next, updatedAt: new Date().toISOString() };
   await atomicWriteFile(storePaths(store).state, JSON.stringify(state, null, 2) + '\n');

@@ -3,7 +3,7 @@ import { readRegularFile } from '../util/fsx.js';
 
 /**
  * API keys: admin keys start `svc_`, assistant keys `svc_dsc_`. Keys come only from the
- * environment or a file — never argv, where `ps` would show them (CONTRACT "Environment").
+ * environment or a file — never argv, where `ps` would show them (secrets come from the environment only).
  * No message here ever contains the key itself, only its kind.
  */
 export type KeyKind = 'admin' | 'assistant';

@@ -3,7 +3,7 @@ import { AirlockError, EXIT } from '../errors.js';
 
 /**
  * A listen failure (port taken, unknown host, no permission) as the operator should read it: the
- * address tried, in host:port form, and what to do. Exit 1 (CONTRACT "Exit codes": other failure).
+ * address tried, in host:port form, and what to do. Exit 1 (other failure).
  * Errors that are not about listening pass through unchanged.
  */
 const WHY: Record<string, string> = {

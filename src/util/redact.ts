@@ -1,5 +1,5 @@
 /**
- * Secrets never appear in output (CONTRACT "Environment"): any `svc_…` key in a message is
+ * Secrets never appear in output (they come from the environment, never argv): any `svc_…` key in a message is
  * replaced before it is printed or logged. Keys are [A-Za-z0-9_-] runs after the prefix.
  * A bare type prefix (`svc_`, `svc_dsc_`, as in "an assistant key (svc_dsc_...)") holds no
  * secret and is left readable.

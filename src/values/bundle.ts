@@ -76,7 +76,7 @@ export interface Installed { version: string; status: 'imported' | 'unchanged'; 
 const MEMBER: Record<ArchiveFormat, string> = { 'tar.gz': 'bundle.tar.gz', tar: 'bundle.tar', zip: 'bundle.zip' };
 const RETRY = { retries: 4, baseMs: 250, maxMs: 4_000 };
 
-/** A package starts with a ustar header whose name is airlock.json (CONTRACT "Package format"). */
+/** A package starts with a ustar header whose name is airlock.json (the package format). */
 async function isPackage(path: string): Promise<boolean> {
   const fh = await open(path, 'r');
   try {

@@ -1,7 +1,7 @@
 /** src/values — `airlock serve --values FILE`: Helm-style values, start-up plan and its executor. */
 export { loadValues, checkValues, type LoadedValues } from './load.js';
 export { valuesSchema, type Values } from './schema.js';
-export { mergeSettings, type ServeFlags, type ServeSettings } from './settings.js';
+export { FLAG_RANGES, mergeSettings, type ServeFlags, type ServeSettings } from './settings.js';
 export { planStart, afterFailure, type Plan, type PlanInput, type StoreView } from './plan.js';
 export { installBundle, type InstallOptions } from './bundle.js';
 export { prepareStart, type Prepared } from './start.js';

@@ -1,4 +1,5 @@
 import { UsageError } from '../errors.js';
+import { numberOption, type NumberRange } from '../util/number-option.js';
 import type { Values } from './schema.js';
 
 /** The serve flags this module merges with a values file (strings as parseArgs gives them). */
@@ -32,6 +33,14 @@ export interface ServeSettings {
 const ms = (seconds: number | undefined) => (seconds === undefined ? undefined : Math.round(seconds * 1000));
 const names = (list: string[] | undefined) => (list ?? []).flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean);
 
+/** The ranges of serve's numeric flags whose values this module merges (checked by serve first, too). */
+export const FLAG_RANGES = {
+  port: { min: 0, max: 65535 },
+  'fleet-lead-ms': { min: 100, max: 600_000 },
+  'follow-poll-ms': { min: 100, max: 300_000 },
+  'skew-grace': { min: 0, max: 7 * 24 * 3600, decimals: true, unit: 'seconds' },
+} as const satisfies Record<string, NumberRange>;
+
 /**
  * Flags given on the command line win over the values file (pure): per key, and per feature for
  * --enable/--disable (a flag naming a feature replaces the values file's word on it).
@@ -44,16 +53,10 @@ export function mergeSettings(flags: ServeFlags, given?: Values): ServeSettings 
   const fromValues = Object.entries(v.features ?? {}).filter(([f, on]) => on !== undefined && !byFlag.has(f));
   const se = v.staticExport;
   const useBundle = se?.enabled !== false && se?.bundleUrl !== undefined;
-  const num = (flag: string | undefined, name: string, min: number, max: number): number | undefined => {
-    if (flag === undefined) return undefined;
-    const n = Number(flag);
-    if (!/^\d+$/.test(flag) || n < min || n > max) throw new UsageError(`${name} must be a whole number from ${min} to ${max}, not ${JSON.stringify(flag.slice(0, 40))}`, { subject: name });
-    return n;
-  };
   const followUrl = flags.follow ?? v.follow?.url;
   if (followUrl !== undefined && !/^https?:\/\/[^\s]+$/.test(followUrl)) throw new UsageError(`--follow needs the mirror's http(s) URL, not ${JSON.stringify(followUrl.slice(0, 80))}`, { subject: '--follow' });
-  const leadMs = num(flags['fleet-lead-ms'], '--fleet-lead-ms', 100, 600_000) ?? (v.mirror?.fleetLeadSeconds === undefined ? undefined : Math.round(v.mirror.fleetLeadSeconds * 1000));
-  const pollMs = num(flags['follow-poll-ms'], '--follow-poll-ms', 100, 300_000) ?? (v.follow?.pollSeconds === undefined ? undefined : Math.round(v.follow.pollSeconds * 1000));
+  const leadMs = numberOption(flags['fleet-lead-ms'], '--fleet-lead-ms', FLAG_RANGES['fleet-lead-ms']) ?? (v.mirror?.fleetLeadSeconds === undefined ? undefined : Math.round(v.mirror.fleetLeadSeconds * 1000));
+  const pollMs = numberOption(flags['follow-poll-ms'], '--follow-poll-ms', FLAG_RANGES['follow-poll-ms']) ?? (v.follow?.pollSeconds === undefined ? undefined : Math.round(v.follow.pollSeconds * 1000));
   const mirrorOn = flags.mirror === true || v.mirror?.enabled === true;
   const tokensFile = flags['mirror-tokens'] ?? v.mirror?.tokensFile;
   if (mirrorOn && tokensFile === undefined) {

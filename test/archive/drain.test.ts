@@ -1,5 +1,5 @@
 /**
- * Issue 12 §3: when extraction fails, no write may still be in flight once the promise rejects.
+ * When extraction fails, no write may still be in flight once the promise rejects.
  * A site without index.html is refused after the last entry, when up to a pool of small files
  * is still being written: `rm -r` of the folder then failed with ENOTEMPTY and left files.
  */

@@ -7,7 +7,7 @@ import { fixtureStore, startAirlock, type Running } from '../relay/helpers.js';
 import { CHROMIUM, chromiumAvailable, launch, record } from './chromium.js';
 
 /**
- * CONTRACT "Deployment types and features", proved in Debian's Chromium: the fixture site (GA +
+ * The deployment matrix, proved in Debian's Chromium: the fixture site (GA +
  * PostHog tags, search and assistant widgets) served air-gapped makes no request off its origin,
  * and client-hosted with analytics + assistant loads the analytics tag and streams an answer
  * through the relay. Nothing leaves the machine: off-origin requests are answered by page.route.

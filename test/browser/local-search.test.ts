@@ -7,7 +7,7 @@ import { fixtureStore } from '../relay/helpers.js';
 import { CHROMIUM, chromiumAvailable, launch, record } from './chromium.js';
 
 /**
- * Issue 17 in Debian's Chromium: on the air-gapped fixture site a reader opens the injected search
+ * Local search in Debian's Chromium: on the air-gapped fixture site a reader opens the injected search
  * dialog (keyboard), types a query, gets ranked results with snippets, picks one with the arrow
  * keys and Enter, and lands on the page at the right section; no request leaves the origin and
  * the page's CSP is never violated. With `--disable local-search` there is no search UI at all.

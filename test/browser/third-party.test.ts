@@ -12,7 +12,7 @@ import { startAirlock, type Running } from '../relay/helpers.js';
 import { CHROMIUM, CHROMIUM_SERVICE_HOSTS, Sentinel, chromiumAvailable, launch, proxyTarget } from './chromium.js';
 
 /**
- * CONTRACT "Deployment types and features": in air-gapped the served site makes no request to any
+ * The deployment matrix: in air-gapped the served site makes no request to any
  * other origin — proved on an export full of third-party resources (web fonts, CDN stylesheets and
  * scripts, an embed, a badge, a consent banner, an absolute URL to the production origin: the
  * fixture's `thirdParty` trait) in Debian's Chromium. The browser's only way out is a proxy on

@@ -15,7 +15,7 @@ import { WEB_FONT_FAMILY, startFakeCdn, vendorSite, type FakeCdn } from '../help
 import { CHROMIUM, Sentinel, chromiumAvailable, launch } from './chromium.js';
 
 /**
- * Issue 17, "done when": with `--vendor`, a page that uses a web font and a CDN stylesheet renders
+ * Vendoring, end to end: with `--vendor`, a page that uses a web font and a CDN stylesheet renders
  * with them air-gapped. Three screenshots of the same part of the page in Debian's Chromium:
  * - reference: the page as online, its third-party URLs reachable (on 127.0.0.1);
  * - vendored: packed with `--vendor fonts,styles`, imported, served air-gapped — must equal the reference;

@@ -10,9 +10,9 @@ import { makePackage } from '../helpers/make-package.js';
 import { treeDigest } from '../store/helpers.js';
 
 /**
- * CONTRACT "Archive safety": more files than the limit (200,000) is exit 4. A zip says how many
+ * Archive safety: more files than the limit (200,000) is exit 4. A zip says how many
  * entries it has in its central directory, so it is refused before a single file is written
- * (issue 12 §5: import used to write and fsync all 200,000 files first).
+ * (import used to write and fsync all 200,000 files first).
  */
 let root: string;
 let zipPath: string;

@@ -6,7 +6,7 @@ import { airlock } from '../helpers/bin.js';
 import { cleanup, labelledSite, setActive, tempRoot, writeVersion } from '../serve/helpers.js';
 
 /**
- * issue 12 §5, terminal escape injection: control characters in a manifest's strings (or any
+ * Terminal escape injection: control characters in a manifest's strings (or any
  * value a command prints) reached the operator's terminal through inspect, verify, list, import
  * and errors. Every command now prints them escaped (\x1b, \r, \u202e...), in prose, logs and
  * errors; JSON keeps the value but escapes C1 and bidi controls too. Checked on bytes, through

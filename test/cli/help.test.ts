@@ -5,11 +5,12 @@ import { fileURLToPath } from 'node:url';
 import { PassThrough } from 'node:stream';
 import type { ParseArgsConfig } from 'node:util';
 import { airlock } from '../helpers/bin.js';
+import { DEPLOYMENTS, FEATURES } from '../../src/features/index.js';
 import { makePackage } from '../helpers/make-package.js';
 import { cleanup, tempRoot } from '../serve/helpers.js';
 
 /**
- * issue 12 §4, help texts: every option of every command registered in src/cli/main.ts (those
+ * Help texts: every option of every command registered in src/cli/main.ts (those
  * added later included) appears in its --help, every --help states the exit codes, no --help
  * points at a document the repository does not have, and --json names the package path `package`
  * in every command. The options are read from the command itself: its call of args.ts `parse`.
@@ -56,6 +57,18 @@ describe('every command’s --help', () => {
     const top = airlock(['--help']);
     for (const name of Object.keys(COMMANDS)) expect(top.stdout).toContain(`  ${name} `);
   });
+});
+
+describe('serve --help', () => {
+  it('serve --help lists every feature and deployment type the parser accepts (one list, not typed twice)', () => {
+    const r = airlock(['serve', '--help']);
+    expect(r.status).toBe(0);
+    const enable = /--enable F,\.\.\.\s+turn on configurable features \(([^)]*)\)/.exec(r.stdout);
+    expect(enable?.[1]?.split(', ')).toEqual([...FEATURES]);
+    expect(r.stdout).toContain(`--deployment TYPE    ${DEPLOYMENTS.join(' | ')}`);
+    expect(r.stdout).toContain('local-search');
+  });
+
 });
 
 describe('--json field names', () => {

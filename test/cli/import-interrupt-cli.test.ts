@@ -1,5 +1,5 @@
 /**
- * Issue 12 §3: an import stopped by a signal, or that lost its lock, exits promptly, drains its
+ * An import stopped by a signal, or that lost its lock, exits promptly, drains its
  * writes, removes its staging folder and releases the lock: the store is byte-identical to before
  * (or, after the commit, holds the whole version and no lease of the dead import).
  */
@@ -117,7 +117,7 @@ describe('airlock import interrupted', () => {
     const tmp = (await readdir(store, { recursive: true })).filter((f) => f.endsWith('.tmp'));
     expect(tmp).toEqual([]); // the stopped workers' half-written variants are gone
     // No staging, no lock, no state (never activated); the leases folder may stay (empty).
-    // Issue 14: the import was logged at its commit (audit.log/.head, trust/seen.json); never activated: no state.json.
+    // Trust policy: the import was logged at its commit (audit.log/.head, trust/seen.json); never activated: no state.json.
     expect((await readdir(store)).filter((e) => e !== 'leases').sort()).toEqual(['audit.head', 'audit.log', 'trust', 'versions']);
     expect(JSON.parse(airlock(['audit', 'verify', '--store', store, '--json']).stdout)).toMatchObject({ ok: true, lines: 1 });
   });

@@ -1,7 +1,7 @@
 /**
- * CONTRACT "Store guarantees" / "Archive safety": a refused import leaves the store exactly as
+ * Store guarantees and archive safety: a refused import leaves the store exactly as
  * it was, in every failure mode, through the built binary (exit code, message naming the thing,
- * store tree digest before/after). Issue 12 §3: writes still in flight when the refusal came used
+ * store tree digest before/after). Writes still in flight when the refusal came used
  * to make rmdir fail with ENOTEMPTY (exit 1) and leave staging/…/site/… behind.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -72,7 +72,7 @@ describe('a refused import leaves the store byte-identical', () => {
     expect(await treeDigest(store)).toBe(before);
     const fresh = join(dir, 'fresh-lateindex');
     expect(importInto(pkg, fresh).status).toBe(4);
-    expect(await absent(fresh)).toBe(true); // issue 12 §5: S/versions/ used to stay behind
+    expect(await absent(fresh)).toBe(true); // S/versions/ used to stay behind
   });
 
   it('an archive whose digest is not the signed manifest\'s: exit 4 AIRLOCK_ARCHIVE_DIGEST naming the archive, before any site file', async () => {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { airlock, airlockAsync, asNobody } from '../helpers/bin.js';
 
-/** issue 12 §5: `keygen --out` into a missing folder exited 1 with a raw ENOENT. */
+/** `keygen --out` into a missing folder exited 1 with a raw ENOENT. */
 let dir: string;
 beforeEach(async () => { dir = await mkdtemp(join(tmpdir(), 'airlock-keygen-')); });
 afterEach(async () => rm(dir, { recursive: true, force: true }));

@@ -8,7 +8,7 @@ import { cleanup, labelledSite, setActive, tempRoot, writeVersion } from '../ser
 import { listenError } from '../../src/util/listen.js';
 
 /**
- * issue 12 §4: serve / preview / demo / emulate after a listen error used to print the error and
+ * Listen errors: serve / preview / demo / emulate after a listen error used to print the error and
  * hang (ignoring the first SIGTERM), leaving a lease and, for demo, a temp folder with a private
  * key. Now: exit 1 at once, the address named as host:port, nothing left behind.
  */

@@ -7,7 +7,7 @@ import { makeArchive, FIXTURE_SITE } from '../helpers/make-package.js';
 import { siteFiles, tgz } from '../helpers/evil-archives.js';
 import { treeDigest } from '../store/helpers.js';
 
-/** Issue 12 §4: `airlock pack` through the built binary. */
+/** `airlock pack` through the built binary. */
 let dir: string;
 let key: string;
 let archive: string;
@@ -65,14 +65,14 @@ describe('airlock pack', () => {
     expect(await treeDigest(d)).toBe(before);
   });
 
-  it('pack over an existing output: exit 1 AIRLOCK_EXISTS before the archive is read; the old file is kept', async () => {
+  it('pack over an existing output: exit 2 AIRLOCK_EXISTS before the archive is read; the old file is kept', async () => {
     const d = await fresh();
     const out = join(d, 'docs.example.com-x1.airlock');
     await writeFile(out, 'an older package');
     const garbage = join(d, 'garbage.tgz');
     await writeFile(garbage, 'this would be refused as not an archive (exit 4) if it were read');
     const p = airlock(['pack', garbage, '--domain', 'docs.example.com', '--version-label', 'x1', '--out', d]);
-    expect(p.status, p.stderr).toBe(1);
+    expect(p.status, p.stderr).toBe(2);
     expect(p.stderr).toContain(`${out} already exists; remove it or choose another --version-label [AIRLOCK_EXISTS]`);
     expect(await readFile(out, 'utf8')).toBe('an older package');
   });

@@ -12,7 +12,7 @@ import { treeDigest } from '../store/helpers.js';
 import { assemble, membersOf, type Member } from '../package/craft.js';
 
 /**
- * Issue 12 §5: a sample of the package fuzz (test/package/fuzz.test.ts) through the built binary,
+ * A sample of the package fuzz (test/package/fuzz.test.ts) through the built binary,
  * where printing is part of the path (inspect --json used to overflow the stack): every command
  * exits 0 or 4, never 1 / AIRLOCK_INTERNAL, prints no escape sequence, and the store is unchanged.
  */

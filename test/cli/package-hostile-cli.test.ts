@@ -12,7 +12,7 @@ import { assemble, base256, membersOf, reseal, type Member } from '../package/cr
 import { treeDigest } from '../store/helpers.js';
 
 /**
- * Issue 12 §4/§5 through the built binary: hostile or mistaken packages exit 4 with a code and the
+ * Through the built binary: hostile or mistaken packages exit 4 with a code and the
  * culprit named (never 1 / AIRLOCK_INTERNAL), print no terminal escapes, and leave the store as it was.
  */
 let dir: string;

@@ -12,7 +12,7 @@ import { cleanup, tempRoot } from '../serve/helpers.js';
 import { SITE_DIR } from '../fetch/emu.js';
 
 /**
- * issue 12 §4, progress: import printed one line per precompressed file (2,188 lines for one real
+ * Progress: import printed one line per precompressed file (2,188 lines for one real
  * site), units differed between commands, small packages showed `0/0 MB`, and a bar could have a
  * log line glued to it. One reporter now (src/cli/progress.ts) for every command.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 12 §4: `prune --keep 1` used to leave three versions and say nothing. It now prints
+ * `prune --keep 1` used to leave three versions and say nothing. It now prints
  * every version with what happened to it and why it was kept (newest, active, previous, served
  * by a running server with its pid); --json gives the same per version; `list` shows leases.
  */

@@ -74,7 +74,7 @@ describe('airlock fetch against the published API', () => {
     api = await startPublishedApi();
     await writeFile(join(dir, 'docs.example.com-v1.airlock'), 'an older package');
     const exists = await airlockAsync(['fetch', '--domain', DOC_DOMAIN, '--out', dir, '--version-label', 'v1'], { env: env() });
-    expect(exists.status).toBe(1);
+    expect(exists.status).toBe(2);
     expect(exists.stderr).toContain(`${join(dir, 'docs.example.com-v1.airlock')} already exists; remove it or choose another --version-label [AIRLOCK_EXISTS]`);
     const file = join(dir, 'docs.example.com-v1.airlock');
     for (const out of [file, join(file, 'sub')]) {
@@ -89,7 +89,7 @@ describe('airlock fetch against the published API', () => {
     api = await startPublishedApi();
     await writeFile(join(dir, 'docs.example.com-20250601-120000.airlock'), 'an older package');
     const run = await airlockAsync(['fetch', '--domain', DOC_DOMAIN, '--out', dir], { env: env() });
-    expect(run.status).toBe(1);
+    expect(run.status).toBe(2);
     expect(run.stderr).toContain('already exists');
     expect(api.calls.map((c) => c.route)).toEqual(['create']);
   });

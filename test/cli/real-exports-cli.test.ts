@@ -10,8 +10,8 @@ import { makeArchive, makePackage, walkSite } from '../helpers/make-package.js';
 import { crawl, get, linksOf, reach, startBin, type RunningBin } from '../helpers/served.js';
 
 /**
- * Issue 12 §2, through the built binary: exports with the traits of real documentation sites
- * (fixtures/site-traits.ts) import, verify, preview and serve, with the CONTRACT's URL forms and
+ * Through the built binary: exports with the traits of real documentation sites
+ * (fixtures/site-traits.ts) import, verify, preview and serve, with the documented URL forms and
  * single 308s, no loops, and every page reachable.
  *  - "traits": 970 case pairs, 2,000 redirect stubs, folders named like pages, two 4 MB pages,
  *    third-party resources (tar.gz; preview: the same traits at a tenth of the counts);

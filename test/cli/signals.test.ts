@@ -10,7 +10,7 @@ import { SITE_DIR } from '../fetch/emu.js';
 import { verifyAudit } from '../../src/store/audit.js';
 
 /**
- * issue 12 §5: a second SIGTERM 10 ms after the first (what GNU `timeout` sends) killed preview
+ * Signal storms: a second SIGTERM 10 ms after the first (what GNU `timeout` sends) killed preview
  * before its clean-up and left the whole extracted site in the temp folder (14 of 53 runs). Now
  * every long-running command traps SIGINT/SIGTERM/SIGHUP for its whole life: storms of signals,
  * any number, any spacing, at any moment, and nothing is ever left behind.
@@ -139,7 +139,7 @@ describe('repeated signals never cut a clean-up short (through the binary)', () 
       args: () => ['import', pkg, '--store', s, '--allow-unsigned', '--activate'], runs: 10, seed: 6, hangupStops: true, maxDelayMs: 1500, okCodes: [0, 1],
       ready: /^extracting/m, readyOn: 'stderr',
       check: async (p) => {
-        // Issue 14: the audit log (and trust/seen.json) may be there, and its chain holds whatever the signal hit.
+        // Trust policy: the audit log (and trust/seen.json) may be there, and its chain holds whatever the signal hit.
         const entries = (await readdir(s).catch(() => [] as string[])).filter((e) => !['versions', 'state.json', 'leases', 'audit.log', 'audit.head', 'trust'].includes(e));
         expect(entries, p.stderr()).toEqual([]);
         expect((await verifyAudit(s)).ok, p.stderr()).toBe(true);

@@ -87,7 +87,7 @@ describe('airlock import/list/activate/rollback/prune', () => {
 
   it('two imports from two processes at once both succeed (the lock serialises them)', async () => {
     const store = join(dir, 'store-concurrent');
-    // Issue 14: whichever takes the lock second may be older than the first (v1 after v2: a
+    // Trust policy: whichever takes the lock second may be older than the first (v1 after v2: a
     // downgrade, refused without --allow-downgrade); the override keeps this test about the lock.
     const [a, b] = await Promise.all([
       runAsync(['import', pkgs.v1!, '--store', store, '--trust', key.pubPath, '--no-precompress', '--allow-downgrade']),

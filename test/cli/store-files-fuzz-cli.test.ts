@@ -1,5 +1,5 @@
 /**
- * Issue 12 (store files a user may hand-edit or a disk may damage), through the built binary:
+ * Store files a user may hand-edit or a disk may damage, through the built binary:
  * with state.json, a version.json, a lease or the lock mutated, list/activate/rollback/prune
  * either work or fail with exit 2 and a code naming the file; no version is ever corrupted,
  * and prune never deletes a version the (damaged) state might mean.

@@ -1,5 +1,5 @@
 /**
- * Issue 12 §4: the store path is user input. A missing store, a path that is a file, a path
+ * The store path is user input. A missing store, a path that is a file, a path
  * through a file, /proc, an unwritable folder: each is a clear error naming the path (exit 2),
  * never a raw EEXIST/ENOTDIR, a hang or a silently created empty ./airlock-store; read-only
  * commands never create a store.

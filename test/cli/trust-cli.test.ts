@@ -8,7 +8,7 @@ import { airlock } from '../helpers/bin.js';
 import { FIXTURE_SITE } from '../helpers/make-package.js';
 import { storeDigest } from '../store/trust-helpers.js';
 
-/** The issue 14 commands as a security officer runs them: trust, sign, verify --store, import, audit. */
+/** The trust policy commands as a security officer runs them: trust, sign, verify --store, import, audit. */
 let dir: string;
 let S: string;
 const run = (args: string[]) => airlock(args, { cwd: dir });
@@ -25,7 +25,7 @@ beforeAll(async () => {
 });
 afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
 
-describe('trust and audit on the command line (issue 14)', () => {
+describe('trust and audit on the command line (trust policy, several signers)', () => {
   it('2-of-3: one signer refused (exit 4 naming the rule), two accepted; verify --store agrees; audit verifies', async () => {
     const init = json(['trust', 'init', '--store', S, '--key', 'alice=a.pub', '--key', 'bob=b.pub', '--key', 'carol=c.pub', '--threshold', '2', '--identity', 'plant-a']);
     expect(init.status, init.stderr).toBe(0);

@@ -14,7 +14,7 @@ import { rig } from '../fetch/emu.js';
 import { CDN_CSS_URL, CDN_JS_URL, FONT_CSS_URL, machineFont, startFakeCdn, vendorSite, type FakeCdn } from '../helpers/fake-cdn.js';
 
 /**
- * Issue 17 §2 through the built binary: `pack --vendor` (fetch shares the code path after the
+ * Vendoring through the built binary: `pack --vendor` (fetch shares the code path after the
  * download) → verify → import → serve, with "the internet" on 127.0.0.1 reached through
  * `--vendor-mirror`; and the refusals, each named after the attack, with the store unchanged.
  */

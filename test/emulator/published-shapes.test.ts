@@ -5,7 +5,7 @@ import { FAST, tinySite } from './site.js';
 
 /**
  * Writers are exact: the emulator's answers are checked key for key against the published API
- * (CONTRACT "The service's API as published"), never through our client's tolerant schemas.
+ * (the service's API as published), never through our client's tolerant schemas.
  */
 let emu: RunningEmulator;
 let site: ReturnType<typeof tinySite>;

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { resolveFeatures, transformHtmlDetailed } from '../../src/features/index.js';
 import { vendorKey } from '../../src/features/html-vendor.js';
 
-/** Issue 17: serve's page transform points references of vendored files at their same-origin copies, in its one pass. */
+/** Vendoring: serve's page transform points references of vendored files at their same-origin copies, in its one pass. */
 const AIR = resolveFeatures({ deployment: 'air-gapped' });
 const F = '/_airlock/vendor/' + 'a'.repeat(64) + '.css';
 const S = '/_airlock/vendor/' + 'b'.repeat(64) + '.css';
@@ -34,7 +34,7 @@ describe('vendor mapping in the page transform', () => {
     expect(r.removed.vendored).toBe(3);
   });
 
-  it('without a map the page is exactly what it was before issue 17', async () => {
+  it('without a map the page is exactly what it was without vendoring', async () => {
     const a = await transformHtmlDetailed(page, { features: AIR.features, deployment: AIR.deployment });
     const b = await transformHtmlDetailed(page, { features: AIR.features, deployment: AIR.deployment, vendorMap: {} });
     expect(b.html.equals(a.html)).toBe(true);

@@ -61,7 +61,7 @@ describe('fetch from a mirror: checks before the download', () => {
     await writeFile(path, 'an older package');
     const { events, result } = await fetchFrom('docs.example.com', { out });
     expect(result.ok).toBe(false);
-    expect(!result.ok && result.err).toMatchObject({ code: 'AIRLOCK_EXISTS', exitCode: 1 });
+    expect(!result.ok && result.err).toMatchObject({ code: 'AIRLOCK_EXISTS', exitCode: 2 });
     expect(events.filter((e) => e.type === 'download')).toEqual([]);
     expect(await readdir(out)).toEqual(['docs.example.com-v1.airlock']);
     expect(await readFile(path, 'utf8')).toBe('an older package');

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { cssRefs, extensionOf, parseKinds, parseMirror, resolveRef, rewriteCss, target } from '../../src/fetch/vendor/index.js';
 import { decodeAttr } from '../../src/features/html-attr.js';
 
-/** Issue 17: the pure parts of `--vendor` (stylesheet references, rewriting, flags, what a download becomes). */
+/** Vendoring: the pure parts of `--vendor` (stylesheet references, rewriting, flags, what a download becomes). */
 describe('cssRefs', () => {
   it('finds @import (string and url forms) and every url(), quoted or not, and skips comments, strings and data: URLs', () => {
     const css = `@import "a.css";@import url('b.css') screen;@import url(c.css);

@@ -3,7 +3,7 @@ import { tempDir } from '../mirror/helpers.js';
 import { runLoad, startFleet, type Fleet } from './harness.js';
 
 /**
- * Done-when of issue 16: one mirror, three replicas (separate `airlock serve --follow` processes,
+ * Fleet following, end to end: one mirror, three replicas (separate `airlock serve --follow` processes,
  * empty stores at start), nginx in front; a new version rolls out under load: no failed request,
  * no asset 404 for pages of either version, every replica switched within 1 s of the others.
  */

@@ -3,7 +3,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { readPackage } from '../../src/package/reader.js';
 import { BLOCK, MIN_TAIL, encodeHeader, padded } from '../../src/package/tar-header.js';
 
-/** Test helper (issue 14): Ed25519 key pairs and packages with hand-made signature members. */
+/** Test helper (several signers): Ed25519 key pairs and packages with hand-made signature members. */
 export interface Pair { priv: KeyObject; pub: KeyObject; pem: string }
 export function pair(): Pair {
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');

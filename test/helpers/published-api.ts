@@ -1,6 +1,6 @@
 /**
- * The service's static-export and agent-job API exactly as published (CONTRACT "The service's API
- * as published", issue 12 §1), on a plain node:http server on 127.0.0.1: the documented example
+ * The service's static-export and agent-job API exactly as published (the service's API
+ * as published, documented examples included), on a plain node:http server on 127.0.0.1: the documented example
  * bodies verbatim — 202 with the whole job record and `error: null`, `se_` ids, 409 `{error}`
  * before completion, `{error}` with 400/401/403/404 — plus fields the documentation does not name
  * (a newer service adds some). Written from the documentation alone, independently of

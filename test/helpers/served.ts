@@ -30,7 +30,7 @@ export function get(url: string, headers: Record<string, string> = {}): Promise<
   });
 }
 
-/** GET a path; a 308 is followed once (CONTRACT: any redirect is a single 308 to a page of the site). */
+/** GET a path; a 308 is followed once (serving rules: any redirect is a single 308 to a page of the site). */
 export async function reach(origin: string, path: string): Promise<{ first: Answer; final: Answer; hops: string[] }> {
   const first = await get(origin + path);
   if (first.status !== 308) return { first, final: first, hops: [] };

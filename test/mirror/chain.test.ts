@@ -6,7 +6,7 @@ import { generateKeyPair } from '../../src/package/index.js';
 import { run, start, tempDir, tokensFile, type Running } from './helpers.js';
 
 /**
- * Issue 6 "Done when": service emulator → fetch (signed) → store A served by mirror A →
+ * The mirror chain, end to end: service emulator → fetch (signed) → store A served by mirror A →
  * `airlock fetch --api-url mirrorA` → store B served by mirror B → `airlock fetch --api-url
  * mirrorB`: the last package is byte-identical to the first and its signature verifies.
  */

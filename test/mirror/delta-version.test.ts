@@ -12,7 +12,7 @@ import { FIXTURE_SITE, makePackage } from '../helpers/make-package.js';
 import { mirrorRig, type MirrorRig } from './rig.js';
 
 /**
- * A version imported from a delta keeps no package file (issue 15); the mirror builds it when
+ * A version imported from a delta keeps no package file; the mirror builds it when
  * first asked for and hands out exactly the full package `airlock delta` wrote beside the delta.
  */
 let r: MirrorRig;

@@ -9,7 +9,7 @@ import { makePackage } from '../helpers/make-package.js';
 import { assemble, flip, membersOf, tarMember, type Member } from './craft.js';
 import { Header } from 'tar';
 
-/** Issue 2 "Packages": each bad package is refused with exit 4, the reason coded and the culprit named. */
+/** Packages: each bad package is refused with exit 4, the reason coded and the culprit named. */
 let dir: string;
 let good: string;
 let goodTar: string;

@@ -25,7 +25,7 @@ export async function membersOf(pkg: string): Promise<Member[]> {
   const out: Member[] = [{ name: 'airlock.json', data: l.manifestBytes }];
   if (l.signature) out.push({ name: 'airlock.json.sig', data: l.signature });
   out.push({ name: l.archive.name, data: bytes.subarray(l.archive.offset, l.archive.offset + l.archive.size) });
-  for (const v of l.vendor) out.push({ name: v.name, data: bytes.subarray(v.offset, v.offset + v.size) }); // issue 17
+  for (const v of l.vendor) out.push({ name: v.name, data: bytes.subarray(v.offset, v.offset + v.size) }); // vendored resources
   return out;
 }
 

@@ -14,7 +14,7 @@ import { treeDigest } from '../store/helpers.js';
 import { assemble, membersOf, type Member } from './craft.js';
 
 /**
- * Issue 12 §5: bounded mutation fuzz of the package format. Byte mutants of a real signed package
+ * Bounded mutation fuzz of the package format. Byte mutants of a real signed package
  * (flips, truncations, splices...) and structure-aware mutants of its manifest RE-SIGNED with the
  * trusted key (so the manifest checks run, not only the signature) go through inspect
  * (readPackage), verify and import. Each must pass (a harmless mutation) or be refused with exit 4;

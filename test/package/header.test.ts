@@ -8,7 +8,7 @@ import { verifyPackage } from '../../src/package/verify.js';
 import { makePackage } from '../helpers/make-package.js';
 import { base256, reseal } from './craft.js';
 
-/** Issue 12 §5: every numeric field of a package's tar headers is bounded; none escapes as a code-less exit 1. */
+/** Every numeric field of a package's tar headers is bounded; none escapes as a code-less exit 1. */
 
 const FIELDS: Array<[string, number, number]> = [
   ['mode', 100, 8], ['uid', 108, 8], ['gid', 116, 8], ['size', 124, 12], ['mtime', 136, 12], ['devmajor', 329, 8], ['devminor', 337, 8],

@@ -4,7 +4,7 @@ import { checkJsonBounds } from '../../src/package/json-bounds.js';
 import { checkManifestLimits } from '../../src/package/limits.js';
 import { MANIFEST_BOUNDS, parseManifest, serializeManifest, type Manifest } from '../../src/package/manifest.js';
 
-/** Issue 12 §4/§5: the manifest is bounded before parsing, its strings validated at the edge, its declared sizes held to the archive limits. */
+/** The manifest is bounded before parsing, its strings validated at the edge, its declared sizes held to the archive limits. */
 const good = (): Manifest => ({
   format: 'airlock-package/1', domain: 'docs.example.com', version: 'v1', jobId: 'se_3f9a2c1b8e7d4a06', createdAt: '2025-01-15T12:00:00.000Z',
   pageCount: 1, archive: { name: 'bundle.tar.gz', format: 'tar.gz', size: 10, sha256: 'a'.repeat(64) },

@@ -17,7 +17,7 @@ afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
 
 const [a, b, c] = [pair(), pair(), pair()];
 
-describe('several signatures (issue 14)', () => {
+describe('several signatures (trust policy, several signers)', () => {
   it('airlock sign appends members; manifest and archive bytes unchanged; openssl verifies every signature', async () => {
     const { pkgPath } = await makePackage({ outDir: join(dir, 'p1'), signKey: a.priv });
     const before = await readPackage(pkgPath);
@@ -46,7 +46,7 @@ describe('several signatures (issue 14)', () => {
     }
     const report = await verifyPackage(pkgPath, { trust: [b.pub, c.pub] });
     expect(report.signers).toEqual([fingerprint(b.pub), fingerprint(c.pub)].sort());
-    // A single-signed package written before issue 14 still verifies as before.
+    // A single-signed package written before several signers existed still verifies as before.
     const { pkgPath: old } = await makePackage({ outDir: join(dir, 'p1-old'), signKey: a.priv });
     expect((await verifyPackage(old, { trust: [a.pub] })).signer).toBe(fingerprint(a.pub));
   });

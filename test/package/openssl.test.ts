@@ -7,7 +7,7 @@ import { generateKeyPair, loadPrivateKey, loadPublicKey } from '../../src/packag
 import { verifyPackage } from '../../src/package/verify.js';
 import { makePackage } from '../helpers/make-package.js';
 
-/** CONTRACT: the signature "verifies with stock OpenSSL" — checked against the real openssl binary. */
+/** The signature "verifies with stock OpenSSL" — checked against the real openssl binary. */
 let dir: string;
 beforeAll(async () => { dir = await mkdtemp(join(tmpdir(), 'airlock-openssl-')); });
 afterAll(async () => { await rm(dir, { recursive: true, force: true }); });

@@ -7,7 +7,7 @@ import { packArchive, readPackage, verifyPackage, writePackage, fingerprint } fr
 import { makeArchive, makePackage, FIXTURE_SITE } from '../helpers/make-package.js';
 import { siteTar, siteZip, tgz, siteFiles } from '../helpers/evil-archives.js';
 
-/** Issue 12 §4: `pack` (archive → scanned → manifest → package) and the raw-archive mistake. */
+/** `pack` (archive → scanned → manifest → package) and the raw-archive mistake. */
 let dir: string;
 let n = 0;
 const fresh = async () => { const d = join(dir, `case-${++n}`); await mkdir(d, { recursive: true }); return d; };
@@ -52,14 +52,14 @@ describe('packArchive', () => {
     expect(await readdir(d)).toEqual(['evil.tar.gz']);
   });
 
-  it('an existing output is refused before the archive is read (AIRLOCK_EXISTS, exit 1), and kept', async () => {
+  it('an existing output is refused before the archive is read (AIRLOCK_EXISTS, exit 2), and kept', async () => {
     const d = await fresh();
     const archivePath = join(d, 'unreadable.tar');
     await writeFile(archivePath, 'not an archive at all');
     const out = join(d, 'docs.example.com-v1.airlock');
     await writeFile(out, 'precious');
     await expect(packArchive({ archivePath, domain: 'docs.example.com', version: 'v1', outDir: d }))
-      .rejects.toMatchObject({ exitCode: 1, code: 'AIRLOCK_EXISTS', details: { subject: out } });
+      .rejects.toMatchObject({ exitCode: 2, code: 'AIRLOCK_EXISTS', details: { subject: out } });
     expect(await readFile(out, 'utf8')).toBe('precious');
   });
 
@@ -99,7 +99,7 @@ describe('writePackage exclusive: an output that appears while the package is wr
     const { manifest, archivePath } = await makePackage({ outDir: d, name: 'first.airlock' });
     const out = join(d, 'raced.airlock');
     await writeFile(out, 'written by someone else meanwhile');
-    await expect(writePackage({ outPath: out, manifest, archivePath, exclusive: true })).rejects.toMatchObject({ code: 'AIRLOCK_EXISTS', exitCode: 1 });
+    await expect(writePackage({ outPath: out, manifest, archivePath, exclusive: true })).rejects.toMatchObject({ code: 'AIRLOCK_EXISTS', exitCode: 2 });
     expect(await readFile(out, 'utf8')).toBe('written by someone else meanwhile');
     expect((await readdir(d)).filter((f) => f.endsWith('.tmp'))).toEqual([]);
   });

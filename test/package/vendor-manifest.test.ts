@@ -13,7 +13,7 @@ import { treeDigest } from '../store/helpers.js';
 import { assemble, membersOf, type Member } from './craft.js';
 
 /**
- * Issue 17: the manifest's optional `vendor` field is bounded and fails closed; a package with it
+ * Vendoring: the manifest's optional `vendor` field is bounded and fails closed; a package with it
  * verifies like any other; every mutant of it (re-signed with the trusted key, so the checks after
  * the signature are what is tested) either verifies and imports, or is refused with exit 4 and
  * the store unchanged. Bounded and seeded.

@@ -8,7 +8,7 @@ import { startBootstrap } from '../../src/values/bootstrap.js';
 import { cleanup, labelledSite, rawRequest, setActive, tempRoot, writeVersion } from './helpers.js';
 
 /**
- * issue 12 §5 / CONTRACT "Serving": GET and HEAD; other methods get 405 with `Allow`. Under
+ * Serving rules: GET and HEAD; other methods get 405 with `Allow`. Under
  * /_airlock/ hono used to answer 404, and CONNECT had its connection closed without a word.
  * Checked on every server airlock runs: serve (static files, /_airlock/, mirror and relay routes),
  * preview, the values-file bootstrap listener and (CONNECT only: its API keeps its own rules) the

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { detectBasePath } from '../../src/serve/base-path.js';
 import { buildRoutes, type Route } from '../../src/serve/routes.js';
 
-/** URL forms of the shapes real exports have (issue 12 §2), pure: routes from file lists. */
+/** URL forms of the shapes real exports have, pure: routes from file lists. */
 const files = (...paths: string[]) => paths.map((path) => ({ path }));
 const resolver = (r: Map<string, Route<{ path: string }>>) => (k: string) => {
   const v = r.get(k);
@@ -30,7 +30,7 @@ describe('folders named like pages (docs/intro.html/index.html redirect stubs)',
     expect(to('/docs/api.html')).toBe('docs/api.html');
     expectSingleHops(r);
   });
-  it('CONTRACT URL forms: /a/b.html reaches a folder page a/b/index.html with one 308', () => {
+  it('documented URL forms: /a/b.html reaches a folder page a/b/index.html with one 308', () => {
     const r2 = buildRoutes(files('index.html', 'guide/index.html', 'guide/setup/index.html'));
     const to2 = resolver(r2);
     expect([to2('/guide.html'), to2('/guide/setup.html'), to2('/guide/setup'), to2('/guide/setup/')]).toEqual(['308 /guide/', '308 /guide/setup/', '308 /guide/setup/', 'guide/setup/index.html']);

@@ -1,7 +1,7 @@
 import { expect } from 'vitest';
 import { readAudit, verifyAudit, type AuditLine } from '../../src/store/audit.js';
 
-/** Issue 14: how many lines the store's audit log holds now (0 without a log). */
+/** Trust policy: how many lines the store's audit log holds now (0 without a log). */
 export async function auditCount(store: string): Promise<number> {
   return (await readAudit(store, 1_000_000)).length;
 }

@@ -20,7 +20,7 @@ async function logWith(lines: number): Promise<string> {
 const textLines = async (store: string) => (await readFile(auditPaths(store).log, 'utf8')).split('\n').slice(0, -1);
 const rewrite = (store: string, lines: string[]) => writeFile(auditPaths(store).log, lines.map((l) => l + '\n').join(''));
 
-describe('audit log hash chain (issue 14)', () => {
+describe('audit log hash chain (trust policy, several signers)', () => {
   it('a fresh chain verifies, each line naming the one before', async () => {
     const store = await logWith(5);
     const r = await verifyAudit(store);

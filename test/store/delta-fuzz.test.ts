@@ -14,7 +14,7 @@ import { verifyAudit } from '../../src/store/audit.js';
 let pristineLines = 0;
 
 /**
- * Bounded mutation fuzz of the delta format (issue 15): byte mutants of a real signed delta, and
+ * Bounded mutation fuzz of the delta format: byte mutants of a real signed delta, and
  * structure-aware mutants of its manifest and of its ops list (ops.json.gz), RE-SIGNED with the trusted key (so the delta's own rules
  * run, not only the signature). Each import either yields exactly the target version or is refused
  * with exit 4 and the store byte-identical; never exit 1 / AIRLOCK_INTERNAL.
@@ -68,7 +68,7 @@ async function tryImport(bytes: Buffer, what: string): Promise<'ok' | 4> {
     const e = toAirlockError(err);
     if (e.exitCode !== 4 || e.code === 'AIRLOCK_INTERNAL') throw new Error(`${what}: import exited ${e.exitCode} ${e.code}: ${e.message}`, { cause: err });
     expect(await treeDigest(store), `${what}: store changed`).toBe(before);
-    expect(await auditCount(store), `${what}: one refusal line`).toBe(pristineLines + 1); // issue 14
+    expect(await auditCount(store), `${what}: one refusal line`).toBe(pristineLines + 1); // the audit log
     expect((await verifyAudit(store)).ok, `${what}: audit chain`).toBe(true);
     return 4;
   } finally {

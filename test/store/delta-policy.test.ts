@@ -24,7 +24,7 @@ import { cp } from 'node:fs/promises';
 import { verifyAudit } from '../../src/store/audit.js';
 
 /**
- * Issue 14 + 15: a delta carries every signature of its target manifest (target.json.sig,
+ * Trust policy and delta packages: a delta carries every signature of its target manifest (target.json.sig,
  * target.json.sig.2 …), and a store with a trust policy admits it exactly as it would the full
  * target package: threshold of distinct live keys, freshness, audit line. The delta's own manifest
  * must be signed by a live key of the policy.
@@ -94,7 +94,7 @@ async function refused(pkg: string, store: string, code: string): Promise<void> 
   expect(line).toMatchObject({ domain: 'docs.example.com', version: 'v2' });
 }
 
-describe('delta packages under a trust policy (issue 14)', () => {
+describe('delta packages under a trust policy', () => {
   it('an old-style delta (one target signature, target.json.sig) stays readable', async () => {
     const l = await readDelta(delta);
     expect(l.target.signatures).toHaveLength(1);
@@ -232,7 +232,7 @@ describe('delta packages under a trust policy (issue 14)', () => {
   });
 });
 
-describe('delta packages without a policy: freshness and the audit log too (issue 14)', () => {
+describe('delta packages without a policy: freshness and the audit log too', () => {
   it('a delta replay into a flat store is refused as a downgrade and logged; the delta import itself is logged', async () => {
     const store = join(dir, `flat${++n}`);
     await mkdir(join(store, 'trusted-keys'), { recursive: true });

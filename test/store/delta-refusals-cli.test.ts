@@ -9,7 +9,7 @@ import { readDelta } from '../../src/package/delta/index.js';
 import { readPackage } from '../../src/package/index.js';
 import { createHash, sign } from 'node:crypto';
 
-/** Issue 15 "Bad input": every refused delta import exits 4, names what is wrong, and leaves the store byte-identical. */
+/** Delta packages, bad input: every refused delta import exits 4, names what is wrong, and leaves the store byte-identical. */
 let dir: string;
 let key: TestKey;
 let v1: string;
@@ -57,7 +57,7 @@ async function refused(pkg: string, code: string, ...more: string[]): Promise<st
   expect(r.stderr).toContain(`[${code}]`);
   expect(r.status).toBe(4);
   expect(await treeDigest(store)).toBe(before);
-  await expectRefusalLogged(store, lines, code); // issue 14: the one change a refusal makes
+  await expectRefusalLogged(store, lines, code); // the audit log: the one change a refusal makes
   return r.stderr;
 }
 const crafted = (name: string) => join(dir, `crafted-${name}.delta.airlock`);

@@ -1,5 +1,5 @@
 /**
- * Builds real .airlock packages for the store tests (CONTRACT "Package format"), independent of
+ * Builds real .airlock packages for the store tests (the package format), independent of
  * src/package's writer so a writer bug cannot hide a store bug: node-tar for the export archive
  * and the package tar, node:crypto Ed25519 for the signature.
  */
@@ -95,7 +95,7 @@ export async function buildPackage(dir: string, o: BuildOptions): Promise<string
   return out;
 }
 
-/** What a refusal may change in a store: it appends one line to the audit log (issue 14). */
+/** What a refusal may change in a store: it appends one line to the audit log (trust policy, several signers). */
 export const AUDIT_FILES = ['audit.log', 'audit.head'];
 
 /**

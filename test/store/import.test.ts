@@ -44,7 +44,7 @@ describe('importPackage', () => {
     for (const f of manifest.files) expect(await sha(join(vdir, 'site', f.path))).toBe(f.sha256);
     const meta = JSON.parse(await readFile(join(vdir, 'version.json'), 'utf8'));
     expect(meta).toMatchObject({ label: 'v1', packageSha256: await sha(v1), signer: expect.stringMatching(/^sha256:/), fileCount: manifest.files.length });
-    // Issue 14: every store keeps an audit log and the highest sequence seen (trust/seen.json).
+    // Trust policy: every store keeps an audit log and the highest sequence seen (trust/seen.json).
     expect((await readdir(store)).sort()).toEqual(['audit.head', 'audit.log', 'trust', 'versions']);
     expect(await readAudit(store)).toMatchObject([{ n: 1, command: 'import', outcome: 'imported', version: 'v1', packageSha256: await sha(v1), signers: [meta.signer] }]);
     expect(await verifyAudit(store)).toMatchObject({ ok: true, lines: 1 });

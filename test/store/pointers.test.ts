@@ -115,7 +115,7 @@ describe('prune', () => {
     expect(deleted.sort()).toEqual(['v3', 'v4']);
     expect((await listVersions(store)).map((v) => v.version)).toEqual(['v5', 'v2', 'v1']);
     expect((await readdir(store)).sort()).toEqual(['audit.head', 'audit.log', 'state.json', 'versions']);
-    // Issue 14: every store records activations and prunes in its audit log.
+    // Trust policy: every store records activations and prunes in its audit log.
     expect((await readAudit(store)).map((l) => `${l.command} ${l.outcome} ${l.version ?? ''}`)).toEqual(['activate activated v1', 'activate activated v2', 'prune pruned ']);
     expect((await readAudit(store))[2]!.detail).toMatch(/^keep 1; deleted v[34], v[34]$/);
     expect((await verifyAudit(store)).ok).toBe(true);

@@ -13,7 +13,7 @@ import { makeTempDir } from './helpers.js';
 import { pair } from '../helpers/multisig.js';
 import { installPolicy, lastAudit, signBytes, signedPackage, storeDigest, type Named } from './trust-helpers.js';
 
-/** Bounded mutation fuzz (issue 14): the policy file and the signature members. Seeded, so a failure replays. */
+/** Bounded mutation fuzz (trust policy, several signers): the policy file and the signature members. Seeded, so a failure replays. */
 let dir: string;
 beforeAll(async () => { dir = await makeTempDir('airlock-trust-fuzz-'); });
 afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
@@ -37,7 +37,7 @@ function mutate(bytes: Buffer, r: (n: number) => number): Buffer {
 const named = (name: string): Named => ({ name, ...pair() });
 const [alice, bob, carol, mallory] = [named('alice'), named('bob'), named('carol'), named('mallory')];
 
-describe('trust fuzz (issue 14)', () => {
+describe('trust fuzz (trust policy, several signers)', () => {
   it('mutated policy rotations are refused with exit 4 and the store unchanged', async () => {
     const store = join(dir, 'rot');
     await installPolicy(store, [alice, bob, carol], 2);

@@ -34,7 +34,7 @@ async function refused(pkg: string, store: string, code: string): Promise<void> 
   await expectRefusalLogged(store, lines, code);
 }
 
-describe('trust policy: thresholds (issue 14)', () => {
+describe('trust policy: thresholds', () => {
   it('two-person rule: a 2-of-3 policy needs two distinct signers', async () => {
     const store = freshStore();
     await installPolicy(store, [alice, bob, carol], 2);
@@ -81,7 +81,7 @@ describe('trust policy: thresholds (issue 14)', () => {
   });
 });
 
-describe('trust policy: rotation (issue 14)', () => {
+describe('trust policy: rotation', () => {
   it('rotation signed by threshold keys replaces the policy; a retired key\'s package is refused', async () => {
     const store = freshStore();
     await installPolicy(store, [alice, bob, carol], 2);
@@ -122,7 +122,7 @@ describe('trust policy: rotation (issue 14)', () => {
   });
 });
 
-describe('no downgrade, no replay, no freeze (issue 14)', () => {
+describe('no downgrade, no replay, no freeze (trust policy, several signers)', () => {
   it('a package with a sequence lower than one seen before is refused, also after that version was pruned', async () => {
     const store = freshStore();
     await installPolicy(store, [alice], 1);
@@ -199,7 +199,7 @@ describe('no downgrade, no replay, no freeze (issue 14)', () => {
   });
 });
 
-describe('audit log and import (issue 14)', () => {
+describe('audit log and import (trust policy, several signers)', () => {
   it('concurrent imports appending to the log keep one unbroken chain', async () => {
     const store = freshStore();
     await installPolicy(store, [alice], 1);
@@ -248,7 +248,7 @@ describe('stores without a policy', () => {
     // A stranger's extra signature is ignored; alice's (from trusted-keys/) is enough.
     expect(await admitPackage(store, await readPackage(withSig), { trust: [] })).toMatchObject({ rule: 'flat', signers: [fingerprint(alice.pub)], need: 1 });
     expect((await importPackage(withSig, { store, trust: [] })).status).toBe('imported');
-    // Issue 14 (since): every store keeps the audit log and the highest sequence seen; no policy appears.
+    // Since the trust policy: every store keeps the audit log and the highest sequence seen; no policy appears.
     expect((await readdir(store)).sort()).toEqual(['audit.head', 'audit.log', 'trust', 'trusted-keys', 'versions']);
     expect(await readdir(join(store, 'trust'))).toEqual(['seen.json']);
     expect(await lastAudit(store)).toMatchObject({ outcome: 'imported', signers: [fingerprint(alice.pub)], detail: 'no trust policy: signed by a trusted key' });

@@ -9,7 +9,7 @@ import { listFiles } from '../sites.js';
 
 /**
  * `POST /v1/static-export/jobs` → 202 with the whole job record, and `GET
- * /v1/static-export/jobs/:jobId` → the same shape (CONTRACT "The service's API as published").
+ * /v1/static-export/jobs/:jobId` → the same shape (the service's API as published).
  * Job ids look like the service's: `se_` and 16 hex digits.
  */
 export function jobRoutes(ctx: EmulatorContext): Hono<Env> {

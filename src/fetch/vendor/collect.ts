@@ -12,7 +12,7 @@ import { vendorForUrl } from '../../features/analytics.js';
 import { vendorError, vendorGet, type VendorGetOptions } from './get.js';
 
 /**
- * `--vendor fonts,styles[,scripts]` (issue 17): after the export archive is verified, find the
+ * `--vendor fonts,styles[,scripts]` (vendoring): after the export archive is verified, find the
  * third-party resources its pages use, download them and return them for the package:
  * - fonts: web-font stylesheets (`<link rel=stylesheet>` or `@import` of a font service, such as
  *   fonts.googleapis.com) and every font file their `url()`s name; `@font-face` files named by the

@@ -1,5 +1,5 @@
 /**
- * The URL references of a stylesheet (issue 17), pure: `@import "…"`, `@import url(…)` and every
+ * The URL references of a stylesheet (vendoring), pure: `@import "…"`, `@import url(…)` and every
  * `url(…)`, quoted or not. Comments are skipped; `data:` URLs are left alone. Not a CSS parser:
  * it finds what a browser would fetch from ordinary stylesheets (minified or not), which is all
  * vendoring needs, and leaves every other byte of the text unchanged when it rewrites.

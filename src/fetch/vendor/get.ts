@@ -3,7 +3,7 @@ import { AirlockError, EXIT, UsageError } from '../../errors.js';
 import { safeUrl } from '../validators.js';
 
 /**
- * Downloading one third-party resource for `--vendor` (issue 17): https only (a mirror mapping
+ * Downloading one third-party resource for `--vendor` (vendoring third-party resources): https only (a mirror mapping
  * may point an origin elsewhere, the enterprise's CDN mirror or a test server), a bounded number
  * of redirects each checked by the same rule, a bounded body read chunk by chunk (never more than
  * the limit + one chunk in memory), and timeouts on headers and body.

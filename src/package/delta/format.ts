@@ -21,7 +21,7 @@ import { MANIFEST_BOUNDS } from '../manifest.js';
  *                     `target.manifestSha256` names
  *   target.json.sig   optional: the target manifest's signatures, exactly as in the full target
  *   target.json.sig.2 package (raw 64-byte Ed25519 over the exact target manifest bytes), numbered
- *   …                 without a gap, at most 32 (issue 14: a 2-of-3 policy admits a delta as it
+ *   …                 without a gap, at most 32 (trust policy: a 2-of-3 policy admits a delta as it
  *                     would the full package; `airlock sign DELTA` adds one)
  *   payload.gz        gzip of the concatenated blobs that the ops point into (offsets before compression)
  * A reader of airlock-package/1 refuses it (format), so an old tool fails closed.

@@ -6,7 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
 import { createGzip, gzipSync } from 'node:zlib';
 import { createDelta } from 'fossil-delta';
-import { UsageError } from '../../errors.js';
+import { UsageError, outputExists } from '../../errors.js';
 import { extractArchive, hashByteSource, type FileRecord } from '../../archive/index.js';
 import { compareToManifest } from '../compare.js';
 import { type Manifest } from '../manifest.js';
@@ -45,7 +45,7 @@ function manifestTemplates(base: PackageLayout, target: PackageLayout): [Buffer,
 }
 
 /**
- * Every signature of the target manifest the delta can carry (issue 14): the target package's
+ * Every signature of the target manifest the delta can carry (trust policy, several signers): the target package's
  * (--sign-key), and NEW's own when NEW's manifest is byte for byte the target's (NEW is already
  * canonical, e.g. a .full package that several people signed), each distinct one once, at most
  * MAX_SIGNATURES. NEW's signatures over other bytes do not verify over the target and are left
@@ -72,7 +72,7 @@ export async function makeDelta(o: DeltaOptions): Promise<DeltaSummary> {
   const dOut = deltaPath(o.outDir, nm);
   const fOut = fullPath(o.outDir, nm);
   await mkdir(o.outDir, { recursive: true });
-  for (const p of [dOut, fOut]) if (await stat(p).then(() => true, () => false)) throw new UsageError(`${p} already exists; remove it first`, { subject: p });
+  for (const p of [dOut, fOut]) if (await stat(p).then(() => true, () => false)) throw outputExists(p);
   const work = join(o.outDir, `.airlock-delta-${randomBytes(6).toString('hex')}`);
   await mkdir(work);
   let wroteFull = false;

@@ -15,7 +15,7 @@ import { writeMembers, type MemberBody } from './write.js';
 export interface DeltaSignResult { path: string; added: boolean; signer: string; signatures: number; envelopeSigned: boolean; full: string }
 
 /**
- * `airlock sign DELTA --key K` (issue 14): add K's signature of the *target* manifest to a delta
+ * `airlock sign DELTA --key K` (trust policy, several signers): add K's signature of the *target* manifest to a delta
  * package (target.json.sig.N), so a delta reaches a store's threshold exactly as the full target
  * package would. A template delta does not carry the target manifest's exact bytes (its file
  * digests are rebuilt on the receiving side), so they are read from the full package `airlock

@@ -1,7 +1,7 @@
 import { isCjk, queryTokens, tokenize } from './tokenize.js';
 
 /**
- * A compact inverted index (issue 17): terms sorted (prefix = a binary-searched range), postings
+ * A compact inverted index (local search): terms sorted (prefix = a binary-searched range), postings
  * in flat typed arrays (CSR: `offsets[t]..offsets[t+1]` into `docs`/`tfs`), BM25 over one
  * weighted term frequency per page (title ×4, headings ×2, text ×1). Built because MiniSearch,
  * measured on 10,000 pages (bench/search.ts), needs ~100 bytes per posting in nested Maps, a

@@ -3,7 +3,7 @@ import { tokenize } from './tokenize.js';
 import type { ExtractedPage, PageSection } from './extract.js';
 
 /**
- * The local search index of one version (issue 17): compact.ts underneath (chosen on
+ * The local search index of one version: compact.ts underneath (chosen on
  * bench/search.ts's numbers against MiniSearch and FlexSearch, see docs/benchmarks.md and docs/decisions.md), one
  * document per PAGE (title, headings, text). The text itself is not kept: for the (at most 50)
  * hits of a query the page is read and extracted again (`PageText`, ~0.5 ms a page), and the hit

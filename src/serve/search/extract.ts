@@ -1,7 +1,7 @@
 import { scanHtml } from './scan-html.js';
 
 /**
- * What a page contributes to the local search index (issue 17): its title and the text of its
+ * What a page contributes to the local search index: its title and the text of its
  * MAIN content cut into sections at headings. A heading with an id (or an id on an element inside
  * it, as many doc generators put `<a id>` in the heading) starts a section that deep-links as
  * `page#id`. Main content is `main`, `article` or `[role=main]`; a page without one falls back to

@@ -6,7 +6,7 @@ import type { QueryOptions, SearchHit } from './engine.js';
 import type { QueryMessage, WorkerMessage } from './worker-entry.js';
 
 /**
- * Local search for the served versions (issue 17): one worker thread per version loads its index
+ * Local search for the served versions: one worker thread per version loads its index
  * from the cache file or builds it, in the background, when the version is loaded (`use`) or
  * first asked (`query`). Pages are served meanwhile; a query answers `building` (the route says
  * 503 + Retry-After) until the index is there. When the served version changes, the previous

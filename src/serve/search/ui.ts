@@ -3,7 +3,7 @@ import type { AppEnv } from '../app.js';
 import { LOCAL_SEARCH_SCRIPT } from '../../features/index.js';
 
 /**
- * The in-page search dialog of local search (issue 17): a same-origin script (injected by
+ * The in-page search dialog of local search: a same-origin script (injected by
  * src/features as `<script src="/_airlock/search.js" defer>`) and its stylesheet. It adds a
  * "Search" button and opens a native modal `<dialog>` (focus kept inside, Escape closes) on the
  * button, on `/` or Ctrl/Cmd+K, and when the export's own search box (if any is left) is

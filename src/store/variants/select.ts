@@ -3,7 +3,7 @@ import mime from 'mime-types';
 /** Below this size a compressed variant saves less than a packet: not worth a file. */
 export const MIN_VARIANT_SIZE = 1024;
 
-/** Text types (issue 3: html, css, js, json, svg, xml, txt) that compress well; images/fonts do not. */
+/** Text types (html, css, js, json, svg, xml, txt) that compress well; images/fonts do not. */
 export function isCompressibleType(type: string): boolean {
   return /^text\//.test(type) || /^application\/(javascript|json|xml|manifest\+json|ld\+json)$/.test(type) || /\+xml$/.test(type);
 }

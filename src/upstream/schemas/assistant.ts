@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * `POST /discovery/v2/assistant/{domain}/message` request body (issue 4): AI SDK v5 UI messages
+ * `POST /discovery/v2/assistant/{domain}/message` request body: AI SDK v5 UI messages
  * plus the service's retrieval options. Parts are discriminated by `type`; only the part types the
  * service documents are accepted. Objects are loose so newer fields pass through.
  */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * Readers are tolerant (CONTRACT "The service's API as published"): a field airlock can do
+ * Readers are tolerant (the service's API as published): a field airlock can do
  * without reads as absent (undefined) when it is missing, `null`, or of a shape we do not understand — a
  * newer or sloppier service must not stop a fetch over a field that changes nothing. Only what
  * airlock truly needs is required, and that stays strict.
