@@ -2,6 +2,7 @@ import { Agent, type Dispatcher } from 'undici';
 import { rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { AirlockError, DigestMismatchError, EXIT, UpstreamError } from '../errors.js';
+import { archiveSizeBound } from '../archive/index.js';
 import { fsyncDir } from '../util/fsx.js';
 import { attempt, type PartState } from './attempt.js';
 import { finalCheck } from './final-check.js';
@@ -23,6 +24,8 @@ export interface DownloadOptions<T = undefined> {
   expiresAt?: string | Date;
   getFreshUrl?: () => Promise<FreshLink>;
   expectedSize?: number;
+  /** The most bytes taken when no size is announced (default: the bound of the default archive limits). */
+  maxBytes?: number;
   dispatcher?: Dispatcher;
   onProgress?: (p: DownloadProgress) => void;
   signal?: AbortSignal;
@@ -98,6 +101,7 @@ export async function download<T = undefined>(o: DownloadOptions<T>): Promise<Do
       const out = await attempt({
         url, partPath: o.partPath, dispatcher: o.dispatcher ?? own!, signal: o.signal,
         bodyTimeoutMs: o.bodyTimeoutMs ?? 30_000, headersTimeoutMs: o.headersTimeoutMs ?? 30_000, openFile: o.openFile,
+        expectedSize: o.expectedSize, maxBytes: o.maxBytes ?? archiveSizeBound(undefined),
         onBytes: (bytes) => o.onProgress?.({ bytes, total: s.total ?? o.expectedSize, resumedFrom }),
         onIdentity: (st) => {
           finalCheck.early(st, o); // synchronous: a wrong size is refused before any byte is read
