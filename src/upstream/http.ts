@@ -16,6 +16,8 @@ export interface HttpOptions {
   retry?: RetryPolicy;
   dispatcher?: Dispatcher;
   onRetry?: (info: RetryInfo) => void;
+  /** The command's stop (its signal trap): every request and every wait between retries ends on it. */
+  signal?: AbortSignal;
 }
 export interface CallSpec {
   method: 'GET' | 'POST';
@@ -110,13 +112,16 @@ function once(o: HttpOptions, spec: CallSpec): Promise<Response> {
  * One API call with retries on 429/5xx/network errors (exponential backoff, full jitter,
  * Retry-After honoured). Resolves with a 2xx response whose body the caller must consume.
  */
-export async function send(o: HttpOptions, spec: CallSpec): Promise<Response> {
+export async function send(o: HttpOptions, call: CallSpec): Promise<Response> {
   const policy = o.retry ?? DEFAULT_RETRY;
+  const stops = [call.signal, o.signal].filter((s): s is AbortSignal => !!s);
+  const spec: CallSpec = { ...call, signal: stops.length > 1 ? AbortSignal.any(stops) : stops[0] };
   for (let attempt = 0; ; attempt++) {
     let res: Response | undefined;
     let reason: string;
     let retryAfter: number | undefined;
     try {
+      if (spec.signal?.aborted) throw spec.signal.reason;
       res = await once(o, spec);
     } catch (err) {
       if (spec.signal?.aborted) throw new AirlockError('AIRLOCK_ABORTED', `${spec.method} ${spec.path}: aborted`, 1, { subject: spec.path }, { cause: err });
