@@ -124,4 +124,16 @@ describe('fetch against a hostile export API', () => {
     expect(ms, stderr).toBeLessThan(3_000);
     expect(posts, 'no request after the signal').toBe(1);
   }, 35_000);
+
+  it('a bundle download that stalls (50 of 303 bytes, then silence) ends under the minimum rate of serve --values (1 KiB/s over 30 s), the part kept', async () => {
+    const t0 = performance.now();
+    const r = await fetchIn('stall_bundle', 60_000);
+    expect(r.signal, r.stderr).toBeNull();
+    expect(r.status, r.stderr).toBe(1);
+    expect(codeOf(r), r.stderr).toBe('AIRLOCK_DOWNLOAD_TOO_SLOW');
+    expect(r.stderr).toMatch(/the bundle download from http:\/\/127\.0\.0\.1:\d+ went under 1 KiB\/s for 30 s/);
+    expect(r.stderr).not.toContain('secret-signature');
+    expect(performance.now() - t0).toBeLessThan(50_000);
+    expect((await readdir(join(dir, 'stall_bundle'))).filter((f) => f.endsWith('.bundle.part'))).toHaveLength(1);
+  }, 65_000);
 });
