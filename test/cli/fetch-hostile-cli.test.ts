@@ -136,4 +136,13 @@ describe('fetch against a hostile export API', () => {
     expect(performance.now() - t0).toBeLessThan(50_000);
     expect((await readdir(join(dir, 'stall_bundle'))).filter((f) => f.endsWith('.bundle.part'))).toHaveLength(1);
   }, 65_000);
+
+  it('an unknown job status in the 202 answer to POST /jobs is refused as the poll refuses it: exit 1 AIRLOCK_UPSTREAM_SCHEMA naming status', async () => {
+    const r = await fetchIn('status_bad');
+    expect(r.status, r.stderr).toBe(1);
+    expect(codeOf(r), r.stderr).toBe('AIRLOCK_UPSTREAM_SCHEMA');
+    expect(r.stderr).toMatch(/POST \/v1\/static-export\/jobs: unexpected response: .*status/);
+    expect(r.stderr).not.toMatch(/\x1b/); // eslint-disable-line no-control-regex -- the point
+    expect(r.stderr).not.toMatch(/export completed|download/);
+  }, 35_000);
 });
