@@ -3,6 +3,7 @@ import { request, type Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { AirlockError, AuthError, UpstreamError } from '../errors.js';
 import { redact } from '../util/redact.js';
+import { escapeControls } from '../util/terminal.js';
 import { describeZodError } from './describe.js';
 import { describeNetError, netError, type NetContext } from './net-error.js';
 import { jsonTooDeepAt } from '../util/json-depth.js';
@@ -39,11 +40,10 @@ const MAX_JSON_BYTES = 1 << 20;
 /** Answers of this API nest three levels; anything near this is not an answer of it. */
 const MAX_JSON_DEPTH = 64;
 
-/** Service text shown to a user: no keys, no terminal control sequences, bounded length. */
+/** Service text shown to a user: no keys, control characters escaped (visible, never acted on: util/terminal.ts), bounded length. */
 export function sanitize(text: string, max = 500): string {
-  // eslint-disable-next-line no-control-regex -- stripping control characters is the point (terminal escape injection)
-  const clean = redact(text).replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '?');
-  return clean.length > max ? clean.slice(0, max) + '...' : clean;
+  const clean = redact(text);
+  return escapeControls(clean.length > max ? clean.slice(0, max) + '...' : clean);
 }
 
 export async function readCapped(body: Response['body'], max = MAX_JSON_BYTES): Promise<string> {

@@ -145,4 +145,12 @@ describe('fetch against a hostile export API', () => {
     expect(r.stderr).not.toMatch(/\x1b/); // eslint-disable-line no-control-regex -- the point
     expect(r.stderr).not.toMatch(/export completed|download/);
   }, 35_000);
+
+  it("a job that fails with ESC and U+202E in the service's error: exit 3, both shown escaped (\\x1b, \\u202e), never raw", async () => {
+    const r = await fetchIn('failed_esc');
+    expect(r.status, r.stderr).toBe(3);
+    expect(codeOf(r), r.stderr).toBe('AIRLOCK_JOB_FAILED');
+    expect(r.stderr).toContain('export job j1 failed upstream: disk\\x1b[2J full \\u202e evil');
+    expect(r.stderr).not.toMatch(/[\x1b\u202e]/); // eslint-disable-line no-control-regex -- the point
+  }, 35_000);
 });
