@@ -9,7 +9,7 @@ export { scanArchive, extractArchive } from './scan.js';
 // For src/package: a manifest's paths and the package's own tar headers follow the same rules.
 export { checkEntryPath } from './paths.js';
 export { tarChecksumValid } from './detect.js';
-export { resolveLimits } from './types.js';
+export { archiveSizeBound, resolveLimits } from './types.js';
 export { probeCaseFolding } from './case-probe.js';
 export { hashByteSource } from './source.js';
 export { SpanFile, spanStream, MAX_SPANS, type FileSpan } from './spans.js';

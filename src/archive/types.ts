@@ -100,3 +100,14 @@ export function resolveLimits(partial: Partial<ArchiveLimits> | undefined): Arch
   const defined = Object.fromEntries(Object.entries(partial ?? {}).filter(([, v]) => v !== undefined));
   return LimitsSchema.parse({ ...DEFAULT_LIMITS, ...defined });
 }
+
+/**
+ * The largest archive file that can still pass `limits`, for a download whose size nobody
+ * announced: the expanded bytes, plus per file generous room for headers, long names and padding
+ * (tar: 512-byte headers and blocks; zip: local and central entries), plus 1% for a compression
+ * that did not compress. An endless body is cut here instead of filling the disk.
+ */
+export function archiveSizeBound(limits: Partial<ArchiveLimits> | undefined): number {
+  const l = resolveLimits(limits);
+  return l.maxExpandedBytes + Math.ceil(l.maxExpandedBytes / 100) + l.maxFiles * 8192 + (1 << 20);
+}

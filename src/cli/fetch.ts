@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { UsageError } from '../errors.js';
+import { AirlockError, UsageError } from '../errors.js';
 import { fetchPackage, type FetchEvent } from '../fetch/fetch.js';
 import { Progress } from './progress.js';
 import { fetchReporter } from './reporters.js';
@@ -14,7 +14,7 @@ import { vendorCollector, vendorFlags } from '../fetch/vendor/index.js';
 import { VENDOR_HELP } from './vendor-help.js';
 import { makeDelta } from '../package/delta/index.js';
 import { readPackage } from '../package/reader.js';
-import { trapFor } from './interrupt.js';
+import { interruptedError, trapFor } from './interrupt.js';
 import { shown } from '../util/terminal.js';
 
 const usage = `usage: airlock fetch --domain D [--api-url URL] [--job JOBID] [--out DIR] [--version-label V] [--sign-key FILE] [--trust PUBFILE]... [--base OLD.airlock] [--split SIZE] [--vendor KINDS [--vendor-mirror ORIGIN=URL]...] [--json]
@@ -85,11 +85,12 @@ const command: Command = {
     const adminKey = checkKeyType(await readAdminKey(ctx.env), 'admin');
     const signKey = values['sign-key'] ? await loadPrivateKey(resolve(ctx.cwd, values['sign-key'])) : undefined;
     const trust = await Promise.all((values.trust ?? []).map((p) => loadPublicKey(resolve(ctx.cwd, p))));
-    const client = new ServiceClient({ baseUrl: apiUrl, adminKey });
-    const progress = new Progress(ctx.stderr, { interactive: ctx.interactive });
     // Ctrl-C (or SIGTERM, SIGHUP, repeated): stop cleanly, keep the part for a resume, never
-    // leave a half-written package.
+    // leave a half-written package. Every call of the export API (the wait for its answer, the
+    // waits between retries) ends on the signal too.
     const trap = trapFor(ctx);
+    const client = new ServiceClient({ baseUrl: apiUrl, adminKey, signal: trap.signal });
+    const progress = new Progress(ctx.stderr, { interactive: ctx.interactive });
     try {
       const summary = await fetchPackage({
         client, domain, jobId: values.job, outDir: resolve(ctx.cwd, values.out ?? '.'), versionLabel: values['version-label'],
@@ -105,6 +106,13 @@ const command: Command = {
       printResult(ctx, Boolean(values.json), { ok: true, ...summary, delta, volumes }, () =>
         [summary.package, ...(delta ? [delta.full] : []), ...(volumes ? volumes.volumes : [carried])].filter((p, i, a) => a.indexOf(p) === i).map((p) => shown`${p}`).join('\n'));
       return 0;
+    } catch (err) {
+      // A call of the export API stopped by the signal (its own words are AIRLOCK_ABORTED): the
+      // command was interrupted. The download's and the poll's own interruptions say more, as they are.
+      if (trap.signal.aborted && err instanceof AirlockError && err.code === 'AIRLOCK_ABORTED') {
+        throw interruptedError(trap, `${err.message}; run the same command again to continue`, err);
+      }
+      throw err;
     } finally {
       progress.end();
     }

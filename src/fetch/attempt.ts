@@ -1,7 +1,7 @@
 import type { Dispatcher } from 'undici';
-import { UpstreamError } from '../errors.js';
+import { DigestMismatchError, UpstreamError } from '../errors.js';
 import { Digests } from './digests.js';
-import { PartSink, type OpenFile } from './sink.js';
+import { PartSink, type OpenFile, type SinkCap } from './sink.js';
 import { get, type Response } from './get.js';
 import { contentLength, header, isExpiredLinkAnswer, parseContentRange, safeUrl, statedSha256, strongEtag, type HeaderBag } from './validators.js';
 import { parseRetryAfter } from './retry.js';
@@ -30,6 +30,10 @@ export interface AttemptContext {
   bodyTimeoutMs: number;
   headersTimeoutMs: number;
   openFile?: OpenFile;
+  /** The size the service announced for the object (sizeBytes). */
+  expectedSize?: number;
+  /** The most bytes taken when neither the object host nor the service announced a size. */
+  maxBytes: number;
   /** Progress: bytes of the object received so far (at most one ring of them not yet on disk). */
   onBytes: (received: number) => void;
   /** Called once the object's identity is known from a 200: throws at once to refuse it, else records it (the sidecar). */
@@ -37,6 +41,20 @@ export interface AttemptContext {
 }
 
 const RETRY_STATUS = new Set([408, 429, 500, 502, 503, 504]);
+
+/**
+ * The bytes the object may have: what the object host announced (Content-Length, Content-Range),
+ * else what the service announced (sizeBytes), else the archive limits' bound. An endless body is
+ * refused as soon as it passes it (exit 4; download.ts removes the part), not written to disk.
+ */
+function capOf(ctx: AttemptContext, s: PartState): SinkCap {
+  const [max, what] = s.total !== undefined ? [s.total, 'Content-Length'] : ctx.expectedSize !== undefined ? [ctx.expectedSize, 'sizeBytes'] : [ctx.maxBytes, 'the archive size limit'];
+  return {
+    max,
+    refuse: (arrived) => new DigestMismatchError('AIRLOCK_SIZE_MISMATCH', `${safeUrl(ctx.url)} sent more than the ${max} bytes announced (${what}) for the archive: ${arrived} bytes had arrived; stopped and removed the partial download`,
+      { subject: safeUrl(ctx.url), expected: max, actual: arrived }),
+  };
+}
 
 /**
  * One GET of the object: resume with `Range` + `If-Range` (RFC 9110 §14.2, §13.1.5) when there
@@ -126,7 +144,7 @@ async function attemptWith(ctx: AttemptContext, s: PartState, signal: AbortSigna
     }
     let sink: PartSink;
     try {
-      sink = await PartSink.open(ctx.partPath, start, s.digests, { openFile: ctx.openFile, onBytes: ctx.onBytes });
+      sink = await PartSink.open(ctx.partPath, start, s.digests, { openFile: ctx.openFile, onBytes: ctx.onBytes, cap: capOf(ctx, s) });
     } catch (err) {
       res.discard();
       await saved;

@@ -2,6 +2,7 @@ import { Agent, type Dispatcher } from 'undici';
 import { rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { AirlockError, DigestMismatchError, EXIT, UpstreamError } from '../errors.js';
+import { archiveSizeBound } from '../archive/index.js';
 import { fsyncDir } from '../util/fsx.js';
 import { attempt, type PartState } from './attempt.js';
 import { finalCheck } from './final-check.js';
@@ -9,6 +10,7 @@ import { backoffMs, DEFAULT_RETRY, sleep, type RetryPolicy } from './retry.js';
 import { partSize, readSidecar, removePart, sidecarPath, writeSidecar } from './sidecar.js';
 import { Digests } from './digests.js';
 import { rehash, syncPart, type OpenFile } from './sink.js';
+import { resolveDownloadLimits, watchdog, type DownloadLimits, type LimitNames } from './bounds.js';
 import { safeUrl } from './validators.js';
 
 export interface FreshLink { url: string; expiresAt?: string | Date }
@@ -23,12 +25,17 @@ export interface DownloadOptions<T = undefined> {
   expiresAt?: string | Date;
   getFreshUrl?: () => Promise<FreshLink>;
   expectedSize?: number;
+  /** The most bytes taken when no size is announced (default: the bound of the default archive limits). */
+  maxBytes?: number;
   dispatcher?: Dispatcher;
   onProgress?: (p: DownloadProgress) => void;
   signal?: AbortSignal;
   retry?: RetryPolicy;
+  /** Stall, minimum-rate and overall bounds (bounds.ts; DEFAULT_DOWNLOAD_LIMITS where not given). */
+  limits?: Partial<DownloadLimits>;
+  /** The settings a refusal of those bounds names. */
+  limitNames?: LimitNames;
   bodyTimeoutMs?: number;
-  headersTimeoutMs?: number;
   /** Injected for tests (disk full). */
   openFile?: OpenFile;
   /**
@@ -69,7 +76,21 @@ async function initialState<T>(o: DownloadOptions<T>): Promise<PartState> {
  * Throws DigestMismatchError (exit 4) and deletes the part when size or a stated digest is wrong.
  */
 export async function download<T = undefined>(o: DownloadOptions<T>): Promise<DownloadResult<T>> {
+  // A slow or stalled object host ends the download in its own words, not as "interrupted" (the part is kept either way).
+  const dog = watchdog(resolveDownloadLimits(o.limits), new URL(o.url).origin, o.limitNames);
+  try {
+    return await bounded({ ...o, signal: o.signal ? AbortSignal.any([o.signal, dog.signal]) : dog.signal }, dog);
+  } catch (err) {
+    if (dog.signal.aborted && !o.signal?.aborted) throw dog.signal.reason;
+    throw err;
+  } finally {
+    dog.stop();
+  }
+}
+
+async function bounded<T>(o: DownloadOptions<T>, dog: ReturnType<typeof watchdog>): Promise<DownloadResult<T>> {
   const t0 = Date.now();
+  const headersTimeoutMs = resolveDownloadLimits(o.limits).headersTimeoutMs;
   const policy = o.retry ?? DEFAULT_RETRY;
   const own = o.dispatcher ? undefined : new Agent({ connect: { timeout: 30_000 } });
   const s = await initialState(o);
@@ -97,8 +118,9 @@ export async function download<T = undefined>(o: DownloadOptions<T>): Promise<Do
       requests++;
       const out = await attempt({
         url, partPath: o.partPath, dispatcher: o.dispatcher ?? own!, signal: o.signal,
-        bodyTimeoutMs: o.bodyTimeoutMs ?? 30_000, headersTimeoutMs: o.headersTimeoutMs ?? 30_000, openFile: o.openFile,
-        onBytes: (bytes) => o.onProgress?.({ bytes, total: s.total ?? o.expectedSize, resumedFrom }),
+        bodyTimeoutMs: o.bodyTimeoutMs ?? 30_000, headersTimeoutMs, openFile: o.openFile,
+        expectedSize: o.expectedSize, maxBytes: o.maxBytes ?? archiveSizeBound(undefined),
+        onBytes: (bytes) => { dog.seen(bytes); o.onProgress?.({ bytes, total: s.total ?? o.expectedSize, resumedFrom }); },
         onIdentity: (st) => {
           finalCheck.early(st, o); // synchronous: a wrong size is refused before any byte is read
           // Without a strong ETag a later run could not prove the bytes are the same object: no sidecar, no reuse.
@@ -122,6 +144,7 @@ export async function download<T = undefined>(o: DownloadOptions<T>): Promise<Do
     else await syncPart(o.partPath).catch(() => {});
     throw err;
   } finally {
+    dog.stop(); // the bytes are here: the checks that follow take as long as they take
     await own?.close();
   }
   let sha256: string;

@@ -2,7 +2,7 @@ import type { KeyObject } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import type { Dispatcher } from 'undici';
 import { DigestMismatchError, UpstreamError, UsageError, VerificationError } from '../errors.js';
-import { scanArchive, type ArchiveFormat, type ArchiveLimits } from '../archive/index.js';
+import { archiveSizeBound, scanArchive, type ArchiveFormat, type ArchiveLimits } from '../archive/index.js';
 import { packagePath, writeScannedPackage, type VendorCollector } from '../package/index.js';
 import type { ExportJob } from '../upstream/index.js';
 import { download, type DownloadProgress } from './download.js';
@@ -142,7 +142,7 @@ export async function fetchPackage(o: FetchOptions): Promise<FetchSummary> {
   // The archive scan (every safety rule, every file's digest) runs alongside the read-back of the
   // ETag's MD5, on the other core (download.ts).
   const dl = await download({
-    url: link.bundleUrl, expiresAt: link.expiresAt, partPath: part, jobId, expectedSize: link.sizeBytes ?? undefined,
+    url: link.bundleUrl, expiresAt: link.expiresAt, partPath: part, jobId, expectedSize: link.sizeBytes ?? undefined, maxBytes: archiveSizeBound(o.limits),
     getFreshUrl: async () => { const l = await o.client.getBundle(jobId); return { url: l.bundleUrl, expiresAt: l.expiresAt }; },
     dispatcher: o.dispatcher, retry: o.downloadRetry, signal: o.signal,
     onProgress: (progress) => o.onEvent?.({ type: 'download', progress }),

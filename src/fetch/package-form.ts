@@ -3,7 +3,7 @@ import { access, rename } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Dispatcher } from 'undici';
 import { AirlockError, DigestMismatchError, outputExists, MalformedError, UsageError, VerificationError } from '../errors.js';
-import { scanArchive, type ArchiveLimits } from '../archive/index.js';
+import { archiveSizeBound, scanArchive, type ArchiveLimits } from '../archive/index.js';
 import { checkSignature, compareToManifest, packagePath, readPackage, verifyVendorMembers } from '../package/index.js';
 import type { BundleLink } from '../upstream/index.js';
 import { fsyncDir } from '../util/fsx.js';
@@ -46,7 +46,7 @@ export async function fetchPackageForm(o: PackageFormOptions) {
   const part = join(o.outDir, `.${o.domain}.package.part`);
   const t0 = Date.now();
   const dl = await download({
-    url: o.url, expiresAt: o.link.expiresAt, partPath: part, jobId: o.jobId,
+    url: o.url, expiresAt: o.link.expiresAt, partPath: part, jobId: o.jobId, maxBytes: archiveSizeBound(o.limits),
     getFreshUrl: async () => {
       const l = await o.client.getBundle(o.jobId);
       const url = packageUrlOf(l);

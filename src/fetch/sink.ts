@@ -5,6 +5,9 @@ import { minorGc } from '../util/gc.js';
 
 export type OpenFile = (path: string, flags: string) => Promise<FileHandle>;
 
+/** The most bytes the part may hold, and the refusal when more arrive (an endless or oversized body). */
+export interface SinkCap { max: number; refuse: (arrived: number) => Error }
+
 /** Ring of RING × SLOT bytes: the whole memory a download uses for its body, whatever the object's size. */
 const SLOT = 2 << 20;
 const RING = 6;
@@ -33,19 +36,25 @@ export class PartSink implements BodyTarget {
   private abort: ((err: unknown) => void) | undefined;
 
   private constructor(private readonly fh: FileHandle, offset: number, private readonly digests: Digests,
-    private readonly onBytes: ((bytes: number) => void) | undefined) {
+    private readonly onBytes: ((bytes: number) => void) | undefined, private readonly cap: SinkCap | undefined) {
     this.written = offset;
     this.received = offset;
   }
 
-  static async open(path: string, offset: number, digests: Digests, o: { openFile?: OpenFile; onBytes?: (bytes: number) => void } = {}): Promise<PartSink> {
+  static async open(path: string, offset: number, digests: Digests, o: { openFile?: OpenFile; onBytes?: (bytes: number) => void; cap?: SinkCap } = {}): Promise<PartSink> {
     // 'r+' keeps the bytes we already have; offset 0 means a fresh start, so truncate.
     const fh = await (o.openFile ?? open)(path, offset === 0 ? 'w' : 'r+');
-    return new PartSink(fh, offset, digests, o.onBytes);
+    return new PartSink(fh, offset, digests, o.onBytes, o.cap);
   }
 
   /** Copy a chunk in. False: every slot is busy, stop reading until onRoom's callback. */
   push(chunk: Buffer): boolean {
+    if (this.errored !== undefined) return false;
+    // More bytes than the part may hold: none of them is written, the connection is dropped and close() throws the refusal.
+    if (this.cap && this.received + chunk.length > this.cap.max) {
+      this.fail(this.cap.refuse(this.received + chunk.length));
+      return false;
+    }
     for (let off = 0; off < chunk.length;) {
       // A chunk that outruns the pause still fits: the ring is only full with an empty slot in hand.
       const cur = this.cur ??= this.slot() ?? this.extra();

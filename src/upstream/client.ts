@@ -21,6 +21,8 @@ export interface ClientOptions {
   retry?: RetryPolicy;
   dispatcher?: Dispatcher;
   onRetry?: (info: RetryInfo) => void;
+  /** The command's stop: every call (its request and its waits between retries) ends on it with AIRLOCK_ABORTED. */
+  signal?: AbortSignal;
 }
 
 const seg = encodeURIComponent;
@@ -37,7 +39,7 @@ export class ServiceClient {
       throw new AirlockError('AIRLOCK_USAGE', `invalid API URL ${JSON.stringify(o.baseUrl)}`, 2, { subject: 'api-url' });
     }
     if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new AirlockError('AIRLOCK_USAGE', `API URL must be http(s): ${url.origin}`, 2, { subject: 'api-url' });
-    this.http = { baseUrl: o.baseUrl, timeoutMs: o.timeoutMs, retry: o.retry, dispatcher: o.dispatcher, onRetry: o.onRetry };
+    this.http = { baseUrl: o.baseUrl, timeoutMs: o.timeoutMs, retry: o.retry, dispatcher: o.dispatcher, onRetry: o.onRetry, signal: o.signal };
   }
 
   /** 202 with the whole job record (documented); only `jobId` is needed, a missing status reads as queued. */

@@ -3,6 +3,7 @@ import { request, type Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { AirlockError, AuthError, UpstreamError } from '../errors.js';
 import { redact } from '../util/redact.js';
+import { escapeControls } from '../util/terminal.js';
 import { describeZodError } from './describe.js';
 import { describeNetError, netError, type NetContext } from './net-error.js';
 import { jsonTooDeepAt } from '../util/json-depth.js';
@@ -16,6 +17,8 @@ export interface HttpOptions {
   retry?: RetryPolicy;
   dispatcher?: Dispatcher;
   onRetry?: (info: RetryInfo) => void;
+  /** The command's stop (its signal trap): every request and every wait between retries ends on it. */
+  signal?: AbortSignal;
 }
 export interface CallSpec {
   method: 'GET' | 'POST';
@@ -37,11 +40,10 @@ const MAX_JSON_BYTES = 1 << 20;
 /** Answers of this API nest three levels; anything near this is not an answer of it. */
 const MAX_JSON_DEPTH = 64;
 
-/** Service text shown to a user: no keys, no terminal control sequences, bounded length. */
+/** Service text shown to a user: no keys, control characters escaped (visible, never acted on: util/terminal.ts), bounded length. */
 export function sanitize(text: string, max = 500): string {
-  // eslint-disable-next-line no-control-regex -- stripping control characters is the point (terminal escape injection)
-  const clean = redact(text).replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '?');
-  return clean.length > max ? clean.slice(0, max) + '...' : clean;
+  const clean = redact(text);
+  return escapeControls(clean.length > max ? clean.slice(0, max) + '...' : clean);
 }
 
 export async function readCapped(body: Response['body'], max = MAX_JSON_BYTES): Promise<string> {
@@ -110,13 +112,16 @@ function once(o: HttpOptions, spec: CallSpec): Promise<Response> {
  * One API call with retries on 429/5xx/network errors (exponential backoff, full jitter,
  * Retry-After honoured). Resolves with a 2xx response whose body the caller must consume.
  */
-export async function send(o: HttpOptions, spec: CallSpec): Promise<Response> {
+export async function send(o: HttpOptions, call: CallSpec): Promise<Response> {
   const policy = o.retry ?? DEFAULT_RETRY;
+  const stops = [call.signal, o.signal].filter((s): s is AbortSignal => !!s);
+  const spec: CallSpec = { ...call, signal: stops.length > 1 ? AbortSignal.any(stops) : stops[0] };
   for (let attempt = 0; ; attempt++) {
     let res: Response | undefined;
     let reason: string;
     let retryAfter: number | undefined;
     try {
+      if (spec.signal?.aborted) throw spec.signal.reason;
       res = await once(o, spec);
     } catch (err) {
       if (spec.signal?.aborted) throw new AirlockError('AIRLOCK_ABORTED', `${spec.method} ${spec.path}: aborted`, 1, { subject: spec.path }, { cause: err });

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { mkdir, open, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { DigestMismatchError, MalformedError, SignatureError, UpstreamError } from '../errors.js';
+import { DigestMismatchError, MalformedError, SignatureError } from '../errors.js';
 import { scanArchive, type ArchiveFormat } from '../archive/index.js';
-import { download, removePart, type DownloadProgress } from '../fetch/index.js';
+import { download, removePart, type DownloadLimits, type DownloadProgress } from '../fetch/index.js';
 import { fmtBytes } from '../util/units.js';
 import { countPages, loadPublicKey, readPackage, writePackage, type Manifest } from '../package/index.js';
 import { importPackage } from '../store/index.js';
@@ -26,51 +26,6 @@ export interface InstallOptions {
   limits?: Partial<DownloadLimits>;
 }
 
-/**
- * A slow or stalled bundle server must not hold a replica for minutes: response headers within
- * `headersTimeoutMs` (per request), at least `minBytesPerSecond` over every `rateWindowMs` (the
- * whole download, retries and their waits included), and the whole download within `totalMs`.
- * Values keys staticExport.download.* (docs/values, docs/mirror.md); a part downloaded so far is kept,
- * so the next start resumes it.
- */
-export interface DownloadLimits { headersTimeoutMs: number; minBytesPerSecond: number; rateWindowMs: number; totalMs: number }
-export const DEFAULT_DOWNLOAD_LIMITS: DownloadLimits = { headersTimeoutMs: 30_000, minBytesPerSecond: 1024, rateWindowMs: 30_000, totalMs: 3_600_000 };
-
-const secs = (ms: number) => `${+(ms / 1000).toFixed(3)} s`;
-const rate = (bps: number) => (bps >= 1024 ? `${+(bps / 1024).toFixed(1)} KiB/s` : `${Math.floor(bps)} B/s`);
-
-/**
- * A signal that aborts, with an UpstreamError as its reason, when the download goes under the
- * minimum rate over a window or past the overall deadline. `seen(bytes)` reports progress.
- */
-function watchdog(l: DownloadLimits, origin: string): { signal: AbortSignal; seen(bytes: number): void; stop(): void } {
-  const ac = new AbortController();
-  const t0 = performance.now();
-  let bytes = 0;
-  const samples: Array<{ at: number; bytes: number }> = [{ at: t0, bytes: 0 }];
-  const stepMs = Math.max(10, Math.min(1_000, l.rateWindowMs / 10));
-  const tick = setInterval(() => {
-    const now = performance.now();
-    samples.push({ at: now, bytes });
-    while (samples.length > 1 && samples[1]!.at <= now - l.rateWindowMs) samples.shift();
-    const first = samples[0]!;
-    if (l.minBytesPerSecond > 0 && now - first.at >= l.rateWindowMs) {
-      const got = bytes - first.bytes;
-      const bps = got / ((now - first.at) / 1000);
-      if (bps < l.minBytesPerSecond) {
-        ac.abort(new UpstreamError(`the bundle download from ${origin} went under ${rate(l.minBytesPerSecond)} for ${secs(l.rateWindowMs)} (${got} bytes came in that time); gave up (staticExport.download.minBytesPerSecond, rateWindowSeconds)`, undefined, { subject: origin }, 'AIRLOCK_DOWNLOAD_TOO_SLOW'));
-      }
-    }
-  }, stepMs);
-  const deadline = setTimeout(() => {
-    ac.abort(new UpstreamError(`the bundle download from ${origin} did not finish within ${secs(l.totalMs)}; gave up (staticExport.download.timeoutSeconds)`, undefined, { subject: origin }, 'AIRLOCK_DOWNLOAD_TIMEOUT'));
-  }, l.totalMs);
-  tick.unref();
-  deadline.unref();
-  const stop = () => { clearInterval(tick); clearTimeout(deadline); };
-  ac.signal.addEventListener('abort', stop, { once: true });
-  return { signal: ac.signal, seen: (b) => { bytes = b; }, stop };
-}
 export interface Installed { version: string; status: 'imported' | 'unchanged'; form: 'package' | 'archive'; bytes: number }
 
 const MEMBER: Record<ArchiveFormat, string> = { 'tar.gz': 'bundle.tar.gz', tar: 'bundle.tar', zip: 'bundle.zip' };
@@ -96,23 +51,10 @@ export async function installBundle(o: InstallOptions): Promise<Installed> {
   const part = join(dir, `${key}.part`);
   const safe = `${u.origin}${u.pathname}`; // never log the query: it is the link's credential
   o.log(`airlock serve: downloading the bundle from ${safe}`);
-  const given = Object.fromEntries(Object.entries(o.limits ?? {}).filter(([, v]) => v !== undefined));
-  const limits: DownloadLimits = { ...DEFAULT_DOWNLOAD_LIMITS, ...given };
-  const dog = watchdog(limits, u.origin);
-  const signal = o.signal ? AbortSignal.any([o.signal, dog.signal]) : dog.signal;
-  let dl;
-  try {
-    dl = await download({
-      url: o.url, partPath: part, retry: RETRY, signal, headersTimeoutMs: limits.headersTimeoutMs,
-      onProgress: (p) => { dog.seen(p.bytes); o.onProgress?.(p); },
-    });
-  } catch (err) {
-    // Our own bound, not the caller's stop: its words, not "interrupted" (the part is kept either way).
-    if (dog.signal.aborted && !o.signal?.aborted) throw dog.signal.reason;
-    throw err;
-  } finally {
-    dog.stop();
-  }
+  const dl = await download({
+    url: o.url, partPath: part, retry: RETRY, signal: o.signal, onProgress: o.onProgress,
+    limits: o.limits, limitNames: { rate: 'staticExport.download.minBytesPerSecond, rateWindowSeconds', total: 'staticExport.download.timeoutSeconds' },
+  });
   o.log(`airlock serve: downloaded ${fmtBytes(dl.size)} (sha256 ${dl.sha256})`);
   const trust = await Promise.all(o.trust.map((p) => loadPublicKey(p)));
   try {

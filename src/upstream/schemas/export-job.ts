@@ -23,8 +23,11 @@ export const ExportJobAnswerSchema = z.looseObject({
   updatedAt: optional(TimeSchema),
 });
 
-/** `POST /v1/static-export/jobs` → 202 with the whole job record; only `jobId` is needed (status then reads as queued). */
-export const CreatedExportJobSchema = ExportJobAnswerSchema.extend({ jobId: IdSchema, status: optional(JobStatusSchema) });
+/**
+ * `POST /v1/static-export/jobs` → 202 with the whole job record; only `jobId` is needed (a missing
+ * or null status then reads as queued). A status that is there is checked as the poll checks it.
+ */
+export const CreatedExportJobSchema = ExportJobAnswerSchema.extend({ jobId: IdSchema, status: JobStatusSchema.nullish().transform((v) => v ?? undefined) });
 
 /** What the client returns: the answer with the job id always set. */
 export type ExportJob = z.infer<typeof ExportJobAnswerSchema> & { jobId: string };

@@ -1,0 +1,156 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BIN, airlockAsync, type RunResult } from '../helpers/bin.js';
+
+/**
+ * `airlock fetch` against a hostile export API on 127.0.0.1: each behaviour lives under its own
+ * path prefix (`--api-url http://127.0.0.1:PORT/m/<mode>`). Whatever the service does, fetch ends
+ * in bounded time with an exit code, a bracketed AIRLOCK_ code and plain words.
+ */
+const KEY = 'svc_hostilefetchkey0123456789';
+const ENV = { AIRLOCK_ADMIN_KEY: KEY, AIRLOCK_ADMIN_KEY_FILE: undefined, AIRLOCK_API_URL: undefined };
+let dir: string;
+let server: Server;
+let base: string;
+/** Resolvers waiting for a mode's POST /jobs to arrive. */
+const posted = new Map<string, () => void>();
+const open = new Set<ServerResponse>();
+
+function json(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+/** Zeros as fast as the socket takes them, with no Content-Length, until the client goes away. */
+function endless(res: ServerResponse): void {
+  res.writeHead(200, { 'content-type': 'application/octet-stream' });
+  const chunk = Buffer.alloc(64 * 1024);
+  const pump = () => { while (!res.destroyed && res.write(chunk)); };
+  res.on('drain', pump);
+  pump();
+}
+
+function handle(req: IncomingMessage, res: ServerResponse): void {
+  const m = /^\/m\/([a-z_]+)(\/.*)$/.exec(req.url ?? '');
+  if (!m) return json(res, 404, { error: 'no such mode' });
+  const [, mode, path] = m as unknown as [string, string, string];
+  open.add(res);
+  res.on('close', () => open.delete(res));
+  if (req.method === 'POST' && path === '/v1/static-export/jobs') {
+    posted.get(mode)?.();
+    if (mode === 'never_respond') return; // the connection stays open, the answer never comes
+    if (mode === 'status_bad') return json(res, 202, { jobId: 'j1', status: 'exploded\u001b[31m' });
+    return json(res, 202, { jobId: 'j1', status: 'queued', createdAt: '2026-01-01T00:00:00Z' });
+  }
+  if (req.method === 'GET' && path === '/v1/static-export/jobs/j1') {
+    if (mode === 'failed_esc') return json(res, 200, { jobId: 'j1', status: 'failed', error: 'disk\u001b[2J full \u202e evil' });
+    return json(res, 200, { jobId: 'j1', status: 'completed', createdAt: '2026-01-01T00:00:00Z' });
+  }
+  if (req.method === 'POST' && path === '/v1/static-export/jobs/j1/bundle') {
+    return json(res, 200, { jobId: 'j1', bundleUrl: `${base}/m/${mode}/object?X-Amz-Signature=secret-signature`, sizeBytes: 303 });
+  }
+  if (req.method === 'GET' && path.startsWith('/object')) {
+    if (mode === 'endless_bundle') return endless(res);
+    if (mode === 'stall_bundle') {
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': 303 });
+      res.write(Buffer.alloc(50));
+      return; // then silence
+    }
+  }
+  json(res, 404, { error: 'not found' });
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'airlock-fetch-hostile-'));
+  server = createServer(handle);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+});
+afterAll(async () => {
+  for (const res of open) res.destroy();
+  server.closeAllConnections();
+  await new Promise<void>((r) => server.close(() => r()));
+  await rm(dir, { recursive: true, force: true });
+});
+
+const codeOf = (r: { stderr: string }) => /\[(AIRLOCK_[A-Z_]+)\]\s*$/.exec(r.stderr.trim())?.[1];
+
+function fetchIn(mode: string, timeoutMs = 30_000): Promise<RunResult> {
+  return airlockAsync(['fetch', '--domain', 'docs.example.com', '--api-url', `${base}/m/${mode}`, '--out', join(dir, mode)], { env: ENV, timeoutMs });
+}
+
+describe('fetch against a hostile export API', () => {
+  it('an endless bundle body (no Content-Length, sizeBytes 303) is refused as soon as it outgrows 303 bytes, and the part is removed', async () => {
+    const t0 = performance.now();
+    const r = await fetchIn('endless_bundle');
+    expect(r.signal, r.stderr).toBeNull();
+    expect(r.status, r.stderr).toBe(4);
+    expect(codeOf(r), r.stderr).toBe('AIRLOCK_SIZE_MISMATCH');
+    expect(r.stderr).toMatch(/more than the 303 bytes announced \(sizeBytes\)/);
+    expect(r.stderr).not.toContain('secret-signature');
+    expect(performance.now() - t0).toBeLessThan(15_000);
+    const left = existsSync(join(dir, 'endless_bundle')) ? await readdir(join(dir, 'endless_bundle')) : [];
+    expect(left.filter((f) => f.includes('.part'))).toEqual([]);
+  }, 35_000);
+
+  it('SIGTERM while the answer to POST /v1/static-export/jobs never comes: prompt exit 1 AIRLOCK_INTERRUPTED, no retry', async () => {
+    const arrived = new Promise<void>((r) => posted.set('never_respond', r));
+    let posts = 0;
+    const counted = () => { posts++; };
+    server.on('request', counted);
+    const c = spawn(process.execPath, [BIN, 'fetch', '--domain', 'docs.example.com', '--api-url', `${base}/m/never_respond`, '--out', join(dir, 'never')],
+      { env: { ...process.env, AIRLOCK_STORE: undefined, ...ENV } });
+    let stderr = '';
+    c.stderr.on('data', (d) => (stderr += d));
+    const killer = setTimeout(() => c.kill('SIGKILL'), 25_000);
+    const done = new Promise<{ status: number | null; signal: NodeJS.Signals | null }>((r) => c.on('close', (status, signal) => r({ status, signal })));
+    await arrived;
+    const t0 = performance.now();
+    c.kill('SIGTERM');
+    const r = await done;
+    const ms = performance.now() - t0;
+    clearTimeout(killer);
+    server.off('request', counted);
+    expect(r.signal, stderr).toBeNull();
+    expect(r.status, stderr).toBe(1);
+    expect(codeOf({ stderr }), stderr).toBe('AIRLOCK_INTERRUPTED');
+    expect(stderr).toMatch(/interrupted/);
+    expect(ms, stderr).toBeLessThan(3_000);
+    expect(posts, 'no request after the signal').toBe(1);
+  }, 35_000);
+
+  it('a bundle download that stalls (50 of 303 bytes, then silence) ends under the minimum rate of serve --values (1 KiB/s over 30 s), the part kept', async () => {
+    const t0 = performance.now();
+    const r = await fetchIn('stall_bundle', 60_000);
+    expect(r.signal, r.stderr).toBeNull();
+    expect(r.status, r.stderr).toBe(1);
+    expect(codeOf(r), r.stderr).toBe('AIRLOCK_DOWNLOAD_TOO_SLOW');
+    expect(r.stderr).toMatch(/the bundle download from http:\/\/127\.0\.0\.1:\d+ went under 1 KiB\/s for 30 s/);
+    expect(r.stderr).not.toContain('secret-signature');
+    expect(performance.now() - t0).toBeLessThan(50_000);
+    expect((await readdir(join(dir, 'stall_bundle'))).filter((f) => f.endsWith('.bundle.part'))).toHaveLength(1);
+  }, 65_000);
+
+  it('an unknown job status in the 202 answer to POST /jobs is refused as the poll refuses it: exit 1 AIRLOCK_UPSTREAM_SCHEMA naming status', async () => {
+    const r = await fetchIn('status_bad');
+    expect(r.status, r.stderr).toBe(1);
+    expect(codeOf(r), r.stderr).toBe('AIRLOCK_UPSTREAM_SCHEMA');
+    expect(r.stderr).toMatch(/POST \/v1\/static-export\/jobs: unexpected response: .*status/);
+    expect(r.stderr).not.toMatch(/\x1b/); // eslint-disable-line no-control-regex -- the point
+    expect(r.stderr).not.toMatch(/export completed|download/);
+  }, 35_000);
+
+  it("a job that fails with ESC and U+202E in the service's error: exit 3, both shown escaped (\\x1b, \\u202e), never raw", async () => {
+    const r = await fetchIn('failed_esc');
+    expect(r.status, r.stderr).toBe(3);
+    expect(codeOf(r), r.stderr).toBe('AIRLOCK_JOB_FAILED');
+    expect(r.stderr).toContain('export job j1 failed upstream: disk\\x1b[2J full \\u202e evil');
+    expect(r.stderr).not.toMatch(/[\x1b\u202e]/); // eslint-disable-line no-control-regex -- the point
+  }, 35_000);
+});
