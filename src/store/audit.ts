@@ -69,7 +69,7 @@ const broken = (store: string, why: string, extra: Record<string, unknown> = {})
 
 async function readHead(store: string): Promise<Head | null> {
   const path = auditPaths(store).head;
-  const raw = await readRegularFileIfExists(path, { maxBytes: 1024, refuse: (why) => headBroken(store, `${path} ${why}`) });
+  const raw = await readRegularFileIfExists(path, { maxBytes: 1024, noFollow: true, refuse: (why) => headBroken(store, `${path} ${why}`) });
   if (raw === null) return null;
   let parsed: unknown;
   try {
@@ -83,10 +83,16 @@ async function readHead(store: string): Promise<Head | null> {
 }
 const headBroken = (store: string, why: string) => broken(store, why, { subject: auditPaths(store).head });
 
-/** Open the log for reading (null when missing): a FIFO, device or folder is refused at once, in words. */
+/**
+ * The audit files are the store's own regular files: a symbolic link is refused, never followed
+ * (a link planted as audit.log would have every append land in a file outside the store).
+ */
+const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
+
+/** Open the log for reading (null when missing): a FIFO, device, folder or symlink is refused at once, in words. */
 async function openLog(store: string, flags = constants.O_RDONLY): Promise<{ fh: FileHandle; size: number } | null> {
   const path = auditPaths(store).log;
-  return openRegularFileIfExists(path, (why) => broken(store, `${path} ${why}`), flags);
+  return openRegularFileIfExists(path, (why) => broken(store, `${path} ${why}`), flags | NOFOLLOW);
 }
 
 /** Read the log in 1 MiB chunks; each line is handed over without its "\n" while it is in the buffer. */
@@ -367,7 +373,7 @@ async function writeLine(store: string, h: Head, e: AuditEvent): Promise<Head & 
   };
   const text = JSON.stringify(line);
   const data = Buffer.from(text + '\n', 'utf8');
-  const log = await openRegularFileIfExists(p.log, (why) => broken(store, `${p.log} ${why}`), constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT);
+  const log = await openRegularFileIfExists(p.log, (why) => broken(store, `${p.log} ${why}`), constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | NOFOLLOW);
   if (!log) throw broken(store, `${p.log} cannot be created`);
   try {
     let done = 0;

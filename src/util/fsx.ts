@@ -1,8 +1,9 @@
-import { open, rename, rm, mkdir, type FileHandle } from 'node:fs/promises';
+import { open, readlink, rename, rm, mkdir, type FileHandle } from 'node:fs/promises';
 import { dirname, basename, join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { execFile } from 'node:child_process';
+import { escapeControls } from './terminal.js';
 
 /** fsync a file or a folder: open it read-only, sync, close. */
 async function fsyncPath(path: string): Promise<void> {
@@ -124,6 +125,8 @@ export interface RegularFileRule {
   maxBytes: number;
   /** The error for a file that cannot be used; `why` completes "PATH …" ("is a FIFO (named pipe), not a regular file"). */
   refuse: (why: string) => Error;
+  /** A symbolic link is refused, never followed (a store's own files: a link would lead outside it). */
+  noFollow?: boolean;
 }
 
 /**
@@ -150,6 +153,10 @@ export async function openRegularFileIfExists(path: string, refuse: (why: string
     fh = await open(path, flags | (constants.O_NONBLOCK ?? 0), mode);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    if ((err as NodeJS.ErrnoException).code === 'ELOOP' && flags & (constants.O_NOFOLLOW ?? 0)) {
+      const target = await readlink(path).catch(() => null);
+      if (target !== null) throw refuse(`is a symbolic link (to ${escapeControls(JSON.stringify(target))}), not a regular file: it is not followed`);
+    }
     throw refuse(describeFsError(err));
   }
   try {
@@ -164,7 +171,7 @@ export async function openRegularFileIfExists(path: string, refuse: (why: string
 
 /** As readRegularFile, but a missing file is null (for files a store may not have yet). */
 export async function readRegularFileIfExists(path: string, rule: RegularFileRule): Promise<Buffer | null> {
-  const opened = await openRegularFileIfExists(path, rule.refuse);
+  const opened = await openRegularFileIfExists(path, rule.refuse, constants.O_RDONLY | (rule.noFollow ? constants.O_NOFOLLOW ?? 0 : 0));
   if (opened === null) return null;
   const { fh, size } = opened;
   try {
