@@ -216,26 +216,49 @@ interface Scan {
 }
 
 /**
- * What a verified log says the store has had, so that a deleted record does not quietly undo
- * it: the highest trust policy serial accepted (0: none; `trust init` is 1, each `trust rotate`
- * names its new serial) and every domain imported (seen.json must keep an order for each).
+ * What a verified log says the store has had, so that a deleted or older record does not quietly
+ * undo it: the highest trust policy serial accepted (0: none; `trust init` is 1, each `trust rotate`
+ * names its new serial), every domain imported (seen.json must keep an order for each) and, per
+ * domain, the highest sequence (packageOrder, what seen.json records) of the imports whose line
+ * carries it (importLine; lines written before lines carried it name only the domain).
  */
-export interface AuditHistory { policySerial: number; importedDomains: Set<string> }
+export interface AuditHistory { policySerial: number; importedDomains: Set<string>; importedSequence: Map<string, number> }
+
+/** The detail of an import's line, carrying the sequence seen.json is about to record (learn reads it back). */
+export function importDetail(sequence: number | null, detail: string | null | undefined): string | null {
+  return sequence === null ? detail ?? null : `sequence ${sequence}${detail ? `; ${detail}` : ''}`;
+}
+const SEQUENCE = /^sequence (\d+)(?:;|$)/;
 
 /** How writeLine lays out the outcomes that matter to AuditHistory (JSON.stringify of AuditLine, in its key order). */
-const OUTCOME = { init: Buffer.from('"outcome":"policy-init"'), rotated: Buffer.from('"outcome":"policy-rotated"'), imported: Buffer.from('"outcome":"imported"') };
+const OUTCOME = { init: Buffer.from('"outcome":"policy-init"'), rotated: Buffer.from('"outcome":"policy-rotated"'), imported: Buffer.from('"outcome":"imported"'), failed: Buffer.from('"outcome":"failed"') };
+
+/** The history being learnt, and the last import's line (a `failed` line naming it takes its sequence back). */
+interface Learning extends AuditHistory { last: { n: number; domain: string; before: number | undefined } | null }
+const newHistory = (): Learning => ({ policySerial: 0, importedDomains: new Set(), importedSequence: new Map(), last: null });
 
 /** Fold one chained line into `h` (only the few lines that matter are parsed). */
-function learn(h: AuditHistory, line: Buffer): void {
+function learn(h: Learning, line: Buffer): void {
   if (line.includes(OUTCOME.init)) h.policySerial = Math.max(h.policySerial, 1);
-  else if (line.includes(OUTCOME.rotated) || line.includes(OUTCOME.imported)) {
+  else if (line.includes(OUTCOME.rotated) || line.includes(OUTCOME.imported) || line.includes(OUTCOME.failed)) {
     let l: Partial<AuditLine>;
     try {
       l = JSON.parse(line.toString('utf8')) as Partial<AuditLine>;
     } catch {
       return; // chained bytes that are not JSON: explainLine has already let them through as not ours to judge
     }
-    if (l.outcome === 'imported' && typeof l.domain === 'string') h.importedDomains.add(l.domain);
+    if (l.outcome === 'imported' && typeof l.domain === 'string') {
+      h.importedDomains.add(l.domain);
+      const seq = typeof l.detail === 'string' ? SEQUENCE.exec(l.detail) : null;
+      const before = h.importedSequence.get(l.domain);
+      h.last = seq && typeof l.n === 'number' ? { n: l.n, domain: l.domain, before } : null;
+      if (seq) h.importedSequence.set(l.domain, Math.max(before ?? 0, Number(seq[1])));
+    }
+    if (l.outcome === 'failed' && h.last && typeof l.detail === 'string' && l.detail.startsWith(`line ${h.last.n} (imported) did not take effect`)) {
+      if (h.last.before === undefined) h.importedSequence.delete(h.last.domain);
+      else h.importedSequence.set(h.last.domain, h.last.before);
+      h.last = null;
+    }
     const m = l.outcome === 'policy-rotated' && typeof l.detail === 'string' ? /^serial \d+ -> (\d+)\b/.exec(l.detail) : null;
     if (m) h.policySerial = Math.max(h.policySerial, Number(m[1]));
   }
@@ -254,14 +277,14 @@ async function scanChain(store: string): Promise<Scan> {
   const p = auditPaths(store);
   const head = await readHead(store);
   const log = await openLog(store);
-  const empty = (problem: string | null): Scan => ({ head, lines: 0, lastHash: GENESIS, end: 0, problem, line: problem ? 1 : null, pending: false, torn: 0, history: { policySerial: 0, importedDomains: new Set() } });
+  const empty = (problem: string | null): Scan => ({ head, lines: 0, lastHash: GENESIS, end: 0, problem, line: problem ? 1 : null, pending: false, torn: 0, history: newHistory() });
   if (!log) return empty(head && head.count > 0 ? `${p.log} is missing but ${p.head} acknowledges ${head.count} lines` : null);
   try {
     if (!head) return empty(log.size > 0 ? `${p.head} is missing (check the log with airlock audit verify)` : null);
     let n = 0;
     let prev = GENESIS;
     let problem: string | null = null;
-    const history: AuditHistory = { policySerial: 0, importedDomains: new Set() };
+    const history = newHistory();
     const read = await readLines(log.fh, {
       line(buf, start, stop, end) {
         const k = n + 1;
@@ -320,10 +343,12 @@ export async function verifyAudit(store: string): Promise<AuditReport> {
  * Refuse (exit 4, naming the line) a log whose chain does not verify: every command that changes
  * the store calls it (under the store lock) before it changes anything, so a refusal changes
  * nothing. Torn bytes after the last line are not a refusal: the append repairs and logs them.
+ * Returns what the same pass learnt (AuditHistory), so a caller needs no second scan.
  */
-export async function auditWritable(store: string): Promise<void> {
+export async function auditWritable(store: string): Promise<AuditHistory> {
   const s = await scanChain(store);
   if (s.problem) throw broken(store, `${s.problem}; check it with airlock audit verify`, { line: s.line });
+  return s.history;
 }
 
 /**

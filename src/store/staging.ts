@@ -4,8 +4,8 @@ import { randomBytes } from 'node:crypto';
 import { EXIT, StoreError } from '../errors.js';
 import type { Manifest } from '../package/index.js';
 import { fsyncDir } from '../util/fsx.js';
-import { recordSeen } from './admit.js';
-import { appendAuditLocked, auditNotApplied, type AuditEvent, type AuditLine } from './audit.js';
+import { packageOrder, recordSeen } from './admit.js';
+import { appendAuditLocked, auditNotApplied, importDetail, type AuditEvent, type AuditLine } from './audit.js';
 import type { StoreLock } from './lock.js';
 import { storePaths, versionDir } from './paths.js';
 
@@ -80,7 +80,9 @@ export async function commitStaged(c: StagedCommit): Promise<void> {
   };
   let line: AuditLine;
   try {
-    line = await appendAuditLocked(store, c.audit);
+    // The line carries the sequence seen.json is about to record: the log then remembers it, and
+    // an older seen record put back is refused (checkFreshness) rather than trusted.
+    line = await appendAuditLocked(store, { ...c.audit, detail: importDetail(packageOrder(c.seen), c.audit.detail) });
     await rename(staging, finalDir).catch(async (err: NodeJS.ErrnoException) => {
       await auditNotApplied(store, line, err);
       if (err.code !== 'ENOTEMPTY' && err.code !== 'EEXIST') throw err;
