@@ -239,6 +239,19 @@ describe('the store\'s own folders replaced by something else', () => {
   });
 });
 
+describe('a store JSON file naming a key twice', () => {
+  it('state.json with "active" twice (JSON.parse would keep the last): list and activate exit 2 AIRLOCK_BAD_STATE naming the key; nothing changes', async () => {
+    const store = await copyStore();
+    await writeFile(join(store, 'state.json'), '{"active":"v1","active":"v9","previous":null,"updatedAt":null}\n');
+    const before = await treeState(store);
+    for (const args of [['list'], ['activate', 'v1']]) {
+      const r = await airlockAsync([...args, '--store', store], { timeoutMs: HANG_MS });
+      refused(r, 2, 'AIRLOCK_BAD_STATE', /state\.json names the key "active" twice/);
+    }
+    expect(await treeState(store)).toBe(before);
+  });
+});
+
 describe('receipt --out: only a new regular file outside the store', () => {
   it('a device node as --out is refused (exit 2), the device stays a device', async () => {
     const store = await copyStore();
