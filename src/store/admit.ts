@@ -4,9 +4,10 @@ import { z } from 'zod';
 import { MalformedError, SignatureError, UsageError, VerificationError } from '../errors.js';
 import { checkSignature, signaturesOf, type Manifest, type PackageLayout } from '../package/index.js';
 import { atomicWriteFile, fsyncDir, readRegularFileIfExists } from '../util/fsx.js';
+import { parseJsonText } from '../util/json-text.js';
 import { liveKeys, loadPolicy, policySigners, thresholdFor, trustPaths } from './policy.js';
 import { loadTrustedKeys } from './trust.js';
-import { auditHistory } from './audit.js';
+import { auditHistory, type AuditHistory } from './audit.js';
 import { existingMeta } from './existing.js';
 import { readStoredManifestRaw } from './meta.js';
 import { isLabel, versionDir } from './paths.js';
@@ -72,10 +73,7 @@ export async function readSeen(store: string): Promise<Seen> {
   const damaged = (why: string) => new MalformedError('AIRLOCK_BAD_SEEN', `${path} ${why}; imports are refused until it is restored (it guards against downgrades)`, { subject: path });
   const raw = await readRegularFileIfExists(path, { maxBytes: 4 * 1024 * 1024, refuse: damaged });
   if (raw === null) return { format: 'airlock-seen/1', domains: {} };
-  let parsed: unknown = null;
-  try {
-    parsed = JSON.parse(raw.toString('utf8'));
-  } catch { /* reported below */ }
+  const parsed = parseJsonText(raw, damaged, 'a seen record');
   const r = SeenSchema.safeParse(parsed);
   if (!r.success) throw new MalformedError('AIRLOCK_BAD_SEEN', `${path} is damaged; imports are refused until it is restored (it guards against downgrades)`, { subject: path });
   return r.data;
@@ -134,8 +132,9 @@ async function alreadyStored(store: string, m: Pick<Manifest, 'version'>, manife
  * A package whose exact manifest is already in the store as a complete version (`manifestBytes`)
  * brings nothing in: importing it again ("unchanged") is like activating it, the operator's
  * decision, and no freshness rule applies (a pruned version is not in the store: refused).
+ * `history`: the audit log's, when the caller has just scanned it (else it is scanned here).
  */
-export async function checkFreshness(store: string, m: Manifest, identity: string | null, now: Date, allowDowngrade: AllowDowngrade, manifestBytes?: Buffer): Promise<string[]> {
+export async function checkFreshness(store: string, m: Manifest, identity: string | null, now: Date, allowDowngrade: AllowDowngrade, manifestBytes?: Buffer, history?: AuditHistory): Promise<string[]> {
   if (manifestBytes && await alreadyStored(store, m, manifestBytes)) return [];
   const broken: { code: string; why: string }[] = [];
   if (m.expiresAt !== undefined && Date.parse(m.expiresAt) <= now.getTime()) broken.push({ code: 'AIRLOCK_EXPIRED', why: `it expired at ${m.expiresAt}` });
@@ -143,12 +142,20 @@ export async function checkFreshness(store: string, m: Manifest, identity: strin
     broken.push({ code: 'AIRLOCK_AUDIENCE', why: `it is addressed to store ${JSON.stringify(m.audience)}, and this store ${identity === null ? 'has no identity (a trust policy names it: airlock trust init/rotate --identity)' : `is ${JSON.stringify(identity)}`}` });
   }
   const seen = (await readSeen(store)).domains[m.domain];
-  // A deleted seen record would quietly switch the downgrade check off: the audit log remembers
-  // every domain this store imported, and each must keep its order (unless the order rule is waived).
+  // A deleted or older seen record put back would quietly switch the downgrade check off: the
+  // audit log remembers every domain this store imported and the highest sequence it recorded,
+  // and seen.json must hold at least that (unless the order rule is waived).
   const orderWaived = allowDowngrade === true || (Array.isArray(allowDowngrade) && allowDowngrade.includes('AIRLOCK_DOWNGRADE'));
-  if (!seen && !orderWaived && (await auditHistory(store)).importedDomains.has(m.domain)) {
+  if (!orderWaived) {
+    const h = history ?? await auditHistory(store);
     const path = trustPaths(store).seen;
-    throw new MalformedError('AIRLOCK_BAD_SEEN', `${path} has no order for ${m.domain}, yet the audit log records its import; imports of ${m.domain} are refused until it is restored (it guards against downgrades)`, { subject: path });
+    const logged = h.importedSequence.get(m.domain);
+    if (!seen && h.importedDomains.has(m.domain)) {
+      throw new MalformedError('AIRLOCK_BAD_SEEN', `${path} has no order for ${m.domain}, yet the audit log records its import; imports of ${m.domain} are refused until it is restored (it guards against downgrades)`, { subject: path });
+    }
+    if (seen && logged !== undefined && seen.sequence < logged) {
+      throw new MalformedError('AIRLOCK_BAD_SEEN', `${path} records sequence ${seen.sequence} for ${m.domain}, below ${logged}, the highest the audit log records as imported for it (an older seen record was put back); imports of ${m.domain} are refused until it is restored (it guards against downgrades)`, { subject: path, domain: m.domain, seen: seen.sequence, logged });
+    }
   }
   const order = packageOrder(m);
   const what = m.sequence !== undefined ? `its sequence ${m.sequence}` : `it has no sequence, and its createdAt ${m.createdAt} (${order ?? 'unreadable'} ms, its order)`;

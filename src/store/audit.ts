@@ -69,7 +69,7 @@ const broken = (store: string, why: string, extra: Record<string, unknown> = {})
 
 async function readHead(store: string): Promise<Head | null> {
   const path = auditPaths(store).head;
-  const raw = await readRegularFileIfExists(path, { maxBytes: 1024, refuse: (why) => headBroken(store, `${path} ${why}`) });
+  const raw = await readRegularFileIfExists(path, { maxBytes: 1024, noFollow: true, refuse: (why) => headBroken(store, `${path} ${why}`) });
   if (raw === null) return null;
   let parsed: unknown;
   try {
@@ -83,10 +83,16 @@ async function readHead(store: string): Promise<Head | null> {
 }
 const headBroken = (store: string, why: string) => broken(store, why, { subject: auditPaths(store).head });
 
-/** Open the log for reading (null when missing): a FIFO, device or folder is refused at once, in words. */
+/**
+ * The audit files are the store's own regular files: a symbolic link is refused, never followed
+ * (a link planted as audit.log would have every append land in a file outside the store).
+ */
+const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
+
+/** Open the log for reading (null when missing): a FIFO, device, folder or symlink is refused at once, in words. */
 async function openLog(store: string, flags = constants.O_RDONLY): Promise<{ fh: FileHandle; size: number } | null> {
   const path = auditPaths(store).log;
-  return openRegularFileIfExists(path, (why) => broken(store, `${path} ${why}`), flags);
+  return openRegularFileIfExists(path, (why) => broken(store, `${path} ${why}`), flags | NOFOLLOW);
 }
 
 /** Read the log in 1 MiB chunks; each line is handed over without its "\n" while it is in the buffer. */
@@ -210,26 +216,49 @@ interface Scan {
 }
 
 /**
- * What a verified log says the store has had, so that a deleted record does not quietly undo
- * it: the highest trust policy serial accepted (0: none; `trust init` is 1, each `trust rotate`
- * names its new serial) and every domain imported (seen.json must keep an order for each).
+ * What a verified log says the store has had, so that a deleted or older record does not quietly
+ * undo it: the highest trust policy serial accepted (0: none; `trust init` is 1, each `trust rotate`
+ * names its new serial), every domain imported (seen.json must keep an order for each) and, per
+ * domain, the highest sequence (packageOrder, what seen.json records) of the imports whose line
+ * carries it (importLine; lines written before lines carried it name only the domain).
  */
-export interface AuditHistory { policySerial: number; importedDomains: Set<string> }
+export interface AuditHistory { policySerial: number; importedDomains: Set<string>; importedSequence: Map<string, number> }
+
+/** The detail of an import's line, carrying the sequence seen.json is about to record (learn reads it back). */
+export function importDetail(sequence: number | null, detail: string | null | undefined): string | null {
+  return sequence === null ? detail ?? null : `sequence ${sequence}${detail ? `; ${detail}` : ''}`;
+}
+const SEQUENCE = /^sequence (\d+)(?:;|$)/;
 
 /** How writeLine lays out the outcomes that matter to AuditHistory (JSON.stringify of AuditLine, in its key order). */
-const OUTCOME = { init: Buffer.from('"outcome":"policy-init"'), rotated: Buffer.from('"outcome":"policy-rotated"'), imported: Buffer.from('"outcome":"imported"') };
+const OUTCOME = { init: Buffer.from('"outcome":"policy-init"'), rotated: Buffer.from('"outcome":"policy-rotated"'), imported: Buffer.from('"outcome":"imported"'), failed: Buffer.from('"outcome":"failed"') };
+
+/** The history being learnt, and the last import's line (a `failed` line naming it takes its sequence back). */
+interface Learning extends AuditHistory { last: { n: number; domain: string; before: number | undefined } | null }
+const newHistory = (): Learning => ({ policySerial: 0, importedDomains: new Set(), importedSequence: new Map(), last: null });
 
 /** Fold one chained line into `h` (only the few lines that matter are parsed). */
-function learn(h: AuditHistory, line: Buffer): void {
+function learn(h: Learning, line: Buffer): void {
   if (line.includes(OUTCOME.init)) h.policySerial = Math.max(h.policySerial, 1);
-  else if (line.includes(OUTCOME.rotated) || line.includes(OUTCOME.imported)) {
+  else if (line.includes(OUTCOME.rotated) || line.includes(OUTCOME.imported) || line.includes(OUTCOME.failed)) {
     let l: Partial<AuditLine>;
     try {
       l = JSON.parse(line.toString('utf8')) as Partial<AuditLine>;
     } catch {
       return; // chained bytes that are not JSON: explainLine has already let them through as not ours to judge
     }
-    if (l.outcome === 'imported' && typeof l.domain === 'string') h.importedDomains.add(l.domain);
+    if (l.outcome === 'imported' && typeof l.domain === 'string') {
+      h.importedDomains.add(l.domain);
+      const seq = typeof l.detail === 'string' ? SEQUENCE.exec(l.detail) : null;
+      const before = h.importedSequence.get(l.domain);
+      h.last = seq && typeof l.n === 'number' ? { n: l.n, domain: l.domain, before } : null;
+      if (seq) h.importedSequence.set(l.domain, Math.max(before ?? 0, Number(seq[1])));
+    }
+    if (l.outcome === 'failed' && h.last && typeof l.detail === 'string' && l.detail.startsWith(`line ${h.last.n} (imported) did not take effect`)) {
+      if (h.last.before === undefined) h.importedSequence.delete(h.last.domain);
+      else h.importedSequence.set(h.last.domain, h.last.before);
+      h.last = null;
+    }
     const m = l.outcome === 'policy-rotated' && typeof l.detail === 'string' ? /^serial \d+ -> (\d+)\b/.exec(l.detail) : null;
     if (m) h.policySerial = Math.max(h.policySerial, Number(m[1]));
   }
@@ -248,14 +277,14 @@ async function scanChain(store: string): Promise<Scan> {
   const p = auditPaths(store);
   const head = await readHead(store);
   const log = await openLog(store);
-  const empty = (problem: string | null): Scan => ({ head, lines: 0, lastHash: GENESIS, end: 0, problem, line: problem ? 1 : null, pending: false, torn: 0, history: { policySerial: 0, importedDomains: new Set() } });
+  const empty = (problem: string | null): Scan => ({ head, lines: 0, lastHash: GENESIS, end: 0, problem, line: problem ? 1 : null, pending: false, torn: 0, history: newHistory() });
   if (!log) return empty(head && head.count > 0 ? `${p.log} is missing but ${p.head} acknowledges ${head.count} lines` : null);
   try {
     if (!head) return empty(log.size > 0 ? `${p.head} is missing (check the log with airlock audit verify)` : null);
     let n = 0;
     let prev = GENESIS;
     let problem: string | null = null;
-    const history: AuditHistory = { policySerial: 0, importedDomains: new Set() };
+    const history = newHistory();
     const read = await readLines(log.fh, {
       line(buf, start, stop, end) {
         const k = n + 1;
@@ -314,10 +343,12 @@ export async function verifyAudit(store: string): Promise<AuditReport> {
  * Refuse (exit 4, naming the line) a log whose chain does not verify: every command that changes
  * the store calls it (under the store lock) before it changes anything, so a refusal changes
  * nothing. Torn bytes after the last line are not a refusal: the append repairs and logs them.
+ * Returns what the same pass learnt (AuditHistory), so a caller needs no second scan.
  */
-export async function auditWritable(store: string): Promise<void> {
+export async function auditWritable(store: string): Promise<AuditHistory> {
   const s = await scanChain(store);
   if (s.problem) throw broken(store, `${s.problem}; check it with airlock audit verify`, { line: s.line });
+  return s.history;
 }
 
 /**
@@ -367,7 +398,7 @@ async function writeLine(store: string, h: Head, e: AuditEvent): Promise<Head & 
   };
   const text = JSON.stringify(line);
   const data = Buffer.from(text + '\n', 'utf8');
-  const log = await openRegularFileIfExists(p.log, (why) => broken(store, `${p.log} ${why}`), constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT);
+  const log = await openRegularFileIfExists(p.log, (why) => broken(store, `${p.log} ${why}`), constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | NOFOLLOW);
   if (!log) throw broken(store, `${p.log} cannot be created`);
   try {
     let done = 0;

@@ -146,14 +146,14 @@ async function importChecked(pkg: PackageInput, size: number, kind: 'dir' | 'mis
 
 async function importLocked(c: Checked, o: ImportOptions, lock: StoreLock): Promise<ImportResult> {
   const { store, onProgress, signal } = o;
-  await auditWritable(store); // a chain that does not verify stops the import before any work or cleanup (commitStaged checks again)
+  const history = await auditWritable(store); // a chain that does not verify stops the import before any work or cleanup (commitStaged checks again)
   // Activation reads state.json after the commit: a damaged one refuses now, before anything is staged, committed or logged.
   if (o.activate || o.willActivate) await readState(store);
   await cleanStaging(store);
   const finalDir = versionDir(store, c.label);
   const policy = await loadPolicy(store);
   // Again under the lock: another import may have raised the domain's sequence meanwhile.
-  await checkFreshness(store, c.layout.manifest, policy?.policy.identity ?? null, new Date(), o.allowDowngrade ?? false, c.layout.manifestBytes);
+  await checkFreshness(store, c.layout.manifest, policy?.policy.identity ?? null, new Date(), o.allowDowngrade ?? false, c.layout.manifestBytes, history);
   const existing = await existingMeta(finalDir);
   if (existing) {
     await checkSameVersion(c.pkg, c.layout, finalDir, existing, signal);

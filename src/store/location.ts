@@ -1,6 +1,7 @@
-import { mkdir, rmdir, stat } from 'node:fs/promises';
+import { mkdir, readlink, rmdir, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { EXIT, StoreError } from '../errors.js';
+import { escapeControls } from '../util/terminal.js';
 
 /**
  * The store folder itself: what a user gives with --store or AIRLOCK_STORE, so every way it
@@ -37,8 +38,13 @@ export async function storeKind(store: string, path = store): Promise<'dir' | 'm
   try {
     if ((await stat(path)).isDirectory()) return 'dir';
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 'missing';
-    throw storePathError(store, err, `look at ${path}`) ?? err;
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw storePathError(store, err, `look at ${path}`) ?? err;
+    // A symlink to nothing is not a missing store: creating it would fail (EEXIST) or, if its
+    // target were made, put the store wherever the link points.
+    const target = await readlink(path).catch(() => null);
+    if (target === null) return 'missing';
+    const what = path === store ? `store ${store} is` : `store ${store}: ${path} is`;
+    throw new StoreError('AIRLOCK_STORE_PATH', `${what} a symbolic link to ${escapeControls(JSON.stringify(target))}, which does not exist; pass --store DIR (or set AIRLOCK_STORE) naming a folder`, { subject: path }, EXIT.USAGE);
   }
   throw notAFolder(store, path);
 }

@@ -2,6 +2,7 @@ import { basename } from 'node:path';
 import { z } from 'zod';
 import { EXIT, StoreError } from '../errors.js';
 import { describeFsError, readRegularFileIfExists } from '../util/fsx.js';
+import { parseJsonText } from '../util/json-text.js';
 import { ManifestSchema, parseManifest, type Manifest } from '../package/index.js';
 import { isLabel, versionPaths } from './paths.js';
 
@@ -64,13 +65,8 @@ async function readStoreFile(path: string, maxBytes: number, damaged: (why: stri
 export async function readJsonFile<T>(path: string, schema: z.ZodType<T>, what: string, o: JsonFileOptions = {}): Promise<T> {
   const max = o.maxBytes ?? SMALL_JSON_BYTES;
   const damaged = (why: string) => new StoreError(o.code ?? 'AIRLOCK_BAD_VERSION', `${what} ${path} ${why}; the store file was damaged or edited by hand (restore it, or remove what it belongs to)`, { subject: path }, EXIT.USAGE);
-  const text = (await readStoreFile(path, max, damaged)).toString('utf8');
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    throw damaged('is not valid JSON');
-  }
+  // Not UTF-8, not JSON, or a key named twice (JSON.parse would keep the last): damaged.
+  const json = parseJsonText(await readStoreFile(path, max, damaged), damaged, what);
   const parsed = schema.safeParse(json);
   if (!parsed.success) throw damaged(`has an unexpected shape (${parsed.error.issues[0]?.path.join('.') || 'top level'}: ${parsed.error.issues[0]?.message ?? ''})`);
   return parsed.data;

@@ -1,9 +1,10 @@
-import { open, rename, rm, mkdir, type FileHandle } from 'node:fs/promises';
+import { open, readlink, rename, rm, mkdir, type FileHandle } from 'node:fs/promises';
 import { dirname, basename, join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { execFile } from 'node:child_process';
 import { describeFsError, faultOf, type FileFault } from './fs-words.js';
+import { escapeControls } from './terminal.js';
 
 export { describeFsError, faultOf, type FileFault } from './fs-words.js';
 
@@ -114,6 +115,8 @@ export interface RegularFileRule {
    * `fault` says which kind of problem it is, for advice.
    */
   refuse: (why: string, fault: FileFault) => Error;
+  /** A symbolic link is refused, never followed (a store's own files: a link would lead outside it). */
+  noFollow?: boolean;
 }
 
 /**
@@ -140,6 +143,10 @@ export async function openRegularFileIfExists(path: string, refuse: (why: string
     fh = await open(path, flags | (constants.O_NONBLOCK ?? 0), mode);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    if ((err as NodeJS.ErrnoException).code === 'ELOOP' && flags & (constants.O_NOFOLLOW ?? 0)) {
+      const target = await readlink(path).catch(() => null);
+      if (target !== null) throw refuse(`is a symbolic link (to ${escapeControls(JSON.stringify(target))}), not a regular file: it is not followed`, 'not-regular');
+    }
     throw refuse(describeFsError(err), faultOf(err));
   }
   try {
@@ -154,7 +161,7 @@ export async function openRegularFileIfExists(path: string, refuse: (why: string
 
 /** As readRegularFile, but a missing file is null (for files a store may not have yet). */
 export async function readRegularFileIfExists(path: string, rule: RegularFileRule): Promise<Buffer | null> {
-  const opened = await openRegularFileIfExists(path, rule.refuse);
+  const opened = await openRegularFileIfExists(path, rule.refuse, constants.O_RDONLY | (rule.noFollow ? constants.O_NOFOLLOW ?? 0 : 0));
   if (opened === null) return null;
   const { fh, size } = opened;
   try {

@@ -243,13 +243,30 @@ describe('the audit log is read without a bound', () => {
     const before = await snapshot(store);
     for (const args of [['audit', 'verify'], ['audit', 'show'], ['activate', 'v2']]) {
       const r = await runMeasured([...args, '--store', store], 10_000);
-      expectBroken(r, /character device/);
+      expectBroken(r, /audit\.log is a symbolic link \(to "\/dev\/zero"\)/);
       expect(r.ms).toBeLessThan(8_000);
       expect(r.maxRssMB).toBeLessThan(200);
     }
     const r = await airlockAsync(['import', pkgs.v3!, '--store', store, '--trust', key.pubPath], { timeoutMs: 20_000 });
-    expectBroken(r, /character device/);
+    expectBroken(r, /audit\.log is a symbolic link \(to "\/dev\/zero"\)/);
     await expectUnchanged(store, before, false);
+  }, 60_000);
+
+  it('audit.log or audit.head a symlink to another store\'s file: import refuses (exit 4 naming the link) and writes nothing through it', async () => {
+    const other = await freshStore();
+    for (const which of ['log', 'head'] as const) {
+      const store = await freshStore();
+      const p = auditFiles(store)[which];
+      await rm(p);
+      await symlink(auditFiles(other)[which], p);
+      const before = await snapshot(store);
+      const otherBefore = await snapshot(other);
+      const r = importInto(pkgs.v3!, store);
+      expectBroken(r, new RegExp(`audit\\.${which} is a symbolic link \\(to "${auditFiles(other)[which].replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}"\\)`));
+      await expectUnchanged(store, before, false);
+      await expectUnchanged(other, otherBefore);
+      expect(existsSync(join(store, 'versions', 'v3'))).toBe(false);
+    }
   }, 60_000);
 
   it('audit.log or audit.head a FIFO: refused, not waited on', async () => {

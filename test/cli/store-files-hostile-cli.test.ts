@@ -212,6 +212,46 @@ describe('a device, a folder or a symlink loop where a store file, a package or 
   });
 });
 
+describe('the store\'s own folders replaced by something else', () => {
+  it('STORE/staging a file, or a symlink to a folder elsewhere: import refuses in words (exit 2, AIRLOCK_STORE_PATH naming it) before any change; nothing behind the link is removed', async () => {
+    const d = fresh('staging');
+    await mkdir(d);
+    const v2 = await buildPackage(d, { version: 'v2', files: sampleSite('v2', 20) });
+    const elsewhere = join(d, 'elsewhere');
+    await mkdir(elsewhere);
+    await writeFile(join(elsewhere, 'precious'), 'keep me');
+    for (const [plant, words] of [
+      [(p: string) => writeFile(p, 'x'), /staging is a file, not a folder/],
+      [(p: string) => symlink(elsewhere, p), /staging is a symbolic link, not a folder/],
+    ] as const) {
+      const store = await copyStore();
+      const staging = join(store, 'staging');
+      await plant(staging);
+      const before = await treeState(store);
+      const log = await readFile(join(store, 'audit.log'));
+      const r = await airlockAsync(['import', v2, '--store', store, '--allow-unsigned', '--activate'], { timeoutMs: 30_000 });
+      refused(r, 2, 'AIRLOCK_STORE_PATH', words);
+      expect(r.stderr).toContain(staging);
+      expect(await treeState(store)).toBe(before);
+      expect(await readFile(join(store, 'audit.log'))).toEqual(log);
+      expect(await readFile(join(elsewhere, 'precious'), 'utf8')).toBe('keep me');
+    }
+  });
+});
+
+describe('a store JSON file naming a key twice', () => {
+  it('state.json with "active" twice (JSON.parse would keep the last): list and activate exit 2 AIRLOCK_BAD_STATE naming the key; nothing changes', async () => {
+    const store = await copyStore();
+    await writeFile(join(store, 'state.json'), '{"active":"v1","active":"v9","previous":null,"updatedAt":null}\n');
+    const before = await treeState(store);
+    for (const args of [['list'], ['activate', 'v1']]) {
+      const r = await airlockAsync([...args, '--store', store], { timeoutMs: HANG_MS });
+      refused(r, 2, 'AIRLOCK_BAD_STATE', /state\.json names the key "active" twice/);
+    }
+    expect(await treeState(store)).toBe(before);
+  });
+});
+
 describe('receipt --out: only a new regular file outside the store', () => {
   it('a device node as --out is refused (exit 2), the device stays a device', async () => {
     const store = await copyStore();

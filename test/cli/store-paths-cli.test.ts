@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { access, chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { access, chmod, mkdir, readFile, readlink, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { airlock, asNobody, BIN } from '../helpers/bin.js';
 import { buildPackage, makeTempDir, sampleSite } from '../store/helpers.js';
@@ -66,6 +66,20 @@ describe('store paths', () => {
       expect(r.stderr).toContain('[AIRLOCK_STORE_PATH]');
     }
     expect(await readFile(file, 'utf8')).toBe('not a store');
+  });
+
+  it('a store path that is a dangling symbolic link: import exits 2 AIRLOCK_STORE_PATH naming it and where it points (escaped); nothing is created', async () => {
+    const link = join(dir, 'dangling');
+    const target = join(dir, 'nowhere\x1b[31m');
+    await symlink(target, link);
+    const r = airlock(['import', pkg, '--allow-unsigned', '--no-precompress', '--store', link], { timeoutMs: 15_000 });
+    expect(r.status, r.stderr).toBe(2);
+    expect(r.stderr).toMatch(/\[AIRLOCK_STORE_PATH\]\n?$/);
+    expect(r.stderr).toContain(`store ${link} is a symbolic link to "${join(dir, 'nowhere')}\\u001b[31m", which does not exist`);
+    expect(r.stderr).not.toContain('EEXIST');
+    expect(r.stderr.includes('\x1b')).toBe(false);
+    expect(await readlink(link)).toBe(target);
+    expect(await absent(target)).toBe(true);
   });
 
   it('a store under /proc: import exits 2 at once naming the path (Node\'s recursive mkdir loops forever there)', () => {

@@ -434,4 +434,44 @@ describe('downgrade protection quietly switched off', () => {
     // The operator's explicit waiver still works, and is audited as before.
     expect(run(['import', alicePkg, '--store', s, '--trust', 'a.pub', '--allow-downgrade']).status).toBe(0);
   });
+
+  /** Three packages of one domain, each packed after the one before (so in rising sequence), all signed by alice. */
+  const ordered = (out: string) => ['o1', 'o2', 'o3'].map((label) => {
+    const r = run(['pack', 'site.tgz', '--domain', 'docs.example.com', '--version-label', label, '--sign-key', 'a.key', '--out', out]);
+    expect(r.status, r.stderr).toBe(0);
+    return join(dir, out, `docs.example.com-${label}.airlock`);
+  });
+  const auditLines = async (s: string) => (await readFile(join(s, 'audit.log'), 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as { outcome: string; reason: string | null });
+
+  it('an older seen record put back: a package between it and the newest import is refused (AIRLOCK_BAD_SEEN naming the domain and both sequences); only the refusal is logged', async () => {
+    const [o1, o2, o3] = ordered('ordered-a');
+    const s = join(dir, 'seen-older');
+    const seenPath = join(s, 'trust', 'seen.json');
+    expect(run(['import', o1!, '--store', s, '--trust', 'a.pub']).status).toBe(0);
+    const older = await readFile(seenPath);
+    expect(run(['import', o3!, '--store', s, '--trust', 'a.pub']).status).toBe(0);
+    const newest = (JSON.parse(await readFile(seenPath, 'utf8')) as { domains: Record<string, { sequence: number }> }).domains['docs.example.com']!.sequence;
+    const oldest = (JSON.parse(older.toString('utf8')) as { domains: Record<string, { sequence: number }> }).domains['docs.example.com']!.sequence;
+    await writeFile(seenPath, older);
+    const linesBefore = (await auditLines(s)).length;
+    const r = await refusedUnchanged(s, ['import', o2!, '--store', s, '--trust', 'a.pub'], 4, 'AIRLOCK_BAD_SEEN');
+    expect(r.stderr).toContain(`records sequence ${oldest} for docs.example.com, below ${newest}, the highest the audit log records as imported for it`);
+    const after = await auditLines(s);
+    expect(after).toHaveLength(linesBefore + 1);
+    expect(after.at(-1)).toMatchObject({ outcome: 'refused', reason: 'AIRLOCK_BAD_SEEN' });
+    expect(existsSync(join(s, 'versions', 'o2'))).toBe(false);
+  }, 60_000);
+
+  it('seen.json naming its domain twice (a lower order last, which JSON.parse would keep) is refused (AIRLOCK_BAD_SEEN naming the key)', async () => {
+    const [o1, o2, o3] = ordered('ordered-b');
+    const s = join(dir, 'seen-twice');
+    const seenPath = join(s, 'trust', 'seen.json');
+    expect(run(['import', o1!, '--store', s, '--trust', 'a.pub']).status).toBe(0);
+    const low = JSON.stringify((JSON.parse(await readFile(seenPath, 'utf8')) as { domains: Record<string, unknown> }).domains['docs.example.com']);
+    expect(run(['import', o3!, '--store', s, '--trust', 'a.pub']).status).toBe(0);
+    const high = JSON.stringify((JSON.parse(await readFile(seenPath, 'utf8')) as { domains: Record<string, unknown> }).domains['docs.example.com']);
+    await writeFile(seenPath, `{"format":"airlock-seen/1","domains":{"docs.example.com":${high},"docs.example.com":${low}}}\n`);
+    const r = await refusedUnchanged(s, ['import', o2!, '--store', s, '--trust', 'a.pub'], 4, 'AIRLOCK_BAD_SEEN');
+    expect(r.stderr).toContain('names the key "docs.example.com" twice');
+  }, 60_000);
 });

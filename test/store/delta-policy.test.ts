@@ -120,7 +120,7 @@ describe('delta packages under a trust policy', () => {
     expect(got.signers).toEqual(fp(alice, bob));
     const last = (await readAudit(store)).at(-1)!;
     expect(last).toMatchObject({ command: 'import', outcome: 'imported', version: 'v2', signers: fp(alice, bob) });
-    expect(last.detail).toMatch(/^delta from v1; policy 1: 2 of 2 signer\(s\) \(alice, bob\)/);
+    expect(last.detail).toMatch(/^sequence \d+; delta from v1; policy 1: 2 of 2 signer\(s\) \(alice, bob\)/);
     // The stored package carries both target signatures; each verifies with stock openssl.
     const sl = await readPackage((await storedPackage(store, 'v2')).path);
     expect(sl.signatures).toHaveLength(2);
@@ -240,7 +240,7 @@ describe('delta packages without a policy: freshness and the audit log too', () 
     expect((await imp(v1, store)).status).toBe('imported');
     const c = await copyDelta();
     expect((await imp(c.delta, store)).status).toBe('imported');
-    expect((await readAudit(store)).at(-1)).toMatchObject({ outcome: 'imported', version: 'v2', detail: 'delta from v1; no trust policy: signed by a trusted key' });
+    expect((await readAudit(store)).at(-1)).toMatchObject({ outcome: 'imported', version: 'v2', detail: expect.stringMatching(/^sequence \d+; delta from v1; no trust policy: signed by a trusted key$/) });
     const other = join(dir, `flat${++n}`);
     await mkdir(join(other, 'trusted-keys'), { recursive: true });
     await writeFile(join(other, 'trusted-keys', 'alice.pub'), alice.pem);
