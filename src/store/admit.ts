@@ -154,7 +154,7 @@ export async function checkFreshness(store: string, m: Manifest, identity: strin
       throw new MalformedError('AIRLOCK_BAD_SEEN', `${path} has no order for ${m.domain}, yet the audit log records its import; imports of ${m.domain} are refused until it is restored (it guards against downgrades)`, { subject: path });
     }
     if (seen && logged !== undefined && seen.sequence < logged) {
-      throw new MalformedError('AIRLOCK_BAD_SEEN', `${path} records sequence ${seen.sequence} for ${m.domain}, below ${logged}, the highest the audit log records as imported for it (an older seen record was put back); imports of ${m.domain} are refused until it is restored (it guards against downgrades)`, { subject: path, domain: m.domain, seen: seen.sequence, logged });
+      throw new MalformedError('AIRLOCK_BAD_SEEN', `${path} records sequence ${seen.sequence} for ${m.domain}, below ${logged}, the highest the audit log records as imported for it (an older seen record was put back, or that import was cut short by a crash); imports of ${m.domain} are refused until it is restored (it guards against downgrades), or, after a crash, until you import that package again with --allow-downgrade`, { subject: path, domain: m.domain, seen: seen.sequence, logged });
     }
   }
   const order = packageOrder(m);
