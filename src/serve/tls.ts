@@ -1,3 +1,4 @@
+import { X509Certificate, createPrivateKey, createPublicKey } from 'node:crypto';
 import { watch, type FSWatcher } from 'node:fs';
 import { createSecureServer, type ServerHttp2Session, type Http2SecureServer, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -31,9 +32,26 @@ async function readBounded(file: string, what: string): Promise<Buffer> {
   });
 }
 
-/** Read and check a pair (the key must belong to the certificate); a UsageError names what is wrong. */
+/** A TLS pair refused in words naming `file` (exit 2 AIRLOCK_TLS_FILE), never OpenSSL's own text. */
+function refusal(file: string, message: string): UsageError {
+  return new UsageError(message, { subject: file }, 'AIRLOCK_TLS_FILE');
+}
+
+/** The public key as SPKI DER: the one form in which keys of any type compare byte for byte. */
+const spki = (k: ReturnType<typeof createPublicKey>): Buffer => k.export({ type: 'spki', format: 'der' });
+
+/**
+ * Read and check a pair; a UsageError names the file at fault. The key must belong to the
+ * certificate: compared here by public key, since OpenSSL loads a key of another type (an Ed25519
+ * key beside an EC certificate) into a slot of its own and every handshake then fails.
+ */
 export async function loadTlsPair(f: TlsFiles): Promise<TlsPair> {
   const pair = { cert: await readBounded(f.cert, 'certificate'), key: await readBounded(f.key, 'key') };
+  let same = false;
+  try {
+    same = spki(new X509Certificate(pair.cert).publicKey).equals(spki(createPublicKey(createPrivateKey(pair.key))));
+  } catch { /* refused below */ }
+  if (!same) throw refusal(f.key, `TLS key ${f.key} does not match the certificate ${f.cert}`);
   try {
     createSecureContext(pair);
   } catch (err) {

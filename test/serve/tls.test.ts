@@ -148,7 +148,14 @@ describe('TLS', () => {
     await writeFile(join(bad, 'tls.crt'), await readFile(other.cert));
     expect(await srv!.reloadTls()).toBe(false);
     expect(await peerName(port)).toBe('first');
-    await expect(loadTlsPair({ cert: join(bad, 'tls.crt'), key: files.key })).rejects.toThrow(/do not load/);
+    // So is a key of another type (Ed25519 beside an EC certificate), which OpenSSL itself would load.
+    await writeFile(join(bad, 'tls.crt'), await readFile(join(vol, '..gen1', 'tls.crt')));
+    execFileSync('openssl', ['genpkey', '-algorithm', 'ed25519', '-out', join(bad, 'tls.key')], { stdio: 'ignore' });
+    logs.length = 0;
+    expect(await srv!.reloadTls()).toBe(false);
+    expect(logs.join('\n')).toMatch(/TLS CERTIFICATE NOT RELOADED.*TLS key .*tls\.key does not match the certificate/);
+    expect(await peerName(port)).toBe('first');
+    await expect(loadTlsPair({ cert: join(bad, 'tls.crt'), key: files.key })).rejects.toThrow(/does not match the certificate/);
   });
 
   it('mutated certificate files (bounded fuzz): a reload loads or is refused, never throws; refused keeps the served pair', async () => {
