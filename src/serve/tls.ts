@@ -40,22 +40,48 @@ function refusal(file: string, message: string): UsageError {
 /** The public key as SPKI DER: the one form in which keys of any type compare byte for byte. */
 const spki = (k: ReturnType<typeof createPublicKey>): Buffer => k.export({ type: 'spki', format: 'der' });
 
+/** The certificate: the first of a PEM chain; anything else is refused in words. */
+function parseCert(file: string, pem: Buffer): X509Certificate {
+  const text = pem.toString('latin1');
+  if (text.includes('-----BEGIN CERTIFICATE-----')) {
+    try {
+      return new X509Certificate(pem);
+    } catch { /* refused below */ }
+  }
+  const hint = /-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(text) ? ' (it holds a private key: give that as --tls-key)'
+    : text.includes('-----BEGIN PUBLIC KEY-----') ? ' (it holds a public key)' : pem.length === 0 ? ' (it is empty)' : '';
+  throw refusal(file, `TLS certificate ${file} is not a PEM certificate${hint}`);
+}
+
+/** The private key; a certificate, a public key, an encrypted key or garbage is refused in words. */
+function parseKey(file: string, pem: Buffer): ReturnType<typeof createPrivateKey> {
+  const text = pem.toString('latin1');
+  if (/-----BEGIN ENCRYPTED PRIVATE KEY-----|Proc-Type: 4,ENCRYPTED/.test(text)) {
+    throw refusal(file, `TLS key ${file} is encrypted with a passphrase; give the key unencrypted`);
+  }
+  try {
+    if (/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(text)) return createPrivateKey(pem);
+  } catch { /* refused below */ }
+  const hint = text.includes('-----BEGIN CERTIFICATE-----') ? ' (it holds a certificate: give that as --tls-cert)'
+    : text.includes('-----BEGIN PUBLIC KEY-----') ? ' (it holds a public key)' : pem.length === 0 ? ' (it is empty)' : '';
+  throw refusal(file, `TLS key ${file} holds no private key${hint}`);
+}
+
 /**
- * Read and check a pair; a UsageError names the file at fault. The key must belong to the
- * certificate: compared here by public key, since OpenSSL loads a key of another type (an Ed25519
- * key beside an EC certificate) into a slot of its own and every handshake then fails.
+ * Read and check a pair; a UsageError names the file at fault, in words (OpenSSL's error text
+ * names library routines, not the user's file). The key must belong to the certificate: compared
+ * here by public key, since OpenSSL loads a key of another type (an Ed25519 key beside an EC
+ * certificate) into a slot of its own and every handshake then fails.
  */
 export async function loadTlsPair(f: TlsFiles): Promise<TlsPair> {
   const pair = { cert: await readBounded(f.cert, 'certificate'), key: await readBounded(f.key, 'key') };
-  let same = false;
-  try {
-    same = spki(new X509Certificate(pair.cert).publicKey).equals(spki(createPublicKey(createPrivateKey(pair.key))));
-  } catch { /* refused below */ }
-  if (!same) throw refusal(f.key, `TLS key ${f.key} does not match the certificate ${f.cert}`);
+  const cert = parseCert(f.cert, pair.cert);
+  const key = parseKey(f.key, pair.key);
+  if (!spki(cert.publicKey).equals(spki(createPublicKey(key)))) throw refusal(f.key, `TLS key ${f.key} does not match the certificate ${f.cert}`);
   try {
     createSecureContext(pair);
-  } catch (err) {
-    throw new UsageError(`TLS certificate ${f.cert} and key ${f.key} do not load: ${err instanceof Error ? err.message : String(err)}`, { subject: f.cert });
+  } catch {
+    throw refusal(f.cert, `TLS certificate ${f.cert} and key ${f.key} cannot be used for TLS (a certificate or key type that TLS does not accept)`);
   }
   return pair;
 }

@@ -46,4 +46,12 @@ describe('serve: a TLS pair that cannot serve is refused at start-up in words', 
     await startRefused('tls.crt', 'ed.key', /does not match the certificate/, 'ed.key');
     await startRefused('tls.crt', 'other.key', /does not match the certificate/, 'other.key');
   }, 60_000);
+
+  it('a file that is not a certificate given as the certificate', async () => {
+    for (const cert of ['tls.key', 'empty', 'garbage', 'ed.pub']) await startRefused(cert, 'tls.key', /is not a PEM certificate/, cert);
+  }, 90_000);
+
+  it('a file that holds no private key given as the key', async () => {
+    for (const key of ['tls.crt', 'empty', 'garbage', 'ed.pub']) await startRefused('tls.crt', key, /holds no private key/, key);
+  }, 90_000);
 });
