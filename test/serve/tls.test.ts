@@ -1,6 +1,7 @@
 import { describe, it, expect, afterEach } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
+import { appendFileSync } from 'node:fs';
 import { mkdir, readFile, rename, symlink, writeFile } from 'node:fs/promises';
 import { connect, type ClientHttp2Session } from 'node:http2';
 import { request } from 'node:https';
@@ -80,7 +81,7 @@ async function secretVolume(dir: string, pair: { cert: string; key: string }, ge
   }
 }
 
-async function setup(logs: string[]) {
+async function setup(logs: string[], o: { logBeside?: boolean } = {}) {
   root = await tempRoot('airlock-tls-');
   const store = join(root, 'store');
   await writeVersion(store, 'v1', { 'index.html': '<h1>v1</h1>', 'a.css': 'x' });
@@ -91,7 +92,9 @@ async function setup(logs: string[]) {
   await mkdir(vol);
   await secretVolume(vol, a, 1);
   const files = { cert: join(vol, 'tls.crt'), key: join(vol, 'tls.key') };
-  srv = await createAirlockServer({ store, lease: false, log: (l) => logs.push(l), tls: { pair: await loadTlsPair(files), files } });
+  // logBeside: the log is also written into the certificate's folder, as `2> secret/err.log` would.
+  const log = (l: string) => { logs.push(l); if (o.logBeside) appendFileSync(join(vol, 'err.log'), l + '\n'); };
+  srv = await createAirlockServer({ store, lease: false, log, tls: { pair: await loadTlsPair(files), files } });
   const url = await srv.listen(0);
   return { url, port: Number(new URL(url).port), vol, a, b, files };
 }
@@ -129,6 +132,19 @@ describe('TLS', () => {
     expect((await h2get(s, '/index.html')).status).toBe(200); // the connection from before the reload
     expect(s.destroyed).toBe(false);
     expect(logs.some((l) => /TLS certificate reloaded/.test(l))).toBe(true);
+  });
+
+  it('a log written into the certificate folder, or any unrelated file there, reloads nothing: only the pair\'s own files do', async () => {
+    const logs: string[] = [];
+    const { port, vol, b } = await setup(logs, { logBeside: true });
+    const reloads = () => logs.filter((l) => /TLS certificate reloaded/.test(l)).length;
+    await secretVolume(vol, b, 2);
+    expect(await until(async () => (await peerName(port)) === 'second', 5000)).toBe(true);
+    expect(await until(async () => reloads() === 1, 5000)).toBe(true);
+    await writeFile(join(vol, 'notes.txt'), 'unrelated');
+    // Five debounce periods: a reload that fed on its own log line, or on notes.txt, would show here.
+    expect(await until(async () => reloads() > 1, 1000)).toBe(false);
+    expect(logs.filter((l) => !/TLS certificate reloaded/.test(l))).toEqual([]);
   });
 
   it('a garbage replacement is refused: the old certificate stays, the error is logged loudly (watch and SIGHUP)', async () => {
