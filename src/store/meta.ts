@@ -4,6 +4,7 @@ import { EXIT, StoreError } from '../errors.js';
 import { describeFsError, readRegularFileIfExists } from '../util/fsx.js';
 import { ManifestSchema, parseManifest, type Manifest } from '../package/index.js';
 import { isLabel, versionPaths } from './paths.js';
+import { describeIssue } from '../upstream/describe.js';
 
 /** version.json: what the store knows about a version besides its manifest (docs/design.md). */
 /** Text we print (list): our own writer never puts control characters there. */
@@ -72,7 +73,7 @@ export async function readJsonFile<T>(path: string, schema: z.ZodType<T>, what: 
     throw damaged('is not valid JSON');
   }
   const parsed = schema.safeParse(json);
-  if (!parsed.success) throw damaged(`has an unexpected shape (${parsed.error.issues[0]?.path.join('.') || 'top level'}: ${parsed.error.issues[0]?.message ?? ''})`);
+  if (!parsed.success) throw damaged(`has an unexpected shape (${parsed.error.issues[0]?.path.join('.') || 'top level'}: ${parsed.error.issues[0] ? describeIssue(parsed.error.issues[0]) : ''})`);
   return parsed.data;
 }
 
