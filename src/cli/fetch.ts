@@ -7,6 +7,7 @@ import { loadPrivateKey, loadPublicKey } from '../package/keys.js';
 import { checkDomain } from '../package/label.js';
 import { ServiceClient, checkKeyType, readAdminKey } from '../upstream/index.js';
 import { parse, requireString } from './args.js';
+import { checkOutFolder } from './out-file.js';
 import { log, printResult, type CliContext } from './context.js';
 import type { Command } from './main.js';
 import { SPLIT_HELP, splitOption, splitWritten } from './volumes.js';
@@ -79,6 +80,8 @@ const command: Command = {
     const base = values.base === undefined ? undefined : resolve(ctx.cwd, requireString(values.base, '--base'));
     if (base) await readPackage(base); // a bad OLD is refused before the export is started
     const domain = checkDomain(requireString(values.domain, '--domain')); // usage (2) before the key check (5)
+    const outDir = resolve(ctx.cwd, values.out ?? '.');
+    await checkOutFolder(outDir, '--out');
     const apiUrl = values['api-url'] ?? ctx.env.AIRLOCK_API_URL;
     if (!apiUrl) throw new UsageError('no API URL: pass --api-url or set AIRLOCK_API_URL', { subject: '--api-url' });
     // Key type checked before anything touches the network (exit 5, no request sent).
@@ -93,14 +96,14 @@ const command: Command = {
     const progress = new Progress(ctx.stderr, { interactive: ctx.interactive });
     try {
       const summary = await fetchPackage({
-        client, domain, jobId: values.job, outDir: resolve(ctx.cwd, values.out ?? '.'), versionLabel: values['version-label'],
+        client, domain, jobId: values.job, outDir, versionLabel: values['version-label'],
         signKey, trust, signal: trap.signal, onEvent: formWarnings(fetchReporter(progress), (line) => progress.log(line), { signed: Boolean(signKey), trust: trust.length > 0 }),
         ...(vendorAsked ? { vendor: vendorCollector({ ...vendorAsked, signal: trap.signal, onSkipped: (u) => log(ctx, shown`airlock fetch: --vendor: not vendored (not an https URL): ${u}`) }) } : {}),
       });
       progress.end();
       if (summary.signature === 'unverified') log(ctx, shown`airlock fetch: warning: the mirror's package carries a signature that was NOT checked (no --trust); check it with: airlock verify ${summary.package} --trust KEY.pub`);
       else if (summary.form === 'package' && summary.signature === 'none') log(ctx, "airlock fetch: warning: the mirror's package is unsigned");
-      const delta = base ? await makeDelta({ oldPkg: base, newPkg: summary.package, outDir: resolve(ctx.cwd, values.out ?? '.'), signKey, signal: trap.signal }) : null;
+      const delta = base ? await makeDelta({ oldPkg: base, newPkg: summary.package, outDir, signKey, signal: trap.signal }) : null;
       const carried = delta ? delta.delta : summary.package;
       const volumes = split === undefined ? null : await splitWritten(carried, split, signKey, trap.signal);
       printResult(ctx, Boolean(values.json), { ok: true, ...summary, delta, volumes }, () =>

@@ -4,6 +4,7 @@ import { AirlockError, EXIT, UsageError } from '../errors.js';
 import { generateKeyPair } from '../package/keys.js';
 import { describeFsError } from '../util/fsx.js';
 import { parse, requireString } from './args.js';
+import { refuseInStore } from './out-file.js';
 import { printResult } from './context.js';
 import type { Command } from './main.js';
 
@@ -45,6 +46,7 @@ const command: Command = {
     const out = requireString(values.out, '--out');
     const prefix = resolve(ctx.cwd, out);
     await checkPrefix(out, prefix);
+    await refuseInStore(prefix, '--out', 'file');
     const r = await generateKeyPair(prefix).catch((err: NodeJS.ErrnoException) => {
       if (err instanceof AirlockError || typeof err?.code !== 'string') throw err;
       throw new AirlockError('AIRLOCK_KEY_WRITE', `cannot write the key pair ${prefix}.key/.pub: ${describeFsError(err, 'write')}`, EXIT.FAILURE, { subject: err.path ?? prefix });

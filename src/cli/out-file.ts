@@ -1,6 +1,7 @@
 import { lstat, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative } from 'node:path';
 import { UsageError } from '../errors.js';
+import { storePaths } from '../store/index.js';
 import { atomicWriteFile, describeFsError } from '../util/fsx.js';
 
 /**
@@ -30,22 +31,45 @@ function kindOf(st: Awaited<ReturnType<typeof lstat>>): string {
   return st.isFile() ? 'a regular file' : 'of an unknown kind';
 }
 
-/** The real path of `path` (its folder resolved, so a symlinked folder cannot hide the store). */
-async function realOf(path: string): Promise<string | null> {
-  const dir = await realpath(dirname(path)).catch(() => null);
-  return dir === null ? null : join(dir, basename(path));
+const exists = (p: string) => lstat(p).then(() => true, () => false);
+
+/**
+ * The store that holds `path` (itself or a folder above it, symbolic links resolved): `rule.store`
+ * when given, else any folder laid out as a store (a `versions` folder beside the store's state,
+ * lock, staging, keys, leases, audit log or trust folder), so an output cannot land in a store the command was not told of.
+ */
+async function storeHolding(path: string, store: string | undefined): Promise<string | null> {
+  // The real path: its nearest existing part resolved (a symbolic link to a store's folder included).
+  let tail = '';
+  let real = path;
+  for (let at = path; ; at = dirname(at)) {
+    const r = await realpath(at).catch(() => null);
+    if (r !== null) { real = tail === '' ? r : join(r, tail); break; }
+    if (dirname(at) === at) break;
+    tail = tail === '' ? basename(at) : join(basename(at), tail);
+  }
+  const inside = (root: string) => {
+    const rel = relative(root, real);
+    return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+  };
+  if (store !== undefined && inside(await realpath(store).catch(() => store))) return store;
+  for (let dir = real; ; dir = dirname(dir)) {
+    const p = storePaths(dir);
+    if ((await stat(p.versions).then((st) => st.isDirectory(), () => false))
+      && (await Promise.all([p.state, p.lock, p.staging, p.trustedKeys, p.leases, join(dir, 'audit.log'), join(dir, 'trust')].map(exists))).some(Boolean)) return dir;
+    if (dirname(dir) === dir) return null;
+  }
+}
+
+/** Refuse an output path inside a store (exit 2, AIRLOCK_OUT_PATH): writing there would damage it. */
+export async function refuseInStore(path: string, flag: string, what: 'file' | 'folder', store?: string): Promise<void> {
+  const holder = await storeHolding(path, store);
+  if (holder !== null) throw refuse(path, `is inside the store ${holder}; ${flag} must name a ${what} outside it (writing there would damage the store)`);
 }
 
 /** Check `path` as an output file under `rule`: throws the refusal (exit 2, AIRLOCK_OUT_PATH) naming it. */
 export async function checkOutFile(path: string, rule: OutFileRule): Promise<void> {
-  if (rule.store !== undefined) {
-    const store = await realpath(rule.store).catch(() => rule.store!);
-    const real = (await realOf(path)) ?? path;
-    const rel = relative(store, real);
-    if (rel === '' || (!rel.startsWith('..') && !isAbsolute(rel))) {
-      throw refuse(path, `is inside the store ${rule.store}; ${rule.flag} must name a file outside it (writing there would damage the store)`);
-    }
-  }
+  await refuseInStore(path, rule.flag, 'file', rule.store);
   let st;
   try {
     st = await lstat(path);
@@ -72,10 +96,12 @@ export async function writeOutFile(path: string, data: string | Uint8Array, rule
 }
 
 /**
- * An output FOLDER a user names (`delta --out DIR`): missing (created later) or a folder; a file,
- * a device or a FIFO there is refused in words (exit 2, naming it), never a raw EEXIST or ENOTDIR.
+ * An output FOLDER a user names (`delta`, `pack`, `fetch --out DIR`): missing (created later) or a
+ * folder outside any store; a file, a device or a FIFO there is refused in words (exit 2, naming
+ * it), never a raw EEXIST or ENOTDIR.
  */
 export async function checkOutFolder(dir: string, flag: string): Promise<void> {
+  await refuseInStore(dir, flag, 'folder');
   const st = await stat(dir).catch((err: NodeJS.ErrnoException) => {
     if (err.code === 'ENOENT') return null;
     throw refuse(dir, describeFsError(err));

@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { VERSION_LABEL, checkDomain, checkLabel, loadPrivateKey, packArchive } from '../package/index.js';
 import { parse, requireString } from './args.js';
+import { checkOutFolder } from './out-file.js';
 import { log, printResult, type CliContext } from './context.js';
 import type { Command } from './main.js';
 import { shown } from '../util/terminal.js';
@@ -49,10 +50,12 @@ const command: Command = {
     if (positionals.length !== 1) throw new UsageError('airlock pack takes exactly one ARCHIVE', { subject: 'ARCHIVE' });
     const domain = checkDomain(requireString(values.domain, '--domain'));
     const version = values['version-label'] === undefined ? undefined : checkLabel(values['version-label']);
+    const outDir = resolve(ctx.cwd, values.out ?? '.');
+    await checkOutFolder(outDir, '--out');
     const signKey = values['sign-key'] ? await loadPrivateKey(resolve(ctx.cwd, values['sign-key'])) : undefined;
     const archivePath = resolve(ctx.cwd, positionals[0]!);
     if (!values.json) log(ctx, `checking ${archivePath}`);
-    const r = await packArchive({ archivePath, domain, version, outDir: resolve(ctx.cwd, values.out ?? '.'), signKey, expiresAt: values['expires-at'], audience: values.audience,
+    const r = await packArchive({ archivePath, domain, version, outDir, signKey, expiresAt: values['expires-at'], audience: values.audience,
       ...(vendorAsked ? { vendor: vendorCollector({ ...vendorAsked, onSkipped: (u) => log(ctx, shown`airlock pack: --vendor: not vendored (not an https URL): ${u}`) }) } : {}) });
     if (!signKey) log(ctx, `warning: ${r.package} is unsigned (no --sign-key); importers must pass --allow-unsigned to accept it`);
     const volumes = split === undefined ? null : await splitWritten(r.package, split, signKey);

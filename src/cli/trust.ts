@@ -8,6 +8,7 @@ import { POLICY_BOUNDS, checkKeysLive, loadPolicyChain, parsePolicy, policyFileR
 import { describePolicy, initPolicy, newPolicy, readNewPolicy, readSeen, resolveStore, rotatePolicy } from '../store/index.js';
 import { describeFsError, readRegularFile } from '../util/fsx.js';
 import { numeric, parse, parseIntFlag, requireString } from './args.js';
+import { checkOutFile } from './out-file.js';
 import { printResult, type CliContext } from './context.js';
 import { shown } from '../util/terminal.js';
 import type { Command } from './main.js';
@@ -141,16 +142,18 @@ const command: Command = {
       case 'draft': {
         const serial = parseIntFlag(requireString(values.serial, '--serial'), '--serial', 1)!;
         const out = resolve(ctx.cwd, requireString(values.out, '--out'));
+        await checkOutFile(out, { flag: '--out', force: false });
         await writeFile(out, await policyFromFlags(values, ctx, serial), { flag: 'wx' }).catch(cannotWrite(out));
         printResult(ctx, json, { ok: true, policy: out, serial }, () => shown`wrote ${out} (serial ${serial}); sign it with airlock trust sign, then airlock trust rotate`);
         return 0;
       }
       case 'sign': {
         if (positionals.length !== 1) throw new UsageError('trust sign takes exactly one POLICY.json', { subject: 'POLICY' });
+        const out = resolve(ctx.cwd, requireString(values.out, '--out'));
+        await checkOutFile(out, { flag: '--out', force: false });
         const keyFile = requireString(values.key?.[0], '--key');
         const key = await loadPrivateKey(resolve(ctx.cwd, keyFile), { shown: keyFile, flag: '--key' });
         const bytes = await readUserFile(ctx, positionals[0]!, POLICY_BOUNDS.maxBytes);
-        const out = resolve(ctx.cwd, requireString(values.out, '--out'));
         await writeFile(out, sign(null, bytes, key), { flag: 'wx' }).catch(cannotWrite(out));
         printResult(ctx, json, { ok: true, signature: out, signer: fingerprint(key) }, () => shown`wrote ${out} (signed by ${fingerprint(key)})`);
         return 0;

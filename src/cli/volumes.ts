@@ -1,10 +1,10 @@
 import type { KeyObject } from 'node:crypto';
-import { rm } from 'node:fs/promises';
+import { rm, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { AirlockError, UsageError } from '../errors.js';
 import { isVolume, parseSplitSize, splitPackage, type SplitResult } from '../package/volumes/index.js';
 import { openInputFile } from '../package/reader.js';
-import { fsyncDir } from '../util/fsx.js';
+import { describeFsError, fsyncDir, kindOf } from '../util/fsx.js';
 import { dirname } from 'node:path';
 
 /** `--split SIZE` on pack, fetch and delta: checked before any work (exit 2). */
@@ -34,6 +34,13 @@ export async function packageArgs(positionals: string[], volumes: string[] | und
   if (positionals.length === 0) throw new UsageError('give a package path (or its volumes)', { subject: 'PKG' });
   const paths = positionals.map((p) => resolve(cwd, p));
   const dirs = (volumes ?? []).flatMap((v) => v.split(',')).filter((d) => d !== '').map((d) => resolve(cwd, d));
+  // Each folder the user typed is one: a FIFO, a device, a file or a missing name is refused, not skipped.
+  for (const d of dirs) {
+    const st = await stat(d).catch((err: unknown) => {
+      throw new UsageError(`--volumes: ${d} ${describeFsError(err)}; give folders that hold volumes`, { subject: d });
+    });
+    if (!st.isDirectory()) throw new UsageError(`--volumes: ${d} is ${st.isFile() ? 'a regular file' : kindOf(st)}, not a folder; give folders that hold volumes`, { subject: d });
+  }
   if (paths.length === 1 && dirs.length === 0 && !(await isVolume(paths[0]!))) {
     // A regular file, or refused here in words (a FIFO, a device, a folder, a loop, missing), before any command reads it.
     await (await openInputFile(paths[0]!, 'package')).close();

@@ -6,6 +6,7 @@ import { CONTROL_CHARS, HOST_NAME, VERSION_LABEL } from './label.js';
 import { VendorListSchema, type VendorRecord } from './vendor.js';
 import { escapeJson } from '../util/terminal.js';
 import { parseJsonText } from '../util/json-text.js';
+import { describeIssues } from '../upstream/describe.js';
 
 /** The package format: the manifest, first member of every `.airlock` package. */
 export interface Manifest {
@@ -113,9 +114,8 @@ export function parseManifest(bytes: Buffer, subject = 'airlock.json'): Manifest
   const r = ManifestSchema.safeParse(json);
   if (!r.success) {
     const all = r.error.issues;
-    const shown = all.slice(0, MAX_ISSUES_SHOWN).map((i) => `${i.path.join('.') || '(root)'}${offending(json, i.path)}: ${i.message}`).join('; ');
-    const more = all.length > MAX_ISSUES_SHOWN ? ` (and ${all.length - MAX_ISSUES_SHOWN} more)` : '';
-    throw new MalformedError('AIRLOCK_BAD_MANIFEST', `${subject} is not a valid airlock-package/1 manifest: ${shown}${more}`,
+    const shown = describeIssues(all, MAX_ISSUES_SHOWN, (i) => offending(json, i.path)).join('; ');
+    throw new MalformedError('AIRLOCK_BAD_MANIFEST', `${subject} is not a valid airlock-package/1 manifest: ${shown}`,
       { subject, issues: all.slice(0, 100).map((i) => i.path.join('.')) });
   }
   return r.data;

@@ -1,4 +1,4 @@
-import { watch, type FSWatcher } from 'node:fs';
+import { statSync, watch, type FSWatcher } from 'node:fs';
 import { createSecureServer, type ServerHttp2Session, type Http2SecureServer, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { dirname } from 'node:path';
@@ -98,10 +98,24 @@ export function createTlsServer(pair: TlsPair, files: TlsFiles | null, listener:
   });
   server.on('tlsClientError', () => {}); // a client that fails its handshake is its own problem
 
+  // What the certificate and key files are now (through symbolic links): a folder event that
+  // leaves both as they were (a log written beside them, any unrelated file) reloads nothing, so a
+  // reload's own log line in that folder cannot start the next one.
+  const identity = (): string => (files === null ? '' : [files.cert, files.key].map((p) => {
+    try {
+      const st = statSync(p);
+      return `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+    } catch {
+      return 'absent';
+    }
+  }).join('|'));
+  let seen = identity();
+
   let reloading: Promise<boolean> | null = null;
   const reload = (): Promise<boolean> => {
     if (files === null) return Promise.resolve(false);
     reloading ??= (async () => {
+      seen = identity();
       try {
         const next = await loadTlsPair(files);
         server.setSecureContext(next);
@@ -117,7 +131,8 @@ export function createTlsServer(pair: TlsPair, files: TlsFiles | null, listener:
     return reloading;
   };
 
-  // Watch the folders (a Secret volume replaces a symlink, not the files); debounce bursts.
+  // Watch the folders (a Secret volume replaces a symlink, not the files); debounce bursts; reload
+  // only when the certificate or key file itself changed.
   const watchers: FSWatcher[] = [];
   let timer: NodeJS.Timeout | null = null;
   if (files !== null) {
@@ -125,7 +140,10 @@ export function createTlsServer(pair: TlsPair, files: TlsFiles | null, listener:
       try {
         const w = watch(dir, () => {
           if (timer) clearTimeout(timer);
-          timer = setTimeout(() => { timer = null; void reload(); }, 200);
+          timer = setTimeout(() => {
+            timer = null;
+            if (identity() !== seen) void reload();
+          }, 200);
           timer.unref();
         });
         w.on('error', (err) => log(`airlock serve: watching ${dir} for new certificates: ${String(err)}; SIGHUP still reloads`));

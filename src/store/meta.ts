@@ -5,6 +5,7 @@ import { describeFsError, readRegularFileIfExists } from '../util/fsx.js';
 import { parseJsonText } from '../util/json-text.js';
 import { ManifestSchema, parseManifest, type Manifest } from '../package/index.js';
 import { isLabel, versionPaths } from './paths.js';
+import { describeIssue } from '../upstream/describe.js';
 
 /** version.json: what the store knows about a version besides its manifest (docs/design.md). */
 /** Text we print (list): our own writer never puts control characters there. */
@@ -68,7 +69,7 @@ export async function readJsonFile<T>(path: string, schema: z.ZodType<T>, what: 
   // Not UTF-8, not JSON, or a key named twice (JSON.parse would keep the last): damaged.
   const json = parseJsonText(await readStoreFile(path, max, damaged), damaged, what);
   const parsed = schema.safeParse(json);
-  if (!parsed.success) throw damaged(`has an unexpected shape (${parsed.error.issues[0]?.path.join('.') || 'top level'}: ${parsed.error.issues[0]?.message ?? ''})`);
+  if (!parsed.success) throw damaged(`has an unexpected shape (${parsed.error.issues[0]?.path.join('.') || 'top level'}: ${parsed.error.issues[0] ? describeIssue(parsed.error.issues[0]) : ''})`);
   return parsed.data;
 }
 

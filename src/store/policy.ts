@@ -10,6 +10,7 @@ import { jsonTooDeepAt } from '../util/json-depth.js';
 import { parseJsonText } from '../util/json-text.js';
 import { storePaths } from './paths.js';
 import { auditHistory } from './audit.js';
+import { describeIssues } from '../upstream/describe.js';
 
 /**
  * The store's trust policy: named Ed25519 keys (optionally expiring), how many distinct
@@ -76,7 +77,7 @@ function parseJson(bytes: Buffer, subject: string): unknown {
 }
 
 function issues(e: z.ZodError): string {
-  return e.issues.slice(0, 5).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+  return describeIssues(e.issues, 5).join('; ');
 }
 
 /** Parse and check untrusted policy bytes (exit 4 naming `subject`): schema, keys, satisfiable thresholds. */

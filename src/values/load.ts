@@ -5,6 +5,7 @@ import { AirlockError, UsageError } from '../errors.js';
 import { escapeControls } from '../util/terminal.js';
 import { checkFlowDepth, checkStructure, readBounded } from './bounds.js';
 import { valuesSchema, type Values } from './schema.js';
+import { describeIssue } from '../upstream/describe.js';
 
 export interface LoadedValues { values: Values; warnings: string[]; file: string }
 
@@ -26,7 +27,7 @@ export function checkValues(doc: unknown, file: string): { values: Values; warni
   const errors = issues.filter((i) => i.code !== 'unrecognized_keys');
   if (errors.length > 0) {
     const first = keyPath(errors[0]!.path);
-    const lines = errors.slice(0, MAX_LISTED).map((i) => `  ${keyPath(i.path)}: ${i.message}`);
+    const lines = [...new Set(errors.map((i) => `  ${keyPath(i.path)}: ${describeIssue(i)}`))].slice(0, MAX_LISTED);
     if (errors.length > MAX_LISTED) lines.push(`  ... and ${errors.length - MAX_LISTED} more`);
     throw new UsageError(`invalid values file ${file}:\n${lines.join('\n')}`, { subject: first, keys: errors.slice(0, MAX_LISTED).map((i) => keyPath(i.path)) }, 'AIRLOCK_BAD_VALUES');
   }

@@ -282,6 +282,31 @@ describe('receipt --out: only a new regular file outside the store', () => {
     expect(airlock(['list', '--store', store]).status).toBe(0);
   });
 
+  it('every command that writes an output names no place inside a store, even without --store: delta, pack, trust draft/sign, keygen', async () => {
+    const store = await copyStore();
+    const before = await treeState(store);
+    const d = fresh('outs');
+    await mkdir(d);
+    execFileSync('ln', ['-s', join(store, 'versions'), join(d, 'via-link')]);
+    const v2 = await buildPackage(d, { version: 'v2', files: sampleSite('v2', 3) });
+    const runs: [string[], string][] = [
+      [['delta', pkg, v2, '--out', join(store, 'versions')], join(store, 'versions')],
+      [['delta', pkg, v2, '--out', join(d, 'via-link')], join(d, 'via-link')],
+      [['delta', pkg, v2, '--out', join(store, 'versions/new')], join(store, 'versions/new')],
+      [['pack', pkg, '--domain', 'docs.example.com', '--out', join(store, 'staging')], join(store, 'staging')],
+      [['trust', 'draft', '--key', `a=${pkg}`, '--threshold', '1', '--serial', '2', '--out', join(store, 'policy.json')], join(store, 'policy.json')],
+      [['trust', 'sign', pkg, '--key', pkg, '--out', join(store, 'versions/v1/policy.sig')], join(store, 'versions/v1/policy.sig')],
+      [['keygen', '--out', join(store, 'signer')], join(store, 'signer')],
+    ];
+    for (const [args, out] of runs) {
+      const r = airlock(args, { timeoutMs: HANG_MS });
+      refused(r, 2, 'AIRLOCK_OUT_PATH', /is inside the store .*; --out must name a (file|folder) outside it/);
+      expect(r.stderr, args.join(' ')).toContain(out);
+    }
+    expect(await treeState(store)).toBe(before);
+    expect(airlock(['list', '--store', store]).status).toBe(0);
+  });
+
   it('a folder or a FIFO as --out is refused in words (exit 2), not EISDIR, and promptly', async () => {
     const store = await copyStore();
     const d = fresh('outs');

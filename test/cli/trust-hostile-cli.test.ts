@@ -475,3 +475,21 @@ describe('downgrade protection quietly switched off', () => {
     expect(r.stderr).toContain('names the key "docs.example.com" twice');
   }, 60_000);
 });
+
+describe('schema refusals are said in plain words naming the field, once', () => {
+  it('a key name with control characters (trust init) and a value of the wrong type (values file): no library wording', async () => {
+    const r = run(['trust', 'init', '--store', join(dir, `Z${++n}`), '--key', 'a\x1b[2J=a.pub', '--threshold', '1']);
+    expect(r.status, r.stderr).toBe(2);
+    expect(r.stderr).toMatch(/keys\.a\\x1b\[2J: is not an allowed key/);
+    expect(r.stderr).not.toContain('\x1b');
+    expect(r.stderr).not.toMatch(/Invalid|Too (big|small)|expected .* to|received|pattern|\/\^/);
+    const v = join(dir, `values-${++n}.yaml`);
+    await writeFile(v, 'port: "x"\n');
+    const s = airlock(['serve', '--store', join(dir, 'nostore'), '--values', v, '--port', '0'], { timeoutMs: 20_000 });
+    expect(s.status, s.stderr).toBe(2);
+    expect(s.stderr).toMatch(/port: must be a (whole )?number/);
+    expect(s.stderr).toMatch(/\[AIRLOCK_BAD_VALUES\]\n?$/);
+    expect(s.stderr).not.toMatch(/Invalid input|expected number, received/);
+  });
+});
+

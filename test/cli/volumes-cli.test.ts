@@ -163,6 +163,31 @@ describe('airlock pack --split, verify and import of volumes (CLI)', () => {
 });
 
 describe('airlock delta --split and fetch --split (CLI)', () => {
+  it('a --volumes entry that is not a folder (a FIFO, a device, a regular file, a missing name) is exit 2 naming it, before any work', async () => {
+    const { vols } = await packSplit('vnf');
+    const d = join(dir, `nf-${n++}`);
+    await mkdir(d);
+    const fifo = join(d, 'fifo1');
+    const { execFileSync } = await import('node:child_process');
+    execFileSync('mkfifo', [fifo]);
+    await writeFile(join(d, 'plain'), 'x');
+    const cases: [string, RegExp][] = [
+      [fifo, /--volumes: .*fifo1 is a FIFO \(named pipe\), not a folder/],
+      ['/dev/zero', /--volumes: \/dev\/zero is a character device, not a folder/],
+      [join(d, 'plain'), /--volumes: .*plain is a regular file, not a folder/],
+      [join(d, 'a\x1b[31mb'), /--volumes: .*a\\x1b\[31mb does not exist/],
+    ];
+    for (const [entry, words] of cases) {
+      const store = join(d, 'store');
+      const r = await airlockAsync(['import', vols[0]!, '--volumes', `${d},${entry}`, '--store', store, '--trust', key.pubPath], { timeoutMs: 20_000 });
+      expect(r.status, r.stderr).toBe(2);
+      expect(r.stderr).toMatch(/\[AIRLOCK_USAGE\]\n?$/);
+      expect(r.stderr).toMatch(words);
+      expect(r.stderr).not.toContain('\x1b');
+      expect(await stat(store).then(() => true, () => false)).toBe(false);
+    }
+  });
+
   it('a delta split into volumes imports from its volumes onto its base', async () => {
     const work = join(dir, `delta-${n++}`);
     await mkdir(work);

@@ -1,6 +1,7 @@
 import { describe, it, expect, afterEach } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
+import { appendFileSync } from 'node:fs';
 import { mkdir, readFile, rename, symlink, writeFile } from 'node:fs/promises';
 import { connect, type ClientHttp2Session } from 'node:http2';
 import { request } from 'node:https';
@@ -80,7 +81,7 @@ async function secretVolume(dir: string, pair: { cert: string; key: string }, ge
   }
 }
 
-async function setup(logs: string[]) {
+async function setup(logs: string[], o: { logBeside?: boolean } = {}) {
   root = await tempRoot('airlock-tls-');
   const store = join(root, 'store');
   await writeVersion(store, 'v1', { 'index.html': '<h1>v1</h1>', 'a.css': 'x' });
@@ -91,7 +92,9 @@ async function setup(logs: string[]) {
   await mkdir(vol);
   await secretVolume(vol, a, 1);
   const files = { cert: join(vol, 'tls.crt'), key: join(vol, 'tls.key') };
-  srv = await createAirlockServer({ store, lease: false, log: (l) => logs.push(l), tls: { pair: await loadTlsPair(files), files } });
+  // logBeside: the log is also written into the certificate's folder, as `2> secret/err.log` would.
+  const log = (l: string) => { logs.push(l); if (o.logBeside) appendFileSync(join(vol, 'err.log'), l + '\n'); };
+  srv = await createAirlockServer({ store, lease: false, log, tls: { pair: await loadTlsPair(files), files } });
   const url = await srv.listen(0);
   return { url, port: Number(new URL(url).port), vol, a, b, files };
 }
@@ -131,6 +134,19 @@ describe('TLS', () => {
     expect(logs.some((l) => /TLS certificate reloaded/.test(l))).toBe(true);
   });
 
+  it('a log written into the certificate folder, or any unrelated file there, reloads nothing: only the pair\'s own files do', async () => {
+    const logs: string[] = [];
+    const { port, vol, b } = await setup(logs, { logBeside: true });
+    const reloads = () => logs.filter((l) => /TLS certificate reloaded/.test(l)).length;
+    await secretVolume(vol, b, 2);
+    expect(await until(async () => (await peerName(port)) === 'second', 5000)).toBe(true);
+    expect(await until(async () => reloads() === 1, 5000)).toBe(true);
+    await writeFile(join(vol, 'notes.txt'), 'unrelated');
+    // Five debounce periods: a reload that fed on its own log line, or on notes.txt, would show here.
+    expect(await until(async () => reloads() > 1, 1000)).toBe(false);
+    expect(logs.filter((l) => !/TLS certificate reloaded/.test(l))).toEqual([]);
+  });
+
   it('a garbage replacement is refused: the old certificate stays, the error is logged loudly (watch and SIGHUP)', async () => {
     const logs: string[] = [];
     const { port, vol, files } = await setup(logs);
@@ -147,6 +163,13 @@ describe('TLS', () => {
     const other = makeCert(root!, 'third');
     await writeFile(join(bad, 'tls.crt'), await readFile(other.cert));
     expect(await srv!.reloadTls()).toBe(false);
+    expect(await peerName(port)).toBe('first');
+    // So is a key of another type (Ed25519 beside an EC certificate), which OpenSSL itself would load.
+    await writeFile(join(bad, 'tls.crt'), await readFile(join(vol, '..gen1', 'tls.crt')));
+    execFileSync('openssl', ['genpkey', '-algorithm', 'ed25519', '-out', join(bad, 'tls.key')], { stdio: 'ignore' });
+    logs.length = 0;
+    expect(await srv!.reloadTls()).toBe(false);
+    expect(logs.join('\n')).toMatch(/TLS CERTIFICATE NOT RELOADED.*TLS key .*tls\.key does not belong to certificate/);
     expect(await peerName(port)).toBe('first');
     await expect(loadTlsPair({ cert: join(bad, 'tls.crt'), key: files.key })).rejects.toThrow(/does not belong to certificate/);
   });

@@ -6,6 +6,7 @@ import { checkJsonBounds } from '../json-bounds.js';
 import { parseJsonText } from '../../util/json-text.js';
 import { HOST_NAME, VERSION_LABEL } from '../label.js';
 import { MANIFEST_BOUNDS } from '../manifest.js';
+import { describeIssue } from '../../upstream/describe.js';
 
 /**
  * A delta package (`*.delta.airlock`): a tar like a package, members in this order:
@@ -91,7 +92,7 @@ function parseBounded<T>(bytes: Buffer, schema: z.ZodType<T>, subject: string, w
   const json = parseJsonText(bytes, (why) => new MalformedError('AIRLOCK_BAD_MANIFEST', `${subject} ${why}`, { subject }), `a ${what}`);
   const r = schema.safeParse(json);
   if (!r.success) {
-    const shown = r.error.issues.slice(0, 5).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+    const shown = r.error.issues.slice(0, 5).map((i) => `${i.path.join('.') || '(root)'}: ${describeIssue(i)}`).join('; ');
     throw new MalformedError('AIRLOCK_BAD_MANIFEST', `${subject} is not a valid ${what}: ${shown}`, { subject });
   }
   return r.data;

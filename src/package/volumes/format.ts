@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { MalformedError } from '../../errors.js';
 import { CONTROL_CHARS } from '../label.js';
 import { checkJsonBounds } from '../json-bounds.js';
+import { describeIssue } from '../../upstream/describe.js';
 
 /**
  * airlock-volumes/1: a package split for media (FAT32 sticks, DVDs). Volume i of n is one file
@@ -95,7 +96,7 @@ export function decodeTable(bytes: Buffer, fixed: FixedHeader, subject: string):
     throw new MalformedError('AIRLOCK_VOLUME_TABLE', `volume ${subject}: the volume table is not JSON (${(err as Error).message})`, { subject });
   }
   const r = TableSchema.safeParse(raw);
-  if (!r.success) throw new MalformedError('AIRLOCK_VOLUME_TABLE', `volume ${subject}: invalid volume table: ${r.error.issues.slice(0, 3).map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`, { subject });
+  if (!r.success) throw new MalformedError('AIRLOCK_VOLUME_TABLE', `volume ${subject}: invalid volume table: ${r.error.issues.slice(0, 3).map((i) => `${i.path.join('.')}: ${describeIssue(i)}`).join('; ')}`, { subject });
   const t = r.data;
   if (t.volumes.length !== fixed.count) throw new MalformedError('AIRLOCK_VOLUME_TABLE', `volume ${subject}: the header says ${fixed.count} volumes but the table lists ${t.volumes.length}`, { subject });
   if (t.packageId !== fixed.packageId) throw new MalformedError('AIRLOCK_VOLUME_TABLE', `volume ${subject}: the header's package id differs from the table's`, { subject });
