@@ -104,7 +104,7 @@ export async function checkOutFolder(dir: string, flag: string): Promise<void> {
   await refuseInStore(dir, flag, 'folder');
   const st = await stat(dir).catch((err: NodeJS.ErrnoException) => {
     if (err.code === 'ENOENT') return null;
-    throw refuse(dir, describeFsError(err));
+    throw new UsageError(`output folder ${dir} ${describeFsError(err)}; ${flag} must name a folder that exists or can be made`, { subject: dir }, 'AIRLOCK_OUT_PATH');
   });
-  if (st && !st.isDirectory()) throw refuse(dir, `is ${kindOf(st)}, not a folder; ${flag} must name a folder`);
+  if (st && !st.isDirectory()) throw new UsageError(`output folder ${dir} is ${kindOf(st)}, not a folder; ${flag} must name a folder`, { subject: dir }, 'AIRLOCK_OUT_PATH');
 }
