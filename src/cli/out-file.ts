@@ -1,6 +1,6 @@
 import { lstat, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative } from 'node:path';
-import { UsageError } from '../errors.js';
+import { UsageError, outputExists } from '../errors.js';
 import { storePaths } from '../store/index.js';
 import { atomicWriteFile, describeFsError } from '../util/fsx.js';
 
@@ -15,6 +15,8 @@ export interface OutFileRule {
   flag: string;
   /** Replace an existing regular file (outside the store). */
   force: boolean;
+  /** The command has a --force flag (said in the refusal of an existing file). */
+  hasForce?: boolean;
   /** The store, whose files are never an output. */
   store?: string;
 }
@@ -82,7 +84,7 @@ export async function checkOutFile(path: string, rule: OutFileRule): Promise<voi
     return;
   }
   if (!st.isFile()) throw refuse(path, `is ${kindOf(st)}, not a regular file; ${rule.flag} must name a new file${rule.force ? ' or a regular file to replace' : ''}`);
-  if (!rule.force) throw refuse(path, `already exists; pass --force to replace it, or choose another ${rule.flag}`);
+  if (!rule.force) throw outputExists(path, `${rule.hasForce ? 'pass --force to replace it, or ' : ''}choose another ${rule.flag}`);
 }
 
 /** Write `data` to the output file `path` after checkOutFile; a write error is said in words (exit 2), never a raw errno. */

@@ -32,7 +32,7 @@ const command: Command = {
     const out = resolve(ctx.cwd, requireString(values.out, '--out'));
     const store = resolveStore(values.store, ctx.env, ctx.cwd);
     await requireStore(store);
-    const rule = { flag: '--out', force: Boolean(values.force), store };
+    const rule = { flag: '--out', force: Boolean(values.force), hasForce: true, store };
     await checkOutFile(out, rule); // before reading the store: a refused FILE costs nothing
     const receipt = await makeReceipt(store);
     await writeOutFile(out, JSON.stringify(receipt, null, 2) + '\n', rule);

@@ -80,7 +80,8 @@ describe('airlock fetch against the published API', () => {
     for (const out of [file, join(file, 'sub')]) {
       const bad = await airlockAsync(['fetch', '--domain', DOC_DOMAIN, '--out', out], { env: env() });
       expect(bad.status).toBe(2);
-      expect(bad.stderr).toContain(`cannot write the package into --out ${out}: it is not a folder [AIRLOCK_OUT_DIR]`);
+      expect(bad.stderr).toContain(`output folder ${out} `);
+      expect(bad.stderr).toMatch(/--out must name a folder.*\[AIRLOCK_OUT_PATH\]/);
     }
     expect(api.calls).toEqual([]);
   });

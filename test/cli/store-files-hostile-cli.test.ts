@@ -326,7 +326,7 @@ describe('receipt --out: only a new regular file outside the store', () => {
     const first = await readFile(out, 'utf8');
     expect(JSON.parse(first).format).toBe('airlock-receipt/1');
     await writeFile(out, 'keep me');
-    refused(airlock(['receipt', '--store', store, '--out', out]), 2, 'AIRLOCK_OUT_PATH', /already exists; pass --force to replace it/);
+    refused(airlock(['receipt', '--store', store, '--out', out]), 2, 'AIRLOCK_EXISTS', /already exists; pass --force to replace it/);
     expect(await readFile(out, 'utf8')).toBe('keep me');
     expect(airlock(['receipt', '--store', store, '--out', out, '--force']).status).toBe(0);
     expect(JSON.parse(await readFile(out, 'utf8')).format).toBe('airlock-receipt/1');
