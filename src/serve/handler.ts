@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseTarget } from './request-path.js';
 import { sendStatus, sendRedirect } from './respond.js';
 import { sendFile, type SendContext } from './send-file.js';
-import type { LoadedIndex } from './version-index.js';
+import { notFoundPage, type LoadedIndex } from './version-index.js';
 
 const VENDOR_PREFIX = '/_airlock/vendor/';
 import type { AccessLog } from './access-log.js';
@@ -60,7 +60,8 @@ export function createHandler(d: HandlerDeps): (req: IncomingMessage, res: Serve
     if (route === undefined) {
       const other = skew === null ? null : skew.find(t.path);
       if (other !== null) return sendFile(req, res, other.idx, other.file, head, d.send);
-      if (idx.notFound) return sendFile(req, res, idx, idx.notFound, head, d.send, 404);
+      const nf = notFoundPage(idx, t.path);
+      if (nf !== null) return sendFile(req, res, idx, nf, head, d.send, 404);
       return sendStatus(res, idx, 404, head);
     }
     if (route.kind === 'redirect') return sendRedirect(res, idx, route.location, t.query, head);

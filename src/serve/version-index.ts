@@ -40,8 +40,11 @@ export interface LoadedIndex {
   pageCount: number | null;
   fileCount: number;
   routes: Map<string, Route<FileEntry>>;
-  /** The export's own 404.html, if it has one. */
-  notFound: FileEntry | null;
+  /**
+   * The export's own error pages (`404.html` at the root and in any folder), deepest folder first:
+   * a miss is answered by the nearest one up its path (notFoundPage).
+   */
+  notFound: ReadonlyArray<{ dir: string; file: FileEntry }>;
   /** Headers every response from this version carries (version, security). */
   base: FlatHeaders;
   /** Where it was loaded from (site folder, file list): for derived data such as the search index. */
@@ -182,7 +185,11 @@ export function buildIndex(src: VersionSource, o: IndexOptions): LoadedIndex {
     const identity = new Rep(v.file, null, v.size, null, meta);
     routes.set(vendorHref(v.path), { kind: 'file', file: { path: v.path, sha256: v.sha256, lastModifiedSec, identity, br: null, gzip: null, has: { br: false, gzip: false }, resolve: null } });
   }
-  const nf = routes.get('/404.html');
+  const notFound: Array<{ dir: string; file: FileEntry }> = [];
+  for (const [path, r] of routes) {
+    if (r.kind === 'file' && (path === '/404.html' || path.endsWith('/404.html'))) notFound.push({ dir: path.slice(0, -'404.html'.length), file: r.file });
+  }
+  notFound.sort((a, b) => b.dir.length - a.dir.length);
   return {
     version: src.label,
     domain: src.domain,
@@ -190,10 +197,20 @@ export function buildIndex(src: VersionSource, o: IndexOptions): LoadedIndex {
     pageCount: src.pageCount,
     fileCount: src.files.length,
     routes,
-    notFound: nf?.kind === 'file' ? nf.file : null,
+    notFound,
     base,
     source: src,
     preparing: null,
     attach,
   };
+}
+
+/**
+ * The error page for a missed path: the `404.html` of the deepest folder above it that has one
+ * (`/product/x` → `/product/404.html`, else `/404.html`), or null. Work per miss is bounded by the
+ * number of error pages the export holds, not by the request path's length.
+ */
+export function notFoundPage(idx: LoadedIndex, path: string): FileEntry | null {
+  for (const nf of idx.notFound) if (path.startsWith(nf.dir)) return nf.file;
+  return null;
 }

@@ -23,6 +23,8 @@ beforeAll(async () => {
     'small.txt': '0123456789abcdefghij',
     '_next/static/chunks/main-0a1b2c3d4e.js': 'console.log("x")',
     'img/logo.png': Buffer.from([0x89, 0x50, 0x4e, 0x47]),
+    'product/404.html': '<!doctype html><p>product not found page</p>',
+    'product/guide/index.html': '<!doctype html><p>product guide</p>',
   });
   await setActive(store, 'v1');
   srv = await createAirlockServer({ store, cacheBytes: 1024 * 1024 });
@@ -57,6 +59,18 @@ describe('URL forms and redirects', () => {
     expect(r.body.toString()).toContain('not found page version=v1');
     expect(r.headers['cache-control']).toBe('no-cache');
     expect(r.headers.etag).toBeUndefined();
+  });
+  it('a miss is answered by the nearest 404.html up its path: a nested site keeps its own error page', async () => {
+    for (const p of ['/product/nope', '/product/guide/deeper/nope', '/product/' + 'a/'.repeat(2000) + 'x']) {
+      const r = await get(base + p);
+      expect([r.status, r.body.toString()], p.slice(0, 40)).toEqual([404, '<!doctype html><p>product not found page</p>']);
+      expect(r.headers['cache-control']).toBe('no-cache');
+    }
+    // A folder whose name only starts like the nested site's is not under it.
+    const other = await get(base + '/productx/nope');
+    expect(other.status).toBe(404);
+    expect(other.body.toString()).toContain('not found page version=v1');
+    expect((await get(base + '/product/guide/')).body.toString()).toContain('product guide');
   });
 });
 
