@@ -7,6 +7,8 @@
  *   pixels, and text inside `<noscript>`.
  * - pathPrefixes: same-origin path prefixes that only this vendor uses (first-party proxies);
  *   plain strings, because they also become `script[src^=…]` selectors.
+ * - files: file names only this vendor serves, on whatever host runs it (self-hosted trackers
+ *   such as Matomo): matched on the path of an absolute URL and in `<noscript>` text.
  * - snippets: signatures of the vendor's inline bootstrap snippet, tested on ONE inline script's
  *   text (never on a whole document).
  * - script/connect/img: CSP sources the vendor needs when analytics is on.
@@ -16,6 +18,7 @@ export interface AnalyticsVendor {
   name: string;
   hosts: string[];
   pathPrefixes?: string[];
+  files?: RegExp[];
   snippets: RegExp[];
   script: string[];
   connect: string[];
@@ -105,6 +108,64 @@ export const ANALYTICS_VENDORS: readonly AnalyticsVendor[] = [
     connect: ['https://cdn.usefathom.com'],
     img: [],
   },
+  {
+    // Usually self-hosted (any host), so its file names and its `_paq` queue identify it.
+    id: 'matomo', name: 'Matomo (Piwik)',
+    hosts: ['matomo.cloud', 'innocraft.cloud'],
+    files: [/\/(?:matomo|piwik)\.(?:js|php)(?![\w.-])/],
+    snippets: [/\b_paq\s*\.\s*push\s*\(/, /\bwindow\._paq\s*=/, /['"](?:matomo|piwik)\.(?:js|php)['"]/],
+    script: ['https://cdn.matomo.cloud'],
+    connect: ['https://*.matomo.cloud'],
+    img: ['https://*.matomo.cloud'],
+  },
+  {
+    id: 'umami', name: 'Umami',
+    hosts: ['umami.is'],
+    snippets: [/cloud\.umami\.is\//, /\bumami\.track\s*\(/],
+    script: ['https://cloud.umami.is'],
+    connect: ['https://cloud.umami.is', 'https://api-gateway.umami.dev'],
+    img: [],
+  },
+  {
+    id: 'simpleanalytics', name: 'Simple Analytics',
+    hosts: ['simpleanalyticscdn.com', 'simpleanalytics.com'],
+    snippets: [/simpleanalyticscdn\.com\//, /\bsa_event\s*\(/],
+    script: ['https://scripts.simpleanalyticscdn.com'],
+    connect: ['https://queue.simpleanalyticscdn.com'],
+    img: ['https://queue.simpleanalyticscdn.com'],
+  },
+  {
+    id: 'goatcounter', name: 'GoatCounter',
+    hosts: ['goatcounter.com', 'gc.zgo.at'],
+    snippets: [/gc\.zgo\.at\//, /\bwindow\.goatcounter\s*=/, /goatcounter\.com\/count/],
+    script: ['https://gc.zgo.at'],
+    connect: ['https://*.goatcounter.com'],
+    img: ['https://*.goatcounter.com'],
+  },
+  {
+    id: 'cloudflare', name: 'Cloudflare Web Analytics',
+    hosts: ['cloudflareinsights.com'],
+    snippets: [/static\.cloudflareinsights\.com\//],
+    script: ['https://static.cloudflareinsights.com'],
+    connect: ['https://cloudflareinsights.com'],
+    img: [],
+  },
+  {
+    id: 'yandex', name: 'Yandex Metrica',
+    hosts: ['mc.yandex.ru', 'mc.yandex.com', 'mc.webvisor.org'],
+    snippets: [/mc\.yandex\.(?:ru|com)\/metrika\//, /\bym\(\s*\d+\s*,\s*['"]init['"]/],
+    script: ['https://mc.yandex.ru'],
+    connect: ['https://mc.yandex.ru', 'https://mc.yandex.com'],
+    img: ['https://mc.yandex.ru'],
+  },
+  {
+    id: 'baidu', name: 'Baidu Tongji',
+    hosts: ['hm.baidu.com'],
+    snippets: [/hm\.baidu\.com\/hm\.js/, /\bvar\s+_hmt\s*=\s*_hmt\s*\|\|/],
+    script: ['https://hm.baidu.com'],
+    connect: ['https://hm.baidu.com'],
+    img: ['https://hm.baidu.com'],
+  },
   // Consent managers exist only for the trackers: with analytics off their banner, loader and
   // bootstrap go too (and with it on, the CSP admits them like any vendor).
   {
@@ -162,7 +223,10 @@ export function vendorForUrl(url: string, vendors: readonly AnalyticsVendor[] = 
     return undefined;
   }
   const sameOrigin = u.origin === new URL(BASE).origin;
-  return vendors.find((v) => (sameOrigin ? (v.pathPrefixes ?? []).some((p) => u.pathname.startsWith(p)) : hostMatches(u.hostname, v.hosts)));
+  return vendors.find((v) =>
+    sameOrigin
+      ? (v.pathPrefixes ?? []).some((p) => u.pathname.startsWith(p))
+      : hostMatches(u.hostname, v.hosts) || (v.files ?? []).some((re) => re.test(u.pathname)));
 }
 
 /** The vendor whose bootstrap snippet this inline script text is, if any. */
@@ -170,8 +234,8 @@ export function vendorForSnippet(text: string, vendors: readonly AnalyticsVendor
   return vendors.find((v) => v.snippets.some((re) => re.test(text)));
 }
 
-/** The vendor whose host appears anywhere in a short text (a `<noscript>` body), if any. */
+/** The vendor whose host or own file name appears anywhere in a short text (a `<noscript>` body), if any. */
 export function vendorInText(text: string, vendors: readonly AnalyticsVendor[] = ANALYTICS_VENDORS): AnalyticsVendor | undefined {
   const lower = text.toLowerCase();
-  return vendors.find((v) => v.hosts.some((h) => lower.includes(h)));
+  return vendors.find((v) => v.hosts.some((h) => lower.includes(h)) || (v.files ?? []).some((re) => re.test(lower)));
 }

@@ -9,11 +9,14 @@ describe('vendor table matching', () => {
     expect(vendorForUrl(' HTTPS://CDN.SEGMENT.COM/analytics.js/v1/k/analytics.min.js ')?.id).toBe('segment');
     expect(vendorForUrl('https://us-assets.i.posthog.com/static/array.js')?.id).toBe('posthog');
     expect(vendorForUrl('/_vercel/insights/script.js')?.id).toBe('vercel');
+    // A self-hosted tracker is known by its own file names on any host.
+    expect(vendorForUrl('https://stats.example.org/matomo.js')?.id).toBe('matomo');
+    expect(vendorForUrl('//analytics.example.org/sub/piwik.php?idsite=1')?.id).toBe('matomo');
   });
 
   it('does not match look-alike hosts, same-origin assets or unparsable URLs', () => {
     for (const u of ['https://notgoogle-analytics.com/x.js', 'https://plausible.io.example.org/js/script.js', '/_next/static/chunks/main.js',
-      '/js/posthog.com.js', 'http://[::1', '']) {
+      '/js/posthog.com.js', 'http://[::1', '', 'https://cdn.example.org/matomo.json', 'https://docs.example.org/guides/matomo.js.html']) {
       expect(vendorForUrl(u), u).toBeUndefined();
     }
   });

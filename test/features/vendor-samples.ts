@@ -124,6 +124,70 @@ mixpanel.init("MIXTOKEN42", { track_pageview: true });
     markers: ['window.va', '_vercel/insights'],
   },
   {
+    // As Docusaurus's Matomo plugin and Matomo's own install page hand it out: a self-hosted tracker.
+    vendor: 'matomo',
+    html: `<script>
+  var _paq = window._paq = window._paq || [];
+  _paq.push(['trackPageView']);
+  _paq.push(['enableLinkTracking']);
+  (function() {
+    var u="https://stats.example.org/";
+    _paq.push(['setTrackerUrl', u+'matomo.php']);
+    _paq.push(['setSiteId', '7']);
+    var d=document, g=d.createElement('script'), s=d.getElementsByTagName('script')[0];
+    g.async=true; g.src=u+'matomo.js'; s.parentNode.insertBefore(g,s);
+  })();
+</script>
+<noscript><p><img referrerpolicy="no-referrer-when-downgrade" src="https://stats.example.org/matomo.php?idsite=7&amp;rec=1" style="border:0;" alt="" /></p></noscript>
+<script async src="https://stats.example.org/piwik.js"></script>`,
+    markers: ['_paq', 'stats.example.org', 'matomo.php', 'piwik.js'],
+  },
+  {
+    vendor: 'umami',
+    html: `<script defer src="https://cloud.umami.is/script.js" data-website-id="00000000-0000-4000-8000-00000000umam"></script>`,
+    markers: ['umami.is', '00000000umam'],
+  },
+  {
+    vendor: 'simpleanalytics',
+    html: `<script async defer src="https://scripts.simpleanalyticscdn.com/latest.js"></script>
+<noscript><img src="https://queue.simpleanalyticscdn.com/noscript.gif" alt="" referrerpolicy="no-referrer-when-downgrade" /></noscript>`,
+    markers: ['simpleanalyticscdn'],
+  },
+  {
+    vendor: 'goatcounter',
+    html: `<script data-goatcounter="https://docs-example.goatcounter.com/count" async src="//gc.zgo.at/count.js"></script>`,
+    markers: ['goatcounter', 'gc.zgo.at'],
+  },
+  {
+    vendor: 'cloudflare',
+    html: `<script defer src='https://static.cloudflareinsights.com/beacon.min.js' data-cf-beacon='{"token": "cf0123456789abcdef"}'></script>`,
+    markers: ['cloudflareinsights', 'cf0123456789abcdef'],
+  },
+  {
+    vendor: 'yandex',
+    html: `<script type="text/javascript">
+   (function(m,e,t,r,i,k,a){m[i]=m[i]||function(){(m[i].a=m[i].a||[]).push(arguments)};
+   m[i].l=1*new Date();k=e.createElement(t),a=e.getElementsByTagName(t)[0],k.async=1,k.src=r,a.parentNode.insertBefore(k,a)})
+   (window, document, "script", "https://mc.yandex.ru/metrika/tag.js", "ym");
+   ym(98765432, "init", { clickmap:true, trackLinks:true, accurateTrackBounce:true });
+</script>
+<noscript><div><img src="https://mc.yandex.ru/watch/98765432" style="position:absolute; left:-9999px;" alt="" /></div></noscript>`,
+    markers: ['mc.yandex.ru', '98765432'],
+  },
+  {
+    vendor: 'baidu',
+    html: `<script>
+var _hmt = _hmt || [];
+(function() {
+  var hm = document.createElement("script");
+  hm.src = "https://hm.baidu.com/hm.js?0123456789abcdef0123456789abcdef";
+  var s = document.getElementsByTagName("script")[0];
+  s.parentNode.insertBefore(hm, s);
+})();
+</script>`,
+    markers: ['hm.baidu.com', '_hmt'],
+  },
+  {
     vendor: 'onetrust',
     html: `<!-- OneTrust Cookies Consent Notice start for docs.example.com -->
 <script type="text/javascript" src="https://cdn.cookielaw.org/consent/0190a3c4-0000-7000-8000-000000000001/OtAutoBlock.js"></script>
