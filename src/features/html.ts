@@ -7,6 +7,7 @@ import { addRemovalHandlers, screenSnippet, tally, type Tally } from './html-rem
 import { addWidgetRemoval } from './html-widgets.js';
 import { addOfflineHandlers } from './html-offline.js';
 import { addVendorMapping } from './html-vendor.js';
+import { addOwnLinks } from './html-own-links.js';
 import { RawTextBuffer } from './rawtext.js';
 import { SPOOFED_FLAGS, needsScreening, scriptKind } from './script-kinds.js';
 import { widgetsFor, type WidgetOverrides } from './widgets.js';
@@ -28,6 +29,8 @@ export interface TransformContext {
   vendors?: readonly AnalyticsVendor[];
   /** Vendoring: original reference → same-origin URL of the version's vendored copy (serve builds it from the manifest). */
   vendorMap?: Record<string, string>;
+  /** The site's own published origins (`https://docs.example.com`): links to them become same-origin links. */
+  ownOrigins?: string[];
 }
 
 export interface TransformResult {
@@ -72,6 +75,7 @@ export async function transformHtmlDetailed(html: string | Buffer, ctx: Transfor
   addRemovalHandlers(rw, { analyticsOff, offScripts, vendors, raw, removed });
   if (ctx.deployment === 'air-gapped') addOfflineHandlers(rw, removed);
   if (ctx.vendorMap) addVendorMapping(rw, ctx.vendorMap, removed);
+  if (ctx.ownOrigins !== undefined && ctx.ownOrigins.length > 0) addOwnLinks(rw, ctx.ownOrigins, removed);
   // Widgets of features that are off leave the page (the hide style stays for run-time additions).
   addWidgetRemoval(rw, hiddenSelectors(resolved, ctx.hideSelectors), removed);
 

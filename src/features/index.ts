@@ -8,6 +8,7 @@ export { ANALYTICS_VENDORS, ANALYTICS_PATH_PREFIXES, vendorForUrl, vendorForSnip
 export { DEFAULT_WIDGETS, widgetsFor, checkSelector, type FeatureWidgets, type WidgetOverrides } from './widgets.js';
 export { LOCAL_SEARCH_SCRIPT, cspHash, featuresScript, featuresMeta, hideStyle, hiddenSelectors, headInjection, type InlineCode } from './inject.js';
 export { transformHtml, transformHtmlDetailed, type TransformContext, type TransformResult } from './html.js';
+export { ownOrigin } from './html-own-links.js';
 export { cspFor, type CspOptions } from './csp.js';
 export { featureForPath, failFastResponse, type FailFastResponse } from './failfast.js';
 export { createPagePolicy, type PagePolicy } from './page-policy.js';

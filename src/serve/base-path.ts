@@ -1,10 +1,8 @@
-import { open } from 'node:fs/promises';
 import type { VersionSource } from './source.js';
+import { readStart } from './site-address.js';
 
 /** Root-relative `href`/`src` values ("/x/y", never "//host"). */
 const URL_ATTR = /\s(?:href|src)\s*=\s*["']?(\/(?!\/)[^"'\s>]*)/gi;
-/** How much of a page is read to decide (the head and navigation are at its start). */
-const READ_BYTES = 1024 * 1024;
 const PAGES = ['index.html', '404.html'];
 
 /**
@@ -49,19 +47,25 @@ function decoded(p: string): string | null {
   }
 }
 
-/** Read the start of the site's root pages and detect its sub-path (I/O; bounded reads). */
-export async function basePathOf(src: VersionSource, isUrl: (path: string) => boolean): Promise<string | null> {
+/**
+ * The sub-path a home page says it was published at (`<link rel=canonical
+ * href="https://org.example.io/project/">`, or its sitemap's common folder: see site-address.ts),
+ * when the export holds its pages at the root and nothing at that path (pure).
+ */
+export function homeBasePath(homePath: string | null, isUrl: (path: string) => boolean): string | null {
+  if (homePath === null || !isUrl('/') || isUrl(homePath)) return null;
+  const segs = decoded(homePath.slice(1, -1))?.split('/') ?? [];
+  if (segs.length === 0 || segs.some((s) => s === '' || s.startsWith('.') || s === '_airlock' || s.includes('\\'))) return null;
+  return segs.join('/');
+}
+
+/**
+ * Read the start of the site's root pages and detect its sub-path (I/O; bounded reads): from its
+ * links first, else from where its home page says it was published.
+ */
+export async function basePathOf(src: VersionSource, isUrl: (path: string) => boolean, homePath: string | null = null): Promise<string | null> {
   const names = new Set(src.files.map((f) => f.path));
   let html = '';
-  for (const page of PAGES.filter((p) => names.has(p))) {
-    const fh = await open(src.siteDir.replace(/\/?$/, '/') + page, 'r');
-    try {
-      const buf = Buffer.alloc(READ_BYTES);
-      const { bytesRead } = await fh.read(buf, 0, READ_BYTES, 0);
-      html += buf.subarray(0, bytesRead).toString('utf8');
-    } finally {
-      await fh.close();
-    }
-  }
-  return detectBasePath(html, isUrl);
+  for (const page of PAGES.filter((p) => names.has(p))) html += await readStart(src.siteDir.replace(/\/?$/, '/') + page);
+  return detectBasePath(html, isUrl) ?? homeBasePath(homePath, isUrl);
 }

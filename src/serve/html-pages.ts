@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { AirlockError, StoreError } from '../errors.js';
 import type { TransformContext } from '../features/index.js';
 import { cacheKey, transformCodeDigest } from './html-cache/key.js';
+import { siteAddress, type SiteAddress } from './site-address.js';
 import { cachedName } from './html-cache/cached.js';
 import { openHtmlCache, type HtmlCache, type PageBuilder } from './html-cache/open.js';
 import type { CachedPage } from './html-cache/cached.js';
@@ -27,6 +28,8 @@ export interface PagesOptions {
   statAbove?: number;
   /** Missing pages are built only on request until `release` (a starting server; see html-cache/pool.ts). */
   held?: boolean;
+  /** Where the site was published (site-address.ts), when the caller has read it already. */
+  address?: SiteAddress;
 }
 
 /** The cache key of a spec; null for an in-process hook without a key (never shared). */
@@ -53,8 +56,13 @@ export interface OpenedPages {
 }
 
 export async function openPages(src: VersionSource, given: HtmlTransformSpec, o: PagesOptions): Promise<OpenedPages> {
-  // Vendoring: a version with vendored files has its pages point at them (part of the context, so of the cache key).
-  const spec: HtmlTransformSpec = 'context' in given && src.vendor.length > 0 ? { context: { ...given.context, vendorMap: vendorMap(src.vendor) } } : given;
+  // Per version, and so part of the context and of the cache key: vendoring (pages point at the
+  // carried copies) and the site's own published origins (links to them become same-origin).
+  let spec: HtmlTransformSpec = given;
+  if ('context' in given) {
+    const { origins } = o.address ?? (await siteAddress(src));
+    spec = { context: { ...given.context, ...(src.vendor.length > 0 ? { vendorMap: vendorMap(src.vendor) } : {}), ...(origins.length > 0 ? { ownOrigins: origins } : {}) } };
+  }
   const key = await specKey(spec);
   const builder: PageBuilder = 'context' in spec ? { context: spec.context } : { run: spec.run };
   const files = src.files.filter((f) => isTransformedPage(f.path));

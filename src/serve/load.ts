@@ -4,6 +4,7 @@ import { isTransformedPage, openPages, type HtmlTransformSpec, type PagesOptions
 import { variantsLater } from './variants-later.js';
 import { basePathOf } from './base-path.js';
 import { addBasePath } from './routes.js';
+import { siteAddress, type SiteAddress } from './site-address.js';
 
 export type { CspSource } from './version-index.js';
 export interface IndexLoadOptions extends PagesOptions { csp: CspSource; html: HtmlTransformSpec | null }
@@ -16,7 +17,8 @@ export interface IndexLoadOptions extends PagesOptions { csp: CspSource; html: H
  */
 export async function loadIndex(from: { store: string; label: string } | { site: SiteInput }, o: IndexLoadOptions): Promise<LoadedIndex> {
   const src: VersionSource = 'site' in from ? siteSource(from.site) : await loadFromStore(from.store, from.label);
-  const pages = o.html ? await openPages(src, o.html, o) : null;
+  const address = await siteAddress(src);
+  const pages = o.html ? await openPages(src, o.html, { ...o, address }) : null;
   const idx = buildIndex(src, { csp: o.csp, replacements: pages?.ready, later: pages?.later });
   const htmlPending = pages !== null && pages.missing > 0;
   const assets = 'store' in from && !src.precompressed
@@ -35,16 +37,16 @@ export async function loadIndex(from: { store: string; label: string } | { site:
     };
   }
   try {
-    return await withBasePath(src, idx, o);
+    return await withBasePath(src, idx, address, o);
   } catch (err) {
     await idx.preparing?.stop();
     throw err;
   }
 }
 
-async function withBasePath(src: VersionSource, idx: LoadedIndex, o: IndexLoadOptions): Promise<LoadedIndex> {
+async function withBasePath(src: VersionSource, idx: LoadedIndex, address: SiteAddress, o: IndexLoadOptions): Promise<LoadedIndex> {
   // Before the index is swapped in (it never changes afterwards): a site built for a sub-path gets its aliases.
-  const basePath = await basePathOf(src, (p) => idx.routes.has(p));
+  const basePath = await basePathOf(src, (p) => idx.routes.has(p), address.homePath);
   if (basePath !== null) {
     addBasePath(idx.routes, basePath);
     o.log(`airlock serve: ${src.label} is built for the sub-path /${basePath}/: served at / and at /${basePath}/`);
