@@ -14,7 +14,7 @@ import { probeListen } from '../util/listen.js';
 import { trapFor } from './interrupt.js';
 import { Progress } from './progress.js';
 import { downloadReporter } from './reporters.js';
-import { createMetrics, loadTlsPair } from '../serve/index.js';
+import { createMetrics, loadTlsPair, parseBasePath } from '../serve/index.js';
 import { Follower, followToken, targetOf } from '../fleet/index.js';
 import { readState } from '../store/index.js';
 import { startBootstrap } from '../values/index.js';
@@ -25,7 +25,7 @@ const usage = `usage: airlock serve [--values FILE] [--store DIR] [--version V] 
                      [--port N] [--host H] [--workers N] [--access-log FILE|-] [--cache-mb N] [--metrics] [--mirror --mirror-tokens FILE]
                      [--assistant-url URL] [--rate-limit-org-hour N] [--rate-limit-ip-day N]
                      [--follow MIRROR_URL [--trust KEY.pub ...] [--allow-unsigned] [--follow-poll-ms N]]
-                     [--fleet-lead-ms N] [--skew-grace SECONDS] [--tls-cert FILE --tls-key FILE]
+                     [--fleet-lead-ms N] [--skew-grace SECONDS] [--base-path P] [--tls-cert FILE --tls-key FILE]
 
 Serve the store's active version (or --version V, pinned: activation is then ignored).
 Unpinned servers switch to a newly activated version within 1 s (also on SIGHUP).
@@ -54,6 +54,10 @@ SIGTERM/SIGINT: stop accepting, finish in-flight requests, exit 0. Prints the UR
   --cache-mb N         memory budget for small files (default 64)
   --metrics            GET /_airlock/metrics in Prometheus text format (requests by method and status
                        class, latency, bytes, served version, switches, imports, mirror downloads)
+  --base-path P        the sub-path the site was built for (/project/): served there and at /.
+                       Default: detected per version from the site's own links, canonical URL and
+                       sitemap; / turns detection off. Links to the site's published address
+                       (its domain, canonical URL) are always made same-origin.
 
 Fleets (docs/fleet.md):
   --follow URL         follow an airlock mirror (serve --mirror at URL): when its active version
@@ -111,7 +115,7 @@ const command: Command = {
       'assistant-url': { type: 'string' }, 'rate-limit-org-hour': numeric(NUMBERS['rate-limit-org-hour']), 'rate-limit-ip-day': numeric(NUMBERS['rate-limit-ip-day']),
       values: { type: 'string' }, mirror: { type: 'boolean' }, 'mirror-tokens': { type: 'string' }, metrics: { type: 'boolean' },
       follow: { type: 'string' }, trust: { type: 'string', multiple: true }, 'allow-unsigned': { type: 'boolean' }, 'follow-poll-ms': numeric(NUMBERS['follow-poll-ms']),
-      'fleet-lead-ms': numeric(NUMBERS['fleet-lead-ms']), 'skew-grace': numeric(NUMBERS['skew-grace']), 'tls-cert': { type: 'string' }, 'tls-key': { type: 'string' },
+      'fleet-lead-ms': numeric(NUMBERS['fleet-lead-ms']), 'skew-grace': numeric(NUMBERS['skew-grace']), 'base-path': { type: 'string' }, 'tls-cert': { type: 'string' }, 'tls-key': { type: 'string' },
     }, false);
     if ((values['tls-cert'] === undefined) !== (values['tls-key'] === undefined)) throw new UsageError('--tls-cert and --tls-key go together', { subject: values['tls-cert'] === undefined ? '--tls-cert' : '--tls-key' });
     const tlsFiles = values['tls-cert'] === undefined ? null : { cert: resolve(ctx.cwd, values['tls-cert']), key: resolve(ctx.cwd, values['tls-key']!) };
@@ -129,6 +133,7 @@ const command: Command = {
     // Only a bundle to download may create the store; otherwise a missing one is a wrong --store (exit 2).
     const workers = n.workers ?? 1;
     const grace = numberOption(s.skewGrace, '--skew-grace', NUMBERS['skew-grace']) ?? 600;
+    const basePath = s.basePath === undefined ? undefined : parseBasePath(s.basePath, values['base-path'] !== undefined ? '--base-path' : 'basePath');
     if (s.follow && workers > 1) throw new UsageError('--follow runs one process per replica (--workers 1): each worker would import on its own', { subject: '--follow' });
     if (s.follow && version !== undefined) throw new UsageError('--follow and a pinned --version exclude each other: a follower serves what the mirror activates', { subject: '--follow' });
     if (s.follow && s.staticExport?.bundleUrl) throw new UsageError('--follow and staticExport.bundleUrl exclude each other: a follower gets its versions from the mirror', { subject: '--follow' });
@@ -194,7 +199,7 @@ const command: Command = {
       if (prepared === null) return 0;
       warning = prepared.warning;
       const code = await runServer({
-        server: { store, version: prepared.version, cacheBytes: cacheMb * 1024 * 1024, ...features, ...extras, metrics, skewGraceMs: Math.round(grace * 1000), tls: tls ?? undefined },
+        server: { store, version: prepared.version, cacheBytes: cacheMb * 1024 * 1024, ...features, ...extras, metrics, skewGraceMs: Math.round(grace * 1000), basePath, tls: tls ?? undefined },
         port: prepared.port,
         host,
         workers,

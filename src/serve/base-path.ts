@@ -1,3 +1,5 @@
+import { UsageError } from '../errors.js';
+import { escapeControls } from '../util/terminal.js';
 import type { VersionSource } from './source.js';
 import { readStart } from './site-address.js';
 
@@ -45,6 +47,24 @@ function decoded(p: string): string | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * An explicit sub-path (`serve --base-path /project/`, values key `basePath`): the segments
+ * without slashes (`project`, `org/project`), or null for `/` (the site is served at the root
+ * only, and no sub-path is detected). Refused: dot segments, empty segments, backslashes, control
+ * characters, the reserved `_airlock`, over 200 characters.
+ */
+export function parseBasePath(raw: string, name = '--base-path'): string | null {
+  const t = raw.trim();
+  const segs = t.split('/').filter((s) => s !== '');
+  // eslint-disable-next-line no-control-regex -- control characters are among what is refused
+  const bad = t.length > 200 || !t.startsWith('/') || /[\\\x00-\x1f\x7f?#%]/.test(t) || /\/\//.test(t)
+    || segs.some((s) => s === '.' || s === '..' || s.startsWith('.') || s === '_airlock');
+  if (bad) {
+    throw new UsageError(`${name} ${escapeControls(JSON.stringify(raw))} is not a site path: give one like /project/ (segments of letters, digits and - _ ~, not . or .. or _airlock), or / for the root`, { subject: name }, 'AIRLOCK_BAD_BASE_PATH');
+  }
+  return segs.length === 0 ? null : segs.join('/');
 }
 
 /**

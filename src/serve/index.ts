@@ -10,3 +10,4 @@ export { htmlContextFor } from './html-context.js';
 export { createMetrics, type ServeMetrics } from './metrics.js';
 export type { HtmlTransformSpec } from './html-pages.js';
 export { loadTlsPair, type TlsFiles, type TlsPair } from './tls.js';
+export { parseBasePath } from './base-path.js';

@@ -7,7 +7,12 @@ import { addBasePath } from './routes.js';
 import { siteAddress, type SiteAddress } from './site-address.js';
 
 export type { CspSource } from './version-index.js';
-export interface IndexLoadOptions extends PagesOptions { csp: CspSource; html: HtmlTransformSpec | null }
+export interface IndexLoadOptions extends PagesOptions {
+  csp: CspSource;
+  html: HtmlTransformSpec | null;
+  /** The site's sub-path as given (`serve --base-path`: segments, or null for the root only); undefined: detected. */
+  basePath?: string | null;
+}
 
 /**
  * Read a version (store or site folder), get its transformed HTML from the cache, and index it.
@@ -46,7 +51,7 @@ export async function loadIndex(from: { store: string; label: string } | { site:
 
 async function withBasePath(src: VersionSource, idx: LoadedIndex, address: SiteAddress, o: IndexLoadOptions): Promise<LoadedIndex> {
   // Before the index is swapped in (it never changes afterwards): a site built for a sub-path gets its aliases.
-  const basePath = await basePathOf(src, (p) => idx.routes.has(p), address.homePath);
+  const basePath = o.basePath !== undefined ? o.basePath : await basePathOf(src, (p) => idx.routes.has(p), address.homePath);
   if (basePath !== null) {
     addBasePath(idx.routes, basePath);
     o.log(`airlock serve: ${src.label} is built for the sub-path /${basePath}/: served at / and at /${basePath}/`);

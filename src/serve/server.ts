@@ -53,6 +53,8 @@ export interface AirlockServerOptions {
   pollMs?: number;
   /** Skew protection (skew.ts): ms a previous version's non-HTML files keep answering after a switch (default 10 min; 0: off). */
   skewGraceMs?: number;
+  /** The site's sub-path (base-path.ts parseBasePath: segments, or null for the root only); undefined: detected per version. */
+  basePath?: string | null;
   /** Count requests and switches for `GET /_airlock/metrics` (src/serve/metrics.ts). */
   metrics?: ServeMetrics;
   /** Called with every version index swapped in (start, switch, repair): derived data such as local search. */
@@ -102,7 +104,7 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
   const scratch = () => (scratchDir ??= mkdtemp(join(tmpdir(), 'airlock-serve-html-')));
   const html = o.htmlTransform ?? (o.transformHtml ? { run: o.transformHtml } : null);
   const smallMax = o.smallFileMax ?? 64 * 1024;
-  const loadOpts: IndexLoadOptions = { csp: o.csp ?? DEFAULT_CSP, html, scratch, log, poolSize: o.transformPoolSize, statAbove: smallMax };
+  const loadOpts: IndexLoadOptions = { csp: o.csp ?? DEFAULT_CSP, html, scratch, log, poolSize: o.transformPoolSize, statAbove: smallMax, basePath: o.basePath };
   if (!o.site && !o.store) throw new StoreError('AIRLOCK_NO_SOURCE', 'createAirlockServer needs a store or a site');
   let label = o.version ?? null;
   if (!o.site && label === null) {

@@ -66,6 +66,8 @@ export function valuesSchema(strict: boolean) {
     }).optional(),
     /** Skew protection: seconds a previous version's non-HTML files keep answering after a switch. */
     skewGraceSeconds: z.number().min(0).max(7 * 24 * 3600).optional(),
+    /** The site's sub-path (`/project/`; `/`: the root only), instead of detecting it. */
+    basePath: z.string().max(200).optional(),
   });
 }
 

@@ -7,6 +7,7 @@ export interface ServeFlags {
   store?: string; version?: string; deployment?: string; enable?: string[]; disable?: string[];
   port?: string; host?: string; mirror?: boolean; 'mirror-tokens'?: string;
   follow?: string; 'follow-poll-ms'?: string; trust?: string[]; 'allow-unsigned'?: boolean; 'fleet-lead-ms'?: string; 'skew-grace'?: string;
+  'base-path'?: string;
 }
 
 export interface StaticExportSettings {
@@ -26,6 +27,8 @@ export interface ServeSettings {
   follow: FollowSettings | null;
   /** Skew protection grace, seconds (flag string or the values file's number). */
   skewGrace?: string;
+  /** The site's sub-path as written (serve --base-path or basePath), checked by serve. */
+  basePath?: string;
   /** A values file was given (serve --values): messages may then name its keys. */
   valuesFile: boolean;
 }
@@ -85,6 +88,7 @@ export function mergeSettings(flags: ServeFlags, given?: Values): ServeSettings 
       allowUnsigned: flags['allow-unsigned'] ?? v.follow?.allowUnsigned ?? false,
     },
     skewGrace: flags['skew-grace'] ?? (v.skewGraceSeconds === undefined ? undefined : String(v.skewGraceSeconds)),
+    basePath: flags['base-path'] ?? v.basePath,
     valuesFile: given !== undefined,
   };
 }
