@@ -2,7 +2,7 @@ import { lstat, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative } from 'node:path';
 import { UsageError, outputExists } from '../errors.js';
 import { storePaths } from '../store/index.js';
-import { atomicWriteFile, describeFsError } from '../util/fsx.js';
+import { atomicWriteFile, describeFsError, kindOf } from '../util/fsx.js';
 
 /**
  * An output FILE a user names (`receipt --out FILE`): only a new regular file, or with `force` an
@@ -22,16 +22,6 @@ export interface OutFileRule {
 }
 
 const refuse = (path: string, why: string) => new UsageError(`${path} ${why}`, { subject: path }, 'AIRLOCK_OUT_PATH');
-
-function kindOf(st: Awaited<ReturnType<typeof lstat>>): string {
-  if (st.isSymbolicLink()) return 'a symbolic link';
-  if (st.isDirectory()) return 'a folder';
-  if (st.isFIFO()) return 'a FIFO (named pipe)';
-  if (st.isCharacterDevice()) return 'a character device';
-  if (st.isBlockDevice()) return 'a block device';
-  if (st.isSocket()) return 'a socket';
-  return st.isFile() ? 'a regular file' : 'of an unknown kind';
-}
 
 const exists = (p: string) => lstat(p).then(() => true, () => false);
 

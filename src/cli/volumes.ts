@@ -39,7 +39,7 @@ export async function packageArgs(positionals: string[], volumes: string[] | und
     const st = await stat(d).catch((err: unknown) => {
       throw new UsageError(`--volumes: ${d} ${describeFsError(err)}; give folders that hold volumes`, { subject: d });
     });
-    if (!st.isDirectory()) throw new UsageError(`--volumes: ${d} is ${st.isFile() ? 'a regular file' : kindOf(st)}, not a folder; give folders that hold volumes`, { subject: d });
+    if (!st.isDirectory()) throw new UsageError(`--volumes: ${d} is ${kindOf(st)}, not a folder; give folders that hold volumes`, { subject: d });
   }
   if (paths.length === 1 && dirs.length === 0 && !(await isVolume(paths[0]!))) {
     // A regular file, or refused here in words (a FIFO, a device, a folder, a loop, missing), before any command reads it.
