@@ -5,6 +5,7 @@ import { DigestMismatchError, UsageError, outputExists } from '../errors.js';
 import { fsyncDir, tempSibling } from '../util/fsx.js';
 import { ManifestSchema, serializeManifest, type Manifest } from './manifest.js';
 import { MIN_TAIL, encodeHeader, padded } from './tar-header.js';
+import { describeZodError } from '../upstream/describe.js';
 
 const CHUNK = 1024 * 1024;
 
@@ -60,7 +61,7 @@ export async function writePackage(o: { outPath: string; manifest: Manifest; arc
   /** Vendoring: the bytes of each file the manifest's `vendor` lists, by its member path. */
   vendorBytes?: ReadonlyMap<string, Buffer> }): Promise<{ path: string; sha256: string }> {
   const checked = ManifestSchema.safeParse(o.manifest);
-  if (!checked.success) throw new UsageError(`refusing to write an invalid manifest: ${checked.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`, { subject: 'airlock.json' });
+  if (!checked.success) throw new UsageError(`refusing to write an invalid manifest: ${describeZodError(checked.error)}`, { subject: 'airlock.json' });
   const manifestBytes = serializeManifest(o.manifest);
   const signature = o.signKey ? sign(null, manifestBytes, o.signKey) : null;
   const mtime = new Date(Math.floor(Date.parse(o.manifest.createdAt) / 1000) * 1000);

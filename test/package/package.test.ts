@@ -17,6 +17,15 @@ beforeAll(async () => { dir = await mkdtemp(join(tmpdir(), 'airlock-pkg-')); });
 afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
 
 describe('writePackage / readPackage', () => {
+  it('refuses to write an invalid manifest naming the fields in words, never the validation library\'s', async () => {
+    const { archivePath, manifest } = await makePackage({ outDir: join(dir, 'invalid') });
+    const bad = { ...manifest, version: 7, files: [{ path: 'a.html', size: '1' }], archive: [] } as unknown as typeof manifest;
+    const err = await writePackage({ outPath: join(dir, 'invalid', 'bad.airlock'), manifest: bad, archivePath }).then(() => null, (e: Error) => e);
+    expect(err).toMatchObject({ code: 'AIRLOCK_USAGE' });
+    expect(err!.message).toMatch(/^refusing to write an invalid manifest: .*version: must be a text string/);
+    expect(err!.message).not.toMatch(/Invalid input|expected \w+, received|Too big|Too small|Unrecognized key|Invalid option/);
+  });
+
   it('writes exactly airlock.json, airlock.json.sig, bundle.tar.gz in that order (GNU tar agrees)', async () => {
     const { pkgPath } = await makePackage({ outDir: join(dir, 'order'), signKey: privateKey });
     const listing = execFileSync('tar', ['-tvf', pkgPath], { encoding: 'utf8' }).trim().split('\n');
