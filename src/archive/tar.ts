@@ -106,7 +106,7 @@ function watchInflation(g: Gunzip, limits: ArchiveLimits, name: () => string, fa
 
 export function zlibError(e: NodeJS.ErrnoException, subject: string) {
   const truncated = e.code === 'Z_BUF_ERROR' || /unexpected end/i.test(e.message);
-  return malformed(truncated ? ARCHIVE_CODES.TRUNCATED : ARCHIVE_CODES.CORRUPT, subject, `${truncated ? 'compressed data ends early (truncated)' : 'corrupt compressed data'}: ${e.message}`, {}, e);
+  return malformed(truncated ? ARCHIVE_CODES.TRUNCATED : ARCHIVE_CODES.CORRUPT, subject, truncated ? 'compressed data ends early (truncated)' : 'corrupt compressed data', {}, e);
 }
 
 /**
