@@ -9,6 +9,7 @@ import { Channel } from './channel.js';
 import { nulInMeta, tarKind } from './tar-kind.js';
 import { rangeStream, type Range } from './source.js';
 import { pumpEntries } from './pump.js';
+import { describeFsError } from '../util/fs-words.js';
 
 const INFLATE_CHUNK = 256 * 1024;
 
@@ -36,7 +37,7 @@ export function readTar(r: Range, gzip: boolean, guard: EntryGuard, limits: Arch
   };
 
   let gunzip: Gunzip | undefined;
-  input.on('error', (e) => fail(malformed(ARCHIVE_CODES.TRUNCATED, r.path, `cannot read: ${e.message}`, {}, e)));
+  input.on('error', (e) => fail(malformed(ARCHIVE_CODES.TRUNCATED, r.path, `cannot read: ${describeFsError(e, 'write')}`, {}, e)));
   if (gzip) {
     gunzip = createGunzip({ chunkSize: INFLATE_CHUNK });
     watchInflation(gunzip, limits, lastNameOf, fail);
@@ -105,7 +106,7 @@ function watchInflation(g: Gunzip, limits: ArchiveLimits, name: () => string, fa
 
 export function zlibError(e: NodeJS.ErrnoException, subject: string) {
   const truncated = e.code === 'Z_BUF_ERROR' || /unexpected end/i.test(e.message);
-  return malformed(truncated ? ARCHIVE_CODES.TRUNCATED : ARCHIVE_CODES.CORRUPT, subject, `${truncated ? 'compressed data ends early (truncated)' : 'corrupt compressed data'}: ${e.message}`, {}, e);
+  return malformed(truncated ? ARCHIVE_CODES.TRUNCATED : ARCHIVE_CODES.CORRUPT, subject, truncated ? 'compressed data ends early (truncated)' : 'corrupt compressed data', {}, e);
 }
 
 /**

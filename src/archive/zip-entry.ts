@@ -4,6 +4,7 @@ import type { CdEntry } from './zip-cd.js';
 import { ARCHIVE_CODES, malformed, unsafe } from './errors.js';
 import { handleRangeStream, READ_CHUNK, type Range, type ReadHandle } from './source.js';
 import { zlibError } from './tar.js';
+import { describeFsError } from '../util/fs-words.js';
 
 /**
  * Counts what actually comes out, never trusting the declared size: more bytes than declared is
@@ -34,7 +35,7 @@ class EntryCheck extends Transform {
 export function zipEntryStream(fh: ReadHandle, r: Range, dataStart: number, e: CdEntry): Readable {
   const check = new EntryCheck(e);
   const raw = handleRangeStream(fh, r.start + dataStart, e.compressedSize);
-  raw.on('error', (err: NodeJS.ErrnoException) => check.destroy(malformed(ARCHIVE_CODES.TRUNCATED, e.name, `cannot read: ${err.message}`, {}, err)));
+  raw.on('error', (err: NodeJS.ErrnoException) => check.destroy(malformed(ARCHIVE_CODES.TRUNCATED, e.name, `cannot read: ${describeFsError(err, 'write')}`, {}, err)));
   if (e.method === 8) {
     // Output buffer sized to the entry (zlib keeps one per stream, freed only by GC): 10,000
     // entries of 100 KB no longer churn 2.5 GB of 256 KiB buffers. The declared size only tunes

@@ -10,6 +10,7 @@ import type { Command } from './main.js';
 import { trapFor } from './interrupt.js';
 import { listenError } from '../util/listen.js';
 import { whenAborted } from '../util/signals.js';
+import { describeFsError } from '../util/fs-words.js';
 
 /**
  * `airlock emulate`: the service stand-in on a port until Ctrl-C. Its keys are random per run and
@@ -35,7 +36,7 @@ async function writeKeyFiles(dir: string | undefined, k: { admin: string; assist
   else {
     made = await mkdir(dir, { mode: 0o700 }).then(() => dir!, (err: NodeJS.ErrnoException) => {
       if (err.code === 'EEXIST') return null;
-      throw new UsageError(`--keys-dir ${dir}: ${err.code === 'ENOENT' ? 'its parent folder does not exist' : err.code}`, { subject: '--keys-dir' });
+      throw new UsageError(`--keys-dir ${dir}: ${err.code === 'ENOENT' ? 'its parent folder does not exist' : describeFsError(err, 'write')}`, { subject: '--keys-dir', errno: err.code });
     });
     const s = await stat(dir);
     if (!s.isDirectory()) throw new UsageError(`--keys-dir ${dir} is not a folder`, { subject: '--keys-dir' });

@@ -2,6 +2,7 @@ import { UpstreamError } from '../errors.js';
 import { cappedText } from '../util/capped-body.js';
 import { ErrorBodySchema, netError, sanitize } from '../upstream/index.js';
 import { FleetAnswerSchema, FLEET_POLL_PATH, type FleetAnswer, type FleetReport } from '../mirror/index.js';
+import { describeZodError } from '../upstream/index.js';
 
 /** The mirror's answer is small; a bigger one is a hostile or broken mirror. */
 const MAX_ANSWER_BYTES = 64 * 1024;
@@ -47,7 +48,7 @@ export async function pollMirror(base: string, token: string, report: FleetRepor
     throw fail(`the mirror's fleet answer is not JSON (${Buffer.byteLength(text)} bytes)`);
   }
   const a = FleetAnswerSchema.safeParse(json);
-  if (!a.success) throw fail(`the mirror's fleet answer is malformed: ${sanitize(a.error.issues.slice(0, 3).map((i) => `${i.path.join('.')}: ${i.message}`).join('; '))}`);
+  if (!a.success) throw fail(`the mirror's fleet answer is malformed: ${sanitize(describeZodError(a.error, 3))}`);
   return a.data;
 }
 

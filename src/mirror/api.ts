@@ -8,6 +8,7 @@ import { pageCountOf } from './pages.js';
 import { signLink } from './sign.js';
 import { checkBearer } from './tokens.js';
 import { readVersion, versionForDomain, type MirrorVersion } from './versions.js';
+import { describeZodError } from '../upstream/index.js';
 
 /**
  * The service's static-export API, answered from the store (the mirror): every client of the
@@ -54,7 +55,7 @@ export function mirrorApi(d: ApiDeps): Hono<AppEnv> {
   app.post(base, async (c) => {
     // `paths` is validated like the service does, and ignored: a stored version is exported whole.
     const body = StartExportRequestSchema.safeParse(await c.req.json().catch(() => undefined));
-    if (!body.success) return c.json({ error: `invalid request: ${body.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ')}` }, 400);
+    if (!body.success) return c.json({ error: `invalid request: ${describeZodError(body.error)}` }, 400);
     const { domain } = body.data;
     const version = body.data.version ?? undefined;
     const v = await versionForDomain(d.store, domain, version);

@@ -8,6 +8,7 @@ import { PACKAGE_NAME } from './objects.js';
 import { signLink } from './sign.js';
 import { checkBearer } from './tokens.js';
 import { readVersion } from './versions.js';
+import { describeZodError } from '../upstream/index.js';
 
 /**
  * Rollout coordination for replicas that follow this mirror (`airlock serve --follow URL`), in
@@ -126,7 +127,7 @@ export function fleetApi(o: FleetOptions): Hono<AppEnv> {
       return c.json({ error: 'a fleet report is a JSON object' }, 400);
     }
     const report = FleetReportSchema.safeParse(json);
-    if (!report.success) return c.json({ error: `invalid fleet report: ${report.error.issues.slice(0, 5).map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ')}` }, 400);
+    if (!report.success) return c.json({ error: `invalid fleet report: ${describeZodError(report.error, 5)}` }, 400);
     const active = (await readState(o.store)).active;
     const v = active === null ? null : await readVersion(o.store, active);
     const now = o.now();

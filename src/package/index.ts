@@ -6,7 +6,7 @@ export { checkManifestLimits } from './limits.js';
 export { countPages } from './pages.js';
 export { generateKeyPair, loadPrivateKey, loadPublicKey, fingerprint } from './keys.js';
 export { writePackage } from './writer.js';
-export { readPackage, readPackageRange, verifyVendorMembers, inputPath, inputRange, MAX_SIGNATURES, SIGNATURE_BYTES, signatureMember, type PackageLayout, type PackageInput } from './reader.js';
+export { readPackage, readPackageRange, verifyVendorMembers, inputPath, inputRange, MAX_MANIFEST_BYTES, MAX_SIGNATURES, SIGNATURE_BYTES, signatureMember, type PackageLayout, type PackageInput } from './reader.js';
 export { addSignature, type SignResult } from './sign.js';
 export { signersOf, signaturesOf } from './signature.js';
 export { checkSignature, compareToManifest, verifyPackage, type VerifyOptions, type VerifyReport } from './verify.js';

@@ -45,8 +45,11 @@ export const ARCHIVE_NAMES: Record<string, ArchiveFormat> = {
 
 /**
  * Bounds checked on the raw bytes before JSON.parse. A real manifest nests 3 levels (root,
- * `files`, one file) and takes ~200 bytes a file, so 200,000 files (the default maxFiles) with
- * long paths fit in 128 MiB many times over; 64 levels leave room for fields added later.
+ * `files`, one file); 64 levels leave room for fields added later. Size: a file's record as the
+ * writer prints it (two-space indent) is ~140 bytes plus its path, so at the default maxFiles
+ * (200,000) 128 MiB leaves ~530 bytes of path per file on average, several times what real
+ * sites use. It is not the largest manifest the other limits allow: 200,000 paths at the
+ * 4096-byte path limit would take ~850 MB, so this bound is also the average-path limit.
  */
 export const MANIFEST_BOUNDS: JsonBounds = Object.freeze({ maxBytes: 128 * 1024 * 1024, maxDepth: 64 });
 

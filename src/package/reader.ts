@@ -43,7 +43,7 @@ export function openInputFile(path: string, what: string): Promise<FileHandle> {
 
 interface Handle { read(b: Buffer, o: number, l: number, p: number): Promise<{ bytesRead: number }>; stat(): Promise<{ size: number; isFile(): boolean }>; close(): Promise<void> }
 
-/** Manifests of 200,000 files run to ~40 MB; anything far beyond is hostile, not a bigger site. */
+/** The manifest size bound (MANIFEST_BOUNDS says how it is set), checked on the tar header before a byte is read. */
 export const MAX_MANIFEST_BYTES = MANIFEST_BOUNDS.maxBytes;
 export const SIGNATURE_BYTES = 64;
 /** A package carries at most this many signatures: thousands of members are refused, not read. */

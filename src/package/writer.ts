@@ -1,10 +1,11 @@
 import { createHash, sign, type KeyObject } from 'node:crypto';
 import { access, link, open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { DigestMismatchError, UsageError, outputExists } from '../errors.js';
+import { DigestMismatchError, MalformedError, UsageError, outputExists } from '../errors.js';
 import { fsyncDir, tempSibling } from '../util/fsx.js';
-import { ManifestSchema, serializeManifest, type Manifest } from './manifest.js';
+import { MANIFEST_BOUNDS, ManifestSchema, serializeManifest, type Manifest } from './manifest.js';
 import { MIN_TAIL, encodeHeader, padded } from './tar-header.js';
+import { describeZodError } from '../upstream/describe.js';
 
 const CHUNK = 1024 * 1024;
 
@@ -60,8 +61,13 @@ export async function writePackage(o: { outPath: string; manifest: Manifest; arc
   /** Vendoring: the bytes of each file the manifest's `vendor` lists, by its member path. */
   vendorBytes?: ReadonlyMap<string, Buffer> }): Promise<{ path: string; sha256: string }> {
   const checked = ManifestSchema.safeParse(o.manifest);
-  if (!checked.success) throw new UsageError(`refusing to write an invalid manifest: ${checked.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`, { subject: 'airlock.json' });
+  if (!checked.success) throw new UsageError(`refusing to write an invalid manifest: ${describeZodError(checked.error)}`, { subject: 'airlock.json' });
   const manifestBytes = serializeManifest(o.manifest);
+  // A site within the archive limits can still list more path bytes than a manifest may hold
+  // (MANIFEST_BOUNDS): a package no reader would accept is refused here, before a byte is written.
+  if (manifestBytes.length > MANIFEST_BOUNDS.maxBytes) {
+    throw new MalformedError('AIRLOCK_BAD_MANIFEST', `airlock.json would be ${manifestBytes.length} bytes, more than the limit of ${MANIFEST_BOUNDS.maxBytes} that verify and import accept: the site's ${o.manifest.files.length} paths are too long for one package`, { subject: 'airlock.json', limit: MANIFEST_BOUNDS.maxBytes, actual: manifestBytes.length });
+  }
   const signature = o.signKey ? sign(null, manifestBytes, o.signKey) : null;
   const mtime = new Date(Math.floor(Date.parse(o.manifest.createdAt) / 1000) * 1000);
 

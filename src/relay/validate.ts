@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AssistantRequestSchema } from '../upstream/index.js';
+import { describeIssue, describeIssues } from '../upstream/describe.js';
 
 export interface Problem {
   path: string;
@@ -8,16 +9,19 @@ export interface Problem {
 
 export type Validated<T> = { ok: true; value: T } | { ok: false; error: string; problems: Problem[] };
 
-/** Every zod problem with its path, as the 400 body lists them (every problem listed). */
+/** At most this many problems are listed (a hostile body can have thousands). */
+const MAX_PROBLEMS = 20;
+
+/** Each schema problem with its path, in words (never the library's wording), as the 400 body lists them. */
 export function problemsOf(err: z.ZodError): Problem[] {
-  return err.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message }));
+  return err.issues.slice(0, MAX_PROBLEMS).map((i) => ({ path: i.path.map(String).join('.'), message: describeIssue(i) }));
 }
 
 function check<T>(schema: z.ZodType<T>, value: unknown, what: string): Validated<T> {
   const r = schema.safeParse(value);
   if (r.success) return { ok: true, value: r.data };
   const problems = problemsOf(r.error);
-  const list = problems.map((p) => `${p.path || '(root)'}: ${p.message}`).join('; ');
+  const list = describeIssues(r.error.issues, 10).join('; ');
   return { ok: false, error: `invalid ${what} request: ${list}`, problems };
 }
 

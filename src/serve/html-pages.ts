@@ -8,6 +8,7 @@ import { openHtmlCache, type HtmlCache, type PageBuilder } from './html-cache/op
 import type { CachedPage } from './html-cache/cached.js';
 import { vendorMap, type VersionSource } from './source.js';
 import type { Replacement, TransformHtml } from './version-index.js';
+import { describeFsError } from '../util/fs-words.js';
 
 /**
  * How served HTML is transformed, once per version (the deployment features), with the result cached on disk:
@@ -74,7 +75,7 @@ export async function openPages(src: VersionSource, given: HtmlTransformSpec, o:
       cache = key !== null && src.htmlCacheRoot !== null ? await open(src.htmlCacheRoot) : await scratch();
     } catch (err) {
       if (!NOT_WRITABLE.has((err as NodeJS.ErrnoException).code ?? '')) throw err;
-      o.log(`airlock serve: cannot write the HTML cache of ${src.label} in the store (${(err as Error).message}); using a private folder`);
+      o.log(`airlock serve: cannot write the HTML cache of ${src.label} in the store (${describeFsError(err, 'write')}); using a private folder`);
       cache = await scratch();
     }
   } catch (err) {

@@ -2,6 +2,7 @@ import { mkdir, readlink, rmdir, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { EXIT, StoreError } from '../errors.js';
 import { escapeControls } from '../util/terminal.js';
+import { describeFsError } from '../util/fs-words.js';
 
 /**
  * The store folder itself: what a user gives with --store or AIRLOCK_STORE, so every way it
@@ -9,23 +10,20 @@ import { escapeControls } from '../util/terminal.js';
  * raw EEXIST/ENOTDIR. Read-only commands require an existing store; only import creates one,
  * and only after the package passed the checks that need no disk (see import.ts).
  */
-const WHY: Record<string, string> = {
-  ENOTDIR: 'a part of the path is a file, not a folder',
-  EACCES: 'permission denied',
-  EPERM: 'operation not permitted',
-  EROFS: 'read-only file system',
-  ELOOP: 'too many symbolic links',
-  ENAMETOOLONG: 'path too long',
-  // A folder that exists but refuses new entries (e.g. under /proc).
-  ENOENT: 'the file system refuses to create it',
-};
+/** The errnos that are about the store path itself (others, like ENOSPC or EIO, pass through). */
+const PATH_ERRNOS = new Set(['ENOTDIR', 'EACCES', 'EPERM', 'EROFS', 'ELOOP', 'ENAMETOOLONG', 'ENOENT']);
 
-/** An errno on a store path in words (exit 2), or null when it is not about the path (ENOSPC, EIO). */
+/**
+ * An errno on a store path in words (exit 2; the tool's one errno table, the code only as a
+ * field of the JSON error), or null when it is not about the path (ENOSPC, EIO).
+ */
 export function storePathError(store: string, err: unknown, doing: string): StoreError | null {
   const e = err as NodeJS.ErrnoException;
-  const why = typeof e?.code === 'string' ? WHY[e.code] : undefined;
-  if (!why) return null;
-  return new StoreError('AIRLOCK_STORE_PATH', `store ${store}: cannot ${doing}: ${why} (${e.code}${e.path && e.path !== store ? ` at ${e.path}` : ''})`, { subject: e.path ?? store, errno: e.code }, EXIT.USAGE);
+  if (typeof e?.code !== 'string' || !PATH_ERRNOS.has(e.code)) return null;
+  // ENOENT here is a folder that exists but refuses new entries (e.g. under /proc): the parents were made first.
+  const why = e.code === 'ENOENT' ? 'the file system refuses to create it' : describeFsError(e, 'write');
+  const at = e.path && e.path !== store && !doing.includes(e.path) ? ` (at ${escapeControls(e.path)})` : '';
+  return new StoreError('AIRLOCK_STORE_PATH', `store ${store}: cannot ${doing}: ${why}${at}`, { subject: e.path ?? store, errno: e.code }, EXIT.USAGE);
 }
 
 function notAFolder(store: string, path: string): StoreError {

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { EXIT, StoreError } from '../errors.js';
 import { describeFsError, readRegularFileIfExists } from '../util/fsx.js';
 import { parseJsonText } from '../util/json-text.js';
-import { ManifestSchema, parseManifest, type Manifest } from '../package/index.js';
+import { MAX_MANIFEST_BYTES, ManifestSchema, parseManifest, type Manifest } from '../package/index.js';
 import { isLabel, versionPaths } from './paths.js';
 import { describeIssue } from '../upstream/describe.js';
 
@@ -84,8 +84,8 @@ export async function readMeta(versionDir: string): Promise<VersionMeta> {
   return meta;
 }
 
-/** The size bound of src/package's reader (MAX_MANIFEST_BYTES): a stored manifest is one it read. */
-const MANIFEST_BYTES = 128 * 1024 * 1024;
+/** The size bound of src/package's reader: a stored manifest is one it read. */
+const MANIFEST_BYTES = MAX_MANIFEST_BYTES;
 
 /** airlock.json of the version folder `dir` (the exact manifest bytes of the imported package). */
 export async function readStoredManifest(versionDir: string): Promise<Manifest> {

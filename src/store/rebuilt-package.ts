@@ -45,7 +45,7 @@ export async function storedPackage(store: string, label: string, signal?: Abort
   try {
     const built = await writeCanonicalPackage({ outPath: tmp, manifestBytes, signatures, createdAt: manifest.createdAt, siteDir: p.site, files: manifest.files, signal }).catch((err: NodeJS.ErrnoException) => {
       if (!NOT_WRITABLE.has(err.code ?? '')) throw err;
-      throw new StoreError('AIRLOCK_STORE_READONLY', `version ${label} was imported from a delta, and its package is built on first use into ${dir}, which cannot be written (${err.code})`, { subject: dir });
+      throw new StoreError('AIRLOCK_STORE_READONLY', `version ${label} was imported from a delta, and its package is built on first use into ${dir}, which cannot be written: ${describeFsError(err, 'write')}`, { subject: dir, errno: err.code });
     }); // every file checked against the manifest's size and sha256 as it is read
     if (built.archiveSha256 !== manifest.archive.sha256 || built.archiveSize !== manifest.archive.size) {
       throw new DigestMismatchError('AIRLOCK_ARCHIVE_DIGEST', `the package of version ${label}, built from its files, has a bundle.tar with sha256 ${built.archiveSha256} (${built.archiveSize} bytes) but its manifest says ${manifest.archive.sha256} (${manifest.archive.size} bytes)`, { subject: label });

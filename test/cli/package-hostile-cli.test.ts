@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sign } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { airlock } from '../helpers/bin.js';
 import { makeArchive, makePackage, FIXTURE_SITE } from '../helpers/make-package.js';
 import { loadPrivateKey } from '../../src/package/keys.js';
-import { readPackage } from '../../src/package/reader.js';
+import { MAX_MANIFEST_BYTES, readPackage } from '../../src/package/reader.js';
 import { BLOCK } from '../../src/package/tar-header.js';
 import { assemble, base256, membersOf, reseal, type Member } from '../package/craft.js';
 import { treeDigest } from '../store/helpers.js';
@@ -93,6 +93,22 @@ describe('hostile packages through the binary', () => {
     const p = await resigned((t) => t.trimEnd().slice(0, -1) + ',"x":' + '['.repeat(20_000) + ']'.repeat(20_000) + '}');
     await refusedEverywhere(p, 'AIRLOCK_BAD_MANIFEST', /airlock\.json nests deeper than 64 levels/);
   });
+
+  it('a signed manifest padded with whitespace to one byte over the manifest size bound: verify and import exit 4 AIRLOCK_BAD_MANIFEST naming airlock.json and both sizes, from its header, before a byte of it is read; the store is unchanged', async () => {
+    const over = MAX_MANIFEST_BYTES + 1;
+    const m = await membersOf(good);
+    const data = Buffer.alloc(over, 0x20);
+    m[0]!.data.copy(data);
+    const p = pkg();
+    await assemble(p, [{ name: 'airlock.json', data }, { name: 'airlock.json.sig', data: sign(null, data, await loadPrivateKey(`${key}.key`)) }, m[2]!] as Member[]);
+    expect((await stat(p)).size).toBeGreaterThan(over);
+    const before = await treeDigest(store);
+    for (const r of [airlock(['verify', p, '--trust', `${key}.pub`]), airlock(['import', p, '--store', store, '--trust', `${key}.pub`, '--no-precompress'])]) {
+      expect(r.status, r.stderr).toBe(4);
+      expect(r.stderr).toContain(`airlock.json is ${over} bytes (limit ${MAX_MANIFEST_BYTES}) [AIRLOCK_BAD_MANIFEST]`);
+    }
+    expect(await treeDigest(store)).toBe(before);
+  }, 60_000);
 
   it('declared file sizes of 2^52 bytes: verify and import exit 4 AIRLOCK_TOO_LARGE before any space check (was NO_SPACE for 17 PB)', async () => {
     const p = await resigned(editJson((j) => { for (const f of j.files as { size: number }[]) f.size = 2 ** 52; }));

@@ -271,4 +271,27 @@ describe('volume table bounds', () => {
     const fixed = { index: 1, count: 1, tableLength: room, signatureLength: 0, packageId: 'a'.repeat(64) };
     expect(() => decodeTable(deep, fixed, 'x.airlock.001')).toThrow(/nests deeper/);
   });
+
+  it('a table that is not JSON, or not the schema, is refused in words: no parser or validation library wording', async () => {
+    const { decodeTable, tableRoom } = await import('../../src/package/volumes/format.js');
+    const room = tableRoom(1);
+    const fixed = { index: 1, count: 1, tableLength: room, signatureLength: 0, packageId: 'a'.repeat(64) };
+    const table = (text: string) => Buffer.concat([Buffer.from(text), Buffer.alloc(room - Buffer.byteLength(text), 0x20)]);
+    const words = (text: string) => {
+      try {
+        decodeTable(table(text), fixed, 'x.airlock.001');
+      } catch (err) {
+        return (err as Error).message;
+      }
+      throw new Error(`accepted ${text}`);
+    };
+    const notJson = words('{"packageId": tru');
+    expect(notJson).toMatch(/^volume x\.airlock\.001: the volume table is not valid JSON/);
+    expect(notJson).not.toMatch(/Unexpected|SyntaxError|token/);
+    for (const bad of ['[1,2]', '{"volumes":"all","packageId":7}', '{}', `{"volumes":[[]],"packageSize":"x","extra":{"a":1}}`]) {
+      const m = words(bad);
+      expect(m, bad).toMatch(/^volume x\.airlock\.001: invalid volume table: /);
+      expect(m, bad).not.toMatch(/Invalid input|expected \w+, received|Too big|Too small|Unrecognized key|Invalid option/);
+    }
+  });
 });

@@ -140,6 +140,7 @@ describe('delta import refusals (store unchanged)', () => {
       const r = importInto(delta_, store);
       expect(r.stderr).toContain(`[${code}]`);
       expect(r.stderr).toContain(message);
+      expect(r.stderr).not.toMatch(/\bENOENT\b|no such file or directory/); // the missing base file in words
       expect(r.status).toBe(4);
       expect(await treeDigest(store)).toBe(before);
       await expectRefusalLogged(store, lines, code);

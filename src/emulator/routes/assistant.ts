@@ -6,6 +6,7 @@ import { answerChunks } from '../answer.js';
 import { apiGuard, type Env } from '../auth.js';
 import { knownDomain, type EmulatorContext } from '../context.js';
 import { rank } from '../text.js';
+import { describeIssue, describeZodError } from '../../upstream/describe.js';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -38,8 +39,8 @@ export function assistantRoutes(ctx: EmulatorContext): Hono<Env> {
     if (!knownDomain(ctx, domain)) return c.json({ error: `domain not found: ${domain}` }, 404);
     const parsed = AssistantRequestSchema.safeParse(await c.req.json().catch(() => undefined));
     if (!parsed.success) {
-      const problems = parsed.error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message }));
-      return c.json({ error: `invalid request: ${problems.map((p) => `${p.path || '(root)'}: ${p.message}`).join('; ')}`, problems }, 400);
+      const problems = parsed.error.issues.slice(0, 20).map((i) => ({ path: i.path.map(String).join('.'), message: describeIssue(i) }));
+      return c.json({ error: `invalid request: ${describeZodError(parsed.error)}`, problems }, 400);
     }
     const over = limited(c);
     if (over) return over;

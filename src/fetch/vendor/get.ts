@@ -1,6 +1,7 @@
 import { Agent, request, type Dispatcher } from 'undici';
 import { AirlockError, EXIT, UsageError } from '../../errors.js';
 import { safeUrl } from '../validators.js';
+import { describeNetError } from '../../upstream/index.js';
 
 /**
  * Downloading one third-party resource for `--vendor` (vendoring third-party resources): https only (a mirror mapping
@@ -52,6 +53,10 @@ export function target(url: string, mirrors: ReadonlyMap<string, string>): strin
   return u.href;
 }
 
+/** A network failure in words (the tool's one network describer), never undici's or the errno's text. */
+const netWords = (err: unknown, to: string, timeoutMs: number): string =>
+  describeNetError(err, { url: to, timeoutMs })?.reason ?? 'the connection failed';
+
 let shared: Agent | null = null;
 
 export async function vendorGet(url: string, o: VendorGetOptions): Promise<Got> {
@@ -72,7 +77,7 @@ export async function vendorGet(url: string, o: VendorGetOptions): Promise<Got> 
         headers: { 'user-agent': o.userAgent, accept: '*/*', 'accept-encoding': 'identity' } });
     } catch (err) {
       if (o.signal?.aborted) throw err;
-      throw vendorError(url, `request failed: ${(err as Error).message}`);
+      throw vendorError(url, `request failed: ${netWords(err, to, o.timeoutMs)}`);
     }
     if (res.statusCode >= 300 && res.statusCode < 400 && res.headers.location !== undefined) {
       res.body.resume();
@@ -110,7 +115,7 @@ export async function vendorGet(url: string, o: VendorGetOptions): Promise<Got> 
       }
     } catch (err) {
       if (err instanceof AirlockError || o.signal?.aborted) throw err;
-      throw vendorError(url, `reading the body failed: ${(err as Error).message}`);
+      throw vendorError(url, `reading the body failed: ${netWords(err, to, o.timeoutMs)}`);
     }
     const ct = res.headers['content-type'];
     return { url, bytes: Buffer.concat(chunks), contentType: (Array.isArray(ct) ? ct[0] : ct) ?? '' };

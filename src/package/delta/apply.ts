@@ -17,6 +17,7 @@ import { inPool } from './pool.js';
 import { ReadAhead, readUpTo } from '../../util/read-ahead.js';
 import { constants as fsConstants } from 'node:fs';
 import { fsyncFile } from '../../util/fsx.js';
+import { describeFsError } from '../../util/fs-words.js';
 
 /** Patches applied at once, and the largest base file such a patch may read (bigger ones run alone). */
 const PATCH_WIDTH = 16;
@@ -148,7 +149,9 @@ export async function rebuildSite(o: RebuildInput): Promise<Rebuilt> {
       out = applied.out;
       patched.set(path, { from: from.path, size, checksum: applied.checksum });
     } catch (err) {
-      throw new DigestMismatchError('AIRLOCK_DELTA_PATCH', `the patch for ${path} does not apply to the base's ${from.path}: ${(err as Error).message}`, { subject: path });
+      // A base file that cannot be read (the store damaged by hand) is said in words; anything else is the patch's own words.
+      const why = typeof (err as NodeJS.ErrnoException).code === 'string' ? `the base's file ${describeFsError(err)}` : (err as Error).message;
+      throw new DigestMismatchError('AIRLOCK_DELTA_PATCH', `the patch for ${path} does not apply to the base's ${from.path}: ${why}`, { subject: path });
     }
     await writeSmall(await place(path), [out], out.length); // durable before close: the caller then fsyncs only the folders
     const sha256 = createHash('sha256').update(out).digest('hex');

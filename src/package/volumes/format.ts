@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { MalformedError } from '../../errors.js';
 import { CONTROL_CHARS } from '../label.js';
 import { checkJsonBounds } from '../json-bounds.js';
-import { describeIssue } from '../../upstream/describe.js';
+import { describeIssues } from '../../upstream/describe.js';
+import { parseJsonText } from '../../util/json-text.js';
 
 /**
  * airlock-volumes/1: a package split for media (FAT32 sticks, DVDs). Volume i of n is one file
@@ -89,14 +90,9 @@ export function encodeTable(t: VolumeTable, room: number): Buffer {
 export function decodeTable(bytes: Buffer, fixed: FixedHeader, subject: string): VolumeTable {
   // Our table is flat (depth 3); anything deeper is hostile and never reaches the schema walk.
   checkJsonBounds(bytes, { maxBytes: MAX_TABLE_BYTES, maxDepth: 4 }, `the volume table of ${subject}`);
-  let raw: unknown;
-  try {
-    raw = JSON.parse(bytes.toString('utf8'));
-  } catch (err) {
-    throw new MalformedError('AIRLOCK_VOLUME_TABLE', `volume ${subject}: the volume table is not JSON (${(err as Error).message})`, { subject });
-  }
+  const raw = parseJsonText(bytes, (why) => new MalformedError('AIRLOCK_VOLUME_TABLE', `volume ${subject}: the volume table ${why}`, { subject }), 'a volume table');
   const r = TableSchema.safeParse(raw);
-  if (!r.success) throw new MalformedError('AIRLOCK_VOLUME_TABLE', `volume ${subject}: invalid volume table: ${r.error.issues.slice(0, 3).map((i) => `${i.path.join('.')}: ${describeIssue(i)}`).join('; ')}`, { subject });
+  if (!r.success) throw new MalformedError('AIRLOCK_VOLUME_TABLE', `volume ${subject}: invalid volume table: ${describeIssues(r.error.issues, 3).join('; ')}`, { subject });
   const t = r.data;
   if (t.volumes.length !== fixed.count) throw new MalformedError('AIRLOCK_VOLUME_TABLE', `volume ${subject}: the header says ${fixed.count} volumes but the table lists ${t.volumes.length}`, { subject });
   if (t.packageId !== fixed.packageId) throw new MalformedError('AIRLOCK_VOLUME_TABLE', `volume ${subject}: the header's package id differs from the table's`, { subject });

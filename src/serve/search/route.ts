@@ -4,6 +4,7 @@ import { indexOf, type AppEnv } from '../app.js';
 import { MAX_PAGE_SIZE } from './engine.js';
 import type { LocalSearch } from './service.js';
 import { readJsonBody } from '../../util/json-body.js';
+import { describeZodError } from '../../upstream/index.js';
 
 /**
  * `POST /_airlock/search/{domain}` — the service's published search shape (`{query, pageSize,
@@ -34,8 +35,7 @@ export function searchRoutes(search: LocalSearch): Hono<AppEnv> {
     if (!body.ok) return c.json({ error: body.error }, body.status);
     const v = Body.safeParse(body.value);
     if (!v.success) {
-      const problems = v.error.issues.map((i) => `${i.path.map(String).join('.') || '(body)'}: ${i.message}`);
-      return c.json({ error: `invalid search request: ${problems.join('; ')}` }, 400);
+      return c.json({ error: `invalid search request: ${describeZodError(v.error)}` }, 400);
     }
     const a = await search.query(idx.source, v.data.query, { pageSize: v.data.pageSize ?? 10, pathPrefix: v.data.filter?.path ?? undefined });
     if (a.status === 'ready') return c.json(a.hits);
