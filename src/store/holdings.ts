@@ -1,18 +1,43 @@
-import { access, readdir } from 'node:fs/promises';
+import { access, lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { EXIT, StoreError } from '../errors.js';
+import { kindOf } from '../util/fsx.js';
+import { storePathError } from './location.js';
 import { isLabel, storePaths, versionPaths } from './paths.js';
 
 /** How many labels a "not in the store" message names before pointing at `airlock list`. */
 const SHOWN = 12;
 
 /**
+ * The entries of the store's versions folder ([] when there is none yet). Anything else there
+ * (a file, a FIFO) is a damaged store, refused in words (exit 2, AIRLOCK_STORE_PATH), as a
+ * staging folder that is not a folder is.
+ */
+export async function versionNames(store: string): Promise<string[]> {
+  const dir = storePaths(store).versions;
+  try {
+    return await readdir(dir);
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    if (e.code === 'ENOENT') return [];
+    if (e.code === 'ENOTDIR') {
+      const st = await lstat(dir).catch(() => null);
+      if (st !== null) {
+        throw new StoreError('AIRLOCK_STORE_PATH', `store ${store} is damaged: ${dir} is ${kindOf(st)}, not a folder (airlock keeps the store's versions there); move it out of the store`, { subject: dir }, EXIT.USAGE);
+      }
+    }
+    throw storePathError(store, err, `read ${dir}`) ?? err;
+  }
+}
+
+/**
  * The labels of the store's complete versions (a folder with its version.json), sorted
- * (numbers in labels compared as numbers). Reads only; a store or versions/ that is missing or
- * unreadable holds none here (the command's own checks report those).
+ * (numbers in labels compared as numbers). Reads only; a store or versions/ that is missing holds
+ * none; a versions/ that is not a folder is refused (versionNames).
  */
 export async function storedLabels(store: string): Promise<string[]> {
   const root = storePaths(store).versions;
-  const names = await readdir(root).catch(() => [] as string[]);
+  const names = await versionNames(store);
   const complete = await Promise.all(names.filter(isLabel).map(async (n) => (await access(versionPaths(join(root, n)).meta).then(() => true, () => false)) ? n : null));
   return complete.filter((n): n is string => n !== null).sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
 }

@@ -1,4 +1,4 @@
-import { readdir } from 'node:fs/promises';
+import { versionNames } from './holdings.js';
 import { join } from 'node:path';
 import { readLeases } from './leases.js';
 import { readMeta, readStoredManifestRaw, type VersionMeta } from './meta.js';
@@ -37,10 +37,7 @@ export interface VersionInfo {
  */
 export async function listVersions(store: string): Promise<VersionInfo[]> {
   const state = await readState(store);
-  const names = await readdir(storePaths(store).versions).catch((err: NodeJS.ErrnoException) => {
-    if (err.code === 'ENOENT') return [] as string[];
-    throw err;
-  });
+  const names = await versionNames(store);
   const leases = await readLeases(store);
   const out: VersionInfo[] = [];
   for (const name of names) {

@@ -144,4 +144,22 @@ describe('store paths', () => {
     expect(r.stderr).not.toMatch(ERRNO);
     expect(await absent(join(ro, 'leases'))).toBe(true);
   });
+
+  it('a store whose versions folder is a file or a FIFO: list, activate, rollback, prune and receipt exit 2 AIRLOCK_STORE_PATH in words; nothing changes', async () => {
+    for (const [kind, make] of [['a regular file', (p: string) => writeFile(p, 'x')], ['a FIFO (named pipe)', (p: string) => Promise.resolve(void spawnSync('mkfifo', [p]))]] as const) {
+      const store = join(dir, `versions-${kind.split(' ')[1]}`);
+      await mkdir(store);
+      await writeFile(join(store, 'state.json'), '{"active":"v1","previous":"v0","updatedAt":"2025-01-01T00:00:00.000Z"}');
+      await make(join(store, 'versions'));
+      for (const args of [['list'], ['activate', 'v1'], ['rollback'], ['prune', '--keep', '1'], ['receipt', '--out', join(dir, `receipt-${kind.length}.json`)]]) {
+        const r = airlock([...args, '--store', store], { timeoutMs: 15_000 });
+        expect(r.status, `${kind}: ${args[0]}: ${r.stderr}`).toBe(2);
+        expect(r.stderr).toContain(`store ${store} is damaged: ${join(store, 'versions')} is ${kind}, not a folder`);
+        expect(r.stderr).toContain('[AIRLOCK_STORE_PATH]');
+        expect(r.stderr).not.toMatch(ERRNO);
+      }
+      expect(await readFile(join(store, 'state.json'), 'utf8')).toContain('"active":"v1"');
+      expect(await absent(join(dir, `receipt-${kind.length}.json`))).toBe(true);
+    }
+  });
 });
