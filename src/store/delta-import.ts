@@ -23,6 +23,7 @@ import { readStoredManifestRaw, type VersionMeta } from './meta.js';
 import { versionDir, versionPaths } from './paths.js';
 import { checkFreeSpace, requiredBytes } from './space.js';
 import { cleanStaging, commitStaged, dropStaging, makeStaging } from './staging.js';
+import { checkVersionsFolder } from './holdings.js';
 import { loadTrustedKeys } from './trust.js';
 
 const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
@@ -107,6 +108,7 @@ async function importLocked(pkg: PackageInput, layout: DeltaLayout, o: ImportOpt
   // Activation reads state.json after the commit: a damaged one refuses now, before anything is staged, committed or logged.
   if (o.activate || o.willActivate) await readState(o.store);
   await cleanStaging(o.store);
+  await checkVersionsFolder(o.store);
   const base = await findBase(o.store, layout);
   // The delta's version is its target's (resolveTarget checks): a version already in the store needs no base file.
   const existing = await existingMeta(versionDir(o.store, layout.manifest.version));

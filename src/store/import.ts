@@ -19,6 +19,7 @@ import { versionDir } from './paths.js';
 import type { ProgressEvent } from './progress.js';
 import { checkFreeSpace, requiredBytes } from './space.js';
 import { cleanStaging, commitStaged, dropStaging, makeStaging } from './staging.js';
+import { checkVersionsFolder } from './holdings.js';
 import { stageVersion } from './stage.js';
 import { importDelta } from './delta-import.js';
 import { isDeltaPackage } from '../package/delta/index.js';
@@ -150,6 +151,7 @@ async function importLocked(c: Checked, o: ImportOptions, lock: StoreLock): Prom
   // Activation reads state.json after the commit: a damaged one refuses now, before anything is staged, committed or logged.
   if (o.activate || o.willActivate) await readState(store);
   await cleanStaging(store);
+  await checkVersionsFolder(store);
   const finalDir = versionDir(store, c.label);
   const policy = await loadPolicy(store);
   // Again under the lock: another import may have raised the domain's sequence meanwhile.

@@ -162,4 +162,24 @@ describe('store paths', () => {
       expect(await absent(join(dir, `receipt-${kind.length}.json`))).toBe(true);
     }
   });
+
+  it('a versions folder that is a symbolic link (to another store\'s versions, or dangling): list, activate and import refuse it (exit 2 AIRLOCK_STORE_PATH) and commit nothing through it', async () => {
+    const other = join(dir, 'other-versions');
+    await mkdir(join(other, 'v7'), { recursive: true });
+    for (const [name, target] of [['to-other', other], ['dangling', join(dir, 'nowhere')]] as const) {
+      const store = join(dir, `versions-link-${name}`);
+      await mkdir(store);
+      await symlink(target, join(store, 'versions'));
+      for (const args of [['list'], ['activate', 'v7'], ['import', pkg, '--allow-unsigned', '--no-precompress']]) {
+        const r = airlock([...args, '--store', store], { timeoutMs: 15_000 });
+        expect(r.status, `${name}: ${args[0]}: ${r.stderr}`).toBe(2);
+        expect(r.stderr).toContain(`${join(store, 'versions')} is a symbolic link (to "${target}"), which is not followed, not a folder`);
+        expect(r.stderr).toContain('[AIRLOCK_STORE_PATH]');
+        expect(r.stderr).not.toMatch(ERRNO);
+      }
+      expect(await readlink(join(store, 'versions'))).toBe(target);
+    }
+    expect(await absent(join(other, 'v1'))).toBe(true);
+    expect(await absent(join(dir, 'nowhere'))).toBe(true);
+  });
 });
