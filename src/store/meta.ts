@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { EXIT, StoreError } from '../errors.js';
 import { describeFsError, readRegularFileIfExists } from '../util/fsx.js';
 import { parseJsonText } from '../util/json-text.js';
-import { ManifestSchema, parseManifest, type Manifest } from '../package/index.js';
+import { ManifestSchema, parseManifest, type Manifest } from '../package/manifest.js';
 import { isLabel, versionPaths } from './paths.js';
 import { describeIssue } from '../upstream/describe.js';
 
