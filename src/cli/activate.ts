@@ -1,4 +1,5 @@
-import { activate, resolveStore } from '../store/index.js';
+import { activate } from '../store/activate.js';
+import { resolveStore } from '../store/paths.js';
 import { checkVersionLabel, parse } from './args.js';
 import { printResult } from './context.js';
 import type { Command } from './main.js';

@@ -1,5 +1,8 @@
 import { UsageError, UpstreamJobFailedError } from '../errors.js';
-import { ServiceClient, checkKeyType, readAdminKey, sanitize, type AgentJob } from '../upstream/index.js';
+import { ServiceClient } from '../upstream/client.js';
+import { checkKeyType, readAdminKey } from '../upstream/keys.js';
+import { sanitize } from '../upstream/http.js';
+import type { AgentJob } from '../upstream/schemas/agent-job.js';
 import { numeric, parse } from './args.js';
 import { log, printResult } from './context.js';
 import type { Command } from './main.js';

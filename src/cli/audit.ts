@@ -1,5 +1,6 @@
 import { UsageError } from '../errors.js';
-import { resolveStore, verifyAudit } from '../store/index.js';
+import { resolveStore } from '../store/paths.js';
+import { verifyAudit } from '../store/audit.js';
 import { MAX_SHOW_BYTES, readAuditTail } from '../store/audit.js';
 import { numeric, parse } from './args.js';
 import { printResult } from './context.js';

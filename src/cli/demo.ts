@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { resolveFeatures } from '../features/index.js';
+import { resolveFeatures } from '../features/resolve.js';
 import { runChain } from '../demo/chain.js';
 import { featureOptions } from '../serve/features.js';
 import { runServer } from '../serve/run.js';
@@ -10,7 +10,7 @@ import { Progress } from './progress.js';
 import { fetchReporter } from './reporters.js';
 import { probeListen } from '../util/listen.js';
 import { numeric, parse } from './args.js';
-import { FLAG_RANGES } from '../values/index.js';
+import { FLAG_RANGES } from '../values/settings.js';
 import { log, out, type CliContext } from './context.js';
 import type { Command } from './main.js';
 

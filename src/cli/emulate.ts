@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { atomicWriteFile } from '../util/fsx.js';
 import { numeric, parse } from './args.js';
-import { FLAG_RANGES } from '../values/index.js';
+import { FLAG_RANGES } from '../values/settings.js';
 import { log, out, type CliContext } from './context.js';
 import type { Command } from './main.js';
 import { trapFor } from './interrupt.js';

@@ -5,8 +5,9 @@ import { Progress } from './progress.js';
 import { fetchReporter } from './reporters.js';
 import { loadPrivateKey, loadPublicKey } from '../package/keys.js';
 import { checkDomain } from '../package/label.js';
-import { ServiceClient, checkKeyType, readAdminKey } from '../upstream/index.js';
-import { parse, requireString } from './args.js';
+import { ServiceClient } from '../upstream/client.js';
+import { checkKeyType, readAdminKey } from '../upstream/keys.js';
+import { numeric, parse, requireString } from './args.js';
 import { checkOutFolder } from './out-file.js';
 import { log, printResult, type CliContext } from './context.js';
 import type { Command } from './main.js';
@@ -18,7 +19,7 @@ import { readPackage } from '../package/reader.js';
 import { interruptedError, trapFor } from './interrupt.js';
 import { shown } from '../util/terminal.js';
 
-const usage = `usage: airlock fetch --domain D [--api-url URL] [--job JOBID] [--out DIR] [--version-label V] [--sign-key FILE] [--trust PUBFILE]... [--base OLD.airlock] [--split SIZE] [--vendor KINDS [--vendor-mirror ORIGIN=URL]...] [--json]
+const usage = `usage: airlock fetch --domain D [--api-url URL] [--job JOBID] [--out DIR] [--version-label V] [--sign-key FILE] [--trust PUBFILE]... [--base OLD.airlock] [--split SIZE] [--vendor KINDS [--vendor-mirror ORIGIN=URL]...] [--rate-window S] [--json]
 
 Start (or reuse --job) a static export job of D, wait for it, download the archive (resuming
 after broken connections, expired links and interrupted runs), verify it and write
@@ -40,6 +41,8 @@ DIR/<domain>-<version>.airlock. Prints the package path (or a JSON summary with 
 ${VENDOR_HELP}
 ${SPLIT_HELP}
                       (with --base, the delta is split)
+  --rate-window S     the download gives up (exit 1, AIRLOCK_DOWNLOAD_TOO_SLOW, the part kept for a
+                      resume) when it brings less than 1 KiB/s over S seconds (default 30; 0.1 to 3600)
   --json              print a JSON summary on stdout
 
 The admin key comes from AIRLOCK_ADMIN_KEY or AIRLOCK_ADMIN_KEY_FILE, never from a flag.
@@ -69,11 +72,13 @@ const command: Command = {
   summary: 'export, download, verify and package a documentation site',
   usage,
   async run(argv: string[], ctx: CliContext): Promise<number> {
-    const { values } = parse(argv, {
+    const { values, numbers } = parse(argv, {
       domain: { type: 'string' }, 'api-url': { type: 'string' }, job: { type: 'string' }, out: { type: 'string' },
       'version-label': { type: 'string' }, 'sign-key': { type: 'string' }, json: { type: 'boolean' },
       trust: { type: 'string', multiple: true }, split: { type: 'string' }, vendor: { type: 'string' }, 'vendor-mirror': { type: 'string', multiple: true }, base: { type: 'string' },
+      'rate-window': numeric({ min: 0.1, max: 3600, decimals: true, unit: 'seconds' }),
     }, false);
+    const rateWindowS = numbers['rate-window'];
     const split = splitOption(values.split);
     const vendorAsked = vendorFlags(values.vendor, values['vendor-mirror']);
     if (vendorAsked && values.base !== undefined) throw new UsageError('--vendor and --base: a delta cannot carry vendored files yet; fetch the full package (drop --base)', { subject: '--vendor' });
@@ -97,6 +102,7 @@ const command: Command = {
     try {
       const summary = await fetchPackage({
         client, domain, jobId: values.job, outDir, versionLabel: values['version-label'],
+        ...(rateWindowS === undefined ? {} : { downloadLimits: { rateWindowMs: rateWindowS * 1000 }, downloadLimitNames: { rate: '--rate-window' } }),
         signKey, trust, signal: trap.signal, onEvent: formWarnings(fetchReporter(progress), (line) => progress.log(line), { signed: Boolean(signKey), trust: trust.length > 0 }),
         ...(vendorAsked ? { vendor: vendorCollector({ ...vendorAsked, signal: trap.signal, onSkipped: (u) => log(ctx, shown`airlock fetch: --vendor: not vendored (not an https URL): ${u}`) }) } : {}),
       });

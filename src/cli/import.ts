@@ -1,5 +1,9 @@
-import { loadPublicKey } from '../package/index.js';
-import { activate, buildVariants, importPackage, importVolumes, resolveStore } from '../store/index.js';
+import { loadPublicKey } from '../package/keys.js';
+import { activate } from '../store/activate.js';
+import { buildVariants } from '../store/variants/build.js';
+import { importPackage } from '../store/import.js';
+import { importVolumes } from '../store/volume-import.js';
+import { resolveStore } from '../store/paths.js';
 import type { ProgressEvent } from '../store/progress.js';
 import { packageArgs, VOLUMES_HELP } from './volumes.js';
 import { parse } from './args.js';

@@ -1,4 +1,7 @@
-import { listVersions, readState, requireStore, resolveStore, type VersionInfo } from '../store/index.js';
+import { listVersions, type VersionInfo } from '../store/list.js';
+import { readState } from '../store/state.js';
+import { requireStore } from '../store/location.js';
+import { resolveStore } from '../store/paths.js';
 import { parse } from './args.js';
 import { printResult } from './context.js';
 import { escapeControls } from '../util/terminal.js';

@@ -1,7 +1,7 @@
 import { lstat, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative } from 'node:path';
 import { UsageError, outputExists } from '../errors.js';
-import { storePaths } from '../store/index.js';
+import { storePaths } from '../store/paths.js';
 import { atomicWriteFile, describeFsError, kindOf } from '../util/fsx.js';
 
 /**

@@ -1,6 +1,8 @@
 import { resolve } from 'node:path';
 import { UsageError } from '../errors.js';
-import { VERSION_LABEL, checkDomain, checkLabel, loadPrivateKey, packArchive } from '../package/index.js';
+import { VERSION_LABEL, checkDomain, checkLabel } from '../package/label.js';
+import { loadPrivateKey } from '../package/keys.js';
+import { packArchive } from '../package/pack.js';
 import { parse, requireString } from './args.js';
 import { checkOutFolder } from './out-file.js';
 import { log, printResult, type CliContext } from './context.js';

@@ -1,10 +1,10 @@
 import { rm } from 'node:fs/promises';
 import { UsageError } from '../errors.js';
 import { numeric, parse } from './args.js';
-import { FLAG_RANGES } from '../values/index.js';
+import { FLAG_RANGES } from '../values/settings.js';
 import { log, out, type CliContext } from './context.js';
 import type { Command } from './main.js';
-import { resolveFeatures } from '../features/index.js';
+import { resolveFeatures } from '../features/resolve.js';
 import { featureOptions } from '../serve/features.js';
 import { extractForPreview } from '../serve/preview-source.js';
 import { runServer } from '../serve/run.js';

@@ -1,4 +1,5 @@
-import { pruneReport, resolveStore, type KeepReason } from '../store/index.js';
+import { pruneReport, type KeepReason } from '../store/prune.js';
+import { resolveStore } from '../store/paths.js';
 import { numeric, parse } from './args.js';
 import { printResult } from './context.js';
 import type { Command } from './main.js';

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { UsageError } from '../errors.js';
-import { requireStore, resolveStore } from '../store/index.js';
+import { requireStore } from '../store/location.js';
+import { resolveStore } from '../store/paths.js';
 import { makeReceipt } from '../store/receipt.js';
 import { shown } from '../util/terminal.js';
 import { parse, requireString } from './args.js';

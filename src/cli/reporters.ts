@@ -1,5 +1,6 @@
-import type { DownloadProgress, FetchEvent } from '../fetch/index.js';
-import type { ProgressEvent } from '../store/index.js';
+import type { DownloadProgress } from '../fetch/download.js';
+import type { FetchEvent } from '../fetch/fetch.js';
+import type { ProgressEvent } from '../store/progress.js';
 import { fmtBytes } from '../util/units.js';
 import type { Progress } from './progress.js';
 

@@ -1,4 +1,5 @@
-import { resolveStore, rollback } from '../store/index.js';
+import { resolveStore } from '../store/paths.js';
+import { rollback } from '../store/activate.js';
 import { parse } from './args.js';
 import { printResult } from './context.js';
 import type { Command } from './main.js';

@@ -2,24 +2,22 @@ import { numeric, parse, checkVersionLabel } from './args.js';
 import { numberOption, type NumberRange } from '../util/number-option.js';
 import { log, out, type CliContext } from './context.js';
 import type { Command } from './main.js';
-import { DEFAULT_DEPLOYMENT, DEPLOYMENTS, FEATURES, resolveFeatures, formatMatrix } from '../features/index.js';
-import { requireStore, resolveStore } from '../store/index.js';
-import { featureOptions } from '../serve/features.js';
-import { runServer } from '../serve/run.js';
+import { DEFAULT_DEPLOYMENT, DEPLOYMENTS, FEATURES, formatMatrix } from '../features/matrix.js';
+import { resolveFeatures } from '../features/resolve.js';
+import { requireStore } from '../store/location.js';
+import { resolveStore } from '../store/paths.js';
 import cluster from 'node:cluster';
 import { resolve } from 'node:path';
-import { FLAG_RANGES, extraRoutes, loadValues, mergeSettings, prepareStart } from '../values/index.js';
-import { createRelay, relayConfig, DEFAULT_LIMITS } from '../relay/index.js';
-import { probeListen } from '../util/listen.js';
+import { FLAG_RANGES, mergeSettings } from '../values/settings.js';
+import { relayConfig } from '../relay/config.js';
+import { DEFAULT_LIMITS } from '../relay/limits.js';
+import { listenError, probeListen } from '../util/listen.js';
 import { trapFor } from './interrupt.js';
-import { Progress } from './progress.js';
-import { downloadReporter } from './reporters.js';
-import { createMetrics, loadTlsPair, parseBasePath } from '../serve/index.js';
-import { Follower, followToken, targetOf } from '../fleet/index.js';
-import { readState } from '../store/index.js';
-import { startBootstrap } from '../values/index.js';
-import { listenError } from '../util/listen.js';
 import { UsageError } from '../errors.js';
+
+// Start-up: `serve --help` and a plain `serve` load only what they use. The server, the values
+// file reader (yaml), the relays (undici), the metrics (prom-client), TLS and the follower are
+// imported where the options ask for them.
 
 const usage = `usage: airlock serve [--values FILE] [--store DIR] [--version V] [--deployment TYPE] [--enable F,...] [--disable F,...]
                      [--port N] [--host H] [--workers N] [--access-log FILE|-] [--cache-mb N] [--metrics] [--mirror --mirror-tokens FILE]
@@ -119,10 +117,10 @@ const command: Command = {
     }, false);
     if ((values['tls-cert'] === undefined) !== (values['tls-key'] === undefined)) throw new UsageError('--tls-cert and --tls-key go together', { subject: values['tls-cert'] === undefined ? '--tls-cert' : '--tls-key' });
     const tlsFiles = values['tls-cert'] === undefined ? null : { cert: resolve(ctx.cwd, values['tls-cert']), key: resolve(ctx.cwd, values['tls-key']!) };
-    const tls = tlsFiles && { pair: await loadTlsPair(tlsFiles), files: tlsFiles };
-    const metrics = values.metrics ? createMetrics() : undefined;
+    const tls = tlsFiles && { pair: await (await import('../serve/tls.js')).loadTlsPair(tlsFiles), files: tlsFiles };
+    const metrics = values.metrics ? (await import('../serve/metrics.js')).createMetrics() : undefined;
     // Values file: flags given on the command line win over it, key by key.
-    const loaded = values.values === undefined ? null : await loadValues(resolve(ctx.cwd, values.values));
+    const loaded = values.values === undefined ? null : await (await import('../values/load.js')).loadValues(resolve(ctx.cwd, values.values));
     for (const w of loaded?.warnings ?? []) log(ctx, `airlock serve: warning: ${w}`);
     const s = mergeSettings({
       ...values, 'mirror-tokens': values['mirror-tokens'] && resolve(ctx.cwd, values['mirror-tokens']), trust: values.trust?.map((t) => resolve(ctx.cwd, t)),
@@ -133,14 +131,15 @@ const command: Command = {
     // Only a bundle to download may create the store; otherwise a missing one is a wrong --store (exit 2).
     const workers = n.workers ?? 1;
     const grace = numberOption(s.skewGrace, '--skew-grace', NUMBERS['skew-grace']) ?? 600;
-    const basePath = s.basePath === undefined ? undefined : parseBasePath(s.basePath, values['base-path'] !== undefined ? '--base-path' : 'basePath');
+    const basePath = s.basePath === undefined ? undefined : (await import('../serve/base-path.js')).parseBasePath(s.basePath, values['base-path'] !== undefined ? '--base-path' : 'basePath');
     if (s.follow && workers > 1) throw new UsageError('--follow runs one process per replica (--workers 1): each worker would import on its own', { subject: '--follow' });
     if (s.follow && version !== undefined) throw new UsageError('--follow and a pinned --version exclude each other: a follower serves what the mirror activates', { subject: '--follow' });
     if (s.follow && s.staticExport?.bundleUrl) throw new UsageError('--follow and staticExport.bundleUrl exclude each other: a follower gets its versions from the mirror', { subject: '--follow' });
     if (!s.staticExport?.bundleUrl && !s.follow) await requireStore(store);
-    const follower = s.follow
-      ? new Follower({
-        mirror: s.follow.url, token: await followToken(s.follow.tokenFile, ctx.env), store, trust: s.follow.trust, allowUnsigned: s.follow.allowUnsigned,
+    const fleet = s.follow ? await import('../fleet/index.js') : null;
+    const follower = s.follow && fleet
+      ? new fleet.Follower({
+        mirror: s.follow.url, token: await fleet.followToken(s.follow.tokenFile, ctx.env), store, trust: s.follow.trust, allowUnsigned: s.follow.allowUnsigned,
         pollMs: s.follow.pollMs, log: (line) => log(ctx, line), onImport: metrics?.importDone, onRefused: metrics?.refused,
       })
       : null;
@@ -152,12 +151,16 @@ const command: Command = {
     const port = numberOption(s.port, '--port', NUMBERS.port) ?? 8080;
     const cacheMb = n['cache-mb'] ?? 64;
     if (cluster.isPrimary) await probeListen(host, port); // before a download or a long load
+    const [{ featureOptions }, { runServer }, { extraRoutes }, { prepareStart }, { startBootstrap }, { Progress }, { downloadReporter }] = await Promise.all([
+      import('../serve/features.js'), import('../serve/run.js'), import('../values/wire.js'), import('../values/start.js'), import('../values/bootstrap.js'),
+      import('./progress.js'), import('./reporters.js'),
+    ]);
     // From here no signal ends the process before the lease is released and the relay closed.
     // SIGHUP means "re-read the active version": ignored until there is a server to do it.
     const trap = trapFor(ctx);
     trap.onHangup(() => {});
     const relayCfg = relayConfig(resolved, values['assistant-url'], ctx.env);
-    const relay = relayCfg && createRelay({ ...relayCfg, resolved, limits, log: (line) => log(ctx, line) });
+    const relay = relayCfg && (await import('../relay/routes.js')).createRelay({ ...relayCfg, resolved, limits, log: (line) => log(ctx, line) });
     try {
       const features = featureOptions(resolved, relay, { log: (line) => log(ctx, line) });
       // Mirror tokens and secret are read before any download: a bad file fails fast (exit 2).
@@ -168,7 +171,7 @@ const command: Command = {
         follow: follower && (() => follower.status), bundle: () => bundle,
       });
       let listenPort = port;
-      if (follower && (await readState(store)).active === null) {
+      if (follower && (await (await import('../store/state.js')).readState(store)).active === null) {
         // An empty replica: hold the port (health 200, ready 503) until the mirror's version is in.
         const boot = await startBootstrap(port, host, () => `following ${s.follow!.url}: ${follower.status.error ?? 'getting its active version'}`)
           .catch((err: unknown) => { throw listenError(err, host, port); });
@@ -209,7 +212,7 @@ const command: Command = {
         onUrl: (url) => out(ctx, url),
         log: (line) => log(ctx, line),
         attach: follower ? (srv) => {
-          follower.start(targetOf(srv));
+          follower.start(fleet!.targetOf(srv));
           return follower;
         } : undefined,
       });

@@ -1,5 +1,6 @@
 import { UsageError } from '../errors.js';
-import { addSignature, loadPrivateKey } from '../package/index.js';
+import { addSignature } from '../package/sign.js';
+import { loadPrivateKey } from '../package/keys.js';
 import { addDeltaSignature, isDeltaPackage } from '../package/delta/index.js';
 import { resolve } from 'node:path';
 import { parse, requireString } from './args.js';

@@ -6,6 +6,7 @@ import { archiveSizeBound, scanArchive, type ArchiveFormat, type ArchiveLimits }
 import { packagePath, writeScannedPackage, type VendorCollector } from '../package/index.js';
 import type { ExportJob } from '../upstream/index.js';
 import { download, type DownloadProgress } from './download.js';
+import type { DownloadLimits, LimitNames } from './bounds.js';
 import { checkDomain, checkLabel, deriveVersionLabel } from './label.js';
 import { bundleWhenReady, waitForJob, type ExportApi } from './poll.js';
 import type { RetryPolicy } from './retry.js';
@@ -38,6 +39,9 @@ export interface FetchOptions {
   dispatcher?: Dispatcher;
   downloadRetry?: RetryPolicy;
   limits?: Partial<ArchiveLimits>;
+  /** The download's stall, minimum-rate and overall bounds (bounds.ts), and the options that set them. */
+  downloadLimits?: Partial<DownloadLimits>;
+  downloadLimitNames?: LimitNames;
   /** Vendoring (`--vendor`): third-party files to carry, collected from the verified archive. */
   vendor?: VendorCollector;
 }
@@ -125,6 +129,7 @@ export async function fetchPackage(o: FetchOptions): Promise<FetchSummary> {
     await makeOutDir(outDir);
     const p = await fetchPackageForm({
       client: o.client, jobId, domain: o.domain, outDir, link, url: packageUrl, versionLabel: o.versionLabel, trust: o.trust ?? [], limits: o.limits,
+      downloadLimits: o.downloadLimits, downloadLimitNames: o.downloadLimitNames,
       dispatcher: o.dispatcher, downloadRetry: o.downloadRetry, signal: o.signal, onProgress: (progress) => o.onEvent?.({ type: 'download', progress }),
     });
     o.onEvent?.({ type: 'written', path: p.package });
@@ -144,7 +149,7 @@ export async function fetchPackage(o: FetchOptions): Promise<FetchSummary> {
   const dl = await download({
     url: link.bundleUrl, expiresAt: link.expiresAt, partPath: part, jobId, expectedSize: link.sizeBytes ?? undefined, maxBytes: archiveSizeBound(o.limits),
     getFreshUrl: async () => { const l = await o.client.getBundle(jobId); return { url: l.bundleUrl, expiresAt: l.expiresAt }; },
-    dispatcher: o.dispatcher, retry: o.downloadRetry, signal: o.signal,
+    dispatcher: o.dispatcher, retry: o.downloadRetry, signal: o.signal, limits: o.downloadLimits, limitNames: o.downloadLimitNames,
     onProgress: (progress) => o.onEvent?.({ type: 'download', progress }),
     alongside: (path) => {
       o.onEvent?.({ type: 'verify', path });

@@ -8,6 +8,7 @@ import { checkSignature, compareToManifest, packagePath, readPackage, verifyVend
 import type { BundleLink } from '../upstream/index.js';
 import { fsyncDir } from '../util/fsx.js';
 import { download, type DownloadProgress } from './download.js';
+import type { DownloadLimits, LimitNames } from './bounds.js';
 import type { ExportApi } from './poll.js';
 import type { RetryPolicy } from './retry.js';
 import { checkLabel } from './label.js';
@@ -39,6 +40,7 @@ export function packageVersionOf(link: BundleLink): string | undefined {
 export interface PackageFormOptions {
   client: ExportApi; jobId: string; domain: string; outDir: string; link: BundleLink; url: string;
   versionLabel?: string; trust: KeyObject[]; limits?: Partial<ArchiveLimits>;
+  downloadLimits?: Partial<DownloadLimits>; downloadLimitNames?: LimitNames;
   dispatcher?: Dispatcher; downloadRetry?: RetryPolicy; signal?: AbortSignal; onProgress?: (p: DownloadProgress) => void;
 }
 
@@ -47,6 +49,7 @@ export async function fetchPackageForm(o: PackageFormOptions) {
   const t0 = Date.now();
   const dl = await download({
     url: o.url, expiresAt: o.link.expiresAt, partPath: part, jobId: o.jobId, maxBytes: archiveSizeBound(o.limits),
+    limits: o.downloadLimits, limitNames: o.downloadLimitNames,
     getFreshUrl: async () => {
       const l = await o.client.getBundle(o.jobId);
       const url = packageUrlOf(l);

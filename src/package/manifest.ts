@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { MalformedError } from '../errors.js';
-import { checkEntryPath, type ArchiveFormat, type FileRecord } from '../archive/index.js';
+import { checkEntryPath } from '../archive/paths.js';
+import type { ArchiveFormat, FileRecord } from '../archive/types.js';
 import { checkJsonBounds, type JsonBounds } from './json-bounds.js';
 import { CONTROL_CHARS, HOST_NAME, VERSION_LABEL } from './label.js';
 import { VendorListSchema, type VendorRecord } from './vendor.js';

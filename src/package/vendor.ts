@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { DigestMismatchError, MalformedError } from '../errors.js';
-import { checkEntryPath } from '../archive/index.js';
+import { checkEntryPath } from '../archive/paths.js';
 import { CONTROL_CHARS } from './label.js';
 
 /**

@@ -1,6 +1,6 @@
 import { AuthError, UsageError } from '../errors.js';
-import { isOn, type ResolvedFeatures } from '../features/index.js';
-import { checkKeyType } from '../upstream/index.js';
+import { isOn, type ResolvedFeatures } from '../features/resolve.js';
+import { checkKeyType } from '../upstream/keys.js';
 
 export interface RelayConfig {
   upstreamUrl: string;

@@ -1,6 +1,6 @@
 import { StoreError } from '../errors.js';
 import { resolveFeatures, type ResolvedFeatures } from '../features/index.js';
-import { acquireLease } from '../store/index.js';
+import { acquireLease } from '../store/leases.js';
 import { htmlContextFor } from './html-context.js';
 import { openPages } from './html-pages.js';
 import { loadFromStore } from './source.js';

@@ -1,8 +1,10 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { extractArchive, probeCaseFolding } from '../archive/index.js';
-import { compareToManifest, readPackage } from '../package/index.js';
+import { extractArchive } from '../archive/scan.js';
+import { probeCaseFolding } from '../archive/case-probe.js';
+import { compareToManifest } from '../package/verify.js';
+import { readPackage } from '../package/reader.js';
 import type { SiteInput } from './source.js';
 
 /**

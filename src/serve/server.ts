@@ -14,7 +14,7 @@ import { accessLogger } from './access-log.js';
 import { loadIndex, type CspSource, type IndexLoadOptions } from './load.js';
 import type { HtmlTransformSpec } from './html-pages.js';
 import { readActive, type SiteInput } from './source.js';
-import { acquireLease } from '../store/index.js';
+import { acquireLease } from '../store/leases.js';
 import { ActiveWatcher } from './watcher.js';
 import { SkewGuard } from './skew.js';
 import type { ServeMetrics } from './metrics.js';

@@ -1,5 +1,5 @@
 import { openRegularFileIfExists } from '../util/fsx.js';
-import { ownOrigin } from '../features/index.js';
+import { ownOrigin } from '../features/html-own-links.js';
 import type { VersionSource } from './source.js';
 
 /**

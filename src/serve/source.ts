@@ -1,5 +1,6 @@
 import { join } from 'node:path';
-import { loadVersion, readState } from '../store/index.js';
+import { loadVersion } from '../store/load.js';
+import { readState } from '../store/state.js';
 
 /**
  * What the server needs of a version: from the store (src/store loadVersion, which validates

@@ -1,4 +1,4 @@
-import { buildVariants } from '../store/index.js';
+import { buildVariants } from '../store/variants/build.js';
 import type { VariantSizes } from './source.js';
 
 /**

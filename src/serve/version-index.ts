@@ -3,7 +3,7 @@ import { cacheControlFor, compressible, contentTypeFor } from './file-meta.js';
 import { baseHeaders, type FlatHeaders } from './headers.js';
 import { Rep, type FileMeta } from './rep.js';
 import { vendorHref, type FileRecord, type VariantSizes, type VersionSource } from './source.js';
-import { vendorContentType } from '../package/index.js';
+import { vendorContentType } from '../package/vendor.js';
 import mime from 'mime-types';
 import { isCompressibleType, MIN_VARIANT_SIZE } from '../store/variants/select.js';
 

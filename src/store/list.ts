@@ -7,7 +7,7 @@ import { access } from 'node:fs/promises';
 import { versionPaths } from './paths.js';
 import { isLabel, storePaths } from './paths.js';
 import { readState } from './state.js';
-import { countPages } from '../package/index.js';
+import { countPages } from '../package/pages.js';
 
 export interface VersionInfo {
   version: string;

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { EXIT, StoreError } from '../errors.js';
 import { describeFsError, readRegularFileIfExists } from '../util/fsx.js';
 import { parseJsonText } from '../util/json-text.js';
-import { MAX_MANIFEST_BYTES, ManifestSchema, parseManifest, type Manifest } from '../package/index.js';
+import { MANIFEST_BOUNDS, ManifestSchema, parseManifest, type Manifest } from '../package/manifest.js';
 import { isLabel, versionPaths } from './paths.js';
 import { describeIssue } from '../upstream/describe.js';
 
@@ -85,7 +85,7 @@ export async function readMeta(versionDir: string): Promise<VersionMeta> {
 }
 
 /** The size bound of src/package's reader: a stored manifest is one it read. */
-const MANIFEST_BYTES = MAX_MANIFEST_BYTES;
+const MANIFEST_BYTES = MANIFEST_BOUNDS.maxBytes;
 
 /** airlock.json of the version folder `dir` (the exact manifest bytes of the imported package). */
 export async function readStoredManifest(versionDir: string): Promise<Manifest> {

@@ -1,6 +1,6 @@
 import { join, resolve } from 'node:path';
 import { StoreError, UsageError } from '../errors.js';
-import { VERSION_LABEL } from '../package/index.js';
+import { VERSION_LABEL } from '../package/label.js';
 
 /** The store directory: --store, then AIRLOCK_STORE, then ./airlock-store. */
 export function resolveStore(flag: string | undefined, env: NodeJS.ProcessEnv, cwd = process.cwd()): string {

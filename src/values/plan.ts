@@ -5,7 +5,7 @@
  * with no network at all; otherwise download; a failed download falls back to the active version
  * only when nothing is pinned (a pin that cannot be honoured must not silently serve another).
  */
-import { describeHoldings } from '../store/index.js';
+import { describeHoldings } from '../store/holdings.js';
 
 export interface PlanInput {
   version?: string;

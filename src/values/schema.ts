@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { VERSION_LABEL } from '../package/index.js';
+import { VERSION_LABEL } from '../package/label.js';
 import { DEPLOYMENTS } from '../features/index.js';
 
 /**

@@ -1,9 +1,10 @@
 import { AirlockError, EXIT, StoreError, toAirlockError } from '../errors.js';
-import { listVersions, readState } from '../store/index.js';
+import { listVersions } from '../store/list.js';
+import { readState } from '../store/state.js';
 import { listenError } from '../util/listen.js';
 import type { DownloadProgress } from '../fetch/index.js';
 import { startBootstrap } from './bootstrap.js';
-import { installBundle } from './bundle.js';
+import type { installBundle } from './bundle.js';
 import { afterFailure, planStart } from './plan.js';
 import type { ServeSettings } from './settings.js';
 
@@ -66,7 +67,8 @@ export async function prepareStart(o: PrepareOptions): Promise<Prepared> {
     return { version: plan.version, port: o.port, warning: null, background: null };
   }
   let phase = 'downloading the bundle';
-  const install = () => installBundle({
+  // The download and import code (undici, the package reader) loads only for a bundle to get (start-up).
+  const install = async () => (await import('./bundle.js')).installBundle({
     url: plan.url, store: o.store, label: plan.label, domain: se!.domain, trust: se!.trust, allowUnsigned: se!.allowUnsigned, limits: se!.limits,
     activate: plan.label === undefined, signal: o.signal, onProgress: o.onDownload, log: (l) => { phase = l.replace(/^airlock serve: /, ''); o.log(l); },
   });

@@ -1,6 +1,5 @@
 import { Hono } from 'hono';
 import { UsageError } from '../errors.js';
-import { createMirror } from '../mirror/index.js';
 import type { AirlockServerOptions, AppEnv } from '../serve/index.js';
 import { readyRoutes } from './ready.js';
 import type { ServeSettings } from './settings.js';
@@ -25,7 +24,8 @@ export async function extraRoutes(o: {
   }
   const app = new Hono<AppEnv>();
   app.route('/', readyRoutes(o.warning, o.follow ?? null, o.bundle ?? null));
-  const mirror = m ? await createMirror({
+  // The mirror (and the export client it answers for) loads only with --mirror (start-up).
+  const mirror = m ? await (await import('../mirror/index.js')).createMirror({
     store: o.store, tokensFile: m.tokensFile, secretFile: m.secretFile, ttlSeconds: m.ttlSeconds, publicUrl: m.publicUrl, log: o.log, onDownload: o.onMirrorDownload,
     fleetLeadMs: m.fleetLeadMs, workers: o.workers,
   }) : null;

@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cp, mkdir, open, readdir, readFile, rm, stat, symlink, truncate, writeFile } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rm, stat, symlink, truncate, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { airlock, airlockAsync, BIN } from '../helpers/bin.js';
+import { scratch } from '../helpers/scratch.js';
 import { buildPackage, makeKey, makeTempDir, sampleSite, type TestKey } from '../store/helpers.js';
 import { storeDigest } from '../store/trust-helpers.js';
 import { readPackage } from '../../src/package/index.js';
@@ -22,7 +23,6 @@ const pkgs: Record<string, string> = {};
 let template: string; // v1, v2 imported; v1 active; 5 audit lines
 let delta: string;
 let vols: string[];
-let n = 0;
 
 const run = (args: string[], timeoutMs = 30_000) => airlock(args, { cwd: dir, timeoutMs });
 const importInto = (pkg: string, store: string, ...more: string[]) =>
@@ -33,12 +33,9 @@ const writeLines = (store: string, ls: string[], eol = '\n') => writeFile(auditF
 /** A file's bytes, or what it is when it is not a regular file (never read: a device or FIFO would not end). */
 const bytesOf = async (p: string): Promise<Buffer | string | null> => stat(p).then(async (st) => (st.isFile() ? readFile(p) : `not a file: ${st.mode}`), () => null);
 
-/** A copy of the template store, its digest and its audit files' bytes. */
-async function freshStore(): Promise<string> {
-  const store = join(dir, `s${++n}`);
-  await cp(template, store, { recursive: true });
-  return store;
-}
+const paths = scratch(() => dir);
+/** A copy of the template store. */
+const freshStore = async (): Promise<string> => paths.copy(template, 's');
 
 /** Everything a refusal may not change: the store, and (when the log is broken) the audit files too. */
 async function snapshot(store: string) {
@@ -225,7 +222,7 @@ describe('a failed import commits', () => {
 /** Run the binary with a preload that writes its peak RSS (bytes) to `rssFile` at exit. */
 async function runMeasured(args: string[], timeoutMs: number): Promise<{ status: number | null; stdout: string; stderr: string; ms: number; maxRssMB: number }> {
   const preload = join(dir, 'rss-preload.mjs');
-  const rssFile = join(dir, `rss-${++n}`);
+  const rssFile = paths.fresh('rss');
   await writeFile(preload, `import { writeFileSync } from 'node:fs';
 process.on('exit', () => writeFileSync(process.env.RSS_FILE, String(process.resourceUsage().maxRSS)));\n`);
   const t0 = performance.now();

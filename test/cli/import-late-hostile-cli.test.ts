@@ -7,13 +7,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash, sign } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
-import { cp, mkdtemp, readFile, readdir, rm, truncate, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as tar from 'tar';
 import { importPackage } from '../../src/store/index.js';
 import { encodeDeltaManifest, readDelta } from '../../src/package/delta/index.js';
 import { writeMembers } from '../../src/package/delta/write.js';
 import { airlock, type RunResult } from '../helpers/bin.js';
+import { scratch } from '../helpers/scratch.js';
 import { buildPackage, makeKey, makeTempDir, sampleSite, type TestKey } from '../store/helpers.js';
 import { lastAudit, storeDigest } from '../store/trust-helpers.js';
 
@@ -39,12 +40,9 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const fresh = (tag: string) => join(dir, `${tag}-${++n}`);
-async function copyStore(): Promise<string> {
-  const store = fresh('store');
-  await cp(pristine, store, { recursive: true });
-  return store;
-}
+const paths = scratch(() => dir);
+const fresh = paths.fresh;
+const copyStore = async (): Promise<string> => paths.copy(pristine);
 
 /** Exit `status`, the code last on stderr, and none of V8's or a library's own text. */
 function refused(r: RunResult, status: number, code: string, words: RegExp): void {

@@ -15,6 +15,7 @@ import { importPackage } from '../../src/store/index.js';
 import { hashToken } from '../../src/mirror/index.js';
 import { jobIdFor } from '../../src/mirror/jobs.js';
 import { airlockAsync, type RunResult } from '../helpers/bin.js';
+import { scratch } from '../helpers/scratch.js';
 import { startAirlock, type Proc } from '../helpers/proc.js';
 import { buildPackage, makeTempDir, sampleSite } from '../store/helpers.js';
 import { rig } from '../fetch/emu.js';
@@ -22,7 +23,6 @@ import { rig } from '../fetch/emu.js';
 let dir: string;
 let pkg: string;
 let pristine: string;
-let n = 0;
 
 beforeAll(async () => {
   dir = await makeTempDir('airlock-input-files-hostile-');
@@ -34,7 +34,8 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const fresh = (tag: string) => join(dir, `${tag}-${++n}`);
+const paths = scratch(() => dir);
+const fresh = paths.fresh;
 /** Far above a refusal's time even on a loaded machine (a start loads the whole CLI), far below "forever". */
 const HANG_MS = 20_000;
 const RAW = /\bE[A-Z]{3,}\b|Error:|Unexpected token/;
@@ -154,11 +155,7 @@ describe('hostile input files a user hands airlock', () => {
 });
 
 describe('hostile files in a store', () => {
-  async function copyStore(): Promise<string> {
-    const store = fresh('store');
-    await cp(pristine, store, { recursive: true });
-    return store;
-  }
+  const copyStore = async (): Promise<string> => paths.copy(pristine);
 
   it('the stored manifest of the version being imported again: import ends by itself, exit 2 AIRLOCK_BAD_VERSION naming it', async () => {
     await Promise.all((['fifo', 'devzero', 'folder', 'loop'] as const).map(async (kind) => {
@@ -211,7 +208,7 @@ describe('hostile files in a store', () => {
         // package.airlock hostile where it is served (objects)
         hostileLater.push([join(await copyVersion(`object-${kind}`), 'package.airlock'), kind]);
       }
-      const tokens = join(dir, `mirror-tokens-${++n}`);
+      const tokens = paths.fresh('mirror-tokens');
       await writeFile(tokens, `${hashToken(TOKEN)}\n`);
       p = startAirlock(['serve', '--store', store, '--mirror', '--mirror-tokens', tokens, '--port', '0', '--host', '127.0.0.1']);
       url = (await p.waitFor(/^http:\/\/\S+$/m))[0].replace(/\/$/, '');

@@ -6,17 +6,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cp, lstat, mkdir, readdir, readFile, readlink, rm, symlink, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, readFile, readlink, rm, symlink, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { importPackage } from '../../src/store/index.js';
 import { splitPackage } from '../../src/package/volumes/index.js';
 import { airlock, airlockAsync, type RunResult } from '../helpers/bin.js';
+import { scratch } from '../helpers/scratch.js';
 import { buildPackage, makeTempDir, sampleSite } from '../store/helpers.js';
 
 let dir: string;
 let pkg: string;
 let pristine: string;
-let n = 0;
 
 beforeAll(async () => {
   dir = await makeTempDir('airlock-store-files-hostile-');
@@ -28,12 +28,9 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const fresh = (tag: string) => join(dir, `${tag}-${++n}`);
-async function copyStore(): Promise<string> {
-  const store = fresh('store');
-  await cp(pristine, store, { recursive: true });
-  return store;
-}
+const paths = scratch(() => dir);
+const fresh = paths.fresh;
+const copyStore = async (): Promise<string> => paths.copy(pristine);
 const mkfifo = (path: string) => execFileSync('mkfifo', [path]);
 
 /**

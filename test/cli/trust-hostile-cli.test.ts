@@ -6,6 +6,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { airlock, airlockAsync } from '../helpers/bin.js';
+import { scratch } from '../helpers/scratch.js';
 import { FIXTURE_SITE } from '../helpers/make-package.js';
 import { storeDigest } from '../store/trust-helpers.js';
 import { POLICY_BOUNDS, envelope } from '../../src/store/policy.js';
@@ -22,12 +23,13 @@ const json = (args: string[]) => {
   return { ...r, doc: JSON.parse(r.stdout || '{}') as Record<string, unknown> };
 };
 let n = 0;
-/** A fresh store with a 1-of-2 policy (alice, bob); `identity` when given. */
+const paths = scratch(() => dir);
+/** A fresh store with a 1-of-2 policy (alice, bob); `identity` when given (trust init once per kind, then copies). */
 function freshStore(o: { identity?: string; threshold?: number } = {}): string {
-  const s = join(dir, `S${++n}`);
-  const r = run(['trust', 'init', '--store', s, '--key', 'alice=a.pub', '--key', 'bob=b.pub', '--threshold', String(o.threshold ?? 1), ...(o.identity ? ['--identity', o.identity] : [])]);
-  expect(r.status, r.stderr).toBe(0);
-  return s;
+  return paths.copied(`policy-${o.threshold ?? 1}-${o.identity ?? 'any'}`, (s) => {
+    const r = run(['trust', 'init', '--store', s, '--key', 'alice=a.pub', '--key', 'bob=b.pub', '--threshold', String(o.threshold ?? 1), ...(o.identity ? ['--identity', o.identity] : [])]);
+    expect(r.status, r.stderr).toBe(0);
+  });
 }
 const policyOf = (s: string) => join(s, 'trust', 'policy.json');
 const chainOf = (s: string, serial: number) => join(s, 'trust', 'chain', `${String(serial).padStart(8, '0')}.json`);
