@@ -1,7 +1,8 @@
-import { readdir, rm } from 'node:fs/promises';
+import { lstat, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { atomicWriteFile } from '../util/fsx.js';
+import { atomicWriteFile, kindOf } from '../util/fsx.js';
+import { EXIT, StoreError } from '../errors.js';
 import { requireVersion } from './activate.js';
 import { readJsonFile } from './meta.js';
 import { checkLabel, isLabel, storePaths } from './paths.js';
@@ -84,8 +85,22 @@ export async function readLeases(store: string, onDead?: (path: string) => Promi
   return live;
 }
 
+/**
+ * A lease of a dead process (or an unreadable one) is removed: a regular file, or a symbolic link
+ * (the link itself, never what it names). Anything else under a lease's name (a folder, a FIFO) is
+ * not airlock's and is refused in words, never removed.
+ */
+export async function removeDeadLease(store: string, path: string): Promise<void> {
+  const st = await lstat(path).catch(() => null);
+  if (st === null) return;
+  if (!st.isFile() && !st.isSymbolicLink()) {
+    throw new StoreError('AIRLOCK_STORE_PATH', `store ${store} is damaged: ${path} is ${kindOf(st)}, not a lease file (serve writes one per server there); move it out of the store`, { subject: path }, EXIT.USAGE);
+  }
+  await rm(path, { force: true });
+}
+
 /** Versions leased by live processes; lease files of dead ones (or unreadable ones) are removed (under the lock). */
 export async function liveLeasedVersions(store: string): Promise<Set<string>> {
-  const live = await readLeases(store, (path) => rm(path, { force: true }));
+  const live = await readLeases(store, (path) => removeDeadLease(store, path));
   return new Set(live.map((l) => l.version));
 }

@@ -10,6 +10,7 @@ import { access, chmod, mkdir, readFile, readlink, rm, symlink, writeFile } from
 import { join } from 'node:path';
 import { airlock, asNobody, BIN } from '../helpers/bin.js';
 import { buildPackage, makeTempDir, sampleSite } from '../store/helpers.js';
+import { setActive, writeVersion } from '../serve/helpers.js';
 
 let dir: string;
 let pkg: string;
@@ -181,5 +182,25 @@ describe('store paths', () => {
     }
     expect(await absent(join(other, 'v1'))).toBe(true);
     expect(await absent(join(dir, 'nowhere'))).toBe(true);
+  });
+
+  it('a folder or a FIFO under a lease\'s name: prune refuses it in words (exit 2 AIRLOCK_STORE_PATH) and removes nothing', async () => {
+    const store = join(dir, 'lease-kinds');
+    for (const v of ['v1', 'v2', 'v3']) await writeVersion(store, v, { 'index.html': `<p>${v}</p>` });
+    await setActive(store, 'v3');
+    await mkdir(join(store, 'leases', '1.json'), { recursive: true });
+    await writeFile(join(store, 'leases', '1.json', 'keep.txt'), 'not airlock\'s');
+    const r = airlock(['prune', '--keep', '1', '--store', store], { timeoutMs: 15_000 });
+    expect(r.status, r.stderr).toBe(2);
+    expect(r.stderr).toContain(`store ${store} is damaged: ${join(store, 'leases', '1.json')} is a folder, not a lease file`);
+    expect(r.stderr).toContain('[AIRLOCK_STORE_PATH]');
+    expect(r.stderr).not.toMatch(ERRNO);
+    expect(await readFile(join(store, 'leases', '1.json', 'keep.txt'), 'utf8')).toBe('not airlock\'s');
+    for (const v of ['v1', 'v2', 'v3']) expect(await absent(join(store, 'versions', v))).toBe(false);
+    await rm(join(store, 'leases', '1.json'), { recursive: true });
+    spawnSync('mkfifo', [join(store, 'leases', '2.json')]);
+    const fifo = airlock(['prune', '--keep', '1', '--store', store], { timeoutMs: 15_000 });
+    expect(fifo.status, fifo.stderr).toBe(2);
+    expect(fifo.stderr).toContain(`${join(store, 'leases', '2.json')} is a FIFO (named pipe), not a lease file`);
   });
 });
