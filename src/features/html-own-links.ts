@@ -16,32 +16,63 @@ export function ownOrigin(url: string): string | null {
 }
 
 /**
- * Links to the site's own published address (`https://docs.example.com/guide/x`) become links on
- * this origin (`/guide/x`), query and fragment kept: offline, the published address is an error
- * page, while the server holds the same page. Anchors and image-map areas only: what a reader
- * follows. Links to any other origin stay as they are.
+ * The same-origin form of a URL on one of `own` origins, or null when it names another origin
+ * (or none). Pure. The path keeps one leading slash: `https://docs.example.com//evil.example/x`
+ * must become `/evil.example/x`, never the protocol-relative `//evil.example/x`, which would lead
+ * to another site. Path, query and fragment come percent-encoded from the URL parser: no quote
+ * or angle bracket survives into the attribute.
+ */
+export function sameOriginForm(raw: string, own: ReadonlySet<string>): string | null {
+  const text = decodeAttr(raw).trim();
+  let u: URL;
+  try {
+    u = new URL(text.startsWith('//') ? 'https:' + text : text);
+  } catch {
+    return null;
+  }
+  if (u.protocol !== 'https:' && u.protocol !== 'http:') return null;
+  // A protocol-relative link takes the page's scheme: either of the site's schemes matches.
+  const origins = text.startsWith('//') ? [u.origin, 'http:' + u.origin.slice('https:'.length)] : [u.origin];
+  if (!origins.some((o) => own.has(o))) return null;
+  return '/' + u.pathname.replace(/^\/+/, '') + u.search + u.hash;
+}
+
+/** Elements and the attribute holding one URL that a reader follows or the page loads. */
+const URL_ATTRS: ReadonlyArray<[string, string]> = [
+  ['a', 'href'], ['area', 'href'], ['link', 'href'], ['img', 'src'], ['script', 'src'], ['source', 'src'],
+  ['video', 'src'], ['video', 'poster'], ['audio', 'src'], ['track', 'src'], ['iframe', 'src'], ['embed', 'src'],
+  ['form', 'action'], ['button', 'formaction'], ['input', 'src'], ['object', 'data'],
+];
+
+/**
+ * URLs of the site's own published address (`https://docs.example.com/guide/x`) become
+ * same-origin (`/guide/x`), query and fragment kept: offline, the published address is an error
+ * page (and the CSP blocks its resources), while this server holds the same files. Links, the
+ * site's own stylesheets, images, scripts, frames and forms, and a meta refresh to it. URLs of
+ * any other origin stay as they are. Registered before the air-gapped rules, which then see a
+ * same-origin frame or refresh and keep it.
  */
 export function addOwnLinks(rw: HTMLRewriter, origins: readonly string[], done: Tally): void {
   const own = new Set(origins);
-  const rewrite = {
+  const rewrite = (attr: string) => ({
     element: (el: Element) => {
       if (el.removed) return;
-      const raw = el.getAttribute('href') ?? '';
-      const text = decodeAttr(raw).trim();
-      let u: URL;
-      try {
-        u = new URL(text.startsWith('//') ? 'https:' + text : text);
-      } catch {
-        return;
-      }
-      // A protocol-relative link takes the page's scheme: either of the site's schemes matches.
-      const origin = text.startsWith('//') ? [u.origin, 'http:' + u.origin.slice('https:'.length)] : [u.origin];
-      if (!origin.some((o) => own.has(o))) return;
-      // pathname, search and hash come percent-encoded from the URL parser: no quote or angle bracket.
-      el.setAttribute('href', u.pathname + u.search + u.hash);
+      const to = sameOriginForm(el.getAttribute(attr) ?? '', own);
+      if (to === null) return;
+      el.setAttribute(attr, to);
       tally(done, 'own-origin-link');
     },
-  };
-  rw.on('a[href*="//"]', rewrite);
-  rw.on('area[href*="//"]', rewrite);
+  });
+  for (const [tag, attr] of URL_ATTRS) rw.on(`${tag}[${attr}*="//"]`, rewrite(attr));
+  rw.on('meta[http-equiv][content*="//"]', {
+    element: (el: Element) => {
+      if ((el.getAttribute('http-equiv') ?? '').trim().toLowerCase() !== 'refresh') return;
+      const content = el.getAttribute('content') ?? '';
+      const m = /^(\s*\d*\s*[;,]\s*url\s*=\s*)(['"]?)([^'"]*)\2\s*$/i.exec(decodeAttr(content));
+      const to = m === null ? null : sameOriginForm(m[3]!, own);
+      if (to === null) return;
+      el.setAttribute('content', `${m![1]}${to}`);
+      tally(done, 'own-origin-link');
+    },
+  });
 }

@@ -73,9 +73,10 @@ export async function transformHtmlDetailed(html: string | Buffer, ctx: Transfor
   const vendors = ctx.vendors ?? ANALYTICS_VENDORS;
   const raw = new RawTextBuffer();
   addRemovalHandlers(rw, { analyticsOff, offScripts, vendors, raw, removed });
+  // Own-address URLs first: the air-gapped rules then see a same-origin frame or refresh.
+  if (ctx.ownOrigins !== undefined && ctx.ownOrigins.length > 0) addOwnLinks(rw, ctx.ownOrigins, removed);
   if (ctx.deployment === 'air-gapped') addOfflineHandlers(rw, removed);
   if (ctx.vendorMap) addVendorMapping(rw, ctx.vendorMap, removed);
-  if (ctx.ownOrigins !== undefined && ctx.ownOrigins.length > 0) addOwnLinks(rw, ctx.ownOrigins, removed);
   // Widgets of features that are off leave the page (the hide style stays for run-time additions).
   addWidgetRemoval(rw, hiddenSelectors(resolved, ctx.hideSelectors), removed);
 

@@ -62,7 +62,8 @@ export function parseBasePath(raw: string, name = '--base-path'): string | null 
   const bad = t.length > 200 || !t.startsWith('/') || /[\\\x00-\x1f\x7f?#%]/.test(t) || /\/\//.test(t)
     || segs.some((s) => s === '.' || s === '..' || s.startsWith('.') || s === '_airlock');
   if (bad) {
-    throw new UsageError(`${name} ${escapeControls(JSON.stringify(raw))} is not a site path: give one like /project/ (segments of letters, digits and - _ ~, not . or .. or _airlock), or / for the root`, { subject: name }, 'AIRLOCK_BAD_BASE_PATH');
+    const shown = raw.length > 200 ? `${JSON.stringify(raw.slice(0, 200))}… (${raw.length} characters)` : JSON.stringify(raw);
+    throw new UsageError(`${name} ${escapeControls(shown)} is not a site path: give one like /project/, at most 200 characters, starting with /, without empty, . or .. segments, _airlock, backslashes, control characters, ? # or %; or / for the root`, { subject: name }, 'AIRLOCK_BAD_BASE_PATH');
   }
   return segs.length === 0 ? null : segs.join('/');
 }

@@ -67,6 +67,7 @@ describe('serve --base-path', () => {
       airlockAsync(['serve', '--store', plain, '--port', '0', '--base-path', '../etc']),
       airlockAsync(['serve', '--store', plain, '--port', '0', '--base-path', '/_airlock/\x1b[31m']),
       airlockAsync(['serve', '--values', values, '--port', '0']),
+      airlockAsync(['serve', '--store', plain, '--port', '0', '--base-path', '/' + 'a'.repeat(10_000)]),
     ]);
     for (const r of runs) {
       expect(r.status, r.stderr).toBe(2);
@@ -77,5 +78,8 @@ describe('serve --base-path', () => {
     expect(runs[0]!.stderr).toContain('--base-path "../etc"');
     expect(runs[1]!.stderr).toContain('\\u001b[31m');
     expect(runs[2]!.stderr).toContain('basePath "/a//b"');
+    // A long value is shown cut, with its length, not echoed whole.
+    expect(runs[3]!.stderr).toContain('… (10001 characters)');
+    expect(runs[3]!.stderr.length).toBeLessThan(1000);
   });
 });

@@ -46,6 +46,33 @@ describe('links to the site\'s own published origins', () => {
     expect(out).toContain('<a id="e" href="https://github.com/org/repo">');
     expect(out).toContain('<area id="f" href="/map"');
   });
+
+  it('a path that starts with // stays on this origin: never a protocol-relative link to another site', async () => {
+    const hrefs = ['https://docs.example.com//evil.example/x', 'https://docs.example.com/\\evil.example/x', 'https://docs.example.com/./\t/evil.example/x',
+      'https://docs.example.com/a/..//evil.example/x', 'https://docs.example.com///evil.example/x'];
+    const page = hrefs.map((h, i) => `<a id="x${i}" href="${h}">x</a>`).join('\n');
+    const out = (await transformHtml(page, ctx)).toString();
+    for (let i = 0; i < hrefs.length; i++) expect(out, hrefs[i]).toContain(`<a id="x${i}" href="/evil.example/x">`);
+    expect(out).not.toContain('href="//');
+  });
+
+  it('the site\'s own stylesheets, images, scripts, frames, forms and a meta refresh to it are made same-origin too; air-gapped keeps them', async () => {
+    const page = `<html><head><meta http-equiv="refresh" content="5; url=https://docs.example.com/new/">
+<link rel="stylesheet" href="https://docs.example.com/assets/site.css"><script src="https://docs.example.com/assets/app.js"></script></head>
+<body><img src="https://docs.example.com/img/logo.png"><iframe src="https://docs.example.com/embed/demo.html" title="demo"></iframe>
+<form action="https://docs.example.com/search/"><input name="q"></form>
+<img src="https://cdn.other.example/x.png"><iframe src="https://video.other.example/e/1" title="video"></iframe></body></html>`;
+    const out = (await transformHtml(page, ctx)).toString();
+    expect(out).toContain('<meta http-equiv="refresh" content="5; url=/new/">');
+    expect(out).toContain('<link rel="stylesheet" href="/assets/site.css">');
+    expect(out).toContain('<script src="/assets/app.js"></script>');
+    expect(out).toContain('<img src="/img/logo.png">');
+    expect(out).toContain('<iframe src="/embed/demo.html" title="demo"></iframe>');
+    expect(out).toContain('<form action="/search/">');
+    // Another origin: left to the air-gapped rules (the frame becomes a plain link).
+    expect(out).toContain('<img src="https://cdn.other.example/x.png">');
+    expect(out).toContain('data-airlock="embed-removed"');
+  });
 });
 
 describe('a site published under a sub-path, served from a store', () => {
