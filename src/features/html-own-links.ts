@@ -37,20 +37,21 @@ export function sameOriginForm(raw: string, own: ReadonlySet<string>): string | 
   return '/' + u.pathname.replace(/^\/+/, '') + u.search + u.hash;
 }
 
-/** Elements and the attribute holding one URL that a reader follows or the page loads. */
+/**
+ * Elements and the attribute holding one URL a reader navigates to. Resources the page loads
+ * (stylesheets, scripts, images) are not among them: an export often names files of the live
+ * site that it does not hold, and those stay blocked by the CSP rather than turn into 404s.
+ */
 const URL_ATTRS: ReadonlyArray<[string, string]> = [
-  ['a', 'href'], ['area', 'href'], ['link', 'href'], ['img', 'src'], ['script', 'src'], ['source', 'src'],
-  ['video', 'src'], ['video', 'poster'], ['audio', 'src'], ['track', 'src'], ['iframe', 'src'], ['embed', 'src'],
-  ['form', 'action'], ['button', 'formaction'], ['input', 'src'], ['object', 'data'],
+  ['a', 'href'], ['area', 'href'], ['iframe', 'src'], ['form', 'action'], ['button', 'formaction'],
 ];
 
 /**
- * URLs of the site's own published address (`https://docs.example.com/guide/x`) become
- * same-origin (`/guide/x`), query and fragment kept: offline, the published address is an error
- * page (and the CSP blocks its resources), while this server holds the same files. Links, the
- * site's own stylesheets, images, scripts, frames and forms, and a meta refresh to it. URLs of
- * any other origin stay as they are. Registered before the air-gapped rules, which then see a
- * same-origin frame or refresh and keep it.
+ * URLs of the site's own published address (`https://docs.example.com/guide/x`) that a reader
+ * navigates to become same-origin (`/guide/x`), query and fragment kept: offline, the published
+ * address is an error page, while this server holds the same pages. Links, frames, forms and a
+ * meta refresh. URLs of any other origin stay as they are. Registered before the air-gapped
+ * rules, which then see a same-origin frame or refresh and keep it.
  */
 export function addOwnLinks(rw: HTMLRewriter, origins: readonly string[], done: Tally): void {
   const own = new Set(origins);
