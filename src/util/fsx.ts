@@ -1,7 +1,7 @@
 import { open, readlink, rename, rm, mkdir, type FileHandle } from 'node:fs/promises';
 import { dirname, basename, join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
-import { constants } from 'node:fs';
+import { constants, existsSync } from 'node:fs';
 import { execFile } from 'node:child_process';
 import { describeFsError, faultOf, type FileFault } from './fs-words.js';
 import { escapeControls } from './terminal.js';
@@ -36,10 +36,20 @@ export const fsyncFile: (path: string) => Promise<void> = fsyncPath;
  */
 export function syncFileSystem(path: string): Promise<boolean> {
   if (process.platform !== 'linux') return Promise.resolve(false);
+  const program = SYNC_PROGRAMS.find((p) => existsSync(p));
+  if (program === undefined) return Promise.resolve(false);
   return new Promise((resolve) => {
-    execFile('sync', ['-f', path], { timeout: 0 }, (err) => resolve(!err));
+    execFile(program, ['-f', path], { timeout: SYNC_TIMEOUT_MS, env: {} }, (err) => resolve(!err));
   });
 }
+
+/**
+ * Only the system's own `sync`, never one found on PATH: a program placed first on PATH would
+ * otherwise run inside every import (and could stall it). A flush that takes longer than the
+ * bound is left to the per-file fsync fallback.
+ */
+const SYNC_PROGRAMS = ['/usr/bin/sync', '/bin/sync'];
+const SYNC_TIMEOUT_MS = 10 * 60_000;
 
 /** A sibling temp name in the same folder, so that the final rename is atomic (same file system). */
 export function tempSibling(path: string): string {
