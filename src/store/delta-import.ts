@@ -107,8 +107,8 @@ async function importLocked(pkg: PackageInput, layout: DeltaLayout, o: ImportOpt
   await auditWritable(o.store); // a chain that does not verify stops the import before any work or cleanup (commitStaged checks again)
   // Activation reads state.json after the commit: a damaged one refuses now, before anything is staged, committed or logged.
   if (o.activate || o.willActivate) await readState(o.store);
+  await checkVersionsFolder(o.store); // before any clean-up: a refusal changes nothing
   await cleanStaging(o.store);
-  await checkVersionsFolder(o.store);
   const base = await findBase(o.store, layout);
   // The delta's version is its target's (resolveTarget checks): a version already in the store needs no base file.
   const existing = await existingMeta(versionDir(o.store, layout.manifest.version));

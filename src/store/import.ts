@@ -150,8 +150,8 @@ async function importLocked(c: Checked, o: ImportOptions, lock: StoreLock): Prom
   const history = await auditWritable(store); // a chain that does not verify stops the import before any work or cleanup (commitStaged checks again)
   // Activation reads state.json after the commit: a damaged one refuses now, before anything is staged, committed or logged.
   if (o.activate || o.willActivate) await readState(store);
+  await checkVersionsFolder(store); // before any clean-up: a refusal changes nothing
   await cleanStaging(store);
-  await checkVersionsFolder(store);
   const finalDir = versionDir(store, c.label);
   const policy = await loadPolicy(store);
   // Again under the lock: another import may have raised the domain's sequence meanwhile.

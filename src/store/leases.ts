@@ -72,35 +72,38 @@ export async function acquireLease(store: string, label: string): Promise<Lease>
  * not a lease of the contract's shape, or belongs to a dead pid is skipped: files are written
  * atomically, so such a file was left by a killed server or edited by hand, and protects nothing.
  */
-export async function readLeases(store: string, onDead?: (path: string) => Promise<void>): Promise<LeaseRecord[]> {
+export async function readLeases(store: string, onDead?: (paths: string[]) => Promise<void>): Promise<LeaseRecord[]> {
   const dir = storePaths(store).leases;
   const names = await readdir(dir).catch(() => [] as string[]);
   const live: LeaseRecord[] = [];
+  const dead: string[] = [];
   for (const name of names.filter((n) => /^\d+\.json$/.test(n)).sort()) {
     const path = join(dir, name);
     const rec = await readJsonFile(path, LeaseSchema, 'lease', { maxBytes: 64 * 1024 }).catch(() => null);
     if (rec && `${rec.pid}.json` === name && isAlive(rec.pid, rec.start)) live.push(rec);
-    else await onDead?.(path);
+    else dead.push(path);
   }
+  if (dead.length > 0) await onDead?.(dead);
   return live;
 }
 
 /**
- * A lease of a dead process (or an unreadable one) is removed: a regular file, or a symbolic link
+ * Leases of dead processes (or unreadable ones) are removed: regular files, or symbolic links
  * (the link itself, never what it names). Anything else under a lease's name (a folder, a FIFO) is
- * not airlock's and is refused in words, never removed.
+ * not airlock's and is refused in words, before any lease is removed: the refusal changes nothing.
  */
-export async function removeDeadLease(store: string, path: string): Promise<void> {
-  const st = await lstat(path).catch(() => null);
-  if (st === null) return;
-  if (!st.isFile() && !st.isSymbolicLink()) {
-    throw new StoreError('AIRLOCK_STORE_PATH', `store ${store} is damaged: ${path} is ${kindOf(st)}, not a lease file (serve writes one per server there); move it out of the store`, { subject: path }, EXIT.USAGE);
+export async function removeDeadLeases(store: string, paths: string[]): Promise<void> {
+  for (const path of paths) {
+    const st = await lstat(path).catch(() => null);
+    if (st !== null && !st.isFile() && !st.isSymbolicLink()) {
+      throw new StoreError('AIRLOCK_STORE_PATH', `store ${store} is damaged: ${path} is ${kindOf(st)}, not a lease file (serve writes one per server there); move it out of the store`, { subject: path }, EXIT.USAGE);
+    }
   }
-  await rm(path, { force: true });
+  for (const path of paths) await rm(path, { force: true });
 }
 
 /** Versions leased by live processes; lease files of dead ones (or unreadable ones) are removed (under the lock). */
 export async function liveLeasedVersions(store: string): Promise<Set<string>> {
-  const live = await readLeases(store, (path) => removeDeadLease(store, path));
+  const live = await readLeases(store, (paths) => removeDeadLeases(store, paths));
   return new Set(live.map((l) => l.version));
 }

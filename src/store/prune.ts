@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { EXIT, StoreError } from '../errors.js';
 import { fsyncDir } from '../util/fsx.js';
-import { readLeases, removeDeadLease, type LeaseRecord } from './leases.js';
+import { readLeases, removeDeadLeases, type LeaseRecord } from './leases.js';
 import { listVersions } from './list.js';
 import { withLock, type LockOptions } from './lock.js';
 import { storePaths, versionDir } from './paths.js';
@@ -43,7 +43,7 @@ export async function pruneReport(store: string, keep: number, o?: LockOptions):
     await auditWritable(store); // a broken audit log refuses the prune before anything changes (dead leases included)
     const state = await readState(store);
     const versions = await listVersions(store);
-    const leases = await readLeases(store, (path) => removeDeadLease(store, path)); // dead servers' leases go
+    const leases = await readLeases(store, (paths) => removeDeadLeases(store, paths)); // dead servers' leases go
     const labels = versions.map((v) => v.version);
     // Fail closed before deleting anything: pointers to versions that are not there mean a
     // damaged or hand-edited state.json, and "active" may then not be what is really served.
