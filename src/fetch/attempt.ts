@@ -32,8 +32,10 @@ export interface AttemptContext {
   openFile?: OpenFile;
   /** The size the service announced for the object (sizeBytes). */
   expectedSize?: number;
-  /** The most bytes taken when neither the object host nor the service announced a size. */
+  /** The most bytes taken, announced or not: what is announced above it is refused before the body. */
   maxBytes: number;
+  /** The setting that sets maxBytes, for the refusal (default: the archive size limit). */
+  maxBytesName?: string;
   /** Progress: bytes of the object received so far (at most one ring of them not yet on disk). */
   onBytes: (received: number) => void;
   /** Called once the object's identity is known from a 200: throws at once to refuse it, else records it (the sidecar). */
@@ -48,12 +50,31 @@ const RETRY_STATUS = new Set([408, 429, 500, 502, 503, 504]);
  * refused as soon as it passes it (exit 4; download.ts removes the part), not written to disk.
  */
 function capOf(ctx: AttemptContext, s: PartState): SinkCap {
-  const [max, what] = s.total !== undefined ? [s.total, 'Content-Length'] : ctx.expectedSize !== undefined ? [ctx.expectedSize, 'sizeBytes'] : [ctx.maxBytes, 'the archive size limit'];
+  const announced = s.total !== undefined ? [s.total, 'Content-Length'] as const : ctx.expectedSize !== undefined ? [ctx.expectedSize, 'sizeBytes'] as const : undefined;
+  if (announced === undefined) {
+    const max = ctx.maxBytes;
+    return {
+      max,
+      refuse: (arrived) => new DigestMismatchError('AIRLOCK_TOO_LARGE', `${safeUrl(ctx.url)} sent more than the ${max} bytes allowed (${ctx.maxBytesName ?? 'the archive size limit'}) without announcing a size: ${arrived} bytes had arrived; stopped and removed the partial download`,
+        { subject: safeUrl(ctx.url), limit: max, actual: arrived }),
+    };
+  }
+  const [max, what] = announced;
   return {
     max,
     refuse: (arrived) => new DigestMismatchError('AIRLOCK_SIZE_MISMATCH', `${safeUrl(ctx.url)} sent more than the ${max} bytes announced (${what}) for the archive: ${arrived} bytes had arrived; stopped and removed the partial download`,
       { subject: safeUrl(ctx.url), expected: max, actual: arrived }),
   };
+}
+
+/** A size announced above the bound is refused before a byte of the body is read. */
+function checkAnnounced(ctx: AttemptContext, s: PartState): void {
+  for (const [size, what] of [[s.total, 'Content-Length'], [ctx.expectedSize, 'sizeBytes']] as const) {
+    if (size !== undefined && size > ctx.maxBytes) {
+      throw new DigestMismatchError('AIRLOCK_TOO_LARGE', `${safeUrl(ctx.url)} announces ${size} bytes (${what}), more than the ${ctx.maxBytes} allowed (${ctx.maxBytesName ?? 'the archive size limit'}); nothing was downloaded`,
+        { subject: safeUrl(ctx.url), limit: ctx.maxBytes, announced: size });
+    }
+  }
 }
 
 /**
@@ -144,6 +165,7 @@ async function attemptWith(ctx: AttemptContext, s: PartState, signal: AbortSigna
     }
     let sink: PartSink;
     try {
+      checkAnnounced(ctx, s);
       sink = await PartSink.open(ctx.partPath, start, s.digests, { openFile: ctx.openFile, onBytes: ctx.onBytes, cap: capOf(ctx, s) });
     } catch (err) {
       res.discard();

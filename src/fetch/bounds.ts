@@ -11,7 +11,7 @@ import { UpstreamError } from '../errors.js';
 export interface DownloadLimits { headersTimeoutMs: number; minBytesPerSecond: number; rateWindowMs: number; totalMs: number }
 export const DEFAULT_DOWNLOAD_LIMITS: DownloadLimits = { headersTimeoutMs: 30_000, minBytesPerSecond: 1024, rateWindowMs: 30_000, totalMs: 3_600_000 };
 /** The settings a refusal names, so the user knows what to raise (none for a command without such settings). */
-export interface LimitNames { rate?: string; total?: string }
+export interface LimitNames { rate?: string; total?: string; size?: string }
 
 const secs = (ms: number) => `${+(ms / 1000).toFixed(3)} s`;
 const rate = (bps: number) => (bps >= 1024 ? `${+(bps / 1024).toFixed(1)} KiB/s` : `${Math.floor(bps)} B/s`);

@@ -119,7 +119,7 @@ async function bounded<T>(o: DownloadOptions<T>, dog: ReturnType<typeof watchdog
       const out = await attempt({
         url, partPath: o.partPath, dispatcher: o.dispatcher ?? own!, signal: o.signal,
         bodyTimeoutMs: o.bodyTimeoutMs ?? 30_000, headersTimeoutMs, openFile: o.openFile,
-        expectedSize: o.expectedSize, maxBytes: o.maxBytes ?? archiveSizeBound(undefined),
+        expectedSize: o.expectedSize, maxBytes: o.maxBytes ?? archiveSizeBound(undefined), maxBytesName: o.limitNames?.size,
         onBytes: (bytes) => { dog.seen(bytes); o.onProgress?.({ bytes, total: s.total ?? o.expectedSize, resumedFrom }); },
         onIdentity: (st) => {
           finalCheck.early(st, o); // synchronous: a wrong size is refused before any byte is read

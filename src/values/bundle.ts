@@ -24,6 +24,8 @@ export interface InstallOptions {
   allowDowngrade?: readonly string[];
   /** Bounds of the download (DEFAULT_DOWNLOAD_LIMITS where not given). */
   limits?: Partial<DownloadLimits>;
+  /** The most bytes the download may bring, announced or not (default: the archive limits' bound). */
+  maxBytes?: number;
 }
 
 export interface Installed { version: string; status: 'imported' | 'unchanged'; form: 'package' | 'archive'; bytes: number }
@@ -53,7 +55,8 @@ export async function installBundle(o: InstallOptions): Promise<Installed> {
   o.log(`airlock serve: downloading the bundle from ${safe}`);
   const dl = await download({
     url: o.url, partPath: part, retry: RETRY, signal: o.signal, onProgress: o.onProgress,
-    limits: o.limits, limitNames: { rate: 'staticExport.download.minBytesPerSecond, rateWindowSeconds', total: 'staticExport.download.timeoutSeconds' },
+    limits: o.limits, maxBytes: o.maxBytes,
+    limitNames: { rate: 'staticExport.download.minBytesPerSecond, rateWindowSeconds', total: 'staticExport.download.timeoutSeconds', size: 'staticExport.download.maxBytes' },
   });
   o.log(`airlock serve: downloaded ${fmtBytes(dl.size)} (sha256 ${dl.sha256})`);
   const trust = await Promise.all(o.trust.map((p) => loadPublicKey(p)));

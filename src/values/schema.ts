@@ -32,6 +32,7 @@ export function valuesSchema(strict: boolean) {
         minBytesPerSecond: z.number().int().min(0).max(1 << 30).optional(),
         rateWindowSeconds: z.number().min(0.1).max(3600).optional(),
         timeoutSeconds: z.number().min(0.1).max(7 * 24 * 3600).optional(),
+        maxBytes: z.number().int().min(1024).max(Number.MAX_SAFE_INTEGER).optional(),
       }).optional(),
     }).optional(),
     deployment: obj({ type: z.enum(DEPLOYMENTS).optional() }).optional(),

@@ -14,6 +14,8 @@ export interface StaticExportSettings {
   bundleUrl: string; domain?: string; trust: string[]; allowUnsigned: boolean;
   /** staticExport.download.* in milliseconds (the defaults are installBundle's). */
   limits: { headersTimeoutMs?: number; minBytesPerSecond?: number; rateWindowMs?: number; totalMs?: number };
+  /** staticExport.download.maxBytes: the most bytes the download may bring (default: the archive limits' bound). */
+  maxBytes?: number;
 }
 export interface MirrorSettings { tokensFile: string; secretFile?: string; ttlSeconds?: number; publicUrl?: string; fleetLeadMs?: number }
 export interface FollowSettings { url: string; tokenFile?: string; trust: string[]; allowUnsigned: boolean; pollMs?: number }
@@ -80,6 +82,7 @@ export function mergeSettings(flags: ServeFlags, given?: Values): ServeSettings 
         headersTimeoutMs: ms(se.download?.headersTimeoutSeconds), minBytesPerSecond: se.download?.minBytesPerSecond,
         rateWindowMs: ms(se.download?.rateWindowSeconds), totalMs: ms(se.download?.timeoutSeconds),
       },
+      maxBytes: se.download?.maxBytes,
     } : null,
     mirror: mirrorOn ? { tokensFile: tokensFile!, secretFile: v.mirror?.secretFile, ttlSeconds: v.mirror?.linkTtlSeconds, publicUrl: v.mirror?.publicUrl, fleetLeadMs: leadMs } : null,
     follow: followUrl === undefined ? null : {

@@ -69,7 +69,7 @@ export async function prepareStart(o: PrepareOptions): Promise<Prepared> {
   let phase = 'downloading the bundle';
   // The download and import code (undici, the package reader) loads only for a bundle to get (start-up).
   const install = async () => (await import('./bundle.js')).installBundle({
-    url: plan.url, store: o.store, label: plan.label, domain: se!.domain, trust: se!.trust, allowUnsigned: se!.allowUnsigned, limits: se!.limits,
+    url: plan.url, store: o.store, label: plan.label, domain: se!.domain, trust: se!.trust, allowUnsigned: se!.allowUnsigned, limits: se!.limits, maxBytes: se!.maxBytes,
     activate: plan.label === undefined, signal: o.signal, onProgress: o.onDownload, log: (l) => { phase = l.replace(/^airlock serve: /, ''); o.log(l); },
   });
   const t0 = performance.now();

@@ -99,7 +99,7 @@ describe('helm chart deploy/helm/airlock', () => {
   });
 
   it('staticExport.download bounds are accepted by the chart\'s schema and reach the values file airlock reads', async () => {
-    const download = { headersTimeoutSeconds: 0.5, minBytesPerSecond: 4096, rateWindowSeconds: 10, timeoutSeconds: 7200 };
+    const download = { headersTimeoutSeconds: 0.5, minBytesPerSecond: 4096, rateWindowSeconds: 10, timeoutSeconds: 7200, maxBytes: 8_000_000_000 };
     const { status, objects, stderr } = await renderWith({ staticExport: { bundleUrl: 'https://bucket.example/export.tar.gz', allowUnsigned: true, download } });
     expect(status, stderr).toBe(0);
     const file = join(work, 'rendered-download-values.yaml');

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTcpServer, type Server as TcpServer } from 'node:net';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { importPackage } from '../../src/store/index.js';
 import { makePackage } from '../helpers/make-package.js';
@@ -128,6 +128,38 @@ describe('serve --values: a slow bundle server', () => {
     expect(r.status, r.stderr).toBe(1);
     expect(r.stderr).toMatch(/AIRLOCK_DOWNLOAD_TIMEOUT: the bundle download from http:\/\/127\.0\.0\.1:\d+ did not finish within 1\.5 s/);
   }, 30_000);
+
+  it('an endless body with no announced length stops at staticExport.download.maxBytes, and no part is kept', async () => {
+    let sent = 0;
+    const url = await bundleServer((_req, res) => {
+      res.writeHead(200, { 'transfer-encoding': 'chunked' });
+      const x = setInterval(() => { res.write(Buffer.alloc(64 * 1024)); sent += 64 * 1024; }, 5);
+      timers.add(x);
+      res.on('close', () => clearInterval(x));
+    });
+    const { values, store } = await setup(url, '{maxBytes: 1048576, timeoutSeconds: 60}', false);
+    const r = await airlockAsync(['serve', '--values', values, '--port', '0'], { timeoutMs: 30_000 });
+    expect(r.status, r.stderr).toBe(4);
+    expect(r.stderr).toMatch(/sent more than the 1048576 bytes allowed \(staticExport\.download\.maxBytes\)/);
+    expect(r.stderr).toMatch(/\[AIRLOCK_TOO_LARGE\]\s*$/);
+    expect(sent).toBeLessThan(64 << 20);
+    const parts = await readdir(join(store, 'downloads')).catch(() => []);
+    expect(parts.filter((f) => f.endsWith('.part'))).toEqual([]);
+  }, 40_000);
+
+  it('a Content-Length above staticExport.download.maxBytes is refused before the body is read', async () => {
+    const url = await bundleServer((_req, res) => {
+      res.writeHead(200, { 'content-length': 50 << 20 });
+      const x = setInterval(() => res.write(Buffer.alloc(8192)), 20);
+      timers.add(x);
+      res.on('close', () => clearInterval(x));
+    });
+    const { values } = await setup(url, '{maxBytes: 1048576}', false);
+    const r = await airlockAsync(['serve', '--values', values, '--port', '0'], { timeoutMs: 30_000 });
+    expect(r.status, r.stderr).toBe(4);
+    expect(r.stderr).toMatch(/announces 52428800 bytes \(Content-Length\), more than the 1048576 allowed \(staticExport\.download\.maxBytes\); nothing was downloaded.*\[AIRLOCK_TOO_LARGE\]/s);
+    expect(r.stderr).not.toContain('secret-signature');
+  }, 40_000);
 
   it('an HTTP 500 whose status line holds control characters: AIRLOCK_BAD_HTTP naming the status, escaped (not "too slow"); the active version is still served', async () => {
     const raw = createTcpServer((c) => {
