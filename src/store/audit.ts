@@ -220,9 +220,16 @@ interface Scan {
  * undo it: the highest trust policy serial accepted (0: none; `trust init` is 1, each `trust rotate`
  * names its new serial), every domain imported (seen.json must keep an order for each) and, per
  * domain, the highest sequence (packageOrder, what seen.json records) of the imports whose line
- * carries it (importLine; lines written before lines carried it name only the domain).
+ * carries it (importLine; lines written before lines carried it name only the domain), and the
+ * SHA-256 of each accepted policy's bytes, by serial, where its line records one (policyDetail).
  */
-export interface AuditHistory { policySerial: number; importedDomains: Set<string>; importedSequence: Map<string, number> }
+export interface AuditHistory { policySerial: number; importedDomains: Set<string>; importedSequence: Map<string, number>; policyDigests: Map<number, string> }
+
+/** The detail of a trust init or rotate line, carrying the accepted policy's SHA-256 (learn reads it back). */
+export function policyDetail(detail: string, policySha256: string): string {
+  return `${detail}; policy sha256 ${policySha256}`;
+}
+const POLICY_SHA256 = /; policy sha256 ([0-9a-f]{64})$/;
 
 /** The detail of an import's line, carrying the sequence seen.json is about to record (learn reads it back). */
 export function importDetail(sequence: number | null, detail: string | null | undefined): string | null {
@@ -235,12 +242,12 @@ const OUTCOME = { init: Buffer.from('"outcome":"policy-init"'), rotated: Buffer.
 
 /** The history being learnt, and the last import's line (a `failed` line naming it takes its sequence back). */
 interface Learning extends AuditHistory { last: { n: number; domain: string; before: number | undefined } | null }
-const newHistory = (): Learning => ({ policySerial: 0, importedDomains: new Set(), importedSequence: new Map(), last: null });
+const newHistory = (): Learning => ({ policySerial: 0, importedDomains: new Set(), importedSequence: new Map(), policyDigests: new Map(), last: null });
 
 /** Fold one chained line into `h` (only the few lines that matter are parsed). */
 function learn(h: Learning, line: Buffer): void {
-  if (line.includes(OUTCOME.init)) h.policySerial = Math.max(h.policySerial, 1);
-  else if (line.includes(OUTCOME.rotated) || line.includes(OUTCOME.imported) || line.includes(OUTCOME.failed)) {
+  if (line.includes(OUTCOME.init)) h.policySerial = Math.max(h.policySerial, 1); // even were the rest unreadable
+  if (line.includes(OUTCOME.init) || line.includes(OUTCOME.rotated) || line.includes(OUTCOME.imported) || line.includes(OUTCOME.failed)) {
     let l: Partial<AuditLine>;
     try {
       l = JSON.parse(line.toString('utf8')) as Partial<AuditLine>;
@@ -260,7 +267,12 @@ function learn(h: Learning, line: Buffer): void {
       h.last = null;
     }
     const m = l.outcome === 'policy-rotated' && typeof l.detail === 'string' ? /^serial \d+ -> (\d+)\b/.exec(l.detail) : null;
-    if (m) h.policySerial = Math.max(h.policySerial, Number(m[1]));
+    const serial = l.outcome === 'policy-init' ? 1 : m ? Number(m[1]) : 0;
+    if (serial > 0) {
+      h.policySerial = Math.max(h.policySerial, serial);
+      const digest = typeof l.detail === 'string' ? POLICY_SHA256.exec(l.detail) : null;
+      if (digest) h.policyDigests.set(serial, digest[1]!);
+    }
   }
 }
 

@@ -1,4 +1,4 @@
-import { verify, type KeyObject } from 'node:crypto';
+import { createHash, verify, type KeyObject } from 'node:crypto';
 import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
@@ -177,7 +177,8 @@ export async function loadPolicyChain(store: string, o: { emptyIsNone?: boolean 
   const t = trustPaths(store);
   const current = await readRegularFileIfExists(t.policy, policyFileRule(t.policy));
   const names = await chainNames(t.chain);
-  const recorded = (await auditHistory(store)).policySerial;
+  const history = await auditHistory(store);
+  const recorded = history.policySerial;
   if (current === null && (names === null || (o.emptyIsNone && names.length === 0))) {
     if (recorded > 0) throw broken(t.policy, `is missing, and so is its chain, yet the audit log records a trust init: a store that had a trust policy never falls back to --trust (restore ${t.dir})`);
     return null;
@@ -205,6 +206,10 @@ export async function loadPolicyChain(store: string, o: { emptyIsNone?: boolean 
         throw broken(path, `was not accepted by policy ${prev.policy.serial}: ${err.message}`);
       }
     }
+    const accepted = history.policyDigests.get(serial);
+    if (accepted !== undefined && policyDigest(p.bytes) !== accepted) {
+      throw broken(path, `is not the policy the audit log recorded as accepted (policy ${serial}, sha256 ${accepted.slice(0, 12)}…): it was changed after it was accepted; restore ${t.chain} and ${t.policy}`);
+    }
     serials.push(serial);
     prev = p;
     prevBytes = bytes;
@@ -224,6 +229,11 @@ export async function loadPolicy(store: string): Promise<LoadedPolicy | null> {
 /** Does the store use a trust policy (else the flat trusted-keys rule; the audit log and the no-downgrade record are kept either way)? */
 export async function hasPolicy(store: string): Promise<boolean> {
   return (await loadPolicyChain(store)) !== null;
+}
+
+/** The SHA-256 of a policy's bytes, as the audit log records it when the policy is accepted. */
+export function policyDigest(bytes: Buffer): string {
+  return createHash('sha256').update(bytes).digest('hex');
 }
 
 const chainName = (serial: number) => `${String(serial).padStart(8, '0')}.json`;

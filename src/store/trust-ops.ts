@@ -1,8 +1,8 @@
 import { AirlockError, EXIT, UsageError } from '../errors.js';
-import { appendAudit, appendAuditLocked, auditWritable } from './audit.js';
+import { appendAudit, appendAuditLocked, auditWritable, policyDetail } from './audit.js';
 import { createStore, storeKind } from './location.js';
 import { withLock } from './lock.js';
-import { checkKeysLive, checkRotation, loadPolicy, loadPolicyChain, parsePolicy, parseSignedPolicy, writePolicy, SIGNED_POLICY_FORMAT, type LoadedPolicy } from './policy.js';
+import { checkKeysLive, checkRotation, loadPolicy, loadPolicyChain, parsePolicy, parseSignedPolicy, policyDigest, writePolicy, SIGNED_POLICY_FORMAT, type LoadedPolicy } from './policy.js';
 
 /**
  * `airlock trust init`: the store's first policy (serial 1), its root of trust, set by the operator
@@ -19,7 +19,7 @@ export async function initPolicy(store: string, bytes: Buffer, signatures: Buffe
     if (current) throw new AirlockError('AIRLOCK_EXISTS', `store ${store} already has a trust policy (serial ${current.policy.serial}); change it with airlock trust rotate`, EXIT.USAGE, { subject: store });
     await auditWritable(store); // a chain that does not verify refuses (exit 4) before the policy is written
     await writePolicy(store, bytes, signatures, 1);
-    await appendAuditLocked(store, { command: 'trust init', outcome: 'policy-init', detail: describe(parsed) });
+    await appendAuditLocked(store, { command: 'trust init', outcome: 'policy-init', detail: policyDetail(describe(parsed), policyDigest(parsed.bytes)) });
     return parsed;
   });
 }
@@ -52,7 +52,7 @@ export async function rotatePolicy(store: string, next: LoadedPolicy, o: { now?:
       await writePolicy(store, next.bytes, next.signatures, next.policy.serial);
       await appendAuditLocked(store, {
         command: 'trust rotate', outcome: 'policy-rotated', signers: by.map((k) => k.fingerprint),
-        detail: `serial ${current.policy.serial} -> ${next.policy.serial}, signed by ${by.map((k) => k.name).join(', ')}; ${describe(next)}`,
+        detail: policyDetail(`serial ${current.policy.serial} -> ${next.policy.serial}, signed by ${by.map((k) => k.name).join(', ')}; ${describe(next)}`, policyDigest(next.bytes)),
       });
       return { previous: current.policy.serial, serial: next.policy.serial, signers: by.map((k) => k.name) };
     });

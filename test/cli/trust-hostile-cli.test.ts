@@ -231,6 +231,28 @@ describe('trust quietly downgraded', () => {
     }
   }, 180_000);
 
+  it('the root policy rewritten in place (threshold 2 -> 1, chain and policy.json alike, audit log untouched): the digest the audit log recorded catches it', async () => {
+    const s = freshStore({ threshold: 2 });
+    await refusedUnchanged(s, ['import', alicePkg, '--store', s], 4, 'AIRLOCK_THRESHOLD');
+    for (const f of [chainOf(s, 1), policyOf(s)]) {
+      const e = JSON.parse(await readFile(f, 'utf8')) as { policy: string; signatures: string[] };
+      await writeFile(f, envelope(Buffer.from(e.policy.replace(/"default": 2/, '"default": 1')), e.signatures.map((x) => Buffer.from(x, 'base64'))));
+    }
+    for (const args of [['import', alicePkg, '--store', s], ['verify', alicePkg, '--store', s], ['trust', 'show', '--store', s]]) {
+      const r = await refusedUnchanged(s, args, 4, 'AIRLOCK_POLICY_BROKEN');
+      expect(r.stderr).toMatch(/00000001\.json is not the policy the audit log recorded as accepted \(policy 1, sha256 [0-9a-f]{12}/);
+    }
+    // A rotation, rewritten in place after it was accepted, is caught the same way.
+    const t = freshStore();
+    expect(rotate(t, 2).status).toBe(0);
+    for (const f of [chainOf(t, 2), policyOf(t)]) {
+      const e = JSON.parse(await readFile(f, 'utf8')) as { policy: string; signatures: string[] };
+      await writeFile(f, envelope(Buffer.from(e.policy.replace('"carol"', '"carla"')), e.signatures.map((x) => Buffer.from(x, 'base64'))));
+    }
+    const r = await refusedUnchanged(t, ['trust', 'show', '--store', t], 4, 'AIRLOCK_POLICY_BROKEN');
+    expect(r.stderr).toMatch(/00000002\.json (is not the policy the audit log recorded|was not accepted by policy 1)/);
+  });
+
   it('a rotation that skips a serial is refused (a chain has no gaps)', async () => {
     const s = freshStore();
     const r = rotate(s, 3);
