@@ -5,7 +5,7 @@ import { indexOf, type AppEnv } from '../serve/index.js';
 import { redact } from '../util/redact.js';
 import { DEFAULT_MAX_BODY_BYTES, readJsonBody } from '../util/json-body.js';
 import { DEFAULT_LIMITS, RelayLimiter, type RelayLimits } from './limits.js';
-import { passThrough } from './stream.js';
+import { DEFAULT_MAX_ANSWER_BYTES, passThrough, readAnswer } from './stream.js';
 import { refused } from './refused.js';
 import { callUpstream, classifyError, DEFAULT_TIMEOUTS, relayAgent, type UpstreamTimeouts } from './upstream.js';
 import { validateAssistant, validateSearchBody, validateSearchQuery } from './validate.js';
@@ -19,6 +19,8 @@ export interface RelayOptions {
   limits?: Partial<RelayLimits>;
   maxBodyBytes?: number;
   timeouts?: Partial<UpstreamTimeouts>;
+  /** The largest answer relayed (default DEFAULT_MAX_ANSWER_BYTES): a search answer above it is a 502, an assistant stream is cut with an error part. */
+  maxAnswerBytes?: number;
   now?: () => number;
   dispatcher?: Dispatcher;
   log?: (line: string) => void;
@@ -43,9 +45,11 @@ export function createRelay(o: RelayOptions): Relay {
   const relayed = (['assistant', 'search'] as Feature[]).filter((f) => isOn(o.resolved, f));
   const base = o.upstreamUrl.replace(/\/+$/, '');
   const max = o.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const maxAnswer = o.maxAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES;
   const limiter = new RelayLimiter({ ...DEFAULT_LIMITS, ...o.limits }, o.now);
   const ownAgent = o.dispatcher === undefined;
-  const dispatcher = o.dispatcher ?? relayAgent({ ...DEFAULT_TIMEOUTS, ...o.timeouts });
+  const timeouts = { ...DEFAULT_TIMEOUTS, ...o.timeouts };
+  const dispatcher = o.dispatcher ?? relayAgent(timeouts);
   const log = o.log ?? (() => {});
   const app = new Hono<AppEnv>();
 
@@ -66,12 +70,25 @@ export function createRelay(o: RelayOptions): Relay {
     const client = c.req.raw.signal;
     if (client.aborted) abort.abort(client.reason);
     else client.addEventListener('abort', () => abort.abort(client.reason), { once: true });
+    // A search answer has an overall deadline; the assistant's stream has the idle bound only.
+    let late = false;
+    const deadline = call.sse ? undefined : setTimeout(() => { late = true; abort.abort(); }, timeouts.answerMs);
+    try {
+      return await relayCall(c, call, abort, () => late);
+    } finally {
+      clearTimeout(deadline);
+    }
+  };
+
+  const relayCall = async (c: Context<AppEnv>, call: Call, abort: AbortController, late: () => boolean): Promise<Response> => {
+    const tooLate = () => c.json({ error: `the search service did not finish its answer within ${timeouts.answerMs / 1000} s` }, 504);
     let res: Dispatcher.ResponseData;
     try {
       res = await callUpstream({ url: base + call.path, method: call.method, key: o.key, body: call.body, accept: call.sse ? 'text/event-stream' : 'application/json', signal: abort.signal, dispatcher });
     } catch (err) {
+      if (late()) return tooLate();
       if (abort.signal.aborted) return new Response(null, { status: 499 }); // the reader left; nobody to answer
-      const f = classifyError(err, base, { ...DEFAULT_TIMEOUTS, ...o.timeouts });
+      const f = classifyError(err, base, timeouts);
       log(redact(`airlock relay: ${call.method} ${call.path}: ${f.error}: ${f.detail}`));
       return c.json({ error: f.error }, f.status);
     }
@@ -85,8 +102,19 @@ export function createRelay(o: RelayOptions): Relay {
       'cache-control': 'no-cache',
       'x-accel-buffering': 'no',
     });
-    if (call.sse) headers.set('x-vercel-ai-ui-message-stream', 'v1');
-    return new Response(passThrough(res.body, abort, call.sse), { status: res.statusCode, headers });
+    if (call.sse) {
+      headers.set('x-vercel-ai-ui-message-stream', 'v1');
+      return new Response(passThrough(res.body, abort, maxAnswer), { status: res.statusCode, headers });
+    }
+    // A search answer is small JSON: gathered whole (bounded), so a failure is still a clean 502.
+    const answer = await readAnswer(res.body, maxAnswer);
+    if (!answer.ok) {
+      if (late()) return tooLate();
+      if (abort.signal.aborted) return new Response(null, { status: 499 });
+      log(redact(`airlock relay: ${call.method} ${call.path}: ${answer.error}`));
+      return c.json({ error: answer.error }, 502);
+    }
+    return new Response(answer.bytes, { status: res.statusCode, headers });
   };
 
   if (relayed.includes('assistant')) {

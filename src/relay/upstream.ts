@@ -9,8 +9,10 @@ export interface UpstreamTimeouts {
   headersMs: number;
   /** Longest silence between body chunks of a stream (default 120 s). */
   idleMs: number;
+  /** A search answer, from request to its last byte (default 60 s; the assistant's stream has idleMs only). */
+  answerMs: number;
 }
-export const DEFAULT_TIMEOUTS: UpstreamTimeouts = { connectMs: 5_000, headersMs: 30_000, idleMs: 120_000 };
+export const DEFAULT_TIMEOUTS: UpstreamTimeouts = { connectMs: 5_000, headersMs: 30_000, idleMs: 120_000, answerMs: 60_000 };
 
 export function relayAgent(t: UpstreamTimeouts): Dispatcher {
   return new Agent({ connect: { timeout: t.connectMs }, headersTimeout: t.headersMs, bodyTimeout: t.idleMs, keepAliveTimeout: 10_000 });

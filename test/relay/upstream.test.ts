@@ -124,4 +124,58 @@ describe('relay upstream failures', () => {
     expect(s.headers.get('content-type')).toBe('application/json; charset=utf-8');
     await s.text();
   });
+
+  it('an endless search answer is cut at the answer bound: 502 in words, not gigabytes relayed to the reader', async () => {
+    const up = await fakeUpstream((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"results":["');
+      const chunk = 'x'.repeat(64 * 1024);
+      const pump = () => { while (res.write(chunk)) { /* until the socket pushes back */ } };
+      res.on('drain', pump);
+      pump();
+    });
+    cleanups.push(up.close);
+    const air = await startAirlock(fx.store, { deployment: 'cloud' }, { upstreamUrl: up.url, key: KEY, timeouts: { connectMs: 5000, headersMs: 5000, idleMs: 5000 }, maxAnswerBytes: 1 << 20 });
+    cleanups.push(() => air.close());
+    const res = await fetch(`${air.origin}/discovery/v2/search/docs.example.com?q=x`);
+    const text = await res.text();
+    expect(res.status).toBe(502);
+    expect(text.length).toBeLessThan(4096);
+    expect(JSON.parse(text)).toEqual({ error: 'the search service sent an answer larger than 1 MiB' });
+  });
+
+  it('an endless assistant stream is cut at the answer bound with an error part', async () => {
+    const up = await fakeUpstream((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const chunk = `data: ${JSON.stringify({ type: 'text-delta', id: 't', delta: 'y'.repeat(60 * 1024) })}\n\n`;
+      const pump = () => { while (res.write(chunk)) { /* until the socket pushes back */ } };
+      res.on('drain', pump);
+      pump();
+    });
+    cleanups.push(up.close);
+    const air = await startAirlock(fx.store, { deployment: 'cloud' }, { upstreamUrl: up.url, key: KEY, timeouts: { connectMs: 5000, headersMs: 5000, idleMs: 5000 }, maxAnswerBytes: 1 << 20 });
+    cleanups.push(() => air.close());
+    const res = await postJson(msg(air), assistantBody());
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text.length).toBeLessThan((1 << 20) + 64 * 1024 + 4096);
+    expect(text.endsWith(`data: ${JSON.stringify({ type: 'error', errorText: 'the assistant service sent an answer larger than 1 MiB; it was cut there' })}\n\n`)).toBe(true);
+  });
+
+  it('a search answer that trickles past its deadline is 504 in words', async () => {
+    const timers: NodeJS.Timeout[] = [];
+    const up = await fakeUpstream((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"results":[');
+      timers.push(setInterval(() => res.write(' '), 50));
+    });
+    cleanups.push(async () => { for (const t of timers) clearInterval(t); await up.close(); });
+    const air = await startAirlock(fx.store, { deployment: 'cloud' }, { upstreamUrl: up.url, key: KEY, timeouts: { connectMs: 5000, headersMs: 5000, idleMs: 5000, answerMs: 500 } });
+    cleanups.push(() => air.close());
+    const t0 = Date.now();
+    const res = await fetch(`${air.origin}/discovery/v2/search/docs.example.com?q=x`);
+    expect(res.status).toBe(504);
+    expect(await res.json()).toEqual({ error: 'the search service did not finish its answer within 0.5 s' });
+    expect(Date.now() - t0).toBeLessThan(4000);
+  });
 });
