@@ -1,11 +1,9 @@
 import { UsageError } from '../errors.js';
 import { escapeControls } from '../util/terminal.js';
-import type { VersionSource } from './source.js';
-import { readStart } from './site-address.js';
+import type { RootPages } from './site-address.js';
 
 /** Root-relative `href`/`src` values ("/x/y", never "//host"). */
 const URL_ATTR = /\s(?:href|src)\s*=\s*["']?(\/(?!\/)[^"'\s>]*)/gi;
-const PAGES = ['index.html', '404.html'];
 
 /**
  * The sub-path a site was built for, from the links of its own pages (pure): a first segment B
@@ -81,12 +79,9 @@ export function homeBasePath(homePath: string | null, isUrl: (path: string) => b
 }
 
 /**
- * Read the start of the site's root pages and detect its sub-path (I/O; bounded reads): from its
- * links first, else from where its home page says it was published.
+ * The site's sub-path from the start of its root pages (pure): from their links first, else from
+ * where its home page says it was published.
  */
-export async function basePathOf(src: VersionSource, isUrl: (path: string) => boolean, homePath: string | null = null): Promise<string | null> {
-  const names = new Set(src.files.map((f) => f.path));
-  let html = '';
-  for (const page of PAGES.filter((p) => names.has(p))) html += await readStart(src.siteDir.replace(/\/?$/, '/') + page);
-  return detectBasePath(html, isUrl) ?? homeBasePath(homePath, isUrl);
+export function basePathOf(pages: RootPages, isUrl: (path: string) => boolean, homePath: string | null = null): string | null {
+  return detectBasePath(pages.home + pages.notFound, isUrl) ?? homeBasePath(homePath, isUrl);
 }

@@ -4,7 +4,7 @@ import { isTransformedPage, openPages, type HtmlTransformSpec, type PagesOptions
 import { variantsLater } from './variants-later.js';
 import { basePathOf } from './base-path.js';
 import { addBasePath } from './routes.js';
-import { siteAddress, type SiteAddress } from './site-address.js';
+import { readRootPages, siteAddress, type RootPages, type SiteAddress } from './site-address.js';
 
 export type { CspSource } from './version-index.js';
 export interface IndexLoadOptions extends PagesOptions {
@@ -22,7 +22,8 @@ export interface IndexLoadOptions extends PagesOptions {
  */
 export async function loadIndex(from: { store: string; label: string } | { site: SiteInput }, o: IndexLoadOptions): Promise<LoadedIndex> {
   const src: VersionSource = 'site' in from ? siteSource(from.site) : await loadFromStore(from.store, from.label);
-  const address = await siteAddress(src);
+  const root = await readRootPages(src);
+  const address = await siteAddress(src, root);
   const pages = o.html ? await openPages(src, o.html, { ...o, address }) : null;
   const idx = buildIndex(src, { csp: o.csp, replacements: pages?.ready, later: pages?.later });
   const htmlPending = pages !== null && pages.missing > 0;
@@ -42,16 +43,16 @@ export async function loadIndex(from: { store: string; label: string } | { site:
     };
   }
   try {
-    return await withBasePath(src, idx, address, o);
+    return withBasePath(src, idx, root, address, o);
   } catch (err) {
     await idx.preparing?.stop();
     throw err;
   }
 }
 
-async function withBasePath(src: VersionSource, idx: LoadedIndex, address: SiteAddress, o: IndexLoadOptions): Promise<LoadedIndex> {
+function withBasePath(src: VersionSource, idx: LoadedIndex, root: RootPages, address: SiteAddress, o: IndexLoadOptions): LoadedIndex {
   // Before the index is swapped in (it never changes afterwards): a site built for a sub-path gets its aliases.
-  const basePath = o.basePath !== undefined ? o.basePath : await basePathOf(src, (p) => idx.routes.has(p), address.homePath);
+  const basePath = o.basePath !== undefined ? o.basePath : basePathOf(root, (p) => idx.routes.has(p), address.homePath);
   if (basePath !== null) {
     addBasePath(idx.routes, basePath);
     o.log(`airlock serve: ${src.label} is built for the sub-path /${basePath}/: served at / and at /${basePath}/`);

@@ -101,11 +101,19 @@ export async function readStart(file: string): Promise<string> {
   }
 }
 
-/** Read the start of the home page and the sitemap (bounded reads of files the manifest lists). */
-export async function siteAddress(src: VersionSource): Promise<SiteAddress> {
+/** The start of the root pages a version says itself through ('' for each one it lacks). */
+export interface RootPages { home: string; notFound: string; sitemap: string }
+
+/** Read the start of index.html, 404.html and sitemap.xml once per version (bounded reads of files the manifest lists). */
+export async function readRootPages(src: VersionSource): Promise<RootPages> {
   const names = new Set(src.files.map((f) => f.path));
   const dir = src.siteDir.replace(/\/?$/, '/');
-  const home = names.has('index.html') ? await readStart(dir + 'index.html') : '';
-  const sitemap = names.has('sitemap.xml') ? await readStart(dir + 'sitemap.xml') : '';
+  const read = (name: string) => (names.has(name) ? readStart(dir + name) : Promise.resolve(''));
+  return { home: await read('index.html'), notFound: await read('404.html'), sitemap: await read('sitemap.xml') };
+}
+
+/** The site's own address, from its root pages (read here when not given). */
+export async function siteAddress(src: VersionSource, pages?: RootPages): Promise<SiteAddress> {
+  const { home, sitemap } = pages ?? await readRootPages(src);
   return learnAddress(src.domain, home, sitemap);
 }
