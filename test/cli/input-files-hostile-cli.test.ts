@@ -156,6 +156,24 @@ describe('hostile input files a user hands airlock', () => {
     expect(r.stderr).not.toContain('<<');
   });
 
+  it('TMPDIR a FIFO, missing or a file: preview and emulate exit 2 AIRLOCK_TMPDIR naming TMPDIR in words', async () => {
+    const d = fresh('tmpdir');
+    await mkdir(d);
+    const fifo = join(d, 'fifo');
+    execFileSync('mkfifo', [fifo]);
+    await writeFile(join(d, 'file'), 'x');
+    for (const [what, tmp, words] of [
+      ['a FIFO', fifo, /a part of its path is not a folder/],
+      ['missing', join(d, 'missing'), /does not exist/],
+      ['a file', join(d, 'file'), /a part of its path is not a folder/],
+    ] as const) {
+      for (const args of [['preview', pkg, '--port', '0'], ['emulate', '--port', '0']]) {
+        const r = await airlockAsync(args, { env: { TMPDIR: tmp }, cwd: d, timeoutMs: HANG_MS });
+        refused(r, 'AIRLOCK_TMPDIR', `TMPDIR ${tmp}`, words, `${args[0]} with TMPDIR ${what}`);
+      }
+    }
+  });
+
   it('the download sidecar (.part.json in the out folder): not trusted, the fetch starts afresh and succeeds', async () => {
     const r = await rig();
     try {
