@@ -21,6 +21,8 @@ let base: string;
 /** Resolvers waiting for a mode's POST /jobs to arrive. */
 const posted = new Map<string, () => void>();
 const open = new Set<ServerResponse>();
+/** GETs of the object, by mode. */
+const objectGets = new Map<string, number>();
 
 function json(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
@@ -54,10 +56,16 @@ function handle(req: IncomingMessage, res: ServerResponse): void {
     return json(res, 200, { jobId: 'j1', status: 'completed', createdAt: '2026-01-01T00:00:00Z' });
   }
   if (req.method === 'POST' && path === '/v1/static-export/jobs/j1/bundle') {
-    return json(res, 200, { jobId: 'j1', bundleUrl: `${base}/m/${mode}/object?X-Amz-Signature=secret-signature`, sizeBytes: 303 });
+    const sizeBytes = mode === 'huge_size' ? 1e18 : mode === 'fraction_size' ? 302.5 : 303;
+    return json(res, 200, { jobId: 'j1', bundleUrl: `${base}/m/${mode}/object?X-Amz-Signature=secret-signature`, sizeBytes });
   }
   if (req.method === 'GET' && path.startsWith('/object')) {
     if (mode === 'endless_bundle') return endless(res);
+    if (mode === 'huge_size' || mode === 'fraction_size') {
+      objectGets.set(mode, (objectGets.get(mode) ?? 0) + 1);
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': 303 });
+      return void res.end(Buffer.alloc(303));
+    }
     if (mode === 'stall_bundle') {
       res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': 303 });
       res.write(Buffer.alloc(50));
@@ -98,6 +106,21 @@ describe('fetch against a hostile export API', () => {
     expect(performance.now() - t0).toBeLessThan(15_000);
     const left = existsSync(join(dir, 'endless_bundle')) ? await readdir(join(dir, 'endless_bundle')) : [];
     expect(left.filter((f) => f.includes('.part'))).toEqual([]);
+  }, 35_000);
+
+  it('sizeBytes 1e18 (above 2^53 and the archive size limit) is refused before any byte is downloaded: exit 4 AIRLOCK_SIZE_MISMATCH', async () => {
+    const r = await fetchIn('huge_size');
+    expect(r.status, r.stderr).toBe(4);
+    expect(codeOf(r), r.stderr).toBe('AIRLOCK_SIZE_MISMATCH');
+    expect(r.stderr).toMatch(/announced 1000000000000000000 bytes \(sizeBytes\) for the archive, more than the archive size limit/);
+    expect(objectGets.get('huge_size') ?? 0).toBe(0);
+  }, 35_000);
+
+  it('a sizeBytes that is not the size received (302.5 for 303 bytes) is refused: exit 4 AIRLOCK_SIZE_MISMATCH, never ignored', async () => {
+    const r = await fetchIn('fraction_size');
+    expect(r.status, r.stderr).toBe(4);
+    expect(codeOf(r), r.stderr).toBe('AIRLOCK_SIZE_MISMATCH');
+    expect(r.stderr).toMatch(/expected 302\.5, got 303/);
   }, 35_000);
 
   it('SIGTERM while the answer to POST /v1/static-export/jobs never comes: prompt exit 1 AIRLOCK_INTERRUPTED, no retry', async () => {
