@@ -6,6 +6,7 @@ import { callJson, sanitize, send, type HttpOptions, type RetryInfo } from './ht
 import { netError } from './net-error.js';
 import { checkKeyType } from './keys.js';
 import type { RetryPolicy } from './retry.js';
+import { firstDuplicateKey } from '../util/json-text.js';
 import { AGENT_JOB_FINAL, AgentJobSchema, type AgentJob } from './schemas/agent-job.js';
 import { AssistantRequestSchema, type AssistantRequest } from './schemas/assistant.js';
 import { BundleLinkSchema, type BundleLink } from './schemas/bundle.js';
@@ -126,6 +127,8 @@ function parseChunk(payload: string, path: string): UiMessageChunk {
   } catch {
     throw new UpstreamError(`POST ${path}: a stream chunk is not JSON (${Buffer.byteLength(payload)} bytes)`, undefined, { subject: path }, 'AIRLOCK_UPSTREAM_SCHEMA');
   }
+  const twice = firstDuplicateKey(payload);
+  if (twice !== null) throw new UpstreamError(`POST ${path}: a stream chunk names the key ${sanitize(JSON.stringify(twice.slice(0, 200)))} twice in one object`, undefined, { subject: path }, 'AIRLOCK_UPSTREAM_SCHEMA');
   const r = UiMessageChunkSchema.safeParse(value);
   if (!r.success) throw new UpstreamError(`POST ${path}: unexpected stream chunk: ${sanitize(describeZodError(r.error))}`, undefined, { subject: path }, 'AIRLOCK_UPSTREAM_SCHEMA');
   return r.data;

@@ -53,6 +53,11 @@ function handle(req: IncomingMessage, res: ServerResponse): void {
   }
   if (req.method === 'GET' && path === '/v1/static-export/jobs/j1') {
     if (mode === 'failed_esc') return json(res, 200, { jobId: 'j1', status: 'failed', error: 'disk\u001b[2J full \u202e evil' });
+    if (mode === 'dup_status') {
+      const text = '{"jobId":"j1","status":"running","status":"completed"}';
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+      return void res.end(text);
+    }
     return json(res, 200, { jobId: 'j1', status: 'completed', createdAt: '2026-01-01T00:00:00Z' });
   }
   if (req.method === 'POST' && path === '/v1/static-export/jobs/j1/bundle') {
@@ -121,6 +126,13 @@ describe('fetch against a hostile export API', () => {
     expect(r.status, r.stderr).toBe(4);
     expect(codeOf(r), r.stderr).toBe('AIRLOCK_SIZE_MISMATCH');
     expect(r.stderr).toMatch(/expected 302\.5, got 303/);
+  }, 35_000);
+
+  it('a job answer naming "status" twice (JSON.parse keeps the last) is refused: exit 1 AIRLOCK_UPSTREAM_SCHEMA naming the key', async () => {
+    const r = await fetchIn('dup_status');
+    expect(r.status, r.stderr).toBe(1);
+    expect(codeOf(r), r.stderr).toBe('AIRLOCK_UPSTREAM_SCHEMA');
+    expect(r.stderr).toMatch(/names the key "status" twice/);
   }, 35_000);
 
   it('SIGTERM while the answer to POST /v1/static-export/jobs never comes: prompt exit 1 AIRLOCK_INTERRUPTED, no retry', async () => {
