@@ -178,7 +178,9 @@ async function bounded<T>(o: DownloadOptions<T>, dog: ReturnType<typeof watchdog
 }
 
 function interrupted(o: DownloadOptions<unknown>, have: number): AirlockError {
-  return new AirlockError('AIRLOCK_INTERRUPTED', `download interrupted; ${have} bytes kept in ${o.partPath} — run the same command again to resume`,
+  // Before the first byte there is no part file: do not name one.
+  const kept = have > 0 ? `${have} bytes kept in ${o.partPath} — run the same command again to resume` : 'nothing was downloaded yet — run the same command again';
+  return new AirlockError('AIRLOCK_INTERRUPTED', `download interrupted; ${kept}`,
     EXIT.FAILURE, { subject: o.partPath, bytes: have });
 }
 

@@ -39,7 +39,7 @@ export class ServiceClient {
     } catch {
       throw new AirlockError('AIRLOCK_USAGE', `invalid API URL ${JSON.stringify(o.baseUrl)}`, 2, { subject: 'api-url' });
     }
-    if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new AirlockError('AIRLOCK_USAGE', `API URL must be http(s): ${url.origin}`, 2, { subject: 'api-url' });
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new AirlockError('AIRLOCK_USAGE', `API URL must be http(s): ${sanitize(JSON.stringify(o.baseUrl))}`, 2, { subject: 'api-url' });
     this.http = { baseUrl: o.baseUrl, timeoutMs: o.timeoutMs, retry: o.retry, dispatcher: o.dispatcher, onRetry: o.onRetry, signal: o.signal };
   }
 

@@ -135,6 +135,13 @@ describe('fetch against a hostile export API', () => {
     expect(r.stderr).toMatch(/names the key "status" twice/);
   }, 35_000);
 
+  it('AIRLOCK_API_URL with another scheme (javascript:) is exit 2 quoting the URL escaped, never "null"', async () => {
+    const r = await airlockAsync(['fetch', '--domain', 'docs.example.com', '--out', join(dir, 'scheme')], { env: { ...ENV, AIRLOCK_API_URL: 'javascript:alert(1)\u001b[2J' }, timeoutMs: 30_000 });
+    expect(r.status, r.stderr).toBe(2);
+    expect(r.stderr).toContain('API URL must be http(s): "javascript:alert(1)\\u001b[2J"');
+    expect(r.stderr).not.toContain('null');
+  }, 35_000);
+
   it('SIGTERM while the answer to POST /v1/static-export/jobs never comes: prompt exit 1 AIRLOCK_INTERRUPTED, no retry', async () => {
     const arrived = new Promise<void>((r) => posted.set('never_respond', r));
     let posts = 0;
