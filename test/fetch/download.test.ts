@@ -171,7 +171,7 @@ describe('download', () => {
     const s = await serve({});
     const ac = new AbortController();
     ac.abort();
-    const err = await download({ url: s.url, partPath: part(), signal: ac.signal, retry: FAST }).catch((e: unknown) => e as AirlockError);
+    const err = (await download({ url: s.url, partPath: part(), signal: ac.signal, retry: FAST }).then(() => null, (e: unknown) => e)) as AirlockError;
     expect(err).toMatchObject({ code: 'AIRLOCK_INTERRUPTED' });
     expect(err.message).toContain('nothing was downloaded yet');
     expect(err.message).not.toContain(part());
