@@ -1,6 +1,6 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { rm } from 'node:fs/promises';
+import { makeTempFolder } from '../util/fsx.js';
+import { resolve } from 'node:path';
 import { resolveFeatures } from '../features/resolve.js';
 import { runChain } from '../demo/chain.js';
 import { featureOptions } from '../serve/features.js';
@@ -38,7 +38,7 @@ const command: Command = {
     // From here no signal ends the process before the emulator is stopped and the temp folder
     // (which holds a private key) is gone.
     const trap = trapFor(ctx);
-    const dir = keep ? resolve(ctx.cwd, values.dir!) : await mkdtemp(join(tmpdir(), 'airlock-demo-'));
+    const dir = keep ? resolve(ctx.cwd, values.dir!) : await makeTempFolder('airlock-demo-');
     const removeDir = async () => { if (!keep) await rm(dir, { recursive: true, force: true }); };
     const progress = new Progress(ctx.stderr, { interactive: ctx.interactive });
     let chain;

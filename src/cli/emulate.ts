@@ -1,8 +1,7 @@
-import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
-import { atomicWriteFile } from '../util/fsx.js';
+import { atomicWriteFile, makeTempFolder } from '../util/fsx.js';
 import { numeric, parse } from './args.js';
 import { FLAG_RANGES } from '../values/settings.js';
 import { log, out, type CliContext } from './context.js';
@@ -32,7 +31,7 @@ interface KeyFiles { adminFile: string; assistantFile: string; remove(): Promise
  */
 async function writeKeyFiles(dir: string | undefined, k: { admin: string; assistant: string }): Promise<KeyFiles> {
   let made: string | null = null;
-  if (dir === undefined) made = dir = await mkdtemp(join(tmpdir(), 'airlock-emulate-'));
+  if (dir === undefined) made = dir = await makeTempFolder('airlock-emulate-');
   else {
     made = await mkdir(dir, { mode: 0o700 }).then(() => dir!, (err: NodeJS.ErrnoException) => {
       if (err.code === 'EEXIST') return null;

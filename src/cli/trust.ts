@@ -2,6 +2,7 @@ import { sign } from 'node:crypto';
 import { stat, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { UsageError, outputExists } from '../errors.js';
+import { escapeControls } from '../util/terminal.js';
 import { HOST_NAME } from '../package/label.js';
 import { fingerprint, loadPrivateKey } from '../package/keys.js';
 import { loadPublicKeyText } from '../package/keys.js';
@@ -165,7 +166,12 @@ const command: Command = {
       case 'rotate': {
         const given = requireString(values.policy, '--policy');
         const bytes = await readPolicyDocument(ctx, given);
-        const sigs = await Promise.all((values.sig ?? []).map((p) => readUserFile(ctx, p, MAX_SIG_FILE)));
+        const sigs = await Promise.all((values.sig ?? []).map(async (p) => {
+          const sig = await readUserFile(ctx, p, MAX_SIG_FILE);
+          // Counted silently as no signature, a damaged file would only surface as a threshold refusal.
+          if (sig.length !== 64) throw new UsageError(`${escapeControls(p)} is ${sig.length} bytes, not a raw 64-byte Ed25519 signature (airlock trust sign writes one); sign the policy again`, { subject: p }, 'AIRLOCK_BAD_SIGNATURE');
+          return sig;
+        }));
         const r = await rotatePolicy(store(), readNewPolicy(bytes, sigs, given));
         printResult(ctx, json, { ok: true, store: store(), ...r }, () => shown`trust policy ${r.previous} -> ${r.serial}, signed by ${r.signers.join(', ')}`);
         return 0;

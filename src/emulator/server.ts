@@ -1,8 +1,7 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
+import { makeTempFolder } from '../util/fsx.js';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { getRequestListener } from '@hono/node-server';
 import type { Hono } from 'hono';
 import { createEmulator } from './app.js';
@@ -26,7 +25,7 @@ export interface RunningEmulator {
 /** Listen on host:port (default 127.0.0.1, a free port). close() stops it and removes the archive cache. */
 export async function startEmulator(o: StartOptions = {}): Promise<RunningEmulator> {
   const ownCache = !o.cacheDir;
-  const cacheDir = o.cacheDir ?? (await mkdtemp(join(tmpdir(), 'airlock-emulator-')));
+  const cacheDir = o.cacheDir ?? (await makeTempFolder('airlock-emulator-'));
   const emu = createEmulator({ ...o, cacheDir });
   const listener = getRequestListener(emu.app.fetch);
   const server = createServer((req, res) => {

@@ -9,6 +9,8 @@
  *   plain strings, because they also become `script[src^=…]` selectors.
  * - files: file names only this vendor serves, on whatever host runs it (self-hosted trackers
  *   such as Matomo): matched on the path of an absolute URL and in `<noscript>` text.
+ * - tags: the vendor's own `<script>` tag on whatever host runs it (self-hosted Umami, Plausible):
+ *   an attribute only its snippet carries together with a src path only it uses. Both must match.
  * - snippets: signatures of the vendor's inline bootstrap snippet, tested on ONE inline script's
  *   text (never on a whole document).
  * - script/connect/img: CSP sources the vendor needs when analytics is on.
@@ -19,6 +21,7 @@ export interface AnalyticsVendor {
   hosts: string[];
   pathPrefixes?: string[];
   files?: RegExp[];
+  tags?: Array<{ attr: string; src: RegExp }>;
   snippets: RegExp[];
   script: string[];
   connect: string[];
@@ -55,6 +58,7 @@ export const ANALYTICS_VENDORS: readonly AnalyticsVendor[] = [
   {
     id: 'plausible', name: 'Plausible',
     hosts: ['plausible.io'],
+    tags: [{ attr: 'data-domain', src: /\/js\/(?:plausible|script)(?:\.[\w-]+)*\.js$/ }],
     snippets: [/plausible\.io\/js\//, /\bwindow\.plausible\s*=\s*window\.plausible\s*\|\|/],
     script: ['https://plausible.io'],
     connect: ['https://plausible.io'],
@@ -121,6 +125,7 @@ export const ANALYTICS_VENDORS: readonly AnalyticsVendor[] = [
   {
     id: 'umami', name: 'Umami',
     hosts: ['umami.is'],
+    tags: [{ attr: 'data-website-id', src: /\/(?:script|umami)\.js$/ }],
     snippets: [/cloud\.umami\.is\//, /\bumami\.track\s*\(/],
     script: ['https://cloud.umami.is'],
     connect: ['https://cloud.umami.is', 'https://api-gateway.umami.dev'],
@@ -227,6 +232,22 @@ export function vendorForUrl(url: string, vendors: readonly AnalyticsVendor[] = 
     sameOrigin
       ? (v.pathPrefixes ?? []).some((p) => u.pathname.startsWith(p))
       : hostMatches(u.hostname, v.hosts) || (v.files ?? []).some((re) => re.test(u.pathname)));
+}
+
+/**
+ * The vendor a `<script src>` belongs to, if any: by its URL (vendorForUrl), else by the vendor's
+ * own tag shape on any host (an attribute of its snippet and its script's path, `tags`).
+ */
+export function vendorForScript(src: string, attr: (name: string) => string | null, vendors: readonly AnalyticsVendor[] = ANALYTICS_VENDORS): AnalyticsVendor | undefined {
+  const byUrl = vendorForUrl(src, vendors);
+  if (byUrl) return byUrl;
+  let path: string;
+  try {
+    path = new URL(src.trim(), BASE).pathname;
+  } catch {
+    return undefined;
+  }
+  return vendors.find((v) => (v.tags ?? []).some((t) => attr(t.attr) !== null && t.src.test(path)));
 }
 
 /** The vendor whose bootstrap snippet this inline script text is, if any. */

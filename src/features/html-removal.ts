@@ -1,5 +1,5 @@
 import type { Element, HTMLRewriter } from 'html-rewriter-wasm';
-import { vendorForSnippet, vendorForUrl, vendorInText, type AnalyticsVendor } from './analytics.js';
+import { vendorForScript, vendorForSnippet, vendorForUrl, vendorInText, type AnalyticsVendor } from './analytics.js';
 import type { RawTextBuffer } from './rawtext.js';
 import { mayBeSnippet, scriptKind } from './script-kinds.js';
 
@@ -52,8 +52,9 @@ function pathOf(url: string): string {
 export function addRemovalHandlers(rw: HTMLRewriter, o: RemovalOptions): void {
   const scriptSrc = {
     element: (el: Element) => {
+      if (el.removed) return; // matched by more than one selector
       const src = el.getAttribute('src') ?? '';
-      const v = o.analyticsOff ? vendorForUrl(src, o.vendors) : undefined;
+      const v = o.analyticsOff ? vendorForScript(src, (name) => el.getAttribute(name), o.vendors) : undefined;
       if (v) {
         el.remove();
         tally(o.removed, `analytics:${v.id}`);
@@ -70,6 +71,8 @@ export function addRemovalHandlers(rw: HTMLRewriter, o: RemovalOptions): void {
   else if (o.analyticsOff) {
     rw.on('script[src*="//"]', scriptSrc);
     for (const p of o.vendors.flatMap((v) => v.pathPrefixes ?? [])) rw.on(`script[src^="${cssString(p)}"]`, scriptSrc);
+    // Self-hosted trackers known by their tag's own attribute (data-domain, data-website-id), on any host.
+    for (const a of new Set(o.vendors.flatMap((v) => (v.tags ?? []).map((t) => t.attr)))) rw.on(`script[src][${a}]`, scriptSrc);
   }
   if (!o.analyticsOff) return;
 

@@ -67,13 +67,11 @@ function capOf(ctx: AttemptContext, s: PartState): SinkCap {
   };
 }
 
-/** A size announced above the bound is refused before a byte of the body is read. */
+/** A length the object host announces above the bound is refused before a byte of the body is read (download.ts checks sizeBytes before any request). */
 function checkAnnounced(ctx: AttemptContext, s: PartState): void {
-  for (const [size, what] of [[s.total, 'Content-Length'], [ctx.expectedSize, 'sizeBytes']] as const) {
-    if (size !== undefined && size > ctx.maxBytes) {
-      throw new DigestMismatchError('AIRLOCK_TOO_LARGE', `${safeUrl(ctx.url)} announces ${size} bytes (${what}), more than the ${ctx.maxBytes} allowed (${ctx.maxBytesName ?? 'the archive size limit'}); nothing was downloaded`,
-        { subject: safeUrl(ctx.url), limit: ctx.maxBytes, announced: size });
-    }
+  if (s.total !== undefined && s.total > ctx.maxBytes) {
+    throw new DigestMismatchError('AIRLOCK_TOO_LARGE', `${safeUrl(ctx.url)} announces ${s.total} bytes (Content-Length), more than the ${ctx.maxBytes} allowed (${ctx.maxBytesName ?? 'the archive size limit'}); nothing was downloaded`,
+      { subject: safeUrl(ctx.url), limit: ctx.maxBytes, announced: s.total });
   }
 }
 

@@ -89,6 +89,12 @@ export async function download<T = undefined>(o: DownloadOptions<T>): Promise<Do
 }
 
 async function bounded<T>(o: DownloadOptions<T>, dog: ReturnType<typeof watchdog>): Promise<DownloadResult<T>> {
+  const max = o.maxBytes ?? archiveSizeBound(undefined);
+  if (o.expectedSize !== undefined && o.expectedSize > max) {
+    // Never a download that is already known to pass the archive limits (1e18, above 2^53 included).
+    throw new DigestMismatchError('AIRLOCK_TOO_LARGE', `the service announced ${o.expectedSize} bytes (sizeBytes) for the archive, more than the ${max} allowed (${o.limitNames?.size ?? 'the archive size limit'}); nothing was downloaded`,
+      { subject: safeUrl(o.url), limit: max, announced: o.expectedSize });
+  }
   const t0 = Date.now();
   const headersTimeoutMs = resolveDownloadLimits(o.limits).headersTimeoutMs;
   const policy = o.retry ?? DEFAULT_RETRY;
@@ -119,7 +125,7 @@ async function bounded<T>(o: DownloadOptions<T>, dog: ReturnType<typeof watchdog
       const out = await attempt({
         url, partPath: o.partPath, dispatcher: o.dispatcher ?? own!, signal: o.signal,
         bodyTimeoutMs: o.bodyTimeoutMs ?? 30_000, headersTimeoutMs, openFile: o.openFile,
-        expectedSize: o.expectedSize, maxBytes: o.maxBytes ?? archiveSizeBound(undefined), maxBytesName: o.limitNames?.size,
+        expectedSize: o.expectedSize, maxBytes: max, maxBytesName: o.limitNames?.size,
         onBytes: (bytes) => { dog.seen(bytes); o.onProgress?.({ bytes, total: s.total ?? o.expectedSize, resumedFrom }); },
         onIdentity: (st) => {
           finalCheck.early(st, o); // synchronous: a wrong size is refused before any byte is read
@@ -172,7 +178,9 @@ async function bounded<T>(o: DownloadOptions<T>, dog: ReturnType<typeof watchdog
 }
 
 function interrupted(o: DownloadOptions<unknown>, have: number): AirlockError {
-  return new AirlockError('AIRLOCK_INTERRUPTED', `download interrupted; ${have} bytes kept in ${o.partPath} — run the same command again to resume`,
+  // Before the first byte there is no part file: do not name one.
+  const kept = have > 0 ? `${have} bytes kept in ${o.partPath} — run the same command again to resume` : 'nothing was downloaded yet — run the same command again';
+  return new AirlockError('AIRLOCK_INTERRUPTED', `download interrupted; ${kept}`,
     EXIT.FAILURE, { subject: o.partPath, bytes: have });
 }
 

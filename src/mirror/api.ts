@@ -1,3 +1,4 @@
+
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../serve/index.js';
 import { StartExportRequestSchema } from '../upstream/index.js';
@@ -9,6 +10,7 @@ import { signLink } from './sign.js';
 import { checkBearer } from './tokens.js';
 import { readVersion, versionForDomain, type MirrorVersion } from './versions.js';
 import { describeZodError } from '../upstream/index.js';
+import { requestJson } from '../util/json-body.js';
 
 /**
  * The service's static-export API, answered from the store (the mirror): every client of the
@@ -54,7 +56,9 @@ export function mirrorApi(d: ApiDeps): Hono<AppEnv> {
 
   app.post(base, async (c) => {
     // `paths` is validated like the service does, and ignored: a stored version is exported whole.
-    const body = StartExportRequestSchema.safeParse(await c.req.json().catch(() => undefined));
+    const got = requestJson(await c.req.text());
+    if (!got.ok) return c.json({ error: got.error }, got.status);
+    const body = StartExportRequestSchema.safeParse(got.value);
     if (!body.success) return c.json({ error: `invalid request: ${describeZodError(body.error)}` }, 400);
     const { domain } = body.data;
     const version = body.data.version ?? undefined;

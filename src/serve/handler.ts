@@ -43,7 +43,11 @@ export function createHandler(d: HandlerDeps): (req: IncomingMessage, res: Serve
     const method = req.method;
     const head = method === 'HEAD';
     const t = parseTarget(req.url ?? '');
-    if (!t.ok) return sendStatus(res, idx, t.status, head);
+    if (!t.ok) {
+      // A miss with empty segments (`/guide//nope`) is still a miss under /guide/: its nearest 404.html.
+      const nf = t.miss === undefined || (method !== 'GET' && !head) ? null : notFoundPage(idx, t.miss);
+      return nf !== null ? sendFile(req, res, idx, nf, head, d.send, 404) : sendStatus(res, idx, t.status, head);
+    }
     if (t.path.startsWith(VENDOR_PREFIX)) {
       // Vendoring: a vendored file is a static file of the version (index lookup only, like any other).
       if (method !== 'GET' && !head) return sendStatus(res, idx, 405, false, ['Allow', 'GET, HEAD']);

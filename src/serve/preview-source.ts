@@ -1,5 +1,5 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
+import { makeTempFolder } from '../util/fsx.js';
 import { join } from 'node:path';
 import { extractArchive } from '../archive/scan.js';
 import { probeCaseFolding } from '../archive/case-probe.js';
@@ -16,7 +16,7 @@ import type { SiteInput } from './source.js';
 export interface PreviewSite { dir: string; site: SiteInput }
 
 export async function extractForPreview(file: string): Promise<PreviewSite> {
-  const dir = await mkdtemp(join(tmpdir(), 'airlock-preview-'));
+  const dir = await makeTempFolder('airlock-preview-');
   try {
     const siteDir = join(dir, 'site');
     // Case pairs (rules/A001 beside rules/a001) are refused only if the temp folder folds case.

@@ -6,12 +6,13 @@
  *    '/' or '\' (%2f, %5c — the classic "encoded separator" traversal), invalid or overlong UTF-8
  *    (%c0%ae is '.' in broken decoders: CVE-2000-0884 style), decoded control characters.
  *  - 404: empty segments ('//' prefixes would become protocol-relative redirects), dot segments
- *    and dotfiles ('.git', '.env'): never part of a served site (the serving rules).
+ *    and dotfiles ('.git', '.env'): never part of a served site (the serving rules). An empty
+ *    segment's miss carries its decoded path (`miss`), so it gets the nearest 404.html like any miss.
  *  - 414: absurdly long paths (RFC 9110 §15.5.15), refused before any work is done.
  */
 export type Target =
   | { ok: true; path: string; query: string }
-  | { ok: false; status: 400 | 404 | 414; reason: string };
+  | { ok: false; status: 400 | 404 | 414; reason: string; miss?: string };
 
 export const MAX_PATH_LENGTH = 4096;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -33,6 +34,7 @@ export function parseTarget(url: string): Target {
     path = decoded;
   }
   const bad = checkSegments(path);
+  if (bad === 'empty path segment') return { ok: false, status: 404, reason: bad, miss: path };
   return bad ? { ok: false, status: 404, reason: bad } : { ok: true, path, query };
 }
 

@@ -1,8 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { Http2SecureServer } from 'node:http2';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rm } from 'node:fs/promises';
+import { makeTempFolder } from '../util/fsx.js';
 import type { AddressInfo } from 'node:net';
 import type { Hono } from 'hono';
 import { getRequestListener } from '@hono/node-server';
@@ -101,7 +100,7 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
   // Private scratch folder (preview's HTML cache, unkeyed hooks, read-only stores): made on first
   // use, removed on close.
   let scratchDir: Promise<string> | null = null;
-  const scratch = () => (scratchDir ??= mkdtemp(join(tmpdir(), 'airlock-serve-html-')));
+  const scratch = () => (scratchDir ??= makeTempFolder('airlock-serve-html-'));
   const html = o.htmlTransform ?? (o.transformHtml ? { run: o.transformHtml } : null);
   const smallMax = o.smallFileMax ?? 64 * 1024;
   const loadOpts: IndexLoadOptions = { csp: o.csp ?? DEFAULT_CSP, html, scratch, log, poolSize: o.transformPoolSize, statAbove: smallMax, basePath: o.basePath };

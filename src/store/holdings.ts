@@ -1,9 +1,6 @@
-import { access, lstat, readdir, readlink } from 'node:fs/promises';
+import { access, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { EXIT, StoreError } from '../errors.js';
-import { kindOf } from '../util/fsx.js';
-import { escapeControls } from '../util/terminal.js';
-import { storePathError } from './location.js';
+import { checkStoreFolders, storePathError } from './location.js';
 import { isLabel, storePaths, versionPaths } from './paths.js';
 
 /** How many labels a "not in the store" message names before pointing at `airlock list`. */
@@ -23,20 +20,13 @@ export async function versionNames(store: string): Promise<string[]> {
 }
 
 /**
- * The store's versions folder is its own folder or absent (false). A file, a FIFO or a symbolic
- * link there (to another store's versions, or dangling) is a damaged store: refused in words
- * (exit 2, AIRLOCK_STORE_PATH) before anything reads or commits through it.
+ * The store's versions folder is its own folder (true) or absent (false). Every folder inside the
+ * store is checked first (checkStoreFolders): a file, a FIFO or a symbolic link there (to another
+ * store's versions or trust, or dangling) is a damaged store, refused in words (exit 2,
+ * AIRLOCK_STORE_PATH) before anything reads or commits through it.
  */
 export async function checkVersionsFolder(store: string): Promise<boolean> {
-  const dir = storePaths(store).versions;
-  const st = await lstat(dir).catch((err: NodeJS.ErrnoException) => {
-    if (err.code === 'ENOENT') return null;
-    throw storePathError(store, err, `look at ${dir}`) ?? err;
-  });
-  if (st === null) return false;
-  if (st.isDirectory()) return true;
-  const what = st.isSymbolicLink() ? `a symbolic link (to ${escapeControls(JSON.stringify(await readlink(dir).catch(() => '?')))}), which is not followed` : kindOf(st);
-  throw new StoreError('AIRLOCK_STORE_PATH', `store ${store} is damaged: ${dir} is ${what}, not a folder (airlock keeps the store's versions there); move it out of the store`, { subject: dir }, EXIT.USAGE);
+  return (await checkStoreFolders(store)).has(storePaths(store).versions);
 }
 
 /**

@@ -7,7 +7,7 @@ import { requireVersion } from './activate.js';
 import { readJsonFile } from './meta.js';
 import { checkLabel, isLabel, storePaths } from './paths.js';
 import { isAlive, self } from './proc.js';
-import { storePathError } from './location.js';
+import { checkStoreFolder, storePathError } from './location.js';
 
 const LeaseSchema = z.object({ pid: z.number().int().positive(), start: z.string(), version: z.string().refine(isLabel), startedAt: z.string() });
 export type LeaseRecord = z.infer<typeof LeaseSchema>;
@@ -30,6 +30,7 @@ function write(store: string, label: string, startedAt: string): Promise<void> {
 }
 
 async function writeNow(store: string, label: string, startedAt: string): Promise<void> {
+  await checkStoreFolder(store, storePaths(store).leases); // a file, a FIFO or a symlink there: said in words, never followed
   const rec: LeaseRecord = { ...self, version: label, startedAt };
   await atomicWriteFile(leasePath(store, self.pid), JSON.stringify(rec) + '\n').catch((err: unknown) => {
     // A store the server may read but not write (a read-only mount, another owner): said in words, exit 2.

@@ -1,6 +1,7 @@
-import { mkdir, readlink, rmdir, stat } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { lstat, mkdir, readlink, rmdir, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { EXIT, StoreError } from '../errors.js';
+import { kindOf } from '../util/fsx.js';
 import { escapeControls } from '../util/terminal.js';
 import { describeFsError } from '../util/fs-words.js';
 
@@ -91,4 +92,39 @@ export async function removeCreated(created: readonly string[]): Promise<void> {
   for (const dir of [...created].reverse()) {
     if (!(await rmdir(dir).then(() => true, () => false))) return;
   }
+}
+
+/** Every folder airlock keeps inside a store, with what it keeps there (the words of a refusal). */
+export function storeFolders(store: string): ReadonlyArray<{ dir: string; holds: string }> {
+  return [
+    { dir: join(store, 'versions'), holds: "the store's versions" },
+    { dir: join(store, 'staging'), holds: 'its import work' },
+    { dir: join(store, 'trust'), holds: "the store's trust policy and the sequences it has seen" },
+    { dir: join(store, 'trust', 'chain'), holds: 'every trust policy the store accepted' },
+    { dir: join(store, 'leases'), holds: 'the leases of running servers' },
+    { dir: join(store, 'downloads'), holds: 'bundle downloads in progress' },
+  ];
+}
+
+/**
+ * One folder inside the store is the store's own folder (true) or absent (false). A file, a FIFO
+ * or a symbolic link there (into another store, or dangling) is a damaged store: refused in words
+ * (exit 2, AIRLOCK_STORE_PATH) and never followed, so nothing is read or written outside the store.
+ */
+export async function checkStoreFolder(store: string, dir: string, holds = storeFolders(store).find((f) => f.dir === dir)?.holds ?? 'its files'): Promise<boolean> {
+  const st = await lstat(dir).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return null;
+    throw storePathError(store, err, `look at ${dir}`) ?? err;
+  });
+  if (st === null) return false;
+  if (st.isDirectory()) return true;
+  const what = st.isSymbolicLink() ? `a symbolic link (to ${escapeControls(JSON.stringify(await readlink(dir).catch(() => '?')))}), which is not followed` : kindOf(st);
+  throw new StoreError('AIRLOCK_STORE_PATH', `store ${store} is damaged: ${dir} is ${what}, not a folder (airlock keeps ${holds} there); move it out of the store`, { subject: dir }, EXIT.USAGE);
+}
+
+/** Every folder inside the store checked (checkStoreFolder), outermost first; which of them exist. */
+export async function checkStoreFolders(store: string): Promise<Set<string>> {
+  const present = new Set<string>();
+  for (const { dir, holds } of storeFolders(store)) if (await checkStoreFolder(store, dir, holds)) present.add(dir);
+  return present;
 }

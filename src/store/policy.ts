@@ -10,6 +10,7 @@ import { jsonTooDeepAt } from '../util/json-depth.js';
 import { parseJsonText } from '../util/json-text.js';
 import { storePaths } from './paths.js';
 import { auditHistory } from './audit.js';
+import { checkStoreFolder } from './location.js';
 import { describeIssues } from '../upstream/describe.js';
 
 /**
@@ -175,6 +176,9 @@ async function chainNames(chain: string): Promise<string[] | null> {
  */
 export async function loadPolicyChain(store: string, o: { emptyIsNone?: boolean } = {}): Promise<PolicyChain | null> {
   const t = trustPaths(store);
+  // trust/ or trust/chain a symbolic link (another store's policy) is refused, never read as this store's.
+  await checkStoreFolder(store, t.dir);
+  await checkStoreFolder(store, t.chain);
   const current = await readRegularFileIfExists(t.policy, policyFileRule(t.policy));
   const names = await chainNames(t.chain);
   const history = await auditHistory(store);

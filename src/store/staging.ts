@@ -1,12 +1,12 @@
-import { lstat, mkdir, readdir, rename, rm, rmdir } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { EXIT, StoreError } from '../errors.js';
 import type { Manifest } from '../package/index.js';
-import { fsyncDir, kindOf } from '../util/fsx.js';
+import { fsyncDir } from '../util/fsx.js';
 import { packageOrder, recordSeen } from './admit.js';
 import { appendAuditLocked, auditNotApplied, importDetail, type AuditEvent, type AuditLine } from './audit.js';
-import { storePathError } from './location.js';
+import { checkStoreFolder } from './location.js';
 import type { StoreLock } from './lock.js';
 import { storePaths, versionDir } from './paths.js';
 
@@ -18,15 +18,7 @@ export async function cleanStaging(store: string): Promise<string[]> {
   const dir = storePaths(store).staging;
   // Only the store's own folder is emptied: a file there is damage, and a symlink would have the
   // clean-up remove whatever it points to. Both are refused, in words, before anything changes.
-  const st = await lstat(dir).catch((err: NodeJS.ErrnoException) => {
-    if (err.code === 'ENOENT') return null;
-    throw storePathError(store, err, `look at ${dir}`) ?? err;
-  });
-  if (st === null) return [];
-  if (!st.isDirectory()) {
-    const what = st.isSymbolicLink() ? 'a symbolic link' : st.isFile() ? 'a file' : kindOf(st);
-    throw new StoreError('AIRLOCK_STORE_PATH', `store ${store} is damaged: ${dir} is ${what}, not a folder (airlock keeps its import work there); remove it and try again`, { subject: dir }, EXIT.USAGE);
-  }
+  if (!(await checkStoreFolder(store, dir))) return [];
   const names = await readdir(dir);
   for (const name of names) await rm(join(dir, name), { recursive: true, force: true });
   await rmdir(dir).catch(() => {}); // recreated on demand; an empty one is noise in the store

@@ -7,6 +7,7 @@ import { escapeControls } from '../util/terminal.js';
 import { describeZodError } from './describe.js';
 import { describeNetError, netError, type NetContext } from './net-error.js';
 import { jsonTooDeepAt } from '../util/json-depth.js';
+import { firstDuplicateKey } from '../util/json-text.js';
 import { DEFAULT_RETRY, MAX_RETRY_AFTER_MS, isRetryableStatus, parseRetryAfter, retryDelay, type RetryPolicy } from './retry.js';
 import { ErrorBodySchema } from './schemas/error.js';
 
@@ -165,6 +166,11 @@ export async function callJson<S extends z.ZodType>(o: HttpOptions, spec: CallSp
     // Never the parser's words or the body's bytes: what it is, and how big.
     const type = String(res.headers['content-type'] ?? '(none)').split(';')[0]!.slice(0, 60);
     throw new UpstreamError(`${spec.method} ${spec.path}: the answer is not JSON (Content-Type ${sanitize(type)}, ${Buffer.byteLength(text)} bytes)`, res.statusCode, { subject: spec.path }, 'AIRLOCK_UPSTREAM_SCHEMA');
+  }
+  // JSON.parse keeps the last of a key named twice; another reader may take the first: refused.
+  const twice = firstDuplicateKey(text);
+  if (twice !== null) {
+    throw new UpstreamError(`${spec.method} ${spec.path}: the answer names the key ${sanitize(JSON.stringify(twice.slice(0, 200)))} twice in one object`, res.statusCode, { subject: spec.path }, 'AIRLOCK_UPSTREAM_SCHEMA');
   }
   const parsed = schema.safeParse(value);
   if (!parsed.success) {

@@ -1,8 +1,10 @@
-import { open, readlink, rename, rm, mkdir, type FileHandle } from 'node:fs/promises';
+import { open, readlink, rename, rm, mkdir, mkdtemp, type FileHandle } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { dirname, basename, join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { constants, existsSync } from 'node:fs';
 import { execFile } from 'node:child_process';
+import { UsageError } from '../errors.js';
 import { describeFsError, faultOf, type FileFault } from './fs-words.js';
 import { escapeControls } from './terminal.js';
 
@@ -106,6 +108,17 @@ export async function fileSha256(path: string, refuse: (why: string, fault: File
   }
 }
 
+/**
+ * A fresh private folder under the system's temporary folder (TMPDIR, else /tmp). A TMPDIR that is
+ * missing, a file or a FIFO is the user's setting: exit 2 AIRLOCK_TMPDIR naming it, in words.
+ */
+export async function makeTempFolder(prefix: string): Promise<string> {
+  const dir = tmpdir();
+  return mkdtemp(join(dir, prefix)).catch((err: NodeJS.ErrnoException) => {
+    const code = typeof err?.code === 'string' ? err.code : undefined;
+    throw new UsageError(`cannot make a temporary folder in TMPDIR ${escapeControls(dir)}: ${describeFsError(err, 'write')}; set TMPDIR to a writable folder (or unset it for /tmp)`, { subject: 'TMPDIR', ...(code ? { errno: code } : {}) }, 'AIRLOCK_TMPDIR');
+  });
+}
 
 /**
  * What a path is, in words ("a FIFO (named pipe)"), from stat or lstat (lstat's symbolic link

@@ -1,4 +1,6 @@
 import { cappedText } from './capped-body.js';
+import { firstDuplicateKey } from './json-text.js';
+import { escapeControls } from './terminal.js';
 
 /** Reading an untrusted JSON request body with a hard size cap (pure over a web Request): the relays and local search. */
 export const DEFAULT_MAX_BODY_BYTES = 256 * 1024;
@@ -25,9 +27,36 @@ export async function readJsonBody(req: Request, max = DEFAULT_MAX_BODY_BYTES): 
   const text = await cappedText(req.body, max);
   if (text === null) return tooLarge;
   try {
-    return { ok: true, value: JSON.parse(text) as unknown };
+    const value = JSON.parse(text) as unknown;
+    const twice = duplicateKeyError(text);
+    return twice === null ? { ok: true, value } : { ok: false, status: 400, error: twice };
   } catch {
     // Never the parser's words: they quote the body back.
     return { ok: false, status: 400, error: `request body is not valid JSON (${Buffer.byteLength(text)} bytes)` };
   }
+}
+
+/**
+ * The refusal of a body (valid JSON) that names a key twice in one object, or null. JSON.parse
+ * keeps the last value, a front proxy may take the first: the two would read different requests.
+ */
+function duplicateKeyError(text: string): string | null {
+  const key = firstDuplicateKey(text);
+  return key === null ? null : `request body names the key ${escapeControls(JSON.stringify(key.slice(0, 200)))} twice in one object; send each key once`;
+}
+
+/**
+ * A request body taken as JSON with no content-type rule (the export API of a mirror and of the
+ * emulator, the emulator's controls): its value, undefined when it is not JSON (the caller's
+ * schema refuses that in words), or a 400 in words when it names a key twice.
+ */
+export function requestJson(text: string): { ok: true; value: unknown } | { ok: false; status: 400; error: string } {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { ok: true, value: undefined };
+  }
+  const twice = duplicateKeyError(text);
+  return twice === null ? { ok: true, value } : { ok: false, status: 400, error: twice };
 }

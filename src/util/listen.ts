@@ -1,9 +1,11 @@
 import { createServer } from 'node:net';
 import { AirlockError, EXIT } from '../errors.js';
+import { escapeControls } from './terminal.js';
 
 /**
  * A listen failure (port taken, unknown host, no permission) as the operator should read it: the
- * address tried, in host:port form, and what to do. Exit 1 (other failure).
+ * address tried, in host:port form (escaped), and what to do, in words: the errno is only a field
+ * of the JSON error. Exit 1 (other failure).
  * Errors that are not about listening pass through unchanged.
  */
 const WHY: Record<string, string> = {
@@ -18,7 +20,8 @@ const WHY: Record<string, string> = {
 };
 
 export function hostPort(host: string, port: number): string {
-  return `${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const h = escapeControls(host);
+  return `${h.includes(':') ? `[${h}]` : h}:${port}`;
 }
 
 export function listenError(err: unknown, host: string, port: number): unknown {
@@ -27,7 +30,7 @@ export function listenError(err: unknown, host: string, port: number): unknown {
   const why = WHY[code];
   if (why === undefined || err instanceof AirlockError) return err;
   const where = hostPort(host, port);
-  return new AirlockError('AIRLOCK_LISTEN', `cannot listen on ${where} (${code}): ${why}`, EXIT.FAILURE, { subject: where, cause: code }, { cause: err });
+  return new AirlockError('AIRLOCK_LISTEN', `cannot listen on ${where}: ${why}`, EXIT.FAILURE, { subject: where, cause: code }, { cause: err });
 }
 
 /**

@@ -54,10 +54,15 @@ export async function loadValues(file: string): Promise<LoadedValues> {
   let js: unknown;
   try {
     // uniqueKeys off: checkStructure finds duplicates in one pass (the library's check is quadratic).
-    const doc = parseDocument(text, { uniqueKeys: false, prettyErrors: true, lineCounter: lines });
+    // merge: YAML merge keys (`<<: *defaults`) are merged as Helm's parser merges them.
+    const doc = parseDocument(text, { uniqueKeys: false, prettyErrors: true, lineCounter: lines, merge: true });
     if (doc.errors.length > 0) {
       const e = doc.errors[0]!;
       const where = e.linePos?.[0] ? `${file}:${e.linePos[0].line}:${e.linePos[0].col}` : file;
+      if (e.code === 'MULTIPLE_DOCS') {
+        const line = e.linePos?.[0]?.line;
+        throw new UsageError(`values file ${file} holds more than one YAML document${line ? `; the second starts at line ${line}` : ''}: give one document (a values file is one mapping)`, { subject: where }, 'AIRLOCK_BAD_VALUES');
+      }
       throw new UsageError(`values file ${where} is not valid YAML: ${e.message.split('\n')[0]}`, { subject: where }, 'AIRLOCK_BAD_VALUES');
     }
     // Aliases counted and their expansion capped (VALUES_LIMITS.aliasExpansion) before any JS object is built.

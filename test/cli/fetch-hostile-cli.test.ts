@@ -21,6 +21,8 @@ let base: string;
 /** Resolvers waiting for a mode's POST /jobs to arrive. */
 const posted = new Map<string, () => void>();
 const open = new Set<ServerResponse>();
+/** GETs of the object, by mode. */
+const objectGets = new Map<string, number>();
 
 function json(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
@@ -51,13 +53,24 @@ function handle(req: IncomingMessage, res: ServerResponse): void {
   }
   if (req.method === 'GET' && path === '/v1/static-export/jobs/j1') {
     if (mode === 'failed_esc') return json(res, 200, { jobId: 'j1', status: 'failed', error: 'disk\u001b[2J full \u202e evil' });
+    if (mode === 'dup_status') {
+      const text = '{"jobId":"j1","status":"running","status":"completed"}';
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+      return void res.end(text);
+    }
     return json(res, 200, { jobId: 'j1', status: 'completed', createdAt: '2026-01-01T00:00:00Z' });
   }
   if (req.method === 'POST' && path === '/v1/static-export/jobs/j1/bundle') {
-    return json(res, 200, { jobId: 'j1', bundleUrl: `${base}/m/${mode}/object?X-Amz-Signature=secret-signature`, sizeBytes: 303 });
+    const sizeBytes = mode === 'huge_size' ? 1e18 : mode === 'fraction_size' ? 302.5 : 303;
+    return json(res, 200, { jobId: 'j1', bundleUrl: `${base}/m/${mode}/object?X-Amz-Signature=secret-signature`, sizeBytes });
   }
   if (req.method === 'GET' && path.startsWith('/object')) {
     if (mode === 'endless_bundle') return endless(res);
+    if (mode === 'huge_size' || mode === 'fraction_size') {
+      objectGets.set(mode, (objectGets.get(mode) ?? 0) + 1);
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': 303 });
+      return void res.end(Buffer.alloc(303));
+    }
     if (mode === 'stall_bundle') {
       res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': 303 });
       res.write(Buffer.alloc(50));
@@ -98,6 +111,35 @@ describe('fetch against a hostile export API', () => {
     expect(performance.now() - t0).toBeLessThan(15_000);
     const left = existsSync(join(dir, 'endless_bundle')) ? await readdir(join(dir, 'endless_bundle')) : [];
     expect(left.filter((f) => f.includes('.part'))).toEqual([]);
+  }, 35_000);
+
+  it('sizeBytes 1e18 (above 2^53 and the archive size limit) is refused before any byte is downloaded: exit 4 AIRLOCK_TOO_LARGE', async () => {
+    const r = await fetchIn('huge_size');
+    expect(r.status, r.stderr).toBe(4);
+    expect(codeOf(r), r.stderr).toBe('AIRLOCK_TOO_LARGE');
+    expect(r.stderr).toMatch(/announced 1000000000000000000 bytes \(sizeBytes\) for the archive, more than the \d+ allowed \(the archive size limit\); nothing was downloaded/);
+    expect(objectGets.get('huge_size') ?? 0).toBe(0);
+  }, 35_000);
+
+  it('a sizeBytes that is not the size received (302.5 for 303 bytes) is refused: exit 4 AIRLOCK_SIZE_MISMATCH, never ignored', async () => {
+    const r = await fetchIn('fraction_size');
+    expect(r.status, r.stderr).toBe(4);
+    expect(codeOf(r), r.stderr).toBe('AIRLOCK_SIZE_MISMATCH');
+    expect(r.stderr).toMatch(/expected 302\.5, got 303/);
+  }, 35_000);
+
+  it('a job answer naming "status" twice (JSON.parse keeps the last) is refused: exit 1 AIRLOCK_UPSTREAM_SCHEMA naming the key', async () => {
+    const r = await fetchIn('dup_status');
+    expect(r.status, r.stderr).toBe(1);
+    expect(codeOf(r), r.stderr).toBe('AIRLOCK_UPSTREAM_SCHEMA');
+    expect(r.stderr).toMatch(/names the key "status" twice/);
+  }, 35_000);
+
+  it('AIRLOCK_API_URL with another scheme (javascript:) is exit 2 quoting the URL escaped, never "null"', async () => {
+    const r = await airlockAsync(['fetch', '--domain', 'docs.example.com', '--out', join(dir, 'scheme')], { env: { ...ENV, AIRLOCK_API_URL: 'javascript:alert(1)\u001b[2J' }, timeoutMs: 30_000 });
+    expect(r.status, r.stderr).toBe(2);
+    expect(r.stderr).toContain('API URL must be http(s): "javascript:alert(1)\\u001b[2J"');
+    expect(r.stderr).not.toContain('null');
   }, 35_000);
 
   it('SIGTERM while the answer to POST /v1/static-export/jobs never comes: prompt exit 1 AIRLOCK_INTERRUPTED, no retry', async () => {

@@ -98,4 +98,20 @@ describe('hostile JSON bodies get a 400 in words (binaries)', () => {
       await refused(`${emulator}/_emulator/agent-jobs`, body).catch(fail);
     }
   });
+
+  it('a key named twice (a proxy taking the first would read another request): 400 naming the key, in words, at every JSON endpoint', async () => {
+    const twice = async (url: string, text: string, key: string, headers: Record<string, string> = {}) => {
+      const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: text });
+      const body = await res.text();
+      expect(res.status, `${url}: ${body.slice(0, 300)}`).toBe(400);
+      expect((JSON.parse(body) as { error: string }).error, url).toContain(`names the key "${key}" twice`);
+    };
+    const search = '{"query":"a","query":"b"}';
+    await twice(`${local}/_airlock/search/docs.example.com`, search, 'query');
+    await twice(`${relay}/discovery/v2/search/docs.example.com`, search, 'query');
+    await twice(`${emulator}/v1/static-export/jobs`, '{"domain":"docs.example.com","domain":"x"}', 'domain', { authorization: `Bearer ${adminKey}` });
+    await twice(`${emulator}/discovery/v2/assistant/docs.example.com/message`, '{"messages":[{"a":1,"a":2}]}', 'a', { authorization: `Bearer ${assistantKey}` });
+    await twice(`${emulator}/_emulator/faults`, '{"latencyMs":1,"latencyMs":2}', 'latencyMs');
+    await twice(`${emulator}/_emulator/agent-jobs`, '{"x":1,"x":2}', 'x');
+  });
 });

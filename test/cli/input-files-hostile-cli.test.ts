@@ -134,6 +134,46 @@ describe('hostile input files a user hands airlock', () => {
     });
   }, 240_000);
 
+  it('a values file with two YAML documents: exit 2 AIRLOCK_BAD_VALUES in airlock\'s words, naming the line the second starts on', async () => {
+    const d = fresh('multidoc');
+    await mkdir(d);
+    const file = join(d, 'values.yaml');
+    await writeFile(file, `store: ${join(d, 'store')}\nport: 18083\n---\nport: 1\n`);
+    const r = await airlockAsync(['serve', '--values', file, '--port', '0'], { timeoutMs: HANG_MS });
+    refused(r, 'AIRLOCK_BAD_VALUES', file, /holds more than one YAML document; the second starts at line 3/, 'two documents');
+    expect(r.stderr).not.toMatch(/parseAllDocuments|Source contains/);
+  });
+
+  it('a values file with a YAML merge key (<<: *anchor): merged as Helm does, with no unknown-key warning', async () => {
+    const d = fresh('merge');
+    await mkdir(d);
+    const file = join(d, 'values.yaml');
+    const merged = join(d, 'merged-store');
+    await writeFile(file, `defaults: &d\n  store: ${merged}\n<<: *d\nport: 0\n`);
+    const r = await airlockAsync(['serve', '--values', file], { cwd: d, timeoutMs: HANG_MS });
+    expect(r.status, r.stderr).toBe(2);
+    expect(r.stderr).toContain(`store ${merged} does not exist`); // the store came from the merge
+    expect(r.stderr).not.toContain('<<');
+  });
+
+  it('TMPDIR a FIFO, missing or a file: preview and emulate exit 2 AIRLOCK_TMPDIR naming TMPDIR in words', async () => {
+    const d = fresh('tmpdir');
+    await mkdir(d);
+    const fifo = join(d, 'fifo');
+    execFileSync('mkfifo', [fifo]);
+    await writeFile(join(d, 'file'), 'x');
+    for (const [what, tmp, words] of [
+      ['a FIFO', fifo, /a part of its path is not a folder/],
+      ['missing', join(d, 'missing'), /does not exist/],
+      ['a file', join(d, 'file'), /a part of its path is not a folder/],
+    ] as const) {
+      for (const args of [['preview', pkg, '--port', '0'], ['emulate', '--port', '0']]) {
+        const r = await airlockAsync(args, { env: { TMPDIR: tmp }, cwd: d, timeoutMs: HANG_MS });
+        refused(r, 'AIRLOCK_TMPDIR', `TMPDIR ${tmp}`, words, `${args[0]} with TMPDIR ${what}`);
+      }
+    }
+  });
+
   it('the download sidecar (.part.json in the out folder): not trusted, the fetch starts afresh and succeeds', async () => {
     const r = await rig();
     try {

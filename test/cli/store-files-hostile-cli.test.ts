@@ -218,8 +218,8 @@ describe('the store\'s own folders replaced by something else', () => {
     await mkdir(elsewhere);
     await writeFile(join(elsewhere, 'precious'), 'keep me');
     for (const [plant, words] of [
-      [(p: string) => writeFile(p, 'x'), /staging is a file, not a folder/],
-      [(p: string) => symlink(elsewhere, p), /staging is a symbolic link, not a folder/],
+      [(p: string) => writeFile(p, 'x'), /staging is a regular file, not a folder/],
+      [(p: string) => symlink(elsewhere, p), /staging is a symbolic link \(to "[^"]+"\), which is not followed, not a folder/],
     ] as const) {
       const store = await copyStore();
       const staging = join(store, 'staging');
@@ -232,6 +232,32 @@ describe('the store\'s own folders replaced by something else', () => {
       expect(await treeState(store)).toBe(before);
       expect(await readFile(join(store, 'audit.log'))).toEqual(log);
       expect(await readFile(join(elsewhere, 'precious'), 'utf8')).toBe('keep me');
+    }
+  });
+});
+
+describe('a folder inside the store that is a symbolic link', () => {
+  it('versions, staging, trust, trust/chain, leases or downloads a symlink into another store: import and list refuse it (exit 2, AIRLOCK_STORE_PATH naming it), never follow it; both stores are unchanged', async () => {
+    const d = fresh('folder-links');
+    await mkdir(d);
+    const v2 = await buildPackage(d, { version: 'v2', files: sampleSite('v2', 20) });
+    for (const sub of ['versions', 'staging', 'trust', 'trust/chain', 'leases', 'downloads']) {
+      const other = await copyStore();
+      await mkdir(join(other, sub), { recursive: true });
+      await writeFile(join(other, sub, 'precious'), 'keep me');
+      const store = await copyStore();
+      await rm(join(store, sub), { recursive: true, force: true });
+      await mkdir(join(store, sub, '..'), { recursive: true });
+      await symlink(join(other, sub), join(store, sub));
+      const [before, otherBefore] = [await treeState(store), await treeState(other)];
+      const log = await readFile(join(store, 'audit.log'));
+      const imp = await airlockAsync(['import', v2, '--store', store, '--allow-unsigned', '--activate'], { timeoutMs: 30_000 });
+      refused(imp, 2, 'AIRLOCK_STORE_PATH', new RegExp(`${join(store, sub).replace(/[/.]/g, '\\$&')} is a symbolic link \\(to "[^"]+"\\), which is not followed, not a folder`));
+      const list = airlock(['list', '--store', store], { timeoutMs: 15_000 });
+      refused(list, 2, 'AIRLOCK_STORE_PATH', /is a symbolic link/);
+      expect(await treeState(store), sub).toBe(before);
+      expect(await readFile(join(store, 'audit.log'))).toEqual(log);
+      expect(await treeState(other), sub).toBe(otherBefore);
     }
   });
 });

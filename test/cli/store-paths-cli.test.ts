@@ -184,6 +184,27 @@ describe('store paths', () => {
     expect(await absent(join(dir, 'nowhere'))).toBe(true);
   });
 
+  it('STORE/leases a file, a FIFO or a loop of symbolic links: serve exits 2 AIRLOCK_STORE_PATH naming the leases folder in words, no errno', async () => {
+    for (const [kind, plant, words] of [
+      ['file', (p: string) => writeFile(p, 'x'), 'is a regular file, not a folder'],
+      ['fifo', async (p: string) => { spawnSync('mkfifo', [p]); }, 'is a FIFO (named pipe), not a folder'],
+      ['loop', (p: string) => symlink(p, p), 'is a symbolic link'],
+    ] as const) {
+      const store = join(dir, `leases-${kind}`);
+      await writeVersion(store, 'v1', { 'index.html': '<p>v1</p>' });
+      await setActive(store, 'v1');
+      const leases = join(store, 'leases');
+      await plant(leases);
+      const r = airlock(['serve', '--store', store, '--port', '0'], { timeoutMs: 15_000 });
+      expect(r.signal, kind).toBeNull();
+      expect(r.status, `${kind}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toContain(`store ${store} is damaged: ${leases} ${words}`);
+      expect(r.stderr).toContain('the leases of running servers');
+      expect(r.stderr).toMatch(/\[AIRLOCK_STORE_PATH\]\n?$/);
+      expect(r.stderr).not.toMatch(ERRNO);
+    }
+  });
+
   it('a folder or a FIFO under a lease\'s name: prune refuses it in words (exit 2 AIRLOCK_STORE_PATH) and removes nothing', async () => {
     const store = join(dir, 'lease-kinds');
     for (const v of ['v1', 'v2', 'v3']) await writeVersion(store, v, { 'index.html': `<p>${v}</p>` });

@@ -135,6 +135,15 @@ describe('private key where a public key belongs', () => {
     expect(r.stderr).toContain('holds a private key');
   });
 
+  it('a --sig file that is not a raw 64-byte signature (63 bytes) is named as malformed by trust rotate (exit 2), never counted silently as no signature', async () => {
+    const s = freshStore();
+    expect(run(['trust', 'draft', '--key', 'alice=a.pub', '--threshold', '1', '--serial', '2', '--out', 'short-sig.json']).status).toBe(0);
+    expect(run(['trust', 'sign', 'short-sig.json', '--key', 'a.key', '--out', 'short-sig.sig']).status).toBe(0);
+    await writeFile(join(dir, 'short-sig.sig'), (await readFile(join(dir, 'short-sig.sig'))).subarray(0, 63));
+    const r = await refusedUnchanged(s, ['trust', 'rotate', '--store', s, '--policy', 'short-sig.json', '--sig', 'short-sig.sig'], 2, 'AIRLOCK_BAD_SIGNATURE');
+    expect(r.stderr).toContain('short-sig.sig is 63 bytes, not a raw 64-byte Ed25519 signature');
+  });
+
   it('a store whose policy file holds a private key is refused on read (import, verify --store, trust show)', async () => {
     const s = freshStore();
     const text = JSON.parse(await readFile(policyOf(s), 'utf8')) as { policy: string };

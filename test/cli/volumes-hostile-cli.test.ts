@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { cp, mkdir, open, readFile, rename, rm, truncate } from 'node:fs/promises';
+import { cp, mkdir, open, readFile, rename, rm, symlink, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import { importPackage } from '../../src/store/index.js';
 import { splitPackage } from '../../src/package/volumes/index.js';
@@ -72,6 +72,10 @@ describe('a refused import of volumes is audited like any other refused import',
       await rm(v[1]!);
       execFileSync('mkfifo', [v[1]!]);
     }, 'AIRLOCK_VOLUME_NOT_A_FILE', /v2\.airlock\.002\) is a FIFO \(named pipe\), not a regular file/],
+    ['a loop of symbolic links in the place of a volume', async (v) => {
+      await rm(v[1]!);
+      await symlink(v[1]!, v[1]!);
+    }, 'AIRLOCK_VOLUME_NOT_A_FILE', /v2\.airlock\.002\) is a loop of symbolic links/],
   ];
   for (const [what, damage, code, words] of cases) {
     it(`${what}: exit 4 ${code} naming it; the store is unchanged but for one audit line recording the refusal`, async () => {

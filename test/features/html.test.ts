@@ -186,6 +186,13 @@ describe('transformHtml on each vendor\'s real-world tag shape', () => {
     });
   }
 
+  it('a script with data-domain or data-website-id that is not a tracker\'s script name is kept', async () => {
+    const page = '<html><head><script defer data-domain="docs.example.com" src="/js/app.js"></script><script data-website-id="x" src="/assets/search.js"></script></head></html>';
+    const out = (await transformHtml(page, ctx(AIR))).toString();
+    expect(out).toContain('src="/js/app.js"');
+    expect(out).toContain('src="/assets/search.js"');
+  });
+
   it('a Next.js page ABOUT analytics keeps its RSC payload and code samples while the real tags go', async () => {
     const page = nextPage(VENDOR_SAMPLES[0]!.html, VENDOR_SAMPLES[3]!.html);
     const out = (await transformHtml(page, ctx(AIR))).toString();

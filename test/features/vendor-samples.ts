@@ -148,6 +148,22 @@ mixpanel.init("MIXTOKEN42", { track_pageview: true });
     markers: ['umami.is', '00000000umam'],
   },
   {
+    // Self-hosted Umami, its standard snippet: known by data-website-id and its script's name, on any host.
+    vendor: 'umami',
+    html: `<script defer data-website-id="abc" src="https://umami.mycorp.internal/script.js"></script>
+<script async data-website-id="def" src="/stats/umami.js"></script>`,
+    markers: ['umami.mycorp.internal', 'data-website-id', 'umami.js'],
+  },
+  {
+    // Self-hosted Plausible, the tag split over lines: known by data-domain and /js/plausible*.js or /js/script*.js.
+    vendor: 'plausible',
+    html: `<script defer
+   data-domain="docs.example.com"
+   src="https://plausible.mycorp.internal/js/plausible.js"></script>
+<script defer data-domain="docs.example.com" src="/js/script.outbound-links.js"></script>`,
+    markers: ['plausible.mycorp.internal', 'data-domain', 'script.outbound-links.js'],
+  },
+  {
     vendor: 'simpleanalytics',
     html: `<script async defer src="https://scripts.simpleanalyticscdn.com/latest.js"></script>
 <noscript><img src="https://queue.simpleanalyticscdn.com/noscript.gif" alt="" referrerpolicy="no-referrer-when-downgrade" /></noscript>`,

@@ -167,6 +167,17 @@ describe('download', () => {
     await expect(download({ url: s.url, partPath: part(), retry: FAST })).rejects.toBeInstanceOf(AirlockError);
   });
 
+  it('interrupted before the first byte: names no part file (none exists) and says nothing was downloaded', async () => {
+    const s = await serve({});
+    const ac = new AbortController();
+    ac.abort();
+    const err = (await download({ url: s.url, partPath: part(), signal: ac.signal, retry: FAST }).then(() => null, (e: unknown) => e)) as AirlockError;
+    expect(err).toMatchObject({ code: 'AIRLOCK_INTERRUPTED' });
+    expect(err.message).toContain('nothing was downloaded yet');
+    expect(err.message).not.toContain(part());
+    await expect(stat(part())).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
   it('an interrupted run (abort) keeps the part and sidecar; the next run resumes from them without re-downloading', async () => {
     const s = await serve({ throttleBytesPer50ms: 64 * 1024 });
     const ac = new AbortController();

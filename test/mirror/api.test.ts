@@ -75,6 +75,12 @@ describe('mirror API: jobs and bundle', () => {
     expect((await r.api(jobs, { method: 'POST', body: JSON.stringify({ domain: 'docs.example.com', version: null, paths: ['guide/'] }) })).status).toBe(202);
     expect((await r.api(jobs, { method: 'POST', body: 'not json' })).status).toBe(400);
   });
+
+  it('a body naming a key twice (a front proxy taking the first would read another request) → 400 naming the key', async () => {
+    const res = await r.api(jobs, { method: 'POST', body: '{"domain":"docs.example.com","domain":"x"}' });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: string }).error).toContain('names the key "domain" twice');
+  });
   it('a version whose manifest has pageCount null still answers an integer: its HTML pages (404.html aside)', async () => {
     const { pkgPath, manifest } = await makePackage({ domain: 'nopages.example.com', version: 'np1', outDir: join(r.dir, 'np'), mutate: (m) => { m.pageCount = null; } });
     await importPackage(pkgPath, { store: r.store, trust: [], allowUnsigned: true });

@@ -87,3 +87,16 @@ describe('canonical bundle.tar', () => {
     await expect(writeTar(siteDir, files)).rejects.toMatchObject({ code: 'ENOENT' });
   });
 });
+
+describe('delta manifest words', () => {
+  it('a delta manifest naming a key twice is refused with "an airlock-delta/1 manifest" (the article agrees)', async () => {
+    const { parseDeltaEnvelope } = await import('../../src/package/delta/format.js');
+    let message = '';
+    try {
+      parseDeltaEnvelope(Buffer.from('{"format":"airlock-delta/1","format":"x"}'));
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    expect(message).toContain('every key appears once in an airlock-delta/1 manifest');
+  });
+});

@@ -98,15 +98,15 @@ describe('relay upstream failures', () => {
     expect(sent.retrievalPageSize).toBe(5);
   });
 
-  it('parser differential: a duplicate key reaches the service only as the value that was validated', async () => {
+  it('parser differential: a body naming a key twice is refused (400 naming the key) and never reaches the service', async () => {
     const up = await fakeUpstream((_req, res) => res.end('data: [DONE]\n\n'));
     cleanups.push(up.close);
     const air = await relayTo(up.url);
     const raw = JSON.stringify(assistantBody({ currentPath: '/ok' })).replace('"currentPath":"/ok"', `"currentPath":"${'x'.repeat(500)}","currentPath":"/ok"`);
     const res = await postJson(msg(air), raw);
-    expect(res.status).toBe(200);
-    await res.text();
-    expect(up.seen[0]!.body).not.toContain('x'.repeat(500));
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: string }).error).toContain('names the key "currentPath" twice');
+    expect(up.seen).toEqual([]);
   });
 
   it('XSS through the upstream: an HTML answer is relayed with the relay\'s own type, never text/html', async () => {

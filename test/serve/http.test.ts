@@ -72,6 +72,19 @@ describe('URL forms and redirects', () => {
     expect(other.body.toString()).toContain('not found page version=v1');
     expect((await get(base + '/product/guide/')).body.toString()).toContain('product guide');
   });
+  it('a miss with empty path segments gets the nearest 404.html as well (never a bare Not Found)', async () => {
+    for (const [p, want] of [
+      ['/product//nope', 'product not found page'],
+      ['/product/' + '/'.repeat(2000) + 'nope', 'product not found page'],
+      ['/product/guide//x', 'product not found page'],
+      ['////', 'not found page version=v1'],
+      ['//nope', 'not found page version=v1'],
+    ] as const) {
+      const r = await rawGet(port, p);
+      expect(r.status, p.slice(0, 40)).toBe(404);
+      expect(r.body.toString(), p.slice(0, 40)).toContain(want);
+    }
+  });
 });
 
 describe('headers', () => {

@@ -47,7 +47,7 @@ describe('runServer', () => {
     expect(err).toBeInstanceOf(AirlockError);
     expect((err as AirlockError).code).toBe('AIRLOCK_LISTEN');
     expect((err as AirlockError).exitCode).toBe(1);
-    expect((err as AirlockError).message).toContain(`127.0.0.1:${port} (EADDRINUSE)`);
+    expect((err as AirlockError).message).toContain(`127.0.0.1:${port}: the port is already in use`);
     expect(closed).toBe(1);
     expect(await leases()).toEqual([]);
   });

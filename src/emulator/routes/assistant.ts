@@ -1,3 +1,4 @@
+
 import { Hono, type Context } from 'hono';
 import { stream } from 'hono/streaming';
 import { getConnInfo } from '@hono/node-server/conninfo';
@@ -7,6 +8,7 @@ import { apiGuard, type Env } from '../auth.js';
 import { knownDomain, type EmulatorContext } from '../context.js';
 import { rank } from '../text.js';
 import { describeIssue, describeZodError } from '../../upstream/describe.js';
+import { requestJson } from '../../util/json-body.js';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -37,7 +39,9 @@ export function assistantRoutes(ctx: EmulatorContext): Hono<Env> {
   app.post('/assistant/:domain/message', guard, async (c) => {
     const domain = c.req.param('domain');
     if (!knownDomain(ctx, domain)) return c.json({ error: `domain not found: ${domain}` }, 404);
-    const parsed = AssistantRequestSchema.safeParse(await c.req.json().catch(() => undefined));
+    const got = requestJson(await c.req.text());
+    if (!got.ok) return c.json({ error: got.error }, got.status);
+    const parsed = AssistantRequestSchema.safeParse(got.value);
     if (!parsed.success) {
       const problems = parsed.error.issues.slice(0, 20).map((i) => ({ path: i.path.map(String).join('.'), message: describeIssue(i) }));
       return c.json({ error: `invalid request: ${describeZodError(parsed.error)}`, problems }, 400);
@@ -68,7 +72,9 @@ export function assistantRoutes(ctx: EmulatorContext): Hono<Env> {
   };
   app.get('/search/:domain', guard, (c) => search(c, c.req.query('q') ?? ''));
   app.post('/search/:domain', guard, async (c) => {
-    const body = (await c.req.json().catch(() => ({}))) as { query?: unknown };
+    const got = requestJson(await c.req.text());
+    if (!got.ok) return c.json({ error: got.error }, got.status);
+    const body = (got.value ?? {}) as { query?: unknown };
     return search(c, c.req.query('q') ?? (typeof body.query === 'string' ? body.query : ''));
   });
   return app;

@@ -1,6 +1,8 @@
+
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { describeZodError } from '../../upstream/describe.js';
+import { requestJson } from '../../util/json-body.js';
 import type { EmulatorContext } from '../context.js';
 import { FaultsPatchSchema } from '../faults.js';
 import { jobView } from '../lifecycle.js';
@@ -19,12 +21,16 @@ export const AgentJobSeedSchema = z.strictObject({
 export function controlRoutes(ctx: EmulatorContext): Hono {
   const app = new Hono();
   app.post('/faults', async (c) => {
-    const patch = FaultsPatchSchema.safeParse(await c.req.json().catch(() => undefined));
+    const got = requestJson(await c.req.text());
+    if (!got.ok) return c.json({ error: got.error }, got.status);
+    const patch = FaultsPatchSchema.safeParse(got.value);
     if (!patch.success) return c.json({ error: `invalid faults: ${describeZodError(patch.error)}` }, 400);
     return c.json({ faults: ctx.state.setFaults(patch.data) });
   });
   app.post('/agent-jobs', async (c) => {
-    const body = AgentJobSeedSchema.safeParse(await c.req.json().catch(() => undefined));
+    const got = requestJson(await c.req.text());
+    if (!got.ok) return c.json({ error: got.error }, got.status);
+    const body = AgentJobSeedSchema.safeParse(got.value);
     if (!body.success) return c.json({ error: `invalid request: ${describeZodError(body.error)}` }, 400);
     const job = ctx.state.addAgentJob(body.data.projectId, body.data.outcome, ctx.now(), body.data.id);
     return c.json({ projectId: job.projectId, id: job.id }, 201);

@@ -1,7 +1,9 @@
+
 import { randomBytes } from 'node:crypto';
 import { Hono } from 'hono';
 import { StartExportRequestSchema } from '../../upstream/index.js';
 import { describeZodError } from '../../upstream/describe.js';
+import { requestJson } from '../../util/json-body.js';
 import { apiGuard, exportEnabled, type Env } from '../auth.js';
 import { knownDomain, type EmulatorContext } from '../context.js';
 import { jobView } from '../lifecycle.js';
@@ -18,7 +20,9 @@ export function jobRoutes(ctx: EmulatorContext): Hono<Env> {
   const enabled = exportEnabled(ctx);
 
   app.post('/', guard, enabled, async (c) => {
-    const body = StartExportRequestSchema.safeParse(await c.req.json().catch(() => undefined));
+    const got = requestJson(await c.req.text());
+    if (!got.ok) return c.json({ error: got.error }, got.status);
+    const body = StartExportRequestSchema.safeParse(got.value);
     if (!body.success) return c.json({ error: `invalid request: ${describeZodError(body.error)}` }, 400);
     const { domain, version, paths } = body.data;
     if (!knownDomain(ctx, domain)) return c.json({ error: `domain not found: ${domain}` }, 404);

@@ -89,7 +89,7 @@ export const sha256Hex = (b: Uint8Array): string => createHash('sha256').update(
 
 function parseBounded<T>(bytes: Buffer, schema: z.ZodType<T>, subject: string, what: string): T {
   checkJsonBounds(bytes, MANIFEST_BOUNDS, subject);
-  const json = parseJsonText(bytes, (why) => new MalformedError('AIRLOCK_BAD_MANIFEST', `${subject} ${why}`, { subject }), `a ${what}`);
+  const json = parseJsonText(bytes, (why) => new MalformedError('AIRLOCK_BAD_MANIFEST', `${subject} ${why}`, { subject }), `${/^[aeiou]/i.test(what) ? 'an' : 'a'} ${what}`);
   const r = schema.safeParse(json);
   if (!r.success) {
     const shown = r.error.issues.slice(0, 5).map((i) => `${i.path.join('.') || '(root)'}: ${describeIssue(i)}`).join('; ');

@@ -8,6 +8,7 @@ import { FIXED, MAX_TABLE_BYTES, SIGNATURE_BYTES, decodeFixed, decodeTable, isVo
 import { headMembers, readExactAt } from './write.js';
 import { openInputFile } from '../reader.js';
 import { kindOf } from '../../util/fsx.js';
+import { describeFsError } from '../../util/fs-words.js';
 
 /** Folders searched for the other volumes (--volumes): a few mounts, not a crawl. */
 export const MAX_VOLUME_DIRS = 32;
@@ -139,7 +140,11 @@ export async function openVolumes(given: string[], o: OpenVolumesOptions): Promi
     for (const d of dirs) {
       for (const b of bases) {
         const p = join(d, volumeName(b, i));
-        const st = await stat(p).catch(() => null);
+        const st = await stat(p).catch((err: NodeJS.ErrnoException) => {
+          if (err.code === 'ENOENT' || err.code === 'ENOTDIR') return null;
+          // A loop of symbolic links or an unreadable name is there but cannot be a volume: said so, not "missing".
+          throw vol('AIRLOCK_VOLUME_NOT_A_FILE', `volume ${i} of ${count} (${p}) ${describeFsError(err)}: copy that volume again from the original`, p, { index: i, count });
+        });
         if (!st || seen.has(`${st.dev}:${st.ino}`)) continue;
         // Something else under a volume's name (a FIFO, a device, a folder) is never opened: that volume of the set is bad.
         if (!st.isFile()) throw vol('AIRLOCK_VOLUME_NOT_A_FILE', `volume ${i} of ${count} (${p}) is ${kindOf(st)}, not a regular file: copy that volume again from the original`, p, { index: i, count });
