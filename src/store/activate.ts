@@ -5,10 +5,12 @@ import { withLock, type LockOptions } from './lock.js';
 import { readMeta } from './meta.js';
 import { readState, writeState } from './state.js';
 import { appendAuditLocked, auditNotApplied } from './audit.js';
-import { describeHoldings, storedLabels } from './holdings.js';
+import { checkVersionsFolder, describeHoldings, storedLabels } from './holdings.js';
 
 export async function versionExists(store: string, label: string): Promise<boolean> {
-  // version.json is written before the commit rename, so its presence means a complete version.
+  // The store's own folders only (a link into another store is refused, never followed); then
+  // version.json, written before the commit rename: its presence means a complete version.
+  if (!(await checkVersionsFolder(store))) return false;
   return access(versionPaths(versionDir(store, label)).meta).then(() => true, () => false);
 }
 

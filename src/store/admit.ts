@@ -10,6 +10,7 @@ import { loadTrustedKeys } from './trust.js';
 import { auditHistory, type AuditHistory } from './audit.js';
 import { existingMeta } from './existing.js';
 import { readStoredManifestRaw } from './meta.js';
+import { checkVersionsFolder } from './holdings.js';
 import { isLabel, versionDir } from './paths.js';
 
 /**
@@ -34,6 +35,7 @@ export type AllowDowngrade = boolean | readonly string[];
 export interface AdmitOptions { trust: KeyObject[]; allowUnsigned?: boolean; allowDowngrade?: AllowDowngrade; now?: Date }
 
 export async function admitPackage(store: string, layout: Pick<PackageLayout, 'manifest' | 'manifestBytes' | 'signature' | 'signatures'>, o: AdmitOptions): Promise<Admission> {
+  await checkVersionsFolder(store); // a damaged store is refused (exit 2) before any of its files is read
   const policy = await loadPolicy(store);
   const now = o.now ?? new Date();
   if (!policy) {

@@ -1,6 +1,6 @@
 import { access, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { checkStoreFolders, storePathError } from './location.js';
+import { checkStoreFolder, checkStoreFolders, storePathError } from './location.js';
 import { isLabel, storePaths, versionPaths } from './paths.js';
 
 /** How many labels a "not in the store" message names before pointing at `airlock list`. */
@@ -23,10 +23,20 @@ export async function versionNames(store: string): Promise<string[]> {
  * The store's versions folder is its own folder (true) or absent (false). Every folder inside the
  * store is checked first (checkStoreFolders): a file, a FIFO or a symbolic link there (to another
  * store's versions or trust, or dangling) is a damaged store, refused in words (exit 2,
- * AIRLOCK_STORE_PATH) before anything reads or commits through it.
+ * AIRLOCK_STORE_PATH) before anything reads or commits through it. So is a version folder that
+ * is not the store's own: a symbolic link among the versions (into another store), or a version's
+ * name held by a file or a FIFO.
  */
 export async function checkVersionsFolder(store: string): Promise<boolean> {
-  return (await checkStoreFolders(store)).has(storePaths(store).versions);
+  const dir = storePaths(store).versions;
+  if (!(await checkStoreFolders(store)).has(dir)) return false;
+  const names = await readdir(dir, { withFileTypes: true }).catch((err: unknown) => {
+    throw storePathError(store, err, `read ${dir}`) ?? err;
+  });
+  for (const e of names) {
+    if (e.isSymbolicLink() || (isLabel(e.name) && !e.isDirectory())) await checkStoreFolder(store, join(dir, e.name), `version ${e.name}'s files`);
+  }
+  return true;
 }
 
 /**

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { access, chmod, mkdir, readFile, readlink, rm, symlink, writeFile } from 'node:fs/promises';
+import { access, chmod, mkdir, readFile, readdir, readlink, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { airlock, asNobody, BIN } from '../helpers/bin.js';
 import { buildPackage, makeTempDir, sampleSite } from '../store/helpers.js';
@@ -182,6 +182,32 @@ describe('store paths', () => {
     }
     expect(await absent(join(other, 'v1'))).toBe(true);
     expect(await absent(join(dir, 'nowhere'))).toBe(true);
+  });
+
+  it('switching through a link into another store: a versions folder, or one version folder, linked to another store\'s complete versions is refused by activate, rollback, list, serve, import and verify --store; state.json and the other store stay as they were', async () => {
+    const other = join(dir, 'switch-other');
+    for (const v of ['v1', 'v2']) await writeVersion(other, v, { 'index.html': `<p>${v}</p>` });
+    await setActive(other, 'v2');
+    const cases = [
+      ['versions', (store: string) => symlink(join(other, 'versions'), join(store, 'versions')), join('versions')],
+      ['one version', async (store: string) => { await writeVersion(store, 'v2', { 'index.html': '<p>own v2</p>' }); await symlink(join(other, 'versions', 'v1'), join(store, 'versions', 'v1')); }, join('versions', 'v1')],
+    ] as const;
+    for (const [name, plant, linked] of cases) {
+      const store = join(dir, `switch-link-${name.replace(' ', '-')}`);
+      await mkdir(store);
+      await plant(store);
+      await writeFile(join(store, 'state.json'), JSON.stringify({ active: 'v2', previous: 'v1', updatedAt: new Date().toISOString() }));
+      const state = await readFile(join(store, 'state.json'), 'utf8');
+      for (const args of [['activate', 'v1'], ['rollback'], ['list'], ['serve', '--port', '0'], ['import', pkg, '--allow-unsigned', '--no-precompress'], ['verify', pkg, '--allow-unsigned']]) {
+        const r = airlock([...args, '--store', store], { timeoutMs: 15_000 });
+        expect(r.status, `${name}: ${args[0]}: ${r.stderr}`).toBe(2);
+        expect(r.stderr).toContain(`${join(store, linked)} is a symbolic link (to "${join(other, linked)}"), which is not followed`);
+        expect(r.stderr).toContain('[AIRLOCK_STORE_PATH]');
+      }
+      expect(await readFile(join(store, 'state.json'), 'utf8')).toBe(state);
+    }
+    expect((await readdir(join(other, 'versions'))).sort()).toEqual(['v1', 'v2']);
+    expect(await absent(join(other, 'versions', 'v1', 'index.html.br'))).toBe(true);
   });
 
   it('STORE/leases a file, a FIFO or a loop of symbolic links: serve exits 2 AIRLOCK_STORE_PATH naming the leases folder in words, no errno', async () => {
