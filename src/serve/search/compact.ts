@@ -162,20 +162,36 @@ export class CompactCore {
     const mask = new Uint32Array(N);
     const touched: number[] = [];
     const matched: string[] = [];
+    // One token's expansions (exact, prefixes, typo neighbours): a page counts the best of them,
+    // not their sum, and a prefix or typo neighbour is never rarer than the token's whole group
+    // (else a rare completion would outweigh the word the reader typed).
+    const best = new Float64Array(N);
     toks.forEach((tok, i) => {
       const last = i === toks.length - 1;
-      for (const [t, w] of this.expand(tok, last && (tok.length >= 2 || isCjk(tok)), o.fuzzy)) {
+      const exp = this.expand(tok, last && (tok.length >= 2 || isCjk(tok)), o.fuzzy);
+      let groupDf = 0;
+      for (const [t] of exp) groupDf += this.offsets[t + 1]! - this.offsets[t]!;
+      const groupIdf = Math.log(1 + (N - Math.min(N, groupDf) + 0.5) / (Math.min(N, groupDf) + 0.5));
+      const hit: number[] = [];
+      for (const [t, w] of exp) {
         matched.push(this.terms[t]!);
         const from = this.offsets[t]!;
         const to = this.offsets[t + 1]!;
-        const idf = Math.log(1 + (N - (to - from) + 0.5) / (to - from + 0.5));
+        const own = Math.log(1 + (N - (to - from) + 0.5) / (to - from + 0.5));
+        const idf = w === 1 ? own : Math.min(own, groupIdf);
         for (let p = from; p < to; p++) {
           const doc = this.docs[p]!;
           const tf = this.tfs[p]!;
           if (mask[doc] === 0) touched.push(doc);
           mask[doc] = mask[doc]! | (1 << i);
-          scores[doc] = scores[doc]! + w * idf * (tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * this.docLen[doc]!) / this.avgLen));
+          const v = w * idf * (tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * this.docLen[doc]!) / this.avgLen));
+          if (best[doc] === 0) hit.push(doc);
+          if (v > best[doc]!) best[doc] = v;
         }
+      }
+      for (const doc of hit) {
+        scores[doc] = scores[doc]! + best[doc]!;
+        best[doc] = 0;
       }
     });
     const all = toks.length >= 32 ? 0xffffffff : (1 << toks.length) - 1;
