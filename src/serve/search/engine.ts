@@ -116,7 +116,8 @@ export class SearchIndex {
     this.pages.push(rec);
     this.siteLang = undefined;
     this.byPath = null;
-    this.core.add({ title: page.title, headings: page.sections.map((x) => x.heading).join(' \n '), text: page.sections.map((x) => x.text).join(' \n ') });
+    // the file name's words count too: a contents page named `plpgsql` may not say the word
+    this.core.add({ title: page.title, headings: page.sections.map((x) => x.heading).join(' \n '), text: page.sections.map((x) => x.text).join(' \n '), name: pathTraits(url).name });
   }
 
   /**
@@ -159,20 +160,23 @@ export class SearchIndex {
     const site = this.defaultLanguage();
     const reader = asked ? [asked] : script ?? (site ? [site] : null);
     const latin = script === null && /\p{Script=Latin}/u.test(q);
-    const scored = hits.map((h) => {
+    // Copies of one page (the same key) form one result: shown as the copy the reader prefers
+    // (language, then version; the better match on a tie), placed by the best-matching copy.
+    const groups = new Map<string, { id: number; pref: number; score: number; best: number }>();
+    for (const h of hits) {
       const p = this.pages[h.id]!;
       const t = this.traits(h.id);
-      const score = h.score * fieldFactor(shape, p.title, t.name) * listingFactor(p.links ?? 0) * languageFactor(p.lang ?? null, reader, latin) * versionFactor(t.version, currentTraits?.version ?? null);
-      return { id: h.id, score };
-    });
-    scored.sort((a, b) => b.score - a.score || a.id - b.id);
-    const seen = new Set<string>();
-    return scored.filter((h) => {
-      const k = this.traits(h.id).key;
-      if (seen.has(k)) return false;
-      seen.add(k);
-      return true;
-    });
+      const f = fieldFactor(shape, p.title, t.name);
+      const score = h.score * f.factor * listingFactor(p.links ?? 0, f.named);
+      const pref = languageFactor(p.lang ?? null, reader, latin) * versionFactor(t.version, currentTraits?.version ?? null);
+      const g = groups.get(t.key);
+      if (!g) groups.set(t.key, { id: h.id, pref, score, best: score });
+      else {
+        if (pref > g.pref || (pref === g.pref && score > g.score)) Object.assign(g, { id: h.id, pref, score });
+        g.best = Math.max(g.best, score);
+      }
+    }
+    return [...groups.values()].map((g) => ({ id: g.id, score: g.best * g.pref })).sort((a, b) => b.score - a.score || a.id - b.id);
   }
 
   async query(q: string, pageText: PageText, o: QueryOptions = {}): Promise<SearchHit[]> {

@@ -64,11 +64,11 @@ export function scriptLanguages(query: string): string[] | null {
   return null;
 }
 
-/** Preference of a page's language: 1 the reader's, 0.8 unknown, 0.5 another. */
+/** Preference of a page's language: 1 the reader's (0.95 its other regions: zh-tw for zh-cn), 0.8 unknown, 0.5 another. */
 export function languageFactor(pageLang: string | null, reader: readonly string[] | null, latinQuery: boolean): number {
   if (pageLang === null) return reader ? 0.8 : 1;
   const p = primary(pageLang);
-  if (reader) return reader.includes(pageLang) || reader.includes(p) ? 1 : 0.5;
+  if (reader) return reader.includes(pageLang) ? 1 : reader.some((r) => primary(r) === p) ? 0.95 : 0.5;
   // no reader language: a query in Latin letters prefers pages not in a CJK language
   return latinQuery && CJK_LANGS.has(p) ? 0.5 : 1;
 }
@@ -101,6 +101,8 @@ export function queryShape(query: string, fuzzy: boolean): QueryShape {
   if (toks.length > 1) {
     joined.add(toks.join(''));
     joined.add(toks.join('_'));
+    // two neighbouring words (`full text search` → `textsearch`)
+    for (let i = 0; i + 1 < toks.length; i++) joined.add(toks[i]! + toks[i + 1]!);
   }
   joined.add(toks.join('').replace(/_/g, ''));
   return { toks, joined, fuzzy };
@@ -128,15 +130,21 @@ function overlap(s: QueryShape, words: ReadonlySet<string>): { inField: number; 
 
 const meaningful = (w: string) => !/^\d+$/.test(w);
 
-/** How much the title and the file name say the page is about the query (≥ 1). */
-export function fieldFactor(s: QueryShape, title: string, name: string): number {
+/**
+ * How much the title and the file name say the page is about the query (≥ 1), and whether they
+ * name it outright (every query word in the title, or a file name that is the query's words).
+ */
+export function fieldFactor(s: QueryShape, title: string, name: string): { factor: number; named: boolean } {
   const t = overlap(s, new Set(tokenize(titleHead(title)).filter(meaningful)));
   const nameWords = new Set(tokenize(name).filter(meaningful));
   let n = overlap(s, nameWords);
   const flat = name.toLowerCase().replace(/[^\p{L}\p{N}_]+/gu, '');
-  if ([...s.joined].some((j) => j.length >= 4 && (nameWords.has(j) || flat === j))) n = { inField: 1, covered: 1 };
-  return (1 + 0.6 * t.inField + (t.inField === 1 ? 0.6 * t.covered : 0)) * (1 + 0.8 * n.inField + (n.inField === 1 ? 0.6 * n.covered : 0));
+  if (n.inField < 1 && [...s.joined].some((j) => j.length >= 4 && (nameWords.has(j) || flat === j))) n = { inField: 1, covered: nameWords.has(flat) || flat === [...s.joined][0] ? 1 : n.covered };
+  return {
+    factor: (1 + 0.6 * t.inField + (t.inField === 1 ? 0.6 * t.covered : 0)) * (1 + 0.8 * n.inField + (n.inField === 1 ? 0.6 * n.covered : 0)),
+    named: t.inField === 1 || (n.inField === 1 && n.covered === 1),
+  };
 }
 
-/** A listing page (an index, a table of contents) weighs half. */
-export const listingFactor = (linkShare: number) => (linkShare >= 0.6 ? 0.5 : 1);
+/** A listing page (an index, a table of contents) weighs half, unless its title or name is what the reader typed (a chapter's contents page). */
+export const listingFactor = (linkShare: number, named: boolean) => (linkShare >= 0.6 && !named ? 0.5 : 1);
