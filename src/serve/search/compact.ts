@@ -177,6 +177,7 @@ export class CompactCore {
       for (const [t, w] of exp) if (w !== FUZZY_W) groupDf += this.offsets[t + 1]! - this.offsets[t]!;
       const groupIdf = Math.log(1 + (N - Math.min(N, groupDf) + 0.5) / (Math.min(N, groupDf) + 0.5));
       const hit: number[] = [];
+      const single = exp.length === 1;
       for (const [t, w] of exp) {
         matched.push(this.terms[t]!);
         const from = this.offsets[t]!;
@@ -189,8 +190,11 @@ export class CompactCore {
           if (mask[doc] === 0) touched.push(doc);
           mask[doc] = mask[doc]! | (1 << i);
           const v = w * idf * (tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * this.docLen[doc]!) / this.avgLen));
-          if (best[doc] === 0) hit.push(doc);
-          if (v > best[doc]!) best[doc] = v;
+          if (single) scores[doc] = scores[doc]! + v; // one expansion: nothing to take the best of
+          else {
+            if (best[doc] === 0) hit.push(doc);
+            if (v > best[doc]!) best[doc] = v;
+          }
         }
       }
       for (const doc of hit) {
