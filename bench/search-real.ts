@@ -151,6 +151,20 @@ async function airlockRun(siteDir: string, site: string, js: Judgment[], s: Scor
   return { buildMs, pages: idx.size };
 }
 
+/** Pagefind's Node API (the `pagefind` dev dependency), the part used here. */
+interface PagefindNode {
+  createIndex(o: Record<string, unknown>): Promise<{ index?: { addDirectory(o: { path: string }): Promise<{ errors: string[]; page_count: number }>; writeFiles(o: { outputPath: string }): Promise<unknown> }; errors: string[] }>;
+  close(): Promise<void>;
+}
+async function loadPagefind(): Promise<PagefindNode> {
+  const name = 'pagefind'; // resolved at run time: a missing install is named, not a type error
+  try {
+    return (await import(name)) as PagefindNode;
+  } catch {
+    throw new Error('bench:search: the pagefind dev dependency is not installed; run npm install');
+  }
+}
+
 type PagefindModule = {
   options(o: Record<string, unknown>): Promise<void>;
   init(): Promise<void>;
@@ -164,7 +178,7 @@ async function pagefindRun(siteDir: string, site: string, js: Judgment[], s: Sco
   let pages = 0;
   let buildMs = 0;
   if (!existsSync(join(out, 'pages.txt'))) {
-    const pagefind = await import('pagefind');
+    const pagefind = await loadPagefind();
     const { index, errors } = await pagefind.createIndex({});
     if (!index) throw new Error(`pagefind: ${errors.join('; ')}`);
     const r = await index.addDirectory({ path: siteDir });
