@@ -1,7 +1,9 @@
 /**
- * npm run bench:search [-- --pages 10000 --queries 200 --engines minisearch,flexsearch]
+ * npm run bench:search [-- --part judged|speed --pages 10000 --queries 200 --engines minisearch,flexsearch]
  *
- * The local search index, measured on a generated site of `--pages` pages (nav,
+ * Two parts. JUDGED (bench/search-real.ts): does the search find the page a reader means, on real
+ * documentation sites, beside Pagefind; top-1, top-3 and MRR of judged queries. SPEED: the local
+ * search index, measured on a generated site of `--pages` pages (nav,
  * sidebar, footer around a main article with 4-7 sections; a Zipf-distributed vocabulary of
  * 40,000 words plus identifiers; every 10th page partly Japanese). Each engine runs in a fresh
  * child process (so peak RSS is its own) over the same files and the same extraction
@@ -28,10 +30,11 @@ import { extractPage, type ExtractedPage } from '../src/serve/search/extract.js'
 import { SearchIndex, snippet } from '../src/serve/search/engine.js';
 import { queryTokens, tokenize } from '../src/serve/search/tokenize.js';
 import { readBounded } from '../src/serve/search/build.js';
+import { judgedPart } from './search-real.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const { values: args } = parseArgs({ options: {
-  pages: { type: 'string', default: '10000' }, queries: { type: 'string', default: '200' },
+  part: { type: 'string' }, pages: { type: 'string', default: '10000' }, queries: { type: 'string', default: '200' },
   engines: { type: 'string', default: 'airlock,minisearch,flexsearch' }, child: { type: 'string' }, dir: { type: 'string' },
 } });
 const PAGES = Number(args.pages);
@@ -245,6 +248,12 @@ interface Stat { p50: number; p95: number; found: number }
 interface Row { engine: string; pages: number; sections: number; extractMs: number; lolHtmlFloorMs: number; buildMs: number; indexBytes: number; peakRssMb: number; serializeRssMb: number; common: Stat; rare: Stat; typo: Stat }
 async function main(): Promise<void> {
   if (args.child) return child(args.child);
+  if (args.part !== 'speed') {
+    const judged = await judgedPart();
+    const [a, p] = judged;
+    console.log(`judged: airlock top-1 ${a!.top1.toFixed(2)} (goal ≥ 0.80), top-3 ${a!.top3.toFixed(2)} (goal ≥ 0.95); Pagefind top-1 ${p!.top1.toFixed(2)}, top-3 ${p!.top3.toFixed(2)}`);
+    if (args.part === 'judged') return;
+  }
   const g0 = performance.now();
   await generate();
   process.stderr.write(`bench:search: ${PAGES} pages in ${dir} (${((performance.now() - g0) / 1000).toFixed(1)} s to generate)\n`);

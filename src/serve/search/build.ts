@@ -26,7 +26,7 @@ export interface BuildReport {
 }
 
 /** Bump when extraction, tokenising or the engine's options change: old cache files are rebuilt. */
-export const INDEX_CODE = 'extract/1;tokenize/1;compact/1;engine/3';
+export const INDEX_CODE = 'extract/2;tokenize/1;compact/1;engine/4';
 /** Pages larger than this are indexed by their first MAX_PAGE_READ bytes. */
 export const MAX_PAGE_READ = 4 * 1024 * 1024;
 

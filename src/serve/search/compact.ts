@@ -3,7 +3,7 @@ import { isCjk, queryTokens, tokenize } from './tokenize.js';
 /**
  * A compact inverted index (local search): terms sorted (prefix = a binary-searched range), postings
  * in flat typed arrays (CSR: `offsets[t]..offsets[t+1]` into `docs`/`tfs`), BM25 over one
- * weighted term frequency per page (title ×4, headings ×2, text ×1). Built because MiniSearch,
+ * weighted term frequency per page (title ×4, headings ×2, file name ×2, text ×1). Built because MiniSearch,
  * measured on 10,000 pages (bench/search.ts), needs ~100 bytes per posting in nested Maps, a
  * minute to build and 300 ms for a common word; here a posting is 6 bytes and a common word is one
  * pass over a typed array. Typo tolerance: bounded Levenshtein (1 edit up to 7 letters, 2 above)
@@ -16,6 +16,9 @@ const K1 = 1.2;
 const B = 0.7;
 const MAX_PREFIX_TERMS = 200;
 const MAX_TF = 65535;
+/** Weights of a prefix completion and of a typo neighbour against the exact word (1). */
+const PREFIX_W = 0.7;
+const FUZZY_W = 0.5;
 
 class Grow32 {
   a = new Uint32Array(1 << 16);
@@ -52,13 +55,13 @@ export class CompactCore {
     return this.termIds ? this.lens.n : this.docLen.length;
   }
 
-  add(fields: { title: string; headings: string; text: string }): number {
+  add(fields: { title: string; headings: string; text: string; name?: string }): number {
     if (!this.termIds) throw new Error('index is finished');
     const id = this.lens.n;
     // Per-page term frequencies in a reused array indexed by term id (no Map per page).
     const seen = this.seen;
     let len = 0;
-    for (const [text, w] of [[fields.title, 4], [fields.headings, 2], [fields.text, 1]] as const) {
+    for (const [text, w] of [[fields.title, 4], [fields.headings, 2], [fields.text, 1], [fields.name ?? '', 2]] as const) {
       for (const t of tokenize(text)) {
         let tid = this.termIds.get(t);
         if (tid === undefined) {
@@ -136,7 +139,7 @@ export class CompactCore {
     if (this.terms[at] === tok) out.push([at, 1]);
     if (prefix) {
       for (let i = at, k = 0; i < this.terms.length && k < MAX_PREFIX_TERMS && this.terms[i]!.startsWith(tok); i++, k++) {
-        if (this.terms[i] !== tok) out.push([i, 0.7]);
+        if (this.terms[i] !== tok) out.push([i, PREFIX_W]);
       }
     }
     if (fuzzy && !isCjk(tok) && tok.length >= 4) {
@@ -147,7 +150,7 @@ export class CompactCore {
       for (let i = this.lower(first), end = this.lower(first + '\uffff'); i < end; i++) {
         const t = this.terms[i]!;
         if (Math.abs(t.length - tok.length) > d || t === tok) continue;
-        if (within(tok, t, d)) out.push([i, 0.5]);
+        if (within(tok, t, d)) out.push([i, FUZZY_W]);
       }
     }
     return out;
@@ -162,20 +165,41 @@ export class CompactCore {
     const mask = new Uint32Array(N);
     const touched: number[] = [];
     const matched: string[] = [];
+    // One token's expansions (exact, prefixes, typo neighbours): a page counts the best of them,
+    // not their sum, and a prefix completion is never rarer than the exact word and completions
+    // together (else a rare completion would outweigh the word the reader typed). A typo
+    // neighbour keeps its own rarity: the rarer neighbour is the likelier meant word on a docs site.
+    const best = new Float64Array(N);
     toks.forEach((tok, i) => {
       const last = i === toks.length - 1;
-      for (const [t, w] of this.expand(tok, last && (tok.length >= 2 || isCjk(tok)), o.fuzzy)) {
+      const exp = this.expand(tok, last && (tok.length >= 2 || isCjk(tok)), o.fuzzy);
+      let groupDf = 0;
+      for (const [t, w] of exp) if (w !== FUZZY_W) groupDf += this.offsets[t + 1]! - this.offsets[t]!;
+      const groupIdf = Math.log(1 + (N - Math.min(N, groupDf) + 0.5) / (Math.min(N, groupDf) + 0.5));
+      const hit: number[] = [];
+      const single = exp.length === 1;
+      for (const [t, w] of exp) {
         matched.push(this.terms[t]!);
         const from = this.offsets[t]!;
         const to = this.offsets[t + 1]!;
-        const idf = Math.log(1 + (N - (to - from) + 0.5) / (to - from + 0.5));
+        const own = Math.log(1 + (N - (to - from) + 0.5) / (to - from + 0.5));
+        const idf = w === PREFIX_W ? Math.min(own, groupIdf) : own;
         for (let p = from; p < to; p++) {
           const doc = this.docs[p]!;
           const tf = this.tfs[p]!;
           if (mask[doc] === 0) touched.push(doc);
           mask[doc] = mask[doc]! | (1 << i);
-          scores[doc] = scores[doc]! + w * idf * (tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * this.docLen[doc]!) / this.avgLen));
+          const v = w * idf * (tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * this.docLen[doc]!) / this.avgLen));
+          if (single) scores[doc] = scores[doc]! + v; // one expansion: nothing to take the best of
+          else {
+            if (best[doc] === 0) hit.push(doc);
+            if (v > best[doc]!) best[doc] = v;
+          }
         }
+      }
+      for (const doc of hit) {
+        scores[doc] = scores[doc]! + best[doc]!;
+        best[doc] = 0;
       }
     });
     const all = toks.length >= 32 ? 0xffffffff : (1 << toks.length) - 1;

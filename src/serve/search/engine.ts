@@ -1,6 +1,7 @@
-import { CompactCore } from './compact.js';
+import { CompactCore, type CoreHit } from './compact.js';
 import { tokenize } from './tokenize.js';
-import type { ExtractedPage, PageSection } from './extract.js';
+import { langTag, type ExtractedPage, type PageSection } from './extract.js';
+import { fieldFactor, languageFactor, listingFactor, pathTraits, queryShape, scriptLanguages, versionFactor, type PathTraits } from './rank.js';
 
 /**
  * The local search index of one version: compact.ts underneath (chosen on
@@ -18,6 +19,10 @@ export interface SearchPage {
   /** Manifest path of the HTML file (`a/b.html`), to read its text again for snippets. */
   file: string;
   title: string;
+  /** The page's language (a locale in its path, else its `<html lang>`), when known. */
+  lang?: string;
+  /** Share of its text that is link text, when a third or more (listing pages). */
+  links?: number;
 }
 /** The extracted text of a page (its manifest path) for snippets, or null when it cannot be read. */
 export type PageText = (file: string) => Promise<ExtractedPage | null>;
@@ -34,7 +39,14 @@ export interface QueryOptions {
   pageSize?: number;
   /** Only results whose page path starts with this (e.g. `/api-reference/`). */
   pathPrefix?: string;
+  /** The reader's language (`ja`, `zh-CN`): its pages first, other copies of a page dropped. */
+  language?: string;
+  /** The page the reader is on (`/latest/guide/x`): its version's and language's copies first. */
+  page?: string;
 }
+
+/** Candidates (the core's best by BM25) that the ranking signals of rank.ts reorder. */
+const RERANK = 200;
 
 export const MAX_PAGE_SIZE = 50;
 
@@ -46,10 +58,42 @@ export function urlOfPage(path: string): string {
 }
 
 export class SearchIndex {
+  private traitsOf: Array<PathTraits | undefined> = [];
+  private byPath: Map<string, number> | null = null;
+  private siteLang: string | null | undefined;
+
   private constructor(
     private readonly core: CompactCore,
     readonly pages: SearchPage[],
   ) {}
+
+  private traits(id: number): PathTraits {
+    return (this.traitsOf[id] ??= pathTraits(this.pages[id]!.path));
+  }
+
+  /** The site's default language: its root page's, else the language of most pages, else null. */
+  private defaultLanguage(): string | null {
+    if (this.siteLang !== undefined) return this.siteLang;
+    const root = this.pages.find((p) => p.path === '/');
+    let lang = root?.lang ?? null;
+    if (lang === null) {
+      const n = new Map<string, number>();
+      for (const p of this.pages) if (p.lang) n.set(p.lang, (n.get(p.lang) ?? 0) + 1);
+      const [top] = [...n].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+      lang = top && top[1] * 2 > this.pages.length ? top[0] : null;
+    }
+    return (this.siteLang = lang);
+  }
+
+  /** The record of the reader's current page (`/a/b`, `/a/b.html`, `/a/`), if indexed. */
+  private pageAt(path: string): SearchPage | undefined {
+    if (this.byPath === null) {
+      this.byPath = new Map();
+      this.pages.forEach((p, i) => this.byPath!.set(p.path, i));
+    }
+    const i = this.byPath.get(path) ?? this.byPath.get(path.replace(/\.html$/, '').replace(/\/index$/, '/'));
+    return i === undefined ? undefined : this.pages[i];
+  }
 
   static create(): SearchIndex {
     return new SearchIndex(new CompactCore(), []);
@@ -64,8 +108,16 @@ export class SearchIndex {
   /** Index one page (its text is not kept: see PageText). */
   add(path: string, page: ExtractedPage): void {
     if (page.sections.length === 0 && page.title === '') return;
-    this.pages.push({ path: urlOfPage(path), file: path, title: page.title });
-    this.core.add({ title: page.title, headings: page.sections.map((x) => x.heading).join(' \n '), text: page.sections.map((x) => x.text).join(' \n ') });
+    const url = urlOfPage(path);
+    const rec: SearchPage = { path: url, file: path, title: page.title };
+    const lang = pathTraits(url).lang ?? page.lang;
+    if (lang) rec.lang = lang;
+    if ((page.linkShare ?? 0) >= 0.33) rec.links = Math.round(page.linkShare! * 100) / 100;
+    this.pages.push(rec);
+    this.siteLang = undefined;
+    this.byPath = null;
+    // the file name's words count too: a contents page named `plpgsql` may not say the word
+    this.core.add({ title: page.title, headings: page.sections.map((x) => x.heading).join(' \n '), text: page.sections.map((x) => x.text).join(' \n '), name: pathTraits(url).name });
   }
 
   /**
@@ -84,6 +136,7 @@ export class SearchIndex {
     if (!Array.isArray(pages)) throw new Error('not a search index');
     for (const p of pages) {
       if (typeof p?.path !== 'string' || typeof p.file !== 'string' || typeof p.title !== 'string' || !p.path.startsWith('/')) throw new Error('bad page record');
+      if ((p.lang !== undefined && typeof p.lang !== 'string') || (p.links !== undefined && typeof p.links !== 'number')) throw new Error('bad page record');
     }
     const core = CompactCore.deserialize(lines.slice(1));
     if (core.docCount !== pages.length) throw new Error(`index holds ${core.docCount} pages, records ${pages.length}`);
@@ -94,17 +147,51 @@ export class SearchIndex {
     return this.pages.length;
   }
 
+  /**
+   * The core's candidates reordered by rank.ts's signals (title and file name, listing pages,
+   * language, version), then copies of one page collapsed into the best placed one.
+   */
+  private rank(q: string, hits: readonly CoreHit[], fuzzy: boolean, o: QueryOptions): CoreHit[] {
+    const shape = queryShape(q, fuzzy);
+    const current = o.page ? this.pageAt(o.page) : undefined;
+    const currentTraits = o.page ? pathTraits(current?.path ?? o.page) : null;
+    const asked = langTag(o.language) ?? current?.lang ?? currentTraits?.lang ?? undefined;
+    const script = scriptLanguages(q);
+    const site = this.defaultLanguage();
+    const reader = asked ? [asked] : script ?? (site ? [site] : null);
+    const latin = script === null && /\p{Script=Latin}/u.test(q);
+    // Copies of one page (the same key) form one result: shown as the copy the reader prefers
+    // (language, then version; the better match on a tie), placed by the best-matching copy.
+    const groups = new Map<string, { id: number; pref: number; score: number; best: number }>();
+    for (const h of hits) {
+      const p = this.pages[h.id]!;
+      const t = this.traits(h.id);
+      const f = fieldFactor(shape, p.title, t.name);
+      const score = h.score * f.factor * listingFactor(p.links ?? 0, f.named);
+      const pref = languageFactor(p.lang ?? null, reader, latin) * versionFactor(t.version, currentTraits?.version ?? null);
+      const g = groups.get(t.key);
+      if (!g) groups.set(t.key, { id: h.id, pref, score, best: score });
+      else {
+        if (pref > g.pref || (pref === g.pref && score > g.score)) Object.assign(g, { id: h.id, pref, score });
+        g.best = Math.max(g.best, score);
+      }
+    }
+    return [...groups.values()].map((g) => ({ id: g.id, score: g.best * g.pref })).sort((a, b) => b.score - a.score || a.id - b.id);
+  }
+
   async query(q: string, pageText: PageText, o: QueryOptions = {}): Promise<SearchHit[]> {
     const pageSize = Math.min(MAX_PAGE_SIZE, Math.max(1, o.pageSize ?? 10));
     const prefix = o.pathPrefix;
     const filter = prefix ? (id: number) => this.pages[id]!.path.startsWith(prefix) : undefined;
     // Exact and prefix matches first; typo tolerance only when they find too little (a word that
     // exists is what the reader meant); AND of the words, OR when that finds nothing.
-    let res = this.core.search(q, { fuzzy: false, and: true, filter });
-    if (res.hits.length < pageSize) res = this.core.search(q, { fuzzy: true, and: true, filter });
-    if (res.hits.length === 0) res = this.core.search(q, { fuzzy: true, and: false, filter });
+    let fuzzy = false;
+    let res = this.core.search(q, { fuzzy, and: true, filter });
+    if (res.hits.length < pageSize) res = this.core.search(q, { fuzzy: (fuzzy = true), and: true, filter });
+    if (res.hits.length === 0) res = this.core.search(q, { fuzzy, and: false, filter });
     const matched = res.terms;
-    return Promise.all(res.hits.slice(0, pageSize).map(async (r) => {
+    const hits = this.rank(q, res.hits.slice(0, RERANK), fuzzy, o).slice(0, pageSize);
+    return Promise.all(hits.map(async (r) => {
       const page = this.pages[r.id]!;
       const sec = bestSection((await pageText(page.file).catch(() => null))?.sections ?? [], matched);
       const words = sec ? new Set([...tokenize(sec.heading), ...tokenize(sec.text)]) : new Set<string>();

@@ -20,6 +20,10 @@ export interface PageSection {
 export interface ExtractedPage {
   title: string;
   sections: PageSection[];
+  /** The `lang` of the page's `<html>` element, lower-cased, when it names one. */
+  lang?: string;
+  /** Share of the indexed text that is link text (a listing page that only links is near 1). */
+  linkShare?: number;
 }
 
 /** Upper bounds for one page: a page beyond them is indexed by its first part only. */
@@ -82,6 +86,10 @@ export function extractPage(html: Uint8Array | string): ExtractedPage {
   let chrome = 0;
   let title = '';
   let h1 = '';
+  let lang: string | undefined;
+  let inLink = 0;
+  let linkMain = 0;
+  let linkBody = 0;
   // The open heading: which collectors it started a section in, its id (if any), its text.
   let heading: { main: boolean; body: boolean; level: number; id: string | null; text: string } | null = null;
   const endHeading = () => {
@@ -104,6 +112,8 @@ export function extractPage(html: Uint8Array | string): ExtractedPage {
       const isMain = MAIN.has(name) || role === 'main';
       const isHard = HARD_SKIP.has(name) || attrs.has('hidden') || attrs.get('aria-hidden')?.toLowerCase() === 'true';
       const isChrome = CHROME.has(name);
+      const isLink = name === 'a' && attrs.has('href');
+      if (name === 'html' && lang === undefined) lang = langTag(attrs.get('lang'));
       let isHeading = false;
       if (HEADING.test(name) && hard === 0 && !isHard) {
         endHeading();
@@ -121,7 +131,9 @@ export function extractPage(html: Uint8Array | string): ExtractedPage {
       if (isMain) inMain++;
       if (isHard) hard++;
       if (isChrome) chrome++;
+      if (isLink) inLink++;
       return () => {
+        if (isLink) inLink--;
         if (isMain) inMain--;
         if (isHard) hard--;
         if (isChrome) chrome--;
@@ -136,6 +148,10 @@ export function extractPage(html: Uint8Array | string): ExtractedPage {
       }
       if (inMain > 0) main.push(s);
       if (chrome === 0) body.push(s);
+      if (inLink > 0) {
+        if (inMain > 0) linkMain += s.length;
+        if (chrome === 0) linkBody += s.length;
+      }
     },
     title(s) {
       if (title === '') title = s.slice(0, MAX_HEADING * 4);
@@ -143,6 +159,16 @@ export function extractPage(html: Uint8Array | string): ExtractedPage {
   });
   endHeading();
   const fromMain = main.result();
-  const sections = fromMain.some((s) => s.text !== '') ? fromMain : body.result();
-  return { title: squash(decodeEntities(title)).slice(0, MAX_HEADING) || h1, sections };
+  const useMain = fromMain.some((s) => s.text !== '');
+  const sections = useMain ? fromMain : body.result();
+  const linkShare = useMain ? linkMain / Math.max(1, main.size) : linkBody / Math.max(1, body.size);
+  const page: ExtractedPage = { title: squash(decodeEntities(title)).slice(0, MAX_HEADING) || h1, sections, linkShare: Math.min(1, linkShare) };
+  if (lang !== undefined) page.lang = lang;
+  return page;
+}
+
+/** A language tag as `<html lang>` gives it (`en`, `zh-CN`, `pt_BR`), lower-cased with `-`, or undefined. */
+export function langTag(v: string | undefined): string | undefined {
+  const t = v?.trim().toLowerCase().replace(/_/g, '-');
+  return t && /^[a-z]{2,3}(-[a-z0-9]{2,8}){0,3}$/.test(t) ? t : undefined;
 }

@@ -23,6 +23,13 @@ const SCRIPT = String.raw`(function () {
     domainP = domainP || fetch('/_airlock/version', { credentials: 'same-origin' }).then(function (r) { return r.json(); }).then(function (v) { return v.domain || '-'; });
     return domainP;
   }
+  // the reader's language (the page's lang, when it is a tag) and page: their copies of a page first
+  function request(q) {
+    var body = { query: q.slice(0, 500), pageSize: 10, page: location.pathname.slice(0, 2000) };
+    var lang = document.documentElement.getAttribute('lang') || '';
+    if (/^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8}){0,3}$/.test(lang)) body.filter = { language: lang };
+    return body;
+  }
   var css = document.createElement('link');
   css.rel = 'stylesheet'; css.href = ${JSON.stringify(LOCAL_SEARCH_STYLE)};
   document.head.appendChild(css);
@@ -95,7 +102,7 @@ const SCRIPT = String.raw`(function () {
     status.textContent = 'Searching…';
     domain().then(function (d) {
       return fetch('/_airlock/search/' + encodeURIComponent(d), { method: 'POST', headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ query: q.slice(0, 500), pageSize: 10 }), signal: ctrl ? ctrl.signal : undefined, credentials: 'same-origin' });
+        body: JSON.stringify(request(q)), signal: ctrl ? ctrl.signal : undefined, credentials: 'same-origin' });
     }).then(function (res) {
       if (my !== seq) return;
       if (res.status === 503 && attempt < 10) {

@@ -93,6 +93,9 @@ describe('local search endpoint', () => {
     const filtered = (await (await post(origin, { query: 'webhooks', filter: { path: '/getting-started/' } })).json()) as Hit[];
     expect(filtered.every((h) => h.metadata.page.startsWith('/getting-started/'))).toBe(true);
     expect(await (await post(origin, { query: 'zzqqxxnotaword' })).json()).toEqual([]);
+    // the reader's language and page order copies of a page; on a one-language site they change nothing
+    const withReader = ((await (await post(origin, { query: 'webhooks', filter: { language: 'en-US' }, page: '/getting-started/' })).json()) as Hit[]).map((h) => h.metadata.page);
+    expect(withReader).toEqual(full);
   });
 
   it('refuses what is not a search: wrong domain 404, GET 405, not JSON 415/400, too large 413, bad fields 400', async () => {
@@ -104,7 +107,8 @@ describe('local search endpoint', () => {
     expect((await post(origin, null, { raw: '{"query":' })).status).toBe(400);
     expect((await post(origin, { query: 'x'.repeat(9000) })).status).toBe(413);
     for (const bad of [{}, { query: '' }, { query: 5 }, { query: 'x', pageSize: 0 }, { query: 'x', pageSize: 51 }, { query: 'x', pageSize: 1.5 },
-      { query: 'x', filter: 'a' }, { query: 'x', filter: { path: 'no-slash' } }, [], 'q', null]) {
+      { query: 'x', filter: 'a' }, { query: 'x', filter: { path: 'no-slash' } }, { query: 'x', filter: { language: 'en us' } }, { query: 'x', filter: { language: 5 } },
+      { query: 'x', page: 'no-slash' }, { query: 'x', page: '/' + 'a'.repeat(2000) }, [], 'q', null]) {
       const r = await post(origin, bad);
       expect(r.status, JSON.stringify(bad)).toBe(400);
       expect(((await r.json()) as { error: string }).error).toMatch(/search request|body/);

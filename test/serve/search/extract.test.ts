@@ -89,3 +89,14 @@ describe('tokenize: Intl.Segmenter for scripts without spaces', () => {
     expect(tokenize(`short ${'x'.repeat(41)}`)).toEqual(['short']);
   });
 });
+
+describe('extractPage: language and link share', () => {
+  it("takes <html lang> as the page's language (lower-cased, a tag only) and measures the share of link text", () => {
+    const listing = extractPage('<html lang="zh-CN"><title>Index</title><main><ul><li><a href="/a">alpha entry</a></li><li><a href="/b">beta entry</a></li></ul> x</main></html>');
+    expect(listing.lang).toBe('zh-cn');
+    expect(listing.linkShare).toBeGreaterThan(0.7);
+    const article = extractPage('<html lang="not a tag!"><main><p>Plenty of prose here with one <a href="/x">link</a> in it.</p></main></html>');
+    expect(article.lang).toBeUndefined();
+    expect(article.linkShare).toBeLessThan(0.2);
+  });
+});
