@@ -42,12 +42,15 @@ export interface TransformResult {
   removed: Tally;
 }
 
-export async function transformHtml(html: string | Buffer, ctx: TransformContext): Promise<Buffer> {
-  return (await transformHtmlDetailed(html, ctx)).html;
+export async function transformHtml(html: string | Buffer, ctx: TransformContext, pagePath?: string): Promise<Buffer> {
+  return (await transformHtmlDetailed(html, ctx, pagePath)).html;
 }
 
-/** Streaming rewrite of one page (lol-html via html-rewriter-wasm); pure: bytes in, bytes out. */
-export async function transformHtmlDetailed(html: string | Buffer, ctx: TransformContext): Promise<TransformResult> {
+/**
+ * Streaming rewrite of one page (lol-html via html-rewriter-wasm); pure: bytes in, bytes out.
+ * `pagePath` (the page's path inside the site) matters only to vendoring's relative references.
+ */
+export async function transformHtmlDetailed(html: string | Buffer, ctx: TransformContext, pagePath?: string): Promise<TransformResult> {
   const resolved = { deployment: ctx.deployment, features: ctx.features };
   const inj = headInjection(resolved, ctx.hideSelectors);
   const scriptHashes = new Set<string>([inj.script.cspSource]);
@@ -76,7 +79,7 @@ export async function transformHtmlDetailed(html: string | Buffer, ctx: Transfor
   // Own-address URLs first: the air-gapped rules then see a same-origin frame or refresh.
   if (ctx.ownOrigins !== undefined && ctx.ownOrigins.length > 0) addOwnLinks(rw, ctx.ownOrigins, removed);
   if (ctx.deployment === 'air-gapped') addOfflineHandlers(rw, removed);
-  if (ctx.vendorMap) addVendorMapping(rw, ctx.vendorMap, removed);
+  if (ctx.vendorMap) addVendorMapping(rw, ctx.vendorMap, removed, pagePath);
   // Widgets of features that are off leave the page (the hide style stays for run-time additions).
   addWidgetRemoval(rw, hiddenSelectors(resolved, ctx.hideSelectors), removed);
 

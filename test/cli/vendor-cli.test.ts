@@ -56,7 +56,10 @@ beforeAll(async () => {
   key = join(dir, 'signer');
   expect(airlock(['keygen', '--out', key]).status).toBe(0);
   const site = join(dir, 'site');
-  await writeSite(site, vendorSite());
+  // A page two folders deep links the site stylesheet by a relative path; the same bytes one
+  // folder deeper name another file (/guide/css/site.css), which is not carried.
+  const relPage = '<!DOCTYPE html><html><head><title>Deep</title><link rel="stylesheet" href="../../css/site.css"></head><body><p>deep</p></body></html>';
+  await writeSite(site, { ...vendorSite(), 'guide/deep/page.html': relPage, 'guide/deep/more/page.html': relPage });
   archive = join(dir, 'export.tar.gz');
   await makeArchive(site, 'tar.gz', archive);
   cdn = await startFakeCdn();
@@ -128,6 +131,11 @@ describe('pack --vendor → verify → import → serve', () => {
       expect(font.headers['content-type']).toBe('font/ttf');
       expect(font.body.equals(machineFont())).toBe(true);
       expect((await get(srv.origin + '/_airlock/vendor/' + '0'.repeat(64) + '.ttf')).status).toBe(404);
+      // Relative references resolve against the page's path: the page two folders deep gets the
+      // site stylesheet's rewritten copy; the same bytes one folder deeper keep their own link.
+      const siteCopy = hrefs[2]!;
+      expect((await get(srv.origin + '/guide/deep/page.html')).body.toString()).toContain(`href="${siteCopy}"`);
+      expect((await get(srv.origin + '/guide/deep/more/page.html')).body.toString()).toContain('href="../../css/site.css"');
     } finally {
       await srv.stop();
     }

@@ -80,3 +80,32 @@ function OptanonWrapper() { }
     expect(out).toContain(`<script type="module" data-k='say "hi"' async>`);
   });
 });
+
+describe('relative stylesheet references (vendoring), resolved against the page path', () => {
+  const rel = `<!DOCTYPE html><html><head>
+<link rel="stylesheet" href="../../css/site.css">
+<link rel="stylesheet" href="../../../../../css/site.css">
+<link rel="stylesheet" href="other.css">
+</head><body></body></html>`;
+
+  it('a page two folders deep: ../../css/site.css is the root path /css/site.css and is mapped; climbing above the root stops at the root, as in a browser', async () => {
+    const r = await transformHtmlDetailed(rel, { features: AIR.features, deployment: AIR.deployment, vendorMap }, 'guide/deep/page.html');
+    const out = r.html.toString();
+    expect(out.match(new RegExp(`href="${S}"`, 'g'))?.length).toBe(2);
+    expect(out).toContain('href="other.css"');
+    expect(r.removed.vendored).toBe(2);
+  });
+
+  it('without the page path a relative reference is left as it is', async () => {
+    const out = (await transformHtmlDetailed(rel, { features: AIR.features, deployment: AIR.deployment, vendorMap })).html.toString();
+    expect(out).toContain('href="../../css/site.css"');
+  });
+
+  it('vendorKey resolves a relative reference against a page path; a scheme other than https is never a key', () => {
+    expect(vendorKey('../x.css', 'a/b/p.html')).toBe('/a/x.css');
+    expect(vendorKey('x.css', 'p.html')).toBe('/x.css');
+    expect(vendorKey('../../../../x.css', 'a/p.html')).toBe('/x.css');
+    expect(vendorKey('javascript:alert(1)', 'a/p.html')).toBeNull();
+    expect(vendorKey('file:///etc/passwd', 'a/p.html')).toBeNull();
+  });
+});

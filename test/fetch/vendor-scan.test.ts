@@ -34,6 +34,8 @@ describe('cssRefs', () => {
     expect(resolveRef('../img/a.png#x', 'https://cdn.test/npm/p/dist/t.css')).toBe('https://cdn.test/npm/p/img/a.png');
     expect(resolveRef('//fonts.test/f.woff2', 'https://cdn.test/a.css')).toBe('https://fonts.test/f.woff2');
     expect(resolveRef('http://[bad', 'https://cdn.test/a.css')).toBeNull();
+    // A site stylesheet's url() that climbs above the site root stops at the root, as in a browser.
+    expect(resolveRef('../../../../x.css', 'https://airlock.invalid/a/b/site.css')).toBe('https://airlock.invalid/x.css');
   });
 });
 
