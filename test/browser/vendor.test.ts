@@ -50,12 +50,24 @@ async function shot(page: Page, url: string): Promise<{ png: Buffer; fontLoaded:
   return { png, fontLoaded, requests };
 }
 
+/**
+ * Online-only widgets: MkDocs Material's repository widget (the theme's script, stood in for by an
+ * inline one, fetches stars and forks from api.github.com for `[data-md-component=source]`) and
+ * a video embed. Air-gapped, both are links with their names, and nothing is attempted off-origin.
+ */
+const WIDGETS_PAGE = `<!DOCTYPE html><html><head><meta charset="utf-8"><title>Widgets</title></head><body>
+<a href="https://github.com/acme/widgets" title="Go to repository" class="md-source" data-md-component="source"><div class="md-source__repository">acme/widgets</div></a>
+<iframe src="https://www.youtube.com/embed/aqz-KE-bpKQ" title="Install tour" width="560" height="315"></iframe>
+<script>for (const el of document.querySelectorAll('[data-md-component=source]')) fetch('https://api.github.com/repos/acme/widgets').then((r) => r.json()).then((j) => { el.querySelector('.md-source__repository').textContent += ' ' + j.stargazers_count; }, () => {});</script>
+</body></html>
+`;
+
 beforeAll(async () => {
   expect(chromiumAvailable(), `Chromium not found at ${CHROMIUM}: apt-get install -y chromium (.ci/run does this)`).toBe(true);
   await mkdir(ARTIFACTS, { recursive: true });
   root = await mkdtemp(join(tmpdir(), 'airlock-vendor-browser-'));
   const site = join(root, 'site');
-  for (const [p, c] of Object.entries(vendorSite({ script: false }))) {
+  for (const [p, c] of Object.entries({ ...vendorSite({ script: false }), 'widgets.html': WIDGETS_PAGE })) {
     await mkdir(dirname(join(site, p)), { recursive: true });
     await writeFile(join(site, p), c);
   }
@@ -110,6 +122,30 @@ describe('--vendor in a real browser', () => {
       await ctx.close();
       await vendored.close();
       await plain.close();
+    }
+  }, 60_000);
+
+  it('online-only widgets: the repository widget stays a link with its name, the video a link with its title; 0 off-origin requests', async () => {
+    const ctx = await browser.newContext();
+    const srv = await serveVersion('vendored');
+    try {
+      const page = await ctx.newPage();
+      const requests: string[] = [];
+      page.on('request', (r) => requests.push(r.url()));
+      const before = sentinel.asked.length;
+      expect((await page.goto(srv.origin + '/widgets.html', { waitUntil: 'networkidle' }))?.status()).toBe(200);
+      const repo = page.locator('a.md-source');
+      expect(await repo.getAttribute('href')).toBe('https://github.com/acme/widgets');
+      expect(await repo.innerText()).toBe('acme/widgets');
+      const video = page.locator('a[data-airlock="embed-link"]');
+      expect(await video.getAttribute('href')).toBe('https://www.youtube.com/watch?v=aqz-KE-bpKQ');
+      expect(await video.innerText()).toBe('Install tour');
+      expect(await page.locator('iframe').count()).toBe(0);
+      expect(requests.filter((u) => !u.startsWith(srv.origin + '/')), 'requests to another origin').toEqual([]);
+      expect(sentinel.pagesAsked(before), 'connections that left the page').toEqual([]);
+    } finally {
+      await ctx.close();
+      await srv.close();
     }
   }, 60_000);
 });
