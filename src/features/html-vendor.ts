@@ -50,3 +50,14 @@ export function addVendorMapping(rw: HTMLRewriter, map: Readonly<Record<string, 
   });
   rw.on('script[src]', { element: point('src') });
 }
+
+/** The same-origin script that maps run-time loads of vendored URLs to their copies (serve answers it per version). */
+export const VENDOR_MAP_SCRIPT = '/_airlock/vendor-map.js';
+
+/**
+ * Its tag, first in `<head>` (before any of the site's scripts runs), when the version carries
+ * vendored third-party URLs; '' otherwise. Not `defer`/`async`: it must run before the page's scripts.
+ */
+export function vendorMapTag(map: Readonly<Record<string, string>> | undefined): string {
+  return map !== undefined && Object.keys(map).some((k) => k.startsWith('https://')) ? `<script src="${VENDOR_MAP_SCRIPT}" data-airlock="vendor-map"></script>` : '';
+}

@@ -6,7 +6,7 @@ import { FEATURES, FEATURE_KEY, type Deployment, type FeatureFlags } from './mat
 import { addRemovalHandlers, screenSnippet, tally, type Tally } from './html-removal.js';
 import { addWidgetRemoval } from './html-widgets.js';
 import { addOfflineHandlers } from './html-offline.js';
-import { addVendorMapping } from './html-vendor.js';
+import { addVendorMapping, vendorMapTag } from './html-vendor.js';
 import { addOwnLinks } from './html-own-links.js';
 import { RawTextBuffer } from './rawtext.js';
 import { SPOOFED_FLAGS, needsScreening, scriptKind } from './script-kinds.js';
@@ -53,6 +53,7 @@ export async function transformHtml(html: string | Buffer, ctx: TransformContext
 export async function transformHtmlDetailed(html: string | Buffer, ctx: TransformContext, pagePath?: string): Promise<TransformResult> {
   const resolved = { deployment: ctx.deployment, features: ctx.features };
   const inj = headInjection(resolved, ctx.hideSelectors);
+  const headHtml = inj.html + vendorMapTag(ctx.vendorMap);
   const scriptHashes = new Set<string>([inj.script.cspSource]);
   const styleHashes = new Set<string>(inj.style ? [inj.style.cspSource] : []);
   const removed: Tally = {};
@@ -66,7 +67,7 @@ export async function transformHtmlDetailed(html: string | Buffer, ctx: Transfor
   const inject = (el: Element) => {
     if (injected) return;
     injected = true;
-    el.prepend(inj.html, { html: true });
+    el.prepend(headHtml, { html: true });
   };
   rw.on('head', { element: inject });
   rw.on('body', { element: inject });
@@ -129,7 +130,7 @@ export async function transformHtmlDetailed(html: string | Buffer, ctx: Transfor
       if ((el.getAttribute('http-equiv') ?? '').trim().toLowerCase().startsWith('content-security-policy')) el.remove();
     },
   });
-  rw.onDocument({ end: (end) => void (injected || end.append(inj.html, { html: true })) });
+  rw.onDocument({ end: (end) => void (injected || end.append(headHtml, { html: true })) });
 
   try {
     await rw.write(typeof html === 'string' ? Buffer.from(html, 'utf8') : html);
