@@ -177,6 +177,21 @@ describe('pack --vendor → verify → import → serve', () => {
     expect((await readdir(join(store, 'versions', 'vol', 'vendor'))).length).toBe(6);
   }, 60_000);
 
+  it('--vendor-observe without Chromium: says so on stderr and in --json, and carries what the static scan finds', async () => {
+    const d = await fresh();
+    const none = join(d, 'no-chromium');
+    const p = await pack(d, 'o1', ['--vendor', 'fonts', '--vendor-observe', '--vendor-chromium', none, ...cdn.mirrors]);
+    expect(p.status, p.stderr).toBe(0);
+    expect(p.stderr).toContain(`--vendor-observe: no Chromium at ${none}; carried only what the pages and stylesheets name statically`);
+    const out = JSON.parse(p.stdout) as { vendorObserve: unknown; package: string };
+    expect(out.vendorObserve).toEqual({ browser: false, reason: `no Chromium at ${none}` });
+    const m = JSON.parse((await membersOf(out.package))[0]!.data.toString()) as { vendor: Array<{ urls: string[] }> };
+    expect(m.vendor.flatMap((r) => r.urls)).toContain(FONT_CSS_URL);
+    const u = airlock(['pack', archive, '--domain', 'docs.example.com', '--vendor-observe']);
+    expect(u.status).toBe(2);
+    expect(u.stderr).toContain('--vendor-observe needs --vendor');
+  }, 60_000);
+
   it('--vendor fonts carries only the web fonts (no CDN stylesheet, no script)', async () => {
     const d = await fresh();
     const p = await pack(join(d, 'out'), 'fonts', ['--vendor', 'fonts', ...cdn.mirrors]);

@@ -139,7 +139,7 @@ export async function observePages(files: ReadonlyMap<string, string>, sample: r
   try {
     context = await browser.newContext({ serviceWorkers: 'block', javaScriptEnabled: true });
     await context.route('**/*', (route) => handle(route).catch(() => {}));
-    for (const path of sample) {
+    for (const path of sample.slice(0, o.maxPages)) {
       if (o.signal?.aborted) throw o.signal.reason;
       const page = await context.newPage();
       const t0 = Date.now();
