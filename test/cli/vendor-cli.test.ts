@@ -131,6 +131,12 @@ describe('pack --vendor → verify → import → serve', () => {
       expect(font.headers['content-type']).toBe('font/ttf');
       expect(font.body.equals(machineFont())).toBe(true);
       expect((await get(srv.origin + '/_airlock/vendor/' + '0'.repeat(64) + '.ttf')).status).toBe(404);
+      // Run-time loads: the map script is first in <head> and maps the carried URLs to the copies.
+      expect(page).toMatch(/<head>[^]*?<script src="\/_airlock\/vendor-map\.js" data-airlock="vendor-map"><\/script>[^]*?<link /);
+      const mapJs = await get(srv.origin + '/_airlock/vendor-map.js');
+      expect(mapJs.status).toBe(200);
+      expect(mapJs.headers['content-type']).toBe('text/javascript; charset=utf-8');
+      expect(mapJs.body.toString()).toContain(`${JSON.stringify(CDN_JS_URL)}:"/_airlock/vendor/`);
       // Relative references resolve against the page's path: the page two folders deep gets the
       // site stylesheet's rewritten copy; the same bytes one folder deeper keep their own link.
       const siteCopy = hrefs[2]!;
@@ -157,6 +163,8 @@ describe('pack --vendor → verify → import → serve', () => {
       const page = (await get(srv.origin + '/')).body.toString();
       expect(page).toContain(CDN_CSS_URL);
       expect(page).not.toContain('/_airlock/vendor/');
+      expect(page).not.toContain('/_airlock/vendor-map.js');
+      expect((await get(srv.origin + '/_airlock/vendor-map.js')).status).toBe(404);
     } finally {
       await srv.stop();
     }
