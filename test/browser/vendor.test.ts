@@ -227,11 +227,29 @@ describe('--vendor-observe in a real browser', () => {
       expect(ref.state, 'online, the run-time font loads').toBe('ready');
 
       const before = sentinel.asked.length;
-      const v = await rtShot(await ctx.newPage(), srv.origin + '/');
+      const airPage = await ctx.newPage();
+      const v = await rtShot(airPage, srv.origin + '/');
       expect(v.state, 'air-gapped, the carried font loads through the carried script').toBe('ready');
+      // fetch, XHR and setAttribute of a carried URL reach the copy too (same origin, the CSP stays 'self').
+      const runTime = await airPage.evaluate(async (u) => {
+        const f = await fetch(u);
+        const x = await new Promise<number>((resolve) => {
+          const r = new XMLHttpRequest();
+          r.open('GET', u);
+          r.onload = () => resolve(r.status);
+          r.onerror = () => resolve(-1);
+          r.send();
+        });
+        const s = document.createElement('script');
+        s.setAttribute('src', u);
+        return { fetch: f.status, fetchUrl: f.url, xhr: x, attr: s.getAttribute('src') };
+      }, `${RT_CDN}/lib/rt.js`);
+      expect(runTime).toMatchObject({ fetch: 200, xhr: 200 });
+      expect(runTime.fetchUrl).toMatch(new RegExp(`^${srv.origin}/_airlock/vendor/[0-9a-f]{64}\\.js$`));
+      expect(runTime.attr).toMatch(/^\/_airlock\/vendor\/[0-9a-f]{64}\.js$/);
       expect(v.requests.filter((u) => !u.startsWith(srv.origin + '/')), 'requests to another origin').toEqual([]);
       expect(v.requests).toContain(srv.origin + '/_airlock/vendor-map.js');
-      expect(v.requests.filter((u) => u.includes('/_airlock/vendor/')).length).toBe(2); // the script, the font
+      expect(v.requests.filter((u) => u.includes('/_airlock/vendor/')).length).toBe(4); // the script, the font; fetch and XHR of the script
       expect(sentinel.pagesAsked(before), 'connections that left the page').toEqual([]);
       await writeFile(`${ARTIFACTS}vendor-observe-reference.png`, ref.png);
       await writeFile(`${ARTIFACTS}vendor-observe-air-gapped.png`, v.png);
