@@ -43,6 +43,7 @@ beforeAll(async () => {
       fetch('http://127.0.0.1:${localPort}/y').catch(() => {});
       const l = document.createElement('link'); l.rel = 'stylesheet'; l.href = 'file:///etc/passwd'; document.head.appendChild(l);
       new FontFace('F', 'url(https://fonts.test/ok.woff2)').load().catch(() => {});
+      const t = document.createElement('script'); t.src = 'https://www.googletagmanager.com/gtag/js?id=G-1'; document.head.appendChild(t);
     </script>`,
   };
   for (const [p, c] of Object.entries(pages)) {
@@ -80,7 +81,7 @@ describe('observePages on hostile pages', () => {
     expect(r.report).toMatchObject({ browser: true, pages: 1 });
   }, 60_000);
 
-  it('http, 127.0.0.1 and file: requests are never made: refused, reported as not vendorable, and the local server sees nothing', async () => {
+  it('http, 127.0.0.1 and file: requests and trackers are never made: refused, reported as not vendorable, and the local server sees nothing', async () => {
     asked.length = 0;
     const r = await observePages(files, ['escape/index.html'], { chromium: CHROMIUM, get, maxPages: 50, pageTimeoutMs: 8000, maxRequests: 200 });
     expect(localHits).toBe(0);

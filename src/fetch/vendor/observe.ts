@@ -4,6 +4,7 @@ import mime from 'mime-types';
 import type { BrowserContext, Route } from 'playwright-core';
 import { vendorUrlProblem } from '../../package/index.js';
 import { CHROMIUM_ARGS } from './chromium.js';
+import { vendorForUrl } from '../../features/analytics.js';
 import type { Got } from './get.js';
 
 /**
@@ -12,7 +13,7 @@ import type { Got } from './get.js';
  * handler below answers from the verified archive's files; every request to another origin is
  * recorded. Scripts, stylesheets and fonts are answered through vendoring's own downloader
  * (https only, the mirrors, the size and redirect bounds), so a script that loads a font is seen
- * loading it; anything else is refused. Nothing reaches the network but through that downloader:
+ * loading it; anything else is refused, and so are trackers and consent managers. Nothing reaches the network but through that downloader:
  * the browser's own proxy leads nowhere and service workers are blocked.
  * Bounded: at most `maxPages` pages, `pageTimeoutMs` each (a page that never finishes loading is
  * left at its limit), and `maxRequests` distinct off-origin URLs in all (more are refused).
@@ -123,7 +124,8 @@ export async function observePages(files: ReadonlyMap<string, string>, sample: r
       }
       seen.set(url, type);
     }
-    if (!CARRIED.has(type)) return route.abort('blockedbyclient');
+    // Trackers and consent managers are never carried (serve removes them): not even downloaded here.
+    if (!CARRIED.has(type) || vendorForUrl(url) !== undefined) return route.abort('blockedbyclient');
     if (vendorUrlProblem(url) !== null) {
       skipped.add(url);
       return route.abort('blockedbyclient');
@@ -158,7 +160,7 @@ export async function observePages(files: ReadonlyMap<string, string>, sample: r
     await browser.close().catch(() => {});
   }
   const requests: ObservedRequest[] = [];
-  for (const [url, type] of seen) if (CARRIED.has(type) && !skipped.has(url)) requests.push({ url, type: type as ObservedType });
+  for (const [url, type] of seen) if (CARRIED.has(type) && !skipped.has(url) && vendorForUrl(url) === undefined) requests.push({ url, type: type as ObservedType });
   return { report: { browser: true, chromium: o.chromium, pages, requests: seen.size, timedOut, capped }, requests, skipped: [...skipped], got };
 }
 
