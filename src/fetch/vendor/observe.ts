@@ -93,7 +93,9 @@ export async function observePages(files: ReadonlyMap<string, string>, sample: r
   let browser;
   try {
     // The proxy leads nowhere: whatever the route handler does not answer (a WebSocket) cannot leave.
-    browser = await pw.chromium.launch({ executablePath: o.chromium, args: [...CHROMIUM_ARGS, '--proxy-server=http://127.0.0.1:9'], headless: true, timeout: 30_000 });
+    // The export's scripts run in this browser: its sandbox stays on unless we run as root, where Chromium refuses it.
+    const args = CHROMIUM_ARGS.filter((a) => a !== '--no-sandbox' || process.getuid?.() === 0);
+    browser = await pw.chromium.launch({ executablePath: o.chromium, args: [...args, '--proxy-server=http://127.0.0.1:9'], headless: true, chromiumSandbox: !args.includes('--no-sandbox'), timeout: 30_000 });
   } catch {
     return empty(`Chromium at ${o.chromium} did not start`);
   }
