@@ -2,7 +2,8 @@
 # airlock serve as a container: docker build -t airlock:0.1.0 . (the tag is package.json's version,
 # which the chart's appVersion follows); docs/kubernetes.md carries it into a registry and a cluster.
 # Three stages: compile the TypeScript (with dev dependencies), install the production dependencies
-# alone (npm ci --omit=dev), then a slim runtime holding only dist/, those node_modules and tini.
+# alone (npm ci --omit=dev --omit=optional: the image serves, and playwright-core drives Chromium
+# only for the connected side's --vendor-observe), then a slim runtime holding only dist/, those node_modules and tini.
 # The runtime runs as uid/gid 10001, needs no writable path but the store and /tmp volumes (a
 # read-only root file system works), and serves the store's active version on port 8080.
 
@@ -18,7 +19,7 @@ RUN npx tsc -p tsconfig.build.json
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /src
 COPY package.json package-lock.json .npmrc ./
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+RUN npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund && npm cache clean --force
 
 FROM ${NODE_IMAGE} AS runtime
 RUN apt-get update \

@@ -12,14 +12,14 @@ import { checkOutFolder } from './out-file.js';
 import { log, printResult, type CliContext } from './context.js';
 import type { Command } from './main.js';
 import { SPLIT_HELP, splitOption, splitWritten } from './volumes.js';
-import { vendorCollector, vendorFlags } from '../fetch/vendor/index.js';
+import { observeFallbackLine, vendorCollector, vendorFlags, type ObserveReport } from '../fetch/vendor/index.js';
 import { VENDOR_HELP } from './vendor-help.js';
 import { makeDelta } from '../package/delta/index.js';
 import { readPackage } from '../package/reader.js';
 import { interruptedError, trapFor } from './interrupt.js';
 import { shown } from '../util/terminal.js';
 
-const usage = `usage: airlock fetch --domain D [--api-url URL] [--job JOBID] [--out DIR] [--version-label V] [--sign-key FILE] [--trust PUBFILE]... [--base OLD.airlock] [--split SIZE] [--vendor KINDS [--vendor-mirror ORIGIN=URL]...] [--rate-window S] [--json]
+const usage = `usage: airlock fetch --domain D [--api-url URL] [--job JOBID] [--out DIR] [--version-label V] [--sign-key FILE] [--trust PUBFILE]... [--base OLD.airlock] [--split SIZE] [--vendor KINDS [--vendor-mirror ORIGIN=URL]... [--vendor-observe [--vendor-chromium PATH]]] [--rate-window S] [--json]
 
 Start (or reuse --job) a static export job of D, wait for it, download the archive (resuming
 after broken connections, expired links and interrupted runs), verify it and write
@@ -75,12 +75,19 @@ const command: Command = {
     const { values, numbers } = parse(argv, {
       domain: { type: 'string' }, 'api-url': { type: 'string' }, job: { type: 'string' }, out: { type: 'string' },
       'version-label': { type: 'string' }, 'sign-key': { type: 'string' }, json: { type: 'boolean' },
-      trust: { type: 'string', multiple: true }, split: { type: 'string' }, vendor: { type: 'string' }, 'vendor-mirror': { type: 'string', multiple: true }, base: { type: 'string' },
+      trust: { type: 'string', multiple: true }, split: { type: 'string' }, vendor: { type: 'string' }, 'vendor-mirror': { type: 'string', multiple: true }, 'vendor-observe': { type: 'boolean' }, 'vendor-chromium': { type: 'string' }, base: { type: 'string' },
       'rate-window': numeric({ min: 0.1, max: 3600, decimals: true, unit: 'seconds' }),
     }, false);
     const rateWindowS = numbers['rate-window'];
     const split = splitOption(values.split);
-    const vendorAsked = vendorFlags(values.vendor, values['vendor-mirror']);
+    const vendorAsked = vendorFlags(values.vendor, values['vendor-mirror'], { observe: values['vendor-observe'], chromium: values['vendor-chromium'] === undefined ? undefined : resolve(ctx.cwd, values['vendor-chromium']), env: ctx.env });
+    let observed: ObserveReport | undefined;
+    if (vendorAsked?.observe) vendorAsked.observe.onReport = (r) => {
+      observed = r;
+      const line = observeFallbackLine('fetch', r);
+      if (line !== null) log(ctx, shown`${line}`);
+      else if (r.browser) log(ctx, `airlock fetch: --vendor-observe: rendered ${r.pages} page(s) in Chromium; ${r.requests} off-origin URL(s) requested${r.timedOut ? `, ${r.timedOut} page(s) stopped at the time limit` : ''}`);
+    };
     if (vendorAsked && values.base !== undefined) throw new UsageError('--vendor and --base: a delta cannot carry vendored files yet; fetch the full package (drop --base)', { subject: '--vendor' });
     const base = values.base === undefined ? undefined : resolve(ctx.cwd, requireString(values.base, '--base'));
     if (base) await readPackage(base); // a bad OLD is refused before the export is started
@@ -112,7 +119,7 @@ const command: Command = {
       const delta = base ? await makeDelta({ oldPkg: base, newPkg: summary.package, outDir, signKey, signal: trap.signal }) : null;
       const carried = delta ? delta.delta : summary.package;
       const volumes = split === undefined ? null : await splitWritten(carried, split, signKey, trap.signal);
-      printResult(ctx, Boolean(values.json), { ok: true, ...summary, delta, volumes }, () =>
+      printResult(ctx, Boolean(values.json), { ok: true, ...summary, delta, volumes, ...(observed ? { vendorObserve: observed } : {}) }, () =>
         [summary.package, ...(delta ? [delta.full] : []), ...(volumes ? volumes.volumes : [carried])].filter((p, i, a) => a.indexOf(p) === i).map((p) => shown`${p}`).join('\n'));
       return 0;
     } catch (err) {

@@ -9,10 +9,10 @@ import { log, printResult, type CliContext } from './context.js';
 import type { Command } from './main.js';
 import { shown } from '../util/terminal.js';
 import { SPLIT_HELP, splitOption, splitWritten } from './volumes.js';
-import { vendorCollector, vendorFlags } from '../fetch/vendor/index.js';
+import { observeFallbackLine, vendorCollector, vendorFlags, type ObserveReport } from '../fetch/vendor/index.js';
 import { VENDOR_HELP } from './vendor-help.js';
 
-const usage = `usage: airlock pack ARCHIVE --domain D [--version-label V] [--sign-key FILE] [--expires-at TIME] [--audience ID] [--out DIR] [--split SIZE] [--vendor KINDS [--vendor-mirror ORIGIN=URL]...] [--json]
+const usage = `usage: airlock pack ARCHIVE --domain D [--version-label V] [--sign-key FILE] [--expires-at TIME] [--audience ID] [--out DIR] [--split SIZE] [--vendor KINDS [--vendor-mirror ORIGIN=URL]... [--vendor-observe [--vendor-chromium PATH]]] [--json]
 
 Turn an export archive obtained another way (the dashboard, CI, a values-file download) into a
 .airlock package, as airlock fetch would have written it: the archive (tar.gz, tgz, tar or zip,
@@ -45,10 +45,17 @@ const command: Command = {
   async run(argv: string[], ctx: CliContext): Promise<number> {
     const { values, positionals } = parse(argv, {
       domain: { type: 'string' }, 'version-label': { type: 'string' }, 'sign-key': { type: 'string' },
-      out: { type: 'string' }, json: { type: 'boolean' }, split: { type: 'string' }, vendor: { type: 'string' }, 'vendor-mirror': { type: 'string', multiple: true }, 'expires-at': { type: 'string' }, audience: { type: 'string' },
+      out: { type: 'string' }, json: { type: 'boolean' }, split: { type: 'string' }, vendor: { type: 'string' }, 'vendor-mirror': { type: 'string', multiple: true }, 'vendor-observe': { type: 'boolean' }, 'vendor-chromium': { type: 'string' }, 'expires-at': { type: 'string' }, audience: { type: 'string' },
     });
     const split = splitOption(values.split);
-    const vendorAsked = vendorFlags(values.vendor, values['vendor-mirror']);
+    const vendorAsked = vendorFlags(values.vendor, values['vendor-mirror'], { observe: values['vendor-observe'], chromium: values['vendor-chromium'] === undefined ? undefined : resolve(ctx.cwd, values['vendor-chromium']), env: ctx.env });
+    let observed: ObserveReport | undefined;
+    if (vendorAsked?.observe) vendorAsked.observe.onReport = (r) => {
+      observed = r;
+      const line = observeFallbackLine('pack', r);
+      if (line !== null) log(ctx, shown`${line}`);
+      else if (r.browser) log(ctx, `airlock pack: --vendor-observe: rendered ${r.pages} page(s) in Chromium; ${r.requests} off-origin URL(s) requested${r.timedOut ? `, ${r.timedOut} page(s) stopped at the time limit` : ''}`);
+    };
     if (positionals.length !== 1) throw new UsageError('airlock pack takes exactly one ARCHIVE', { subject: 'ARCHIVE' });
     const domain = checkDomain(requireString(values.domain, '--domain'));
     const version = values['version-label'] === undefined ? undefined : checkLabel(values['version-label']);
@@ -61,7 +68,7 @@ const command: Command = {
       ...(vendorAsked ? { vendor: vendorCollector({ ...vendorAsked, onSkipped: (u) => log(ctx, shown`airlock pack: --vendor: not vendored (not an https URL): ${u}`) }) } : {}) });
     if (!signKey) log(ctx, `warning: ${r.package} is unsigned (no --sign-key); importers must pass --allow-unsigned to accept it`);
     const volumes = split === undefined ? null : await splitWritten(r.package, split, signKey);
-    printResult(ctx, Boolean(values.json), { ok: true, ...r, volumes }, () => (volumes ? volumes.volumes.join('\n') : r.package));
+    printResult(ctx, Boolean(values.json), { ok: true, ...r, volumes, ...(observed ? { vendorObserve: observed } : {}) }, () => (volumes ? volumes.volumes.join('\n') : r.package));
     return 0;
   },
 };

@@ -1,5 +1,6 @@
 import type { Element, HTMLRewriter } from 'html-rewriter-wasm';
 import { tally, type Tally } from './html-removal.js';
+import { addOnlineOnlyWidgets, embedLink } from './html-online-only.js';
 
 /** `<link rel>` tokens that make the browser connect, resolve or fetch ahead of use. */
 const HINTS = new Set(['preconnect', 'dns-prefetch', 'prefetch', 'preload', 'modulepreload', 'prerender']);
@@ -11,6 +12,9 @@ function escapeHtml(s: string): string {
   return s.replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
+/** A URL (parsed and serialised: no quote or angle bracket left) as an attribute value. */
+const escapeUrl = (href: string) => href.replace(/&/g, '&amp;').replace(/"/g, '%22');
+
 /**
  * Air-gapped: what would reach another origin although the page's CSP blocks the fetch itself.
  * Chromium connects before any CSP check for resource hints (preconnect, dns-prefetch, ...) and
@@ -18,8 +22,10 @@ function escapeHtml(s: string): string {
  * then refuses: seen in test/browser/third-party.test.ts), and a meta refresh navigates the
  * whole page away. So in air-gapped HTML:
  * - hints to other origins are removed;
- * - `<iframe>`/`<frame>`/`<embed>`/`<object>` of other origins are replaced by an inert link
- *   naming what was embedded;
+ * - `<iframe>`/`<frame>`/`<embed>`/`<object>` of other origins are replaced by a link: to the
+ *   same content on its site for a known video or map player (html-online-only.ts), to the
+ *   embedded URL otherwise, and by plain text when that URL is not http(s);
+ * - online-only widgets (html-online-only.ts) become plain links;
  * - a `<meta http-equiv="refresh">` to another origin is removed.
  */
 export function addOfflineHandlers(rw: HTMLRewriter, removed: Tally): void {
@@ -36,13 +42,21 @@ export function addOfflineHandlers(rw: HTMLRewriter, removed: Tally): void {
     element: (el: Element) => {
       const url = el.getAttribute(attr) ?? '';
       if (el.removed || !OFF_ORIGIN.test(url)) return;
-      const what = el.getAttribute('title') ?? el.tagName;
-      el.replace(`<a href="${escapeHtml(url.trim())}" rel="noreferrer" data-airlock="embed-removed">${escapeHtml(what)} (embedded from another site, not available here)</a>`, { html: true });
+      const title = (el.getAttribute('title') ?? '').trim();
+      const { href, label } = embedLink(url);
+      if (href !== null && label !== null) {
+        // A known video or map player: a link to the same content, named by the frame's title.
+        el.replace(`<a href="${escapeUrl(href)}" rel="noreferrer" data-airlock="embed-link">${escapeHtml(title || label)}</a>`, { html: true });
+      } else {
+        const text = `${escapeHtml(title || el.tagName)} (embedded from another site, not available here)`;
+        el.replace(href === null ? `<span data-airlock="embed-removed">${text}</span>` : `<a href="${escapeUrl(href)}" rel="noreferrer" data-airlock="embed-removed">${text}</a>`, { html: true });
+      }
       tally(removed, 'off-origin-embed');
     },
   });
   for (const tag of ['iframe', 'frame', 'embed']) rw.on(`${tag}[src*="//"]`, embed('src'));
   rw.on('object[data*="//"]', embed('data'));
+  addOnlineOnlyWidgets(rw, removed);
   rw.on('meta[http-equiv][content*="//"]', {
     element: (el: Element) => {
       if ((el.getAttribute('http-equiv') ?? '').trim().toLowerCase() !== 'refresh') return;

@@ -6,7 +6,7 @@ import { FEATURES, FEATURE_KEY, type Deployment, type FeatureFlags } from './mat
 import { addRemovalHandlers, screenSnippet, tally, type Tally } from './html-removal.js';
 import { addWidgetRemoval } from './html-widgets.js';
 import { addOfflineHandlers } from './html-offline.js';
-import { addVendorMapping } from './html-vendor.js';
+import { addVendorMapping, vendorMapTag } from './html-vendor.js';
 import { addOwnLinks } from './html-own-links.js';
 import { RawTextBuffer } from './rawtext.js';
 import { SPOOFED_FLAGS, needsScreening, scriptKind } from './script-kinds.js';
@@ -42,14 +42,18 @@ export interface TransformResult {
   removed: Tally;
 }
 
-export async function transformHtml(html: string | Buffer, ctx: TransformContext): Promise<Buffer> {
-  return (await transformHtmlDetailed(html, ctx)).html;
+export async function transformHtml(html: string | Buffer, ctx: TransformContext, pagePath?: string): Promise<Buffer> {
+  return (await transformHtmlDetailed(html, ctx, pagePath)).html;
 }
 
-/** Streaming rewrite of one page (lol-html via html-rewriter-wasm); pure: bytes in, bytes out. */
-export async function transformHtmlDetailed(html: string | Buffer, ctx: TransformContext): Promise<TransformResult> {
+/**
+ * Streaming rewrite of one page (lol-html via html-rewriter-wasm); pure: bytes in, bytes out.
+ * `pagePath` (the page's path inside the site) matters only to vendoring's relative references.
+ */
+export async function transformHtmlDetailed(html: string | Buffer, ctx: TransformContext, pagePath?: string): Promise<TransformResult> {
   const resolved = { deployment: ctx.deployment, features: ctx.features };
   const inj = headInjection(resolved, ctx.hideSelectors);
+  const headHtml = inj.html + vendorMapTag(ctx.vendorMap);
   const scriptHashes = new Set<string>([inj.script.cspSource]);
   const styleHashes = new Set<string>(inj.style ? [inj.style.cspSource] : []);
   const removed: Tally = {};
@@ -63,7 +67,7 @@ export async function transformHtmlDetailed(html: string | Buffer, ctx: Transfor
   const inject = (el: Element) => {
     if (injected) return;
     injected = true;
-    el.prepend(inj.html, { html: true });
+    el.prepend(headHtml, { html: true });
   };
   rw.on('head', { element: inject });
   rw.on('body', { element: inject });
@@ -76,7 +80,7 @@ export async function transformHtmlDetailed(html: string | Buffer, ctx: Transfor
   // Own-address URLs first: the air-gapped rules then see a same-origin frame or refresh.
   if (ctx.ownOrigins !== undefined && ctx.ownOrigins.length > 0) addOwnLinks(rw, ctx.ownOrigins, removed);
   if (ctx.deployment === 'air-gapped') addOfflineHandlers(rw, removed);
-  if (ctx.vendorMap) addVendorMapping(rw, ctx.vendorMap, removed);
+  if (ctx.vendorMap) addVendorMapping(rw, ctx.vendorMap, removed, pagePath);
   // Widgets of features that are off leave the page (the hide style stays for run-time additions).
   addWidgetRemoval(rw, hiddenSelectors(resolved, ctx.hideSelectors), removed);
 
@@ -126,7 +130,7 @@ export async function transformHtmlDetailed(html: string | Buffer, ctx: Transfor
       if ((el.getAttribute('http-equiv') ?? '').trim().toLowerCase().startsWith('content-security-policy')) el.remove();
     },
   });
-  rw.onDocument({ end: (end) => void (injected || end.append(inj.html, { html: true })) });
+  rw.onDocument({ end: (end) => void (injected || end.append(headHtml, { html: true })) });
 
   try {
     await rw.write(typeof html === 'string' ? Buffer.from(html, 'utf8') : html);

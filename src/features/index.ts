@@ -12,3 +12,4 @@ export { ownOrigin } from './html-own-links.js';
 export { cspFor, type CspOptions } from './csp.js';
 export { featureForPath, failFastResponse, type FailFastResponse } from './failfast.js';
 export { createPagePolicy, type PagePolicy } from './page-policy.js';
+export { VENDOR_MAP_SCRIPT } from './html-vendor.js';

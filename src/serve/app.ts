@@ -3,6 +3,9 @@ import type { IncomingMessage } from 'node:http';
 import type { LoadedIndex } from './version-index.js';
 import type { IndexedRequest } from './handler.js';
 import { allowTable } from './allow.js';
+import { VENDOR_MAP_SCRIPT } from '../features/index.js';
+import { vendorMapScript } from './vendor-map.js';
+import type { VersionSource } from './source.js';
 
 /**
  * The slow-path routes: `/_airlock/*` here, and whatever other modules mount (relays, mirror).
@@ -39,6 +42,14 @@ export function buildApp(o: AppOptions): Hono<AppEnv> {
     return c.json({ version: i.version, domain: i.domain, importedAt: i.importedAt, pageCount: i.pageCount });
   });
   app.get('/_airlock/features', (c) => c.json(o.features() as object));
+  // Vendoring: run-time loads of the version's vendored URLs go to the copies (vendor-map.ts).
+  const mapScripts = new WeakMap<VersionSource, string | null>();
+  app.get(VENDOR_MAP_SCRIPT, (c) => {
+    const src = indexOf(c).source;
+    if (!mapScripts.has(src)) mapScripts.set(src, vendorMapScript(src.vendor));
+    const js = mapScripts.get(src) ?? null;
+    return js === null ? c.json({ error: 'this version carries no vendored files' }, 404) : c.body(js, 200, { 'Content-Type': 'text/javascript; charset=utf-8' });
+  });
   const metrics = o.metrics;
   if (metrics) app.get('/_airlock/metrics', async (c) => c.body(await metrics.text(), 200, { 'Content-Type': metrics.contentType }));
   if (o.extra) app.route('/', o.extra);

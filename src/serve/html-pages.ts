@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { AirlockError, StoreError } from '../errors.js';
 import type { TransformContext } from '../features/index.js';
@@ -66,7 +67,7 @@ export async function openPages(src: VersionSource, given: HtmlTransformSpec, o:
   }
   const key = await specKey(spec);
   const builder: PageBuilder = 'context' in spec ? { context: spec.context } : { run: spec.run };
-  const files = src.files.filter((f) => isTransformedPage(f.path));
+  const files = src.files.filter((f) => isTransformedPage(f.path)).map((f) => ({ path: f.path, sha256: buildKey(spec, f) }));
   const open = async (root: string) => openHtmlCache({ dir: join(root, key ?? 'private'), key: key ?? 'private', siteDir: src.siteDir, files, builder, poolSize: o.poolSize, statAbove: o.statAbove, held: o.held });
   const scratch = async () => open(join(await o.scratch(), src.label));
   let cache: HtmlCache;
@@ -105,6 +106,19 @@ export async function openPages(src: VersionSource, given: HtmlTransformSpec, o:
     });
   }
   return { ready, later, key, missing: cache.missing, done: cache.done, stop: () => cache.stop(), release: () => cache.release() };
+}
+
+/**
+ * What a page's cached build is named by: the original's digest, as the cache requires (a
+ * transform depends on the bytes only), except where vendoring maps a site stylesheet's root
+ * path: a relative reference then resolves against the page's folder, so the same bytes in
+ * another folder are another build (a digest of the digest and the folder).
+ */
+function buildKey(spec: HtmlTransformSpec, f: { path: string; sha256: string }): string {
+  const map = 'context' in spec ? spec.context.vendorMap : undefined;
+  if (map === undefined || !Object.keys(map).some((k) => k.startsWith('/'))) return f.sha256;
+  const folder = f.path.slice(0, f.path.lastIndexOf('/') + 1);
+  return createHash('sha256').update(f.sha256).update('\0').update(folder).digest('hex');
 }
 
 /** The pages served transformed: every `.html` file (the rule the store's precompression follows too). */

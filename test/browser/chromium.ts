@@ -1,24 +1,13 @@
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { existsSync } from 'node:fs';
+import { CHROMIUM_ARGS as CHROMIUM_FLAGS } from '../../src/fetch/vendor/chromium.js';
 import { createServer, type Server, type Socket } from 'node:net';
 
 /** Debian's Chromium (CI installs it with apt-get); playwright-core never downloads a browser. */
 export const CHROMIUM = process.env.AIRLOCK_CHROMIUM ?? '/usr/bin/chromium';
 
-/**
- * The flags the issue pins: headless, no sandbox (CI runs as root), and no background traffic of
- * Chromium's own, so that every request we record is the page's.
- */
-export const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-  '--disable-quic',
-];
+/** The flags airlock's own `--vendor-observe` starts Chromium with (headless, no sandbox, no background traffic). */
+export const CHROMIUM_ARGS = [...CHROMIUM_FLAGS];
 
 /**
  * Hosts Chromium itself talks to in the background (component updates, account checks) despite

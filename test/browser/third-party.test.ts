@@ -97,9 +97,11 @@ describe('third-party resources in a real browser', () => {
         for (const sel of ['#search-bar', '#assistant-widget', '#ot-sdk-btn']) expect(await page.locator(sel).count(), `${path}: ${sel}`).toBe(0);
       }
       await page.screenshot({ path: `${ARTIFACTS}browser-third-party-air-gapped.png`, fullPage: true });
-      // the product-tour embed is an inert link now (an iframe would have connected before frame-src refused it)
+      // the product-tour embed is a link to the video now (an iframe would have connected before frame-src refused it)
       await page.goto(air.origin + '/', { waitUntil: 'networkidle' });
-      expect(await page.locator('a[data-airlock="embed-removed"]').count()).toBe(1);
+      expect(await page.locator('a[data-airlock="embed-link"]').count()).toBe(1);
+      expect(await page.locator('a[data-airlock="embed-link"]').getAttribute('href')).toBe('https://www.youtube.com/watch?v=aqz-KE-bpKQ');
+      expect(await page.locator('a[data-airlock="embed-link"]').innerText()).toBe('Product tour');
       expect(await page.locator('iframe').count()).toBe(0);
       // a redirect stub (meta refresh + inline script, under the page's CSP) lands on its page
       await page.goto(air.origin + '/archive/v1/getting-started.html', { waitUntil: 'networkidle' });

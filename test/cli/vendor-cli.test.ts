@@ -56,7 +56,10 @@ beforeAll(async () => {
   key = join(dir, 'signer');
   expect(airlock(['keygen', '--out', key]).status).toBe(0);
   const site = join(dir, 'site');
-  await writeSite(site, vendorSite());
+  // A page two folders deep links the site stylesheet by a relative path; the same bytes one
+  // folder deeper name another file (/guide/css/site.css), which is not carried.
+  const relPage = '<!DOCTYPE html><html><head><title>Deep</title><link rel="stylesheet" href="../../css/site.css"></head><body><p>deep</p></body></html>';
+  await writeSite(site, { ...vendorSite(), 'guide/deep/page.html': relPage, 'guide/deep/more/page.html': relPage });
   archive = join(dir, 'export.tar.gz');
   await makeArchive(site, 'tar.gz', archive);
   cdn = await startFakeCdn();
@@ -128,6 +131,17 @@ describe('pack --vendor → verify → import → serve', () => {
       expect(font.headers['content-type']).toBe('font/ttf');
       expect(font.body.equals(machineFont())).toBe(true);
       expect((await get(srv.origin + '/_airlock/vendor/' + '0'.repeat(64) + '.ttf')).status).toBe(404);
+      // Run-time loads: the map script is first in <head> and maps the carried URLs to the copies.
+      expect(page).toMatch(/<head>[^]*?<script src="\/_airlock\/vendor-map\.js" data-airlock="vendor-map"><\/script>[^]*?<link /);
+      const mapJs = await get(srv.origin + '/_airlock/vendor-map.js');
+      expect(mapJs.status).toBe(200);
+      expect(mapJs.headers['content-type']).toBe('text/javascript; charset=utf-8');
+      expect(mapJs.body.toString()).toContain(`${JSON.stringify(CDN_JS_URL)}:"/_airlock/vendor/`);
+      // Relative references resolve against the page's path: the page two folders deep gets the
+      // site stylesheet's rewritten copy; the same bytes one folder deeper keep their own link.
+      const siteCopy = hrefs[2]!;
+      expect((await get(srv.origin + '/guide/deep/page.html')).body.toString()).toContain(`href="${siteCopy}"`);
+      expect((await get(srv.origin + '/guide/deep/more/page.html')).body.toString()).toContain('href="../../css/site.css"');
     } finally {
       await srv.stop();
     }
@@ -149,6 +163,8 @@ describe('pack --vendor → verify → import → serve', () => {
       const page = (await get(srv.origin + '/')).body.toString();
       expect(page).toContain(CDN_CSS_URL);
       expect(page).not.toContain('/_airlock/vendor/');
+      expect(page).not.toContain('/_airlock/vendor-map.js');
+      expect((await get(srv.origin + '/_airlock/vendor-map.js')).status).toBe(404);
     } finally {
       await srv.stop();
     }
@@ -167,6 +183,21 @@ describe('pack --vendor → verify → import → serve', () => {
     const i = airlock(['import', vols[0]!, '--store', store, '--trust', `${key}.pub`, '--no-precompress']);
     expect(i.status, i.stderr).toBe(0);
     expect((await readdir(join(store, 'versions', 'vol', 'vendor'))).length).toBe(6);
+  }, 60_000);
+
+  it('--vendor-observe without Chromium: says so on stderr and in --json, and carries what the static scan finds', async () => {
+    const d = await fresh();
+    const none = join(d, 'no-chromium');
+    const p = await pack(d, 'o1', ['--vendor', 'fonts', '--vendor-observe', '--vendor-chromium', none, ...cdn.mirrors]);
+    expect(p.status, p.stderr).toBe(0);
+    expect(p.stderr).toContain(`--vendor-observe: no Chromium at ${none}; carried only what the pages and stylesheets name statically`);
+    const out = JSON.parse(p.stdout) as { vendorObserve: unknown; package: string };
+    expect(out.vendorObserve).toEqual({ browser: false, reason: `no Chromium at ${none}` });
+    const m = JSON.parse((await membersOf(out.package))[0]!.data.toString()) as { vendor: Array<{ urls: string[] }> };
+    expect(m.vendor.flatMap((r) => r.urls)).toContain(FONT_CSS_URL);
+    const u = airlock(['pack', archive, '--domain', 'docs.example.com', '--vendor-observe']);
+    expect(u.status).toBe(2);
+    expect(u.stderr).toContain('--vendor-observe needs --vendor');
   }, 60_000);
 
   it('--vendor fonts carries only the web fonts (no CDN stylesheet, no script)', async () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { resolveFeatures, transformHtmlDetailed } from '../../src/features/index.js';
 import { vendorKey } from '../../src/features/html-vendor.js';
+import { vendorMapScript } from '../../src/serve/vendor-map.js';
 
 /** Vendoring: serve's page transform points references of vendored files at their same-origin copies, in its one pass. */
 const AIR = resolveFeatures({ deployment: 'air-gapped' });
@@ -78,5 +79,57 @@ function OptanonWrapper() { }
     expect(out).toContain('<script type="text/javascript">\nfunction OptanonWrapper() { }\n</script>');
     expect(out).toContain('<script type="text/javascript"></script>');
     expect(out).toContain(`<script type="module" data-k='say "hi"' async>`);
+  });
+});
+
+describe('relative stylesheet references (vendoring), resolved against the page path', () => {
+  const rel = `<!DOCTYPE html><html><head>
+<link rel="stylesheet" href="../../css/site.css">
+<link rel="stylesheet" href="../../../../../css/site.css">
+<link rel="stylesheet" href="other.css">
+</head><body></body></html>`;
+
+  it('a page two folders deep: ../../css/site.css is the root path /css/site.css and is mapped; climbing above the root stops at the root, as in a browser', async () => {
+    const r = await transformHtmlDetailed(rel, { features: AIR.features, deployment: AIR.deployment, vendorMap }, 'guide/deep/page.html');
+    const out = r.html.toString();
+    expect(out.match(new RegExp(`href="${S}"`, 'g'))?.length).toBe(2);
+    expect(out).toContain('href="other.css"');
+    expect(r.removed.vendored).toBe(2);
+  });
+
+  it('without the page path a relative reference is left as it is', async () => {
+    const out = (await transformHtmlDetailed(rel, { features: AIR.features, deployment: AIR.deployment, vendorMap })).html.toString();
+    expect(out).toContain('href="../../css/site.css"');
+  });
+
+  it('vendorKey resolves a relative reference against a page path; a scheme other than https is never a key', () => {
+    expect(vendorKey('../x.css', 'a/b/p.html')).toBe('/a/x.css');
+    expect(vendorKey('x.css', 'p.html')).toBe('/x.css');
+    expect(vendorKey('../../../../x.css', 'a/p.html')).toBe('/x.css');
+    expect(vendorKey('javascript:alert(1)', 'a/p.html')).toBeNull();
+    expect(vendorKey('file:///etc/passwd', 'a/p.html')).toBeNull();
+  });
+});
+
+describe('run-time loads of vendored URLs (/_airlock/vendor-map.js)', () => {
+  it('the map script goes first in <head>, after airlock\'s flags and before the site\'s scripts, only when third-party URLs are carried', async () => {
+    const html = '<!DOCTYPE html><html><head><script>site()</script></head><body></body></html>';
+    const out = (await transformHtmlDetailed(html, { features: AIR.features, deployment: AIR.deployment, vendorMap })).html.toString();
+    const tag = '<script src="/_airlock/vendor-map.js" data-airlock="vendor-map"></script>';
+    expect(out.indexOf(tag)).toBeGreaterThan(out.indexOf('__AIRLOCK_FEATURES__'));
+    expect(out.indexOf(tag)).toBeLessThan(out.indexOf('site()'));
+    for (const m of [undefined, {}, { '/css/site.css': S }] as Array<Record<string, string> | undefined>) {
+      expect((await transformHtmlDetailed(html, { features: AIR.features, deployment: AIR.deployment, ...(m ? { vendorMap: m } : {}) })).html.toString()).not.toContain('vendor-map');
+    }
+  });
+
+  it('vendorMapScript: the carried https URLs → their copies (not the site stylesheets\' paths), markup-safe; none without third-party URLs', () => {
+    const file = (urls: string[], site: string[] = []) => ({ path: `vendor/${'d'.repeat(64)}.js`, file: '/x', size: 1, sha256: 'd'.repeat(64), urls, site });
+    expect(vendorMapScript([])).toBeNull();
+    expect(vendorMapScript([file([], ['css/site.css'])])).toBeNull();
+    const js = vendorMapScript([file(['https://cdn.test/a.js?</script><x>'], ['css/site.css'])])!;
+    expect(js).toContain(`"https://cdn.test/a.js?\\u003c/script>\\u003cx>":"/_airlock/vendor/${'d'.repeat(64)}.js"`);
+    expect(js).not.toContain('css/site.css');
+    expect(() => new Function(js)).not.toThrow(); // it parses
   });
 });

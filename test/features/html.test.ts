@@ -156,7 +156,8 @@ describe('embeds and refreshes to other origins (air-gapped)', () => {
     const res = await transformHtmlDetailed(page, ctx(AIR));
     const out = res.html.toString();
     expect(out).not.toMatch(/<iframe[^>]*youtube/);
-    expect(out).toContain('<a href="https://www.youtube-nocookie.com/embed/abc" rel="noreferrer" data-airlock="embed-removed">Product &quot;tour&quot; (embedded from another site, not available here)</a>');
+    expect(out).toContain('<a href="https://www.youtube.com/watch?v=abc" rel="noreferrer" data-airlock="embed-link">Product &quot;tour&quot;</a>');
+    expect(out).toContain('<a href="https://cdn.example.net/y.pdf" rel="noreferrer" data-airlock="embed-removed">object (embedded from another site, not available here)</a>');
     expect(out).not.toMatch(/<embed|<object/);
     expect(out).toContain('<iframe src="/demo/embed.html" title="own"></iframe>');
     expect(out).not.toContain('url=https://old.example.com');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cssRefs, extensionOf, parseKinds, parseMirror, resolveRef, rewriteCss, target } from '../../src/fetch/vendor/index.js';
+import { cssRefs, extensionOf, parseKinds, parseMirror, resolveRef, rewriteCss, samplePages, target, vendorFlags } from '../../src/fetch/vendor/index.js';
 import { decodeAttr } from '../../src/features/html-attr.js';
 
 /** Vendoring: the pure parts of `--vendor` (stylesheet references, rewriting, flags, what a download becomes). */
@@ -34,6 +34,8 @@ describe('cssRefs', () => {
     expect(resolveRef('../img/a.png#x', 'https://cdn.test/npm/p/dist/t.css')).toBe('https://cdn.test/npm/p/img/a.png');
     expect(resolveRef('//fonts.test/f.woff2', 'https://cdn.test/a.css')).toBe('https://fonts.test/f.woff2');
     expect(resolveRef('http://[bad', 'https://cdn.test/a.css')).toBeNull();
+    // A site stylesheet's url() that climbs above the site root stops at the root, as in a browser.
+    expect(resolveRef('../../../../x.css', 'https://airlock.invalid/a/b/site.css')).toBe('https://airlock.invalid/x.css');
   });
 });
 
@@ -71,5 +73,31 @@ describe('flags and downloads', () => {
   it('decodeAttr decodes the entities a URL attribute uses', () => {
     expect(decodeAttr('https://f.test/css2?family=A&amp;display=swap')).toBe('https://f.test/css2?family=A&display=swap');
     expect(decodeAttr('a&#38;b&#x26;c&unknown;')).toBe('a&b&c&unknown;');
+  });
+});
+
+describe('--vendor-observe: flags and the sample of pages', () => {
+  it('samplePages: the home page, one page per top-level folder, one per distinct set of scripts and stylesheets; bounded', () => {
+    const pages = [
+      { path: 'guide/b.html', refs: ['/a.js'] },
+      { path: 'guide/a.html', refs: ['/a.js'] },
+      { path: 'guide/c.html', refs: ['/a.js', '/mermaid.js'] },
+      { path: 'api/x.html', refs: ['/a.js'] },
+      { path: 'index.html', refs: ['/a.js'] },
+      { path: 'guide/d.html', refs: ['/mermaid.js', '/a.js'] },
+    ];
+    expect(samplePages(pages, 50)).toEqual(['index.html', 'api/x.html', 'guide/a.html', 'guide/c.html']);
+    expect(samplePages(pages, 2)).toEqual(['index.html', 'api/x.html']);
+    const many = Array.from({ length: 10_000 }, (_, i) => ({ path: `p${i}/index.html`, refs: [`/t${i}.js`] }));
+    expect(samplePages(many, 50)).toHaveLength(50);
+  });
+
+  it('vendorFlags: --vendor-observe needs --vendor, --vendor-chromium needs --vendor-observe; the browser comes from the option, then AIRLOCK_CHROMIUM, then /usr/bin/chromium', () => {
+    expect(() => vendorFlags(undefined, [], { observe: true })).toThrow(/--vendor-observe needs --vendor/);
+    expect(() => vendorFlags('fonts', [], { chromium: '/x' })).toThrow(/--vendor-chromium needs --vendor-observe/);
+    expect(vendorFlags('fonts', [], {})?.observe).toBeUndefined();
+    expect(vendorFlags('fonts', [], { observe: true, env: {} })?.observe).toEqual({ chromium: '/usr/bin/chromium' });
+    expect(vendorFlags('fonts', [], { observe: true, env: { AIRLOCK_CHROMIUM: '/opt/c' } })?.observe).toEqual({ chromium: '/opt/c' });
+    expect(vendorFlags('fonts', [], { observe: true, chromium: '/o/c', env: { AIRLOCK_CHROMIUM: '/opt/c' } })?.observe).toEqual({ chromium: '/o/c' });
   });
 });

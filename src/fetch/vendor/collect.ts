@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { HTMLRewriter } from 'html-rewriter-wasm';
 import { UsageError } from '../../errors.js';
-import { readArchive, type ArchiveLimits } from '../../archive/index.js';
+import { extractArchive, readArchive, type ArchiveLimits } from '../../archive/index.js';
 import {
   MAX_VENDOR_FILES, MAX_VENDOR_FILE_BYTES, MAX_VENDOR_TOTAL_BYTES, MAX_VENDOR_URLS, VENDOR_KINDS, vendorUrlProblem,
   type VendorKind, type VendorRecord, type VendoredFiles,
@@ -9,7 +9,11 @@ import {
 import { cssRefs, resolveRef, rewriteCss } from './css.js';
 import { decodeAttr } from '../../features/html-attr.js';
 import { vendorForUrl } from '../../features/analytics.js';
-import { vendorError, vendorGet, type VendorGetOptions } from './get.js';
+import { vendorError, vendorGet, type Got, type VendorGetOptions } from './get.js';
+import { OBSERVE_MAX_PAGES, OBSERVE_MAX_REQUESTS, OBSERVE_PAGE_TIMEOUT_MS, observePages, samplePages, type ObserveReport, type ObservedRequest } from './observe.js';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 /**
  * `--vendor fonts,styles[,scripts]` (vendoring): after the export archive is verified, find the
@@ -31,6 +35,17 @@ export interface CollectOptions extends Omit<VendorGetOptions, 'maxBytes'> {
   maxFileBytes?: number;
   maxTotalBytes?: number;
   onFile?: (url: string, size: number) => void;
+  /** `--vendor-observe`: also carry what a sample of the pages loads at run time (observe.ts). */
+  observe?: ObserveAsk;
+}
+
+export interface ObserveAsk {
+  chromium: string;
+  maxPages?: number;
+  pageTimeoutMs?: number;
+  maxRequests?: number;
+  /** What the observation did, or why there was none (no Chromium: the static scan only). */
+  onReport?: (r: ObserveReport) => void;
 }
 
 /** Hosts that serve web-font stylesheets (their `<link rel=stylesheet>` is a font, not a style). */
@@ -77,7 +92,7 @@ export function extensionOf(bytes: Buffer, contentType: string, as: 'css' | 'scr
 interface Found { url: string; kind: VendorKind; as: 'css' | 'script' | 'asset' }
 
 /** External references of one page: stylesheets and scripts. */
-async function scanHtml(html: Buffer, found: (f: Found) => void, report: (url: string) => void): Promise<void> {
+async function scanHtml(html: Buffer, found: (f: Found) => void, report: (url: string) => void, refs?: string[]): Promise<void> {
   const rw = new HTMLRewriter(() => {});
   const external = (raw: string): string | null => {
     const v = decodeAttr(raw).trim();
@@ -93,12 +108,14 @@ async function scanHtml(html: Buffer, found: (f: Found) => void, report: (url: s
     element: (el) => {
       const rel = (el.getAttribute('rel') ?? '').toLowerCase().split(/\s+/);
       if (!rel.includes('stylesheet')) return;
+      refs?.push(el.getAttribute('href') ?? '');
       const u = external(el.getAttribute('href') ?? '');
       if (u) found({ url: u, kind: isFontCss(u) ? 'fonts' : 'styles', as: 'css' });
     },
   });
   rw.on('script[src]', {
     element: (el) => {
+      refs?.push(el.getAttribute('src') ?? '');
       const u = external(el.getAttribute('src') ?? '');
       if (u) found({ url: u, kind: 'scripts', as: 'script' });
     },
@@ -149,6 +166,7 @@ export async function collectVendored(archivePath: string, strip: string, o: Col
     wanted.set(f.url, f);
   };
   const report = (u: string) => void skipped.add(u);
+  const pages: Array<{ path: string; refs: string[] }> = [];
   for await (const e of readArchive({ path: archivePath }, { limits: o.limits })) {
     const path = strip && e.path.startsWith(strip) ? e.path.slice(strip.length) : e.path;
     const lower = path.toLowerCase();
@@ -159,7 +177,11 @@ export async function collectVendored(archivePath: string, strip: string, o: Col
       continue;
     }
     const bytes = await readAll(e.stream);
-    if (isHtml) await scanHtml(bytes, found, report);
+    if (isHtml) {
+      const refs: string[] = [];
+      await scanHtml(bytes, found, report, o.observe ? refs : undefined);
+      if (o.observe && pages.length < MAX_PAGES_LISTED) pages.push({ path, refs });
+    }
     else {
       const text = bytes.toString('utf8');
       const before = wanted.size;
@@ -173,7 +195,16 @@ export async function collectVendored(archivePath: string, strip: string, o: Col
   const byUrl = new Map<string, string>(); // url → member path
   const inProgress = new Set<string>();
   let total = 0;
-  const get = (url: string) => vendorGet(url, { ...o, maxBytes: maxFileBytes });
+  const download = (url: string) => vendorGet(url, { ...o, maxBytes: maxFileBytes });
+  let observed: Map<string, Promise<Got>> = new Map();
+  if (o.observe) {
+    const r = await observe(archivePath, o, o.observe, pages, download);
+    for (const q of r.requests) found(observedFound(q));
+    for (const u of r.skipped) skipped.add(u);
+    observed = r.got;
+    o.observe.onReport?.(r.report);
+  }
+  const get = (url: string) => observed.get(url) ?? download(url);
 
   const keep = (url: string, kind: VendorKind, bytes: Buffer, ext: string): string => {
     const sha = sha256(bytes);
@@ -247,6 +278,34 @@ export async function collectVendored(archivePath: string, strip: string, o: Col
     r.site = [...(r.site ?? []), c.path];
   }
   return { records: [...records.values()], bytes: bytesOf, skipped: [...skipped] };
+}
+
+/** Pages listed for the sample (the first ones in archive order beyond this are not candidates). */
+const MAX_PAGES_LISTED = 100_000;
+
+function observedFound(q: ObservedRequest): Found {
+  if (q.type === 'script') return { url: q.url, kind: 'scripts', as: 'script' };
+  if (q.type === 'stylesheet') return { url: q.url, kind: isFontCss(q.url) ? 'fonts' : 'styles', as: 'css' };
+  return { url: q.url, kind: 'fonts', as: 'asset' };
+}
+
+/** Render the sample of pages from an extracted copy of the verified archive (removed afterwards). */
+async function observe(archivePath: string, o: CollectOptions, ask: ObserveAsk, pages: Array<{ path: string; refs: string[] }>, get: (url: string) => Promise<Got>) {
+  const sample = samplePages(pages, Math.min(ask.maxPages ?? OBSERVE_MAX_PAGES, OBSERVE_MAX_PAGES));
+  const dir = await mkdtemp(join(tmpdir(), 'airlock-observe-'));
+  try {
+    const tree = join(dir, 'site');
+    const scan = await extractArchive({ path: archivePath }, tree, { limits: o.limits, signal: o.signal });
+    const files = new Map(scan.files.map((f) => [f.path, join(tree, ...f.path.split('/'))]));
+    return await observePages(files, sample, {
+      chromium: ask.chromium, get, signal: o.signal,
+      maxPages: ask.maxPages ?? OBSERVE_MAX_PAGES,
+      pageTimeoutMs: ask.pageTimeoutMs ?? OBSERVE_PAGE_TIMEOUT_MS,
+      maxRequests: Math.min(ask.maxRequests ?? OBSERVE_MAX_REQUESTS, OBSERVE_MAX_REQUESTS),
+    });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }
 
 function kindOfSite(text: string, base: string, byUrl: ReadonlyMap<string, string>, records: ReadonlyMap<string, VendorRecord>): VendorKind {

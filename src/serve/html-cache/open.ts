@@ -71,7 +71,8 @@ async function probeWritable(dir: string): Promise<void> {
  * ready at once (no transform); the others are built in the background, on worker threads (or
  * in-process for a hook), and a page a request asks for first is built ahead of the rest
  * (`page`). When all are built, a new index is published (`done`). Pages are keyed by the
- * original's digest: a transform must depend on the bytes only, not on the path.
+ * original's digest (`HtmlFile.sha256`, or a key the caller derives from it when the
+ * transform also depends on the page's folder: see html-pages.ts).
  */
 export async function openHtmlCache(o: OpenHtmlCache): Promise<HtmlCache> {
   const byDigest = new Map<string, HtmlFile>();

@@ -11,8 +11,8 @@ export interface WorkerReply { id: number; page?: import('./cached.js').CachedPa
 const context = (workerData as { data: TransformContext }).data; // util/worker.ts spawnWorker
 const port = parentPort!;
 port.on('message', (msg: { id: number; job: PageJob }) => {
-  buildPage(msg.job, async (html) => {
-    const r = await transformHtmlDetailed(html, context);
+  buildPage(msg.job, async (html, path) => {
+    const r = await transformHtmlDetailed(html, context, path);
     return { html: r.html, scriptHashes: r.scriptHashes, styleHashes: r.styleHashes };
   }, { blocking: true }).then(
     (page) => port.postMessage({ id: msg.id, page } satisfies WorkerReply),
