@@ -190,6 +190,9 @@ export async function loadPolicyChain(store: string, o: { emptyIsNone?: boolean 
   if (names === null) throw broken(t.chain, 'is missing, yet this store has had a trust policy (policy.json is there)');
   if (names.length === 0) throw broken(join(t.chain, chainName(1)), `is missing and the chain holds no policy, yet this store has had a trust policy (${current === null ? 'its chain folder' : 'policy.json'} is there)`);
   if (current === null) throw broken(t.policy, `is missing, yet ${t.chain} holds ${names.length} accepted ${names.length === 1 ? 'policy' : 'policies'}: a store that had a trust policy never falls back to --trust`);
+  // trust init always records itself in the audit log: a policy the log does not know of came in
+  // some other way (the log deleted or rewritten with the policy), and is not the store's.
+  if (recorded === 0) throw broken(t.policy, `is there, but the audit log records no trust init (${join(store, 'audit.log')} was deleted or rewritten): a trust policy is only taken from airlock trust init; restore the log`);
   const serials: number[] = [];
   let prev: LoadedPolicy | null = null;
   let prevBytes: Buffer | null = null;

@@ -262,6 +262,20 @@ describe('trust quietly downgraded', () => {
     expect(r.stderr).toMatch(/00000002\.json (is not the policy the audit log recorded|was not accepted by policy 1)/);
   });
 
+  it('the audit log deleted with the root rewritten (threshold 2 -> 1): a policy the log does not record is refused, so the log cannot be dropped to hide the edit', async () => {
+    const s = freshStore({ threshold: 2 });
+    for (const f of [chainOf(s, 1), policyOf(s)]) {
+      const e = JSON.parse(await readFile(f, 'utf8')) as { policy: string; signatures: string[] };
+      await writeFile(f, envelope(Buffer.from(e.policy.replace(/"default": 2/, '"default": 1')), []));
+    }
+    await rm(join(s, 'audit.log'));
+    await rm(join(s, 'audit.head'));
+    for (const args of [['import', alicePkg, '--store', s], ['trust', 'show', '--store', s]]) {
+      const r = await refusedUnchanged(s, args, 4, 'AIRLOCK_POLICY_BROKEN');
+      expect(r.stderr).toContain('the audit log records no trust init');
+    }
+  });
+
   it('a rotation that skips a serial is refused (a chain has no gaps)', async () => {
     const s = freshStore();
     const r = rotate(s, 3);
