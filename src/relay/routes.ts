@@ -93,6 +93,13 @@ export function createRelay(o: RelayOptions): Relay {
       return c.json({ error: f.error }, f.status);
     }
     if (res.statusCode < 200 || res.statusCode > 299) return refused(c, res, `${call.method} ${call.path}`, log);
+    const unfit = unfitAnswer(res.headers, call.sse);
+    if (unfit) {
+      res.body.on('error', () => {}); // destroying it aborts the request; nobody waits on that error
+      res.body.destroy();
+      log(redact(`airlock relay: ${call.method} ${call.path}: ${unfit}`));
+      return c.json({ error: unfit }, 502);
+    }
     const headers = new Headers({
       // Our type, not the upstream's: a text/html answer relayed as-is would run as a page of THIS
       // origin (stored XSS through a compromised or spoofed upstream).
@@ -114,7 +121,15 @@ export function createRelay(o: RelayOptions): Relay {
       log(redact(`airlock relay: ${call.method} ${call.path}: ${answer.error}`));
       return c.json({ error: answer.error }, 502);
     }
-    return new Response(answer.bytes, { status: res.statusCode, headers });
+    // A valid JSON answer only; a key the service echoes is redacted as everywhere else.
+    const text = Buffer.from(answer.bytes).toString('utf8');
+    try {
+      JSON.parse(text);
+    } catch {
+      log(`airlock relay: ${call.method} ${call.path}: the answer is not JSON`);
+      return c.json({ error: 'the search service sent an answer that is not JSON' }, 502);
+    }
+    return new Response(text.includes('svc_') ? redact(text) : answer.bytes, { status: res.statusCode, headers });
   };
 
   if (relayed.includes('assistant')) {
@@ -161,4 +176,19 @@ export function createRelay(o: RelayOptions): Relay {
       if (ownAgent) await dispatcher.close();
     },
   };
+}
+
+/**
+ * Why an upstream 2xx cannot be relayed, or null: an answer of another type (an HTML page under a
+ * JSON or event-stream label), or compressed although identity was asked for (its bytes would
+ * reach the reader as garbage, and a bomb would be ours to expand).
+ */
+function unfitAnswer(headers: Dispatcher.ResponseData['headers'], sse: boolean): string | null {
+  const service = sse ? 'the assistant service' : 'the search service';
+  const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v.join(', ') : v ?? '');
+  const encoding = one(headers['content-encoding']).trim().toLowerCase();
+  if (encoding !== '' && encoding !== 'identity') return `${service} sent a compressed answer (${JSON.stringify(encoding.slice(0, 40))}), which the relay does not pass on`;
+  const type = one(headers['content-type']).split(';')[0]!.trim().toLowerCase();
+  const fits = sse ? type === 'text/event-stream' : type === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(type);
+  return fits ? null : `${service} answered with type ${JSON.stringify(type.slice(0, 60) || '(none)')}, not ${sse ? 'an event stream' : 'JSON'}`;
 }

@@ -34,7 +34,7 @@ export interface UpstreamCall {
  * no X-Forwarded-For (the reader's IP is not ours to disclose; the relay enforces the per-IP limit).
  */
 export function callUpstream(c: UpstreamCall): Promise<Dispatcher.ResponseData> {
-  const headers: Record<string, string> = { authorization: `Bearer ${c.key}`, accept: c.accept, 'user-agent': 'airlock-relay' };
+  const headers: Record<string, string> = { authorization: `Bearer ${c.key}`, accept: c.accept, 'accept-encoding': 'identity', 'user-agent': 'airlock-relay' };
   if (c.body !== undefined) headers['content-type'] = 'application/json';
   // undici's request() never follows redirects (no redirect interceptor): a 3xx is an error answer.
   return request(c.url, { method: c.method, headers, body: c.body, signal: c.signal, dispatcher: c.dispatcher });

@@ -109,20 +109,58 @@ describe('relay upstream failures', () => {
     expect(up.seen).toEqual([]);
   });
 
-  it('XSS through the upstream: an HTML answer is relayed with the relay\'s own type, never text/html', async () => {
+  it('XSS through the upstream: an HTML answer (with a key in it) is never relayed: 502 in words, JSON, nosniff', async () => {
     const up = await fakeUpstream((_req, res) => {
       res.writeHead(200, { 'content-type': 'text/html' });
-      res.end('<script>alert(document.cookie)</script>');
+      res.end(`<script>alert(document.cookie)</script>${KEY}`);
     });
     cleanups.push(up.close);
     const air = await relayTo(up.url);
-    const a = await postJson(msg(air), assistantBody());
-    expect(a.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
-    expect(a.headers.get('x-content-type-options')).toBe('nosniff');
-    await a.text();
-    const s = await fetch(`${air.origin}/discovery/v2/search/docs.example.com?q=x`);
-    expect(s.headers.get('content-type')).toBe('application/json; charset=utf-8');
-    await s.text();
+    for (const res of [await postJson(msg(air), assistantBody()), await fetch(`${air.origin}/discovery/v2/search/docs.example.com?q=x`)]) {
+      expect(res.status).toBe(502);
+      expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+      const text = await res.text();
+      expect(text).not.toContain('<script>');
+      expect(text).not.toContain(KEY);
+      expect((JSON.parse(text) as { error: string }).error).toMatch(/^the (assistant|search) service answered with type "text\/html", not (an event stream|JSON)$/);
+    }
+  });
+
+  it('a compressed answer (a gzip bomb labelled JSON or an event stream) is never passed on as if it were plain: 502 in words; identity is asked for', async () => {
+    const { gzipSync } = await import('node:zlib');
+    const bomb = gzipSync(Buffer.alloc(64 << 20));
+    const asked: (string | undefined)[] = [];
+    const up = await fakeUpstream((req, res) => {
+      asked.push(req.headers['accept-encoding'] as string | undefined);
+      res.writeHead(200, { 'content-type': req.url?.includes('assistant') ? 'text/event-stream' : 'application/json', 'content-encoding': 'gzip' });
+      res.end(bomb);
+    });
+    cleanups.push(up.close);
+    const air = await relayTo(up.url);
+    for (const res of [await postJson(msg(air), assistantBody()), await fetch(`${air.origin}/discovery/v2/search/docs.example.com?q=x`)]) {
+      expect(res.status).toBe(502);
+      expect((await res.json() as { error: string }).error).toMatch(/service sent a compressed answer \("gzip"\), which the relay does not pass on$/);
+    }
+    expect(asked).toEqual(['identity', 'identity']);
+  });
+
+  it('a search answer that is not JSON is 502; a key the service echoes in a JSON answer is redacted', async () => {
+    let body = 'not json at all';
+    const up = await fakeUpstream((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(body);
+    });
+    cleanups.push(up.close);
+    const air = await relayTo(up.url);
+    const bad = await fetch(`${air.origin}/discovery/v2/search/docs.example.com?q=x`);
+    expect(bad.status).toBe(502);
+    expect(await bad.json()).toEqual({ error: 'the search service sent an answer that is not JSON' });
+    body = JSON.stringify({ results: [{ title: `echo ${KEY}` }] });
+    const ok = await fetch(`${air.origin}/discovery/v2/search/docs.example.com?q=x`);
+    expect(ok.status).toBe(200);
+    const text = await ok.text();
+    expect(text).not.toContain(KEY);
+    expect(JSON.parse(text)).toEqual({ results: [{ title: 'echo svc_dsc_[REDACTED]' }] });
   });
 
   it('an endless search answer is cut at the answer bound: 502 in words, not gigabytes relayed to the reader', async () => {
