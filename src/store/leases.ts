@@ -71,40 +71,41 @@ export async function acquireLease(store: string, label: string): Promise<Lease>
 /**
  * The leases of live processes, read only (for `list`). A lease file that does not parse, is
  * not a lease of the contract's shape, or belongs to a dead pid is skipped: files are written
- * atomically, so such a file was left by a killed server or edited by hand, and protects nothing.
+ * atomically, so such a file was left by a killed server or edited by hand. `onStale` gets the
+ * leases of dead processes apart from the entries that are not leases airlock can read (with why).
  */
-export async function readLeases(store: string, onDead?: (paths: string[]) => Promise<void>): Promise<LeaseRecord[]> {
+export async function readLeases(store: string, onStale?: (dead: string[], unreadable: Array<{ path: string; why: string }>) => Promise<void>): Promise<LeaseRecord[]> {
   const dir = storePaths(store).leases;
   const names = await readdir(dir).catch(() => [] as string[]);
   const live: LeaseRecord[] = [];
   const dead: string[] = [];
+  const unreadable: Array<{ path: string; why: string }> = [];
   for (const name of names.filter((n) => /^\d+\.json$/.test(n)).sort()) {
     const path = join(dir, name);
+    const st = await lstat(path).catch(() => null);
+    if (st === null) continue; // gone meanwhile: a server that stopped
+    if (!st.isFile()) {
+      unreadable.push({ path, why: st.isSymbolicLink() ? 'a symbolic link, which is not followed' : kindOf(st) });
+      continue;
+    }
     const rec = await readJsonFile(path, LeaseSchema, 'lease', { maxBytes: 64 * 1024 }).catch(() => null);
-    if (rec && `${rec.pid}.json` === name && isAlive(rec.pid, rec.start)) live.push(rec);
+    if (rec === null || `${rec.pid}.json` !== name) unreadable.push({ path, why: rec === null ? 'not a lease airlock can read' : `a lease of pid ${rec.pid}, not of pid ${name.slice(0, -5)}` });
+    else if (isAlive(rec.pid, rec.start)) live.push(rec);
     else dead.push(path);
   }
-  if (dead.length > 0) await onDead?.(dead);
+  if (dead.length > 0 || unreadable.length > 0) await onStale?.(dead, unreadable);
   return live;
 }
 
 /**
- * Leases of dead processes (or unreadable ones) are removed: regular files, or symbolic links
- * (the link itself, never what it names). Anything else under a lease's name (a folder, a FIFO) is
- * not airlock's and is refused in words, before any lease is removed: the refusal changes nothing.
+ * Leases of dead processes are removed. An entry under a lease's name that is not a lease airlock
+ * can read (a folder, a FIFO, a symbolic link, garbage, another pid's lease) may protect a version
+ * no one can tell: it is refused in words, before any lease is removed, so prune changes nothing.
  */
-export async function removeDeadLeases(store: string, paths: string[]): Promise<void> {
-  for (const path of paths) {
-    const st = await lstat(path).catch(() => null);
-    if (st !== null && !st.isFile() && !st.isSymbolicLink()) {
-      throw new StoreError('AIRLOCK_STORE_PATH', `store ${store} is damaged: ${path} is ${kindOf(st)}, not a lease file (serve writes one per server there); move it out of the store`, { subject: path }, EXIT.USAGE);
-    }
+export async function removeDeadLeases(store: string, dead: string[], unreadable: ReadonlyArray<{ path: string; why: string }>): Promise<void> {
+  const bad = unreadable[0];
+  if (bad) {
+    throw new StoreError('AIRLOCK_STORE_PATH', `store ${store} is damaged: ${bad.path} is ${bad.why}, not a lease file (serve writes one per server there), so no one can tell which version it keeps; if no server uses it, move it out of the store`, { subject: bad.path }, EXIT.USAGE);
   }
-  for (const path of paths) await rm(path, { force: true });
-}
-
-/** Versions leased by live processes; lease files of dead ones (or unreadable ones) are removed (under the lock). */
-export async function liveLeasedVersions(store: string): Promise<Set<string>> {
-  const live = await readLeases(store, (paths) => removeDeadLeases(store, paths));
-  return new Set(live.map((l) => l.version));
+  for (const path of dead) await rm(path, { force: true });
 }

@@ -43,7 +43,7 @@ export async function pruneReport(store: string, keep: number, o?: LockOptions):
     await auditWritable(store); // a broken audit log refuses the prune before anything changes (dead leases included)
     const state = await readState(store);
     const versions = await listVersions(store);
-    const leases = await readLeases(store, (paths) => removeDeadLeases(store, paths)); // dead servers' leases go
+    const leases = await readLeases(store, (dead, unreadable) => removeDeadLeases(store, dead, unreadable)); // dead servers' leases go
     const labels = versions.map((v) => v.version);
     // Fail closed before deleting anything: pointers to versions that are not there mean a
     // damaged or hand-edited state.json, and "active" may then not be what is really served.

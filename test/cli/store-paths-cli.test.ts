@@ -250,4 +250,32 @@ describe('store paths', () => {
     expect(fifo.status, fifo.stderr).toBe(2);
     expect(fifo.stderr).toContain(`${join(store, 'leases', '2.json')} is a FIFO (named pipe), not a lease file`);
   });
+
+  it('a lease entry no one can read (garbage, empty, a symbolic link, another pid\'s lease): prune refuses it in words and deletes no version and no lease', async () => {
+    const store = join(dir, 'lease-unreadable');
+    for (const v of ['v1', 'v2', 'v3']) await writeVersion(store, v, { 'index.html': `<p>${v}</p>` });
+    await setActive(store, 'v3');
+    await mkdir(join(store, 'leases'));
+    const target = join(dir, 'lease-target.txt');
+    await writeFile(target, 'someone else\'s file');
+    const cases: Array<[string, (p: string) => Promise<void>, string]> = [
+      ['garbage', (p) => writeFile(p, '\x00\xff{{not json'), 'is not a lease airlock can read'],
+      ['empty', (p) => writeFile(p, ''), 'is not a lease airlock can read'],
+      ['link', (p) => symlink(target, p), 'is a symbolic link, which is not followed'],
+      ['other pid', (p) => writeFile(p, JSON.stringify({ pid: 1, start: '1', version: 'v1', startedAt: new Date().toISOString() })), 'is a lease of pid 1, not of pid 4242'],
+    ];
+    for (const [what, plant, words] of cases) {
+      const lease = join(store, 'leases', '4242.json');
+      await plant(lease);
+      const r = airlock(['prune', '--keep', '1', '--store', store], { timeoutMs: 15_000 });
+      expect(r.status, `${what}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toContain(`${lease} ${words}`);
+      expect(r.stderr).toContain('so no one can tell which version it keeps');
+      expect(r.stderr).toContain('[AIRLOCK_STORE_PATH]');
+      for (const v of ['v1', 'v2', 'v3']) expect(await absent(join(store, 'versions', v)), what).toBe(false);
+      expect(await absent(lease), what).toBe(false);
+      await rm(lease);
+    }
+    expect(await readFile(target, 'utf8')).toBe('someone else\'s file');
+  });
 });
