@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdir, open, rm } from 'node:fs/promises';
+import { mkdir, open, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DigestMismatchError, MalformedError, SignatureError } from '../errors.js';
 import { scanArchive, type ArchiveFormat } from '../archive/index.js';
@@ -45,12 +45,24 @@ async function isPackage(path: string): Promise<boolean> {
   }
 }
 
+/**
+ * One partial download is kept for a resume: the current link's. Parts of links no longer
+ * configured (each could have grown to the size bound) are removed, so downloads/ stays bounded.
+ */
+async function removeOtherParts(dir: string, keep: string): Promise<void> {
+  const names = await readdir(dir).catch(() => [] as string[]);
+  for (const name of names) {
+    if (name !== keep && /^[0-9a-f]{16}\.part$/.test(name)) await removePart(join(dir, name));
+  }
+}
+
 export async function installBundle(o: InstallOptions): Promise<Installed> {
   const dir = join(o.store, 'downloads');
   await mkdir(dir, { recursive: true });
   const u = new URL(o.url);
   const key = createHash('sha256').update(u.origin + u.pathname).digest('hex').slice(0, 16);
   const part = join(dir, `${key}.part`);
+  await removeOtherParts(dir, `${key}.part`);
   const safe = `${u.origin}${u.pathname}`; // never log the query: it is the link's credential
   o.log(`airlock serve: downloading the bundle from ${safe}`);
   const dl = await download({

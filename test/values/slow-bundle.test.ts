@@ -147,6 +147,19 @@ describe('serve --values: a slow bundle server', () => {
     expect(parts.filter((f) => f.endsWith('.part'))).toEqual([]);
   }, 40_000);
 
+  it('downloads/ keeps one partial download: a part left by a link no longer configured is removed when the bundle download starts', async () => {
+    const url = await bundleServer((_req, res) => res.writeHead(200, { 'content-length': pkgV2.length }).end(pkgV2));
+    const { values, store } = await setup(url, '{timeoutSeconds: 30}');
+    await mkdir(join(store, 'downloads'), { recursive: true });
+    await writeFile(join(store, 'downloads', '0123456789abcdef.part'), Buffer.alloc(4096));
+    await writeFile(join(store, 'downloads', '0123456789abcdef.part.json'), '{}');
+    await writeFile(join(store, 'downloads', 'notes.txt'), 'not a part');
+    const s = await start(['serve', '--values', values, '--port', '0'], {}, 20_000);
+    running.push(s);
+    await until(async () => (await fetch(s.url + '/')).headers.get('x-airlock-version') === 'v2', 20_000);
+    expect((await readdir(join(store, 'downloads'))).sort()).toEqual(['notes.txt']);
+  }, 40_000);
+
   it('a Content-Length above staticExport.download.maxBytes is refused before the body is read', async () => {
     const url = await bundleServer((_req, res) => {
       res.writeHead(200, { 'content-length': 50 << 20 });
