@@ -2,7 +2,7 @@ import { lstat, mkdir, readlink, rmdir, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { EXIT, StoreError } from '../errors.js';
 import { kindOf } from '../util/fsx.js';
-import { escapeControls } from '../util/terminal.js';
+import { escapeControls, quoted } from '../util/terminal.js';
 import { describeFsError } from '../util/fs-words.js';
 
 /**
@@ -43,7 +43,7 @@ export async function storeKind(store: string, path = store): Promise<'dir' | 'm
     const target = await readlink(path).catch(() => null);
     if (target === null) return 'missing';
     const what = path === store ? `store ${store} is` : `store ${store}: ${path} is`;
-    throw new StoreError('AIRLOCK_STORE_PATH', `${what} a symbolic link to ${escapeControls(JSON.stringify(target))}, which does not exist; pass --store DIR (or set AIRLOCK_STORE) naming a folder`, { subject: path }, EXIT.USAGE);
+    throw new StoreError('AIRLOCK_STORE_PATH', `${what} a symbolic link to ${quoted(target)}, which does not exist; pass --store DIR (or set AIRLOCK_STORE) naming a folder`, { subject: path }, EXIT.USAGE);
   }
   throw notAFolder(store, path);
 }
@@ -118,7 +118,7 @@ export async function checkStoreFolder(store: string, dir: string, holds = store
   });
   if (st === null) return false;
   if (st.isDirectory()) return true;
-  const what = st.isSymbolicLink() ? `a symbolic link (to ${escapeControls(JSON.stringify(await readlink(dir).catch(() => '?')))}), which is not followed` : kindOf(st);
+  const what = st.isSymbolicLink() ? `a symbolic link (to ${quoted(await readlink(dir).catch(() => '?'))}), which is not followed` : kindOf(st);
   throw new StoreError('AIRLOCK_STORE_PATH', `store ${store} is damaged: ${dir} is ${what}, not a folder (airlock keeps ${holds} there); move it out of the store`, { subject: dir }, EXIT.USAGE);
 }
 

@@ -6,7 +6,7 @@ import { constants, existsSync } from 'node:fs';
 import { execFile } from 'node:child_process';
 import { UsageError } from '../errors.js';
 import { describeFsError, faultOf, type FileFault } from './fs-words.js';
-import { escapeControls } from './terminal.js';
+import { escapeControls, quoted } from './terminal.js';
 
 export { describeFsError, faultOf, type FileFault } from './fs-words.js';
 
@@ -172,7 +172,7 @@ export async function openRegularFileIfExists(path: string, refuse: (why: string
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
     if ((err as NodeJS.ErrnoException).code === 'ELOOP' && flags & (constants.O_NOFOLLOW ?? 0)) {
       const target = await readlink(path).catch(() => null);
-      if (target !== null) throw refuse(`is a symbolic link (to ${escapeControls(JSON.stringify(target))}), not a regular file: it is not followed`, 'not-regular');
+      if (target !== null) throw refuse(`is a symbolic link (to ${quoted(target)}), not a regular file: it is not followed`, 'not-regular');
     }
     throw refuse(describeFsError(err), faultOf(err));
   }

@@ -1,6 +1,6 @@
 import { cappedText } from './capped-body.js';
 import { firstDuplicateKey } from './json-text.js';
-import { escapeControls } from './terminal.js';
+import { quoted } from './terminal.js';
 
 /** Reading an untrusted JSON request body with a hard size cap (pure over a web Request): the relays and local search. */
 export const DEFAULT_MAX_BODY_BYTES = 256 * 1024;
@@ -42,7 +42,7 @@ export async function readJsonBody(req: Request, max = DEFAULT_MAX_BODY_BYTES): 
  */
 function duplicateKeyError(text: string): string | null {
   const key = firstDuplicateKey(text);
-  return key === null ? null : `request body names the key ${escapeControls(JSON.stringify(key.slice(0, 200)))} twice in one object; send each key once`;
+  return key === null ? null : `request body names the key ${quoted(key.slice(0, 200))} twice in one object; send each key once`;
 }
 
 /**

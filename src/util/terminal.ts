@@ -26,6 +26,11 @@ export function escapeControls(text: string, o: { layout?: boolean } = {}): stri
   return text.replace(o.layout ? CONTROLS_BUT_LAYOUT : CONTROLS, escapeOne);
 }
 
+/** Text from data in double quotes, for a message: quotes and backslashes escaped, controls as escapeControls shows them (`\x1b`). */
+export function quoted(text: string): string {
+  return `"${escapeControls(text.replace(/["\\]/g, (c) => `\\${c}`))}"`;
+}
+
 /**
  * JSON for a terminal: JSON.stringify escapes C0 controls but leaves DEL, C1 and bidi controls
  * raw; those become \u escapes (still the same JSON value).

@@ -208,14 +208,14 @@ describe('hostile files in a store', () => {
     }));
   }, 240_000);
 
-  it('a plain file where a version folder should be: import says so with a code (exit 2 AIRLOCK_BAD_VERSION)', async () => {
+  it('a plain file where a version folder should be: import says so with a code (exit 2 AIRLOCK_STORE_PATH)', async () => {
     const store = await copyStore();
     await writeFile(join(store, 'versions/v2'), 'not a folder\n');
     const pkgDir = fresh('pkg');
     await mkdir(pkgDir);
     const pkg2 = await buildPackage(pkgDir, { version: 'v2', files: sampleSite('v2', 2) });
     const r = await airlockAsync(['import', pkg2, '--store', store, '--allow-unsigned'], { timeoutMs: HANG_MS });
-    refused(r, 'AIRLOCK_BAD_VERSION', join(store, 'versions/v2'), /is a file, not a version folder/, 'versions/v2 as a file');
+    refused(r, 'AIRLOCK_STORE_PATH', join(store, 'versions/v2'), /is a regular file, not a folder \(airlock keeps version v2's files there\)/, 'versions/v2 as a file');
   }, 240_000);
 
   describe('the mirror keeps answering about a version whose files are hostile', () => {

@@ -78,7 +78,7 @@ describe('store paths', () => {
     const r = airlock(['import', pkg, '--allow-unsigned', '--no-precompress', '--store', link], { timeoutMs: 15_000 });
     expect(r.status, r.stderr).toBe(2);
     expect(r.stderr).toMatch(/\[AIRLOCK_STORE_PATH\]\n?$/);
-    expect(r.stderr).toContain(`store ${link} is a symbolic link to "${join(dir, 'nowhere')}\\u001b[31m", which does not exist`);
+    expect(r.stderr).toContain(`store ${link} is a symbolic link to "${join(dir, 'nowhere')}\\x1b[31m", which does not exist`);
     expect(r.stderr).not.toContain('EEXIST');
     expect(r.stderr.includes('\x1b')).toBe(false);
     expect(await readlink(link)).toBe(target);
