@@ -51,6 +51,7 @@ const NOT_A_FOLDER_ON_PATH = describeFsError({ code: 'ENOTDIR' });
 async function readStoreFile(path: string, maxBytes: number, damaged: (why: string) => Error): Promise<Buffer> {
   const bytes = await readRegularFileIfExists(path, {
     maxBytes,
+    noFollow: true, // airlock never writes a store file as a link: one there (to another store's file) is not followed
     refuse: (why) => (why === NOT_A_FOLDER_ON_PATH ? errnoError('ENOTDIR', path) : damaged(why)),
   });
   if (bytes === null) throw errnoError('ENOENT', path);

@@ -204,7 +204,8 @@ describe('hostile files in a store', () => {
       await rm(manifest);
       await hostile(manifest, kind, 0);
       const r = await airlockAsync(['import', pkg, '--store', store, '--allow-unsigned'], { timeoutMs: HANG_MS });
-      refused(r, 'AIRLOCK_BAD_VERSION', manifest, WORDS[kind], `airlock.json as ${kind}`);
+      // A store file is never followed: /dev/zero and a loop arrive as symbolic links.
+      refused(r, 'AIRLOCK_BAD_VERSION', manifest, kind === 'devzero' || kind === 'loop' ? /is a symbolic link \(to ".*"\), not a regular file: it is not followed/ : WORDS[kind], `airlock.json as ${kind}`);
     }));
   }, 240_000);
 

@@ -155,20 +155,36 @@ describe('a FIFO where a store file, a package or a volume should be', () => {
 });
 
 describe('a device, a folder or a symlink loop where a store file, a package or a volume should be', () => {
-  it('/dev/zero symlinked as version.json: list ends (exit 2, "character device"), never reads forever', async () => {
+  it('/dev/zero symlinked as version.json: list ends (exit 2: a link is not followed), never reads forever', async () => {
     const store = await copyStore();
     const meta = join(store, 'versions/v1/version.json');
     await rm(meta);
     await symlink('/dev/zero', meta);
-    refused(await airlockAsync(['list', '--store', store], { timeoutMs: HANG_MS }), 2, 'AIRLOCK_BAD_VERSION', /version\.json is a character device, not a regular file/);
+    refused(await airlockAsync(['list', '--store', store], { timeoutMs: HANG_MS }), 2, 'AIRLOCK_BAD_VERSION', /version\.json is a symbolic link \(to "\/dev\/zero"\), not a regular file: it is not followed/);
   });
 
-  it('a symlink loop as version.json: list says so in words (exit 2), no ELOOP', async () => {
+  it('a version\'s manifest or metadata linked to another version\'s file: activate and receipt refuse it (exit 2, not followed), and receipt never vouches for a version whose manifest it cannot read', async () => {
+    for (const file of ['airlock.json', 'version.json']) {
+      const store = await copyStore();
+      const own = join(store, 'versions/v1', file);
+      await rm(own);
+      await symlink(join(pristine, 'versions/v1', file), own); // the same version's file in another store
+      const before = await treeState(store);
+      const outDir = fresh('r');
+      await mkdir(outDir);
+      const receipt = await airlockAsync(['receipt', '--store', store, '--out', join(outDir, 'receipt.json')], { timeoutMs: HANG_MS });
+      refused(receipt, 2, 'AIRLOCK_BAD_VERSION', new RegExp(`v1/${file.replace('.', '\\.')} is a symbolic link \\(to ".*pristine/versions/v1/${file.replace('.', '\\.')}"\\), not a regular file: it is not followed`));
+      if (file === 'version.json') refused(await airlockAsync(['activate', 'v1', '--store', store], { timeoutMs: HANG_MS }), 2, 'AIRLOCK_BAD_VERSION', /it is not followed/);
+      expect(await treeState(store)).toBe(before);
+    }
+  });
+
+  it('a symlink loop as version.json: list says so in words (exit 2: a link is not followed), no ELOOP', async () => {
     const store = await copyStore();
     const meta = join(store, 'versions/v1/version.json');
     await rm(meta);
     await symlink(meta, meta);
-    refused(airlock(['list', '--store', store], { timeoutMs: HANG_MS }), 2, 'AIRLOCK_BAD_VERSION', /version\.json is a loop of symbolic links/);
+    refused(airlock(['list', '--store', store], { timeoutMs: HANG_MS }), 2, 'AIRLOCK_BAD_VERSION', /version\.json is a symbolic link \(to ".*version\.json"\), not a regular file: it is not followed/);
   });
 
   it('a FIFO as the stored airlock.json: list ends by itself', async () => {
