@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { loadVersion } from '../store/load.js';
+import { versionPaths } from '../store/paths.js';
 import { readState } from '../store/state.js';
 
 /**
@@ -59,8 +60,8 @@ export async function loadFromStore(store: string, label: string): Promise<Versi
     pageCount: v.meta.pageCount ?? v.manifest.pageCount,
     siteDir: v.siteDir,
     variantPath: (sha, enc) => v.variantPath(sha, enc),
-    htmlCacheRoot: join(v.dir, 'html'),
-    searchCacheDir: join(v.dir, 'search'),
+    htmlCacheRoot: versionPaths(v.dir).html,
+    searchCacheDir: versionPaths(v.dir).search,
     files: v.manifest.files,
     variants: v.variants,
     precompressed: v.precompressed,

@@ -2,6 +2,7 @@ import { access } from 'node:fs/promises';
 import type { Manifest } from '../package/index.js';
 import { requireVersion } from './activate.js';
 import { readMeta, readStoredManifest, type VersionMeta } from './meta.js';
+import { checkStoreFolder } from './location.js';
 import { versionDir, versionPaths } from './paths.js';
 import { readVariantsIndex, type VariantEntry } from './variants/index-file.js';
 
@@ -23,6 +24,11 @@ export async function loadVersion(store: string, label: string): Promise<LoadedV
   await requireVersion(store, label);
   const dir = versionDir(store, label);
   const p = versionPaths(dir);
+  // The version's own folders only: one that is a link (into another store) is refused, never
+  // read from or written into (serve prepares pages, variants and its index there).
+  for (const [sub, holds] of [[p.site, 'pages'], [p.variants, 'compressed variants'], [p.vendor, 'vendored files'], [p.html, 'prepared pages'], [p.search, 'search index']] as const) {
+    await checkStoreFolder(store, sub, `version ${label}'s ${holds}`);
+  }
   const meta = await readMeta(dir);
   const manifest = await readStoredManifest(dir);
   const variants = await readVariantsIndex(p.variantsIndex);

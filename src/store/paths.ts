@@ -36,6 +36,9 @@ export function versionPaths(dir: string) {
     variantsIndex: join(dir, 'variants', 'index.json'),
     /** Vendoring: the package's vendored files, `vendor/<sha256>.<ext>` (each checked against the manifest). */
     vendor: join(dir, 'vendor'),
+    /** What serve prepares for the version: its transformed pages and its search index. */
+    html: join(dir, 'html'),
+    search: join(dir, 'search'),
   };
 }
 

@@ -210,6 +210,23 @@ describe('store paths', () => {
     expect(await absent(join(other, 'versions', 'v1', 'index.html.br'))).toBe(true);
   });
 
+  it('a folder inside a version linked elsewhere (site, variants, html, search): serve refuses it (exit 2 AIRLOCK_STORE_PATH) and writes nothing through it', async () => {
+    for (const sub of ['site', 'variants', 'html', 'search']) {
+      const store = join(dir, `version-sub-${sub}`);
+      await writeVersion(store, 'v1', { 'index.html': '<p>v1</p>' });
+      await setActive(store, 'v1');
+      const elsewhere = join(dir, `elsewhere-${sub}`);
+      await mkdir(elsewhere);
+      await rm(join(store, 'versions', 'v1', sub), { recursive: true, force: true });
+      await symlink(elsewhere, join(store, 'versions', 'v1', sub));
+      const r = airlock(['serve', '--store', store, '--port', '0'], { timeoutMs: 15_000 });
+      expect(r.status, `${sub}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toContain(`${join(store, 'versions', 'v1', sub)} is a symbolic link (to "${elsewhere}"), which is not followed`);
+      expect(r.stderr).toContain('[AIRLOCK_STORE_PATH]');
+      expect(await readdir(elsewhere), sub).toEqual([]);
+    }
+  });
+
   it('STORE/leases a file, a FIFO or a loop of symbolic links: serve exits 2 AIRLOCK_STORE_PATH naming the leases folder in words, no errno', async () => {
     for (const [kind, plant, words] of [
       ['file', (p: string) => writeFile(p, 'x'), 'is a regular file, not a folder'],

@@ -1,4 +1,5 @@
-import { mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { EXIT, StoreError } from '../../errors.js';
 import { join } from 'node:path';
 import type { TransformContext } from '../../features/index.js';
 import { fsyncDir } from '../../util/fsx.js';
@@ -61,6 +62,8 @@ async function intact(dir: string, index: Map<string, CachedPage>, wanted: reado
 /** Throws EACCES/EPERM/EROFS when nothing can be written into `dir` (a store the server may only read). */
 async function probeWritable(dir: string): Promise<void> {
   await mkdir(dir, { recursive: true });
+  // A link here (into another store or anywhere) is never written through.
+  if ((await lstat(dir)).isSymbolicLink()) throw new StoreError('AIRLOCK_STORE_PATH', `${dir} is a symbolic link, which is not followed (airlock keeps prepared pages there); move it out of the store`, { subject: dir }, EXIT.USAGE);
   const probe = join(dir, `.probe.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`);
   await writeFile(probe, '', { flag: 'wx' });
   await rm(probe, { force: true });
