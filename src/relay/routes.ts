@@ -92,7 +92,7 @@ export function createRelay(o: RelayOptions): Relay {
       log(redact(`airlock relay: ${call.method} ${call.path}: ${f.error}: ${f.detail}`));
       return c.json({ error: f.error }, f.status);
     }
-    if (res.statusCode < 200 || res.statusCode > 299) return refused(c, res, `${call.method} ${call.path}`, log);
+    if (res.statusCode < 200 || res.statusCode > 299) return refused(c, res, `${call.method} ${call.path}`, log, call.sse ? 'the assistant service' : 'the search service');
     const unfit = unfitAnswer(res.headers, call.sse);
     if (unfit) {
       res.body.on('error', () => {}); // destroying it aborts the request; nobody waits on that error
