@@ -95,6 +95,11 @@ async function bounded<T>(o: DownloadOptions<T>, dog: ReturnType<typeof watchdog
     throw new DigestMismatchError('AIRLOCK_TOO_LARGE', `the service announced ${o.expectedSize} bytes (sizeBytes) for the archive, more than the ${max} allowed (${o.limitNames?.size ?? 'the archive size limit'}); nothing was downloaded`,
       { subject: safeUrl(o.url), limit: max, announced: o.expectedSize });
   }
+  if (o.expectedSize !== undefined && !(Number.isSafeInteger(o.expectedSize) && o.expectedSize >= 0)) {
+    // A negative or fractional size is no size any download can have: refused before any request.
+    throw new DigestMismatchError('AIRLOCK_SIZE_MISMATCH', `the service announced ${o.expectedSize} bytes (sizeBytes) for the archive, which no download can have; nothing was downloaded`,
+      { subject: safeUrl(o.url), announced: o.expectedSize });
+  }
   const t0 = Date.now();
   const headersTimeoutMs = resolveDownloadLimits(o.limits).headersTimeoutMs;
   const policy = o.retry ?? DEFAULT_RETRY;

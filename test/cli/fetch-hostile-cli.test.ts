@@ -121,11 +121,12 @@ describe('fetch against a hostile export API', () => {
     expect(objectGets.get('huge_size') ?? 0).toBe(0);
   }, 35_000);
 
-  it('a sizeBytes that is not the size received (302.5 for 303 bytes) is refused: exit 4 AIRLOCK_SIZE_MISMATCH, never ignored', async () => {
+  it('a sizeBytes no download can have (302.5) is refused before any byte is downloaded: exit 4 AIRLOCK_SIZE_MISMATCH, never ignored', async () => {
     const r = await fetchIn('fraction_size');
     expect(r.status, r.stderr).toBe(4);
     expect(codeOf(r), r.stderr).toBe('AIRLOCK_SIZE_MISMATCH');
-    expect(r.stderr).toMatch(/expected 302\.5, got 303/);
+    expect(r.stderr).toMatch(/announced 302\.5 bytes \(sizeBytes\) for the archive, which no download can have; nothing was downloaded/);
+    expect(objectGets.get('fraction_size') ?? 0).toBe(0);
   }, 35_000);
 
   it('a job answer naming "status" twice (JSON.parse keeps the last) is refused: exit 1 AIRLOCK_UPSTREAM_SCHEMA naming the key', async () => {
