@@ -194,6 +194,17 @@ describe('transformHtml on each vendor\'s real-world tag shape', () => {
     expect(out).toContain('src="/assets/search.js"');
   });
 
+  it('a tracker tag whose src is written with character references is judged as the browser reads it, and removed', async () => {
+    const page = '<html><head><script defer data-domain="docs.example.com" src="https://plausible.corp.example/js/scr&#105;pt.js"></script>'
+      + '<script data-website-id="x" src="https://umami.corp.example/script&#46;js"></script>'
+      + '<script src="https://www.google&#x2d;analytics.com/analytics.js"></script></head><body><p>x</p></body></html>';
+    const out = (await transformHtml(page, ctx(AIR))).toString();
+    expect(out).not.toContain('plausible.corp.example');
+    expect(out).not.toContain('umami.corp.example');
+    expect(out).not.toContain('analytics.js');
+    expect(out).toContain('<p>x</p>');
+  });
+
   it('a Next.js page ABOUT analytics keeps its RSC payload and code samples while the real tags go', async () => {
     const page = nextPage(VENDOR_SAMPLES[0]!.html, VENDOR_SAMPLES[3]!.html);
     const out = (await transformHtml(page, ctx(AIR))).toString();
