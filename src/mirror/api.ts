@@ -56,7 +56,7 @@ export function mirrorApi(d: ApiDeps): Hono<AppEnv> {
 
   app.post(base, async (c) => {
     // `paths` is validated like the service does, and ignored: a stored version is exported whole.
-    const got = requestJson(await c.req.text());
+    const got = await requestJson(c.req.raw);
     if (!got.ok) return c.json({ error: got.error }, got.status);
     const body = StartExportRequestSchema.safeParse(got.value);
     if (!body.success) return c.json({ error: `invalid request: ${describeZodError(body.error)}` }, 400);

@@ -47,15 +47,20 @@ function duplicateKeyError(text: string): string | null {
 
 /**
  * A request body taken as JSON with no content-type rule (the export API of a mirror and of the
- * emulator, the emulator's controls): its value, undefined when it is not JSON (the caller's
- * schema refuses that in words), or a 400 in words when it names a key twice.
+ * emulator, the emulator's controls), read with the same bound as readJsonBody: its value,
+ * undefined when the body is empty (the caller's schema refuses that in words), or a 413/400 in
+ * words when it is too large, not JSON, or names a key twice.
  */
-export function requestJson(text: string): { ok: true; value: unknown } | { ok: false; status: 400; error: string } {
+export async function requestJson(req: Request, max = DEFAULT_MAX_BODY_BYTES): Promise<{ ok: true; value: unknown } | { ok: false; status: 400 | 413; error: string }> {
+  const declared = Number(req.headers.get('content-length') ?? NaN);
+  const text = Number.isFinite(declared) && declared > max ? null : await cappedText(req.body, max);
+  if (text === null) return { ok: false, status: 413, error: `request body larger than ${max} bytes` };
+  if (text.trim() === '') return { ok: true, value: undefined };
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    return { ok: true, value: undefined };
+    return { ok: false, status: 400, error: `request body is not valid JSON (${Buffer.byteLength(text)} bytes)` };
   }
   const twice = duplicateKeyError(text);
   return twice === null ? { ok: true, value } : { ok: false, status: 400, error: twice };

@@ -114,4 +114,22 @@ describe('hostile JSON bodies get a 400 in words (binaries)', () => {
     await twice(`${emulator}/_emulator/faults`, '{"latencyMs":1,"latencyMs":2}', 'latencyMs');
     await twice(`${emulator}/_emulator/agent-jobs`, '{"x":1,"x":2}', 'x');
   });
+
+  it('a body that is not JSON, or larger than the bound, gets the same words at every JSON endpoint (400, 413), never a schema message', async () => {
+    const endpoints: Array<[string, Record<string, string>]> = [
+      [`${local}/_airlock/search/docs.example.com`, {}],
+      [`${relay}/discovery/v2/search/docs.example.com`, {}],
+      [`${emulator}/v1/static-export/jobs`, { authorization: `Bearer ${adminKey}` }],
+      [`${emulator}/discovery/v2/assistant/docs.example.com/message`, { authorization: `Bearer ${assistantKey}` }],
+      [`${emulator}/_emulator/agent-jobs`, {}],
+    ];
+    for (const [url, headers] of endpoints) {
+      const bad = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: '{' });
+      expect(bad.status, url).toBe(400);
+      expect(((await bad.json()) as { error: string }).error, url).toBe('request body is not valid JSON (1 bytes)');
+      const big = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: `{"x":"${'y'.repeat(300 * 1024)}"}` });
+      expect(big.status, url).toBe(413);
+      expect(((await big.json()) as { error: string }).error, url).toMatch(/^request body larger than \d+ bytes$/);
+    }
+  });
 });

@@ -39,7 +39,7 @@ export function assistantRoutes(ctx: EmulatorContext): Hono<Env> {
   app.post('/assistant/:domain/message', guard, async (c) => {
     const domain = c.req.param('domain');
     if (!knownDomain(ctx, domain)) return c.json({ error: `domain not found: ${domain}` }, 404);
-    const got = requestJson(await c.req.text());
+    const got = await requestJson(c.req.raw);
     if (!got.ok) return c.json({ error: got.error }, got.status);
     const parsed = AssistantRequestSchema.safeParse(got.value);
     if (!parsed.success) {
@@ -72,7 +72,7 @@ export function assistantRoutes(ctx: EmulatorContext): Hono<Env> {
   };
   app.get('/search/:domain', guard, (c) => search(c, c.req.query('q') ?? ''));
   app.post('/search/:domain', guard, async (c) => {
-    const got = requestJson(await c.req.text());
+    const got = await requestJson(c.req.raw);
     if (!got.ok) return c.json({ error: got.error }, got.status);
     const body = (got.value ?? {}) as { query?: unknown };
     return search(c, c.req.query('q') ?? (typeof body.query === 'string' ? body.query : ''));

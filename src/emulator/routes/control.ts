@@ -21,14 +21,14 @@ export const AgentJobSeedSchema = z.strictObject({
 export function controlRoutes(ctx: EmulatorContext): Hono {
   const app = new Hono();
   app.post('/faults', async (c) => {
-    const got = requestJson(await c.req.text());
+    const got = await requestJson(c.req.raw);
     if (!got.ok) return c.json({ error: got.error }, got.status);
     const patch = FaultsPatchSchema.safeParse(got.value);
     if (!patch.success) return c.json({ error: `invalid faults: ${describeZodError(patch.error)}` }, 400);
     return c.json({ faults: ctx.state.setFaults(patch.data) });
   });
   app.post('/agent-jobs', async (c) => {
-    const got = requestJson(await c.req.text());
+    const got = await requestJson(c.req.raw);
     if (!got.ok) return c.json({ error: got.error }, got.status);
     const body = AgentJobSeedSchema.safeParse(got.value);
     if (!body.success) return c.json({ error: `invalid request: ${describeZodError(body.error)}` }, 400);

@@ -20,7 +20,7 @@ export function jobRoutes(ctx: EmulatorContext): Hono<Env> {
   const enabled = exportEnabled(ctx);
 
   app.post('/', guard, enabled, async (c) => {
-    const got = requestJson(await c.req.text());
+    const got = await requestJson(c.req.raw);
     if (!got.ok) return c.json({ error: got.error }, got.status);
     const body = StartExportRequestSchema.safeParse(got.value);
     if (!body.success) return c.json({ error: `invalid request: ${describeZodError(body.error)}` }, 400);
