@@ -1,4 +1,4 @@
-import { decodeEntities } from '../util/html-entities.js';
+import { decodeAttr } from './html-attr.js';
 /**
  * Third-party analytics vendors, as data. To add one, append an entry: the HTML transform removes
  * its tags when analytics is off and the CSP admits its origins only when analytics is on.
@@ -240,7 +240,7 @@ export function vendorForUrl(url: string, vendors: readonly AnalyticsVendor[] = 
  * own tag shape on any host (an attribute of its snippet and its script's path, `tags`).
  */
 export function vendorForScript(raw: string, attr: (name: string) => string | null, vendors: readonly AnalyticsVendor[] = ANALYTICS_VENDORS): AnalyticsVendor | undefined {
-  const src = decodeEntities(raw); // as the browser reads it: `/js/scr&#105;pt.js` is /js/script.js
+  const src = decodeAttr(raw); // as the browser reads it: `/js/scr&#105;pt.js` is /js/script.js
   const byUrl = vendorForUrl(src, vendors);
   if (byUrl) return byUrl;
   let path: string;

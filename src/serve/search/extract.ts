@@ -1,5 +1,4 @@
 import { scanHtml } from './scan-html.js';
-import { decodeEntities } from '../../util/html-entities.js';
 
 /**
  * What a page contributes to the local search index: its title and the text of its
@@ -32,6 +31,20 @@ export const MAX_PAGE_TEXT = 256 * 1024;
 export const MAX_SECTIONS = 500;
 const MAX_HEADING = 300;
 const MAX_ANCHOR = 200;
+
+const NAMED: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ', eacute: 'é', egrave: 'è', uuml: 'ü', ouml: 'ö', auml: 'ä', szlig: 'ß', '#39': "'", ndash: '–', mdash: '—', hellip: '…', copy: '©', reg: '®', trade: '™', lsquo: '‘', rsquo: '’', ldquo: '“', rdquo: '”', laquo: '«', raquo: '»', middot: '·', times: '×', rarr: '→', larr: '←' };
+
+/** Decode the character references that text chunks carry raw (lol-html does not decode them). */
+export function decodeEntities(s: string): string {
+  if (!s.includes('&')) return s;
+  return s.replace(/&(#[xX][0-9a-fA-F]{1,6}|#[0-9]{1,7}|[a-zA-Z][a-zA-Z0-9]{1,31});?/g, (m, ref: string) => {
+    if (ref.charCodeAt(0) === 35 /* # */) {
+      const cp = ref[1] === 'x' || ref[1] === 'X' ? parseInt(ref.slice(2), 16) : parseInt(ref.slice(1), 10);
+      return cp > 0 && cp <= 0x10ffff && !(cp >= 0xd800 && cp <= 0xdfff) ? String.fromCodePoint(cp) : '\uFFFD';
+    }
+    return NAMED[ref] ?? NAMED[ref.toLowerCase()] ?? m;
+  });
+}
 
 const squash = (s: string) => s.replace(/\s+/g, ' ').trim();
 

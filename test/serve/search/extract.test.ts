@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { extractPage, MAX_PAGE_TEXT, MAX_SECTIONS } from '../../../src/serve/search/extract.js';
-import { decodeEntities } from '../../../src/util/html-entities.js';
+import { decodeEntities, extractPage, MAX_PAGE_TEXT, MAX_SECTIONS } from '../../../src/serve/search/extract.js';
 import { scanHtml } from '../../../src/serve/search/scan-html.js';
 import { queryTokens, tokenize } from '../../../src/serve/search/tokenize.js';
 
