@@ -22,7 +22,6 @@ import { parseAllDocuments } from 'yaml';
 import { extractHelm, type Helm } from '../helpers/helm.js';
 import { BIN } from '../helpers/bin.js';
 import { makePackage } from '../helpers/make-package.js';
-import { occupiedPort } from '../helpers/proc.js';
 import { generateKeyPair } from '../../src/package/index.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -108,8 +107,8 @@ async function startPod(cmd: string, n: number): Promise<void> {
   const c = pod.containers[0];
   const root = join(work, `pod${n}`);
   await mkdir(root, { mode: 0o755 });
-  const { port, release } = await occupiedPort();
-  await release();
+  // Port 0, and the address the server prints: a port chosen here and freed again could be
+  // taken by another test's server before the pod binds it (it then answered for the pod).
   const uid: number | undefined = process.getuid?.() === 0 ? pod.securityContext.runAsUser : undefined;
   const gid: number | undefined = uid === undefined ? undefined : pod.securityContext.runAsGroup;
   const fsGroup: number | undefined = uid === undefined ? undefined : pod.securityContext.fsGroup;
@@ -130,7 +129,7 @@ async function startPod(cmd: string, n: number): Promise<void> {
       const cm = objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name === vol.configMap.name);
       const data: Record<string, string> = cm ? { ...cm.data! } : { 'release.pub': pubPem }; // an existing ConfigMap: the documented keys
       if (data['values.yaml']) {
-        data['values.yaml'] = relocate(data['values.yaml']).replace(/^host: .*$/m, 'host: "127.0.0.1"').replace(/^port: .*$/m, `port: ${port}`);
+        data['values.yaml'] = relocate(data['values.yaml']).replace(/^host: .*$/m, 'host: "127.0.0.1"').replace(/^port: .*$/m, 'port: 0');
       }
       await projected(dir, data);
     } else if (vol.secret) {
@@ -144,7 +143,7 @@ async function startPod(cmd: string, n: number): Promise<void> {
   const args = (c.args as string[]).map(relocate);
   const child = spawn(process.execPath, [BIN, ...args], {
     cwd: '/', uid, gid, stdio: ['ignore', 'pipe', 'pipe'],
-    env: { PATH: process.env.PATH, NODE_ENV: 'production', TMPDIR: `${root}/tmp`, HOME: `${root}/data`, ...env, AIRLOCK_PORT: String(port) },
+    env: { PATH: process.env.PATH, NODE_ENV: 'production', TMPDIR: `${root}/tmp`, HOME: `${root}/data`, ...env, AIRLOCK_PORT: '0' },
   });
   let err = '';
   child.stderr.on('data', (d: Buffer) => (err += d));
@@ -154,12 +153,14 @@ async function startPod(cmd: string, n: number): Promise<void> {
   void exited.then(() => (gone = true));
   try {
     let status = 0;
+    let origin: string | undefined;
     for (const end = Date.now() + 30_000; status !== 200 && !gone && Date.now() < end;) {
-      status = await fetch(`http://127.0.0.1:${port}/_airlock/ready`).then((x) => x.status, () => 0);
+      origin ??= /serving \S+ at (http:\/\/127\.0\.0\.1:\d+)\//.exec(err)?.[1];
+      status = origin === undefined ? 0 : await fetch(`${origin}/_airlock/ready`).then((x) => x.status, () => 0);
       if (status !== 200) await new Promise((res) => setTimeout(res, 100));
     }
     expect(status, `${cmd}\n${err}`).toBe(200);
-    const page = await fetch(`http://127.0.0.1:${port}/`);
+    const page = await fetch(`${origin!}/`);
     expect(page.status).toBe(200);
     const pinned = /staticExport\.version=(\S+)/.exec(cmd)?.[1];
     if (pinned) expect(page.headers.get('x-airlock-version')).toBe(pinned);
