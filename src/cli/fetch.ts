@@ -12,7 +12,7 @@ import { checkOutFolder } from './out-file.js';
 import { log, printResult, type CliContext } from './context.js';
 import type { Command } from './main.js';
 import { SPLIT_HELP, splitOption, splitWritten } from './volumes.js';
-import { observeFallbackLine, vendorCollector, vendorFlags, type ObserveReport } from '../fetch/vendor/index.js';
+import { observeLine, vendorCollector, vendorFlags, type ObserveReport } from '../fetch/vendor/index.js';
 import { VENDOR_HELP } from './vendor-help.js';
 import { makeDelta } from '../package/delta/index.js';
 import { readPackage } from '../package/reader.js';
@@ -84,9 +84,7 @@ const command: Command = {
     let observed: ObserveReport | undefined;
     if (vendorAsked?.observe) vendorAsked.observe.onReport = (r) => {
       observed = r;
-      const line = observeFallbackLine('fetch', r);
-      if (line !== null) log(ctx, shown`${line}`);
-      else if (r.browser) log(ctx, `airlock fetch: --vendor-observe: rendered ${r.pages} page(s) in Chromium; ${r.requests} off-origin URL(s) requested${r.timedOut ? `, ${r.timedOut} page(s) stopped at the time limit` : ''}`);
+      log(ctx, shown`${observeLine('fetch', r)}`);
     };
     if (vendorAsked && values.base !== undefined) throw new UsageError('--vendor and --base: a delta cannot carry vendored files yet; fetch the full package (drop --base)', { subject: '--vendor' });
     const base = values.base === undefined ? undefined : resolve(ctx.cwd, requireString(values.base, '--base'));

@@ -9,7 +9,7 @@ import { log, printResult, type CliContext } from './context.js';
 import type { Command } from './main.js';
 import { shown } from '../util/terminal.js';
 import { SPLIT_HELP, splitOption, splitWritten } from './volumes.js';
-import { observeFallbackLine, vendorCollector, vendorFlags, type ObserveReport } from '../fetch/vendor/index.js';
+import { observeLine, vendorCollector, vendorFlags, type ObserveReport } from '../fetch/vendor/index.js';
 import { VENDOR_HELP } from './vendor-help.js';
 
 const usage = `usage: airlock pack ARCHIVE --domain D [--version-label V] [--sign-key FILE] [--expires-at TIME] [--audience ID] [--out DIR] [--split SIZE] [--vendor KINDS [--vendor-mirror ORIGIN=URL]... [--vendor-observe [--vendor-chromium PATH]]] [--json]
@@ -52,9 +52,7 @@ const command: Command = {
     let observed: ObserveReport | undefined;
     if (vendorAsked?.observe) vendorAsked.observe.onReport = (r) => {
       observed = r;
-      const line = observeFallbackLine('pack', r);
-      if (line !== null) log(ctx, shown`${line}`);
-      else if (r.browser) log(ctx, `airlock pack: --vendor-observe: rendered ${r.pages} page(s) in Chromium; ${r.requests} off-origin URL(s) requested${r.timedOut ? `, ${r.timedOut} page(s) stopped at the time limit` : ''}`);
+      log(ctx, shown`${observeLine('pack', r)}`);
     };
     if (positionals.length !== 1) throw new UsageError('airlock pack takes exactly one ARCHIVE', { subject: 'ARCHIVE' });
     const domain = checkDomain(requireString(values.domain, '--domain'));

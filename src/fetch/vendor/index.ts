@@ -43,9 +43,10 @@ export function vendorFlags(kinds: string | undefined, mirrors: readonly string[
   return { kinds: parseKinds(kinds), mirrors: new Map((mirrors ?? []).map(parseMirror)), ...(ob.observe ? { observe: { chromium } } : {}) };
 }
 
-/** The line a command prints when `--vendor-observe` could not render pages (the static scan still ran). */
-export function observeFallbackLine(command: string, r: ObserveReport): string | null {
-  return r.browser ? null : `airlock ${command}: --vendor-observe: ${r.reason}; carried only what the pages and stylesheets name statically (install chromium, or name it with --vendor-chromium or AIRLOCK_CHROMIUM)`;
+/** The line `fetch` or `pack` prints about `--vendor-observe`: what it rendered, or why it could not (the static scan still ran). */
+export function observeLine(command: string, r: ObserveReport): string {
+  if (!r.browser) return `airlock ${command}: --vendor-observe: ${r.reason}; carried only what the pages and stylesheets name statically (install chromium, or name it with --vendor-chromium or AIRLOCK_CHROMIUM)`;
+  return `airlock ${command}: --vendor-observe: rendered ${r.pages} page(s) in Chromium; ${r.requests} off-origin URL(s) requested${r.timedOut ? `, ${r.timedOut} page(s) stopped at the time limit` : ''}`;
 }
 
 /** The collector `fetch` and `pack` run on the verified archive. */
