@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir, open, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { DigestMismatchError, MalformedError, SignatureError } from '../errors.js';
+import { AirlockError, DigestMismatchError, MalformedError, SignatureError } from '../errors.js';
 import { scanArchive, type ArchiveFormat } from '../archive/index.js';
 import { download, removePart, type DownloadLimits, type DownloadProgress } from '../fetch/index.js';
 import { fmtBytes } from '../util/units.js';
@@ -46,6 +46,19 @@ async function isPackage(path: string): Promise<boolean> {
 }
 
 /**
+ * The part file and the package made from it are this module's own files; an operator knows the
+ * bundle by its link. A refusal that names either names the link instead.
+ */
+function namedByLink(e: unknown, files: readonly string[], link: string): unknown {
+  if (!(e instanceof AirlockError)) return e;
+  for (const f of files) {
+    e.message = e.message.replaceAll(JSON.stringify(f), JSON.stringify(link)).replaceAll(f, link);
+    if (e.details.subject === f) e.details.subject = link;
+  }
+  return e;
+}
+
+/**
  * One partial download is kept for a resume: the current link's. Parts of links no longer
  * configured (each could have grown to the size bound) are removed, so downloads/ stays bounded.
  */
@@ -72,6 +85,7 @@ export async function installBundle(o: InstallOptions): Promise<Installed> {
   });
   o.log(`airlock serve: downloaded ${fmtBytes(dl.size)} (sha256 ${dl.sha256})`);
   const trust = await Promise.all(o.trust.map((p) => loadPublicKey(p)));
+  const pkg = join(dir, `${key}.airlock`);
   try {
     if (await isPackage(part)) {
       const layout = await readPackage(part);
@@ -86,13 +100,12 @@ export async function installBundle(o: InstallOptions): Promise<Installed> {
       throw new SignatureError('AIRLOCK_UNSIGNED', `the bundle at ${safe} is a raw export archive, which is unsigned by nature; set staticExport.allowUnsigned: true to accept it on TLS and the link's size/digest checks, or serve a signed .airlock package`, { subject: 'staticExport.allowUnsigned' });
     }
     const scan = await scanArchive({ path: part });
-    if (scan.archiveSha256 !== dl.sha256) throw new DigestMismatchError('AIRLOCK_ARCHIVE_CHANGED', `${part} changed between download and verification`, { subject: part });
+    if (scan.archiveSha256 !== dl.sha256) throw new DigestMismatchError('AIRLOCK_ARCHIVE_CHANGED', `the bundle downloaded from ${safe} changed between download and verification`, { subject: safe });
     const label = o.label ?? `bundle-${scan.archiveSha256.slice(0, 12)}`;
     const manifest: Manifest = {
       format: 'airlock-package/1', domain: o.domain ?? u.hostname, version: label, jobId: null, createdAt: new Date().toISOString(), pageCount: countPages(scan.files),
       archive: { name: MEMBER[scan.format], format: scan.format, size: scan.archiveSize, sha256: scan.archiveSha256 }, files: scan.files,
     };
-    const pkg = join(dir, `${key}.airlock`);
     await writePackage({ outPath: pkg, manifest, archivePath: part });
     try {
       const r = await importPackage(pkg, { store: o.store, trust: [], allowUnsigned: true, activate: o.activate, signal: o.signal, allowDowngrade: o.allowDowngrade });
@@ -100,6 +113,8 @@ export async function installBundle(o: InstallOptions): Promise<Installed> {
     } finally {
       await rm(pkg, { force: true });
     }
+  } catch (e) {
+    throw namedByLink(e, [part, pkg], safe);
   } finally {
     // Verified or refused, the download has served its purpose; only an interrupted one is kept.
     if (!o.signal?.aborted) await removePart(part);

@@ -42,15 +42,19 @@ export function planStart(i: PlanInput, s: StoreView, store: string): Plan {
   return { kind: 'fail', subject: store, message: i.values ? `${what}, or set staticExport.bundleUrl in the values file to download one` : what };
 }
 
-/** After a failed download (pure): what to serve, or the error to end with. */
-export function afterFailure(plan: Extract<Plan, { kind: 'download' }>, reason: string, store: string): { serve: string | null; message: string } {
+/**
+ * After a failed download (pure): what to serve, or the error to end with. `refused`: the bundle
+ * arrived but its content was refused (unsafe, corrupt, unsigned), so a fresh link would not help.
+ */
+export function afterFailure(plan: Extract<Plan, { kind: 'download' }>, reason: string, store: string, refused = false): { serve: string | null; message: string } {
   if (plan.fallback !== null) {
     return { serve: plan.fallback, message: `could not install the bundle from staticExport.bundleUrl (${reason}); SERVING THE PREVIOUSLY ACTIVE VERSION ${plan.fallback} INSTEAD` };
   }
   const what = plan.label !== undefined ? `pinned version ${plan.label} is not in store ${store}` : `store ${store} has no active version to fall back on`;
   return {
     serve: null,
-    message: `nothing to serve: ${what}, and the bundle could not be installed from staticExport.bundleUrl: ${reason}. ` +
-      'Bundle links expire: regenerate the link (or point bundleUrl at an in-network mirror) and restart, or import a package with airlock import PKG --activate',
+    message: `nothing to serve: ${what}, and the bundle could not be installed from staticExport.bundleUrl: ${reason}. ` + (refused
+      ? 'The bundle itself was refused: point bundleUrl at a sound export or package and restart, or import a package with airlock import PKG --activate'
+      : 'Bundle links expire: regenerate the link (or point bundleUrl at an in-network mirror) and restart, or import a package with airlock import PKG --activate'),
   };
 }

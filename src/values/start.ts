@@ -107,8 +107,9 @@ export async function prepareStart(o: PrepareOptions): Promise<Prepared> {
     if (o.signal?.aborted) throw err;
     o.onImport?.((performance.now() - t0) / 1000, 'failed');
     const e = toAirlockError(err);
-    const after = afterFailure(plan, `${e.code}: ${e.message}`, o.store);
-    if (after.serve === null) throw new AirlockError(e.code, after.message, e.exitCode === EXIT.VERIFICATION ? EXIT.VERIFICATION : EXIT.FAILURE, e.details, { cause: err });
+    const refused = e.exitCode === EXIT.VERIFICATION;
+    const after = afterFailure(plan, e.message, o.store, refused);
+    if (after.serve === null) throw new AirlockError(e.code, after.message, refused ? EXIT.VERIFICATION : EXIT.FAILURE, e.details, { cause: err });
     return { version: undefined, port: boot.port, warning: fallbackWarning(e, after.serve, o.log), background: null };
   } finally {
     await boot.close();

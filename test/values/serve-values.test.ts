@@ -131,6 +131,24 @@ describe('airlock serve --values', () => {
     expect(await listVersions(store)).toEqual([]);
   });
 
+  it('corrupt compressed bundle: exit 4 naming the bundle by its link (without the query), never the partial file in downloads/', async () => {
+    const bad = Buffer.from(tgz(siteFiles()));
+    bad.fill(0x55, 60, 90);
+    const corrupt = join(t.dir, 'corrupt.tar.gz');
+    await writeFile(corrupt, bad);
+    emu.setFaults({ serveArchive: [{ domain: 'docs.example.com', path: corrupt }] });
+    const link = await bundleLink();
+    const { values, store } = await setup(`staticExport:\n  bundleUrl: ${link}\n  allowUnsigned: true\nstore: STORE\n`, false);
+    const r = await run(['serve', '--values', values, '--port', '0']);
+    expect(r.code).toBe(4);
+    const u = new URL(link);
+    expect(r.stderr).toContain(`malformed archive "${u.origin}${u.pathname}": corrupt compressed data. The bundle itself was refused`);
+    expect(r.stderr).toMatch(/\[AIRLOCK_CORRUPT\]\n$/);
+    expect(r.stderr).not.toMatch(/\.part|downloads\//);
+    expect(r.stderr).not.toContain(u.search.slice(1));
+    expect(await listVersions(store)).toEqual([]);
+  });
+
   it('truncated object (MD5 ETag disagrees) and pinned version: exit 4, advice printed, nothing imported', async () => {
     emu.setFaults({ truncateObjectAt: 1000 });
     const { values, store } = await setup(`staticExport:\n  bundleUrl: ${await bundleLink()}\n  version: v7\n  allowUnsigned: true\nstore: STORE\n`);

@@ -50,6 +50,9 @@ describe('start-up planner', () => {
     const after = afterFailure(p as Extract<typeof p, { kind: 'download' }>, 'boom', '/s');
     expect(after.serve).toBeNull();
     expect(after.message).toMatch(/pinned version v3 is not in store \/s.*boom.*regenerate/s);
+    const refused = afterFailure(p as Extract<typeof p, { kind: 'download' }>, 'corrupt', '/s', true);
+    expect(refused.message).toMatch(/corrupt\. The bundle itself was refused: point bundleUrl at a sound export/);
+    expect(refused.message).not.toMatch(/regenerate/);
   });
   it('unpinned with a bundleUrl: download, falling back to the active version', () => {
     const p = planStart({ bundleUrl: 'https://x', worker: false }, store, '/s');
