@@ -38,9 +38,9 @@ import { existsSync } from 'node:fs';
 import { cp, mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { extractPage } from '../src/serve/search/extract.js';
-import { SearchIndex } from '../src/serve/search/engine.js';
-import { readBounded, searchablePages } from '../src/serve/search/build.js';
+import { extractPage } from '../src/search/extract.js';
+import { SearchIndex } from '../src/search/engine.js';
+import { readBounded, searchablePages } from '../src/search/build.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const OUT = join(ROOT, 'bench/out/real');

@@ -7,14 +7,14 @@
  * sidebar, footer around a main article with 4-7 sections; a Zipf-distributed vocabulary of
  * 40,000 words plus identifiers; every 10th page partly Japanese). Each engine runs in a fresh
  * child process (so peak RSS is its own) over the same files and the same extraction
- * (src/serve/search/extract.ts), and reports:
- * - build time (page by page: read 16 ahead, extract, index, as src/serve/search/build.ts does) and the
+ * (src/search/extract.ts), and reports:
+ * - build time (page by page: read 16 ahead, extract, index, as src/search/build.ts does) and the
  *   extraction's share of it (and, as its peer, lol-html's text callbacks alone over the same
  *   files), peak RSS after the build and after serializing for the cache file (maxRSS of the
  *   child), serialized index size,
  * - query latency p50/p95 (server side: the engine's search + snippets) for common words, rare
  *   words and words with a typo, and how many typo queries still find the page with the word.
- * Engines: `airlock` (src/serve/search/engine.ts over compact.ts, what serve uses) and its peers
+ * Engines: `airlock` (src/search/engine.ts over compact.ts, what serve uses) and its peers
  * MiniSearch 7 and FlexSearch 0.8 (Document index, `tokenize: 'forward'`), all with one document
  * per page, the same Intl.Segmenter tokenizer and snippets from the page read again. Ratios of
  * the first engine to each other are printed.
@@ -26,10 +26,10 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createRng, type Rng } from '../fixtures/prng.js';
-import { extractPage, type ExtractedPage } from '../src/serve/search/extract.js';
-import { SearchIndex, snippet } from '../src/serve/search/engine.js';
-import { queryTokens, tokenize } from '../src/serve/search/tokenize.js';
-import { readBounded } from '../src/serve/search/build.js';
+import { extractPage, type ExtractedPage } from '../src/search/extract.js';
+import { SearchIndex, snippet } from '../src/search/engine.js';
+import { queryTokens, tokenize } from '../src/search/tokenize.js';
+import { readBounded } from '../src/search/build.js';
 import { judgedPart } from './search-real.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -97,7 +97,7 @@ interface Engine {
 // as the search worker does: the hits' pages are read and extracted again for their snippets
 const pageText = async (file: string) => extractPage(await readFile(join(dir, 'site', file)));
 
-/** src/serve/search/engine.ts (compact.ts underneath): what airlock serves. */
+/** src/search/engine.ts (compact.ts underneath): what airlock serves. */
 function airlockEngine(): Engine {
   const idx = SearchIndex.create();
   return {
@@ -152,7 +152,7 @@ async function flexSearchEngine(): Promise<Engine> {
   } as ConstructorParameters<typeof Document<Doc>>[0]);
   const files: string[] = [];
   return {
-    // one document per page, like src/serve/search/engine.ts, and no text kept either
+    // one document per page, like src/search/engine.ts, and no text kept either
     add: (path, page) => {
       const id = files.push(path) - 1;
       index.add({ id, title: page.title, headings: page.sections.map((s) => s.heading).join(' \n '), text: page.sections.map((s) => s.text).join(' \n ') });
@@ -176,7 +176,7 @@ const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(
 async function child(name: string): Promise<void> {
   const paths = await listPages();
   const engine = name === 'airlock' ? airlockEngine() : name === 'minisearch' ? await miniSearchEngine() : await flexSearchEngine();
-  // as src/serve/search/build.ts does: page by page, in order, read (readBounded, 16 pages ahead)
+  // as src/search/build.ts does: page by page, in order, read (readBounded, 16 pages ahead)
   // → extract → index, no text kept
   let extractMs = 0;
   let sections = 0;
@@ -267,7 +267,7 @@ async function main(): Promise<void> {
   for (const r of rows) {
     console.log(`${r.engine.padEnd(10)}  ${String(r.pages).padStart(5)}  ${String(r.sections).padStart(8)}  ${f(r.extractMs / 1000).padStart(9)}  ${f(r.buildMs / 1000).padStart(7)}  ${f(r.peakRssMb, 0).padStart(11)}  ${f(r.serializeRssMb, 0).padStart(13)}  ${f(r.indexBytes / 1048576).padStart(8)}  ${(f(r.common.p50, 2) + '/' + f(r.common.p95, 2)).padStart(17)}  ${(f(r.rare.p50, 2) + '/' + f(r.rare.p95, 2)).padStart(15)}  ${(f(r.typo.p50, 2) + '/' + f(r.typo.p95, 2)).padStart(15)}  ${f(r.typo.found * 100, 0).padStart(9)}%`);
   }
-  for (const r of rows) console.log(`${r.engine}: extraction ${f(r.extractMs / r.pages, 3)} ms/page with src/serve/search/scan-html.ts vs ${f(r.lolHtmlFloorMs / r.pages, 3)} ms/page for lol-html's text callbacks alone (${f(r.lolHtmlFloorMs / r.extractMs, 1)}x)`);
+  for (const r of rows) console.log(`${r.engine}: extraction ${f(r.extractMs / r.pages, 3)} ms/page with src/search/scan-html.ts vs ${f(r.lolHtmlFloorMs / r.pages, 3)} ms/page for lol-html's text callbacks alone (${f(r.lolHtmlFloorMs / r.extractMs, 1)}x)`);
   const [a] = rows;
   for (const b of rows.slice(1)) {
     const ratio = (k: (r: Row) => number) => f(k(a!) / k(b), 2);

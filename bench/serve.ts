@@ -143,7 +143,7 @@ async function buildStore(work: string, pages: number): Promise<{ store: string;
   // (from dist, as the servers run: the cache key includes a digest of the transform's code)
   const { prebuildHtmlCache, isTransformedPage } = await import(pathToFileURL(join(BIN, '..', '..', 'serve', 'index.js')).href) as typeof import('../src/serve/index.js');
   const { buildVariants } = await import('../src/store/index.js');
-  const { loadOrBuild, searchablePages } = await import('../src/serve/search/build.js');
+  const { loadOrBuild, searchablePages } = await import('../src/search/build.js');
   await prebuildHtmlCache(store, 'bench-1');
   await buildVariants(store, 'bench-1', { exclude: isTransformedPage });
   const version = join(store, 'versions', 'bench-1');

@@ -3,7 +3,7 @@ import {
   cspFor, failFastResponse, featureForPath, featuresDocument, isOn, type ResolvedFeatures,
 } from '../features/index.js';
 import { htmlContextFor } from './html-context.js';
-import { LocalSearch } from './search/service.js';
+import { LocalSearch } from '../search/service.js';
 import { searchRoutes } from './search/route.js';
 import { searchAssets } from './search/ui.js';
 import type { AppEnv } from './app.js';

@@ -1,8 +1,8 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { indexOf, type AppEnv } from '../app.js';
-import { MAX_PAGE_SIZE } from './engine.js';
-import type { LocalSearch } from './service.js';
+import { MAX_PAGE_SIZE } from '../../search/engine.js';
+import type { LocalSearch } from '../../search/service.js';
 import { readJsonBody } from '../../util/json-body.js';
 import { describeZodError } from '../../upstream/index.js';
 

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveFeatures } from '../../../src/features/index.js';
 import { createAirlockServer, type AirlockServer } from '../../../src/serve/index.js';
 import { featureOptions } from '../../../src/serve/features.js';
-import { SEARCH_CACHE_NAME } from '../../../src/serve/search/cache-file.js';
+import { SEARCH_CACHE_NAME } from '../../../src/search/cache-file.js';
 import { fixtureStore } from '../../relay/helpers.js';
 
 /**

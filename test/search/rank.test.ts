@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { SearchIndex, type QueryOptions } from '../../../src/serve/search/engine.js';
-import { extractPage } from '../../../src/serve/search/extract.js';
-import { pathTraits } from '../../../src/serve/search/rank.js';
+import { SearchIndex, type QueryOptions } from '../../src/search/engine.js';
+import { extractPage } from '../../src/search/extract.js';
+import { pathTraits } from '../../src/search/rank.js';
 
 function index(html: Record<string, string>): (q: string, o?: QueryOptions) => Promise<string[]> {
   const pages = Object.entries(html).map(([path, h]) => ({ path, page: extractPage(h) }));

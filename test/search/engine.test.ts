@@ -2,9 +2,9 @@ import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SearchIndex, snippet, urlOfPage } from '../../../src/serve/search/engine.js';
-import { extractPage, type ExtractedPage } from '../../../src/serve/search/extract.js';
-import { readSearchCache, writeSearchCache, SEARCH_CACHE_NAME } from '../../../src/serve/search/cache-file.js';
+import { SearchIndex, snippet, urlOfPage } from '../../src/search/engine.js';
+import { extractPage, type ExtractedPage } from '../../src/search/extract.js';
+import { readSearchCache, writeSearchCache, SEARCH_CACHE_NAME } from '../../src/search/cache-file.js';
 
 const html: Record<string, string> = {
   'guide/webhooks.html': '<title>Webhooks</title><main><h1 id="top">Webhooks</h1><p>Receive events.</p><h2 id="verify">Verify signatures</h2><p>Check the HMAC signature of each delivery.</p><h2 id="retry">Retries</h2><p>Failed deliveries are retried with backoff.</p></main>',
@@ -88,7 +88,7 @@ describe('the cache file', () => {
 
 describe('compact core', () => {
   it('within: bounded edit distance', async () => {
-    const { within } = await import('../../../src/serve/search/compact.js');
+    const { within } = await import('../../src/search/compact.js');
     expect(within('webhooks', 'webhoks', 1)).toBe(true);
     expect(within('signature', 'signatrue', 1)).toBe(false); // a transposition is two edits
     expect(within('signature', 'signatrue', 2)).toBe(true);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { decodeEntities, extractPage, MAX_PAGE_TEXT, MAX_SECTIONS } from '../../../src/serve/search/extract.js';
-import { scanHtml } from '../../../src/serve/search/scan-html.js';
-import { queryTokens, tokenize } from '../../../src/serve/search/tokenize.js';
+import { decodeEntities, extractPage, MAX_PAGE_TEXT, MAX_SECTIONS } from '../../src/search/extract.js';
+import { scanHtml } from '../../src/search/scan-html.js';
+import { queryTokens, tokenize } from '../../src/search/tokenize.js';
 
 const page = (body: string, head = '<title>Guide &amp; more</title>') => `<!doctype html><html><head>${head}<script>var nav="in head"</script></head><body>${body}</body></html>`;
 

@@ -1,6 +1,5 @@
 import type { Worker } from 'node:worker_threads';
-import { siblingEntry, spawnWorker } from '../../util/worker.js';
-import type { VersionSource } from '../source.js';
+import { siblingEntry, spawnWorker } from '../util/worker.js';
 import { searchablePages, type BuildInput, type BuildReport } from './build.js';
 import type { QueryOptions, SearchHit } from './engine.js';
 import type { QueryMessage, WorkerMessage } from './worker-entry.js';
@@ -18,6 +17,15 @@ export type SearchAnswer =
   | { status: 'ready'; hits: SearchHit[] }
   | { status: 'building'; retryAfterSec: number }
   | { status: 'failed'; error: string; retryAfterSec: number };
+
+/** What the search needs of a served version (serve's SearchSource is one). */
+export interface SearchSource {
+  label: string;
+  siteDir: string;
+  files: ReadonlyArray<{ path: string; sha256: string }>;
+  /** Folder of the version's index cache file, or null to keep it in memory only. */
+  searchCacheDir: string | null;
+}
 
 export interface LocalSearchOptions {
   log: (line: string) => void;
@@ -50,7 +58,7 @@ export class LocalSearch {
    * The server loaded this version (start, switch, repair): prepare its index once `after` (its
    * HTML, which readers wait for, takes the cores first), drop the others.
    */
-  use(src: VersionSource, after?: Promise<unknown>): void {
+  use(src: SearchSource, after?: Promise<unknown>): void {
     this.latest = src.label;
     for (const [v, e] of this.entries) if (v !== src.label) this.stop(e);
     if (this.entries.has(src.label)) return;
@@ -67,7 +75,7 @@ export class LocalSearch {
     });
   }
 
-  async query(src: VersionSource, query: string, options: QueryOptions): Promise<SearchAnswer> {
+  async query(src: SearchSource, query: string, options: QueryOptions): Promise<SearchAnswer> {
     let e = this.entries.get(src.label);
     if (!e) {
       if (this.closed || (this.latest !== null && this.latest !== src.label)) return { status: 'building', retryAfterSec: 1 };
@@ -102,7 +110,7 @@ export class LocalSearch {
     await Promise.all([...this.entries.values()].map((e) => this.stop(e)));
   }
 
-  private start(src: VersionSource): Entry {
+  private start(src: SearchSource): Entry {
     const input: BuildInput = {
       siteDir: src.siteDir,
       pages: searchablePages(src.files).map((f) => ({ path: f.path, sha256: f.sha256 })),
