@@ -21,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { generateSite } from '../fixtures/generate.js';
 import { packArchive } from '../src/package/index.js';
-import { makeDelta } from '../src/package/delta/index.js';
+import { makeDelta } from '../src/delta/index.js';
 import { importPackage } from '../src/store/index.js';
 import { remove, settle } from './settle.js';
 

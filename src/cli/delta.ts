@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { loadPrivateKey } from '../package/keys.js';
-import { makeDelta } from '../package/delta/index.js';
+import { makeDelta } from '../delta/index.js';
 import { parse } from './args.js';
 import { log, printResult, type CliContext } from './context.js';
 import { trapFor } from './interrupt.js';

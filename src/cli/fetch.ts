@@ -14,7 +14,7 @@ import type { Command } from './main.js';
 import { SPLIT_HELP, splitOption, splitWritten } from './volumes.js';
 import { observeLine, vendorCollector, vendorFlags, type ObserveReport } from '../fetch/vendor/index.js';
 import { VENDOR_HELP } from './vendor-help.js';
-import { makeDelta } from '../package/delta/index.js';
+import { makeDelta } from '../delta/index.js';
 import { readPackage } from '../package/reader.js';
 import { interruptedError, trapFor } from './interrupt.js';
 import { shown } from '../util/terminal.js';

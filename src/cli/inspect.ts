@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { readPackage, type PackageLayout } from '../package/reader.js';
 import { countPages } from '../package/pages.js';
-import { isDeltaPackage, readDelta, type DeltaLayout } from '../package/delta/index.js';
+import { isDeltaPackage, readDelta, type DeltaLayout } from '../delta/index.js';
 import { describeVolume, isVolume, volumeName } from '../package/volumes/index.js';
 import { parse } from './args.js';
 import { printResult } from './context.js';

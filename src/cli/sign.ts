@@ -1,7 +1,7 @@
 import { UsageError } from '../errors.js';
 import { addSignature } from '../package/sign.js';
 import { loadPrivateKey } from '../package/keys.js';
-import { addDeltaSignature, isDeltaPackage } from '../package/delta/index.js';
+import { addDeltaSignature, isDeltaPackage } from '../delta/index.js';
 import { resolve } from 'node:path';
 import { parse, requireString } from './args.js';
 import { printResult } from './context.js';

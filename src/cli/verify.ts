@@ -13,7 +13,7 @@ import { fmtBytes } from '../util/units.js';
 import type { Command } from './main.js';
 import { packageArgs, VOLUMES_HELP } from './volumes.js';
 import { openVolumes } from '../package/volumes/index.js';
-import { isDeltaPackage, verifyDelta, type DeltaLayout } from '../package/delta/index.js';
+import { isDeltaPackage, verifyDelta, type DeltaLayout } from '../delta/index.js';
 
 const USAGE = `usage: airlock verify PKG... [--volumes DIR,...] [--trust PUBFILE]... [--allow-unsigned] [--store DIR [--allow-downgrade]] [--json]
 

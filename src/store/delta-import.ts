@@ -5,12 +5,12 @@ import { createHash } from 'node:crypto';
 import { DigestMismatchError, MalformedError, SignatureError, StoreError, UsageError } from '../errors.js';
 import { ARCHIVE_CODES, probeCaseFolding, writeSmall } from '../archive/index.js';
 import { checkManifestLimits, checkSignature, countPages, inputPath, parseManifest, type Manifest, signatureMember, signaturesOf, type PackageInput, type PackageLayout } from '../package/index.js';
-import { canonicalArchiveOffset, finishTarget, namePatchThatFailed, readBaseAhead, readDelta, rebuildSite, resolveTarget, type DeltaLayout, type ResolvedTarget } from '../package/delta/index.js';
+import { canonicalArchiveOffset, finishTarget, namePatchThatFailed, readBaseAhead, readDelta, rebuildSite, resolveTarget, type DeltaLayout, type ResolvedTarget } from '../delta/index.js';
 import { admitPackage, checkFreshness, type Admission } from './admit.js';
 import { appendAuditLocked, auditWritable, type AuditEvent } from './audit.js';
 import { describeAdmission } from './describe.js';
 import { loadPolicy, policySigners, type LoadedPolicy } from './policy.js';
-import { inPool } from '../package/delta/pool.js';
+import { inPool } from '../delta/pool.js';
 import { fileSha256, fsyncDir } from '../util/fsx.js';
 import type { ReadAhead } from '../util/read-ahead.js';
 import { activateLocked } from './activate.js';
@@ -29,7 +29,7 @@ import { loadTrustedKeys } from './trust.js';
 const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
 
 /**
- * Import a delta package (src/package/delta). The delta manifest's signature is checked first (by
+ * Import a delta package (src/delta). The delta manifest's signature is checked first (by
  * a trusted key; under a trust policy by a live key of the policy: the envelope binds base, ops
  * and payload to a signer). The base version must be in the store with exactly the manifest digest
  * the delta names (else exit 4 naming label and digest), the target's site is rebuilt in staging

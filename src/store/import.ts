@@ -22,7 +22,7 @@ import { cleanStaging, commitStaged, dropStaging, makeStaging } from './staging.
 import { checkVersionsFolder } from './holdings.js';
 import { stageVersion } from './stage.js';
 import { importDelta } from './delta-import.js';
-import { isDeltaPackage } from '../package/delta/index.js';
+import { isDeltaPackage } from '../delta/index.js';
 
 export interface ImportOptions {
   store: string;
@@ -75,7 +75,7 @@ export async function importPackage(pkgPath: PackageInput, o: ImportOptions): Pr
   let layout: PackageLayout | null = null;
   const delta: { domain?: string; version?: string } = {};
   try {
-    if (await isDeltaPackage(pkg)) return await importDelta(pkg, o, delta); // src/package/delta: rebuilt from a stored base, admitted as its target
+    if (await isDeltaPackage(pkg)) return await importDelta(pkg, o, delta); // src/delta: rebuilt from a stored base, admitted as its target
     o.onProgress?.({ phase: 'verify', pkg: inputPath(pkg) });
     layout = await readPackage(pkg);
     return await importChecked(pkg, size, kind, layout, o);

@@ -3,7 +3,7 @@ import { rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DigestMismatchError, EXIT, StoreError } from '../errors.js';
 import { MAX_SIGNATURES, SIGNATURE_BYTES, signatureMember } from '../package/index.js';
-import { writeCanonicalPackage } from '../package/delta/index.js';
+import { writeCanonicalPackage } from '../delta/index.js';
 import { describeFsError, fileSha256, fsyncDir, readRegularFileIfExists } from '../util/fsx.js';
 import { readMeta, readStoredManifestBytes } from './meta.js';
 import { versionDir, versionPaths } from './paths.js';

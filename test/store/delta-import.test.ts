@@ -3,7 +3,7 @@ import { cp, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/pr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateSite } from '../../fixtures/generate.js';
-import { makeDelta } from '../../src/package/delta/index.js';
+import { makeDelta } from '../../src/delta/index.js';
 import { importPackage } from '../../src/store/index.js';
 import { siteFolders } from '../../src/store/delta-import.js';
 import { makePackage } from '../helpers/make-package.js';

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { airlock } from '../helpers/bin.js';
 import { buildPackage, makeKey, makeTempDir, treeDigest, type TestKey } from './helpers.js';
 import { auditCount, expectRefusalLogged } from './audit-expect.js';
-import { craftDelta, relayout } from '../package/delta-craft.js';
-import { readDelta } from '../../src/package/delta/index.js';
+import { craftDelta, relayout } from '../delta/craft.js';
+import { readDelta } from '../../src/delta/index.js';
 import { readPackage } from '../../src/package/index.js';
 import { createHash, sign } from 'node:crypto';
 

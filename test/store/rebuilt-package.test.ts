@@ -3,7 +3,7 @@ import { cp, mkdtemp, readFile, readdir, rm, truncate, writeFile } from 'node:fs
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { makeDelta } from '../../src/package/delta/index.js';
+import { makeDelta } from '../../src/delta/index.js';
 import { importPackage, storedPackage } from '../../src/store/index.js';
 import { FIXTURE_SITE, makePackage } from '../helpers/make-package.js';
 

@@ -1,5 +1,5 @@
 import { createDelta } from 'fossil-delta';
-import type { FileRecord } from '../../archive/index.js';
+import type { FileRecord } from '../archive/index.js';
 import { MAX_PATCH_SOURCE } from './format.js';
 
 /** How one target file is built on the receiving side (pure: the planner, given file readers). */

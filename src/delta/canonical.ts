@@ -2,11 +2,11 @@ import { createHash, type Hash } from 'node:crypto';
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Header, Pax } from 'tar';
-import { DigestMismatchError } from '../../errors.js';
-import type { FileRecord } from '../../archive/index.js';
-import { BLOCK, MIN_TAIL, encodeHeader, padded } from '../tar-header.js';
-import { signatureMember } from '../reader.js';
-import { ReadAhead } from '../../util/read-ahead.js';
+import { DigestMismatchError } from '../errors.js';
+import type { FileRecord } from '../archive/index.js';
+import { BLOCK, MIN_TAIL, encodeHeader, padded } from '../package/tar-header.js';
+import { signatureMember } from '../package/reader.js';
+import { ReadAhead } from '../util/read-ahead.js';
 
 /**
  * The canonical form of a site as a plain tar, a pure function of (files, mtime): entries in

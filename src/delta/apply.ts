@@ -1,23 +1,23 @@
 import { copyFile, link, mkdir, open } from 'node:fs/promises';
 import { createReadStream } from 'node:fs';
-import { spanStream, writeSmall } from '../../archive/index.js';
+import { spanStream, writeSmall } from '../archive/index.js';
 import { dirname, join } from 'node:path';
 import { createGunzip } from 'node:zlib';
 import { Transform } from 'node:stream';
 import { createHash } from 'node:crypto';
 import { applyFossilUnchecked, fossilChecksum, fossilTargetSize } from './fossil-apply.js';
-import { DigestMismatchError, MalformedError } from '../../errors.js';
-import type { FileRecord } from '../../archive/index.js';
-import type { Manifest } from '../manifest.js';
+import { DigestMismatchError, MalformedError } from '../errors.js';
+import type { FileRecord } from '../archive/index.js';
+import type { Manifest } from '../package/manifest.js';
 import { DELTA_MEMBERS, MAX_PATCH_SOURCE, gunzipProblem, type DeltaOp } from './format.js';
 import type { DeltaLayout } from './reader.js';
 import { ExactReader } from './stream-reader.js';
 import { ZERO_DIGEST } from './template.js';
 import { inPool } from './pool.js';
-import { ReadAhead, readUpTo } from '../../util/read-ahead.js';
+import { ReadAhead, readUpTo } from '../util/read-ahead.js';
 import { constants as fsConstants } from 'node:fs';
-import { fsyncFile } from '../../util/fsx.js';
-import { describeFsError } from '../../util/fs-words.js';
+import { fsyncFile } from '../util/fsx.js';
+import { describeFsError } from '../util/fs-words.js';
 
 /** Patches applied at once, and the largest base file such a patch may read (bigger ones run alone). */
 const PATCH_WIDTH = 16;

@@ -1,11 +1,11 @@
 import { createPublicKey, randomBytes, sign, type KeyObject } from 'node:crypto';
 import { rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { DigestMismatchError, MalformedError, UsageError } from '../../errors.js';
-import { fsyncDir } from '../../util/fsx.js';
-import { fingerprint } from '../keys.js';
-import { MAX_SIGNATURES, readPackage } from '../reader.js';
-import { signersOf } from '../signature.js';
+import { DigestMismatchError, MalformedError, UsageError } from '../errors.js';
+import { fsyncDir } from '../util/fsx.js';
+import { fingerprint } from '../package/keys.js';
+import { MAX_SIGNATURES, readPackage } from '../package/reader.js';
+import { signersOf } from '../package/signature.js';
 import { DELTA_MEMBERS as M, sha256Hex, targetSignatureMember } from './format.js';
 import { fullPath } from './make.js';
 import { openFile, readMembers } from './members.js';

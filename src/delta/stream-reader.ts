@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { MalformedError } from '../../errors.js';
+import { MalformedError } from '../errors.js';
 
 /** Reads exact byte counts, in order, from a stream (the delta's gunzipped payload), never more than `limit` in all. */
 export class ExactReader {

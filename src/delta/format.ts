@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { z } from 'zod';
-import { MalformedError } from '../../errors.js';
-import { checkJsonBounds } from '../json-bounds.js';
-import { parseJsonText } from '../../util/json-text.js';
-import { HOST_NAME, VERSION_LABEL } from '../label.js';
-import { MANIFEST_BOUNDS } from '../manifest.js';
-import { describeIssue } from '../../upstream/describe.js';
+import { MalformedError } from '../errors.js';
+import { checkJsonBounds } from '../package/json-bounds.js';
+import { parseJsonText } from '../util/json-text.js';
+import { HOST_NAME, VERSION_LABEL } from '../package/label.js';
+import { MANIFEST_BOUNDS } from '../package/manifest.js';
+import { describeIssue } from '../upstream/describe.js';
 
 /**
  * A delta package (`*.delta.airlock`): a tar like a package, members in this order:

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
 import { serializeManifest, type Manifest } from '../../src/package/manifest.js';
-import { digestTemplate, fillDigests, finishTarget, type DeltaLayout, type ResolvedTarget } from '../../src/package/delta/index.js';
+import { digestTemplate, fillDigests, finishTarget, type DeltaLayout, type ResolvedTarget } from '../../src/delta/index.js';
 import { parseManifest } from '../../src/package/manifest.js';
-import { ZERO_DIGEST } from '../../src/package/delta/template.js';
+import { ZERO_DIGEST } from '../../src/delta/template.js';
 
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
 const files = [

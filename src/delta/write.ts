@@ -1,8 +1,8 @@
 import { open, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { fsyncDir, tempSibling } from '../../util/fsx.js';
-import { outputExists } from '../writer.js';
-import { MIN_TAIL, encodeHeader, padded } from '../tar-header.js';
+import { fsyncDir, tempSibling } from '../util/fsx.js';
+import { outputExists } from '../package/writer.js';
+import { MIN_TAIL, encodeHeader, padded } from '../package/tar-header.js';
 import { HashingOut } from './canonical.js';
 
 /** A member's body: bytes, or `size` bytes of a file from `offset` (default 0). */

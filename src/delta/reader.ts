@@ -1,9 +1,9 @@
 import { gunzipSync } from 'node:zlib';
 import { applyFossil } from './fossil-apply.js';
-import { MalformedError, DigestMismatchError } from '../../errors.js';
-import { parseManifest, type Manifest } from '../manifest.js';
-import { MAX_MANIFEST_BYTES, MAX_SIGNATURES, SIGNATURE_BYTES, inputPath, type PackageInput } from '../reader.js';
-import type { FileSpan } from '../../archive/index.js';
+import { MalformedError, DigestMismatchError } from '../errors.js';
+import { parseManifest, type Manifest } from '../package/manifest.js';
+import { MAX_MANIFEST_BYTES, MAX_SIGNATURES, SIGNATURE_BYTES, inputPath, type PackageInput } from '../package/reader.js';
+import type { FileSpan } from '../archive/index.js';
 import { CANONICAL_ARCHIVE } from './canonical.js';
 import { DELTA_MEMBERS as M, gunzipProblem, parseDeltaEnvelope, parseDeltaOps, sha256Hex, targetSignatureMember, type DeltaManifest } from './format.js';
 import { ZERO_DIGEST, digestTemplate, fillDigests } from './template.js';

@@ -1,10 +1,10 @@
-import { SpanFile } from '../../archive/index.js';
-import { inputPath, openInputFile, type PackageInput } from '../reader.js';
+import { SpanFile } from '../archive/index.js';
+import { inputPath, openInputFile, type PackageInput } from '../package/reader.js';
 
 /** What the delta readers need of an open package: a FileHandle, or a SpanFile over volumes. */
 export interface ReadHandle { read(b: Buffer, o: number, l: number, p: number): Promise<{ bytesRead: number }>; close(): Promise<void> }
-import { MalformedError } from '../../errors.js';
-import { BLOCK, MIN_TAIL, checkTail, decodeHeader, padded } from '../tar-header.js';
+import { MalformedError } from '../errors.js';
+import { BLOCK, MIN_TAIL, checkTail, decodeHeader, padded } from '../package/tar-header.js';
 
 export interface Member { name: string; offset: number; size: number }
 

@@ -1,8 +1,8 @@
 import { sign, type KeyObject } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { createDelta } from 'fossil-delta';
-import { encodeDeltaManifest, readDelta, type DeltaManifest, type DeltaOp } from '../../src/package/delta/index.js';
-import { writeMembers } from '../../src/package/delta/write.js';
+import { encodeDeltaManifest, readDelta, type DeltaManifest, type DeltaOp } from '../../src/delta/index.js';
+import { writeMembers } from '../../src/delta/write.js';
 
 /**
  * Test helper: rewrite a real delta package with changed operations / payload / manifest fields,

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { applyDelta, createDelta, getDeltaTargetSize } from 'fossil-delta';
-import { applyFossil, fossilTargetSize } from '../../src/package/delta/fossil-apply.js';
+import { applyFossil, fossilTargetSize } from '../../src/delta/fossil-apply.js';
 import { mutants } from '../helpers/mutate.js';
 
 /**
- * Our fossil delta applier (src/package/delta/fossil-apply.ts) against the library's own: the same
+ * Our fossil delta applier (src/delta/fossil-apply.ts) against the library's own: the same
  * bytes for every delta the library writes, and never different bytes for a damaged one.
  */
 let seed = 42;

@@ -1,4 +1,4 @@
-/** Delta packages: what turns one stored version into the next (docs/design.md "src/package/delta"). */
+/** Delta packages: what turns one stored version into the next (docs/design.md "src/delta"). */
 export { DELTA_FORMAT, DELTA_MEMBERS, encodeDeltaManifest, parseDeltaEnvelope, type DeltaManifest, type DeltaOp } from './format.js';
 export { digestTemplate, fillDigests } from './template.js';
 export { readDelta, isDeltaPackage, resolveTarget, finishTarget, type DeltaLayout, type ResolvedTarget } from './reader.js';

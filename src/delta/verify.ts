@@ -1,7 +1,7 @@
-import { DigestMismatchError } from '../../errors.js';
-import { hashByteSource } from '../../archive/index.js';
-import { inputRange, type PackageInput } from '../reader.js';
-import { checkSignature, type TrustOptions } from '../signature.js';
+import { DigestMismatchError } from '../errors.js';
+import { hashByteSource } from '../archive/index.js';
+import { inputRange, type PackageInput } from '../package/reader.js';
+import { checkSignature, type TrustOptions } from '../package/signature.js';
 import { readDelta, type DeltaLayout } from './reader.js';
 import type { DeltaManifest } from './format.js';
 

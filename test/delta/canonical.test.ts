@@ -4,11 +4,11 @@ import { appendFile, mkdir, mkdtemp, open, readFile, rm, writeFile } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { list } from 'tar';
-import { HashingOut, canonicalTarSize, writeCanonicalTar } from '../../src/package/delta/canonical.js';
+import { HashingOut, canonicalTarSize, writeCanonicalTar } from '../../src/delta/canonical.js';
 import type { FileRecord } from '../../src/archive/index.js';
 
 /**
- * The canonical bundle.tar of a site (src/package/delta/canonical.ts): read ahead, gathered writes,
+ * The canonical bundle.tar of a site (src/delta/canonical.ts): read ahead, gathered writes,
  * and still every file checked.
  */
 let dir: string | undefined;
@@ -90,7 +90,7 @@ describe('canonical bundle.tar', () => {
 
 describe('delta manifest words', () => {
   it('a delta manifest naming a key twice is refused with "an airlock-delta/1 manifest" (the article agrees)', async () => {
-    const { parseDeltaEnvelope } = await import('../../src/package/delta/format.js');
+    const { parseDeltaEnvelope } = await import('../../src/delta/format.js');
     let message = '';
     try {
       parseDeltaEnvelope(Buffer.from('{"format":"airlock-delta/1","format":"x"}'));
