@@ -7,23 +7,17 @@ import { ARCHIVE_CODES, probeCaseFolding, writeSmall } from '../archive/index.js
 import { checkManifestLimits, checkSignature, countPages, inputPath, parseManifest, type Manifest, signatureMember, signaturesOf, type PackageInput, type PackageLayout } from '../package/index.js';
 import { canonicalArchiveOffset, finishTarget, namePatchThatFailed, readBaseAhead, readDelta, rebuildSite, resolveTarget, type DeltaLayout, type ResolvedTarget } from '../delta/index.js';
 import { admitPackage, checkFreshness, type Admission } from './admit.js';
-import { appendAuditLocked, auditWritable, type AuditEvent } from './audit.js';
-import { describeAdmission } from './describe.js';
 import { loadPolicy, policySigners, type LoadedPolicy } from './policy.js';
 import { inPool } from '../delta/pool.js';
 import { fileSha256, fsyncDir } from '../util/fsx.js';
 import type { ReadAhead } from '../util/read-ahead.js';
-import { activateLocked } from './activate.js';
-import { readState } from './state.js';
 import { existingMeta } from './existing.js';
-import type { ImportOptions, ImportResult } from './import.js';
+import { addVersion, beginLocked, importEvent, keepExisting, type ImportOptions, type ImportResult } from './add-version.js';
 import { storeKind } from './location.js';
 import { withLock, type StoreLock } from './lock.js';
 import { readStoredManifestRaw, type VersionMeta } from './meta.js';
 import { versionDir, versionPaths } from './paths.js';
 import { checkFreeSpace, requiredBytes } from './space.js';
-import { cleanStaging, commitStaged, dropStaging, makeStaging } from './staging.js';
-import { checkVersionsFolder } from './holdings.js';
 import { loadTrustedKeys } from './trust.js';
 
 const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
@@ -104,11 +98,7 @@ async function findBase(store: string, layout: DeltaLayout): Promise<{ dir: stri
 }
 
 async function importLocked(pkg: PackageInput, layout: DeltaLayout, o: ImportOptions, lock: StoreLock): Promise<ImportResult> {
-  await auditWritable(o.store); // a chain that does not verify stops the import before any work or cleanup (commitStaged checks again)
-  // Activation reads state.json after the commit: a damaged one refuses now, before anything is staged, committed or logged.
-  if (o.activate || o.willActivate) await readState(o.store);
-  await checkVersionsFolder(o.store); // before any clean-up: a refusal changes nothing
-  await cleanStaging(o.store);
+  await beginLocked(o);
   const base = await findBase(o.store, layout);
   // The delta's version is its target's (resolveTarget checks): a version already in the store needs no base file.
   const existing = await existingMeta(versionDir(o.store, layout.manifest.version));
@@ -146,33 +136,27 @@ async function importOnBase(pkg: PackageInput, layout: DeltaLayout, o: ImportOpt
       throw new StoreError('AIRLOCK_VERSION_CONFLICT', `version ${label} is already in the store with different content (its manifest differs from this delta's target); choose another version label`, { subject: label });
     }
     const a = await admit({ manifest: parseManifest(stored, versionPaths(finalDir).manifest), manifestBytes: stored, signature: resolved.signature, signatures: resolved.signatures });
-    await appendAuditLocked(store, deltaEvent(pkg, layout, a, 'unchanged', typeof pkg === 'string' ? await fileSha256(pkg) : null));
-    if (o.activate) await activateLocked(store, label, { command: 'import --activate' });
-    return { version: label, status: 'unchanged', activated: Boolean(o.activate), ...admissionFields(a) };
+    return keepExisting(o, label, deltaEvent(pkg, layout, a, 'unchanged', typeof pkg === 'string' ? await fileSha256(pkg) : null), a);
   }
   await checkFreeSpace(store, requiredBytes(target.archive.size, target.files.map((f) => f.size)));
-  const staging = await makeStaging(store);
-  const p = versionPaths(staging);
-  let admission: Admission;
-  let meta: VersionMeta;
-  let finalManifest: ResolvedTarget;
-  try {
+  return addVersion(o, lock, label, async (staging) => {
+    const p = versionPaths(staging);
     await mkdir(p.site);
     if (await probeCaseFolding(staging)) refuseCasePairs(target.files.map((f) => f.path));
     onProgress?.({ phase: 'extract', dir: p.site, total: target.archive.size });
     const rebuilt = await rebuildSite({ layout, target, baseManifest, baseSite: versionPaths(base.dir).site, destSite: p.site, signal, ahead }).catch(pathClash);
+    let final: ResolvedTarget;
     try {
-      finalManifest = finishTarget(layout, resolved, rebuilt.digests); // every rebuilt file against the target manifest
+      final = finishTarget(layout, resolved, rebuilt.digests); // every rebuilt file against the target manifest
     } catch (err) {
       throw (err instanceof DigestMismatchError && (await namePatchThatFailed(p.site, rebuilt.patched))) || err; // a patch that did not apply, by name
     }
     // The target manifest with every target signature, admitted as the full target package would be.
-    admission = await admit(finalManifest);
-    const final = finalManifest;
+    const admission = await admit(final);
     const signer = admission.signers[0] ?? null;
     // No package file: the target's package is a pure function of these files, this manifest and
     // its signatures (kept beside it), built when the mirror is first asked for it (rebuilt-package.ts).
-    meta = {
+    const meta: VersionMeta = {
       label, domain: target.domain, importedAt: new Date().toISOString(), packageSha256: null,
       archive: { name: target.archive.name, format: 'tar', offset: canonicalArchiveOffset(final.manifestBytes.length, final.signatures), size: target.archive.size, sha256: target.archive.sha256 },
       signer, ...(admission.signers.length > 1 ? { signers: admission.signers } : {}), pageCount: target.pageCount ?? countPages(target.files), fileCount: target.files.length, totalBytes: target.files.reduce((n, f) => n + f.size, 0),
@@ -185,32 +169,13 @@ async function importOnBase(pkg: PackageInput, layout: DeltaLayout, o: ImportOpt
     await fsyncDir(staging);
     onProgress?.({ phase: 'extracted', files: meta.fileCount, bytes: meta.totalBytes });
     const sha = typeof pkg === 'string' ? await fileSha256(pkg) : null;
-    await commitStaged({ store, staging, label, lock, signal, seen: final.manifest, audit: deltaEvent(pkg, layout, admission, 'imported', sha) });
-  } catch (err) {
-    await dropStaging(staging, store);
-    throw err;
-  }
-  onProgress?.({ phase: 'committed', version: label });
-  if (o.activate) {
-    await activateLocked(store, label, { command: 'import --activate' });
-    onProgress?.({ phase: 'activated', version: label });
-  }
-  await dropStaging(staging, store);
-  return { version: label, status: 'imported', activated: Boolean(o.activate), ...admissionFields(admission) };
-}
-
-/** As a full package's import reports them: signers and overrides under a policy, overrides alone otherwise. */
-function admissionFields(a: Admission): Pick<ImportResult, 'signers' | 'overridden'> {
-  return a.rule === 'policy' ? { signers: a.signers, overridden: a.overridden } : a.overridden.length ? { overridden: a.overridden } : {};
+    return { audit: deltaEvent(pkg, layout, admission, 'imported', sha), seen: final.manifest, admission };
+  });
 }
 
 /** The audit line of a delta import: the delta file's sha256 (what was imported, as a refusal's line has it), the rule that admitted it, the base. */
-function deltaEvent(pkg: PackageInput, layout: DeltaLayout, a: Admission, outcome: 'imported' | 'unchanged', packageSha256: string | null): AuditEvent {
-  return {
-    command: 'import', outcome, reason: a.overridden.length ? 'AIRLOCK_ALLOW_DOWNGRADE' : null, package: inputPath(pkg), packageSha256,
-    domain: layout.manifest.domain, version: layout.manifest.version, signers: a.signers,
-    detail: `delta from ${layout.manifest.base.version}; ` + describeAdmission(a) + (a.overridden.length ? `; --allow-downgrade overrode ${a.overridden.join(', ')}` : ''),
-  };
+function deltaEvent(pkg: PackageInput, layout: DeltaLayout, admission: Admission, outcome: 'imported' | 'unchanged', packageSha256: string | null) {
+  return importEvent({ package: inputPath(pkg), packageSha256, domain: layout.manifest.domain, version: layout.manifest.version, admission, outcome, how: `delta from ${layout.manifest.base.version}` });
 }
 
 /** On a case-folding store, two target paths that differ only in case would land on one file. */

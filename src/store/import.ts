@@ -1,45 +1,23 @@
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import type { KeyObject } from 'node:crypto';
 import { AirlockError, EXIT, MalformedError, StoreError, UsageError } from '../errors.js';
 import { fileSha256 } from '../util/fsx.js';
-import type { ArchiveLimits } from '../archive/index.js';
 import { VERSION_LABEL, readPackage, inputPath, type PackageInput, type PackageLayout } from '../package/index.js';
-import { admitPackage, checkFreshness, type Admission, type AllowDowngrade } from './admit.js';
-import { appendAudit, appendAuditLocked, auditWritable, type AuditEvent } from './audit.js';
+import { admitPackage, checkFreshness, type Admission } from './admit.js';
+import { appendAudit } from './audit.js';
 import { loadPolicy } from './policy.js';
-import { describeAdmission } from './describe.js';
-import { activateLocked } from './activate.js';
-import { readState } from './state.js';
+import { addVersion, beginLocked, importEvent, keepExisting, type ImportOptions, type ImportResult } from './add-version.js';
 import { checkDeclared } from './declared.js';
 import { checkSameVersion, existingMeta } from './existing.js';
 import { createStore, existingAncestor, removeCreated, storeKind } from './location.js';
 import { withLock, type StoreLock } from './lock.js';
 import { versionDir } from './paths.js';
-import type { ProgressEvent } from './progress.js';
 import { checkFreeSpace, requiredBytes } from './space.js';
-import { cleanStaging, commitStaged, dropStaging, makeStaging } from './staging.js';
-import { checkVersionsFolder } from './holdings.js';
 import { stageVersion } from './stage.js';
 import { importDelta } from './delta-import.js';
 import { isDeltaPackage } from '../delta/index.js';
 
-export interface ImportOptions {
-  store: string;
-  trust: KeyObject[];
-  allowUnsigned?: boolean;
-  activate?: boolean;
-  /** The caller activates the version itself afterwards (after preparing it): state.json is read before anything is staged, as for activate. */
-  willActivate?: boolean;
-  onProgress?: (e: ProgressEvent) => void;
-  limits?: Partial<ArchiveLimits>;
-  lockTimeoutMs?: number;
-  /** Stops the import (SIGINT/SIGTERM): every write ends, staging is removed, the lock released. */
-  signal?: AbortSignal;
-  /** Import even when a freshness rule (downgrade, expiry, audience) refuses, or only the rules named; audited. */
-  allowDowngrade?: AllowDowngrade;
-}
-export interface ImportResult { version: string; status: 'imported' | 'unchanged'; activated: boolean; signers?: string[]; overridden?: string[] }
+export type { ImportOptions, ImportResult } from './add-version.js';
 
 interface Checked { pkg: PackageInput; size: number; layout: PackageLayout; signer: string | null; label: string; needed: number; admission: Admission }
 
@@ -147,11 +125,7 @@ async function importChecked(pkg: PackageInput, size: number, kind: 'dir' | 'mis
 
 async function importLocked(c: Checked, o: ImportOptions, lock: StoreLock): Promise<ImportResult> {
   const { store, onProgress, signal } = o;
-  const history = await auditWritable(store); // a chain that does not verify stops the import before any work or cleanup (commitStaged checks again)
-  // Activation reads state.json after the commit: a damaged one refuses now, before anything is staged, committed or logged.
-  if (o.activate || o.willActivate) await readState(store);
-  await checkVersionsFolder(store); // before any clean-up: a refusal changes nothing
-  await cleanStaging(store);
+  const history = await beginLocked(o);
   const finalDir = versionDir(store, c.label);
   const policy = await loadPolicy(store);
   // Again under the lock: another import may have raised the domain's sequence meanwhile.
@@ -159,41 +133,17 @@ async function importLocked(c: Checked, o: ImportOptions, lock: StoreLock): Prom
   const existing = await existingMeta(finalDir);
   if (existing) {
     await checkSameVersion(c.pkg, c.layout, finalDir, existing, signal);
-    await appendAuditLocked(store, importEvent(c, 'unchanged', existing.packageSha256));
-    if (o.activate) await activateLocked(store, c.label, { command: 'import --activate' });
-    return { version: c.label, status: 'unchanged', activated: Boolean(o.activate), ...policyFields(c) };
+    return keepExisting(o, c.label, event(c, 'unchanged', existing.packageSha256), c.admission);
   }
   await checkFreeSpace(store, c.needed);
-  const staging = await makeStaging(store);
-  try {
+  return addVersion(o, lock, c.label, async (staging) => {
     const meta = await stageVersion(staging, { pkg: c.pkg, pkgSize: c.size, layout: c.layout, signer: c.signer, signers: c.admission.signers, limits: o.limits, signal }, onProgress);
-    await commitStaged({ store, staging, label: c.label, lock, signal, seen: c.layout.manifest, audit: importEvent(c, 'imported', meta.packageSha256) });
-  } catch (err) {
-    await dropStaging(staging, store);
-    throw err;
-  }
-  onProgress?.({ phase: 'committed', version: c.label });
-  if (o.activate) {
-    await activateLocked(store, c.label, { command: 'import --activate' });
-    onProgress?.({ phase: 'activated', version: c.label });
-  }
-  await dropStaging(staging, store); // only removes S/staging when now empty
-  return { version: c.label, status: 'imported', activated: Boolean(o.activate), ...policyFields(c) };
+    return { audit: event(c, 'imported', meta.packageSha256), seen: c.layout.manifest, admission: c.admission };
+  });
 }
 
-/** Who signed and which rule was overridden: reported by stores with a trust policy; by others only when --allow-downgrade overrode a rule. */
-function policyFields(c: Checked): Pick<ImportResult, 'signers' | 'overridden'> {
-  const a = c.admission;
-  return a.rule === 'policy' ? { signers: a.signers, overridden: a.overridden } : a.overridden.length ? { overridden: a.overridden } : {};
-}
-
-function importEvent(c: Checked, outcome: 'imported' | 'unchanged', packageSha256: string | null): AuditEvent {
-  const a = c.admission;
-  return {
-    command: 'import', outcome, reason: a.overridden.length ? 'AIRLOCK_ALLOW_DOWNGRADE' : null, package: inputPath(c.pkg), packageSha256,
-    domain: c.layout.manifest.domain, version: c.label, signers: a.signers,
-    detail: describeAdmission(a) + (a.overridden.length ? `; --allow-downgrade overrode ${a.overridden.join(', ')}` : ''),
-  };
+function event(c: Checked, outcome: 'imported' | 'unchanged', packageSha256: string | null) {
+  return importEvent({ package: inputPath(c.pkg), packageSha256, domain: c.layout.manifest.domain, version: c.label, admission: c.admission, outcome });
 }
 
 /** What the user is told: the signal that stopped us, or a full disk named as the store's. */

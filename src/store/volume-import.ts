@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { openVolumes, type VolumeSet } from '../package/volumes/index.js';
-import { auditRefusal, importPackage, type ImportOptions, type ImportResult } from './import.js';
+import { auditRefusal, importPackage } from './import.js';
+import type { ImportOptions, ImportResult } from './add-version.js';
 import { storeKind } from './location.js';
 import { loadTrustedKeys } from './trust.js';
 
