@@ -1,8 +1,7 @@
 import { activate } from '../store/activate.js';
 import { resolveStore } from '../store/paths.js';
 import { checkVersionLabel, parse } from './args.js';
-import { printResult } from './context.js';
-import type { Command } from './main.js';
+import { printResult, type Command } from './context.js';
 import { UsageError } from '../errors.js';
 
 const command: Command = {

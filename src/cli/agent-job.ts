@@ -4,8 +4,7 @@ import { checkKeyType, readAdminKey } from '../upstream/keys.js';
 import { sanitize } from '../upstream/http.js';
 import type { AgentJob } from '../upstream/schemas/agent-job.js';
 import { numeric, parse } from './args.js';
-import { log, printResult } from './context.js';
-import type { Command } from './main.js';
+import { log, printResult, type Command } from './context.js';
 
 const USAGE = `usage: airlock agent-job PROJECT_ID JOB_ID [--wait] [--timeout SECONDS] [--api-url URL] [--json]
 

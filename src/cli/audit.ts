@@ -3,9 +3,8 @@ import { resolveStore } from '../store/paths.js';
 import { verifyAudit } from '../store/audit.js';
 import { MAX_SHOW_BYTES, readAuditTail } from '../store/audit.js';
 import { numeric, parse } from './args.js';
-import { printResult } from './context.js';
+import { printResult, type Command } from './context.js';
 import { shown } from '../util/terminal.js';
-import type { Command } from './main.js';
 
 const USAGE = `usage: airlock audit verify --store DIR [--json]
        airlock audit show   --store DIR [--last N] [--json]

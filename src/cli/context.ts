@@ -52,3 +52,10 @@ export function out(ctx: CliContext, text: string): void {
 export function log(ctx: CliContext, line: string): void {
   ctx.stderr.write(redact(escapeControls(line, { layout: true })) + '\n');
 }
+
+/** A command module: parse its own argv, call the library, print. One small file each. */
+export interface Command {
+  summary: string;
+  usage: string;
+  run(argv: string[], ctx: CliContext): Promise<number>;
+}

@@ -11,8 +11,7 @@ import { fetchReporter } from './reporters.js';
 import { probeListen } from '../util/listen.js';
 import { numeric, parse } from './args.js';
 import { FLAG_RANGES } from '../values/settings.js';
-import { log, out, type CliContext } from './context.js';
-import type { Command } from './main.js';
+import { log, out, type CliContext, type Command } from './context.js';
 
 const usage = `usage: airlock demo [--port N] [--host H] [--dir DIR]
 

@@ -5,10 +5,9 @@ import { countPages } from '../package/pages.js';
 import { isDeltaPackage, readDelta, type DeltaLayout } from '../delta/index.js';
 import { describeVolume, isVolume, volumeName } from '../package/volumes/index.js';
 import { parse } from './args.js';
-import { printResult } from './context.js';
+import { printResult, type Command } from './context.js';
 import { shown } from '../util/terminal.js';
 import { fmtBytes } from '../util/units.js';
-import type { Command } from './main.js';
 
 const USAGE = `usage: airlock inspect PKG [--json]
 

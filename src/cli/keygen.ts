@@ -5,8 +5,7 @@ import { generateKeyPair } from '../package/keys.js';
 import { describeFsError } from '../util/fsx.js';
 import { parse, requireString } from './args.js';
 import { refuseInStore } from './out-file.js';
-import { printResult } from './context.js';
-import type { Command } from './main.js';
+import { printResult, type Command } from './context.js';
 
 const USAGE = `usage: airlock keygen --out PREFIX [--json]
 

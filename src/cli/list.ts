@@ -3,10 +3,9 @@ import { readState } from '../store/state.js';
 import { requireStore } from '../store/location.js';
 import { resolveStore } from '../store/paths.js';
 import { parse } from './args.js';
-import { printResult } from './context.js';
+import { printResult, type Command } from './context.js';
 import { escapeControls } from '../util/terminal.js';
 import { fmtBytes } from '../util/units.js';
-import type { Command } from './main.js';
 import { UsageError } from '../errors.js';
 
 const USAGE = `usage: airlock list [--store DIR] [--json]

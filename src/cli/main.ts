@@ -2,14 +2,9 @@ import { readFileSync } from 'node:fs';
 import { ArgvError, EXIT, UsageError, toAirlockError } from '../errors.js';
 import { nearest } from '../util/nearest.js';
 import { commandStarted } from './interrupt.js';
-import { defaultContext, jsonText, log, type CliContext } from './context.js';
+import { defaultContext, jsonText, log, type CliContext, type Command } from './context.js';
 
-/** A command module: parse its own argv, call the library, print. One small file each. */
-export interface Command {
-  summary: string;
-  usage: string;
-  run(argv: string[], ctx: CliContext): Promise<number>;
-}
+export type { Command } from './context.js';
 
 /** Lazy so that `airlock list` does not load the HTTP server, and start-up stays fast. */
 export const COMMANDS: Record<string, () => Promise<{ default: Command }>> = {

@@ -1,8 +1,7 @@
 import { pruneReport, type KeepReason } from '../store/prune.js';
 import { resolveStore } from '../store/paths.js';
 import { numeric, parse } from './args.js';
-import { printResult } from './context.js';
-import type { Command } from './main.js';
+import { printResult, type Command } from './context.js';
 import { shown } from '../util/terminal.js';
 import { UsageError } from '../errors.js';
 

@@ -5,9 +5,8 @@ import { resolveStore } from '../store/paths.js';
 import { makeReceipt } from '../store/receipt.js';
 import { shown } from '../util/terminal.js';
 import { parse, requireString } from './args.js';
-import { printResult } from './context.js';
+import { printResult, type Command } from './context.js';
 import { checkOutFile, writeOutFile } from './out-file.js';
-import type { Command } from './main.js';
 
 const USAGE = `usage: airlock receipt [--store DIR] --out FILE [--force] [--json]
 

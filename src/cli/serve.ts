@@ -1,7 +1,6 @@
 import { numeric, parse, checkVersionLabel } from './args.js';
 import { numberOption, type NumberRange } from '../util/number-option.js';
-import { log, out, type CliContext } from './context.js';
-import type { Command } from './main.js';
+import { log, out, type CliContext, type Command } from './context.js';
 import { DEFAULT_DEPLOYMENT, DEPLOYMENTS, FEATURES, formatMatrix } from '../features/matrix.js';
 import { resolveFeatures } from '../features/resolve.js';
 import { requireStore } from '../store/location.js';

@@ -4,9 +4,8 @@ import { loadPrivateKey } from '../package/keys.js';
 import { addDeltaSignature, isDeltaPackage } from '../delta/index.js';
 import { resolve } from 'node:path';
 import { parse, requireString } from './args.js';
-import { printResult } from './context.js';
+import { printResult, type Command } from './context.js';
 import { shown } from '../util/terminal.js';
-import type { Command } from './main.js';
 
 const USAGE = `usage: airlock sign PKG --key KEYFILE [--full FULL.airlock] [--json]
 

@@ -14,9 +14,8 @@ import { resolveStore } from '../store/paths.js';
 import { describeFsError, readRegularFile } from '../util/fsx.js';
 import { numeric, parse, parseIntFlag, requireString } from './args.js';
 import { checkOutFile } from './out-file.js';
-import { printResult, type CliContext } from './context.js';
+import { printResult, type CliContext, type Command } from './context.js';
 import { shown } from '../util/terminal.js';
-import type { Command } from './main.js';
 
 const USAGE = `usage: airlock trust init   --store DIR --key NAME=PUBFILE[@EXPIRES]... --threshold N [--domain-threshold D=N]... [--identity ID] [--sign-key KEYFILE]... [--json]
        airlock trust draft  --key NAME=PUBFILE[@EXPIRES]... --threshold N [--domain-threshold D=N]... [--identity ID] --serial N --out NEW.json
