@@ -1,8 +1,7 @@
-import { createPublicKey, randomBytes, sign, type KeyObject } from 'node:crypto';
-import { rename, rm, stat } from 'node:fs/promises';
-import { basename, dirname, join, resolve } from 'node:path';
+import { createPublicKey, sign, type KeyObject } from 'node:crypto';
+import { stat } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import { DigestMismatchError, MalformedError, UsageError } from '../errors.js';
-import { fsyncDir } from '../util/fsx.js';
 import { fingerprint } from '../package/keys.js';
 import { MAX_SIGNATURES, readPackage } from '../package/reader.js';
 import { signersOf } from '../package/signature.js';
@@ -21,8 +20,8 @@ export interface DeltaSignResult { path: string; added: boolean; signer: string;
  * digests are rebuilt on the receiving side), so they are read from the full package `airlock
  * delta` wrote beside it (or `full`) and must have the sha256 the delta names. A delta whose own
  * manifest is unsigned gets K's signature of it too (airlock.json.sig). Every other member is
- * copied byte for byte; a key that already signed the target adds nothing. Atomic: temp sibling,
- * fsync, re-read, rename, fsync the folder.
+ * copied byte for byte; a key that already signed the target adds nothing. Atomic (writeMembers):
+ * the result is re-read before it replaces the delta.
  */
 export async function addDeltaSignature(deltaPath: string, key: KeyObject, o: { full?: string } = {}): Promise<DeltaSignResult> {
   const path = resolve(deltaPath);
@@ -67,17 +66,14 @@ export async function addDeltaSignature(deltaPath: string, key: KeyObject, o: { 
   for (const [i, s] of added.entries()) out.push({ name: targetSignatureMember(have.length + i + 1), body: { bytes: s } });
   copy(M.payload);
 
-  const tmp = join(dirname(path), `.${basename(path)}.sign-${randomBytes(6).toString('hex')}`);
-  try {
-    await writeMembers(tmp, out, new Date(Math.floor(Date.parse(l.manifest.createdAt) / 1000) * 1000));
-    const again = await readDelta(tmp);
-    if (!again.manifestBytes.equals(l.manifestBytes) || again.target.signatures.length !== have.length + added.length || again.payload.size !== l.payload.size) {
-      throw new MalformedError('AIRLOCK_PACKAGE_CHANGED', `${path} changed while it was being signed`, { subject: path });
-    }
-    await rename(tmp, path);
-  } finally {
-    await rm(tmp, { force: true });
-  }
-  await fsyncDir(dirname(path));
+  await writeMembers(path, out, new Date(Math.floor(Date.parse(l.manifest.createdAt) / 1000) * 1000), {
+    replace: true,
+    check: async (tmp) => {
+      const again = await readDelta(tmp);
+      if (!again.manifestBytes.equals(l.manifestBytes) || again.target.signatures.length !== have.length + added.length || again.payload.size !== l.payload.size) {
+        throw new MalformedError('AIRLOCK_PACKAGE_CHANGED', `${path} changed while it was being signed`, { subject: path });
+      }
+    },
+  });
   return { path, added: added.length > 0, signer, signatures: have.length + added.length, envelopeSigned, full };
 }

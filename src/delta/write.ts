@@ -1,7 +1,5 @@
-import { open, rename, rm } from 'node:fs/promises';
-import { dirname } from 'node:path';
-import { fsyncDir, tempSibling } from '../util/fsx.js';
-import { outputExists } from '../package/writer.js';
+import { open } from 'node:fs/promises';
+import { writeDurably } from '../util/fsx.js';
 import { MIN_TAIL, encodeHeader, padded } from '../package/tar-header.js';
 import { HashingOut } from './canonical.js';
 
@@ -9,38 +7,24 @@ import { HashingOut } from './canonical.js';
 export type MemberBody = { bytes: Buffer } | { file: string; size: number; offset?: number };
 
 /**
- * Write one of our own tars (delta package, volume) atomically: temp sibling, fsync, then a name
- * that must not exist yet (never replaces a file), fsync of the folder. Members in the given order.
+ * Write one of our own tars (delta package, volume) durably (writeDurably): under a name that must
+ * not exist yet (never replaces a file), or, with `replace`, in place of the file (a signer adding
+ * a signature, after `check` read the result). Members in the given order.
  */
-export async function writeMembers(outPath: string, members: { name: string; body: MemberBody }[], mtime: Date): Promise<{ path: string; sha256: string; size: number }> {
-  const tmp = tempSibling(outPath);
-  const fh = await open(tmp, 'wx', 0o644);
-  let out: HashingOut;
-  try {
-    out = new HashingOut(fh);
+export async function writeMembers(outPath: string, members: { name: string; body: MemberBody }[], mtime: Date, how: { replace?: boolean; check?: (tmp: string) => Promise<void> } = {}): Promise<{ path: string; sha256: string; size: number }> {
+  const out = await writeDurably(outPath, async (fh) => {
+    const tar = new HashingOut(fh);
     for (const m of members) {
       const size = 'bytes' in m.body ? m.body.bytes.length : m.body.size;
-      await out.write(encodeHeader(m.name, size, mtime));
-      if ('bytes' in m.body) await out.write(m.body.bytes);
-      else await copyInto(out, m.body.file, size, m.body.offset ?? 0);
-      if (padded(size) > size) await out.write(Buffer.alloc(padded(size) - size));
+      await tar.write(encodeHeader(m.name, size, mtime));
+      if ('bytes' in m.body) await tar.write(m.body.bytes);
+      else await copyInto(tar, m.body.file, size, m.body.offset ?? 0);
+      if (padded(size) > size) await tar.write(Buffer.alloc(padded(size) - size));
     }
-    await out.write(Buffer.alloc(MIN_TAIL));
-    await out.flush();
-    await fh.sync();
-    await fh.close();
-  } catch (err) {
-    await fh.close().catch(() => {});
-    await rm(tmp, { force: true });
-    throw err;
-  }
-  try {
-    if (await open(outPath, 'r').then(async (f) => { await f.close(); return true; }, () => false)) throw outputExists(outPath);
-    await rename(tmp, outPath);
-  } finally {
-    await rm(tmp, { force: true });
-  }
-  await fsyncDir(dirname(outPath));
+    await tar.write(Buffer.alloc(MIN_TAIL));
+    await tar.flush();
+    return tar;
+  }, { exclusive: !how.replace, check: how.check });
   return { path: outPath, sha256: out.whole.digest('hex'), size: out.bytes };
 }
 

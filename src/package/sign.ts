@@ -1,8 +1,8 @@
 import { createHash, createPublicKey, sign, type KeyObject } from 'node:crypto';
-import { open, rename, rm } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { open } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { DigestMismatchError, MalformedError } from '../errors.js';
-import { fsyncDir, tempSibling } from '../util/fsx.js';
+import { writeDurably } from '../util/fsx.js';
 import { fingerprint } from './keys.js';
 import { MAX_SIGNATURES, readPackage, signatureMember } from './reader.js';
 import { signersOf } from './signature.js';
@@ -17,7 +17,7 @@ export interface SignResult { path: string; added: boolean; signer: string; sign
  * manifest bytes and the archive member (header, data, padding, end blocks) are copied unchanged;
  * only the signature members between them change, so every earlier signature stays valid and
  * `openssl pkeyutl -verify -rawin` checks each. A key that already signed adds nothing (a second
- * copy would count once anyway). Atomic: temp sibling, fsync, re-read, rename, fsync the folder.
+ * copy would count once anyway). Atomic (writeDurably): the result is re-read before it replaces the package.
  * The archive bytes are hashed as they are copied and must still match the manifest.
  */
 export async function addSignature(pkgPath: string, key: KeyObject): Promise<SignResult> {
@@ -32,11 +32,9 @@ export async function addSignature(pkgPath: string, key: KeyObject): Promise<Sig
   const signatures = [...layout.signatures, sign(null, layout.manifestBytes, key)];
   const mtime = new Date(Math.floor(Date.parse(layout.manifest.createdAt) / 1000) * 1000);
   const src = await open(path, 'r');
-  const tmp = tempSibling(path);
   try {
     const fileSize = (await src.stat()).size;
-    const out = await open(tmp, 'wx', 0o644);
-    try {
+    await writeDurably(path, async (out) => {
       const write = async (buf: Buffer) => {
         let done = 0;
         while (done < buf.length) done += (await out.write(buf, done, buf.length - done)).bytesWritten;
@@ -66,19 +64,16 @@ export async function addSignature(pkgPath: string, key: KeyObject): Promise<Sig
       if (digest !== layout.manifest.archive.sha256) {
         throw new DigestMismatchError('AIRLOCK_ARCHIVE_DIGEST', `${layout.archive.name} in ${path} has sha256 ${digest} but the manifest says ${layout.manifest.archive.sha256}; not signing it`, { subject: layout.archive.name });
       }
-      await out.sync();
-    } finally {
-      await out.close();
-    }
-    const again = await readPackage(tmp);
-    if (!again.manifestBytes.equals(layout.manifestBytes) || again.signatures.length !== signatures.length) {
-      throw new MalformedError('AIRLOCK_PACKAGE_CHANGED', `${path} changed while it was being signed`, { subject: path });
-    }
-    await rename(tmp, path);
+    }, {
+      check: async (tmp) => {
+        const again = await readPackage(tmp);
+        if (!again.manifestBytes.equals(layout.manifestBytes) || again.signatures.length !== signatures.length) {
+          throw new MalformedError('AIRLOCK_PACKAGE_CHANGED', `${path} changed while it was being signed`, { subject: path });
+        }
+      },
+    });
   } finally {
     await src.close();
-    await rm(tmp, { force: true });
   }
-  await fsyncDir(dirname(path));
   return { path, added: true, signer, signatures: signatures.length };
 }

@@ -1,8 +1,7 @@
 import { createHash, sign, type KeyObject } from 'node:crypto';
-import { access, link, open, rename, rm, type FileHandle } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { open, type FileHandle } from 'node:fs/promises';
 import { DigestMismatchError, MalformedError, UsageError, outputExists } from '../errors.js';
-import { fsyncDir, tempSibling } from '../util/fsx.js';
+import { writeDurably } from '../util/fsx.js';
 import { MANIFEST_BOUNDS, ManifestSchema, serializeManifest, type Manifest } from './manifest.js';
 import { MIN_TAIL, encodeHeader, padded } from './tar-header.js';
 import { describeZodError } from '../upstream/describe.js';
@@ -53,8 +52,8 @@ async function copyArchive(out: Out, archivePath: string, manifest: Manifest): P
 
 /**
  * Write a `.airlock` package (the package format): members airlock.json, airlock.json.sig
- * (when signKey is given), bundle.<ext>, then the two tar end blocks. Atomic: a temp sibling,
- * fsync, rename, fsync of the folder, so a crash leaves the old file or the complete new one.
+ * (when signKey is given), bundle.<ext>, then the two tar end blocks. Atomic (writeDurably): a
+ * crash leaves the old file or the complete new one.
  * `exclusive`: never replace an existing outPath (AIRLOCK_EXISTS, exit 2), even one created while we wrote.
  */
 export async function writePackage(o: { outPath: string; manifest: Manifest; archivePath: string; signKey?: KeyObject; exclusive?: boolean;
@@ -71,10 +70,7 @@ export async function writePackage(o: { outPath: string; manifest: Manifest; arc
   const signature = o.signKey ? sign(null, manifestBytes, o.signKey) : null;
   const mtime = new Date(Math.floor(Date.parse(o.manifest.createdAt) / 1000) * 1000);
 
-  const tmp = tempSibling(o.outPath);
-  const fh = await open(tmp, 'wx', 0o644);
-  let sha256: string;
-  try {
+  const sha256 = await writeDurably(o.outPath, async (fh) => {
     const out = new Out(fh);
     await out.member('airlock.json', manifestBytes.length, mtime, () => out.write(manifestBytes));
     if (signature) await out.member('airlock.json.sig', signature.length, mtime, () => out.write(signature));
@@ -87,40 +83,12 @@ export async function writePackage(o: { outPath: string; manifest: Manifest; arc
       await out.member(r.path, r.size, mtime, () => out.write(bytes));
     }
     await out.write(Buffer.alloc(MIN_TAIL));
-    sha256 = out.hash.digest('hex');
-    await fh.sync();
-    await fh.close();
-  } catch (err) {
-    await fh.close().catch(() => {});
-    await rm(tmp, { force: true });
-    throw err;
-  }
-  try {
-    await (o.exclusive ? publishNew(tmp, o.outPath) : rename(tmp, o.outPath));
-  } finally {
-    await rm(tmp, { force: true }); // gone after a rename; the spare name after a link
-  }
-  await fsyncDir(dirname(o.outPath));
+    return out.hash.digest('hex');
+  }, { exclusive: o.exclusive });
   return { path: o.outPath, sha256 };
 }
 
 /** The rule for every output (exit 2, AIRLOCK_EXISTS) lives with the errors; re-exported for the writers. */
 export { outputExists };
 
-/**
- * Give the finished temp file its final name without ever replacing a file that appeared there
- * meanwhile: link(2) fails with EEXIST where rename(2) would silently overwrite. File systems
- * without hard links (FAT/exFAT USB sticks) fall back to a check and a rename.
- */
-export async function publishNew(tmp: string, outPath: string): Promise<void> {
-  try {
-    await link(tmp, outPath);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EEXIST') throw outputExists(outPath);
-    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'ENOSYS') throw err;
-    if (await access(outPath).then(() => true, () => false)) throw outputExists(outPath);
-    await rename(tmp, outPath);
-  }
-}
-
+export { publishNew } from '../util/fsx.js';

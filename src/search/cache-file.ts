@@ -1,14 +1,14 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { open, rename, rm, stat, mkdir } from 'node:fs/promises';
+import { stat, mkdir } from 'node:fs/promises';
+import { writeDurably } from '../util/fsx.js';
 import { join } from 'node:path';
 
 /**
  * The on-disk copy of a version's search index, `versions/<label>/search/index.json`: JSON lines —
  * a header (format, key of what it was built from), the body lines (SearchIndex.serializeLines),
  * and a trailer with the body's line count, size and sha256. Written as a stream (no one string of
- * the whole index: that alone would be hundreds of MB at 10,000 pages), atomically (temp file,
- * fsync, rename, fsync of the folder); read as a stream of lines with a bound on the file and on
+ * the whole index: that alone would be hundreds of MB at 10,000 pages), durably (writeDurably); read as a stream of lines with a bound on the file and on
  * each line, and trusted only when header, key and trailer all match: anything else is reported
  * as damaged and the index is rebuilt.
  */
@@ -26,9 +26,7 @@ export type CacheRead = { ok: true; lines: string[] } | { ok: false; reason: str
 
 export async function writeSearchCache(dir: string, key: string, lines: Iterable<string>): Promise<void> {
   await mkdir(dir, { recursive: true });
-  const tmp = join(dir, `.${SEARCH_CACHE_NAME}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
-  const fh = await open(tmp, 'wx');
-  try {
+  await writeDurably(join(dir, SEARCH_CACHE_NAME), async (fh) => {
     await fh.writeFile(JSON.stringify({ format: SEARCH_CACHE_FORMAT, key } satisfies Header) + '\n');
     const hash = createHash('sha256');
     let size = 0;
@@ -41,25 +39,7 @@ export async function writeSearchCache(dir: string, key: string, lines: Iterable
       await fh.writeFile(data);
     }
     await fh.writeFile(JSON.stringify({ end: true, lines: count, size, sha256: hash.digest('hex') } satisfies Trailer) + '\n');
-    await fh.sync();
-  } catch (err) {
-    await fh.close();
-    await rm(tmp, { force: true });
-    throw err;
-  }
-  await fh.close();
-  try {
-    await rename(tmp, join(dir, SEARCH_CACHE_NAME));
-  } catch (err) {
-    await rm(tmp, { force: true });
-    throw err;
-  }
-  const d = await open(dir, 'r');
-  try {
-    await d.sync().catch(() => {}); // not every file system syncs folders
-  } finally {
-    await d.close();
-  }
+  });
 }
 
 /** The body lines of the cache file, null when there is none, or why it cannot be trusted. */

@@ -1,10 +1,10 @@
-import { open, readlink, rename, rm, mkdir, mkdtemp, type FileHandle } from 'node:fs/promises';
+import { access, link, open, readlink, rename, rm, mkdir, mkdtemp, type FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, basename, join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { constants, existsSync } from 'node:fs';
 import { execFile } from 'node:child_process';
-import { UsageError } from '../errors.js';
+import { UsageError, outputExists } from '../errors.js';
 import { describeFsError, faultOf, type FileFault } from './fs-words.js';
 import { escapeControls, quoted } from './terminal.js';
 
@@ -58,30 +58,68 @@ export function tempSibling(path: string): string {
   return join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
 }
 
+export interface DurableWrite {
+  mode?: number;
+  /** Never replace a file at the path, even one that appeared while this wrote (AIRLOCK_EXISTS, exit 2). */
+  exclusive?: boolean;
+  /** Reads the finished, synced temp file before it gets its name (a signer re-reads what it wrote). */
+  check?: (tmp: string) => Promise<void>;
+}
+
 /**
- * Write a whole file so that readers see either the old content or the new, never a mix:
- * temp file, fsync, rename, fsync the folder. Never loses the user's data on a crash.
+ * The one way a durable file is written: a temp sibling created exclusively, filled by `fill`
+ * through its handle, synced, optionally checked, then given its name by one rename (or, when
+ * `exclusive`, by publishNew), and the folder synced. Readers see the old file or the complete new
+ * one, never a mix; a crash leaves at most a temp file. Any error, a sync error included, removes
+ * the temp file and leaves the path as it was.
  */
-export async function atomicWriteFile(path: string, data: string | Uint8Array, mode = 0o644): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
+export async function writeDurably<T>(path: string, fill: (fh: FileHandle) => Promise<T>, o: DurableWrite = {}): Promise<T> {
   const tmp = tempSibling(path);
-  const fh = await open(tmp, 'wx', mode);
+  const fh = await open(tmp, 'wx', o.mode ?? 0o644);
+  let result: T;
   try {
-    await fh.writeFile(data);
+    result = await fill(fh);
     await fh.sync();
   } catch (err) {
     await fh.close().catch(() => {});
     await rm(tmp, { force: true });
     throw err;
   }
-  await fh.close();
   try {
-    await rename(tmp, path);
-  } catch (err) {
-    await rm(tmp, { force: true });
-    throw err;
+    await fh.close();
+    await o.check?.(tmp);
+    await (o.exclusive ? publishNew(tmp, path) : rename(tmp, path));
+  } finally {
+    await rm(tmp, { force: true }); // gone after a rename; the spare name after a link
   }
   await fsyncDir(dirname(path));
+  return result;
+}
+
+/**
+ * Give a finished temp file its final name without ever replacing a file that appeared there
+ * meanwhile: link(2) fails with EEXIST where rename(2) would silently overwrite. File systems
+ * without hard links (FAT/exFAT USB sticks) fall back to a check and a rename.
+ */
+export async function publishNew(tmp: string, outPath: string): Promise<void> {
+  try {
+    await link(tmp, outPath);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') throw outputExists(outPath);
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'ENOSYS') throw err;
+    if (await access(outPath).then(() => true, () => false)) throw outputExists(outPath);
+    await rename(tmp, outPath);
+  }
+}
+
+/**
+ * Write a whole file so that readers see either the old content or the new, never a mix
+ * (writeDurably), creating its folder when missing.
+ */
+export async function atomicWriteFile(path: string, data: string | Uint8Array, mode = 0o644): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  await writeDurably(path, (fh) => fh.writeFile(data), { mode });
 }
 
 /** A refusal for a file that is not a regular file, errno-shaped for callers that tell a missing one apart. */
