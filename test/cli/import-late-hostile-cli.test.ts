@@ -11,8 +11,8 @@ import { mkdtemp, readFile, readdir, rm, truncate, writeFile } from 'node:fs/pro
 import { join } from 'node:path';
 import * as tar from 'tar';
 import { importPackage } from '../../src/store/index.js';
-import { encodeDeltaManifest, readDelta } from '../../src/package/delta/index.js';
-import { writeMembers } from '../../src/package/delta/write.js';
+import { encodeDeltaManifest, readDelta } from '../../src/delta/index.js';
+import { writeMembers } from '../../src/delta/write.js';
 import { airlock, type RunResult } from '../helpers/bin.js';
 import { scratch } from '../helpers/scratch.js';
 import { buildPackage, makeKey, makeTempDir, sampleSite, type TestKey } from '../store/helpers.js';

@@ -4,7 +4,7 @@ import { cp, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { makeDelta } from '../../src/package/delta/index.js';
+import { makeDelta } from '../../src/delta/index.js';
 import { readPackage } from '../../src/package/index.js';
 import { importPackage } from '../../src/store/index.js';
 import { signLink } from '../../src/mirror/index.js';
