@@ -3,6 +3,7 @@ import { cappedText } from '../util/capped-body.js';
 import { ErrorBodySchema, netError, sanitize } from '../upstream/index.js';
 import { FleetAnswerSchema, FLEET_POLL_PATH, type FleetAnswer, type FleetReport } from '../mirror/index.js';
 import { describeZodError } from '../upstream/index.js';
+import { timeoutSignal } from '../util/timeout-signal.js';
 
 /** The mirror's answer is small; a bigger one is a hostile or broken mirror. */
 const MAX_ANSWER_BYTES = 64 * 1024;
@@ -24,7 +25,7 @@ export async function pollMirror(base: string, token: string, report: FleetRepor
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
       body: JSON.stringify(report),
-      signal: AbortSignal.any([signal, AbortSignal.timeout(REQUEST_TIMEOUT_MS)]),
+      signal: AbortSignal.any([signal, timeoutSignal(REQUEST_TIMEOUT_MS)]),
     });
     text = await boundedText(res, MAX_ANSWER_BYTES);
   } catch (err) {

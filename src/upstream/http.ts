@@ -10,6 +10,7 @@ import { jsonTooDeepAt } from '../util/json-depth.js';
 import { firstDuplicateKey } from '../util/json-text.js';
 import { DEFAULT_RETRY, MAX_RETRY_AFTER_MS, isRetryableStatus, parseRetryAfter, retryDelay, type RetryPolicy } from './retry.js';
 import { ErrorBodySchema } from './schemas/error.js';
+import { timeoutSignal } from '../util/timeout-signal.js';
 
 export interface RetryInfo { method: string; path: string; attempt: number; delayMs: number; reason: string }
 export interface HttpOptions {
@@ -95,7 +96,7 @@ export async function readBody(o: HttpOptions, spec: CallSpec, res: Response): P
 
 function once(o: HttpOptions, spec: CallSpec): Promise<Response> {
   const timeoutMs = o.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const signals = [spec.signal, spec.stream ? undefined : AbortSignal.timeout(timeoutMs)].filter((s): s is AbortSignal => !!s);
+  const signals = [spec.signal, spec.stream ? undefined : timeoutSignal(timeoutMs)].filter((s): s is AbortSignal => !!s);
   const headers: Record<string, string> = { authorization: `Bearer ${spec.key}`, accept: spec.accept ?? 'application/json' };
   if (spec.body !== undefined) headers['content-type'] = 'application/json';
   return request(o.baseUrl.replace(/\/+$/, '') + spec.path, {
