@@ -88,6 +88,8 @@ export function isExpiredLinkAnswer(status: number, body: string): boolean {
 export function safeUrl(url: string): string {
   try {
     const u = new URL(url);
+    // file:, data: and other schemes have no origin ("null"): name them by scheme and host
+    if (u.origin === 'null') return `${u.protocol}${u.host || u.protocol === 'file:' ? '//' : ''}${u.host}${u.pathname.slice(0, 200)}${u.pathname.length > 200 ? '…' : ''}`;
     return `${u.origin}${u.pathname}${u.search ? '?…' : ''}`;
   } catch {
     return '(invalid URL)';

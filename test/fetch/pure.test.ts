@@ -39,6 +39,9 @@ describe('validators', () => {
   });
   it('presigned query strings (bearer credentials) never reach a message', () => {
     expect(safeUrl('https://b.s3.example/k/bundle.tar.gz?X-Amz-Signature=secret')).toBe('https://b.s3.example/k/bundle.tar.gz?…');
+    // schemes without an origin are named by scheme (a redirect to file: is refused naming it)
+    expect(safeUrl('file:///etc/passwd')).toBe('file:///etc/passwd');
+    expect(safeUrl(`data:text/css,${'a'.repeat(300)}`)).toBe(`data:text/css,${'a'.repeat(191)}…`);
   });
 });
 

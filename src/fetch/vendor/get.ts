@@ -1,7 +1,10 @@
+import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
+import { BlockList, isIP } from 'node:net';
 import { Agent, request, type Dispatcher } from 'undici';
 import { AirlockError, EXIT, UsageError } from '../../errors.js';
 import { safeUrl } from '../validators.js';
 import { describeNetError } from '../../upstream/index.js';
+import { timeoutSignal } from '../../util/timeout-signal.js';
 
 /**
  * Downloading one third-party resource for `--vendor` (vendoring third-party resources): https only (a mirror mapping
@@ -57,10 +60,54 @@ export function target(url: string, mirrors: ReadonlyMap<string, string>): strin
 const netWords = (err: unknown, to: string, timeoutMs: number): string =>
   describeNetError(err, { url: to, timeoutMs })?.reason ?? 'the connection failed';
 
+/**
+ * Addresses that are not the public internet: this machine, private and carrier networks,
+ * link-local (cloud metadata at 169.254.169.254), multicast, reserved. A page may name any address;
+ * fetching one of these would reach into the connected side's own network (server-side request
+ * forgery), so a URL a page gives is fetched only when every address of its host is public. A
+ * mirror the user names with --vendor-mirror is trusted wherever it is. IPv4-mapped IPv6
+ * addresses are checked against the IPv4 ranges (BlockList does that).
+ */
+const NOT_PUBLIC = new BlockList();
+for (const [net, bits] of [['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
+  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 3]] as const) NOT_PUBLIC.addSubnet(net, bits, 'ipv4');
+for (const [net, bits] of [['::', 128], ['::1', 128], ['64:ff9b:1::', 48], ['100::', 64], ['2001:db8::', 32], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8]] as const) NOT_PUBLIC.addSubnet(net, bits, 'ipv6');
+
+export function isPublicAddress(address: string): boolean {
+  const family = isIP(address);
+  return family !== 0 && !NOT_PUBLIC.check(address, family === 6 ? 'ipv6' : 'ipv4');
+}
+
+class PrivateAddress extends Error {
+  constructor(readonly host: string, readonly address: string) {
+    super(`${host} resolves to ${address}`);
+  }
+}
+
+/** dns.lookup for the connection itself (no second lookup a rebinding name could answer differently): only public addresses. */
+function publicLookup(hostname: string, options: LookupOptions, cb: (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void): void {
+  dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
+    if (err) return cb(err, []);
+    const bad = addresses.find((a) => !isPublicAddress(a.address));
+    if (bad) return cb(new PrivateAddress(hostname, bad.address), []);
+    if (options.all) return cb(null, addresses);
+    return cb(null, addresses[0]!.address, addresses[0]!.family);
+  });
+}
+
+function privateIn(err: unknown): PrivateAddress | null {
+  for (let e = err, i = 0; e instanceof Error && i < 5; e = e.cause, i++) if (e instanceof PrivateAddress) return e;
+  return null;
+}
+
+const notPublic = (url: string, host: string, address: string) => vendorError(url,
+  `${host}${address === host ? '' : ` (${address})`} is not a public internet address (this machine, a private or link-local network); a page's addresses are fetched only from the internet: map its origin with --vendor-mirror ORIGIN=URL to fetch it from a mirror you name`,
+  'AIRLOCK_VENDOR_PRIVATE');
+
 let shared: Agent | null = null;
+let publicOnly: Agent | null = null;
 
 export async function vendorGet(url: string, o: VendorGetOptions): Promise<Got> {
-  const dispatcher = o.dispatcher ?? (shared ??= new Agent({ connections: 4 }));
   let current = url;
   for (let hop = 0; ; hop++) {
     let to: string;
@@ -70,13 +117,22 @@ export async function vendorGet(url: string, o: VendorGetOptions): Promise<Got> 
       if (hop === 0 || !(err instanceof AirlockError)) throw err;
       throw vendorError(url, `redirected to ${safeUrl(current)}, which is not https (a downgrade is never followed)`, err.code);
     }
-    const signal = AbortSignal.any([AbortSignal.timeout(o.timeoutMs), ...(o.signal ? [o.signal] : [])]);
+    // Where a page's own address leads (not a mirror the user named): the public internet only.
+    const mirrored = o.mirrors.has(new URL(current).origin);
+    if (!mirrored) {
+      const host = new URL(to).hostname.replace(/^\[|\]$/g, '');
+      if (isIP(host) !== 0 && !isPublicAddress(host)) throw notPublic(url, host, host);
+    }
+    const dispatcher = o.dispatcher ?? (mirrored ? (shared ??= new Agent({ connections: 4 })) : (publicOnly ??= new Agent({ connections: 4, connect: { lookup: publicLookup } })));
+    const signal = AbortSignal.any([timeoutSignal(o.timeoutMs), ...(o.signal ? [o.signal] : [])]);
     let res: Dispatcher.ResponseData;
     try {
       res = await request(to, { method: 'GET', dispatcher, signal, headersTimeout: o.timeoutMs, bodyTimeout: o.timeoutMs,
         headers: { 'user-agent': o.userAgent, accept: '*/*', 'accept-encoding': 'identity' } });
     } catch (err) {
       if (o.signal?.aborted) throw err;
+      const p = privateIn(err);
+      if (p) throw notPublic(url, p.host, p.address);
       throw vendorError(url, `request failed: ${netWords(err, to, o.timeoutMs)}`);
     }
     if (res.statusCode >= 300 && res.statusCode < 400 && res.headers.location !== undefined) {
