@@ -55,6 +55,11 @@ function withBasePath(src: VersionSource, idx: LoadedIndex, root: RootPages, add
   const basePath = o.basePath !== undefined ? o.basePath : basePathOf(root, (p) => idx.routes.has(p), address.homePath);
   if (basePath !== null) {
     addBasePath(idx.routes, basePath);
+    // Its error pages answer misses under the prefix too: the nearest 404.html up the path, as at the root.
+    const prefix = '/' + basePath;
+    const have = new Set(idx.notFound.map((nf) => nf.dir));
+    const under = idx.notFound.filter((nf) => !have.has(prefix + nf.dir)).map((nf) => ({ dir: prefix + nf.dir, file: nf.file }));
+    idx.notFound = [...idx.notFound, ...under].sort((a, b) => b.dir.length - a.dir.length);
     o.log(`airlock serve: ${src.label} is built for the sub-path /${basePath}/: served at / and at /${basePath}/`);
   }
   return idx;

@@ -91,6 +91,8 @@ describe('a site published under a sub-path, served from a store', () => {
       'guide/index.html': '<!doctype html><p>the guide</p>',
       'ja/index.html': '<!doctype html><p>ガイド</p>',
       '404.html': '<!doctype html><p>missing</p>',
+      'product/index.html': '<!doctype html><p>product</p>',
+      'product/404.html': '<!doctype html><p>not in the product docs</p>',
     });
     await setActive(store, 'v1');
     srv = await createAirlockServer({ store, lease: false, log: () => {}, ...featureOptions(resolveFeatures({ deployment: 'air-gapped' })) });
@@ -112,5 +114,12 @@ describe('a site published under a sub-path, served from a store', () => {
     expect((await get(base + '/project/ja/')).body.toString()).toContain('ガイド');
     const bare = await get(base + '/project');
     expect([bare.status, bare.headers.location]).toEqual([308, '/project/']);
+  });
+
+  it('a miss under the sub-path gets the nearest 404.html up its path, as at the root', async () => {
+    for (const [path, page] of [['/product/x', 'not in the product docs'], ['/project/product/x', 'not in the product docs'], ['/project/x', 'missing'], ['/x', 'missing']] as const) {
+      const r = await get(base + path);
+      expect([r.status, r.body.toString()], path).toEqual([404, expect.stringContaining(page) as string]);
+    }
   });
 });
