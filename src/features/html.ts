@@ -62,15 +62,18 @@ export async function transformHtmlDetailed(html: string | Buffer, ctx: Transfor
 
   // At the very start of <head>, so the flags exist before any of the site's scripts run. (A
   // leading <meta charset> moves back by the injection's length; the server's Content-Type
-  // carries the charset, which takes precedence over the meta (HTML "encoding sniffing").)
+  // carries the charset, which takes precedence over the meta (HTML "encoding sniffing").) A head
+  // the page leaves implied (`<!doctype html><title>…`, legal HTML) starts at its first element
+  // that belongs in a head (or its first svg or math, whose foreign content must not receive it):
+  // the injection goes just before it.
   let injected = false;
   const inject = (el: Element) => {
     if (injected) return;
     injected = true;
-    el.prepend(headHtml, { html: true });
+    if (el.tagName === 'head' || el.tagName === 'body') el.prepend(headHtml, { html: true });
+    else el.before(headHtml, { html: true });
   };
-  rw.on('head', { element: inject });
-  rw.on('body', { element: inject });
+  rw.on('head, body, title, meta, link, script, style, base, noscript, template, svg, math', { element: inject });
 
   const analyticsOff = !ctx.features.analytics;
   const offScripts = FEATURES.filter((f) => !ctx.features[FEATURE_KEY[f]]).flatMap((f) => widgetsFor(f, ctx.hideSelectors).scripts);

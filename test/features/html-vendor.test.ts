@@ -35,6 +35,29 @@ describe('vendor mapping in the page transform', () => {
     expect(r.removed.vendored).toBe(3);
   });
 
+  it('a page whose <head> is implied (legal HTML: `<!doctype html><title>…`): the flags and the vendor map come before its first head element, so its scripts find them', async () => {
+    for (const implied of [
+      '<!doctype html><title>T</title><script>var s=document.createElement("script");s.src="https://cdn.jsdelivr.net/npm/x@1/x.min.js";document.head.appendChild(s)</script><h1>x</h1>',
+      '<!doctype html><html lang="en"><meta charset="utf-8"><script>run()</script><p>x</p>',
+      '<!doctype html><script>run()</script>',
+      '<!doctype html><p>intro</p><svg><title>icon</title></svg><script>run()</script>',
+    ]) {
+      const out = (await transformHtmlDetailed(implied, { features: AIR.features, deployment: AIR.deployment, vendorMap })).html.toString();
+      const at = (s: string) => out.indexOf(s);
+      const sites = at(implied.includes('run()') ? 'run()' : 'document.createElement');
+      expect(at('<script src="/_airlock/vendor-map.js"'), implied).toBeGreaterThan(-1);
+      expect(at('window.__AIRLOCK_FEATURES__'), implied).toBeLessThan(sites);
+      expect(at('<script src="/_airlock/vendor-map.js"'), implied).toBeLessThan(sites);
+      expect(out.match(/window\.__AIRLOCK_FEATURES__=/g), implied).toHaveLength(1);
+    }
+    // never inside an svg's foreign content
+    const svg = (await transformHtmlDetailed('<!doctype html><p>intro</p><svg><title>icon</title></svg>', { features: AIR.features, deployment: AIR.deployment, vendorMap })).html.toString();
+    expect(svg.indexOf('airlock-features')).toBeLessThan(svg.indexOf('<svg>'));
+    // an explicit head or body still gets it inside, at its start
+    const explicit = (await transformHtmlDetailed('<html><head><title>T</title></head><body><script>run()</script></body></html>', { features: AIR.features, deployment: AIR.deployment, vendorMap })).html.toString();
+    expect(explicit).toMatch(/^<html><head><meta name="airlock-features"/);
+  });
+
   it('without a map the page is exactly what it was without vendoring', async () => {
     const a = await transformHtmlDetailed(page, { features: AIR.features, deployment: AIR.deployment });
     const b = await transformHtmlDetailed(page, { features: AIR.features, deployment: AIR.deployment, vendorMap: {} });
