@@ -1,6 +1,7 @@
 import type { Element, HTMLRewriter } from 'html-rewriter-wasm';
 import { tally, type Tally } from './html-removal.js';
 import { addOnlineOnlyWidgets, embedLink } from './html-online-only.js';
+import { decodeAttr } from './html-attr.js';
 
 /** `<link rel>` tokens that make the browser connect, resolve or fetch ahead of use. */
 const HINTS = new Set(['preconnect', 'dns-prefetch', 'prefetch', 'preload', 'modulepreload', 'prerender']);
@@ -14,6 +15,16 @@ function escapeHtml(s: string): string {
 
 /** A URL (parsed and serialised: no quote or angle bracket left) as an attribute value. */
 const escapeUrl = (href: string) => href.replace(/&/g, '&amp;').replace(/"/g, '%22');
+
+/** An absolute URL of a scheme that is not the web's (javascript:, data:, vbscript:…), as a browser parses it (entities, tabs). */
+function nonWebScheme(raw: string): boolean {
+  try {
+    const p = new URL(decodeAttr(raw).trim()).protocol;
+    return p !== 'http:' && p !== 'https:';
+  } catch {
+    return false; // relative: a frame of this site
+  }
+}
 
 /**
  * Air-gapped: what would reach another origin although the page's CSP blocks the fetch itself.
@@ -41,7 +52,7 @@ export function addOfflineHandlers(rw: HTMLRewriter, removed: Tally): void {
   const embed = (attr: string) => ({
     element: (el: Element) => {
       const url = el.getAttribute(attr) ?? '';
-      if (el.removed || !OFF_ORIGIN.test(url)) return;
+      if (el.removed || !(OFF_ORIGIN.test(url) || nonWebScheme(url))) return;
       const title = (el.getAttribute('title') ?? '').trim();
       const { href, label } = embedLink(url);
       if (href !== null && label !== null) {
@@ -54,8 +65,8 @@ export function addOfflineHandlers(rw: HTMLRewriter, removed: Tally): void {
       tally(removed, 'off-origin-embed');
     },
   });
-  for (const tag of ['iframe', 'frame', 'embed']) rw.on(`${tag}[src*="//"]`, embed('src'));
-  rw.on('object[data*="//"]', embed('data'));
+  for (const tag of ['iframe', 'frame', 'embed']) rw.on(`${tag}[src]`, embed('src'));
+  rw.on('object[data]', embed('data'));
   addOnlineOnlyWidgets(rw, removed);
   rw.on('meta[http-equiv][content*="//"]', {
     element: (el: Element) => {

@@ -165,6 +165,18 @@ describe('embeds and refreshes to other origins (air-gapped)', () => {
     expect(res.removed).toMatchObject({ 'off-origin-embed': 3, 'off-origin-refresh': 1 });
   });
 
+  it('a frame of javascript:, data: or another non-web scheme (entity- or tab-obfuscated too) becomes plain text, never a link and never an empty box', async () => {
+    const frames = '<iframe src="javascript:alert(1)" title="jsframe"></iframe><iframe src="JaVa&#x09;ScRiPt:alert(2)" title="jsframe2"></iframe>'
+      + '<iframe src="data:text/html,<script>alert(3)</script>" title="dataframe"></iframe><object data="javascript:alert(4)"></object><embed src="vbscript:x">';
+    const res = await transformHtmlDetailed(`<!DOCTYPE html><html><head></head><body>${frames}<iframe src="/own.html"></iframe></body></html>`, ctx(AIR));
+    const out = res.html.toString();
+    expect(out).not.toMatch(/<iframe[^>]*(javascript|ScRiPt|data:)|<object|<embed/i);
+    expect(out).not.toMatch(/href="(javascript|data|vbscript):/i);
+    for (const t of ['jsframe', 'jsframe2', 'dataframe', 'object', 'embed']) expect(out).toContain(`<span data-airlock="embed-removed">${t} (embedded from another site, not available here)</span>`);
+    expect(out).toContain('<iframe src="/own.html"></iframe>');
+    expect(res.removed).toMatchObject({ 'off-origin-embed': 5 });
+  });
+
   it('other deployments keep them (their CSP decides)', async () => {
     const out = (await transformHtml(page, ctx(resolveFeatures({ deployment: 'cloud' })))).toString();
     expect(out).toContain('<iframe src="https://www.youtube-nocookie.com/embed/abc"');
