@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { AirlockError } from '../errors.js';
 import { fsyncDir, syncFileSystem } from '../util/fsx.js';
-import { JobPool } from './pool.js';
+import { JobPool } from '../util/pool.js';
 import { CREATE, fsyncByName, settledAll, syncAndClose, writeAll, writeSmall } from './write-io.js';
 /**
  * File creation and fsync are latency-bound (journal, VM exits), not CPU-bound: files in flight

@@ -13,7 +13,7 @@ import { DELTA_MEMBERS, MAX_PATCH_SOURCE, gunzipProblem, type DeltaOp } from './
 import type { DeltaLayout } from './reader.js';
 import { ExactReader } from './stream-reader.js';
 import { ZERO_DIGEST } from './template.js';
-import { inPool } from './pool.js';
+import { inPool } from '../util/pool.js';
 import { ReadAhead, readUpTo } from '../util/read-ahead.js';
 import { constants as fsConstants } from 'node:fs';
 import { fsyncFile } from '../util/fsx.js';

@@ -1,17 +1,18 @@
-import { access } from 'node:fs/promises';
+import { lstat } from 'node:fs/promises';
 import { StoreError } from '../errors.js';
 import { versionDir, versionPaths } from './paths.js';
 import { withLock, type LockOptions } from './lock.js';
-import { readMeta } from './meta.js';
+import { readMeta, readStoredManifest } from './meta.js';
 import { readState, writeState } from './state.js';
 import { appendAuditLocked, auditNotApplied } from './audit.js';
 import { checkVersionsFolder, describeHoldings, storedLabels } from './holdings.js';
 
 export async function versionExists(store: string, label: string): Promise<boolean> {
   // The store's own folders only (a link into another store is refused, never followed); then
-  // version.json, written before the commit rename: its presence means a complete version.
+  // version.json, written before the commit rename: its presence means a complete version. A
+  // link there, even dangling, is present: reading it refuses it by name (readMeta).
   if (!(await checkVersionsFolder(store))) return false;
-  return access(versionPaths(versionDir(store, label)).meta).then(() => true, () => false);
+  return lstat(versionPaths(versionDir(store, label)).meta).then(() => true, () => false);
 }
 
 /** A version that must be there; else AIRLOCK_VERSION_NOT_FOUND listing the versions the store holds. */
@@ -28,7 +29,9 @@ export async function requireVersion(store: string, label: string): Promise<void
  */
 export async function activateLocked(store: string, label: string, audit: { command: string }): Promise<void> {
   await requireVersion(store, label);
+  // Its metadata and its manifest read and parse: a damaged version is refused, never made active.
   await readMeta(versionDir(store, label));
+  await readStoredManifest(versionDir(store, label));
   const state = await readState(store);
   if (state.active === label) return;
   await switchAudited(store, { active: label, previous: state.active }, audit.command, 'activated', label, `was ${state.active ?? '(none)'}`);

@@ -8,7 +8,7 @@ import { checkManifestLimits, checkSignature, countPages, inputPath, parseManife
 import { canonicalArchiveOffset, finishTarget, namePatchThatFailed, readBaseAhead, readDelta, rebuildSite, resolveTarget, type DeltaLayout, type ResolvedTarget } from '../delta/index.js';
 import { admitPackage, checkFreshness, type Admission } from './admit.js';
 import { loadPolicy, policySigners, type LoadedPolicy } from './policy.js';
-import { inPool } from '../delta/pool.js';
+import { inPool } from '../util/pool.js';
 import { fileSha256, fsyncDir } from '../util/fsx.js';
 import type { ReadAhead } from '../util/read-ahead.js';
 import { existingMeta } from './existing.js';
@@ -16,7 +16,7 @@ import { addVersion, beginLocked, importEvent, keepExisting, type ImportOptions,
 import { storeKind } from './location.js';
 import { withLock, type StoreLock } from './lock.js';
 import { readStoredManifestRaw, type VersionMeta } from './meta.js';
-import { versionDir, versionPaths } from './paths.js';
+import { siteFolders, versionDir, versionPaths } from './paths.js';
 import { checkFreeSpace, requiredBytes } from './space.js';
 import { loadTrustedKeys } from './trust.js';
 
@@ -196,14 +196,4 @@ function pathClash(err: unknown): never {
     throw new MalformedError('AIRLOCK_BAD_DELTA', `the target's files cannot be laid out (${code} at ${(err as NodeJS.ErrnoException).path ?? '?'}): a path is both a file and a folder`, { subject: 'target.json' });
   }
   throw err;
-}
-
-/**
- * Every folder of a rebuilt site, `root` first: the parents of the target's files, which are the
- * folders rebuildSite made (computed, not walked: 115 sequential readdir trips for the 3,000-page benchmark site).
- */
-export function siteFolders(root: string, files: readonly { path: string }[]): string[] {
-  const dirs = new Set<string>();
-  for (const { path } of files) for (let i = path.indexOf('/'); i > 0; i = path.indexOf('/', i + 1)) dirs.add(path.slice(0, i));
-  return [root, ...[...dirs].map((d) => join(root, d))];
 }

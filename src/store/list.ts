@@ -47,8 +47,12 @@ export async function listVersions(store: string): Promise<VersionInfo[]> {
       throw err;
     });
     if (!meta) continue;
-    // Bounded like every stored manifest; null when it is unreadable (then no digest, and no page count to make up).
-    const manifest = await readStoredManifestRaw(join(storePaths(store).versions, name)).catch(() => null);
+    // Bounded like every stored manifest; null when it is missing (then no digest, and no page count
+    // to make up). One that is a link, a FIFO, a folder or too large is refused by name (exit 2).
+    const manifest = await readStoredManifestRaw(join(storePaths(store).versions, name)).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT' || err.code === 'ENOTDIR') return null;
+      throw err;
+    });
     out.push({
       version: meta.label,
       domain: meta.domain,

@@ -3,7 +3,8 @@ import type { Manifest } from '../package/index.js';
 import { requireVersion } from './activate.js';
 import { readMeta, readStoredManifest, type VersionMeta } from './meta.js';
 import { checkStoreFolder } from './location.js';
-import { versionDir, versionPaths } from './paths.js';
+import { siteFolders, versionDir, versionPaths } from './paths.js';
+import { inPool } from '../util/pool.js';
 import { readVariantsIndex, type VariantEntry } from './variants/index-file.js';
 
 export interface LoadedVersion {
@@ -31,6 +32,10 @@ export async function loadVersion(store: string, label: string): Promise<LoadedV
   }
   const meta = await readMeta(dir);
   const manifest = await readStoredManifest(dir);
+  // Every folder the manifest's files live in, too: a folder link inside site/ would serve another
+  // folder's files as this version's pages (files are opened without following a final link; a
+  // link higher up the path would be followed).
+  await inPool(siteFolders(p.site, manifest.files).slice(1), (folder) => checkStoreFolder(store, folder, `version ${label}'s pages`));
   const variants = await readVariantsIndex(p.variantsIndex);
   const precompressed = variants.size > 0 || await access(p.variantsIndex).then(() => true, () => false);
   return {

@@ -1,6 +1,6 @@
 import { basename } from 'node:path';
 import { z } from 'zod';
-import { EXIT, StoreError } from '../errors.js';
+import { AirlockError, EXIT, StoreError } from '../errors.js';
 import { describeFsError, readRegularFileIfExists } from '../util/fsx.js';
 import { parseJsonText } from '../util/json-text.js';
 import { MANIFEST_BOUNDS, ManifestSchema, parseManifest, type Manifest } from '../package/manifest.js';
@@ -103,7 +103,14 @@ export async function readStoredManifest(versionDir: string): Promise<Manifest> 
 /** The stored manifest's exact bytes and their parse, bounded before it is read as readStoredManifest is. */
 export async function readStoredManifestBytes(versionDir: string): Promise<{ bytes: Buffer; manifest: Manifest }> {
   const bytes = await readStoredManifestRaw(versionDir);
-  return { bytes, manifest: parseManifest(bytes, versionPaths(versionDir).manifest) };
+  const path = versionPaths(versionDir).manifest;
+  try {
+    return { bytes, manifest: parseManifest(bytes, path) };
+  } catch (err) {
+    // A package's refusal is exit 4; the same bytes in a store are a damaged store file (exit 2).
+    if (!(err instanceof AirlockError) || err.exitCode !== EXIT.VERIFICATION) throw err;
+    throw new StoreError('AIRLOCK_BAD_VERSION', `manifest ${err.message}; the store file was damaged or edited by hand`, { subject: path }, EXIT.USAGE);
+  }
 }
 
 /** The stored manifest's exact bytes, bounded before they are read (ENOENT and ENOTDIR pass through, errno-shaped). */

@@ -61,3 +61,13 @@ export function checkLabel(label: string): string {
 export function versionDir(store: string, label: string): string {
   return join(storePaths(store).versions, checkLabel(label));
 }
+
+/**
+ * Every folder of a site, `root` first: the parents of its files (computed from the manifest, not
+ * walked: 115 sequential readdir trips for the 3,000-page benchmark site).
+ */
+export function siteFolders(root: string, files: readonly { path: string }[]): string[] {
+  const dirs = new Set<string>();
+  for (const { path } of files) for (let i = path.indexOf('/'); i > 0; i = path.indexOf('/', i + 1)) dirs.add(path.slice(0, i));
+  return [root, ...[...dirs].map((d) => join(root, d))];
+}

@@ -1,5 +1,5 @@
 import { listVersions } from './list.js';
-import { readStoredManifestRaw } from './meta.js';
+import { readStoredManifestBytes } from './meta.js';
 import { versionDir, versionPaths } from './paths.js';
 import { EXIT, StoreError } from '../errors.js';
 import { readState } from './state.js';
@@ -18,11 +18,11 @@ export interface Receipt {
 
 export async function makeReceipt(store: string, now = new Date()): Promise<Receipt> {
   const [versions, state] = await Promise.all([listVersions(store), readState(store)]);
-  // A version whose manifest cannot be read (a link, a FIFO, too large) is not left out quietly:
-  // reading it again throws the refusal that names it (exit 2).
+  // The connected side picks a delta base by these digests: every manifest must read and parse. A
+  // version whose manifest cannot (a link, a FIFO, too large, not a manifest) is not left out
+  // quietly: reading it throws the refusal that names it (exit 2).
   for (const v of versions) {
-    if (v.manifestSha256 !== null) continue;
-    await readStoredManifestRaw(versionDir(store, v.version)).catch((err: NodeJS.ErrnoException) => {
+    await readStoredManifestBytes(versionDir(store, v.version)).catch((err: NodeJS.ErrnoException) => {
       if (err.code !== 'ENOENT' && err.code !== 'ENOTDIR') throw err;
       const path = versionPaths(versionDir(store, v.version)).manifest;
       throw new StoreError('AIRLOCK_BAD_VERSION', `manifest ${path} is missing; the store file was damaged or edited by hand (restore it, or prune version ${v.version})`, { subject: path }, EXIT.USAGE);

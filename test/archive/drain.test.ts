@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { mkdtemp } from 'node:fs/promises';
 import * as tar from 'tar';
 import { extractArchive } from '../../src/archive/index.js';
-import { JobPool } from '../../src/archive/pool.js';
+import { JobPool } from '../../src/util/pool.js';
 
 let dir: string;
 let noIndex: string;

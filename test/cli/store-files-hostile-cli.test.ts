@@ -187,14 +187,53 @@ describe('a device, a folder or a symlink loop where a store file, a package or 
     refused(airlock(['list', '--store', store], { timeoutMs: HANG_MS }), 2, 'AIRLOCK_BAD_VERSION', /version\.json is a symbolic link \(to ".*version\.json"\), not a regular file: it is not followed/);
   });
 
-  it('a FIFO as the stored airlock.json: list ends by itself', async () => {
+  it('a FIFO as the stored airlock.json: list, receipt and activate end by themselves (exit 2, naming it); nothing changes', async () => {
     const store = await copyStore();
     const m = join(store, 'versions/v1/airlock.json');
     await rm(m);
     mkfifo(m);
-    const r = await airlockAsync(['list', '--store', store, '--json'], { timeoutMs: HANG_MS });
-    expect(r.signal).toBeNull();
-    expect([0, 2]).toContain(r.status);
+    const before = await treeState(store);
+    for (const args of [['list', '--json'], ['receipt', '--out', join(fresh('r'), 'r.json')], ['activate', 'v1']]) {
+      if (args[0] === 'receipt') await mkdir(join(args[2]!, '..'), { recursive: true });
+      refused(await airlockAsync([...args, '--store', store], { timeoutMs: HANG_MS }), 2, 'AIRLOCK_BAD_VERSION', /v1\/airlock\.json is a FIFO/);
+    }
+    expect(await treeState(store)).toBe(before);
+  });
+
+  it('a stored airlock.json that is empty, garbage or not a manifest: receipt never vouches for it and activate never makes it active (exit 2, naming it); nothing changes', async () => {
+    for (const content of ['', 'secret\n', '{"format":"airlock-package/1"}']) {
+      const store = await copyStore();
+      await writeFile(join(store, 'versions/v1/airlock.json'), content);
+      const before = await treeState(store);
+      const out = join(fresh('r'), 'r.json');
+      await mkdir(join(out, '..'), { recursive: true });
+      refused(await airlockAsync(['receipt', '--store', store, '--out', out], { timeoutMs: HANG_MS }), 2, 'AIRLOCK_BAD_VERSION', /manifest .*v1\/airlock\.json/);
+      refused(await airlockAsync(['activate', 'v1', '--store', store], { timeoutMs: HANG_MS }), 2, 'AIRLOCK_BAD_VERSION', /manifest .*v1\/airlock\.json/);
+      expect(await treeState(store), JSON.stringify(content)).toBe(before);
+    }
+  });
+
+  it('a dangling or self-looping link as version.json: activate names the link (exit 2, not followed), never "not in store"', async () => {
+    for (const target of ['nope', 'version.json']) {
+      const store = await copyStore();
+      const meta = join(store, 'versions/v1/version.json');
+      await rm(meta);
+      await symlink(target, meta);
+      refused(await airlockAsync(['activate', 'v1', '--store', store], { timeoutMs: HANG_MS }), 2, 'AIRLOCK_BAD_VERSION', /version\.json is a symbolic link .*not followed/);
+    }
+  });
+
+  it('a folder inside a version\'s site/ that is a link to another folder: serve refuses the version (exit 2, AIRLOCK_STORE_PATH naming it), never serves the other folder\'s files', async () => {
+    const store = await copyStore();
+    const outside = fresh('outside');
+    await mkdir(outside, { recursive: true });
+    await writeFile(join(outside, 'start.html'), '<h1>OUTSIDE SECRET</h1>');
+    await rm(join(store, 'versions/v1/site/guide'), { recursive: true });
+    await symlink(outside, join(store, 'versions/v1/site/guide'));
+    expect(airlock(['activate', 'v1', '--store', store]).status).toBe(0);
+    const r = await airlockAsync(['serve', '--store', store, '--port', '0'], { timeoutMs: HANG_MS });
+    refused(r, 2, 'AIRLOCK_STORE_PATH', /versions\/v1\/site\/guide is a symbolic link \(to ".*outside[^"]*"\), which is not followed/);
+    expect(r.stdout).not.toContain('http://');
   });
 
   it('/dev/zero symlinked as a volume: import ends (exit 4, naming it)', async () => {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { generateSite } from '../../fixtures/generate.js';
 import { makeDelta } from '../../src/delta/index.js';
 import { importPackage } from '../../src/store/index.js';
-import { siteFolders } from '../../src/store/delta-import.js';
+import { siteFolders } from '../../src/store/paths.js';
 import { makePackage } from '../helpers/make-package.js';
 
 /**

@@ -11,4 +11,8 @@ export async function fakeVersion(store: string, label: string, importedAt: stri
     archive: { name: 'bundle.tar.gz', format: 'tar.gz', offset: 1536, size: 10, sha256: sha },
     signer: null, pageCount: 1, fileCount: 1, totalBytes: 10,
   }));
+  await writeFile(join(dir, 'airlock.json'), JSON.stringify({
+    format: 'airlock-package/1', domain: 'docs.example.com', version: label, jobId: null, createdAt: importedAt, pageCount: 1,
+    archive: { name: 'bundle.tar.gz', format: 'tar.gz', size: 10, sha256: sha }, files: [{ path: 'index.html', size: 10, sha256: sha }],
+  }));
 }

@@ -77,3 +77,18 @@ export class JobPool {
     for (const w of this.waiters.splice(0)) w();
   }
 }
+
+/**
+ * Run `fn` over `items` with at most `width` in flight (fsyncs, copies, checks of many small
+ * files), on a JobPool: the first failure stops what has not started and is rethrown.
+ */
+export async function inPool<T>(items: readonly T[], fn: (item: T) => Promise<unknown>, width = 16): Promise<void> {
+  const pool = new JobPool(width, Number.POSITIVE_INFINITY, width);
+  try {
+    for (const item of items) await pool.submit(async () => void (await fn(item)), 0);
+    await pool.drain();
+  } catch (err) {
+    await pool.cancel();
+    throw err;
+  }
+}
