@@ -61,12 +61,12 @@ function handle(req: IncomingMessage, res: ServerResponse): void {
     return json(res, 200, { jobId: 'j1', status: 'completed', createdAt: '2026-01-01T00:00:00Z' });
   }
   if (req.method === 'POST' && path === '/v1/static-export/jobs/j1/bundle') {
-    const sizeBytes = mode === 'huge_size' ? 1e18 : mode === 'fraction_size' ? 302.5 : 303;
+    const sizeBytes = mode === 'huge_size' ? 1e18 : mode === 'fraction_size' ? 302.5 : mode === 'string_size' ? '303' : mode === 'array_size' ? [303] : 303;
     return json(res, 200, { jobId: 'j1', bundleUrl: `${base}/m/${mode}/object?X-Amz-Signature=secret-signature`, sizeBytes });
   }
   if (req.method === 'GET' && path.startsWith('/object')) {
     if (mode === 'endless_bundle') return endless(res);
-    if (mode === 'huge_size' || mode === 'fraction_size') {
+    if (mode === 'huge_size' || mode === 'fraction_size' || mode === 'string_size' || mode === 'array_size') {
       objectGets.set(mode, (objectGets.get(mode) ?? 0) + 1);
       res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': 303 });
       return void res.end(Buffer.alloc(303));
@@ -127,6 +127,16 @@ describe('fetch against a hostile export API', () => {
     expect(codeOf(r), r.stderr).toBe('AIRLOCK_SIZE_MISMATCH');
     expect(r.stderr).toMatch(/announced 302\.5 bytes \(sizeBytes\) for the archive, which no download can have; nothing was downloaded/);
     expect(objectGets.get('fraction_size') ?? 0).toBe(0);
+  }, 35_000);
+
+  it('a sizeBytes that is not a number ("303", [303]) is refused as a broken answer before any byte is downloaded: exit 1 AIRLOCK_UPSTREAM_SCHEMA naming the field', async () => {
+    for (const mode of ['string_size', 'array_size']) {
+      const r = await fetchIn(mode);
+      expect(r.status, r.stderr).toBe(1);
+      expect(codeOf(r), r.stderr).toBe('AIRLOCK_UPSTREAM_SCHEMA');
+      expect(r.stderr).toMatch(/sizeBytes/);
+      expect(objectGets.get(mode) ?? 0).toBe(0);
+    }
   }, 35_000);
 
   it('a job answer naming "status" twice (JSON.parse keeps the last) is refused: exit 1 AIRLOCK_UPSTREAM_SCHEMA naming the key', async () => {
