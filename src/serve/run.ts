@@ -1,5 +1,9 @@
 import cluster from 'node:cluster';
-import { createWriteStream } from 'node:fs';
+import { constants } from 'node:fs';
+import { lstat, readlink } from 'node:fs/promises';
+import { UsageError } from '../errors.js';
+import { escapeControls, quoted } from '../util/terminal.js';
+import { kindOf, openRegularFileIfExists } from '../util/fsx.js';
 import { listenError } from '../util/listen.js';
 import { whenAborted, type SignalTrap } from '../util/signals.js';
 import { createAirlockServer, type AirlockServer, type AirlockServerOptions } from './server.js';
@@ -41,8 +45,24 @@ export async function runServer(o: RunOptions): Promise<number> {
   }
 }
 
+/**
+ * The access log: stderr for `-`, else a regular file appended to, created when missing. Opened
+ * once at start, non-blocking and without following a link, and type-checked: a FIFO (whose open
+ * would wait for a reader, past every signal), a folder, a device or a link is refused in words.
+ */
+async function openAccessLog(path: string): Promise<NodeJS.WritableStream> {
+  if (path === '-') return process.stderr;
+  const refuse = (why: string) => new UsageError(`--access-log ${escapeControls(path)} ${why}; give a regular file (appended to) or - for stderr`, { subject: path }, 'AIRLOCK_ACCESS_LOG');
+  // Named precisely first (a FIFO's non-blocking open for writing fails as "no reader"); the open itself stays safe.
+  const st = await lstat(path).catch(() => null);
+  if (st !== null && !st.isFile()) throw refuse(st.isSymbolicLink() ? `is a symbolic link (to ${quoted(await readlink(path).catch(() => '?'))}), not a regular file: it is not followed` : `is ${kindOf(st)}, not a regular file`);
+  const opened = await openRegularFileIfExists(path, refuse, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | (constants.O_NOFOLLOW ?? 0));
+  if (opened === null) throw refuse('cannot be created (its folder is missing)');
+  return opened.fh.createWriteStream();
+}
+
 async function runOne(o: RunOptions): Promise<number> {
-  const accessLog = o.accessLog === undefined ? null : o.accessLog === '-' ? process.stderr : createWriteStream(o.accessLog, { flags: 'a' });
+  const accessLog = o.accessLog === undefined ? null : await openAccessLog(o.accessLog);
   try {
     const srv = await createAirlockServer({ ...o.server, accessLog, log: o.log });
     let attached: { stop(): Promise<void> } | null = null;

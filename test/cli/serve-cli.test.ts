@@ -8,6 +8,10 @@ import { create as tarCreate } from 'tar';
 import { scanArchive } from '../../src/archive/index.js';
 import { writePackage, type Manifest } from '../../src/package/index.js';
 import { cleanup, get, labelledSite, setActive, tempRoot, writeVersion } from '../serve/helpers.js';
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { symlink } from 'node:fs/promises';
+import { airlockAsync } from '../helpers/bin.js';
 
 const BIN = fileURLToPath(new URL('../../dist/src/cli/bin.js', import.meta.url));
 const BIG = 8 * 1024 * 1024;
@@ -78,6 +82,23 @@ describe('airlock serve (binary)', () => {
     s.child.kill('SIGTERM');
     expect(await s.exit).toBe(0);
     for (const pid of pids) expect(() => process.kill(pid, 0)).toThrow();
+  });
+
+  it('--access-log that is a FIFO without a reader, a folder, a symlink loop or a dangling link: refused at start (exit 2, AIRLOCK_ACCESS_LOG, in words), promptly; nothing created through the link', async () => {
+    const d = join(root, 'access-logs');
+    await mkdir(join(d, 'folder'), { recursive: true });
+    execFileSync('mkfifo', [join(d, 'fifo')]);
+    await symlink('loop', join(d, 'loop'));
+    await symlink(join(d, 'nowhere'), join(d, 'dangling'));
+    for (const [name, words] of [['fifo', /is a FIFO \(named pipe\), not a regular file/], ['folder', /is a folder, not a regular file/], ['loop', /is a symbolic link \(to "loop"\), not a regular file: it is not followed/], ['dangling', /is a symbolic link \(to ".*nowhere"\), not a regular file: it is not followed/]] as const) {
+      const r = await airlockAsync(['serve', '--store', store, '--port', '0', '--access-log', join(d, name)], { timeoutMs: 10_000 });
+      expect(r.signal, name).toBeNull();
+      expect(r.status, r.stderr).toBe(2);
+      expect(r.stderr, name).toMatch(words);
+      expect(r.stderr, name).toMatch(/\[AIRLOCK_ACCESS_LOG\]\n$/);
+      expect(r.stderr, name).not.toMatch(/EISDIR|ELOOP|ENXIO|Unhandled|node:/);
+    }
+    expect(existsSync(join(d, 'nowhere'))).toBe(false);
   });
 
   it('--enable of a feature unavailable in air-gapped is a usage error (exit 2) citing the matrix', async () => {
