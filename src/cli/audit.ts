@@ -40,8 +40,10 @@ const command: Command = {
       return r.ok ? 0 : 4;
     }
     if (sub === 'show') {
-      const { lines, omitted } = await readAuditTail(store, numbers.last ?? 50);
-      printResult(ctx, json, { ok: true, store, lines, ...(omitted ? { omitted } : {}) }, () => (omitted ? `(${omitted} older lines left out: more than ${MAX_SHOW_BYTES} bytes)\n` : '') + lines.map((l) =>
+      const { lines, omitted, earlierUnread } = await readAuditTail(store, numbers.last ?? 50);
+      printResult(ctx, json, { ok: true, store, lines, ...(omitted ? { omitted } : {}), ...(earlierUnread ? { earlierUnread } : {}) }, () =>
+        (earlierUnread ? `(only the log's last ${MAX_SHOW_BYTES} bytes were read; audit verify reads all of it)\n` : '') +
+        (omitted ? `(${omitted} older lines left out: more than ${MAX_SHOW_BYTES} bytes)\n` : '') + lines.map((l) =>
         shown`${l.n} ${l.time} ${l.user} ${l.command} ${l.outcome}` + (l.reason ? shown` [${l.reason}]` : '') +
         (l.domain ? shown` ${l.domain}` : '') + (l.version ? shown` ${l.version}` : '') +
         (l.signers.length ? shown` signers ${l.signers.join(',')}` : '') + (l.detail ? shown`: ${l.detail}` : '')).join('\n') || 'no audit lines');

@@ -111,12 +111,12 @@ interface LinesRead {
   stopped: boolean;
 }
 
-/** Every line of an open file, streamed in fixed memory (CHUNK + MAX_LINE_BYTES), in order. */
-async function readLines(fh: FileHandle, sink: LineSink): Promise<LinesRead> {
+/** Every line of an open file from offset `from`, streamed in fixed memory (CHUNK + MAX_LINE_BYTES), in order. */
+async function readLines(fh: FileHandle, sink: LineSink, from = 0): Promise<LinesRead> {
   const buf = Buffer.allocUnsafe(CHUNK + MAX_LINE_BYTES + 1);
   let have = 0; // bytes held in buf
-  let base = 0; // file offset of buf[0]
-  let lastEnd = 0;
+  let base = from; // file offset of buf[0]
+  let lastEnd = from;
   let skipping = false; // inside an overlong line already reported
   for (;;) {
     const scanFrom = have; // the bytes kept from the last round hold no "\n"
@@ -464,12 +464,16 @@ function asLine(v: unknown, text: string): AuditLine {
 /**
  * The last `limit` lines (read only), for `audit show`: streamed in fixed memory, each line at most
  * MAX_LINE_BYTES (a longer one is listed as unreadable with its first bytes), at most
- * MAX_SHOW_BYTES kept (`omitted` counts older lines left out beyond `limit`'s). A log that is not
- * a regular file is refused (exit 4). Torn bytes after the last line are not a line.
+ * MAX_SHOW_BYTES kept (`omitted` counts older lines left out beyond `limit`'s). Only the log's last
+ * MAX_SHOW_BYTES + MAX_LINE_BYTES are read, so a huge log is shown as fast as a small one
+ * (`earlierUnread`: lines before them were not read; audit verify reads the whole log). A log that
+ * is not a regular file is refused (exit 4). Torn bytes after the last line are not a line.
  */
-export async function readAuditTail(store: string, limit = 1000): Promise<{ lines: AuditLine[]; omitted: number }> {
+export async function readAuditTail(store: string, limit = 1000): Promise<{ lines: AuditLine[]; omitted: number; earlierUnread: boolean }> {
   const log = await openLog(store);
-  if (!log) return { lines: [], omitted: 0 };
+  if (!log) return { lines: [], omitted: 0, earlierUnread: false };
+  const from = Math.max(0, log.size - MAX_SHOW_BYTES - MAX_LINE_BYTES);
+  let partial = from > 0; // the window starts inside a line: its rest is not a line
   const kept: { line: AuditLine; bytes: number }[] = [];
   let bytes = 0;
   let omitted = 0;
@@ -486,6 +490,10 @@ export async function readAuditTail(store: string, limit = 1000): Promise<{ line
   try {
     await readLines(log.fh, {
       line(buf, start, stop) {
+        if (partial) {
+          partial = false;
+          return true;
+        }
         const text = buf.toString('utf8', start, stop);
         let v: unknown;
         try {
@@ -497,14 +505,15 @@ export async function readAuditTail(store: string, limit = 1000): Promise<{ line
         return true;
       },
       overlong(prefix) {
+        partial = false;
         keep(unreadable(`(longer than ${MAX_LINE_BYTES} bytes) ${prefix.toString('utf8').slice(0, 160)}`), prefix.length);
         return true;
       },
-    });
+    }, from);
   } finally {
     await log.fh.close();
   }
-  return { lines: kept.map((k) => k.line), omitted };
+  return { lines: kept.map((k) => k.line), omitted, earlierUnread: from > 0 };
 }
 
 /** Every line (read only), for `audit show` and tests; at most `limit` from the end. */

@@ -292,11 +292,23 @@ describe('the audit log is read without a bound', () => {
       expect(r.ms).toBeLessThan(10_000);
       expect(r.maxRssMB).toBeLessThan(200);
     }
-    // show reads on to the end (to list what follows): linear time, fixed memory.
+    // show reads only the log's last bytes: it lists the line as unreadable and says the rest was not read.
     const r = await runMeasured(['audit', 'show', '--store', store, '--json'], 30_000);
     expect(r.status, r.stderr).toBe(0);
     expect(r.maxRssMB).toBeLessThan(200);
+    const j = JSON.parse(r.stdout) as { lines: { outcome: string }[]; earlierUnread?: boolean };
+    expect(j.lines.map((x) => x.outcome)).toEqual(['unreadable']);
+    expect(j.earlierUnread).toBe(true);
   }, 90_000);
+
+  it('a log of 64 GiB (sparse): audit show answers at once, reading only the log\'s last bytes (never the whole file)', async () => {
+    const store = await freshStore();
+    await truncate(auditFiles(store).log, 64 * 1024 ** 3);
+    const r = await runMeasured(['audit', 'show', '--store', store], 20_000);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^\(only the log's last \d+ bytes were read; audit verify reads all of it\)\n.*unreadable/s);
+    expect(r.ms).toBeLessThan(10_000); // reading 64 GiB through took over 20 s
+  }, 60_000);
 
   it('a 70 KB line: verify names it (exit 4), show lists it as unreadable, nothing crashes', async () => {
     const store = await freshStore();
