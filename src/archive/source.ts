@@ -6,6 +6,9 @@ import { z } from 'zod';
 import type { ByteSource } from './types.js';
 import { ARCHIVE_CODES, malformed } from './errors.js';
 import { SpanFile, spanStream, type FileSpan } from './spans.js';
+import { UsageError } from '../errors.js';
+import { kindOf } from '../util/fsx.js';
+import { escapeControls } from '../util/terminal.js';
 
 /** A ByteSource checked against the file: absolute start and exact length. */
 export interface Range {
@@ -45,7 +48,10 @@ export async function resolveRange(src: ByteSource): Promise<Range> {
     size = f.size;
     await f.close();
   } else {
-    size = (await stat(s.path)).size;
+    // A FIFO or a device is never opened: a FIFO's open waits for a writer, in a thread no signal reaches.
+    const st = await stat(s.path);
+    if (!st.isFile()) throw new UsageError(`archive ${escapeControls(s.path)} is ${kindOf(st)}, not a regular file; give the export archive or package itself`, { subject: s.path }, 'AIRLOCK_NOT_A_FILE');
+    size = st.size;
   }
   const start = s.offset ?? 0;
   const length = s.length ?? Math.max(0, size - start);

@@ -130,6 +130,18 @@ describe('a FIFO where a store file, a package or a volume should be', () => {
     await expect(lstat(store)).rejects.toThrow();
   });
 
+  it('a FIFO as the archive or package to preview, or to pack: each ends by itself (exit 2, naming it), never waits for a writer', async () => {
+    const d = fresh('fifo-preview');
+    await mkdir(d);
+    for (const name of ['site.tar.gz', 'p.airlock']) mkfifo(join(d, name));
+    const [tgz, pkgFifo, pack] = await Promise.all([
+      airlockAsync(['preview', join(d, 'site.tar.gz'), '--port', '0'], { timeoutMs: HANG_MS }),
+      airlockAsync(['preview', join(d, 'p.airlock'), '--port', '0'], { timeoutMs: HANG_MS }),
+      airlockAsync(['pack', join(d, 'site.tar.gz'), '--domain', 'docs.example.com', '--out', join(d, 'out')], { timeoutMs: HANG_MS }),
+    ]);
+    for (const r of [tgz, pkgFifo, pack]) refused(r, 2, /\[AIRLOCK_(NOT_A_FILE|USAGE)\]\n?$/, /(site\.tar\.gz|p\.airlock) (is a FIFO \(named pipe\)|is not a regular file)/);
+  });
+
   it('a FIFO as volume .002 beside a real .001: import and verify end by themselves (exit 4, that volume of the set is bad, named); the store is as it was', async () => {
     const media = fresh('media');
     await mkdir(media);
