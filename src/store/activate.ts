@@ -29,9 +29,7 @@ export async function requireVersion(store: string, label: string): Promise<void
  */
 export async function activateLocked(store: string, label: string, audit: { command: string }): Promise<void> {
   await requireVersion(store, label);
-  // Its metadata and its manifest read and parse: a damaged version is refused, never made active.
   await readMeta(versionDir(store, label));
-  await readStoredManifest(versionDir(store, label));
   const state = await readState(store);
   if (state.active === label) return;
   await switchAudited(store, { active: label, previous: state.active }, audit.command, 'activated', label, `was ${state.active ?? '(none)'}`);
@@ -56,7 +54,9 @@ export async function activate(store: string, label: string, o?: LockOptions): P
  * never a switch without its line.
  */
 async function switchAudited(store: string, next: { active: string; previous: string | null }, command: string, outcome: string, label: string, detail: string): Promise<void> {
+  // Its metadata and its manifest read and parse: a damaged version is refused, never made active.
   const meta = await readMeta(versionDir(store, label));
+  await readStoredManifest(versionDir(store, label));
   const line = await appendAuditLocked(store, { command, outcome, packageSha256: meta.packageSha256, domain: meta.domain, version: label, signers: Array.isArray(meta.signers) ? (meta.signers as string[]) : meta.signer ? [meta.signer] : [], detail });
   try {
     await writeState(store, next);

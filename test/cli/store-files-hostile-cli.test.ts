@@ -225,6 +225,22 @@ describe('a device, a folder or a symlink loop where a store file, a package or 
     }
   });
 
+  it('rollback to a version whose airlock.json is garbage or a FIFO: refused (exit 2, naming it), state.json unchanged', async () => {
+    for (const kind of ['garbage', 'fifo']) {
+      const store = await copyStore();
+      await writeFile(join(store, 'state.json'), JSON.stringify({ active: 'v2', previous: 'v1', updatedAt: '2026-01-01T00:00:00.000Z' }));
+      await mkdir(join(store, 'versions/v2'));
+      await writeFile(join(store, 'versions/v2/version.json'), (await readFile(join(store, 'versions/v1/version.json'), 'utf8')).replace('"label": "v1"', '"label": "v2"').replace('"label":"v1"', '"label":"v2"'));
+      const m = join(store, 'versions/v1/airlock.json');
+      await rm(m);
+      if (kind === 'fifo') mkfifo(m);
+      else await writeFile(m, 'secret\n');
+      const before = await treeState(store);
+      refused(await airlockAsync(['rollback', '--store', store], { timeoutMs: HANG_MS }), 2, 'AIRLOCK_BAD_VERSION', /v1\/airlock\.json/);
+      expect(await treeState(store), kind).toBe(before);
+    }
+  });
+
   it('a dangling or self-looping link as version.json: activate names the link (exit 2, not followed), never "not in store"', async () => {
     for (const target of ['nope', 'version.json']) {
       const store = await copyStore();
