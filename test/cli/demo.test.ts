@@ -1,9 +1,8 @@
 import { describe, it, expect } from 'vitest';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { BIN } from '../helpers/bin.js';
 
-const BIN = fileURLToPath(new URL('../../dist/src/cli/bin.js', import.meta.url));
 
 /** Run `airlock demo` until it prints its URL (bounded), hand the URL to `use`, then SIGTERM it. */
 async function withDemo(use: (url: string) => Promise<void>): Promise<{ code: number | null; stderr: string }> {

@@ -3,11 +3,10 @@ import { spawn } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { tgz, siteFiles } from '../helpers/evil-archives.js';
 import { rig, tree, type Rig } from '../fetch/emu.js';
+import { BIN } from '../helpers/bin.js';
 
-const BIN = fileURLToPath(new URL('../../dist/src/cli/bin.js', import.meta.url));
 let r: Rig | undefined;
 afterEach(async () => { await r?.close(); r = undefined; });
 

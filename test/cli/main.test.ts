@@ -1,8 +1,7 @@
 import { describe, it, expect } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { BIN } from '../helpers/bin.js';
 
-const BIN = fileURLToPath(new URL('../../dist/src/cli/bin.js', import.meta.url));
 
 describe('airlock binary', () => {
   it('prints the tool version from package.json', () => {

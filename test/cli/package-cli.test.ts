@@ -4,12 +4,11 @@ import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { copyFile, mkdtemp, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { makePackage } from '../helpers/make-package.js';
 import { loadPrivateKey } from '../../src/package/keys.js';
 import { assemble, flip, membersOf, type Member } from '../package/craft.js';
+import { BIN } from '../helpers/bin.js';
 
-const BIN = fileURLToPath(new URL('../../dist/src/cli/bin.js', import.meta.url));
 const run = (...args: string[]) => spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 30_000 });
 
 let dir: string;

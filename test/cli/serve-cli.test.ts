@@ -1,6 +1,5 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { request } from 'node:http';
@@ -11,9 +10,8 @@ import { cleanup, get, labelledSite, setActive, tempRoot, writeVersion } from '.
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { symlink } from 'node:fs/promises';
-import { airlockAsync } from '../helpers/bin.js';
+import { BIN, airlockAsync } from '../helpers/bin.js';
 
-const BIN = fileURLToPath(new URL('../../dist/src/cli/bin.js', import.meta.url));
 const BIG = 8 * 1024 * 1024;
 let root: string;
 let store: string;

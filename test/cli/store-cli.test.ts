@@ -2,10 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { buildPackage, makeKey, makeTempDir, sampleSite, treeDigest, type TestKey } from '../store/helpers.js';
+import { BIN } from '../helpers/bin.js';
 
-const BIN = fileURLToPath(new URL('../../dist/src/cli/bin.js', import.meta.url));
 const run = (args: string[], env: NodeJS.ProcessEnv = {}) =>
   spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 30_000, env: { ...process.env, ...env } });
 const runAsync = (args: string[]) => new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {

@@ -4,10 +4,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ServiceClient, readAdminKey } from '../../src/upstream/index.js';
-import { airlockAsync } from '../helpers/bin.js';
+import { BIN, airlockAsync } from '../helpers/bin.js';
 import { sleep } from './site.js';
 
-const BIN = join(import.meta.dirname, '../../dist/src/cli/bin.js');
 let child: ChildProcess | undefined;
 afterEach(() => {
   if (child && child.exitCode === null) child.kill('SIGKILL');

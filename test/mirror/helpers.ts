@@ -2,11 +2,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { hashToken } from '../../src/mirror/index.js';
+export { BIN } from '../helpers/bin.js';
+import { BIN } from '../helpers/bin.js';
 
 /** Shared by test/mirror and test/values: the compiled CLI, run or started as a server. */
-export const BIN = fileURLToPath(new URL('../../dist/src/cli/bin.js', import.meta.url));
 
 export interface Ran { code: number | null; stdout: string; stderr: string }
 

@@ -1,11 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { assistantBody, fixtureStore, postJson } from './helpers.js';
+import { BIN } from '../helpers/bin.js';
 
 /** `airlock serve` relaying to `airlock emulate`, both the compiled binaries (run `npm run build` first). */
-const BIN = fileURLToPath(new URL('../../dist/src/cli/bin.js', import.meta.url));
 let fx: Awaited<ReturnType<typeof fixtureStore>>;
 const children: ChildProcess[] = [];
 
