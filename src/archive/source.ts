@@ -7,7 +7,7 @@ import type { ByteSource } from './types.js';
 import { ARCHIVE_CODES, malformed } from './errors.js';
 import { SpanFile, spanStream, type FileSpan } from './spans.js';
 import { UsageError } from '../errors.js';
-import { kindOf } from '../util/fsx.js';
+import { describeFsError, kindOf } from '../util/fsx.js';
 import { escapeControls } from '../util/terminal.js';
 
 /** A ByteSource checked against the file: absolute start and exact length. */
@@ -49,7 +49,10 @@ export async function resolveRange(src: ByteSource): Promise<Range> {
     await f.close();
   } else {
     // A FIFO or a device is never opened: a FIFO's open waits for a writer, in a thread no signal reaches.
-    const st = await stat(s.path);
+    const st = await stat(s.path).catch((err: unknown) => {
+      const missing = (err as NodeJS.ErrnoException).code === 'ENOENT';
+      throw new UsageError(`archive ${escapeControls(s.path)} ${describeFsError(err)}; give the export archive or package itself`, { subject: s.path }, missing ? 'AIRLOCK_NO_SUCH_FILE' : 'AIRLOCK_NOT_A_FILE');
+    });
     if (!st.isFile()) throw new UsageError(`archive ${escapeControls(s.path)} is ${kindOf(st)}, not a regular file; give the export archive or package itself`, { subject: s.path }, 'AIRLOCK_NOT_A_FILE');
     size = st.size;
   }

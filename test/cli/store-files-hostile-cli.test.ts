@@ -142,6 +142,16 @@ describe('a FIFO where a store file, a package or a volume should be', () => {
     for (const r of [tgz, pkgFifo, pack]) refused(r, 2, /\[AIRLOCK_(NOT_A_FILE|USAGE)\]\n?$/, /(site\.tar\.gz|p\.airlock) (is a FIFO \(named pipe\)|is not a regular file)/);
   });
 
+  it('a missing archive, a dangling link or a symlink loop to preview: exit 2 in words with a code, no errno', async () => {
+    const d = fresh('missing-preview');
+    await mkdir(d);
+    await symlink(join(d, 'nowhere.tar.gz'), join(d, 'dangling.tar.gz'));
+    await symlink(join(d, 'loop.tar.gz'), join(d, 'loop.tar.gz'));
+    for (const [name, code] of [['absent.tar.gz', 'AIRLOCK_NO_SUCH_FILE'], ['dangling.tar.gz', 'AIRLOCK_NO_SUCH_FILE'], ['loop.tar.gz', 'AIRLOCK_NOT_A_FILE']] as const) {
+      refused(await airlockAsync(['preview', join(d, name), '--port', '0'], { timeoutMs: HANG_MS }), 2, code, new RegExp(`${name.replace('.', '\\.')} `));
+    }
+  });
+
   it('a FIFO as volume .002 beside a real .001: import and verify end by themselves (exit 4, that volume of the set is bad, named); the store is as it was', async () => {
     const media = fresh('media');
     await mkdir(media);
