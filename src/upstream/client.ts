@@ -13,6 +13,7 @@ import { BundleLinkSchema, type BundleLink } from './schemas/bundle.js';
 import { CreatedExportJobSchema, ExportJobSchema, type ExportJob } from './schemas/export-job.js';
 import { UiMessageChunkSchema, type UiMessageChunk } from './schemas/ui-chunk.js';
 import { SseParser } from './sse.js';
+import { timeoutSignal } from '../util/timeout-signal.js';
 
 export interface ClientOptions {
   baseUrl: string;
@@ -64,9 +65,9 @@ export class ServiceClient {
     return callJson(this.http, { method: 'POST', path, key, codes: { 409: 'AIRLOCK_NOT_READY' } }, BundleLinkSchema);
   }
 
-  async getAgentJob(projectId: string, id: string): Promise<AgentJob> {
+  async getAgentJob(projectId: string, id: string, o: { signal?: AbortSignal } = {}): Promise<AgentJob> {
     const key = checkKeyType(this.o.adminKey, 'admin');
-    const job = await callJson(this.http, { method: 'GET', path: `/v2/agent/${seg(projectId)}/job/${seg(id)}`, key }, AgentJobSchema);
+    const job = await callJson(this.http, { method: 'GET', path: `/v2/agent/${seg(projectId)}/job/${seg(id)}`, key, signal: o.signal }, AgentJobSchema);
     return { ...job, id };
   }
 
@@ -74,12 +75,20 @@ export class ServiceClient {
   async waitForAgentJob(projectId: string, id: string, o: { intervalMs?: number; timeoutMs?: number; signal?: AbortSignal } = {}): Promise<AgentJob> {
     checkKeyType(this.o.adminKey, 'admin');
     const interval = o.intervalMs ?? 1000;
-    const deadline = Date.now() + (o.timeoutMs ?? 10 * 60_000);
+    const timeoutMs = o.timeoutMs ?? 10 * 60_000;
+    const deadline = Date.now() + timeoutMs;
+    // The bound holds for a request in flight too: a service that never answers, or trickles, is given up at the deadline.
+    const due = timeoutSignal(timeoutMs);
+    const signal = o.signal ? AbortSignal.any([o.signal, due]) : due;
+    const late = (status: string) => new UpstreamError(`agent job ${id} ${status} after ${timeoutMs} ms`, undefined, { subject: id }, 'AIRLOCK_TIMEOUT');
     for (let i = 0; ; i++) {
-      const job = await this.getAgentJob(projectId, id);
+      const job = await this.getAgentJob(projectId, id, { signal }).catch((err: unknown) => {
+        if (due.aborted && !o.signal?.aborted) throw late('had no answer from the service');
+        throw err;
+      });
       if (AGENT_JOB_FINAL.has(job.status)) return job;
       const left = deadline - Date.now();
-      if (left <= 0) throw new UpstreamError(`agent job ${id} still ${job.status} after ${o.timeoutMs ?? 600_000} ms`, undefined, { subject: id }, 'AIRLOCK_TIMEOUT');
+      if (left <= 0) throw late(`still ${job.status}`);
       await sleep(Math.min(interval * 2 ** Math.min(i, 3), left), undefined, { signal: o.signal }).catch((err: unknown) => {
         throw new AirlockError('AIRLOCK_ABORTED', `waiting for agent job ${id}: aborted`, 1, { subject: id }, { cause: err });
       });

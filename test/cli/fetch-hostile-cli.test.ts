@@ -45,6 +45,15 @@ function handle(req: IncomingMessage, res: ServerResponse): void {
   const [, mode, path] = m as unknown as [string, string, string];
   open.add(res);
   res.on('close', () => open.delete(res));
+  if (req.method === 'GET' && path.startsWith('/v2/agent/')) {
+    if (mode === 'never_respond') return; // the connection stays open, the answer never comes
+    if (mode === 'trickle') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const t = setInterval(() => res.write(' '), 200);
+      res.on('close', () => clearInterval(t));
+      return;
+    }
+  }
   if (req.method === 'POST' && path === '/v1/static-export/jobs') {
     posted.get(mode)?.();
     if (mode === 'never_respond') return; // the connection stays open, the answer never comes
@@ -98,6 +107,19 @@ const codeOf = (r: { stderr: string }) => /\[(AIRLOCK_[A-Z_]+)\]\s*$/.exec(r.std
 function fetchIn(mode: string, timeoutMs = 30_000, extra: string[] = []): Promise<RunResult> {
   return airlockAsync(['fetch', '--domain', 'docs.example.com', '--api-url', `${base}/m/${mode}`, '--out', join(dir, mode), ...extra], { env: ENV, timeoutMs });
 }
+
+describe('agent-job --wait against a service that never answers', () => {
+  it('a request in flight is given up at --timeout too: exit 1 AIRLOCK_TIMEOUT, for silence and for a trickle', async () => {
+    for (const mode of ['never_respond', 'trickle']) {
+      const t0 = performance.now();
+      const r = await airlockAsync(['agent-job', 'p1', 'j1', '--wait', '--timeout', '2', '--api-url', `${base}/m/${mode}`], { env: ENV, timeoutMs: 25_000 });
+      expect(r.signal, r.stderr).toBeNull();
+      expect(r.status, r.stderr).toBe(1);
+      expect(r.stderr).toMatch(/agent job j1 had no answer from the service after 2000 ms \[AIRLOCK_TIMEOUT\]/);
+      expect(performance.now() - t0, mode).toBeLessThan(15_000); // the per-request bound alone is 30 s
+    }
+  }, 40_000);
+});
 
 describe('fetch against a hostile export API', () => {
   it('an endless bundle body (no Content-Length, sizeBytes 303) is refused as soon as it outgrows 303 bytes, and the part is removed', async () => {
