@@ -1,7 +1,8 @@
-import { mkdir, rm, stat } from 'node:fs/promises';
+import { lstat, mkdir, readlink, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { UsageError } from '../errors.js';
-import { atomicWriteFile, makeTempFolder } from '../util/fsx.js';
+import { UsageError, outputExists } from '../errors.js';
+import { kindOf, makeTempFolder, writeDurably } from '../util/fsx.js';
+import { escapeControls, quoted } from '../util/terminal.js';
 import { numeric, parse } from './args.js';
 import { FLAG_RANGES } from '../values/settings.js';
 import { log, out, type CliContext, type Command } from './context.js';
@@ -24,30 +25,40 @@ const DEMO_AGENT_JOBS = [
 interface KeyFiles { adminFile: string; assistantFile: string; remove(): Promise<void> }
 
 /**
- * The emulator's keys in 0600 files, each written whole (temp file, rename) so a script waiting
- * for admin.key never reads half a key. Into a private temp folder, or into `dir` (created 0700
- * when missing). remove() takes away what was written: the files, and the folder if made here.
+ * The emulator's keys in 0600 files, each written whole and never over an existing file
+ * (writeDurably, exclusive: a script waiting for admin.key never reads half a key, and a file of
+ * the user's is never replaced). Into a private temp folder, or into `dir` (created 0700 when
+ * missing; a link there is not followed). remove() takes away only what was written here.
  */
 async function writeKeyFiles(dir: string | undefined, k: { admin: string; assistant: string }): Promise<KeyFiles> {
   let made: string | null = null;
+  const bad = (why: string, errno?: string) => new UsageError(`--keys-dir ${escapeControls(dir ?? '')} ${why}`, { subject: '--keys-dir', ...(errno ? { errno } : {}) }, 'AIRLOCK_KEYS_DIR');
   if (dir === undefined) made = dir = await makeTempFolder('airlock-emulate-');
   else {
-    made = await mkdir(dir, { mode: 0o700 }).then(() => dir!, (err: NodeJS.ErrnoException) => {
-      if (err.code === 'EEXIST') return null;
-      throw new UsageError(`--keys-dir ${dir}: ${err.code === 'ENOENT' ? 'its parent folder does not exist' : describeFsError(err, 'write')}`, { subject: '--keys-dir', errno: err.code });
+    const st = await lstat(dir).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return null;
+      throw bad(describeFsError(err), err.code);
     });
-    const s = await stat(dir);
-    if (!s.isDirectory()) throw new UsageError(`--keys-dir ${dir} is not a folder`, { subject: '--keys-dir' });
+    if (st === null) {
+      made = await mkdir(dir, { mode: 0o700 }).then(() => dir!, (err: NodeJS.ErrnoException) => {
+        throw bad(err.code === 'ENOENT' ? 'cannot be made: its parent folder does not exist' : describeFsError(err, 'write'), err.code);
+      });
+    } else if (st.isSymbolicLink()) throw bad(`is a symbolic link (to ${quoted(await readlink(dir).catch(() => '?'))}), which is not followed; give the folder itself`);
+    else if (!st.isDirectory()) throw bad(`is ${kindOf(st)}, not a folder`);
   }
   const adminFile = join(dir, 'admin.key');
   const assistantFile = join(dir, 'assistant.key');
+  const written: string[] = [];
   const remove = async () => {
     if (made !== null) await rm(made, { recursive: true, force: true });
-    else await Promise.all([rm(adminFile, { force: true }), rm(assistantFile, { force: true })]);
+    else await Promise.all(written.map((f) => rm(f, { force: true })));
   };
   try {
-    await atomicWriteFile(assistantFile, k.assistant + '\n', 0o600);
-    await atomicWriteFile(adminFile, k.admin + '\n', 0o600);
+    for (const [file, key] of [[assistantFile, k.assistant], [adminFile, k.admin]] as const) {
+      if (await lstat(file).then(() => true, () => false)) throw outputExists(file, 'remove it or give another --keys-dir');
+      await writeDurably(file, (fh) => fh.writeFile(key + '\n'), { mode: 0o600, exclusive: true });
+      written.push(file);
+    }
   } catch (err) {
     await remove();
     throw err;
@@ -69,7 +80,8 @@ Ctrl-C (SIGINT, SIGTERM, SIGHUP) stops it and removes the key files.
   --port N          port to listen on (default: a free one)
   --host H          address to listen on (default 127.0.0.1; the emulator is for local use)
   --keys-dir DIR    write the key files here (created, mode 0700, when missing; its parent must
-                    exist), so scripts know their path; they appear once the emulator listens
+                    exist), so scripts know their path; they appear once the emulator listens.
+                    An existing admin.key or assistant.key there is never replaced (exit 2)
 
 Exit codes: 0 stopped, 1 failure (e.g. the port is taken), 2 usage.`,
   async run(argv: string[], ctx: CliContext) {

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -99,6 +99,42 @@ describe('airlock emulate', () => {
       const r = await airlockAsync(['emulate', '--port', '0', '--keys-dir', join(base, 'no', 'such')], { timeoutMs: 15_000 });
       expect(r.status).toBe(2);
       expect(r.stderr).toContain('its parent folder does not exist');
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
+  });
+
+  it('--keys-dir never replaces or removes the user\'s files, and never follows a link: an existing admin.key, a link, a loop, a dangling link, a file are exit 2 in words', async () => {
+    const base = mkdtempSync(join(tmpdir(), 'airlock-keysdir-hostile-'));
+    try {
+      const own = join(base, 'own');
+      mkdirSync(own);
+      writeFileSync(join(own, 'admin.key'), 'my own key\n');
+      const folderKey = join(base, 'folderkey');
+      mkdirSync(join(folderKey, 'admin.key'), { recursive: true });
+      symlinkSync(own, join(base, 'link'));
+      symlinkSync(join(base, 'loop'), join(base, 'loop'));
+      symlinkSync(join(base, 'nowhere'), join(base, 'dangling'));
+      writeFileSync(join(base, 'file'), 'x');
+      const cases: Array<[string, string, RegExp]> = [
+        [own, 'AIRLOCK_EXISTS', /admin\.key already exists; remove it or give another --keys-dir/],
+        [folderKey, 'AIRLOCK_EXISTS', /admin\.key already exists/],
+        [join(base, 'link'), 'AIRLOCK_KEYS_DIR', /is a symbolic link \(to ".*own"\), which is not followed/],
+        [join(base, 'loop'), 'AIRLOCK_KEYS_DIR', /is a symbolic link/],
+        [join(base, 'dangling'), 'AIRLOCK_KEYS_DIR', /is a symbolic link/],
+        [join(base, 'file'), 'AIRLOCK_KEYS_DIR', /is a regular file, not a folder/],
+      ];
+      for (const [dir, code, words] of cases) {
+        const r = await airlockAsync(['emulate', '--port', '0', '--keys-dir', dir], { timeoutMs: 15_000 });
+        expect(r.status, r.stderr).toBe(2);
+        expect(r.stderr, dir).toMatch(words);
+        expect(r.stderr, dir).toMatch(new RegExp(`\\[${code}\\]\\n$`));
+        expect(r.stderr, dir).not.toMatch(/ELOOP|ENOENT|EISDIR|EEXIST/);
+      }
+      expect(readFileSync(join(own, 'admin.key'), 'utf8')).toBe('my own key\n');
+      expect(readdirSync(own)).toEqual(['admin.key']);
+      expect(statSync(join(folderKey, 'admin.key')).isDirectory()).toBe(true);
+      expect(existsSync(join(base, 'nowhere'))).toBe(false);
     } finally {
       rmSync(base, { recursive: true, force: true });
     }
