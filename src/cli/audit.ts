@@ -1,7 +1,7 @@
 import { UsageError } from '../errors.js';
 import { resolveStore } from '../store/paths.js';
 import { verifyAudit } from '../store/audit.js';
-import { MAX_SHOW_BYTES, readAuditTail } from '../store/audit.js';
+import { readAuditTail } from '../store/audit.js';
 import { numeric, parse } from './args.js';
 import { printResult, type Command } from './context.js';
 import { shown } from '../util/terminal.js';
@@ -40,10 +40,9 @@ const command: Command = {
       return r.ok ? 0 : 4;
     }
     if (sub === 'show') {
-      const { lines, omitted, earlierUnread } = await readAuditTail(store, numbers.last ?? 50);
-      printResult(ctx, json, { ok: true, store, lines, ...(omitted ? { omitted } : {}), ...(earlierUnread ? { earlierUnread } : {}) }, () =>
-        (earlierUnread ? `(only the log's last ${MAX_SHOW_BYTES} bytes were read; audit verify reads all of it)\n` : '') +
-        (omitted ? `(${omitted} older lines left out: more than ${MAX_SHOW_BYTES} bytes)\n` : '') + lines.map((l) =>
+      const { lines, earlierUnread } = await readAuditTail(store, numbers.last ?? 50);
+      printResult(ctx, json, { ok: true, store, lines, ...(earlierUnread ? { earlierUnread } : {}) }, () =>
+        (earlierUnread ? '(older lines were not read; audit verify reads the whole log)\n' : '') + lines.map((l) =>
         shown`${l.n} ${l.time} ${l.user} ${l.command} ${l.outcome}` + (l.reason ? shown` [${l.reason}]` : '') +
         (l.domain ? shown` ${l.domain}` : '') + (l.version ? shown` ${l.version}` : '') +
         (l.signers.length ? shown` signers ${l.signers.join(',')}` : '') + (l.detail ? shown`: ${l.detail}` : '')).join('\n') || 'no audit lines');
