@@ -1,6 +1,7 @@
 import type { FileHandle } from 'node:fs/promises';
 import { MalformedError, UsageError } from '../errors.js';
 import { describeFsError, openRegularFile } from '../util/fsx.js';
+import { escapeControls } from '../util/terminal.js';
 import { SpanFile, type FileSpan } from '../archive/index.js';
 import { ARCHIVE_NAMES, MANIFEST_BOUNDS, parseManifest, type Manifest } from './manifest.js';
 import { BLOCK, MAX_TAIL, MIN_TAIL, checkTail, decodeHeader, padded } from './tar-header.js';
@@ -73,6 +74,21 @@ async function readAt(fh: Handle, position: number, length: number, fileSize: nu
  * then airlock.json.sig.2 … .32 (optional), bundle.<ext>, in that order, followed by nothing but the tar end blocks.
  */
 export async function readPackage(input: PackageInput): Promise<PackageLayout> {
+  return readLayout(input).catch((err: unknown) => { throw namedPackage(err, inputPath(input)); });
+}
+
+/**
+ * A refusal of the package's structure names the package's file: a command given two packages
+ * (delta, fetch --base) must say which one is truncated or garbled.
+ */
+function namedPackage(err: unknown, path: string): unknown {
+  if (!(err instanceof MalformedError) || err.message.includes(path)) return err;
+  const shown = escapeControls(path);
+  err.message = err.message.startsWith('package ') ? `package ${shown} ${err.message.slice('package '.length)}` : `package ${shown}: ${err.message}`;
+  return err;
+}
+
+async function readLayout(input: PackageInput): Promise<PackageLayout> {
   const path = inputPath(input);
   const fh: Handle = typeof input === 'string' ? await openInputFile(path, 'package') : await SpanFile.open(input.spans);
   try {
@@ -94,7 +110,7 @@ export async function readPackage(input: PackageInput): Promise<PackageLayout> {
     if (first.size > MAX_MANIFEST_BYTES) throw new MalformedError('AIRLOCK_BAD_MANIFEST', `airlock.json is ${first.size} bytes (limit ${MAX_MANIFEST_BYTES})`, { subject: 'airlock.json' });
     const manifestBytes = await readAt(fh, first.offset, first.size, fileSize, 'airlock.json');
 
-    let member = await next('bundle.<ext>');
+    let member = await next('the archive member (bundle.tar.gz, bundle.tar or bundle.zip)');
     const signatures: Buffer[] = [];
     while (isSignatureName(member.name)) {
       const n = signatures.length + 1;

@@ -79,4 +79,21 @@ describe('airlock delta → import', () => {
     expect(await treeDigest(store)).toBe(before);
     expect(airlock(['receipt', '--store', join(dir, 'nope'), '--out', receiptPath]).status).toBe(2);
   });
+
+  it('a truncated or garbled package on either side: the refusal names which file (two are given)', async () => {
+    const { copyFile, truncate, writeFile } = await import('node:fs/promises');
+    const v1 = await buildPackage(dir, { version: 'v1b', files: site('b'), key });
+    const v2 = await buildPackage(dir, { version: 'v2b', files: site('b', 41), key });
+    const cut = join(dir, 'cut-new.airlock');
+    await copyFile(v2, cut);
+    await truncate(cut, 1000);
+    const zeros = join(dir, 'zeros-old.airlock');
+    await writeFile(zeros, Buffer.alloc(4096));
+    for (const [old, next, named] of [[v1, cut, cut], [zeros, v2, zeros]]) {
+      const r = airlock(['delta', old!, next!, '--out', join(dir, 'never')]);
+      expect(r.status, r.stderr).toBe(4);
+      expect(r.stderr).toContain(`package ${named}`);
+      expect(existsSync(join(dir, 'never'))).toBe(false);
+    }
+  });
 });
