@@ -87,8 +87,13 @@ const command: Command = {
     };
     if (vendorAsked && values.base !== undefined) throw new UsageError('--vendor and --base: a delta cannot carry vendored files yet; fetch the full package (drop --base)', { subject: '--vendor' });
     const base = values.base === undefined ? undefined : resolve(ctx.cwd, requireString(values.base, '--base'));
-    if (base) await readPackage(base); // a bad OLD is refused before the export is started
     const domain = checkDomain(requireString(values.domain, '--domain')); // usage (2) before the key check (5)
+    if (base) {
+      // What the delta needs of OLD is known now: refused before the export is started, never after a download.
+      const old = (await readPackage(base)).manifest;
+      if (old.domain !== domain) throw new UsageError(`--base ${base} is a package of ${old.domain}, not of --domain ${domain}; a delta joins two versions of one site`, { subject: '--base' });
+      if (values['version-label'] !== undefined && values['version-label'] === old.version) throw new UsageError(`--base ${base} is version ${old.version}, the --version-label asked for; a delta needs two different version labels`, { subject: '--base' });
+    }
     const outDir = resolve(ctx.cwd, values.out ?? '.');
     await checkOutFolder(outDir, '--out');
     const apiUrl = values['api-url'] ?? ctx.env.AIRLOCK_API_URL;

@@ -4,6 +4,7 @@ import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { airlock as run, BIN } from '../helpers/bin.js';
 import { makeKey } from '../store/helpers.js';
+import { makePackage } from '../helpers/make-package.js';
 import { rig, type Rig } from '../fetch/emu.js';
 
 let r: Rig | undefined;
@@ -59,6 +60,20 @@ describe('airlock fetch --base (CLI)', () => {
     const bad = await fetch(r, ['--version-label', 'v2', '--base', join(r.dir, 'nope.airlock')]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('nope.airlock');
+    expect(r.emu.state.jobs.size).toBe(0);
+    expect(await readdir(r.out).catch(() => [])).toEqual([]);
+  });
+
+  it('a --base of another site, or of the very version asked for, is refused before any export job is started (exit 2)', async () => {
+    r = await rig();
+    const other = await makePackage({ outDir: join(r.dir, 'other'), version: 'v1', domain: 'other.example.com' });
+    const bad = await fetch(r, ['--version-label', 'v2', '--base', other.pkgPath]);
+    expect(bad.code, bad.stderr).toBe(2);
+    expect(bad.stderr).toMatch(/--base .*is a package of other\.example\.com, not of --domain docs\.example\.com/);
+    const same = await makePackage({ outDir: join(r.dir, 'same'), version: 'v2' });
+    const twice = await fetch(r, ['--version-label', 'v2', '--base', same.pkgPath]);
+    expect(twice.code, twice.stderr).toBe(2);
+    expect(twice.stderr).toMatch(/is version v2, the --version-label asked for/);
     expect(r.emu.state.jobs.size).toBe(0);
     expect(await readdir(r.out).catch(() => [])).toEqual([]);
   });
