@@ -1,8 +1,8 @@
 import cluster from 'node:cluster';
 import { constants } from 'node:fs';
-import { lstat, readlink } from 'node:fs/promises';
+import { lstat } from 'node:fs/promises';
 import { UsageError } from '../errors.js';
-import { escapeControls, quoted } from '../util/terminal.js';
+import { escapeControls } from '../util/terminal.js';
 import { kindOf, openRegularFileIfExists } from '../util/fsx.js';
 import { listenError } from '../util/listen.js';
 import { whenAborted, type SignalTrap } from '../util/signals.js';
@@ -53,9 +53,10 @@ export async function runServer(o: RunOptions): Promise<number> {
 async function openAccessLog(path: string): Promise<NodeJS.WritableStream> {
   if (path === '-') return process.stderr;
   const refuse = (why: string) => new UsageError(`--access-log ${escapeControls(path)} ${why}; give a regular file (appended to) or - for stderr`, { subject: path }, 'AIRLOCK_ACCESS_LOG');
-  // Named precisely first (a FIFO's non-blocking open for writing fails as "no reader"); the open itself stays safe.
+  // A FIFO or a device is named first (a FIFO's non-blocking open for writing fails as "no reader");
+  // a link is refused by the open itself (O_NOFOLLOW), in the same words as every other input.
   const st = await lstat(path).catch(() => null);
-  if (st !== null && !st.isFile()) throw refuse(st.isSymbolicLink() ? `is a symbolic link (to ${quoted(await readlink(path).catch(() => '?'))}), not a regular file: it is not followed` : `is ${kindOf(st)}, not a regular file`);
+  if (st !== null && !st.isFile() && !st.isSymbolicLink()) throw refuse(`is ${kindOf(st)}, not a regular file`);
   const opened = await openRegularFileIfExists(path, refuse, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | (constants.O_NOFOLLOW ?? 0));
   if (opened === null) throw refuse('cannot be created (its folder is missing)');
   return opened.fh.createWriteStream();

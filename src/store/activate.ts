@@ -72,7 +72,6 @@ export async function rollback(store: string, o?: LockOptions): Promise<string> 
     const state = await readState(store);
     if (!state.previous) throw new StoreError('AIRLOCK_NO_PREVIOUS', `store ${store} has no previously active version to roll back to`, { subject: store });
     await requireVersion(store, state.previous);
-    await readMeta(versionDir(store, state.previous));
     await switchAudited(store, { active: state.previous, previous: state.active }, 'rollback', 'rolled-back', state.previous, `was ${state.active ?? '(none)'}`);
     return state.previous;
   }, o);
