@@ -15,6 +15,48 @@ export const EXIT = {
 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
+/**
+ * Every code an error can carry, the stable part scripts match on (`[AIRLOCK_…]` and `--json`'s
+ * `code`). A union, so that a misspelt code is a type error rather than a new, undocumented code.
+ */
+export const ERROR_CODES = [
+  'AIRLOCK_ABORTED', 'AIRLOCK_ADMIN_KEY_FILE', 'AIRLOCK_MIRROR_TOKEN_FILE', 'AIRLOCK_ACCESS_LOG', 'AIRLOCK_ALREADY_A_PACKAGE', 'AIRLOCK_ARCHIVE_CHANGED',
+  'AIRLOCK_ARCHIVE_DIGEST', 'AIRLOCK_ARCHIVE_FORMAT', 'AIRLOCK_ARCHIVE_SIZE', 'AIRLOCK_AUDIENCE',
+  'AIRLOCK_AUDIT_BROKEN', 'AIRLOCK_AUDIT_TORN', 'AIRLOCK_AUTH', 'AIRLOCK_AUTH_MISSING',
+  'AIRLOCK_BAD_BASE_PATH', 'AIRLOCK_BAD_DELTA', 'AIRLOCK_BAD_HASH', 'AIRLOCK_BAD_HTTP', 'AIRLOCK_BAD_LABEL',
+  'AIRLOCK_BAD_MANIFEST', 'AIRLOCK_BAD_META_NAME', 'AIRLOCK_BAD_ORIGIN', 'AIRLOCK_BAD_POLICY',
+  'AIRLOCK_BAD_SEEN', 'AIRLOCK_BAD_SELECTOR', 'AIRLOCK_BAD_SIGNATURE', 'AIRLOCK_BAD_STATE',
+  'AIRLOCK_BAD_VALUES', 'AIRLOCK_BAD_VERSION', 'AIRLOCK_BOMB', 'AIRLOCK_CASE_COLLISION', 'AIRLOCK_CONFLICT',
+  'AIRLOCK_CORRUPT', 'AIRLOCK_DAMAGED_CACHE_FILE', 'AIRLOCK_DELTA_BASE', 'AIRLOCK_DELTA_PATCH',
+  'AIRLOCK_DELTA_PAYLOAD', 'AIRLOCK_DELTA_TARGET', 'AIRLOCK_DEST_NOT_EMPTY', 'AIRLOCK_DIGEST_MISMATCH',
+  'AIRLOCK_DOMAIN_MISMATCH', 'AIRLOCK_DOWNGRADE', 'AIRLOCK_DOWNLOAD_FAILED', 'AIRLOCK_DOWNLOAD_REFUSED',
+  'AIRLOCK_DOWNLOAD_TIMEOUT', 'AIRLOCK_DOWNLOAD_TOO_SLOW', 'AIRLOCK_DOWNLOAD_UNSTABLE',
+  'AIRLOCK_DUPLICATE_PATH', 'AIRLOCK_EXISTS', 'AIRLOCK_EXPIRED', 'AIRLOCK_EXTRA_FILE',
+  'AIRLOCK_FEATURE_REQUIRED', 'AIRLOCK_FEATURE_UNAVAILABLE', 'AIRLOCK_FORBIDDEN', 'AIRLOCK_HTML_TRANSFORM',
+  'AIRLOCK_INTERNAL', 'AIRLOCK_INTERRUPTED', 'AIRLOCK_JOB_FAILED', 'AIRLOCK_KEYS_DIR', 'AIRLOCK_KEY_MODE',
+  'AIRLOCK_KEY_WRITE', 'AIRLOCK_LEASED', 'AIRLOCK_LINK', 'AIRLOCK_LINK_EXPIRED', 'AIRLOCK_LISTEN',
+  'AIRLOCK_LOCK_LOST', 'AIRLOCK_MD5_MISMATCH', 'AIRLOCK_MIRROR_SECRET', 'AIRLOCK_MIRROR_TOKENS',
+  'AIRLOCK_MIRROR_UNREACHABLE', 'AIRLOCK_MISSING_FILE', 'AIRLOCK_NETWORK', 'AIRLOCK_NOTHING_TO_SERVE',
+  'AIRLOCK_NOT_AN_ARCHIVE', 'AIRLOCK_NOT_A_FILE', 'AIRLOCK_NOT_A_PACKAGE', 'AIRLOCK_NOT_FOUND',
+  'AIRLOCK_NOT_READY', 'AIRLOCK_NO_ACTIVE', 'AIRLOCK_NO_INDEX', 'AIRLOCK_NO_PREVIOUS', 'AIRLOCK_NO_SOURCE',
+  'AIRLOCK_NO_SPACE', 'AIRLOCK_NO_STORE', 'AIRLOCK_NO_SUCH_FILE', 'AIRLOCK_OUT_DIR', 'AIRLOCK_OUT_PATH',
+  'AIRLOCK_PACKAGE_CHANGED', 'AIRLOCK_PACKAGE_HEADER', 'AIRLOCK_PACKAGE_MEMBERS', 'AIRLOCK_PACKAGE_NOT_TAR',
+  'AIRLOCK_POLICY_BROKEN', 'AIRLOCK_POLICY_REPLAY', 'AIRLOCK_POLICY_SERIAL', 'AIRLOCK_POLICY_THRESHOLD',
+  'AIRLOCK_SHA256_MISMATCH', 'AIRLOCK_SIZE_MISMATCH', 'AIRLOCK_SPECIAL_FILE', 'AIRLOCK_STORE_LOCKED',
+  'AIRLOCK_STORE_PATH', 'AIRLOCK_STORE_READONLY', 'AIRLOCK_STREAM_TRUNCATED', 'AIRLOCK_THRESHOLD',
+  'AIRLOCK_TIMEOUT', 'AIRLOCK_TLS_FILE', 'AIRLOCK_TMPDIR', 'AIRLOCK_TOO_LARGE', 'AIRLOCK_TOO_MANY_FILES',
+  'AIRLOCK_TOO_MANY_SIGNATURES', 'AIRLOCK_TRUNCATED', 'AIRLOCK_UNAUTHORIZED', 'AIRLOCK_UNKNOWN_DEPLOYMENT',
+  'AIRLOCK_UNKNOWN_FEATURE', 'AIRLOCK_UNSAFE_PATH', 'AIRLOCK_UNSIGNED', 'AIRLOCK_UNSUPPORTED',
+  'AIRLOCK_UNTRUSTED_SIGNATURE', 'AIRLOCK_UPSTREAM', 'AIRLOCK_UPSTREAM_SCHEMA', 'AIRLOCK_USAGE',
+  'AIRLOCK_VENDOR_DIGEST', 'AIRLOCK_VENDOR_FETCH', 'AIRLOCK_VENDOR_INSECURE', 'AIRLOCK_VENDOR_LIMIT',
+  'AIRLOCK_VENDOR_MEMBERS', 'AIRLOCK_VENDOR_PRIVATE', 'AIRLOCK_VENDOR_TYPE', 'AIRLOCK_VERSION_CONFLICT',
+  'AIRLOCK_VERSION_MISMATCH', 'AIRLOCK_VERSION_NOT_FOUND', 'AIRLOCK_VOLUME_DIGEST', 'AIRLOCK_VOLUME_DUPLICATE',
+  'AIRLOCK_VOLUME_FOREIGN', 'AIRLOCK_VOLUME_HEADER', 'AIRLOCK_VOLUME_MISSING', 'AIRLOCK_VOLUME_MIXED',
+  'AIRLOCK_VOLUME_NOT_A_FILE', 'AIRLOCK_VOLUME_ORDER', 'AIRLOCK_VOLUME_SIGNER', 'AIRLOCK_VOLUME_SIZE',
+  'AIRLOCK_VOLUME_TABLE', 'AIRLOCK_VOLUME_TRUNCATED', 'AIRLOCK_WRONG_KEY_TYPE'
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
 export interface ErrorDetails {
   /** The offending thing: an archive entry, a package member, a file, a header, a flag. */
   subject?: string;
@@ -22,11 +64,11 @@ export interface ErrorDetails {
 }
 
 export class AirlockError extends Error {
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly exitCode: ExitCode;
   readonly details: ErrorDetails;
 
-  constructor(code: string, message: string, exitCode: ExitCode = EXIT.FAILURE, details: ErrorDetails = {}, options?: { cause?: unknown }) {
+  constructor(code: ErrorCode, message: string, exitCode: ExitCode = EXIT.FAILURE, details: ErrorDetails = {}, options?: { cause?: unknown }) {
     super(message, options);
     this.name = new.target.name;
     this.code = code;
@@ -41,7 +83,7 @@ export class AirlockError extends Error {
 
 /** Bad flags, bad values files, bad environment: exit 2. */
 export class UsageError extends AirlockError {
-  constructor(message: string, details: ErrorDetails = {}, code = 'AIRLOCK_USAGE') {
+  constructor(message: string, details: ErrorDetails = {}, code: ErrorCode = 'AIRLOCK_USAGE') {
     super(code, message, EXIT.USAGE, details);
   }
 }
@@ -76,7 +118,7 @@ export class ArgvError extends UsageError {
  * member at fault so the user can find it.
  */
 export class VerificationError extends AirlockError {
-  constructor(code: string, message: string, details: ErrorDetails = {}, options?: { cause?: unknown }) {
+  constructor(code: ErrorCode, message: string, details: ErrorDetails = {}, options?: { cause?: unknown }) {
     super(code, message, EXIT.VERIFICATION, details, options);
   }
 }
@@ -99,7 +141,7 @@ export class UpstreamJobFailedError extends AirlockError {
 
 /** Wrong key type, missing key, 401 or 403 from the API: exit 5. */
 export class AuthError extends AirlockError {
-  constructor(message: string, details: ErrorDetails = {}, code = 'AIRLOCK_AUTH') {
+  constructor(message: string, details: ErrorDetails = {}, code: ErrorCode = 'AIRLOCK_AUTH') {
     super(code, message, EXIT.AUTH, details);
   }
 }
@@ -107,7 +149,7 @@ export class AuthError extends AirlockError {
 /** The service answered with an error we could not recover from (after retries): exit 1. */
 export class UpstreamError extends AirlockError {
   readonly status: number | undefined;
-  constructor(message: string, status?: number, details: ErrorDetails = {}, code = 'AIRLOCK_UPSTREAM') {
+  constructor(message: string, status?: number, details: ErrorDetails = {}, code: ErrorCode = 'AIRLOCK_UPSTREAM') {
     super(code, message, EXIT.FAILURE, { status, ...details });
     this.status = status;
   }
@@ -115,7 +157,7 @@ export class UpstreamError extends AirlockError {
 
 /** Store-level refusals and faults: version conflicts, unknown versions, lock timeouts, no space. */
 export class StoreError extends AirlockError {
-  constructor(code: string, message: string, details: ErrorDetails = {}, exitCode: ExitCode = EXIT.FAILURE) {
+  constructor(code: ErrorCode, message: string, details: ErrorDetails = {}, exitCode: ExitCode = EXIT.FAILURE) {
     super(code, message, exitCode, details);
   }
 }

@@ -6,7 +6,7 @@ import { createGunzip } from 'node:zlib';
 import { Transform } from 'node:stream';
 import { createHash } from 'node:crypto';
 import { applyFossilUnchecked, fossilChecksum, fossilTargetSize } from './fossil-apply.js';
-import { DigestMismatchError, MalformedError } from '../errors.js';
+import { DigestMismatchError, MalformedError, type ErrorCode } from '../errors.js';
 import type { FileRecord } from '../archive/index.js';
 import type { Manifest } from '../package/manifest.js';
 import { DELTA_MEMBERS, MAX_PATCH_SOURCE, gunzipProblem, type DeltaOp } from './format.js';
@@ -65,7 +65,7 @@ export function readBaseAhead(layout: DeltaLayout, baseManifest: Manifest, baseS
   }), READ_AHEAD);
 }
 
-const bad = (code: string, message: string, subject: string) => new MalformedError(code, message, { subject });
+const bad = (code: ErrorCode, message: string, subject: string) => new MalformedError(code, message, { subject });
 
 /**
  * Build the target's site files under `destSite` (new, empty) from the base version's files and

@@ -1,11 +1,11 @@
-import { DigestMismatchError } from '../errors.js';
+import { DigestMismatchError, type ErrorCode } from '../errors.js';
 import type { PartState } from './attempt.js';
 import { md5OfFile } from './digests.js';
 import { plainMd5 } from './validators.js';
 
 interface Expect { partPath: string; expectedSize?: number }
 
-function mismatch(code: string, what: string, want: string | number, got: string | number, o: Expect): DigestMismatchError {
+function mismatch(code: ErrorCode, what: string, want: string | number, got: string | number, o: Expect): DigestMismatchError {
   return new DigestMismatchError(code, `${what} mismatch for the downloaded archive: expected ${want}, got ${got}`, { subject: o.partPath, expected: want, actual: got });
 }
 

@@ -1,4 +1,4 @@
-import { DigestMismatchError, MalformedError } from '../errors.js';
+import { DigestMismatchError, MalformedError, type ErrorCode } from '../errors.js';
 import type { ScanResult } from '../archive/types.js';
 import type { Manifest } from './manifest.js';
 
@@ -11,7 +11,7 @@ const byteOrder = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
  */
 export function compareToManifest(manifest: Manifest, scan: ScanResult): void {
   const a = manifest.archive;
-  const fail = (code: string, msg: string, subject: string, extra: Record<string, unknown> = {}) => {
+  const fail = (code: ErrorCode, msg: string, subject: string, extra: Record<string, unknown> = {}) => {
     throw new DigestMismatchError(code, msg, { subject, ...extra });
   };
   if (scan.format !== a.format) fail('AIRLOCK_ARCHIVE_FORMAT', `${a.name} is a ${scan.format} archive but the manifest says ${a.format}`, a.name);

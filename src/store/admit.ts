@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import type { KeyObject } from 'node:crypto';
 import { z } from 'zod';
-import { MalformedError, SignatureError, UsageError, VerificationError } from '../errors.js';
+import { MalformedError, SignatureError, UsageError, VerificationError, type ErrorCode } from '../errors.js';
 import { checkSignature, signaturesOf, type Manifest, type PackageLayout } from '../package/index.js';
 import { atomicWriteFile, fsyncDir, readRegularFileIfExists } from '../util/fsx.js';
 import { parseJsonText } from '../util/json-text.js';
@@ -138,7 +138,7 @@ async function alreadyStored(store: string, m: Pick<Manifest, 'version'>, manife
  */
 export async function checkFreshness(store: string, m: Manifest, identity: string | null, now: Date, allowDowngrade: AllowDowngrade, manifestBytes?: Buffer, history?: AuditHistory): Promise<string[]> {
   if (manifestBytes && await alreadyStored(store, m, manifestBytes)) return [];
-  const broken: { code: string; why: string }[] = [];
+  const broken: { code: ErrorCode; why: string }[] = [];
   if (m.expiresAt !== undefined && Date.parse(m.expiresAt) <= now.getTime()) broken.push({ code: 'AIRLOCK_EXPIRED', why: `it expired at ${m.expiresAt}` });
   if (m.audience !== undefined && m.audience !== identity) {
     broken.push({ code: 'AIRLOCK_AUDIENCE', why: `it is addressed to store ${JSON.stringify(m.audience)}, and this store ${identity === null ? 'has no identity (a trust policy names it: airlock trust init/rotate --identity)' : `is ${JSON.stringify(identity)}`}` });

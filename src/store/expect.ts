@@ -1,4 +1,4 @@
-import { DigestMismatchError } from '../errors.js';
+import { DigestMismatchError, type ErrorCode } from '../errors.js';
 import type { EntryWatch } from '../archive/index.js';
 import type { Manifest } from '../package/index.js';
 
@@ -20,7 +20,7 @@ export function manifestWatch(manifest: Pick<Manifest, 'files' | 'archive'>): En
   let readings: string[] | undefined;
   const lookup = (prefix: string, path: string): Promised | undefined =>
     path.startsWith(prefix) ? promised.get(path.slice(prefix.length)) : undefined;
-  const fail = (code: string, message: string, subject: string, extra: Record<string, unknown> = {}) => {
+  const fail = (code: ErrorCode, message: string, subject: string, extra: Record<string, unknown> = {}) => {
     throw new DigestMismatchError(code, message, { subject, ...extra });
   };
   return {

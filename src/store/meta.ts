@@ -1,6 +1,6 @@
 import { basename } from 'node:path';
 import { z } from 'zod';
-import { AirlockError, EXIT, StoreError } from '../errors.js';
+import { AirlockError, EXIT, StoreError, type ErrorCode } from '../errors.js';
 import { describeFsError, readRegularFileIfExists } from '../util/fsx.js';
 import { parseJsonText } from '../util/json-text.js';
 import { MANIFEST_BOUNDS, ManifestSchema, parseManifest, type Manifest } from '../package/manifest.js';
@@ -34,7 +34,7 @@ export type VersionMeta = z.infer<typeof VersionMetaSchema>;
 /** The store's own small files (state.json, version.json, leases) hold a few hundred bytes. */
 export const SMALL_JSON_BYTES = 1024 * 1024;
 
-export interface JsonFileOptions { maxBytes?: number; code?: string }
+export interface JsonFileOptions { maxBytes?: number; code?: ErrorCode }
 
 /** An errno-shaped error for the callers that tell a missing file (or a path through a file) apart. */
 function errnoError(code: 'ENOENT' | 'ENOTDIR', path: string): NodeJS.ErrnoException {

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request, type Dispatcher } from 'undici';
 import type { z } from 'zod';
-import { AirlockError, AuthError, UpstreamError } from '../errors.js';
+import { AirlockError, AuthError, UpstreamError, type ErrorCode } from '../errors.js';
 import { redact } from '../util/redact.js';
 import { escapeControls } from '../util/terminal.js';
 import { describeZodError } from './describe.js';
@@ -29,7 +29,7 @@ export interface CallSpec {
   body?: unknown;
   signal?: AbortSignal;
   /** Error codes for statuses with an endpoint-specific meaning (409 on bundle: AIRLOCK_NOT_READY). */
-  codes?: Record<number, string>;
+  codes?: Record<number, ErrorCode>;
   /** Streams: no total deadline (an answer may stream for minutes), only the idle timeouts. */
   stream?: boolean;
   accept?: string;

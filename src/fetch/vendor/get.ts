@@ -1,7 +1,7 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
 import { Agent, request, type Dispatcher } from 'undici';
-import { AirlockError, EXIT, UsageError } from '../../errors.js';
+import { AirlockError, EXIT, UsageError, type ErrorCode } from '../../errors.js';
 import { safeUrl } from '../validators.js';
 import { describeNetError } from '../../upstream/index.js';
 import { timeoutSignal } from '../../util/timeout-signal.js';
@@ -43,7 +43,7 @@ export function parseMirror(spec: string): [string, string] {
   return [from.origin, to.href.replace(/\/$/, '')];
 }
 
-export function vendorError(url: string, why: string, code = 'AIRLOCK_VENDOR_FETCH'): AirlockError {
+export function vendorError(url: string, why: string, code: ErrorCode = 'AIRLOCK_VENDOR_FETCH'): AirlockError {
   return new AirlockError(code, `--vendor: cannot vendor ${safeUrl(url)}: ${why}`, EXIT.FAILURE, { subject: safeUrl(url) });
 }
 

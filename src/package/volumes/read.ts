@@ -1,7 +1,7 @@
 import { createHash, verify, type KeyObject } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { DigestMismatchError, MalformedError, SignatureError, UsageError } from '../../errors.js';
+import { DigestMismatchError, MalformedError, SignatureError, UsageError, type ErrorCode } from '../../errors.js';
 import { SpanFile, type FileSpan } from '../../archive/index.js';
 import { fingerprint } from '../keys.js';
 import { FIXED, MAX_TABLE_BYTES, SIGNATURE_BYTES, decodeFixed, decodeTable, isVolumeHead, parseVolumeName, volumeName, type FixedHeader, type VolumeTable } from './format.js';
@@ -35,7 +35,7 @@ export interface OpenVolumesOptions {
   onVolume?: (index: number, count: number, path: string) => void;
 }
 
-const vol = (code: string, message: string, subject: string, extra: Record<string, unknown> = {}) => new MalformedError(code, message, { subject, ...extra });
+const vol = (code: ErrorCode, message: string, subject: string, extra: Record<string, unknown> = {}) => new MalformedError(code, message, { subject, ...extra });
 
 /**
  * Does the file start with the volume magic? False for anything that is not a readable regular
