@@ -4,7 +4,7 @@ import { loadPrivateKey } from '../package/keys.js';
 import { makeDelta } from '../delta/index.js';
 import { parse } from './args.js';
 import { log, printResult, type CliContext, type Command } from './context.js';
-import { trapFor } from './interrupt.js';
+import { interruptedError, trapFor } from './interrupt.js';
 import { SPLIT_HELP, splitOption, splitWritten } from './volumes.js';
 import { shown } from '../util/terminal.js';
 import { checkOutFolder } from './out-file.js';
@@ -40,10 +40,12 @@ const command: Command = {
     const outDir = resolve(ctx.cwd, values.out ?? '.');
     await checkOutFolder(outDir, '--out');
     const trap = trapFor(ctx);
-    const r = await makeDelta({ oldPkg: resolve(ctx.cwd, positionals[0]!), newPkg: resolve(ctx.cwd, positionals[1]!), outDir, signKey, signal: trap.signal });
+    const r = await makeDelta({ oldPkg: resolve(ctx.cwd, positionals[0]!), newPkg: resolve(ctx.cwd, positionals[1]!), outDir, signKey, signal: trap.signal })
+      .catch((err: unknown) => { throw trap.signal.aborted ? interruptedError(trap, 'no delta and no full package were written', err) : err; });
     if (!signKey) log(ctx, 'warning: the delta and the full package are unsigned (no --sign-key); importers must pass --allow-unsigned');
     const pct = ((100 * r.deltaBytes) / r.fullBytes).toFixed(2);
-    const volumes = split === undefined ? null : await splitWritten(r.delta, split, signKey, trap.signal);
+    const volumes = split === undefined ? null : await splitWritten(r.delta, split, signKey, trap.signal)
+      .catch((err: unknown) => { throw trap.signal.aborted ? interruptedError(trap, shown`the delta and the full package are kept, unsplit: ${r.delta}, ${r.full}`, err) : err; });
     printResult(ctx, Boolean(values.json), { ok: true, ...r, volumes }, () =>
       (volumes ? volumes.volumes.map((v) => shown`${v}`).join('\n') : shown`${r.delta}`) + `\n  ${r.deltaBytes} bytes (${pct} % of the full package, ${r.fullBytes} bytes): ${r.ops.patch} patched, ${r.ops.whole} whole, ${r.ops.copy} copied, ${r.unchanged} unchanged, ${r.removed} removed\n` + shown`${r.full}`);
     return 0;

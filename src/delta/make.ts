@@ -1,7 +1,7 @@
 import { randomBytes, sign, type KeyObject } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, open, readFile, rm, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, open, readFile, rm, rmdir, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
 import { createGzip, gzipSync } from 'node:zlib';
@@ -71,7 +71,7 @@ export async function makeDelta(o: DeltaOptions): Promise<DeltaSummary> {
   if (om.version === nm.version) throw new UsageError(`OLD and NEW are both version ${nm.version}; a delta needs two different version labels`, { subject: o.newPkg });
   const dOut = deltaPath(o.outDir, nm);
   const fOut = fullPath(o.outDir, nm);
-  await mkdir(o.outDir, { recursive: true });
+  const created = await mkdir(o.outDir, { recursive: true });
   for (const p of [dOut, fOut]) if (await stat(p).then(() => true, () => false)) throw outputExists(p);
   const work = join(o.outDir, `.airlock-delta-${randomBytes(6).toString('hex')}`);
   await mkdir(work);
@@ -147,8 +147,17 @@ export async function makeDelta(o: DeltaOptions): Promise<DeltaSummary> {
     };
   } catch (err) {
     if (wroteFull) await rm(fOut, { force: true }); // all or nothing: no target without its delta
+    await rm(work, { recursive: true, force: true });
+    if (created !== undefined) await removeEmptyUpTo(o.outDir, created); // a refused or interrupted run leaves no new folder
     throw err;
   } finally {
     await rm(work, { recursive: true, force: true });
+  }
+}
+
+/** Remove `dir` and its parents up to `top` (the first folder this run created), each only when empty. */
+async function removeEmptyUpTo(dir: string, top: string): Promise<void> {
+  for (let d = dir; d.startsWith(top); d = dirname(d)) {
+    if (!(await rmdir(d).then(() => true, () => false)) || d === top) return;
   }
 }

@@ -1,5 +1,5 @@
 import { createPublicKey, sign, type KeyObject } from 'node:crypto';
-import { stat } from 'node:fs/promises';
+import { lstat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { DigestMismatchError, MalformedError, UsageError } from '../errors.js';
 import { fingerprint } from '../package/keys.js';
@@ -27,7 +27,8 @@ export async function addDeltaSignature(deltaPath: string, key: KeyObject, o: { 
   const path = resolve(deltaPath);
   const l = await readDelta(path);
   const full = o.full ? resolve(o.full) : fullPath(dirname(path), l.manifest);
-  if (!(await stat(full).then((s) => s.isFile(), () => false))) {
+  // Only a name that is not there at all is "missing"; a FIFO, a folder, a device or a dangling link is refused by readPackage, in its words.
+  if (!(await lstat(full).then(() => true, () => false))) {
     throw new UsageError(`signing a delta signs its target manifest, read from the full package written beside it: ${full} is missing; pass --full FILE`, { subject: full });
   }
   const target = await readPackage(full);

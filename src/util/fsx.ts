@@ -2,7 +2,7 @@ import { access, link, open, readlink, rename, rm, mkdir, mkdtemp, type FileHand
 import { tmpdir } from 'node:os';
 import { dirname, basename, join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
-import { constants, existsSync } from 'node:fs';
+import { constants, existsSync, unlinkSync } from 'node:fs';
 import { execFile } from 'node:child_process';
 import { UsageError, outputExists } from '../errors.js';
 import { describeFsError, faultOf, type FileFault } from './fs-words.js';
@@ -76,6 +76,27 @@ export interface DurableWrite {
 export async function writeDurably<T>(path: string, fill: (fh: FileHandle) => Promise<T>, o: DurableWrite = {}): Promise<T> {
   const tmp = tempSibling(path);
   const fh = await open(tmp, 'wx', o.mode ?? 0o644);
+  unfinished.add(tmp);
+  try {
+    return await fillAndName(tmp, fh, path, fill, o);
+  } finally {
+    unfinished.delete(tmp);
+  }
+}
+
+/**
+ * Temp files of writes still under way. A process that ends before they finish (a signal before
+ * the command took over its own clean-up exits at once) removes them on its way out: a package
+ * being signed on a USB stick must not leave a hidden copy of itself there.
+ */
+const unfinished = new Set<string>();
+process.on('exit', () => {
+  for (const tmp of unfinished) {
+    try { unlinkSync(tmp); } catch { /* already gone */ }
+  }
+});
+
+async function fillAndName<T>(tmp: string, fh: FileHandle, path: string, fill: (fh: FileHandle) => Promise<T>, o: DurableWrite): Promise<T> {
   let result: T;
   try {
     result = await fill(fh);

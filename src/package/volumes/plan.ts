@@ -26,7 +26,8 @@ export function parseSplitSize(text: string): number {
     throw new UsageError(`--split ${JSON.stringify(text)}: give bytes with an optional unit (4000MiB, 700M, 4GB) or a preset (${Object.keys(SPLIT_PRESETS).join(', ')})`, { subject: '--split' });
   }
   const bytes = Number(m[1]) * unit;
-  if (!Number.isSafeInteger(bytes) || bytes < MIN_SPLIT) throw new UsageError(`--split ${JSON.stringify(text)}: a volume must be at least ${MIN_SPLIT} bytes`, { subject: '--split' });
+  if (!Number.isSafeInteger(bytes)) throw new UsageError(`--split ${JSON.stringify(text)}: a volume can be at most ${Number.MAX_SAFE_INTEGER} bytes`, { subject: '--split' });
+  if (bytes < MIN_SPLIT) throw new UsageError(`--split ${JSON.stringify(text)}: a volume must be at least ${MIN_SPLIT} bytes`, { subject: '--split' });
   return bytes;
 }
 

@@ -1,0 +1,122 @@
+/**
+ * Writers of the connected side (sign, delta) stopped by a signal part-way, and flags and files they
+ * are given that are not what they expect, through the built binary: a stop leaves no hidden temp
+ * file on the medium and says AIRLOCK_INTERRUPTED; a FIFO, a folder or a device given as --full is
+ * named for what it is, never "missing"; a --split too large is refused as too large.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { watch } from 'node:fs';
+import { cp, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { airlockAsync } from '../helpers/bin.js';
+import { startAirlock, type Proc } from '../helpers/proc.js';
+import { buildPackage, makeKey, makeTempDir, sampleSite, type TestKey } from '../store/helpers.js';
+
+let dir: string;
+let key: TestKey;
+let big: string;
+let small: { v1: string; v2: string };
+
+/** The private key's PEM file (mode 0600, as keygen writes it) beside its public one. */
+async function keyFile(k: TestKey): Promise<string> {
+  const path = k.pubPath.replace(/\.pub$/, '.key');
+  await writeFile(path, k.priv.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
+  return path;
+}
+
+beforeAll(async () => {
+  dir = await makeTempDir('airlock-interrupted-writers-');
+  key = await makeKey(dir);
+  // Incompressible bytes, so that signing (a copy of the whole package) runs long enough to be stopped part-way.
+  big = await buildPackage(dir, { version: 'v9', files: { ...sampleSite('v9'), 'blob.bin': randomBytes(48 << 20) }, key, name: 'big.airlock' });
+  small = {
+    v1: await buildPackage(dir, { version: 'v1', files: sampleSite('v1'), key, name: 'v1.airlock' }),
+    v2: await buildPackage(dir, { version: 'v2', files: sampleSite('v2', 5), key, name: 'v2.airlock' }),
+  };
+}, 120_000);
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** Send `sig` to `p` as soon as a name matching `re` appears in `folder` (a watch, not a poll); resolves with that name. */
+function stopWhenCreated(p: Proc, folder: string, re: RegExp, sig: NodeJS.Signals): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const w = watch(folder, (_event, name) => {
+      if (name && re.test(name)) {
+        w.close();
+        p.kill(sig);
+        resolve(name);
+      }
+    });
+    void p.exit().then(() => { w.close(); reject(new Error(`exited before ${re} appeared in ${folder}: ${p.stderr()}`)); });
+  });
+}
+
+describe('a writer stopped part-way', () => {
+  it.each(['SIGTERM', 'SIGINT'] as const)('sign stopped by %s while it writes: exit 1 AIRLOCK_INTERRUPTED, the package unchanged, no hidden temp file left beside it', async (sig) => {
+    const media = join(dir, `media-sign-${sig}`);
+    await mkdir(media);
+    const pkg = join(media, 'big.airlock');
+    await cp(big, pkg);
+    const before = execFileSync('sha256sum', [pkg], { encoding: 'utf8' }).split(' ')[0];
+    const second = await keyFile(await makeKey(media, 'second'));
+    const p = startAirlock(['sign', pkg, '--key', second]);
+    const tmp = await stopWhenCreated(p, media, /\.tmp$/, sig);
+    const { code } = await p.exit(30_000);
+    expect(tmp).toMatch(/^\.big\.airlock\.\d+\.[0-9a-f]+\.tmp$/);
+    expect(code, p.stderr()).toBe(1);
+    expect(p.stderr()).toContain('[AIRLOCK_INTERRUPTED]');
+    expect((await readdir(media)).sort()).toEqual(['big.airlock', 'second.key', 'second.pub']);
+    expect(execFileSync('sha256sum', [pkg], { encoding: 'utf8' }).split(' ')[0]).toBe(before);
+  });
+
+  it('delta stopped by SIGTERM while it works: exit 1 AIRLOCK_INTERRUPTED in words and in --json, and the --out folder it made is gone', async () => {
+    const parent = join(dir, 'delta-parent');
+    await mkdir(parent);
+    const out = join(parent, 'made-by-delta');
+    const p = startAirlock(['delta', small.v1, big, '--out', out, '--json']);
+    await new Promise<void>((resolve, reject) => {
+      const w = watch(parent, () => {
+        w.close();
+        // The work folder appears inside the new --out folder: stop the command once it is at work.
+        const inner = watch(out, () => { inner.close(); p.kill('SIGTERM'); resolve(); });
+      });
+      void p.exit().then(() => { w.close(); reject(new Error(`delta ended first: ${p.stderr()}`)); });
+    });
+    const { code } = await p.exit(30_000);
+    expect(code, p.stderr()).toBe(1);
+    expect(p.stderr()).toMatch(/interrupted by SIGTERM; no delta and no full package were written \[AIRLOCK_INTERRUPTED\]/);
+    expect(JSON.parse(p.stdout())).toMatchObject({ ok: false, code: 'AIRLOCK_INTERRUPTED', exitCode: 1 });
+    expect(await readdir(parent)).toEqual([]);
+  });
+});
+
+describe('inputs that are not what the flag expects', () => {
+  it.each([
+    ['a FIFO', (p: string) => execFileSync('mkfifo', [p]), /is a FIFO/],
+    ['a folder', (p: string) => execFileSync('mkdir', [p]), /is a folder/],
+  ])('sign DELTA --full given %s: named for what it is (exit 2 or 4, a code), never "missing"', async (_what, make, words) => {
+    const out = join(dir, `delta-full-${_what.replace(/\W/g, '')}`);
+    const signer = await keyFile(key);
+    const d = await airlockAsync(['delta', small.v1, small.v2, '--out', out, '--sign-key', signer]);
+    expect(d.status, d.stderr).toBe(0);
+    const odd = join(out, 'odd');
+    make(odd);
+    const delta = (await readdir(out)).find((f) => f.endsWith('.delta.airlock'))!;
+    const r = await airlockAsync(['sign', join(out, delta), '--key', signer, '--full', odd]);
+    expect(r.stderr).not.toMatch(/missing/);
+    expect(r.stderr).toMatch(words);
+    expect(r.stderr).toContain(odd);
+    expect(r.stderr).toMatch(/\[AIRLOCK_[A-Z_]+\]/);
+    expect([2, 4]).toContain(r.status);
+  });
+
+  it.each(['9007199254740992', '99999999999G'])('--split %s is refused as too large, not as too small', async (size) => {
+    const r = await airlockAsync(['delta', small.v1, small.v2, '--out', join(dir, `split-${size}`), '--split', size]);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/a volume can be at most \d+ bytes \[AIRLOCK_USAGE\]/);
+    expect(r.stderr).not.toMatch(/at least/);
+  });
+});
