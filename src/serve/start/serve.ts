@@ -12,7 +12,6 @@ import { numberOption } from '../../util/number-option.js';
 import type { SignalTrap } from '../../util/signals.js';
 import { FLAG_RANGES, mergeSettings, type ServeFlags } from '../../values/settings.js';
 import type { TlsFiles } from '../tls.js';
-import { fillEmptyReplica, makeFollower } from './follow.js';
 
 /**
  * `airlock serve` assembled from plain options: values file merged under the flags, TLS, metrics,
@@ -57,7 +56,8 @@ export async function startServe(o: ServeOptions): Promise<number> {
   if (s.follow && version !== undefined) throw new UsageError('--follow and a pinned --version exclude each other: a follower serves what the mirror activates', { subject: '--follow' });
   if (s.follow && s.staticExport?.bundleUrl) throw new UsageError('--follow and staticExport.bundleUrl exclude each other: a follower gets its versions from the mirror', { subject: '--follow' });
   if (!s.staticExport?.bundleUrl && !s.follow) await requireStore(store);
-  const following = await makeFollower(s, { store, env: o.env, log: o.log, onImport: metrics?.importDone, onRefused: metrics?.refused });
+  // The follower (and the fleet code) loads only with --follow (start-up).
+  const following = s.follow ? await (await import('./follow.js')).makeFollower(s, { store, env: o.env, log: o.log, onImport: metrics?.importDone, onRefused: metrics?.refused }) : null;
   const follower = following?.follower ?? null;
   const host = s.host ?? '127.0.0.1';
   const limits = { orgPerHour: o.rateLimitOrgHour ?? DEFAULT_LIMITS.orgPerHour, ipPerDay: o.rateLimitIpDay ?? DEFAULT_LIMITS.ipPerDay };
@@ -82,7 +82,7 @@ export async function startServe(o: ServeOptions): Promise<number> {
       settings: s, store, warning: () => warning, workers, features, log: o.log, onMirrorDownload: metrics?.mirrorDownload,
       follow: follower && (() => follower.status), bundle: () => bundle,
     });
-    const listenPort = follower ? await fillEmptyReplica(follower, { url: s.follow!.url, store, port, host, signal: trap.signal, log: o.log }) : port;
+    const listenPort = follower ? await (await import('./follow.js')).fillEmptyReplica(follower, { url: s.follow!.url, store, port, host, signal: trap.signal, log: o.log }) : port;
     if (listenPort === null) return 0;
     const progress = await o.progress();
     const prepared = await prepareStart({
