@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { EXIT, toAirlockError } from '../errors.js';
 import type { FleetAnswer, FleetReport } from '../mirror/index.js';
 import { activate } from '../store/index.js';
-import { installBundle } from '../values/index.js';
+import { installBundle } from '../store/bundle-install.js';
 import type { AirlockServer } from '../serve/index.js';
 import { pollMirror } from './poll.js';
 

@@ -14,14 +14,14 @@ import { loadIndex, type CspSource, type IndexLoadOptions } from './load.js';
 import type { HtmlTransformSpec } from './html-pages.js';
 import { readActive, type SiteInput } from './source.js';
 import { acquireLease } from '../store/leases.js';
-import { ActiveWatcher } from './watcher.js';
+import { ServedVersions, type LeaseLike } from './versions.js';
 import { SkewGuard } from './skew.js';
 import type { ServeMetrics } from './metrics.js';
 import { refuseConnect } from '../util/http-connect.js';
 import { createTlsServer, type TlsFiles, type TlsPair } from './tls.js';
 import type { LoadedIndex, TransformHtml } from './version-index.js';
 
-export interface LeaseLike { update(label: string): Promise<void>; release(): Promise<void> }
+export type { LeaseLike } from './versions.js';
 
 export interface AirlockServerOptions {
   /** Store folder: serve its active version (or `version`, pinned). */
@@ -126,37 +126,17 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
     throw err;
   }
 
-  // Self-repair: reload the served version (its cache rebuilds what was removed) and swap it in,
-  // unless a switch happened meanwhile. One at a time; damage seen during a repair waits for it.
-  let repairing: Promise<void> | null = null;
-  const repair = (): Promise<void> => {
-    repairing ??= (async () => {
-      const target = current;
-      try {
-        const idx = await loadIndex(o.site ? { site: o.site } : { store: o.store!, label: target.version }, loadOpts);
-        if (current === target) {
-          current = idx;
-          o.onVersion?.(idx);
-          void target.preparing?.stop();
-        } else void idx.preparing?.stop();
-        log(`airlock serve: rebuilt damaged cache files of ${target.version}`);
-      } catch (err) {
-        log(`airlock serve: repairing ${target.version} failed: ${err instanceof Error ? err.message : String(err)}`);
-      } finally {
-        repairing = null;
-      }
-    })();
-    return repairing;
-  };
-
   o.metrics?.serving(current.version);
   o.onVersion?.(current);
   const app = buildApp({ features: o.features ?? (() => AIR_GAPPED), extra: o.app, metrics: o.metrics });
   const skew = o.store && !o.site && o.version === undefined ? new SkewGuard({ graceMs: o.skewGraceMs ?? 600_000 }) : null;
   const bodyCache = new BodyCache(o.cacheBytes ?? 64 * 1024 * 1024);
+  const versions = new ServedVersions({
+    store: o.store, site: o.site, pinned: o.version !== undefined, loadOpts, lease, skew, metrics: o.metrics, onVersion: o.onVersion, pollMs: o.pollMs, log,
+  }, current);
   const handler = createHandler({
-    current: () => current,
-    send: { cache: bodyCache, smallMax, onError: (err, file) => log(`airlock serve: error reading ${file}: ${String(err)}`), onDamaged: () => void repair() },
+    current: () => versions.current,
+    send: { cache: bodyCache, smallMax, onError: (err, file) => log(`airlock serve: error reading ${file}: ${String(err)}`), onDamaged: () => void versions.repair() },
     app: getRequestListener(app.fetch),
     appPrefixes: ['/_airlock/', ...(o.appPrefixes ?? [])],
     appRoute: o.appRoute ?? null,
@@ -169,85 +149,29 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
   if (!tls) refuseConnect(server as Server);
   o.metrics?.attach(server);
 
-  // A version loaded ahead of its activation (one at most); taken by the switch to it.
-  let preloaded: LoadedIndex | null = null;
-  let adopting: string | null = null; // the version switched away from by adopt(), until adopted()
-  const swapIn = (idx: LoadedIndex, previous: string) => {
-    const old = current;
-    current = idx; // the only mutation: one reference swap, after the index is complete
-    skew?.retire(old, idx);
-    o.metrics?.serving(idx.version);
-    o.onVersion?.(idx);
-    void old.preparing?.stop(); // its pages being built finish (and are kept); the rest is dropped
-    log(`airlock serve: now serving ${idx.version} (was ${previous})`);
-  };
-  const watcher = o.store && !o.site && o.version === undefined
-    ? new ActiveWatcher({
-      store: o.store,
-      current: () => current.version,
-      pollMs: o.pollMs,
-      onError: (err) => log(`airlock serve: ${err instanceof Error ? err.message : String(err)}`),
-      switchTo: async (next) => {
-        if (adopting !== null && next === adopting) return; // the pointer not yet moved by the follower
-        const previous = current.version;
-        await lease?.update(next); // announce first: prune must not take the version while we load it
-        try {
-          const ready = preloaded?.version === next ? preloaded : null;
-          if (ready) {
-            preloaded = null;
-            skew?.ahead(null);
-          }
-          const idx = ready ?? await loadIndex({ store: o.store!, label: next }, loadOpts);
-          swapIn(idx, previous);
-        } catch (err) {
-          await lease?.update(previous).catch(() => {});
-          throw err;
-        }
-      },
-    })
-    : null;
-  watcher?.start();
+  versions.watch();
 
   return {
     server,
-    current: () => current,
+    current: () => versions.current,
     cachedBytes: () => bodyCache.size,
     reloadTls: () => tls?.reload() ?? Promise.resolve(false),
-    recheck: () => watcher?.check() ?? Promise.resolve(),
-    adopt: (next) => {
-      if (preloaded?.version !== next || !watcher) return false;
-      const idx = preloaded;
-      preloaded = null;
-      skew?.ahead(null);
-      adopting = current.version;
-      void lease?.update(next).catch(() => {});
-      swapIn(idx, adopting);
-      return true;
-    },
-    adopted: () => {
-      adopting = null;
-    },
-    preload: async (next) => {
-      if (!o.store || o.site) throw new StoreError('AIRLOCK_NO_SOURCE', 'preload needs a store');
-      if (current.version === next || preloaded?.version === next) return;
-      const idx = await loadIndex({ store: o.store, label: next }, loadOpts);
-      const old = preloaded;
-      preloaded = idx;
-      skew?.ahead(idx);
-      void old?.preparing?.stop();
-    },
+    recheck: () => versions.recheck(),
+    adopt: (next) => versions.adopt(next),
+    adopted: () => versions.adopted(),
+    preload: (next) => versions.preload(next),
     listen: (port = 0, host = '127.0.0.1') =>
       new Promise((resolve, reject) => {
         server.once('error', reject);
         server.listen(port, host, () => {
           server.off('error', reject);
-          current.preparing?.release();
+          versions.current.preparing?.release();
           const a = server.address() as AddressInfo;
           resolve(`${tls ? 'https' : 'http'}://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}/`);
         });
       }),
     close: async (graceMs = 10_000) => {
-      watcher?.stop();
+      versions.stopWatching();
       // Stop accepting, let in-flight requests finish, drop idle keep-alive sockets at once.
       if (tls) await tls.close(graceMs);
       else {
@@ -258,15 +182,14 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
         await closed;
         clearTimeout(timer);
       }
-      await current.preparing?.stop();
-      await preloaded?.preparing?.stop();
+      await versions.stopPreparing();
       await lease?.release().catch(() => {});
       await o.onClose?.().catch(() => {});
       await dropScratch();
     },
     prepared: async () => {
-      current.preparing?.release();
-      await current.preparing?.done;
+      versions.current.preparing?.release();
+      await versions.current.preparing?.done;
     },
   };
 }

@@ -1,12 +1,12 @@
-import { AirlockError, EXIT, StoreError, toAirlockError } from '../errors.js';
-import { listVersions } from '../store/list.js';
-import { readState } from '../store/state.js';
-import { listenError } from '../util/listen.js';
-import type { DownloadProgress } from '../fetch/index.js';
+import { AirlockError, EXIT, StoreError, toAirlockError } from '../../errors.js';
+import { listVersions } from '../../store/list.js';
+import { readState } from '../../store/state.js';
+import { listenError } from '../../util/listen.js';
+import type { DownloadProgress } from '../../fetch/index.js';
 import { startBootstrap } from './bootstrap.js';
-import type { installBundle } from './bundle.js';
-import { afterFailure, planStart } from './plan.js';
-import type { ServeSettings } from './settings.js';
+import type { installBundle } from '../../store/bundle-install.js';
+import { afterFailure, planStart } from '../../values/plan.js';
+import type { ServeSettings } from '../../values/settings.js';
 
 /**
  * Runs the start-up plan (I/O), then tells serve what to serve. With a version already active
@@ -68,7 +68,7 @@ export async function prepareStart(o: PrepareOptions): Promise<Prepared> {
   }
   let phase = 'downloading the bundle';
   // The download and import code (undici, the package reader) loads only for a bundle to get (start-up).
-  const install = async () => (await import('./bundle.js')).installBundle({
+  const install = async () => (await import('../../store/bundle-install.js')).installBundle({
     url: plan.url, store: o.store, label: plan.label, domain: se!.domain, trust: se!.trust, allowUnsigned: se!.allowUnsigned, limits: se!.limits, maxBytes: se!.maxBytes,
     activate: plan.label === undefined, signal: o.signal, onProgress: o.onDownload, log: (l) => { phase = l.replace(/^airlock serve: /, ''); o.log(l); },
   });

@@ -1,8 +1,8 @@
 import { Hono } from 'hono';
-import { UsageError } from '../errors.js';
-import type { AirlockServerOptions, AppEnv } from '../serve/index.js';
+import { UsageError } from '../../errors.js';
+import type { AirlockServerOptions, AppEnv } from '../index.js';
 import { readyRoutes } from './ready.js';
-import type { ServeSettings } from './settings.js';
+import type { ServeSettings } from '../../values/settings.js';
 
 /**
  * The extra routes `airlock serve` mounts on the server's hono app: /_airlock/ready (with the
@@ -25,7 +25,7 @@ export async function extraRoutes(o: {
   const app = new Hono<AppEnv>();
   app.route('/', readyRoutes(o.warning, o.follow ?? null, o.bundle ?? null));
   // The mirror (and the export client it answers for) loads only with --mirror (start-up).
-  const mirror = m ? await (await import('../mirror/index.js')).createMirror({
+  const mirror = m ? await (await import('../../mirror/index.js')).createMirror({
     store: o.store, tokensFile: m.tokensFile, secretFile: m.secretFile, ttlSeconds: m.ttlSeconds, publicUrl: m.publicUrl, log: o.log, onDownload: o.onMirrorDownload,
     fleetLeadMs: m.fleetLeadMs, workers: o.workers,
   }) : null;

@@ -1,34 +1,36 @@
-import { createHash } from 'node:crypto';
+import { createHash, type KeyObject } from 'node:crypto';
 import { mkdir, open, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AirlockError, DigestMismatchError, MalformedError, SignatureError } from '../errors.js';
 import { scanArchive, type ArchiveFormat } from '../archive/index.js';
-import { download, removePart, type DownloadLimits, type DownloadProgress } from '../fetch/index.js';
+import { download, type DownloadProgress } from './download.js';
+import type { DownloadLimits } from './bounds.js';
+import { removePart } from './sidecar.js';
 import { fmtBytes } from '../util/units.js';
 import { countPages, loadPublicKey, readPackage, writePackage, type Manifest } from '../package/index.js';
-import { importPackage } from '../store/index.js';
 
 /**
- * Download the bundle at `url` and add it to the store (I/O). The link may serve a raw export
- * archive (the service's presigned links do) or an `.airlock` package (a mirror's package link,
- * or one put up by hand). Partial downloads live in S/downloads/ keyed by the URL without its
- * query, so a restart with a fresh presigned link of the same object resumes.
+ * Download the bundle at `url` and hand it, as a package, to `importInto` (I/O). The link may serve
+ * a raw export archive (the service's presigned links do) or an `.airlock` package (a mirror's
+ * package link, or one put up by hand). Partial downloads live in S/downloads/ keyed by the URL
+ * without its query, so a restart with a fresh presigned link of the same object resumes.
+ * The import itself is the store's (src/store/bundle-install.ts passes it in): the fetch side
+ * downloads and packages, and never writes a version.
  */
-export interface InstallOptions {
+export interface BundleOptions {
   url: string; store: string; label?: string; domain?: string; trust: string[]; allowUnsigned: boolean;
-  activate: boolean; log: (line: string) => void;
+  log: (line: string) => void;
   signal?: AbortSignal;
   /** Download progress (the CLI's shared reporter). */
   onProgress?: (p: DownloadProgress) => void;
-  /** Freshness rules to override (importPackage's allowDowngrade; recorded in the audit log). */
-  allowDowngrade?: readonly string[];
   /** Bounds of the download (DEFAULT_DOWNLOAD_LIMITS where not given). */
   limits?: Partial<DownloadLimits>;
   /** The most bytes the download may bring, announced or not (default: the archive limits' bound). */
   maxBytes?: number;
 }
 
-export interface Installed { version: string; status: 'imported' | 'unchanged'; form: 'package' | 'archive'; bytes: number }
+/** Imports the package the bundle is, or was made into, with the trust it is to be checked against. */
+export type ImportInto<R> = (pkg: string, trust: { trust: KeyObject[]; allowUnsigned: boolean }) => Promise<R>;
 
 const MEMBER: Record<ArchiveFormat, string> = { 'tar.gz': 'bundle.tar.gz', tar: 'bundle.tar', zip: 'bundle.zip' };
 const RETRY = { retries: 4, baseMs: 250, maxMs: 4_000 };
@@ -69,7 +71,7 @@ async function removeOtherParts(dir: string, keep: string): Promise<void> {
   }
 }
 
-export async function installBundle(o: InstallOptions): Promise<Installed> {
+export async function fetchBundle<R extends object>(o: BundleOptions, importInto: ImportInto<R>): Promise<R & { form: 'package' | 'archive'; bytes: number }> {
   const dir = join(o.store, 'downloads');
   await mkdir(dir, { recursive: true });
   const u = new URL(o.url);
@@ -92,9 +94,9 @@ export async function installBundle(o: InstallOptions): Promise<Installed> {
       if (o.label !== undefined && layout.manifest.version !== o.label) {
         throw new MalformedError('AIRLOCK_VERSION_MISMATCH', `the package at ${safe} is version ${layout.manifest.version}, but staticExport.version pins ${o.label}`, { subject: 'staticExport.version' });
       }
-      // importPackage verifies everything (signature against trust + the store's trusted-keys, digests, safety).
-      const r = await importPackage(part, { store: o.store, trust, allowUnsigned: o.allowUnsigned, activate: o.activate, signal: o.signal, allowDowngrade: o.allowDowngrade });
-      return { ...r, form: 'package', bytes: dl.size };
+      // the store's import verifies everything (signature against trust + the store's trusted-keys, digests, safety).
+      const r = await importInto(part, { trust, allowUnsigned: o.allowUnsigned });
+      return { ...r, form: 'package' as const, bytes: dl.size };
     }
     if (!o.allowUnsigned) {
       throw new SignatureError('AIRLOCK_UNSIGNED', `the bundle at ${safe} is a raw export archive, which is unsigned by nature; set staticExport.allowUnsigned: true to accept it on TLS and the link's size/digest checks, or serve a signed .airlock package`, { subject: 'staticExport.allowUnsigned' });
@@ -108,8 +110,8 @@ export async function installBundle(o: InstallOptions): Promise<Installed> {
     };
     await writePackage({ outPath: pkg, manifest, archivePath: part });
     try {
-      const r = await importPackage(pkg, { store: o.store, trust: [], allowUnsigned: true, activate: o.activate, signal: o.signal, allowDowngrade: o.allowDowngrade });
-      return { ...r, form: 'archive', bytes: dl.size };
+      const r = await importInto(pkg, { trust: [], allowUnsigned: true });
+      return { ...r, form: 'archive' as const, bytes: dl.size };
     } finally {
       await rm(pkg, { force: true });
     }
