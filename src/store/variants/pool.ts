@@ -1,22 +1,28 @@
-import { Worker } from 'node:worker_threads';
 import { availableParallelism } from 'node:os';
 import { JobPool } from '../../util/pool.js';
-import { WORKER_SOURCE, type VariantJob, type VariantResult } from './worker-source.js';
+import { siblingEntry, spawnWorker } from '../../util/worker.js';
+import type { VariantJob, VariantResult } from './worker-entry.js';
+
+const ENTRY = siblingEntry(import.meta.url, 'worker-entry');
 
 export const defaultPoolSize = (): number => Math.max(1, Math.min(2, availableParallelism()));
 
 /** One compression worker thread: one job at a time; an error or an exit fails the job it holds and every later one. */
 function variantWorker() {
-  const w = new Worker(WORKER_SOURCE, { eval: true });
+  const w = spawnWorker(ENTRY, null);
+  let started: () => void = () => {};
+  const up = new Promise<void>((r) => (started = r));
   let pending: { id: number; resolve: (r: VariantResult) => void; reject: (e: unknown) => void } | undefined;
   let failed: { err: unknown } | undefined;
   const fail = (err: unknown) => {
     failed ??= { err };
+    started();
     const p = pending;
     pending = undefined;
     p?.reject(err);
   };
   w.on('message', (r: VariantResult) => {
+    if (r.id === -1) return started();
     if (pending?.id !== r.id) return;
     const p = pending;
     pending = undefined;
@@ -25,12 +31,14 @@ function variantWorker() {
   w.on('error', fail);
   w.on('exit', (code) => fail(new Error(`variant worker exited with code ${code}`)));
   return {
-    run: (job: VariantJob): Promise<VariantResult> => failed
-      ? Promise.reject(failed.err)
-      : new Promise((resolve, reject) => {
+    run: async (job: VariantJob): Promise<VariantResult> => {
+      await up;
+      if (failed) throw failed.err;
+      return new Promise((resolve, reject) => {
         pending = { id: job.id, resolve, reject };
         w.postMessage(job);
-      }),
+      });
+    },
     fail,
     end: async () => {
       w.removeAllListeners('exit');
