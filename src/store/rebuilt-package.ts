@@ -12,9 +12,10 @@ import { versionDir, versionPaths } from './paths.js';
  * imported from a delta keeps none (the import writes no second copy of the site): its
  * package — the target's full package, the same bytes `airlock delta` wrote beside the delta — is
  * a pure function of its files, its manifest and the signatures kept beside it, so it is built
- * here when first asked for, into the version folder as package.airlock (util/fsx writeDurably: derived data, but a reader
- * must never find half a package), checked on the way: every file against the manifest
- * and the tar against the manifest's archive digest. Later calls find it there and hash it.
+ * here when first asked for, into the version folder as package.airlock (util/fsx writeDurably:
+ * derived data, but a reader must never find half a package), checked on the way: every file
+ * against the manifest and the tar against the manifest's archive digest. Later calls find it
+ * there and hash it.
  */
 export interface StoredPackage { path: string; sha256: string }
 
