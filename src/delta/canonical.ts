@@ -135,34 +135,28 @@ export function canonicalArchiveOffset(manifestLength: number, signatures: reado
  * Write a full package whose archive is the canonical bundle.tar of `siteDir`, with the given exact
  * manifest bytes and signatures: the same bytes src/package/writer.ts writes for that manifest and
  * archive (members airlock.json, airlock.json.sig…, bundle.tar, end blocks; mtime = createdAt), in
- * one pass that hashes the package and its archive. The file is created exclusively and fsynced;
- * the caller owns its name (a temporary one).
+ * one pass that hashes the package and its archive, into `fh` from its start. The caller owns the
+ * file: a temp file of util/fsx writeDurably, which syncs it and gives it its name.
  */
-export async function writeCanonicalPackage(o: { outPath: string; manifestBytes: Buffer; signatures: readonly Buffer[]; createdAt: string; siteDir: string; files: readonly FileRecord[]; signal?: AbortSignal }): Promise<CanonicalPackage> {
+export async function writeCanonicalPackage(fh: FileHandle, o: { manifestBytes: Buffer; signatures: readonly Buffer[]; createdAt: string; siteDir: string; files: readonly FileRecord[]; signal?: AbortSignal }): Promise<CanonicalPackage> {
   const mtime = new Date(Math.floor(Date.parse(o.createdAt) / 1000) * 1000);
-  const fh = await open(o.outPath, 'wx', 0o644);
-  try {
-    const out = new HashingOut(fh);
-    const member = async (name: string, body: Buffer) => {
-      await out.write(encodeHeader(name, body.length, mtime));
-      await out.write(body);
-      if (padded(body.length) > body.length) await out.write(Buffer.alloc(padded(body.length) - body.length));
-    };
-    await member('airlock.json', o.manifestBytes);
-    for (const [i, sig] of o.signatures.entries()) await member(signatureMember(i + 1), sig);
-    const archiveSize = canonicalTarSize(o.files, mtime);
-    await out.write(encodeHeader(CANONICAL_ARCHIVE, archiveSize, mtime));
-    const archiveOffset = out.bytes;
-    out.member = createHash('sha256');
-    await writeCanonicalTar(out, o.siteDir, o.files, mtime, o.signal);
-    const archiveSha256 = out.member.digest('hex');
-    out.member = null;
-    if (out.bytes - archiveOffset !== archiveSize) throw new Error(`canonical tar size ${out.bytes - archiveOffset} != ${archiveSize}`);
-    await out.write(Buffer.alloc(padded(archiveSize) - archiveSize + MIN_TAIL));
-    await out.flush();
-    await fh.sync();
-    return { packageSha256: out.whole.digest('hex'), archiveSha256, archiveOffset, archiveSize, size: out.bytes };
-  } finally {
-    await fh.close();
-  }
+  const out = new HashingOut(fh);
+  const member = async (name: string, body: Buffer) => {
+    await out.write(encodeHeader(name, body.length, mtime));
+    await out.write(body);
+    if (padded(body.length) > body.length) await out.write(Buffer.alloc(padded(body.length) - body.length));
+  };
+  await member('airlock.json', o.manifestBytes);
+  for (const [i, sig] of o.signatures.entries()) await member(signatureMember(i + 1), sig);
+  const archiveSize = canonicalTarSize(o.files, mtime);
+  await out.write(encodeHeader(CANONICAL_ARCHIVE, archiveSize, mtime));
+  const archiveOffset = out.bytes;
+  out.member = createHash('sha256');
+  await writeCanonicalTar(out, o.siteDir, o.files, mtime, o.signal);
+  const archiveSha256 = out.member.digest('hex');
+  out.member = null;
+  if (out.bytes - archiveOffset !== archiveSize) throw new Error(`canonical tar size ${out.bytes - archiveOffset} != ${archiveSize}`);
+  await out.write(Buffer.alloc(padded(archiveSize) - archiveSize + MIN_TAIL));
+  await out.flush();
+  return { packageSha256: out.whole.digest('hex'), archiveSha256, archiveOffset, archiveSize, size: out.bytes };
 }

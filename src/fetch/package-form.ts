@@ -1,12 +1,11 @@
 import type { KeyObject } from 'node:crypto';
-import { access, rename } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Dispatcher } from 'undici';
-import { AirlockError, DigestMismatchError, outputExists, MalformedError, UsageError, VerificationError } from '../errors.js';
+import { AirlockError, DigestMismatchError, MalformedError, UsageError, VerificationError } from '../errors.js';
 import { archiveSizeBound, scanArchive, type ArchiveLimits } from '../archive/index.js';
 import { checkSignature, compareToManifest, packagePath, readPackage, verifyVendorMembers } from '../package/index.js';
 import type { BundleLink } from '../upstream/index.js';
-import { fsyncDir } from '../util/fsx.js';
+import { fsyncDir, publishNew } from '../util/fsx.js';
 import { download, type DownloadProgress } from './download.js';
 import type { DownloadLimits, LimitNames } from './bounds.js';
 import type { ExportApi } from './poll.js';
@@ -80,10 +79,7 @@ export async function fetchPackageForm(o: PackageFormOptions) {
     compareToManifest(m, scan);
     await verifyVendorMembers(part, layout);
     const outPath = packagePath(o.outDir, o.domain, m.version);
-    if (await access(outPath).then(() => true, () => false)) {
-      throw outputExists(outPath);
-    }
-    await rename(part, outPath);
+    await publishNew(part, outPath); // never replaces a package that is there, even one that appeared meanwhile
     await fsyncDir(dirname(outPath));
     await removePart(part);
     return { package: outPath, version: m.version, manifest: m, ...sig, files: scan.files.length, dl, downloadMs };

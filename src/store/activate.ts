@@ -4,7 +4,7 @@ import { versionDir, versionPaths } from './paths.js';
 import { withLock, type LockOptions } from './lock.js';
 import { readMeta, readStoredManifest } from './meta.js';
 import { readState, writeState } from './state.js';
-import { appendAuditLocked, auditNotApplied } from './audit.js';
+import { appendAuditLocked, auditNotApplied } from './audit/append.js';
 import { checkVersionsFolder, describeHoldings, storedLabels } from './holdings.js';
 
 export async function versionExists(store: string, label: string): Promise<boolean> {

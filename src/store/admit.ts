@@ -7,7 +7,8 @@ import { atomicWriteFile, fsyncDir, readRegularFileIfExists } from '../util/fsx.
 import { parseJsonText } from '../util/json-text.js';
 import { liveKeys, loadPolicy, policySigners, thresholdFor, trustPaths } from './policy.js';
 import { loadTrustedKeys } from './trust.js';
-import { auditHistory, type AuditHistory } from './audit.js';
+import { auditHistory } from './audit/chain.js';
+import type { AuditHistory } from './audit/learn.js';
 import { existingMeta } from './existing.js';
 import { readStoredManifestRaw } from './meta.js';
 import { checkVersionsFolder } from './holdings.js';

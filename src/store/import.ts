@@ -4,7 +4,7 @@ import { AirlockError, EXIT, MalformedError, StoreError, UsageError } from '../e
 import { fileSha256 } from '../util/fsx.js';
 import { VERSION_LABEL, readPackage, inputPath, type PackageInput, type PackageLayout } from '../package/index.js';
 import { admitPackage, checkFreshness, type Admission } from './admit.js';
-import { appendAudit } from './audit.js';
+import { appendAudit } from './audit/append.js';
 import { loadPolicy } from './policy.js';
 import { addVersion, beginLocked, importEvent, keepExisting, type ImportOptions, type ImportResult } from './add-version.js';
 import { checkDeclared } from './declared.js';

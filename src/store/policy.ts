@@ -9,7 +9,7 @@ import { atomicWriteFile, describeFsError, readRegularFile, readRegularFileIfExi
 import { jsonTooDeepAt } from '../util/json-depth.js';
 import { parseJsonText } from '../util/json-text.js';
 import { storePaths } from './paths.js';
-import { auditHistory } from './audit.js';
+import { auditHistory } from './audit/chain.js';
 import { checkStoreFolder } from './location.js';
 import { describeIssues } from '../upstream/describe.js';
 

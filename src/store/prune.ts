@@ -8,7 +8,8 @@ import { listVersions } from './list.js';
 import { withLock, type LockOptions } from './lock.js';
 import { storePaths, versionDir } from './paths.js';
 import { readState, type StoreState } from './state.js';
-import { appendAuditLocked, auditNotApplied, auditWritable } from './audit.js';
+import { appendAuditLocked, auditNotApplied } from './audit/append.js';
+import { auditWritable } from './audit/chain.js';
 
 /** Why prune kept a version (several may hold at once). */
 export type KeepReason =

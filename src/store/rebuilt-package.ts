@@ -1,10 +1,8 @@
-import { randomBytes } from 'node:crypto';
-import { rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DigestMismatchError, EXIT, StoreError } from '../errors.js';
 import { MAX_SIGNATURES, SIGNATURE_BYTES, signatureMember } from '../package/index.js';
 import { writeCanonicalPackage } from '../delta/index.js';
-import { describeFsError, fileSha256, fsyncDir, readRegularFileIfExists } from '../util/fsx.js';
+import { describeFsError, fileSha256, readRegularFileIfExists, writeDurably } from '../util/fsx.js';
 import { readMeta, readStoredManifestBytes } from './meta.js';
 import { versionDir, versionPaths } from './paths.js';
 
@@ -14,9 +12,10 @@ import { versionDir, versionPaths } from './paths.js';
  * imported from a delta keeps none (the import writes no second copy of the site): its
  * package — the target's full package, the same bytes `airlock delta` wrote beside the delta — is
  * a pure function of its files, its manifest and the signatures kept beside it, so it is built
- * here when first asked for, into the version folder as package.airlock (a temporary file, fsync,
- * rename: derived data, like the HTML cache), checked on the way: every file against the manifest
- * and the tar against the manifest's archive digest. Later calls find it there and hash it.
+ * here when first asked for, into the version folder as package.airlock (util/fsx writeDurably:
+ * derived data, but a reader must never find half a package), checked on the way: every file
+ * against the manifest and the tar against the manifest's archive digest. Later calls find it
+ * there and hash it.
  */
 export interface StoredPackage { path: string; sha256: string }
 
@@ -41,21 +40,19 @@ export async function storedPackage(store: string, label: string, signal?: Abort
     if (sig === null) break;
     signatures.push(sig);
   }
-  const tmp = join(dir, `.package.airlock.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
-  try {
-    const built = await writeCanonicalPackage({ outPath: tmp, manifestBytes, signatures, createdAt: manifest.createdAt, siteDir: p.site, files: manifest.files, signal }).catch((err: NodeJS.ErrnoException) => {
-      if (!NOT_WRITABLE.has(err.code ?? '')) throw err;
-      throw new StoreError('AIRLOCK_STORE_READONLY', `version ${label} was imported from a delta, and its package is built on first use into ${dir}, which cannot be written: ${describeFsError(err, 'write')}`, { subject: dir, errno: err.code });
-    }); // every file checked against the manifest's size and sha256 as it is read
-    if (built.archiveSha256 !== manifest.archive.sha256 || built.archiveSize !== manifest.archive.size) {
-      throw new DigestMismatchError('AIRLOCK_ARCHIVE_DIGEST', `the package of version ${label}, built from its files, has a bundle.tar with sha256 ${built.archiveSha256} (${built.archiveSize} bytes) but its manifest says ${manifest.archive.sha256} (${manifest.archive.size} bytes)`, { subject: label });
+  // Checked before it gets its name: every file against the manifest's size and sha256 as it is
+  // read, and the tar against the manifest's archive digest.
+  const built = await writeDurably(p.pkg, async (fh) => {
+    const b = await writeCanonicalPackage(fh, { manifestBytes, signatures, createdAt: manifest.createdAt, siteDir: p.site, files: manifest.files, signal });
+    if (b.archiveSha256 !== manifest.archive.sha256 || b.archiveSize !== manifest.archive.size) {
+      throw new DigestMismatchError('AIRLOCK_ARCHIVE_DIGEST', `the package of version ${label}, built from its files, has a bundle.tar with sha256 ${b.archiveSha256} (${b.archiveSize} bytes) but its manifest says ${manifest.archive.sha256} (${manifest.archive.size} bytes)`, { subject: label });
     }
-    await rename(tmp, p.pkg);
-    await fsyncDir(dir);
-    return { path: p.pkg, sha256: built.packageSha256 };
-  } finally {
-    await rm(tmp, { force: true });
-  }
+    return b;
+  }).catch((err: NodeJS.ErrnoException) => {
+    if (!NOT_WRITABLE.has(err.code ?? '')) throw err;
+    throw new StoreError('AIRLOCK_STORE_READONLY', `version ${label} was imported from a delta, and its package is built on first use into ${dir}, which cannot be written: ${describeFsError(err, 'write')}`, { subject: dir, errno: err.code });
+  });
+  return { path: p.pkg, sha256: built.packageSha256 };
 }
 
 /** A kept signature: exactly an Ed25519 signature's 64 bytes (read no further), or null when there is none. */

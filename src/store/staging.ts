@@ -3,9 +3,11 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { EXIT, StoreError } from '../errors.js';
 import type { Manifest } from '../package/index.js';
-import { fsyncDir } from '../util/fsx.js';
+import { describeFsError, fsyncDir } from '../util/fsx.js';
 import { packageOrder, recordSeen } from './admit.js';
-import { appendAuditLocked, auditNotApplied, importDetail, type AuditEvent, type AuditLine } from './audit.js';
+import { appendAuditLocked, auditNotApplied } from './audit/append.js';
+import type { AuditEvent, AuditLine } from './audit/files.js';
+import { importDetail } from './audit/learn.js';
 import { checkStoreFolder } from './location.js';
 import type { StoreLock } from './lock.js';
 import { storePaths, versionDir } from './paths.js';
@@ -99,9 +101,14 @@ export async function commitStaged(c: StagedCommit): Promise<void> {
     if (madeVersions) await fsyncDir(store);
     await recordSeen(store, c.seen);
   } catch (err) {
-    await rename(finalDir, staging).then(() => fsyncDir(versions)).catch(() => {});
+    // Moved back out and that move made durable, or the user is told the store still holds it:
+    // after a crash it would be listed as imported while seen.json and the log say it was not.
+    const undo = await rename(finalDir, staging).then(() => fsyncDir(versions)).then(() => null, (e: unknown) => e);
     await auditNotApplied(store, line, err);
     await unmake();
+    if (undo !== null) {
+      throw new StoreError('AIRLOCK_BAD_VERSION', `${err instanceof Error ? err.message : String(err)}; and taking ${finalDir} back out of the store failed (${describeFsError(undo)}): remove it by hand before importing again`, { subject: finalDir });
+    }
     throw err;
   }
 }

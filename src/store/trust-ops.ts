@@ -1,5 +1,7 @@
 import { AirlockError, EXIT, UsageError } from '../errors.js';
-import { appendAudit, appendAuditLocked, auditWritable, policyDetail } from './audit.js';
+import { appendAudit, appendAuditLocked } from './audit/append.js';
+import { auditWritable } from './audit/chain.js';
+import { policyDetail } from './audit/learn.js';
 import { createStore, storeKind } from './location.js';
 import { withLock } from './lock.js';
 import { checkKeysLive, checkRotation, loadPolicy, loadPolicyChain, parsePolicy, parseSignedPolicy, policyDigest, writePolicy, SIGNED_POLICY_FORMAT, type LoadedPolicy } from './policy.js';

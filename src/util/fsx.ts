@@ -64,6 +64,11 @@ export interface DurableWrite {
   exclusive?: boolean;
   /** Reads the finished, synced temp file before it gets its name (a signer re-reads what it wrote). */
   check?: (tmp: string) => Promise<void>;
+  /**
+   * false: the folder is not synced here; the caller syncs it once after many files and before
+   * anything names them (precompressed variants). Its own sync error then surfaces there.
+   */
+  syncFolder?: boolean;
 }
 
 /**
@@ -113,7 +118,7 @@ async function fillAndName<T>(tmp: string, fh: FileHandle, path: string, fill: (
   } finally {
     await rm(tmp, { force: true }); // gone after a rename; the spare name after a link
   }
-  await fsyncDir(dirname(path));
+  if (o.syncFolder !== false) await fsyncDir(dirname(path));
   return result;
 }
 

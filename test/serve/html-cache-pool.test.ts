@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_RESPAWNS, PageQueue, type PageSlot } from '../../src/serve/html-cache/pool.js';
+import { MAX_RESPAWNS, PageWorkers, type PageSlot } from '../../src/serve/html-cache/pool.js';
 import type { PageJob } from '../../src/serve/html-cache/page.js';
 
 /**
@@ -21,7 +21,7 @@ function harness(size: number) {
       end: async () => { ended++; },
     };
   };
-  const q = new PageQueue(size, slot);
+  const q = new PageWorkers(size, slot);
   const job = (path: string): PageJob => ({ src: `/nowhere/${path}`, path, sha256: path.padEnd(64, '0'), dir: '/nowhere' });
   const finish = async (path: string) => {
     gates.get(path)!();
@@ -119,7 +119,7 @@ describe('HTML page queue', () => {
 
   it('a worker that crashes fails only the page it was building; the pages after it run on a new worker', async () => {
     const m = mortal((path) => path === 'b2');
-    const q = new PageQueue(1, m.slot);
+    const q = new PageWorkers(1, m.slot);
     const pages = ['b1', 'b2', 'b3', 'b4'].map((p) => q.submit(m.job(p), false));
     expect(await settle(pages)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
     await expect(pages[1]).rejects.toThrow(/b2: HTML transform worker exited with code 134/);
@@ -130,7 +130,7 @@ describe('HTML page queue', () => {
 
   it(`a worker that dies every time is replaced at most ${MAX_RESPAWNS} times; then each page fails at once, naming why`, async () => {
     const m = mortal(() => true); // dead before its first page: it cannot start here
-    const q = new PageQueue(2, m.slot);
+    const q = new PageWorkers(2, m.slot);
     const pages = Array.from({ length: 40 }, (_, i) => q.submit(m.job(`p${i}`), i % 5 === 0));
     expect(new Set(await settle(pages))).toEqual(new Set(['rejected']));
     await expect(pages[39]).rejects.toThrow(/p39: HTML transform worker exited/);

@@ -45,4 +45,20 @@ describe('precompressed variants', () => {
     // Resumable and idempotent: a second run has nothing left to do.
     await expect(buildVariants(store, 'v1')).resolves.toMatchObject({ candidates: 0 });
   });
+
+  it('stopped midway: rejects with the reason at once, the workers leave no temp file, and a later run finishes the rest', async () => {
+    const store = join(dir, 'store-abort');
+    const pkg = await buildPackage(dir, { version: 'v2', files: sampleSite('w', 3) });
+    await importPackage(pkg, { store, trust: [], allowUnsigned: true });
+    const stop = new AbortController();
+    const reason = new Error('stopped by the test');
+    let reported = 0;
+    await expect(buildVariants(store, 'v2', { poolSize: 2, signal: stop.signal, onProgress: () => { if (++reported === 1) stop.abort(reason); } })).rejects.toBe(reason);
+    const loaded = await loadVersion(store, 'v2');
+    expect((await readdir(loaded.dir + '/variants')).filter((n) => n.endsWith('.tmp'))).toEqual([]);
+    expect(await readdir(join(store, 'leases'))).toEqual([]);
+    const rest = await buildVariants(store, 'v2', { poolSize: 2 });
+    expect(rest.failed).toEqual([]);
+    expect((await loadVersion(store, 'v2')).variants.size).toBeGreaterThan(0);
+  });
 });

@@ -6,7 +6,7 @@ import { fsyncDir } from '../../util/fsx.js';
 import { readHtmlIndex, writeHtmlIndex } from './index-file.js';
 import { cachedName, type CachedPage, type CachedRep, type CacheEncoding } from './cached.js';
 import { buildPage, type PageJob, type PageTransform } from './page.js';
-import { defaultPoolSize, PageQueue, workerSlot } from './pool.js';
+import { defaultPoolSize, PageWorkers, workerSlot } from './pool.js';
 
 /** How pages are transformed: src/features options run on worker threads, or a function in-process. */
 export type PageBuilder = { context: TransformContext } | { run: PageTransform };
@@ -92,8 +92,8 @@ export async function openHtmlCache(o: OpenHtmlCache): Promise<HtmlCache> {
   await probeWritable(o.dir);
   const b = o.builder;
   const queue = 'context' in b
-    ? new PageQueue(o.poolSize ?? defaultPoolSize(), () => workerSlot(b.context))
-    : new PageQueue(4, () => ({ run: (job) => buildPage(job, b.run), end: async () => {} }));
+    ? new PageWorkers(o.poolSize ?? defaultPoolSize(), () => workerSlot(b.context))
+    : new PageWorkers(4, () => ({ run: (job) => buildPage(job, b.run), end: async () => {} }));
   if (o.held) queue.hold();
   const jobOf = (sha: string): PageJob => {
     const f = byDigest.get(sha)!;

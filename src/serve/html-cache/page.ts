@@ -1,9 +1,10 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile, rm, writeFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { brotliCompress, brotliCompressSync, constants, gzip, gzipSync } from 'node:zlib';
+import { tempSibling } from '../../util/fsx.js';
 import { cachedName, type CachedPage, type CachedRep, type CacheEncoding } from './cached.js';
 
 import type { TransformHtml } from '../version-index.js';
@@ -27,7 +28,7 @@ const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
  */
 async function put(dir: string, name: string, data: Buffer, blocking: boolean): Promise<CachedRep> {
   const final = join(dir, name);
-  const tmp = join(dir, `.${name}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  const tmp = tempSibling(final); // the temp name every durable write uses (own-temp.ts finds it)
   if (blocking) {
     writeFileSync(tmp, data, { flag: 'wx' });
     try {

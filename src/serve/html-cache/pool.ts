@@ -5,6 +5,7 @@ import type { TransformContext } from '../../features/index.js';
 import type { CachedPage } from './cached.js';
 import type { PageJob } from './page.js';
 import type { WorkerReply } from './worker-entry.js';
+import { JobPool } from '../../util/pool.js';
 
 const ENTRY = siblingEntry(import.meta.url, 'worker-entry');
 const spawn = (context: TransformContext): Worker => spawnWorker(ENTRY, context);
@@ -14,49 +15,52 @@ export const defaultPoolSize = (): number => Math.max(1, availableParallelism())
 /** Builds one page; resolves with its cache entry or rejects naming the page. */
 export type PageRunner = (job: PageJob) => Promise<CachedPage>;
 
-interface Queued { job: PageJob; urgent: boolean; resolve: (p: CachedPage) => void; reject: (e: Error) => void }
+interface PageTag { job: PageJob; urgent: boolean }
+
+const asError = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err)));
 
 /**
- * A queue of pages for `size` workers, in which a page a request is waiting for jumps ahead of
- * the background build (`urgent`). With two or more workers the background build takes at most
- * `size - 1` of them, so a page a reader waits for never queues behind a background page (it
- * waited for one, ~20 ms per page on 2 cores right after a switch). Workers start on the first
- * job and end when the queue is empty (a transform worker holds its wasm heap: no idle memory);
- * a worker with nothing it may take while others still build is parked, not ended, so the next
- * urgent page does not wait for a new worker to start. For the same reason the background build,
- * as it starts, also starts the worker it leaves free (parked): a cold worker took 120-260 ms on
- * 2 busy cores, and the first page a reader asked for after a switch waited for it. `slots` runs one job on one worker; the
- * pool owns when. A held queue runs only urgent pages until `release` (a server starting up: the
- * background build must not take the cores from the load it waits behind).
+ * The worker slots pages are built in, for `size` workers, with the order kept by a JobPool: a
+ * page a request is waiting for jumps ahead of the background build (`urgent`). With two or more
+ * workers the background build takes at most `size - 1` of them, so a page a reader waits for
+ * never queues behind a background page (it waited for one, ~20 ms per page on 2 cores right
+ * after a switch). Workers start on the first job and end when the queue is empty (a transform
+ * worker holds its wasm heap: no idle memory); a worker with nothing it may take while others
+ * still build is parked, not ended, so the next urgent page does not wait for a new worker to
+ * start. For the same reason the background build, as it starts, also starts the worker it leaves
+ * free (parked): a cold worker took 120-260 ms on 2 busy cores, and the first page a reader asked
+ * for after a switch waited for it. `slots` runs one job on one worker; the pool owns when. A
+ * held queue runs only urgent pages until `release` (a server starting up: the background build
+ * must not take the cores from the load it waits behind).
  */
-export class PageQueue {
-  private readonly queue: Queued[] = [];
-  private running = 0;
+export class PageWorkers {
+  private readonly pool: JobPool<PageTag>;
   private background = 0;
   private held = false;
   private readonly parked: PageSlot[] = [];
   private respawns = 0;
 
-  constructor(private readonly size: number, private readonly slot: () => PageSlot) {}
+  constructor(private readonly size: number, private readonly slot: () => PageSlot) {
+    // The next page a free worker may build: an urgent one, or a background one within the background's share.
+    this.pool = new JobPool<PageTag>(size, Number.POSITIVE_INFINITY, Number.POSITIVE_INFINITY,
+      (t) => t!.urgent || (!this.held && this.background < Math.max(1, this.size - 1)));
+  }
 
   submit(job: PageJob, urgent: boolean): Promise<CachedPage> {
     return new Promise((resolve, reject) => {
-      const q = { job, urgent, resolve, reject };
-      if (urgent) this.queue.unshift(q);
-      else this.queue.push(q);
-      this.pump();
+      const tag = { job, urgent };
+      // Never rejects (a page's failure is its own promise's), so the pool never stops on one.
+      void this.pool.submit(() => this.build(tag).then(resolve, (err: unknown) => reject(asError(err))), 0, {
+        tag,
+        front: urgent,
+        onDrop: (reason) => reject(new Error(`transforming ${job.path}: ${String(reason)}`)),
+      });
     });
   }
 
   /** Moves a queued page to the front (a request now waits for it); false when it is not queued. */
   hurry(sha256: string): boolean {
-    const i = this.queue.findIndex((q) => q.job.sha256 === sha256);
-    if (i < 0) return false;
-    const [q] = this.queue.splice(i, 1);
-    q!.urgent = true;
-    this.queue.unshift(q!);
-    this.pump();
-    return true;
+    return this.pool.moveToFront((t) => t!.job.sha256 === sha256, (t) => void (t!.urgent = true));
   }
 
   hold(): void {
@@ -65,21 +69,38 @@ export class PageQueue {
 
   release(): void {
     this.held = false;
-    this.pump();
-  }
-
-  /** The next page a free worker may build: an urgent one, or a background one within the background's share. */
-  private take(): Queued | undefined {
-    const head = this.queue[0];
-    if (head === undefined) return undefined;
-    if (!head.urgent && (this.held || this.background >= Math.max(1, this.size - 1))) return undefined;
-    return this.queue.shift();
+    this.pool.reconsider();
   }
 
   /** Drop the queued (not started) pages: each of their promises rejects with `reason`. */
   drop(reason: string): void {
-    for (const q of this.queue.splice(0)) q.reject(new Error(`transforming ${q.job.path}: ${reason}`));
+    this.pool.dropQueued(reason);
     this.endParked();
+  }
+
+  /** Build one page on a parked or new slot; runs synchronously up to the page's build (the pool's start rule reads `background`). */
+  private async build(t: PageTag): Promise<CachedPage> {
+    const s = this.live(this.parked.pop() ?? this.slot());
+    const bg = !t.urgent;
+    if (bg) {
+      this.background++;
+      this.reserve();
+    }
+    try {
+      return await s.run(t.job);
+    } finally {
+      if (bg) this.background--;
+      this.putBack(s);
+    }
+  }
+
+  /** Pages still queued (not startable yet): keep the slot warm for them; none: end every slot. */
+  private putBack(s: PageSlot): void {
+    if (this.pool.waiting > 0 && this.parked.length < this.size) this.parked.push(s);
+    else {
+      this.endParked();
+      void s.end();
+    }
   }
 
   /**
@@ -96,46 +117,11 @@ export class PageQueue {
 
   /** A warm worker for the pages readers wait for, while the background build runs beside it. */
   private reserve(): void {
-    if (this.size > 1 && this.parked.length === 0 && this.running < this.size) this.parked.push(this.slot());
+    if (this.size > 1 && this.parked.length === 0 && this.pool.active < this.size) this.parked.push(this.slot());
   }
 
   private endParked(): void {
     for (const s of this.parked.splice(0)) void s.end();
-  }
-
-  private pump(): void {
-    while (this.running < this.size) {
-      const q = this.take();
-      if (q === undefined) return;
-      this.running++;
-      let s = this.parked.pop() ?? this.slot();
-      const loop = async (first: Queued) => {
-        try {
-          for (let next: Queued | undefined = first; next !== undefined; next = this.take()) {
-            s = this.live(s);
-            const q1 = next;
-            const bg = !q1.urgent;
-            if (bg) {
-              this.background++;
-              this.reserve();
-            }
-            try {
-              await s.run(q1.job).then(q1.resolve, (err: unknown) => q1.reject(err instanceof Error ? err : new Error(String(err))));
-            } finally {
-              if (bg) this.background--;
-            }
-          }
-        } finally {
-          this.running--;
-          if (this.queue.length > 0 && this.parked.length < this.size && !s.dead?.()) this.parked.push(s); // others still build: keep it warm
-          else {
-            this.endParked();
-            await s.end();
-          }
-        }
-      };
-      void loop(q);
-    }
   }
 }
 

@@ -6,7 +6,7 @@ import { removeOwnTemp } from '../own-temp.js';
 import { versionDir, versionPaths } from '../paths.js';
 import type { Manifest } from '../../package/index.js';
 import { acquireLease } from '../leases.js';
-import { defaultPoolSize, runPool } from './pool.js';
+import { defaultPoolSize, runVariantJobs } from './pool.js';
 import { readVariantsIndex, writeVariantsIndex, type VariantEntry } from './index-file.js';
 import { access } from 'node:fs/promises';
 import { selectForVariants } from './select.js';
@@ -59,7 +59,7 @@ export async function buildVariants(store: string, label: string, o: VariantsOpt
     let done = 0;
     const jobs = todo.map((f) => ({ src: join(p.site, ...f.path.split('/')), destBase: join(p.variants, f.sha256), brQuality: o.brQuality ?? BR_QUALITY, gzipLevel: o.gzipLevel ?? GZIP_LEVEL }));
     const byBase = new Map(todo.map((f, i) => [jobs[i]!.destBase, f]));
-    await runPool(jobs, o.poolSize ?? defaultPoolSize(), (job, r) => {
+    await runVariantJobs(jobs, o.poolSize ?? defaultPoolSize(), (job, r) => {
       const f = byBase.get(job.destBase)!;
       if (r.error) report.failed.push(f.path);
       else if (r.br || r.gz) {
