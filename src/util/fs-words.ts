@@ -45,3 +45,17 @@ export function faultOf(err: unknown): FileFault {
     default: return 'unreadable';
   }
 }
+
+/**
+ * What a path is, in words ("a FIFO (named pipe)"), from stat or lstat (lstat's symbolic link
+ * included), for refusals of what is not a regular file.
+ */
+export function kindOf(st: { isDirectory(): boolean; isFIFO(): boolean; isCharacterDevice(): boolean; isBlockDevice(): boolean; isSocket(): boolean; isSymbolicLink?(): boolean; isFile?(): boolean }): string {
+  if (st.isSymbolicLink?.()) return 'a symbolic link';
+  if (st.isDirectory()) return 'a folder';
+  if (st.isFIFO()) return 'a FIFO (named pipe)';
+  if (st.isCharacterDevice()) return 'a character device';
+  if (st.isBlockDevice()) return 'a block device';
+  if (st.isSocket()) return 'a socket';
+  return st.isFile?.() ? 'a regular file' : 'not a regular file';
+}

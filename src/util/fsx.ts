@@ -5,10 +5,11 @@ import { createHash, randomBytes } from 'node:crypto';
 import { constants, existsSync, unlinkSync } from 'node:fs';
 import { execFile } from 'node:child_process';
 import { UsageError, outputExists } from '../errors.js';
-import { describeFsError, faultOf, type FileFault } from './fs-words.js';
+import { describeFsError, faultOf, kindOf, type FileFault } from './fs-words.js';
+import { outFolderProblem } from './out-folder.js';
 import { escapeControls, quoted } from './terminal.js';
 
-export { describeFsError, faultOf, type FileFault } from './fs-words.js';
+export { describeFsError, faultOf, kindOf, type FileFault } from './fs-words.js';
 
 /** fsync a file or a folder: open it read-only, sync, close. */
 async function fsyncPath(path: string): Promise<void> {
@@ -178,25 +179,14 @@ export async function fileSha256(path: string, refuse: (why: string, fault: File
  */
 export async function makeTempFolder(prefix: string): Promise<string> {
   const dir = tmpdir();
-  return mkdtemp(join(dir, prefix)).catch((err: NodeJS.ErrnoException) => {
+  return mkdtemp(join(dir, prefix)).catch(async (err: NodeJS.ErrnoException) => {
     const code = typeof err?.code === 'string' ? err.code : undefined;
-    throw new UsageError(`cannot make a temporary folder in TMPDIR ${escapeControls(dir)}: ${describeFsError(err, 'write')}; set TMPDIR to a writable folder (or unset it for /tmp)`, { subject: 'TMPDIR', ...(code ? { errno: code } : {}) }, 'AIRLOCK_TMPDIR');
+    // A dangling link or a file as TMPDIR is named for what it is, not as a folder that "does not exist".
+    const why = (await outFolderProblem(dir)) ?? (code === 'ENOENT' ? 'does not exist' : describeFsError(err, 'write'));
+    throw new UsageError(`cannot make a temporary folder in TMPDIR ${escapeControls(dir)}: ${why}; set TMPDIR to a writable folder (or unset it for /tmp)`, { subject: 'TMPDIR', ...(code ? { errno: code } : {}) }, 'AIRLOCK_TMPDIR');
   });
 }
 
-/**
- * What a path is, in words ("a FIFO (named pipe)"), from stat or lstat (lstat's symbolic link
- * included), for refusals of what is not a regular file.
- */
-export function kindOf(st: { isDirectory(): boolean; isFIFO(): boolean; isCharacterDevice(): boolean; isBlockDevice(): boolean; isSocket(): boolean; isSymbolicLink?(): boolean; isFile?(): boolean }): string {
-  if (st.isSymbolicLink?.()) return 'a symbolic link';
-  if (st.isDirectory()) return 'a folder';
-  if (st.isFIFO()) return 'a FIFO (named pipe)';
-  if (st.isCharacterDevice()) return 'a character device';
-  if (st.isBlockDevice()) return 'a block device';
-  if (st.isSocket()) return 'a socket';
-  return st.isFile?.() ? 'a regular file' : 'not a regular file';
-}
 
 export interface RegularFileRule {
   /** The largest file accepted; a bigger one is refused before any byte is read. */
