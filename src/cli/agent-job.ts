@@ -3,7 +3,7 @@ import { ServiceClient } from '../upstream/client.js';
 import { checkKeyType, readAdminKey } from '../upstream/keys.js';
 import { sanitize } from '../upstream/http.js';
 import type { AgentJob } from '../upstream/schemas/agent-job.js';
-import { numeric, parse } from './args.js';
+import { numeric, parse, requireApiUrl } from './args.js';
 import { log, printResult, type Command } from './context.js';
 
 const USAGE = `usage: airlock agent-job PROJECT_ID JOB_ID [--wait] [--timeout SECONDS] [--api-url URL] [--json]
@@ -47,8 +47,7 @@ const command: Command = {
     }
     const timeoutS = numbers.timeout;
     if (timeoutS !== undefined && !values.wait) throw new UsageError('--timeout only applies with --wait', { subject: '--timeout' });
-    const apiUrl = values['api-url'] ?? ctx.env.AIRLOCK_API_URL;
-    if (!apiUrl) throw new UsageError('no API URL: pass --api-url or set AIRLOCK_API_URL', { subject: '--api-url' });
+    const apiUrl = requireApiUrl(values['api-url'], ctx.env);
     const client = new ServiceClient({ baseUrl: apiUrl, adminKey: checkKeyType(await readAdminKey(ctx.env), 'admin') });
 
     const job = values.wait

@@ -78,6 +78,13 @@ export function requireString(value: unknown, flag: string): string {
   return value;
 }
 
+/** The service's base URL: --api-url, else AIRLOCK_API_URL (exit 2 when neither is set). */
+export function requireApiUrl(flag: string | undefined, env: NodeJS.ProcessEnv): string {
+  const url = flag ?? env.AIRLOCK_API_URL;
+  if (!url) throw new UsageError('no API URL: pass --api-url or set AIRLOCK_API_URL', { subject: '--api-url' });
+  return url;
+}
+
 /** A whole number within [min, max] inside another option's value (`--domain-threshold D=N`): the same rule. */
 export function parseIntFlag(value: string | undefined, flag: string, min = 0, max = Number.MAX_SAFE_INTEGER): number | undefined {
   return numberOption(value, flag, { min, max });

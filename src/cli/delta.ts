@@ -5,7 +5,8 @@ import { makeDelta } from '../delta/index.js';
 import { parse } from './args.js';
 import { log, printResult, type CliContext, type Command } from './context.js';
 import { interruptedError, trapFor } from './interrupt.js';
-import { SPLIT_HELP, splitOption, splitWritten } from './volumes.js';
+import { SPLIT_HELP, splitOption } from './volumes.js';
+import { splitWritten } from '../package/volumes/split-written.js';
 import { shown } from '../util/terminal.js';
 import { checkOutFolder } from './out-file.js';
 

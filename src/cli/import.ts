@@ -1,10 +1,6 @@
 import { loadPublicKey } from '../package/keys.js';
-import { activate } from '../store/activate.js';
-import { buildVariants } from '../store/variants/build.js';
-import { importPackage } from '../store/import.js';
-import { importVolumes } from '../store/volume-import.js';
+import { importPrepared } from '../store/import-prepared.js';
 import { resolveStore } from '../store/paths.js';
-import type { ProgressEvent } from '../store/progress.js';
 import { packageArgs, VOLUMES_HELP } from './volumes.js';
 import { parse } from './args.js';
 import { printResult, type Command } from './context.js';
@@ -71,48 +67,19 @@ const command: Command = {
     const trust = await Promise.all((values.trust ?? []).map((p) => loadPublicKey(p)));
     const progress = new Progress(ctx.stderr, { interactive: ctx.interactive });
     const report = importReporter(progress);
-    // A signal stops the import before its commit (the store stays as it was) or the preparation
-    // after it (the version is in, not activated; what was precompressed is kept); repeated
-    // signals wait for that. Activation comes last, after whatever preparation was asked for.
+    // Repeated signals wait for the import to stop (see importPrepared).
     let committed: string | null = null;
     try {
-      const io = {
-        store, trust, allowUnsigned: values['allow-unsigned'], allowDowngrade: values['allow-downgrade'], signal, willActivate: values.activate,
-        onProgress: (e: ProgressEvent) => { if (e.phase === 'committed') committed = e.version; report(e); },
-      };
-      let volumes: { count: number; paths: string[] } | null = null;
-      let pkgShown = args.kind === 'file' ? args.path : args.paths[0]!;
-      let result;
-      if (args.kind === 'file') result = await importPackage(args.path, io);
-      else {
-        const onVolume = (i: number, n: number, p: string) => { if (!values.json) progress.log(shown`volume ${i}/${n} ok: ${p}`); };
-        const { volumes: set, ...r } = await importVolumes(args.paths, { ...io, dirs: args.dirs, onVolume });
-        result = r;
-        volumes = { count: set.paths.length, paths: set.paths };
-        pkgShown = set.input.path;
-      }
-      let variants = null;
-      let html = null;
-      // After the commit and outside the lock: the version is already safe and servable.
-      // The server's modules (HTML rewriter, search, metrics…) load only when asked for: the
-      // plain import stays small (its peak RSS is what bench:import measures).
-      const serve = values.precompress || values['prepare-html'] ? await import('../serve/index.js') : null;
-      if (values.precompress) {
-        const { isTransformedPage } = serve!;
-        variants = await buildVariants(store, result.version, { signal, exclude: isTransformedPage, onProgress: (done, total) => report({ phase: 'variants', done, total }) });
-      }
-      if (values['prepare-html']) {
-        report({ phase: 'html' });
-        html = await serve!.prebuildHtmlCache(store, result.version);
-        signal.throwIfAborted(); // the HTML step is not interruptible: it ends, then the signal is honoured
-      }
-      if (values.activate) {
-        await activate(store, result.version, { signal });
-        report({ phase: 'activated', version: result.version });
-      }
-      result.activated = Boolean(values.activate);
+      const r = await importPrepared(args, {
+        store, trust, allowUnsigned: values['allow-unsigned'], allowDowngrade: values['allow-downgrade'], signal,
+        activate: Boolean(values.activate), precompress: Boolean(values.precompress), prepareHtml: Boolean(values['prepare-html']),
+        preparers: () => import('../serve/index.js'),
+        onProgress: (e) => { if (e.phase === 'committed') committed = e.version; report(e); },
+        onVolume: (i, n, p) => { if (!values.json) progress.log(shown`volume ${i}/${n} ok: ${p}`); },
+      });
+      const { result } = r;
       progress.end();
-      printResult(ctx, Boolean(values.json), { ok: true, package: pkgShown, store, ...result, variants, html, volumes }, () =>
+      printResult(ctx, Boolean(values.json), { ok: true, package: r.package, store, ...result, variants: r.variants, html: r.html, volumes: r.volumes }, () =>
         (result.status === 'imported' ? 'imported' : 'already in the store (unchanged):') + shown` ${result.version}` + (result.activated ? ' (active)' : ''));
       return 0;
     } catch (err) {

@@ -60,3 +60,15 @@ export function trapFor(ctx: CliContext): SignalTrap {
 export function interruptedError(trap: SignalTrap, what: string, cause?: unknown): AirlockError {
   return new AirlockError('AIRLOCK_INTERRUPTED', `interrupted by ${trap.received ?? 'a signal'}; ${what}`, EXIT.FAILURE, { subject: trap.received ?? 'signal' }, { cause });
 }
+
+/**
+ * A call of the export API stopped by the signal (its own words are AIRLOCK_ABORTED): the command
+ * was interrupted, and a re-run continues. Any other error (the download's and the poll's own
+ * interruptions say more) is returned as it is.
+ */
+export function interruptedCall(trap: SignalTrap, err: unknown): unknown {
+  if (trap.signal.aborted && err instanceof AirlockError && err.code === 'AIRLOCK_ABORTED') {
+    return interruptedError(trap, `${err.message}; run the same command again to continue`, err);
+  }
+  return err;
+}

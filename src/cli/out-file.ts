@@ -1,7 +1,7 @@
-import { lstat, realpath, stat } from 'node:fs/promises';
-import { basename, dirname, isAbsolute, join, relative } from 'node:path';
+import { lstat, stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { UsageError, outputExists } from '../errors.js';
-import { storePaths } from '../store/paths.js';
+import { storeHolding } from '../store/holder.js';
 import { atomicWriteFile, describeFsError, kindOf } from '../util/fsx.js';
 
 /**
@@ -22,36 +22,6 @@ export interface OutFileRule {
 }
 
 const refuse = (path: string, why: string) => new UsageError(`${path} ${why}`, { subject: path }, 'AIRLOCK_OUT_PATH');
-
-const exists = (p: string) => lstat(p).then(() => true, () => false);
-
-/**
- * The store that holds `path` (itself or a folder above it, symbolic links resolved): `rule.store`
- * when given, else any folder laid out as a store (a `versions` folder beside the store's state,
- * lock, staging, keys, leases, audit log or trust folder), so an output cannot land in a store the command was not told of.
- */
-async function storeHolding(path: string, store: string | undefined): Promise<string | null> {
-  // The real path: its nearest existing part resolved (a symbolic link to a store's folder included).
-  let tail = '';
-  let real = path;
-  for (let at = path; ; at = dirname(at)) {
-    const r = await realpath(at).catch(() => null);
-    if (r !== null) { real = tail === '' ? r : join(r, tail); break; }
-    if (dirname(at) === at) break;
-    tail = tail === '' ? basename(at) : join(basename(at), tail);
-  }
-  const inside = (root: string) => {
-    const rel = relative(root, real);
-    return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
-  };
-  if (store !== undefined && inside(await realpath(store).catch(() => store))) return store;
-  for (let dir = real; ; dir = dirname(dir)) {
-    const p = storePaths(dir);
-    if ((await stat(p.versions).then((st) => st.isDirectory(), () => false))
-      && (await Promise.all([p.state, p.lock, p.staging, p.trustedKeys, p.leases, join(dir, 'audit.log'), join(dir, 'trust')].map(exists))).some(Boolean)) return dir;
-    if (dirname(dir) === dir) return null;
-  }
-}
 
 /** Refuse an output path inside a store (exit 2, AIRLOCK_OUT_PATH): writing there would damage it. */
 export async function refuseInStore(path: string, flag: string, what: 'file' | 'folder', store?: string): Promise<void> {

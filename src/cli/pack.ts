@@ -7,8 +7,9 @@ import { parse, requireString } from './args.js';
 import { checkOutFolder } from './out-file.js';
 import { log, printResult, type CliContext, type Command } from './context.js';
 import { shown } from '../util/terminal.js';
-import { SPLIT_HELP, splitOption, splitWritten } from './volumes.js';
-import { observeLine, vendorCollector, vendorFlags, type ObserveReport } from '../fetch/vendor/index.js';
+import { SPLIT_HELP, splitOption } from './volumes.js';
+import { splitWritten } from '../package/volumes/split-written.js';
+import { vendorAsk, vendorCollector } from '../fetch/vendor/index.js';
 import { VENDOR_HELP } from './vendor-help.js';
 
 const usage = `usage: airlock pack ARCHIVE --domain D [--version-label V] [--sign-key FILE] [--expires-at TIME] [--audience ID] [--out DIR] [--split SIZE] [--vendor KINDS [--vendor-mirror ORIGIN=URL]... [--vendor-observe [--vendor-chromium PATH]]] [--json]
@@ -47,12 +48,7 @@ const command: Command = {
       out: { type: 'string' }, json: { type: 'boolean' }, split: { type: 'string' }, vendor: { type: 'string' }, 'vendor-mirror': { type: 'string', multiple: true }, 'vendor-observe': { type: 'boolean' }, 'vendor-chromium': { type: 'string' }, 'expires-at': { type: 'string' }, audience: { type: 'string' },
     });
     const split = splitOption(values.split);
-    const vendorAsked = vendorFlags(values.vendor, values['vendor-mirror'], { observe: values['vendor-observe'], chromium: values['vendor-chromium'] === undefined ? undefined : resolve(ctx.cwd, values['vendor-chromium']), env: ctx.env });
-    let observed: ObserveReport | undefined;
-    if (vendorAsked?.observe) vendorAsked.observe.onReport = (r) => {
-      observed = r;
-      log(ctx, shown`${observeLine('pack', r)}`);
-    };
+    const vendor = vendorAsk('pack', values, { chromium: values['vendor-chromium'] === undefined ? undefined : resolve(ctx.cwd, values['vendor-chromium']), env: ctx.env }, (line) => log(ctx, shown`${line}`));
     if (positionals.length !== 1) throw new UsageError('airlock pack takes exactly one ARCHIVE', { subject: 'ARCHIVE' });
     const domain = checkDomain(requireString(values.domain, '--domain'));
     const version = values['version-label'] === undefined ? undefined : checkLabel(values['version-label']);
@@ -62,10 +58,10 @@ const command: Command = {
     const archivePath = resolve(ctx.cwd, positionals[0]!);
     if (!values.json) log(ctx, `checking ${archivePath}`);
     const r = await packArchive({ archivePath, domain, version, outDir, signKey, expiresAt: values['expires-at'], audience: values.audience,
-      ...(vendorAsked ? { vendor: vendorCollector({ ...vendorAsked, onSkipped: (u) => log(ctx, shown`airlock pack: --vendor: not vendored (not an https URL): ${u}`) }) } : {}) });
+      ...(vendor.asked ? { vendor: vendorCollector({ ...vendor.asked, onSkipped: (u) => log(ctx, shown`airlock pack: --vendor: not vendored (not an https URL): ${u}`) }) } : {}) });
     if (!signKey) log(ctx, `warning: ${r.package} is unsigned (no --sign-key); importers must pass --allow-unsigned to accept it`);
     const volumes = split === undefined ? null : await splitWritten(r.package, split, signKey);
-    printResult(ctx, Boolean(values.json), { ok: true, ...r, volumes, ...(observed ? { vendorObserve: observed } : {}) }, () => (volumes ? volumes.volumes.join('\n') : r.package));
+    printResult(ctx, Boolean(values.json), { ok: true, ...r, volumes, ...(vendor.observed() ? { vendorObserve: vendor.observed() } : {}) }, () => (volumes ? volumes.volumes.join('\n') : r.package));
     return 0;
   },
 };

@@ -1,18 +1,13 @@
 import { resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { loadPublicKey } from '../package/keys.js';
-import { verifyPackage } from '../package/verify.js';
-import type { PackageLayout } from '../package/reader.js';
-import { admitPackage, type Admission } from '../store/admit.js';
-import { checkDeltaEnvelope } from '../store/delta-import.js';
+import { verifyAsImport } from '../store/verify-decision.js';
 import { resolveStore } from '../store/paths.js';
 import { parse } from './args.js';
 import { log, printResult, type Command } from './context.js';
 import { shown } from '../util/terminal.js';
-import { fmtBytes } from '../util/units.js';
 import { packageArgs, VOLUMES_HELP } from './volumes.js';
 import { openVolumes } from '../package/volumes/index.js';
-import { isDeltaPackage, verifyDelta, type DeltaLayout } from '../delta/index.js';
 
 const USAGE = `usage: airlock verify PKG... [--volumes DIR,...] [--trust PUBFILE]... [--allow-unsigned] [--store DIR [--allow-downgrade]] [--json]
 
@@ -61,44 +56,11 @@ const command: Command = {
     if (!values.json) log(ctx, shown`verifying ${path}`);
     const volumes = set ? { count: set.paths.length, paths: set.paths } : null;
     const input = set ? set.input : path;
-    if (await isDeltaPackage(input)) {
-      // --store: the delta manifest's signature under the store's rule (a policy's live keys), as import checks it first.
-      const deltaStore = values.store === undefined ? null : resolveStore(values.store, ctx.env, ctx.cwd);
-      let env: Awaited<ReturnType<typeof checkDeltaEnvelope>> | null = null;
-      const d = await verifyDelta(input, { trust, allowUnsigned, ...(deltaStore ? { decide: async (l: DeltaLayout) => (env = await checkDeltaEnvelope(deltaStore, l, { trust, allowUnsigned })) } : {}) });
-      const m = d.manifest;
-      const e = env as Awaited<ReturnType<typeof checkDeltaEnvelope>> | null;
-      printResult(ctx, Boolean(values.json),
-        { ok: true, package: path, kind: 'delta', domain: m.domain, version: m.version, base: m.base, target: m.target, signed: d.signed, signer: d.signer, targetSignatures: d.targetSignatures, payload: m.payload,
-          ...(e ? { store: deltaStore, decision: { rule: e.rule, policySerial: e.policySerial, target: 'checked at import, once the target is rebuilt from the base' } } : {}), volumes },
-        () => shown`OK delta of ${m.domain} ${m.base.version} → ${m.version}: ` + (d.signed ? shown`signed by ${d.signer}` : 'UNSIGNED (accepted with --allow-unsigned)') +
-          shown`; base ${m.base.version} manifest sha256 ${m.base.manifestSha256}; payload sha256 matches; ${d.targetSignatures} target signature(s)` +
-          '\n  import needs that exact base in the store; the rebuilt version is checked file by file against the signed target manifest there' +
-          (e ? shown`\nstore ${deltaStore}: its ${e.rule === 'policy' ? `trust policy ${e.policySerial}` : 'trusted keys'} accept the delta's own manifest; import admits the rebuilt target with its signatures as it would the full package (threshold, freshness)` : ''));
-      return 0;
-    }
-    // --store: the store's decision, exactly as import would take it (policy, thresholds, freshness); nothing is written.
-    const store = values.store === undefined ? null : resolveStore(values.store, ctx.env, ctx.cwd);
-    let admission: Admission | null = null;
-    const decide = store === null ? undefined : async (layout: PackageLayout) => {
-      admission = await admitPackage(store, layout, { trust, allowUnsigned, allowDowngrade: Boolean(values['allow-downgrade']) });
-      return { signed: admission.signers.length > 0, signer: admission.signers[0] ?? null, signers: admission.signers };
-    };
-    const r = await verifyPackage(input, { trust, allowUnsigned, decide });
-    const a = admission as Admission | null;
-    const m = r.manifest;
-    printResult(ctx, Boolean(values.json),
-      { ok: true, package: path, domain: m.domain, version: m.version, signed: r.signed, signer: r.signer, signers: r.signers, files: r.files, bytes: r.bytes, archive: m.archive,
-        ...(m.sequence !== undefined ? { sequence: m.sequence } : {}), ...(m.expiresAt ? { expiresAt: m.expiresAt } : {}), ...(m.audience ? { audience: m.audience } : {}),
-        ...(m.vendor ? { vendored: m.vendor.length } : {}),
-        ...(a ? { store, decision: { rule: a.rule, policySerial: a.policySerial, need: a.need, signerNames: a.signerNames, overridden: a.overridden } } : {}), volumes },
-      () => shown`OK ${m.domain} ${m.version}: ` + (r.signed ? shown`signed by ${r.signer}` : 'UNSIGNED (accepted with --allow-unsigned)') +
-        shown`; ${m.archive.name} sha256 ${m.archive.sha256}; ${r.files} files, ${fmtBytes(r.bytes)} match the manifest` +
-        (m.vendor ? `; ${m.vendor.length} vendored third-party files match too` : '') +
-        (volumes ? `; read in place from ${volumes.count} volumes` : '') +
-        (a === null ? '' : a.rule === 'policy'
-          ? shown`\nstore ${store}: import would accept it (trust policy ${a.policySerial}: ${r.signers.length} of ${a.need} signers: ${a.signerNames.join(', ')})` + (a.overridden.length ? shown`, overriding ${a.overridden.join(', ')}` : '')
-          : shown`\nstore ${store}: import would accept it (no trust policy: one trusted key suffices)`));
+    const report = await verifyAsImport(input, {
+      path, volumes, trust, allowUnsigned, allowDowngrade: Boolean(values['allow-downgrade']),
+      store: values.store === undefined ? null : () => resolveStore(values.store, ctx.env, ctx.cwd),
+    });
+    printResult(ctx, Boolean(values.json), report.json, report.text);
     return 0;
   },
 };

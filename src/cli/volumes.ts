@@ -1,11 +1,9 @@
-import type { KeyObject } from 'node:crypto';
-import { rm, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { AirlockError, UsageError } from '../errors.js';
-import { isVolume, parseSplitSize, splitPackage, type SplitResult } from '../package/volumes/index.js';
+import { UsageError } from '../errors.js';
+import { isVolume, parseSplitSize } from '../package/volumes/index.js';
 import { openInputFile } from '../package/reader.js';
-import { describeFsError, fsyncDir, kindOf } from '../util/fsx.js';
-import { dirname } from 'node:path';
+import { describeFsError, kindOf } from '../util/fsx.js';
 
 /** `--split SIZE` on pack, fetch and delta: checked before any work (exit 2). */
 export const SPLIT_HELP = `  --split SIZE        write volumes NAME.airlock.001, .002, … of at most SIZE bytes each instead of one
@@ -15,17 +13,6 @@ export const VOLUMES_HELP = `  --volumes DIR,...   the package is split into vol
                       (besides the folders of the volumes given); PKG may be any volume, or several`;
 
 export const splitOption = (v: string | undefined): number | undefined => (v === undefined ? undefined : parseSplitSize(v));
-
-/** Split the package just written into volumes beside it, then remove the single file. */
-export async function splitWritten(pkgPath: string, split: number, signKey: KeyObject | undefined, signal?: AbortSignal): Promise<SplitResult> {
-  const r = await splitPackage(pkgPath, { split, signKey, signal }).catch((err: unknown) => {
-    if (err instanceof AirlockError) err.message += ` (the package itself is kept: ${pkgPath})`;
-    throw err;
-  });
-  await rm(pkgPath, { force: true });
-  await fsyncDir(dirname(pkgPath));
-  return r;
-}
 
 export type PackageArgs = { kind: 'file'; path: string } | { kind: 'volumes'; paths: string[]; dirs: string[] };
 

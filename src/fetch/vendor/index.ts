@@ -43,6 +43,23 @@ export function vendorFlags(kinds: string | undefined, mirrors: readonly string[
   return { kinds: parseKinds(kinds), mirrors: new Map((mirrors ?? []).map(parseMirror)), ...(ob.observe ? { observe: { chromium } } : {}) };
 }
 
+/** The --vendor options as a command parsed them. */
+export interface VendorArgs { vendor?: string; 'vendor-mirror'?: string[]; 'vendor-observe'?: boolean }
+
+/**
+ * vendorFlags for `fetch` or `pack`, with the --vendor-observe report kept for the summary
+ * (`observed()`) and its line (observeLine) handed to `say` as soon as it comes.
+ */
+export function vendorAsk(command: string, v: VendorArgs, ob: Omit<ObserveFlags, 'observe'>, say: (line: string) => void): { asked: ReturnType<typeof vendorFlags>; observed: () => ObserveReport | undefined } {
+  const asked = vendorFlags(v.vendor, v['vendor-mirror'], { ...ob, observe: v['vendor-observe'] });
+  let observed: ObserveReport | undefined;
+  if (asked?.observe) asked.observe.onReport = (r) => {
+    observed = r;
+    say(observeLine(command, r));
+  };
+  return { asked, observed: () => observed };
+}
+
 /** The line `fetch` or `pack` prints about `--vendor-observe`: what it rendered, or why it could not (the static scan still ran). */
 export function observeLine(command: string, r: ObserveReport): string {
   if (!r.browser) return `airlock ${command}: --vendor-observe: ${r.reason}; carried only what the pages and stylesheets name statically (install chromium, or name it with --vendor-chromium or AIRLOCK_CHROMIUM)`;
