@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import { UsageError, outputExists } from '../errors.js';
 import { storeHolding } from '../store/holder.js';
 import { atomicWriteFile, describeFsError, kindOf } from '../util/fsx.js';
+import { outFolderProblem } from '../util/out-folder.js';
 
 /**
  * An output FILE a user names (`receipt --out FILE`): only a new regular file, or with `force` an
@@ -64,9 +65,6 @@ export async function writeOutFile(path: string, data: string | Uint8Array, rule
  */
 export async function checkOutFolder(dir: string, flag: string): Promise<void> {
   await refuseInStore(dir, flag, 'folder');
-  const st = await stat(dir).catch((err: NodeJS.ErrnoException) => {
-    if (err.code === 'ENOENT') return null;
-    throw new UsageError(`output folder ${dir} ${describeFsError(err)}; ${flag} must name a folder that exists or can be made`, { subject: dir }, 'AIRLOCK_OUT_PATH');
-  });
-  if (st && !st.isDirectory()) throw new UsageError(`output folder ${dir} is ${kindOf(st)}, not a folder; ${flag} must name a folder`, { subject: dir }, 'AIRLOCK_OUT_PATH');
+  const why = await outFolderProblem(dir);
+  if (why !== null) throw new UsageError(`output folder ${dir} ${why}; ${flag} must name a folder that exists or can be made`, { subject: dir }, 'AIRLOCK_OUT_PATH');
 }

@@ -1,16 +1,15 @@
-import { constants } from 'node:fs';
-import { access, mkdir, stat } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { access, mkdir } from 'node:fs/promises';
 import { AirlockError, EXIT, UsageError } from '../errors.js';
 import { outputExists } from '../package/index.js';
+import { describeFsError } from '../util/fsx.js';
+import { outFolderProblem } from '../util/out-folder.js';
 
 /** The errno codes that mean "this --out cannot be used as given": the user's to fix (exit 2). */
 const USAGE_CODES = new Set(['ENOTDIR', 'EEXIST', 'EACCES', 'EPERM', 'EROFS', 'ELOOP', 'ENAMETOOLONG']);
 
 function outDirError(dir: string, err: unknown): AirlockError {
   const code = (err as NodeJS.ErrnoException).code ?? 'unknown';
-  const why = code === 'ENOTDIR' || code === 'EEXIST' ? 'it is not a folder' : code === 'EACCES' || code === 'EPERM' ? 'permission denied'
-    : code === 'EROFS' ? 'read-only file system' : code;
+  const why = code === 'ENOTDIR' || code === 'EEXIST' ? 'it is not a folder' : describeFsError(err, 'write');
   if (USAGE_CODES.has(code)) return new UsageError(`cannot write the package into --out ${dir}: ${why}`, { subject: dir }, 'AIRLOCK_OUT_DIR');
   return new AirlockError('AIRLOCK_OUT_DIR', `cannot write the package into --out ${dir}: ${why}`, EXIT.FAILURE, { subject: dir }, { cause: err });
 }
@@ -21,18 +20,8 @@ function outDirError(dir: string, err: unknown): AirlockError {
  * Nothing is created here (a fetch refused early leaves no empty folder behind).
  */
 export async function checkOutDir(dir: string): Promise<void> {
-  for (let d = dir; ; d = dirname(d)) {
-    let isDir: boolean;
-    try {
-      isDir = (await stat(d)).isDirectory();
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT' && dirname(d) !== d) continue;
-      throw outDirError(dir, err);
-    }
-    if (!isDir) throw outDirError(dir, Object.assign(new Error('not a folder'), { code: 'ENOTDIR' }));
-    await access(d, constants.W_OK | constants.X_OK).catch((err: unknown) => { throw outDirError(dir, err); });
-    return;
-  }
+  const why = await outFolderProblem(dir);
+  if (why !== null) throw new UsageError(`cannot write the package into --out ${dir}: output folder ${dir} ${why}`, { subject: dir }, 'AIRLOCK_OUT_DIR');
 }
 
 /** Create the output folder when the first byte is about to be written into it. */

@@ -6,6 +6,7 @@ import { escapeControls } from '../util/terminal.js';
 import { kindOf, openRegularFileIfExists } from '../util/fsx.js';
 import { listenError } from '../util/listen.js';
 import { whenAborted, type SignalTrap } from '../util/signals.js';
+import { storeHolding } from '../store/holder.js';
 import { createAirlockServer, type AirlockServer, type AirlockServerOptions } from './server.js';
 import { runPrimary } from './cluster.js';
 
@@ -50,9 +51,12 @@ export async function runServer(o: RunOptions): Promise<number> {
  * once at start, non-blocking and without following a link, and type-checked: a FIFO (whose open
  * would wait for a reader, past every signal), a folder, a device or a link is refused in words.
  */
-async function openAccessLog(path: string): Promise<NodeJS.WritableStream> {
+async function openAccessLog(path: string, store: string | undefined): Promise<NodeJS.WritableStream> {
   if (path === '-') return process.stderr;
   const refuse = (why: string) => new UsageError(`--access-log ${escapeControls(path)} ${why}; give a regular file (appended to) or - for stderr`, { subject: path }, 'AIRLOCK_ACCESS_LOG');
+  // Appending to a store's own file (state.json, a version's manifest) would break the store, as any output there would.
+  const holder = await storeHolding(path, store);
+  if (holder !== null) throw refuse(`is inside the store ${escapeControls(holder)}, whose files only airlock writes`);
   // A FIFO or a device is named first (a FIFO's non-blocking open for writing fails as "no reader");
   // a link is refused by the open itself (O_NOFOLLOW), in the same words as every other input.
   const st = await lstat(path).catch(() => null);
@@ -63,7 +67,7 @@ async function openAccessLog(path: string): Promise<NodeJS.WritableStream> {
 }
 
 async function runOne(o: RunOptions): Promise<number> {
-  const accessLog = o.accessLog === undefined ? null : await openAccessLog(o.accessLog);
+  const accessLog = o.accessLog === undefined ? null : await openAccessLog(o.accessLog, o.server.store);
   try {
     const srv = await createAirlockServer({ ...o.server, accessLog, log: o.log });
     let attached: { stop(): Promise<void> } | null = null;

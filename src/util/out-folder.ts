@@ -24,8 +24,11 @@ export async function outFolderProblem(dir: string): Promise<string | null> {
       return is(describeFsError(st));
     }
     if (st.isSymbolicLink()) {
-      const target = await stat(d).catch(() => null);
-      if (target === null) return is(`is a symbolic link to ${quoted(await readlink(d).catch(() => '?'))}, which does not exist`);
+      const target = await stat(d).catch((err: NodeJS.ErrnoException) => err);
+      if (target instanceof Error) {
+        if (target.code !== 'ENOENT') return is(describeFsError(target));
+        return is(`is a symbolic link to ${quoted(await readlink(d).catch(() => '?'))}, which does not exist`);
+      }
       if (!target.isDirectory()) return is(`is a symbolic link to ${kindOf(target)}, not to a folder`);
     } else if (!st.isDirectory()) {
       return is(`is ${kindOf(st)}, not a folder`);
