@@ -163,9 +163,9 @@ describe('hostile input files a user hands airlock', () => {
     execFileSync('mkfifo', [fifo]);
     await writeFile(join(d, 'file'), 'x');
     for (const [what, tmp, words] of [
-      ['a FIFO', fifo, /a part of its path is not a folder/],
+      ['a FIFO', fifo, /is a FIFO \(named pipe\), not a folder/],
       ['missing', join(d, 'missing'), /does not exist/],
-      ['a file', join(d, 'file'), /a part of its path is not a folder/],
+      ['a file', join(d, 'file'), /is a (regular )?file, not a folder/],
     ] as const) {
       for (const args of [['preview', pkg, '--port', '0'], ['emulate', '--port', '0']]) {
         const r = await airlockAsync(args, { env: { TMPDIR: tmp }, cwd: d, timeoutMs: HANG_MS });
