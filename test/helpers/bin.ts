@@ -16,11 +16,14 @@ export const BIN = fileURLToPath(new URL('../../dist/src/cli/bin.js', import.met
 
 export interface RunResult { status: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }
 
-/** Options shared by every launcher: `nodeArgs` go before the binary (e.g. `--import preload`). */
-export interface LaunchOptions { env?: NodeJS.ProcessEnv; cwd?: string; uid?: number; gid?: number; nodeArgs?: string[] }
+/**
+ * Options shared by every launcher: `nodeArgs` go before the binary (e.g. `--import preload`);
+ * `bareEnv` gives the child only PATH and `env` instead of this process's environment.
+ */
+export interface LaunchOptions { env?: NodeJS.ProcessEnv; bareEnv?: boolean; cwd?: string; uid?: number; gid?: number; nodeArgs?: string[] }
 
 const argv = (args: string[], o: LaunchOptions) => [...(o.nodeArgs ?? []), BIN, ...args];
-const envOf = (o: LaunchOptions): NodeJS.ProcessEnv => ({ ...process.env, AIRLOCK_STORE: undefined, ...o.env });
+const envOf = (o: LaunchOptions): NodeJS.ProcessEnv => (o.bareEnv ? { PATH: process.env.PATH, ...o.env } : { ...process.env, AIRLOCK_STORE: undefined, ...o.env });
 
 export function airlock(args: string[], o: LaunchOptions & { timeoutMs?: number; input?: string } = {}): RunResult {
   const r: SpawnSyncReturns<string> = spawnSync(process.execPath, argv(args, o), {
@@ -29,8 +32,8 @@ export function airlock(args: string[], o: LaunchOptions & { timeoutMs?: number;
   return { status: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr };
 }
 
-/** `stdin: 'ignore'` gives the child /dev/null instead of an open pipe nobody writes to. */
-export function airlockAsync(args: string[], o: LaunchOptions & { timeoutMs?: number; stdin?: 'pipe' | 'ignore' } = {}): Promise<RunResult> {
+/** `stdin: 'ignore'` gives the child /dev/null instead of an open pipe nobody writes to; `during` may poke the running child. */
+export function airlockAsync(args: string[], o: LaunchOptions & { timeoutMs?: number; stdin?: 'pipe' | 'ignore'; during?: (child: ChildProcess) => void } = {}): Promise<RunResult> {
   return new Promise((resolve) => {
     const c = spawn(process.execPath, argv(args, o), { cwd: o.cwd, env: envOf(o), uid: o.uid, gid: o.gid, stdio: [o.stdin ?? 'pipe', 'pipe', 'pipe'] });
     let stdout = '';
@@ -38,6 +41,7 @@ export function airlockAsync(args: string[], o: LaunchOptions & { timeoutMs?: nu
     const timer = setTimeout(() => c.kill('SIGKILL'), o.timeoutMs ?? 30_000);
     c.stdout!.on('data', (d) => (stdout += d));
     c.stderr!.on('data', (d) => (stderr += d));
+    o.during?.(c);
     c.on('close', (status, signal) => { clearTimeout(timer); resolve({ status, signal, stdout, stderr }); });
   });
 }
@@ -53,6 +57,8 @@ export interface Proc {
   kill(sig: NodeJS.Signals): void;
   /** Whether the process has exited. */
   done(): boolean;
+  /** Exit code and signal once its output streams closed too (all it printed is in stdout()/stderr()); no time limit of its own. */
+  closed(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
 const started = new Set<Proc>();
@@ -68,8 +74,11 @@ export function startAirlock(args: string[], o: LaunchOptions & { stdio?: StdioO
   });
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.on('exit', (code, signal) => resolve({ code, signal })));
+  const closed = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('close', (code, signal) => resolve({ code, signal })));
   let done = false;
   const p: Proc = {
+    closed: () => closed,
     child,
     stdout: () => out,
     stderr: () => err,
