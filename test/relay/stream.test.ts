@@ -1,16 +1,14 @@
 import { request } from 'node:http';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator } from '../../src/emulator/index.js';
 import { assistantBody, fixtureStore, startAirlock } from './helpers.js';
 import { fakeUpstream } from './fake-upstream.js';
+import { cleanupAfterEach } from '../helpers/scope.js';
 
 let fx: Awaited<ReturnType<typeof fixtureStore>>;
-const cleanups: Array<() => Promise<void>> = [];
+const cleanups = cleanupAfterEach();
 beforeAll(async () => {
   fx = await fixtureStore();
-});
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
 });
 afterAll(async () => {
   await fx?.cleanup();

@@ -1,16 +1,14 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assistantBody, fixtureStore, postJson, startAirlock, type Running } from './helpers.js';
 import { deadPort, fakeUpstream } from './fake-upstream.js';
+import { cleanupAfterEach } from '../helpers/scope.js';
 
 const KEY = 'svc_dsc_relaytest0123456789';
 let fx: Awaited<ReturnType<typeof fixtureStore>>;
-const cleanups: Array<() => Promise<void>> = [];
+const cleanups = cleanupAfterEach();
 
 beforeAll(async () => {
   fx = await fixtureStore();
-});
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
 });
 afterAll(async () => {
   await fx?.cleanup();

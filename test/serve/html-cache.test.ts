@@ -1,4 +1,4 @@
-import { describe, it, expect, afterEach } from 'vitest';
+import { describe, it, expect } from 'vitest';
 import { join } from 'node:path';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
@@ -6,15 +6,11 @@ import { createAirlockServer, type AirlockServer, type AirlockServerOptions } fr
 import { featureOptions } from '../../src/serve/features.js';
 import { prebuildHtmlCache } from '../../src/serve/index.js';
 import { resolveFeatures, transformHtmlDetailed } from '../../src/features/index.js';
-import { cleanup, get, setActive, sha256, tempRoot, writeVersion, type SiteFiles } from './helpers.js';
+import { cleanupServeAfterEach, get, setActive, sha256, tempRoot, writeVersion, type SiteFiles } from './helpers.js';
 
 let root: string | undefined;
 const servers: AirlockServer[] = [];
-afterEach(async () => {
-  for (const s of servers.splice(0)) await s.close();
-  if (root) await cleanup(root);
-  root = undefined;
-});
+cleanupServeAfterEach(() => { const r = { servers: servers.splice(0), root }; root = undefined; return r; });
 
 const MARK = '<!-- transformed -->';
 const page = (i: number, extra = '') => `<!doctype html><title>p${i}</title><p>${'page text '.repeat(150)}${i}</p>${extra}`;

@@ -7,6 +7,7 @@ import { createHash, generateKeyPairSync, sign, type KeyObject } from 'node:cryp
 import { mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { walk } from '../helpers/walk.js';
 import * as tar from 'tar';
 
 export interface TestKey { priv: KeyObject; pub: KeyObject; pubPath: string }
@@ -34,15 +35,6 @@ export function sampleSite(tag: string, extraFiles = 0): Record<string, string |
   return files;
 }
 
-async function walk(dir: string, base = dir): Promise<string[]> {
-  const out: string[] = [];
-  for (const e of await readdir(dir, { withFileTypes: true })) {
-    const p = join(dir, e.name);
-    if (e.isDirectory()) out.push(...(await walk(p, base)));
-    else out.push(relative(base, p).split('\\').join('/'));
-  }
-  return out;
-}
 
 const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
 
