@@ -4,6 +4,7 @@ import { startEmulator } from '../../src/emulator/index.js';
 import { assistantBody, fixtureStore, startAirlock } from './helpers.js';
 import { fakeUpstream } from './fake-upstream.js';
 import { cleanupAfterEach } from '../helpers/scope.js';
+import { until } from '../helpers/wait.js';
 
 let fx: Awaited<ReturnType<typeof fixtureStore>>;
 const cleanups = cleanupAfterEach();
@@ -84,8 +85,7 @@ describe('relay streaming', () => {
       req.on('error', (e: NodeJS.ErrnoException) => (e.code === 'ECONNRESET' ? undefined : reject(e)));
       req.end(JSON.stringify(assistantBody()));
     });
-    const deadline = Date.now() + 3000;
-    while (up.seen[0]?.closedAt == null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await until(() => up.seen[0]?.closedAt != null, { timeoutMs: 3000, intervalMs: 20 }).catch(() => undefined);
     const s = up.seen[0]!;
     expect(s.closedAt).not.toBeNull();
     expect(s.aborted).toBe(true);
