@@ -10,6 +10,7 @@ import { tempDir } from '../mirror/helpers.js';
 import { jsonMutants, mutants, toJson } from '../helpers/mutate.js';
 import { addVersion, FLEET_TOKEN, makeSigner, sitePackage, startMirror } from './rig.js';
 import { cleanupAfterEach } from '../helpers/scope.js';
+import { until } from '../helpers/wait.js';
 
 const cleanups = cleanupAfterEach();
 
@@ -108,9 +109,8 @@ describe('fleet endpoint fuzz (bounded)', () => {
     const srv = await createAirlockServer({ store, lease: false, log: () => {} });
     cleanups.push(async () => { await f.stop(); await srv.close(100); });
     f.start(targetOf(srv));
-    const t0 = Date.now();
     // About 11 s on an idle 2-core machine (mostly the follower's backoff timers): 50 s of room.
-    while (i < bodies.length && Date.now() - t0 < 50_000) await new Promise((r) => setTimeout(r, 50));
+    await until(() => i >= bodies.length, { timeoutMs: 50_000, intervalMs: 50 }).catch(() => undefined);
     expect(i).toBeGreaterThanOrEqual(bodies.length);
     expect(srv.current().version).toBe('v1');
     expect(await readdir(join(store, 'versions'))).toEqual(['v1']);
