@@ -1,19 +1,13 @@
 import { request } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startEmulator } from '../../src/emulator/index.js';
-import { assistantBody, fixtureStore, startAirlock } from './helpers.js';
+import { assistantBody, fixtureStoreForFile, startAirlock } from './helpers.js';
 import { fakeUpstream } from './fake-upstream.js';
 import { cleanupAfterEach } from '../helpers/scope.js';
 import { until } from '../helpers/wait.js';
 
-let fx: Awaited<ReturnType<typeof fixtureStore>>;
+const fx = fixtureStoreForFile();
 const cleanups = cleanupAfterEach();
-beforeAll(async () => {
-  fx = await fixtureStore();
-});
-afterAll(async () => {
-  await fx?.cleanup();
-});
 
 interface Timed { status: number; headers: Record<string, string | string[] | undefined>; chunks: Array<{ at: number; text: string }>; end: number; start: number }
 
