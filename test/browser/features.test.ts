@@ -1,10 +1,11 @@
 import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { fixtureStore, startAirlock, type Running } from '../relay/helpers.js';
 import { CHROMIUM, chromiumAvailable, launch, record } from './chromium.js';
+import { cleanupAfterEach } from '../helpers/scope.js';
 
 /**
  * The deployment matrix, proved in Debian's Chromium: the fixture site (GA +
@@ -17,7 +18,7 @@ const PAGES = ['/', '/getting-started/configure-localization', '/getting-started
 
 let fx: Awaited<ReturnType<typeof fixtureStore>>;
 let browser: Browser;
-const cleanups: Array<() => Promise<void>> = [];
+const cleanups = cleanupAfterEach();
 
 beforeAll(async () => {
   // Never skipped: a missing browser is a failure that says how to install it.
@@ -25,9 +26,6 @@ beforeAll(async () => {
   await mkdir(ARTIFACTS, { recursive: true });
   fx = await fixtureStore();
   browser = await launch();
-});
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
 });
 afterAll(async () => {
   await browser?.close();

@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -10,6 +10,7 @@ import { importPackage } from '../../src/store/index.js';
 import { makePackage } from '../helpers/make-package.js';
 import { fixtureStore } from '../relay/helpers.js';
 import { CHROMIUM, chromiumAvailable, launch, record } from './chromium.js';
+import { cleanupAfterEach } from '../helpers/scope.js';
 
 /**
  * Local search in Debian's Chromium: on the air-gapped fixture site a reader opens the injected search
@@ -19,7 +20,7 @@ import { CHROMIUM, chromiumAvailable, launch, record } from './chromium.js';
  */
 let fx: Awaited<ReturnType<typeof fixtureStore>>;
 let browser: Browser;
-const cleanups: Array<() => Promise<void>> = [];
+const cleanups = cleanupAfterEach();
 
 async function serve(disable: string[] = [], store = fx.store): Promise<string> {
   const resolved = resolveFeatures({ deployment: 'air-gapped', disable });
@@ -43,9 +44,6 @@ beforeAll(async () => {
   expect(chromiumAvailable(), `Chromium not found at ${CHROMIUM}: apt-get install -y chromium (.ci/run does this)`).toBe(true);
   fx = await fixtureStore();
   browser = await launch();
-});
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
 });
 afterAll(async () => {
   await browser?.close();

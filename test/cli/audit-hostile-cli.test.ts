@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdir, open, readdir, readFile, rm, stat, symlink, truncate, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { airlock, airlockAsync, BIN } from '../helpers/bin.js';
+import { airlock, airlockAsync } from '../helpers/bin.js';
 import { scratch } from '../helpers/scratch.js';
 import { buildPackage, makeKey, makeTempDir, sampleSite, type TestKey } from '../store/helpers.js';
 import { storeDigest } from '../store/trust-helpers.js';
@@ -226,7 +226,7 @@ async function runMeasured(args: string[], timeoutMs: number): Promise<{ status:
   await writeFile(preload, `import { writeFileSync } from 'node:fs';
 process.on('exit', () => writeFileSync(process.env.RSS_FILE, String(process.resourceUsage().maxRSS)));\n`);
   const t0 = performance.now();
-  const r = spawnSync(process.execPath, ['--import', preload, BIN, ...args], { encoding: 'utf8', timeout: timeoutMs, cwd: dir, env: { ...process.env, AIRLOCK_STORE: undefined, RSS_FILE: rssFile } });
+  const r = airlock(args, { nodeArgs: ['--import', preload], timeoutMs, cwd: dir, env: { RSS_FILE: rssFile } });
   const ms = performance.now() - t0;
   const kb = Number(await readFile(rssFile, 'utf8').catch(() => 'NaN'));
   return { status: r.status, stdout: r.stdout, stderr: r.stderr, ms, maxRssMB: kb / 1024 };

@@ -1,34 +1,18 @@
 import { describe, it, expect } from 'vitest';
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { BIN } from '../helpers/bin.js';
+import { startAirlock } from '../helpers/bin.js';
 
 
 /** Run `airlock demo` until it prints its URL (bounded), hand the URL to `use`, then SIGTERM it. */
 async function withDemo(use: (url: string) => Promise<void>): Promise<{ code: number | null; stderr: string }> {
-  const child = spawn(process.execPath, [BIN, 'demo'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const child = startAirlock(['demo']);
   try {
-    const url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`demo printed no URL in 45 s; stderr:\n${stderr}`)), 45_000);
-      child.stdout.on('data', (d: Buffer) => {
-        stdout += d.toString();
-        const m = /^(http:\/\/127\.0\.0\.1:\d+\/)$/m.exec(stdout);
-        if (m) {
-          clearTimeout(timer);
-          resolve(m[1]!);
-        }
-      });
-      child.on('exit', (code) => reject(new Error(`demo exited ${code} before printing a URL; stderr:\n${stderr}`)));
-    });
+    const url = (await child.waitFor(/^(http:\/\/127\.0\.0\.1:\d+\/)$/m, 45_000))[1]!;
     await use(url);
   } finally {
     child.kill('SIGTERM');
   }
-  return { code: await exited, stderr };
+  return { code: (await child.exit(60_000)).code, stderr: child.stderr() };
 }
 
 describe('airlock demo', () => {

@@ -1,8 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
 import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { airlock as run, BIN } from '../helpers/bin.js';
+import { airlock as run, airlockAsync } from '../helpers/bin.js';
 import { makeKey } from '../store/helpers.js';
 import { makePackage } from '../helpers/make-package.js';
 import { rig, type Rig } from '../fetch/emu.js';
@@ -10,15 +9,10 @@ import { rig, type Rig } from '../fetch/emu.js';
 let r: Rig | undefined;
 afterEach(async () => { await r?.close(); r = undefined; });
 
-function fetch(x: Rig, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [BIN, 'fetch', '--domain', 'docs.example.com', '--out', x.out, ...args],
-    { env: { PATH: process.env.PATH, AIRLOCK_API_URL: x.emu.url, AIRLOCK_ADMIN_KEY: x.emu.keys.admin }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d));
-  child.stderr.on('data', (d: Buffer) => (stderr += d));
-  const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-  return new Promise((res) => child.on('close', (code) => { clearTimeout(killer); res({ code, stdout, stderr }); }));
+async function fetch(x: Rig, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const r = await airlockAsync(['fetch', '--domain', 'docs.example.com', '--out', x.out, ...args],
+    { env: { AIRLOCK_API_URL: x.emu.url, AIRLOCK_ADMIN_KEY: x.emu.keys.admin }, bareEnv: true, stdin: 'ignore' });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
 describe('airlock fetch --base (CLI)', () => {

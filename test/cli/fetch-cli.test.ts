@@ -1,27 +1,21 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tgz, siteFiles } from '../helpers/evil-archives.js';
 import { rig, tree, type Rig } from '../fetch/emu.js';
-import { BIN } from '../helpers/bin.js';
+import { airlockAsync } from '../helpers/bin.js';
 
 let r: Rig | undefined;
 afterEach(async () => { await r?.close(); r = undefined; });
 
 interface Run { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }
 
-/** Run the CLI (async, so the in-process emulator keeps serving); `during` may poke the child. */
-function airlock(args: string[], env: Record<string, string | undefined>, during?: (child: ReturnType<typeof spawn>) => void): Promise<Run> {
-  const child = spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (d: Buffer) => (stdout += d));
-  child.stderr!.on('data', (d: Buffer) => (stderr += d));
-  const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-  during?.(child);
-  return new Promise((res) => child.on('close', (code, signal) => { clearTimeout(killer); res({ code, signal, stdout, stderr }); }));
+/** Run the CLI (async, so the in-process emulator keeps serving) with only PATH and `env`; `during` may poke the child. */
+async function airlock(args: string[], env: Record<string, string | undefined>, during?: (child: ChildProcess) => void): Promise<Run> {
+  const r = await airlockAsync(args, { env, bareEnv: true, stdin: 'ignore', during });
+  return { code: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr };
 }
 
 const envFor = (x: Rig, key: string | undefined = x.emu.keys.admin) => ({ AIRLOCK_API_URL: x.emu.url, AIRLOCK_ADMIN_KEY: key });

@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BIN, airlockAsync, type RunResult } from '../helpers/bin.js';
+import { airlockAsync, startAirlock, type RunResult } from '../helpers/bin.js';
 import { resolveDownloadLimits } from '../../src/fetch/bounds.js';
 
 /**
@@ -180,18 +179,14 @@ describe('fetch against a hostile export API', () => {
     let posts = 0;
     const counted = () => { posts++; };
     server.on('request', counted);
-    const c = spawn(process.execPath, [BIN, 'fetch', '--domain', 'docs.example.com', '--api-url', `${base}/m/never_respond`, '--out', join(dir, 'never')],
-      { env: { ...process.env, AIRLOCK_STORE: undefined, ...ENV } });
-    let stderr = '';
-    c.stderr.on('data', (d) => (stderr += d));
-    const killer = setTimeout(() => c.kill('SIGKILL'), 25_000);
-    const done = new Promise<{ status: number | null; signal: NodeJS.Signals | null }>((r) => c.on('close', (status, signal) => r({ status, signal })));
+    const c = startAirlock(['fetch', '--domain', 'docs.example.com', '--api-url', `${base}/m/never_respond`, '--out', join(dir, 'never')], { env: ENV, stdio: 'pipe' });
     await arrived;
     const t0 = performance.now();
     c.kill('SIGTERM');
-    const r = await done;
+    const { code: status, signal } = await c.exit(25_000);
+    const r = { status, signal };
+    const stderr = c.stderr();
     const ms = performance.now() - t0;
-    clearTimeout(killer);
     server.off('request', counted);
     expect(r.signal, stderr).toBeNull();
     expect(r.status, stderr).toBe(1);

@@ -8,7 +8,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { airlock, BIN } from '../helpers/bin.js';
+import { airlock, startAirlock, type Proc } from '../helpers/bin.js';
+import { until as untilHolds } from '../helpers/wait.js';
 import { startMarker } from '../../src/store/proc.js';
 import { buildPackage, makeKey, makeTempDir, sampleSite, treeDigest, type TestKey } from '../store/helpers.js';
 
@@ -36,25 +37,24 @@ afterEach(() => {
 });
 
 interface Running { child: ChildProcess; stdout: () => string; stderr: () => string; done: Promise<{ status: number | null; signal: NodeJS.Signals | null; stdout: string }> }
-function start(args: string[], cmd: string[] = [BIN]): Running {
-  const child = spawn(process.execPath, [...cmd, ...args], { env: { ...process.env, AIRLOCK_STORE: undefined } });
-  children.push(child);
+/** The binary with ARGS, or with `script` (a .ts file run by tsx) instead of it. */
+function start(args: string[], script?: string): Running {
+  const p = script === undefined ? startAirlock(args, { stdio: 'pipe' }) : holderProc(script, args);
+  children.push(p.child);
+  const done = p.closed().then(({ code, signal }) => ({ status: code, signal, stdout: p.stdout() }));
+  return { child: p.child, stdout: p.stdout, stderr: p.stderr, done };
+}
+function holderProc(script: string, args: string[]): Pick<Proc, 'child' | 'stdout' | 'stderr' | 'closed'> {
+  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { env: { ...process.env, AIRLOCK_STORE: undefined } });
   let stdout = '';
   let stderr = '';
-  child.stdout!.on('data', (d) => (stdout += d));
-  child.stderr!.on('data', (d) => (stderr += d));
-  const done = new Promise<{ status: number | null; signal: NodeJS.Signals | null; stdout: string }>((resolve) =>
-    child.on('close', (status, signal) => resolve({ status, signal, stdout })));
-  return { child, stdout: () => stdout, stderr: () => stderr, done };
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  const closed = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
+  return { child, stdout: () => stdout, stderr: () => stderr, closed: () => closed };
 }
 /** Poll (bounded) until `test` holds. */
-async function until(what: string, test: () => Promise<boolean> | boolean, ms = 20_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await test())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+const until = (what: string, test: () => Promise<boolean> | boolean, ms = 20_000) => untilHolds(test, { timeoutMs: ms, intervalMs: 10, what });
 const filesUnder = async (p: string) => (await readdir(p, { recursive: true }).catch(() => [])).length;
 
 let n = 0;
@@ -82,7 +82,7 @@ describe('airlock import interrupted', () => {
 
   it('SIGINT while waiting for the store lock: exits at once, nothing written, the holder keeps its lock', async () => {
     const { store } = await storeWithV1();
-    const holder = start([store], ['--import', 'tsx', HOLDER]);
+    const holder = start([store], HOLDER);
     // "locked" is printed once acquireLock has returned, i.e. after the holder removed its own
     // temporary lock file (the lock file naming it appears a moment before: digesting the store
     // then counted that temporary file, which made this test fail once in CI).

@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnSync } from 'node:child_process';
 import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { copyFile, mkdtemp, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -7,9 +6,9 @@ import { join } from 'node:path';
 import { makePackage } from '../helpers/make-package.js';
 import { loadPrivateKey } from '../../src/package/keys.js';
 import { assemble, flip, membersOf, type Member } from '../package/craft.js';
-import { BIN } from '../helpers/bin.js';
+import { airlock } from '../helpers/bin.js';
 
-const run = (...args: string[]) => spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 30_000 });
+const run = (...args: string[]) => airlock(args);
 
 let dir: string;
 let keyPrefix: string;

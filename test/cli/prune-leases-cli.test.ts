@@ -4,15 +4,14 @@
  * by a running server with its pid); --json gives the same per version; `list` shows leases.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { airlock, BIN } from '../helpers/bin.js';
+import { airlock, startServer, stopAll } from '../helpers/bin.js';
 import { buildPackage, makeTempDir, sampleSite } from '../store/helpers.js';
 
 let dir: string;
 let store: string;
-const children: ChildProcess[] = [];
 beforeAll(async () => {
   dir = await makeTempDir('airlock-prune-cli-');
   store = join(dir, 'store');
@@ -25,23 +24,14 @@ beforeAll(async () => {
   expect(airlock(['activate', 'prev', '--store', store]).status).toBe(0);
   expect(airlock(['activate', 'act', '--store', store]).status).toBe(0);
 });
-afterEach(() => {
-  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-});
+afterEach(() => stopAll());
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
 /** `airlock serve --version V` in the background, once it prints its URL. */
 async function serve(version: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--store', store, '--version', version, '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  children.push(child);
-  await new Promise<void>((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error('serve did not print its URL in time')), 20_000);
-    child.stdout!.on('data', (d: Buffer) => { if (d.toString().includes('http://')) { clearTimeout(t); resolve(); } });
-    child.on('exit', (code) => { clearTimeout(t); reject(new Error(`serve exited early (${code})`)); });
-  });
-  return child;
+  return (await startServer(['serve', '--store', store, '--version', version, '--port', '0'], { ready: /http:\/\//, timeoutMs: 20_000 })).child;
 }
 
 describe('prune and list say why versions stay', () => {

@@ -1,5 +1,4 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { request } from 'node:http';
@@ -10,7 +9,8 @@ import { cleanup, get, labelledSite, setActive, tempRoot, writeVersion } from '.
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { symlink } from 'node:fs/promises';
-import { BIN, airlockAsync } from '../helpers/bin.js';
+import { airlockAsync, startAirlock, startServer, type Server } from '../helpers/bin.js';
+import { until } from '../helpers/wait.js';
 
 const BIG = 8 * 1024 * 1024;
 let root: string;
@@ -24,28 +24,8 @@ beforeAll(async () => {
 });
 afterAll(async () => cleanup(root));
 
-interface Running { child: ChildProcess; url: string; stderr: () => string; exit: Promise<number | null> }
-
 /** Start the binary and wait (bounded) for the URL it prints on stdout. */
-function start(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Running> {
-  const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
-  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`no URL printed; stderr: ${err}`)); }, 15_000);
-    child.stdout!.on('data', (c: Buffer) => {
-      out += c.toString();
-      const m = /^(http:\/\/\S+)\n/m.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child, url: m[1]!.replace(/\/$/, ''), stderr: () => err, exit });
-      }
-    });
-    child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`exited ${code} before listening: ${err}`)); });
-  });
-}
+const start = (args: string[], env: NodeJS.ProcessEnv = {}): Promise<Server> => startServer(args, { env, timeoutMs: 15_000 });
 
 describe('airlock serve (binary)', () => {
   it('serves the active version and exits 0 on SIGTERM after finishing an in-flight download', async () => {
@@ -66,19 +46,18 @@ describe('airlock serve (binary)', () => {
       }).on('error', reject).end();
     });
     expect(await received).toBe(BIG);
-    expect(await s.exit).toBe(0);
+    expect((await s.exit()).code).toBe(0);
   });
 
   it('--workers 2: both workers answer on one port and all exit 0 on SIGTERM', async () => {
     const s = await start(['serve', '--store', store, '--port', '0', '--workers', '2', '--access-log', '-']);
     for (let i = 0; i < 6; i++) expect((await get(s.url + '/_airlock/health')).status).toBe(200);
-    const deadline = Date.now() + 5000;
-    while ((s.stderr().match(/worker \d+/g) ?? []).length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    await until(() => (s.stderr().match(/worker \d+/g) ?? []).length >= 2, { timeoutMs: 5000, intervalMs: 50, what: 'two workers in the log' });
     const pids = [...s.stderr().matchAll(/\(worker (\d+)\)/g)].map((m) => Number(m[1]));
     expect(new Set(pids).size).toBe(2);
     expect(s.stderr()).toContain('"path":"/_airlock/health"');
     s.child.kill('SIGTERM');
-    expect(await s.exit).toBe(0);
+    expect((await s.exit()).code).toBe(0);
     for (const pid of pids) expect(() => process.kill(pid, 0)).toThrow();
   });
 
@@ -100,11 +79,9 @@ describe('airlock serve (binary)', () => {
   });
 
   it('--enable of a feature unavailable in air-gapped is a usage error (exit 2) citing the matrix', async () => {
-    const child = spawn(process.execPath, [BIN, 'serve', '--store', store, '--enable', 'search'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let err = '';
-    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-    expect(await new Promise((r) => child.on('exit', r))).toBe(2);
-    expect(err).toMatch(/search/);
+    const child = startAirlock(['serve', '--store', store, '--enable', 'search']);
+    expect((await child.exit()).code).toBe(2);
+    expect(child.stderr()).toMatch(/search/);
   });
 });
 
@@ -127,7 +104,7 @@ describe('airlock preview (binary)', () => {
     expect([r.status, r.body.toString().includes('version=p1')]).toEqual([200, true]);
     expect((await readdir(tmp)).length).toBe(1);
     s.child.kill(sig);
-    expect(await s.exit).toBe(0);
+    expect((await s.exit()).code).toBe(0);
     expect(await readdir(tmp)).toEqual([]);
   });
 
@@ -142,6 +119,6 @@ describe('airlock preview (binary)', () => {
     const r = await get(s.url + '/');
     expect([r.status, r.headers['x-airlock-version']]).toEqual([200, 'pkg-1']);
     s.child.kill('SIGTERM');
-    expect(await s.exit).toBe(0);
+    expect((await s.exit()).code).toBe(0);
   });
 });

@@ -1,20 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn, spawnSync } from 'node:child_process';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { buildPackage, makeKey, makeTempDir, sampleSite, treeDigest, type TestKey } from '../store/helpers.js';
-import { BIN } from '../helpers/bin.js';
+import { airlock, airlockAsync } from '../helpers/bin.js';
 
-const run = (args: string[], env: NodeJS.ProcessEnv = {}) =>
-  spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 30_000, env: { ...process.env, ...env } });
-const runAsync = (args: string[]) => new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-  const c = spawn(process.execPath, [BIN, ...args]);
-  let stdout = '';
-  let stderr = '';
-  c.stdout.on('data', (d) => (stdout += d));
-  c.stderr.on('data', (d) => (stderr += d));
-  c.on('close', (status) => resolve({ status, stdout, stderr }));
-});
+const run = (args: string[], env: NodeJS.ProcessEnv = {}) => airlock(args, { env });
+const runAsync = (args: string[]) => airlockAsync(args);
 
 let dir: string;
 let key: TestKey;

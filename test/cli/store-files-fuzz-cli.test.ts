@@ -6,13 +6,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
-import { access, cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { access, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { activate, importPackage } from '../../src/store/index.js';
 import { startMarker } from '../../src/store/proc.js';
 import { airlock, type RunResult } from '../helpers/bin.js';
 import { jsonMutants, mutants } from '../helpers/mutate.js';
-import { buildPackage, makeTempDir, sampleSite, treeDigest } from '../store/helpers.js';
+import { buildPackage, makeTempDir, sampleSite, treeDigest, storeCopies } from '../store/helpers.js';
 
 const VERSIONS = ['v1', 'v2', 'v3'];
 let dir: string;
@@ -33,12 +33,8 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-let n = 0;
-async function copyStore(): Promise<string> {
-  const store = join(dir, `s${++n}`);
-  await cp(pristine, store, { recursive: true });
-  return store;
-}
+const copyOf = storeCopies();
+const copyStore = (): Promise<string> => copyOf(dir, pristine);
 /** A few byte mutants and a few JSON-structure mutants (the deep-nesting one excluded: its text is 10 kB of brackets). */
 function* some(text: string, count: number, seed: number): Generator<{ bytes: Buffer; what: string }> {
   for (const m of mutants(Buffer.from(text), count, seed)) yield { bytes: m.bytes, what: `bytes ${m.mutation}@${m.at}` };

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { access, chmod, mkdir, readFile, readdir, readlink, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { airlock, asNobody, BIN } from '../helpers/bin.js';
+import { airlock, asNobody } from '../helpers/bin.js';
 import { buildPackage, makeTempDir, sampleSite } from '../store/helpers.js';
 import { setActive, writeVersion } from '../serve/helpers.js';
 
@@ -118,7 +118,7 @@ describe('store paths', () => {
     await chmod(dir, 0o755);
     // root ignores permission bits: run the binary as an unprivileged user then.
     const asUser = asNobody();
-    const run = (args: string[]) => spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 15_000, ...asUser, env: { ...process.env, AIRLOCK_STORE: undefined } });
+    const run = (args: string[]) => airlock(args, { timeoutMs: 15_000, ...asUser });
     const create = run(['import', pkg, '--allow-unsigned', '--no-precompress', '--store', join(locked, 'new')]);
     expect(create.status, create.stderr).toBe(2);
     expect(create.stderr).toContain(`cannot create folder ${join(locked, 'new')}: permission denied`);
@@ -137,7 +137,7 @@ describe('store paths', () => {
     const imported = airlock(['import', pkg, '--allow-unsigned', '--no-precompress', '--activate', '--store', ro], { timeoutMs: 30_000 });
     expect(imported.status, imported.stderr).toBe(0);
     await chmod(dir, 0o755);
-    const r = spawnSync(process.execPath, [BIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--store', ro], { encoding: 'utf8', timeout: 15_000, ...asNobody(), env: { ...process.env, AIRLOCK_STORE: undefined } });
+    const r = airlock(['serve', '--port', '0', '--host', '127.0.0.1', '--store', ro], { timeoutMs: 15_000, ...asNobody() });
     expect(r.signal, r.stderr).toBeNull(); // exited on its own, not killed by the time limit
     expect(r.status, r.stderr).toBe(2);
     expect(r.stderr).toContain(`store ${ro}: cannot write this server's lease in ${join(ro, 'leases')}`);

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
 import { chmod, chown, copyFile, mkdir, open, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { airlock, airlockAsync, asNobody, BIN } from '../helpers/bin.js';
+import { airlock, airlockAsync, asNobody } from '../helpers/bin.js';
 import { buildPackage, makeKey, makeTempDir, sampleSite, treeDigest, type TestKey } from '../store/helpers.js';
 import { rig, type Rig } from '../fetch/emu.js';
 
@@ -211,14 +210,8 @@ describe('airlock delta --split and fetch --split (CLI)', () => {
   it('fetch --split writes volumes that verify', async () => {
     const r: Rig = await rig();
     try {
-      const child = spawn(process.execPath, [BIN, 'fetch', '--domain', 'docs.example.com', '--out', r.out, '--version-label', 'v1', '--sign-key', keyPath(), '--split', '12KiB', '--json'],
-        { env: { PATH: process.env.PATH, AIRLOCK_API_URL: r.emu.url, AIRLOCK_ADMIN_KEY: r.emu.keys.admin }, stdio: ['ignore', 'pipe', 'pipe'] });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d: Buffer) => (stdout += d));
-      child.stderr.on('data', (d: Buffer) => (stderr += d));
-      const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-      const code = await new Promise((res) => child.on('close', (c) => { clearTimeout(killer); res(c); }));
+      const { status: code, stdout, stderr } = await airlockAsync(['fetch', '--domain', 'docs.example.com', '--out', r.out, '--version-label', 'v1', '--sign-key', keyPath(), '--split', '12KiB', '--json'],
+        { env: { AIRLOCK_API_URL: r.emu.url, AIRLOCK_ADMIN_KEY: r.emu.keys.admin }, bareEnv: true, stdin: 'ignore' });
       expect(code, stderr).toBe(0);
       const vols = (JSON.parse(stdout) as { volumes: { volumes: string[] } }).volumes.volumes;
       expect(vols.length).toBeGreaterThanOrEqual(2);

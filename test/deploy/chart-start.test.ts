@@ -11,7 +11,6 @@
  * free port (tests never bind other addresses).
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import { chmod, chown, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { createReadStream } from 'node:fs';
@@ -20,7 +19,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import { extractHelm, type Helm } from '../helpers/helm.js';
-import { BIN } from '../helpers/bin.js';
+import { startAirlock } from '../helpers/bin.js';
+import { until } from '../helpers/wait.js';
 import { makePackage } from '../helpers/make-package.js';
 import { generateKeyPair } from '../../src/package/index.js';
 
@@ -141,25 +141,21 @@ async function startPod(cmd: string, n: number): Promise<void> {
   }
   const env = Object.fromEntries((c.env as Array<{ name: string; value: string }>).map((e) => [e.name, relocate(e.value)]));
   const args = (c.args as string[]).map(relocate);
-  const child = spawn(process.execPath, [BIN, ...args], {
-    cwd: '/', uid, gid, stdio: ['ignore', 'pipe', 'pipe'],
-    env: { PATH: process.env.PATH, NODE_ENV: 'production', TMPDIR: `${root}/tmp`, HOME: `${root}/data`, ...env, AIRLOCK_PORT: '0' },
+  const child = startAirlock(args, {
+    cwd: '/', uid, gid, bareEnv: true,
+    env: { NODE_ENV: 'production', TMPDIR: `${root}/tmp`, HOME: `${root}/data`, ...env, AIRLOCK_PORT: '0' },
   });
-  let err = '';
-  child.stderr.on('data', (d: Buffer) => (err += d));
-  child.stdout.resume();
-  const exited = new Promise<number | null>((res) => child.on('exit', (code) => res(code)));
-  let gone = false;
-  void exited.then(() => (gone = true));
+  const err = () => child.stderr();
   try {
     let status = 0;
     let origin: string | undefined;
-    for (const end = Date.now() + 30_000; status !== 200 && !gone && Date.now() < end;) {
-      origin ??= /serving \S+ at (http:\/\/127\.0\.0\.1:\d+)\//.exec(err)?.[1];
+    // Ready (200), or gone, or 30 s passed: whichever comes first.
+    await until(async () => {
+      origin ??= /serving \S+ at (http:\/\/127\.0\.0\.1:\d+)\//.exec(err())?.[1];
       status = origin === undefined ? 0 : await fetch(`${origin}/_airlock/ready`).then((x) => x.status, () => 0);
-      if (status !== 200) await new Promise((res) => setTimeout(res, 100));
-    }
-    expect(status, `${cmd}\n${err}`).toBe(200);
+      return status === 200 || child.done();
+    }, { timeoutMs: 30_000, intervalMs: 100 }).catch(() => undefined);
+    expect(status, `${cmd}\n${err()}`).toBe(200);
     const page = await fetch(`${origin!}/`);
     expect(page.status).toBe(200);
     const pinned = /staticExport\.version=(\S+)/.exec(cmd)?.[1];
@@ -167,7 +163,7 @@ async function startPod(cmd: string, n: number): Promise<void> {
   } finally {
     child.kill('SIGTERM');
   }
-  expect(await exited, err).toBe(0);
+  expect((await child.exit()).code, err()).toBe(0);
 }
 
 const docs = helmCommands(await readFile(join(ROOT, 'docs/kubernetes.md'), 'utf8'));

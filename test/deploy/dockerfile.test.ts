@@ -17,6 +17,7 @@ import { DockerfileParser } from 'dockerfile-ast';
 import { validate, ValidationSeverity } from 'dockerfile-utils';
 import { airlock, asNobody } from '../helpers/bin.js';
 import { makePackage } from '../helpers/make-package.js';
+import { until } from '../helpers/wait.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 let text: string;
@@ -149,7 +150,7 @@ describe('Dockerfile', () => {
     child.stderr.on('data', (c: Buffer) => (err += c));
     const exited = new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
     try {
-      for (let i = 0; i < 200 && !out.includes('http://'); i++) await new Promise((r) => setTimeout(r, 50));
+      await until(() => out.includes('http://'), { timeoutMs: 10_000, intervalMs: 50 }).catch(() => undefined);
       port = Number(/http:\/\/127\.0\.0\.1:(\d+)\//.exec(out)?.[1] ?? 0);
       expect(port, `${out}\n${err}`).toBeGreaterThan(0);
       const page = await fetch(`http://127.0.0.1:${port}/`);

@@ -1,31 +1,23 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ServiceClient, readAdminKey } from '../../src/upstream/index.js';
-import { BIN, airlockAsync } from '../helpers/bin.js';
-import { sleep } from './site.js';
+import { airlockAsync, startAirlock, stopAll } from '../helpers/bin.js';
+import { until } from '../helpers/wait.js';
 
-let child: ChildProcess | undefined;
-afterEach(() => {
-  if (child && child.exitCode === null) child.kill('SIGKILL');
-  child = undefined;
-});
+afterEach(() => stopAll());
 
-/** Start `airlock emulate`, wait for its banner, and collect everything it prints. */
-async function emulate(extra: string[] = []): Promise<{ out: () => string; url: string; adminFile: string; assistantFile: string }> {
-  const p = spawn(process.execPath, [BIN, 'emulate', '--port', '0', ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
-  child = p;
-  let out = '';
-  p.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  p.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  for (let i = 0; i < 200 && !out.includes('try:'); i++) await sleep(25);
-  const url = /listening on (http:\/\/\S+)/.exec(out)?.[1];
-  const adminFile = /admin key file:\s+(\S+)/.exec(out)?.[1];
-  const assistantFile = /assistant key file:\s+(\S+)/.exec(out)?.[1];
-  if (!url || !adminFile || !assistantFile) throw new Error(`no banner: ${out}`);
-  return { out: () => out, url, adminFile, assistantFile };
+/** Start `airlock emulate`, wait for its banner, and collect everything it prints; `stop` sends a signal and resolves with the exit code. */
+async function emulate(extra: string[] = []): Promise<{ out: () => string; url: string; adminFile: string; assistantFile: string; stop(sig: NodeJS.Signals): Promise<number | null> }> {
+  const p = startAirlock(['emulate', '--port', '0', ...extra]);
+  const out = () => p.stdout() + p.stderr();
+  await until(() => out().includes('try:'), { timeoutMs: 5000, intervalMs: 25 }).catch(() => undefined);
+  const url = /listening on (http:\/\/\S+)/.exec(out())?.[1];
+  const adminFile = /admin key file:\s+(\S+)/.exec(out())?.[1];
+  const assistantFile = /assistant key file:\s+(\S+)/.exec(out())?.[1];
+  if (!url || !adminFile || !assistantFile) throw new Error(`no banner: ${out()}`);
+  return { out, url, adminFile, assistantFile, stop: async (sig) => { p.kill(sig); return (await p.exit()).code; } };
 }
 
 describe('airlock emulate', () => {
@@ -38,17 +30,12 @@ describe('airlock emulate', () => {
     expect(assistantKey).toMatch(/^svc_dsc_/);
     const c = new ServiceClient({ baseUrl: e.url, adminKey, assistantKey });
     const job = await c.startExport('docs.example.com');
-    let status = job.status;
-    for (let i = 0; i < 100 && status !== 'completed'; i++) {
-      await sleep(50);
-      status = (await c.getExport(job.jobId)).status;
-    }
+    const status = job.status === 'completed' ? job.status
+      : await until(async () => { const st = (await c.getExport(job.jobId)).status; return st === 'completed' && st; }, { timeoutMs: 5000, intervalMs: 50 }).catch(() => 'not completed');
     expect(status).toBe('completed');
     const link = await c.getBundle(job.jobId);
     expect(link.sizeBytes).toBeGreaterThan(1000);
-    const exited = new Promise<number | null>((r) => child!.once('exit', (code) => r(code)));
-    child!.kill('SIGINT');
-    expect(await exited).toBe(0);
+    expect(await e.stop('SIGINT')).toBe(0);
     expect(existsSync(dirname(e.adminFile))).toBe(false);
     expect(e.out()).not.toContain(adminKey!);
     expect(e.out()).not.toContain(assistantKey);
@@ -67,9 +54,7 @@ describe('airlock emulate', () => {
     expect(failed.status).toBe(3);
     expect(failed.stderr).toContain('agent job agj_fails of project demo failed upstream [AIRLOCK_JOB_FAILED]');
     // Stopped the way a user stops it, so its key folder goes too.
-    const exited = new Promise<number | null>((r) => child!.once('exit', (code) => r(code)));
-    child!.kill('SIGINT');
-    expect(await exited).toBe(0);
+    expect(await e.stop('SIGINT')).toBe(0);
     expect(existsSync(dirname(e.adminFile))).toBe(false);
   });
 
@@ -83,18 +68,14 @@ describe('airlock emulate', () => {
       expect(statSync(e.adminFile).mode & 0o777).toBe(0o600);
       expect(readFileSync(e.adminFile, 'utf8')).toMatch(/^svc_\S+\n$/);
       expect(readdirSync(dir).sort()).toEqual(['admin.key', 'assistant.key']);
-      const exited = new Promise<number | null>((r) => child!.once('exit', (code) => r(code)));
-      child!.kill('SIGINT');
-      expect(await exited).toBe(0);
+      expect(await e.stop('SIGINT')).toBe(0);
       expect(existsSync(dir)).toBe(false);
       // An existing folder stays; only the key files go.
       const kept = join(base, 'kept');
       mkdirSync(kept);
       writeFileSync(join(kept, 'mine'), 'x');
-      await emulate(['--keys-dir', kept]);
-      const stopped = new Promise<number | null>((r) => child!.once('exit', (code) => r(code)));
-      child!.kill('SIGTERM');
-      expect(await stopped).toBe(0);
+      const k = await emulate(['--keys-dir', kept]);
+      expect(await k.stop('SIGTERM')).toBe(0);
       expect(readdirSync(kept)).toEqual(['mine']);
       const r = await airlockAsync(['emulate', '--port', '0', '--keys-dir', join(base, 'no', 'such')], { timeoutMs: 15_000 });
       expect(r.status).toBe(2);
@@ -141,8 +122,7 @@ describe('airlock emulate', () => {
   });
 
   it('a bad --port is a usage error (exit 2)', async () => {
-    const p = spawn(process.execPath, [BIN, 'emulate', '--port', '70000'], { stdio: 'ignore' });
-    child = p;
-    expect(await new Promise((r) => p.once('exit', r))).toBe(2);
+    const p = startAirlock(['emulate', '--port', '70000'], { stdio: 'ignore' });
+    expect((await p.exit()).code).toBe(2);
   });
 });

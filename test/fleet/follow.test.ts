@@ -1,4 +1,4 @@
-import { describe, it, expect, afterEach } from 'vitest';
+import { describe, it, expect } from 'vitest';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Follower, targetOf } from '../../src/fleet/index.js';
@@ -6,12 +6,10 @@ import { createAirlockServer, type AirlockServer } from '../../src/serve/index.j
 import { readyRoutes } from '../../src/serve/start/ready.js';
 import { tempDir } from '../mirror/helpers.js';
 import { addVersion, FLEET_TOKEN, makeSigner, sitePackage, startMirror, type Signer } from './rig.js';
+import { cleanupAfterEach } from '../helpers/scope.js';
 
 /** serve --follow in process: a mirror and replicas (servers + followers) on 127.0.0.1. */
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+const cleanups = cleanupAfterEach();
 
 interface Replica { store: string; srv: AirlockServer; f: Follower; url: string; switched: Array<{ v: string; at: number }> }
 

@@ -1,4 +1,4 @@
-import { describe, it, expect, afterEach } from 'vitest';
+import { describe, it, expect } from 'vitest';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readdir, readFile } from 'node:fs/promises';
@@ -7,13 +7,12 @@ import { Follower, targetOf } from '../../src/fleet/index.js';
 import { Rollout, type FleetAnswer } from '../../src/mirror/index.js';
 import { createAirlockServer } from '../../src/serve/index.js';
 import { tempDir } from '../mirror/helpers.js';
-import { jsonMutants, mutants } from '../helpers/mutate.js';
+import { jsonMutants, mutants, toJson } from '../helpers/mutate.js';
 import { addVersion, FLEET_TOKEN, makeSigner, sitePackage, startMirror } from './rig.js';
+import { cleanupAfterEach } from '../helpers/scope.js';
+import { until } from '../helpers/wait.js';
 
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+const cleanups = cleanupAfterEach();
 
 describe('fleet rollout state (pure)', () => {
   const log: string[] = [];
@@ -110,24 +109,11 @@ describe('fleet endpoint fuzz (bounded)', () => {
     const srv = await createAirlockServer({ store, lease: false, log: () => {} });
     cleanups.push(async () => { await f.stop(); await srv.close(100); });
     f.start(targetOf(srv));
-    const t0 = Date.now();
     // About 11 s on an idle 2-core machine (mostly the follower's backoff timers): 50 s of room.
-    while (i < bodies.length && Date.now() - t0 < 50_000) await new Promise((r) => setTimeout(r, 50));
+    await until(() => i >= bodies.length, { timeoutMs: 50_000, intervalMs: 50 }).catch(() => undefined);
     expect(i).toBeGreaterThanOrEqual(bodies.length);
     expect(srv.current().version).toBe('v1');
     expect(await readdir(join(store, 'versions'))).toEqual(['v1']);
   }, 90_000);
 });
 
-/** JSON.stringify, except that a chain of one-element arrays (jsonMutants' 5,000-deep value) is written without recursing. */
-function toJson(v: unknown): string {
-  if (Array.isArray(v)) {
-    let depth = 0;
-    let inner: unknown = v;
-    while (Array.isArray(inner) && inner.length === 1) { inner = inner[0]; depth++; }
-    if (depth > 1) return '['.repeat(depth) + toJson(inner) + ']'.repeat(depth);
-    return `[${v.map(toJson).join(',')}]`;
-  }
-  if (v !== null && typeof v === 'object') return `{${Object.entries(v).map(([k, x]) => `${JSON.stringify(k)}:${toJson(x)}`).join(',')}}`;
-  return JSON.stringify(v) ?? 'null';
-}

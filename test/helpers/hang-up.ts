@@ -7,6 +7,7 @@
 import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readdir, readlink } from 'node:fs/promises';
+import { until } from './wait.js';
 
 export type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 export interface HangUpServer {
@@ -39,7 +40,7 @@ export async function requestAndHangUp(server: HangUpServer, path: string): Prom
   const client = request({ host: '127.0.0.1', port: server.port, path });
   client.on('error', () => {});
   client.end();
-  for (let i = 0; i < 1000 && server.requests() === before; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  await until(() => server.requests() !== before, { timeoutMs: 10_000, intervalMs: 10 }).catch(() => undefined);
   client.destroy();
   if (server.requests() === before) throw new Error(`GET ${path} did not reach the server within 10 s`);
 }
@@ -54,6 +55,6 @@ export function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
 /** How many descriptors of this process point at a file `match` accepts, after a bounded wait for them to close (closes are asynchronous). */
 export async function openDescriptors(match: (target: string) => boolean): Promise<number> {
   const count = async () => (await Promise.all((await readdir('/proc/self/fd')).map((fd) => readlink(`/proc/self/fd/${fd}`).catch(() => '')))).filter(match).length;
-  for (let i = 0; i < 50 && (await count()) > 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+  await until(async () => (await count()) === 0, { timeoutMs: 1000, intervalMs: 20 }).catch(() => undefined);
   return count();
 }

@@ -90,3 +90,16 @@ export function* jsonMutants(value: unknown, count: number, seed = 0x15011): Gen
     yield { value: copy, what: `${path.join('.')} → ${what}`, index };
   }
 }
+
+/** JSON.stringify, except that a chain of one-element arrays (jsonMutants' 5,000-deep value) is written without recursing. */
+export function toJson(v: unknown): string {
+  if (Array.isArray(v)) {
+    let depth = 0;
+    let inner: unknown = v;
+    while (Array.isArray(inner) && inner.length === 1) { inner = inner[0]; depth++; }
+    if (depth > 1) return '['.repeat(depth) + toJson(inner) + ']'.repeat(depth);
+    return `[${v.map(toJson).join(',')}]`;
+  }
+  if (v !== null && typeof v === 'object') return `{${Object.entries(v).map(([k, x]) => `${JSON.stringify(k)}:${toJson(x)}`).join(',')}}`;
+  return JSON.stringify(v) ?? 'null';
+}

@@ -1,4 +1,5 @@
 import { mkdtemp, rm } from 'node:fs/promises';
+import { afterAll, beforeAll } from 'vitest';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resolveFeatures, type ResolvedFeatures } from '../../src/features/index.js';
@@ -15,6 +16,18 @@ export async function fixtureStore(): Promise<{ root: string; store: string; cle
   const store = join(root, 'store');
   await importPackage(pkgPath, { store, trust: [], allowUnsigned: true, activate: true });
   return { root, store, cleanup: () => rm(root, { recursive: true, force: true }) };
+}
+
+/** The fixture store for one test file: made before its tests, removed after them. */
+export function fixtureStoreForFile(): { readonly store: string } {
+  let fx: Awaited<ReturnType<typeof fixtureStore>> | undefined;
+  beforeAll(async () => {
+    fx = await fixtureStore();
+  });
+  afterAll(async () => {
+    await fx?.cleanup();
+  });
+  return { get store() { return fx!.store; } };
 }
 
 export interface Running {

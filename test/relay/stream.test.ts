@@ -1,20 +1,13 @@
 import { request } from 'node:http';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startEmulator } from '../../src/emulator/index.js';
-import { assistantBody, fixtureStore, startAirlock } from './helpers.js';
+import { assistantBody, fixtureStoreForFile, startAirlock } from './helpers.js';
 import { fakeUpstream } from './fake-upstream.js';
+import { cleanupAfterEach } from '../helpers/scope.js';
+import { until } from '../helpers/wait.js';
 
-let fx: Awaited<ReturnType<typeof fixtureStore>>;
-const cleanups: Array<() => Promise<void>> = [];
-beforeAll(async () => {
-  fx = await fixtureStore();
-});
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-afterAll(async () => {
-  await fx?.cleanup();
-});
+const fx = fixtureStoreForFile();
+const cleanups = cleanupAfterEach();
 
 interface Timed { status: number; headers: Record<string, string | string[] | undefined>; chunks: Array<{ at: number; text: string }>; end: number; start: number }
 
@@ -86,8 +79,7 @@ describe('relay streaming', () => {
       req.on('error', (e: NodeJS.ErrnoException) => (e.code === 'ECONNRESET' ? undefined : reject(e)));
       req.end(JSON.stringify(assistantBody()));
     });
-    const deadline = Date.now() + 3000;
-    while (up.seen[0]?.closedAt == null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await until(() => up.seen[0]?.closedAt != null, { timeoutMs: 3000, intervalMs: 20 }).catch(() => undefined);
     const s = up.seen[0]!;
     expect(s.closedAt).not.toBeNull();
     expect(s.aborted).toBe(true);

@@ -1,25 +1,16 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { assistantBody, fixtureStore, postJson, startAirlock, type Running } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { assistantBody, fixtureStoreForFile, postJson, startAirlock, type RelaySettings, type Running } from './helpers.js';
 import { deadPort, fakeUpstream } from './fake-upstream.js';
+import { cleanupAfterEach } from '../helpers/scope.js';
 
 const KEY = 'svc_dsc_relaytest0123456789';
-let fx: Awaited<ReturnType<typeof fixtureStore>>;
-const cleanups: Array<() => Promise<void>> = [];
-
-beforeAll(async () => {
-  fx = await fixtureStore();
-});
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-afterAll(async () => {
-  await fx?.cleanup();
-});
+const fx = fixtureStoreForFile();
+const cleanups = cleanupAfterEach();
 
 // Generous timeouts, so a loaded machine cannot turn an upstream's answer into a 504; the test of
 // a slow upstream asks for a short headers timeout itself.
-async function relayTo(upstreamUrl: string, timeouts = { connectMs: 5000, headersMs: 5000, idleMs: 5000 }): Promise<Running> {
-  const air = await startAirlock(fx.store, { deployment: 'cloud' }, { upstreamUrl, key: KEY, timeouts });
+async function relayTo(upstreamUrl: string, timeouts: RelaySettings['timeouts'] = { connectMs: 5000, headersMs: 5000, idleMs: 5000 }, maxAnswerBytes?: number): Promise<Running> {
+  const air = await startAirlock(fx.store, { deployment: 'cloud' }, { upstreamUrl, key: KEY, timeouts, ...(maxAnswerBytes === undefined ? {} : { maxAnswerBytes }) });
   cleanups.push(() => air.close());
   return air;
 }
@@ -173,8 +164,7 @@ describe('relay upstream failures', () => {
       pump();
     });
     cleanups.push(up.close);
-    const air = await startAirlock(fx.store, { deployment: 'cloud' }, { upstreamUrl: up.url, key: KEY, timeouts: { connectMs: 5000, headersMs: 5000, idleMs: 5000 }, maxAnswerBytes: 1 << 20 });
-    cleanups.push(() => air.close());
+    const air = await relayTo(up.url, undefined, 1 << 20);
     const res = await fetch(`${air.origin}/discovery/v2/search/docs.example.com?q=x`);
     const text = await res.text();
     expect(res.status).toBe(502);
@@ -191,8 +181,7 @@ describe('relay upstream failures', () => {
       pump();
     });
     cleanups.push(up.close);
-    const air = await startAirlock(fx.store, { deployment: 'cloud' }, { upstreamUrl: up.url, key: KEY, timeouts: { connectMs: 5000, headersMs: 5000, idleMs: 5000 }, maxAnswerBytes: 1 << 20 });
-    cleanups.push(() => air.close());
+    const air = await relayTo(up.url, undefined, 1 << 20);
     const res = await postJson(msg(air), assistantBody());
     expect(res.status).toBe(200);
     const text = await res.text();
@@ -208,8 +197,7 @@ describe('relay upstream failures', () => {
       timers.push(setInterval(() => res.write(' '), 50));
     });
     cleanups.push(async () => { for (const t of timers) clearInterval(t); await up.close(); });
-    const air = await startAirlock(fx.store, { deployment: 'cloud' }, { upstreamUrl: up.url, key: KEY, timeouts: { connectMs: 5000, headersMs: 5000, idleMs: 5000, answerMs: 500 } });
-    cleanups.push(() => air.close());
+    const air = await relayTo(up.url, { connectMs: 5000, headersMs: 5000, idleMs: 5000, answerMs: 500 });
     const t0 = Date.now();
     const res = await fetch(`${air.origin}/discovery/v2/search/docs.example.com?q=x`);
     expect(res.status).toBe(504);

@@ -7,6 +7,7 @@ import { createAirlockServer, type AirlockServer } from '../../src/serve/index.j
 import { variantsLaterHooks } from '../../src/serve/variants-later.js';
 import { compressStats } from '../../src/serve/compress-now.js';
 import { cleanup, get, setActive, sha256, tempRoot, writeVersion, type SiteFiles } from './helpers.js';
+import { until } from '../helpers/wait.js';
 
 /**
  * Compressed from the first request: while a version's variants are not built yet (the build is
@@ -232,8 +233,7 @@ describe('compressed from the first request, before any variant is built', () =>
         req.end();
       });
     }
-    const deadline0 = Date.now() + 5000;
-    while (compressStats.inFlight > 0 && Date.now() < deadline0) await new Promise((r) => setImmediate(r));
+    await until(() => compressStats.inFlight === 0, { timeoutMs: 5000, intervalMs: 1 }).catch(() => undefined);
     expect(compressStats.abandoned - abandoned).toBeGreaterThanOrEqual(1); // stopped, not run to the end for nobody
     const whole = await get(`${base}/assets/huge.js`, { 'accept-encoding': 'gzip' });
     expect(gunzipSync(whole.body).toString()).toBe(HUGE_JS);
@@ -243,8 +243,7 @@ describe('compressed from the first request, before any variant is built', () =>
     }
     expect(srv.cachedBytes()).toBeLessThanOrEqual(budget);
     expect(srv.cachedBytes()).toBeGreaterThan(0);
-    const deadline = Date.now() + 5000;
-    while (compressStats.inFlight > 0 && Date.now() < deadline) await new Promise((r) => setImmediate(r));
+    await until(() => compressStats.inFlight === 0, { timeoutMs: 5000, intervalMs: 1 }).catch(() => undefined);
     expect(compressStats.inFlight).toBe(0);
     expect(logs.filter((l) => /error|ERR_/i.test(l))).toEqual([]);
   });

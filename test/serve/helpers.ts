@@ -5,6 +5,8 @@ import { createHash } from 'node:crypto';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
 import { connect } from 'node:net';
 import { request } from 'node:http';
+import { afterEach } from 'vitest';
+import type { AirlockServer } from '../../src/serve/index.js';
 
 /**
  * Stores written by hand in the layout of docs/design.md "src/store", so the server is tested
@@ -115,4 +117,16 @@ export function get(url: string, headers: Record<string, string> = {}, method = 
 
 export async function cleanup(dir: string): Promise<void> {
   await rm(dir, { recursive: true, force: true });
+}
+
+/**
+ * After each test of a file: close the servers and remove the temp root that `take` hands over
+ * (it also forgets them, so the next test starts with none).
+ */
+export function cleanupServeAfterEach(take: () => { servers: Array<AirlockServer | undefined>; root: string | undefined }): void {
+  afterEach(async () => {
+    const { servers, root } = take();
+    for (const s of servers) await s?.close();
+    if (root) await cleanup(root);
+  });
 }

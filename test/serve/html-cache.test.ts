@@ -1,4 +1,4 @@
-import { describe, it, expect, afterEach } from 'vitest';
+import { describe, it, expect } from 'vitest';
 import { join } from 'node:path';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
@@ -6,15 +6,12 @@ import { createAirlockServer, type AirlockServer, type AirlockServerOptions } fr
 import { featureOptions } from '../../src/serve/features.js';
 import { prebuildHtmlCache } from '../../src/serve/index.js';
 import { resolveFeatures, transformHtmlDetailed } from '../../src/features/index.js';
-import { cleanup, get, setActive, sha256, tempRoot, writeVersion, type SiteFiles } from './helpers.js';
+import { cleanupServeAfterEach, get, setActive, sha256, tempRoot, writeVersion, type SiteFiles } from './helpers.js';
+import { until } from '../helpers/wait.js';
 
 let root: string | undefined;
 const servers: AirlockServer[] = [];
-afterEach(async () => {
-  for (const s of servers.splice(0)) await s.close();
-  if (root) await cleanup(root);
-  root = undefined;
-});
+cleanupServeAfterEach(() => { const r = { servers: servers.splice(0), root }; root = undefined; return r; });
 
 const MARK = '<!-- transformed -->';
 const page = (i: number, extra = '') => `<!doctype html><title>p${i}</title><p>${'page text '.repeat(150)}${i}</p>${extra}`;
@@ -242,13 +239,13 @@ describe('transformed HTML cached on disk per (version, options)', () => {
       srv.server.on('request', () => { heads++; });
       const asked = get(base + '/docs/p19', { 'accept-encoding': 'br' });
       const plainAsked = get(base + '/docs/p18', { 'accept-encoding': 'identity' });
-      for (let i = 0; i < 500 && heads < 2; i++) await new Promise((r) => setTimeout(r, 10));
+      await until(() => heads >= 2, { timeoutMs: 5000, intervalMs: 10 }).catch(() => undefined);
       expect(heads).toBe(2);
       // The background build takes 3 of the 4 in-process slots; a page a reader asks for starts at
       // once in the fourth, not behind a background page. Wait for the fourth transform to begin (the
       // handler reads the file first, which a loaded machine can hold for more than a moment), then a
       // while longer: with every slot held at the gate, nothing else may begin.
-      for (let i = 0; i < 500 && order.length < 4; i++) await new Promise((r) => setTimeout(r, 10));
+      await until(() => order.length >= 4, { timeoutMs: 5000, intervalMs: 10 }).catch(() => undefined);
       await new Promise((r) => setTimeout(r, 100));
       expect(order).toHaveLength(4);
       // Which of the four began last is a race between file reads (the background's began at

@@ -6,6 +6,7 @@ import { mutants } from '../helpers/mutate.js';
 import { createRng } from '../../fixtures/prng.js';
 import { startAirlock, type Proc } from '../helpers/proc.js';
 import { cleanup, labelledSite, setActive, tempRoot, writeVersion } from './helpers.js';
+import { until } from '../helpers/wait.js';
 
 /**
  * Seeded mutation fuzz of raw HTTP/1.1 requests (request line, headers, paths) against the built
@@ -46,7 +47,7 @@ beforeAll(async () => {
   port = Number((await proc.waitFor(/^http:\/\/127\.0\.0\.1:(\d+)\//m))[1]);
   // The pages are transformed in the background after the server listens; the fuzz's clients
   // give up after 300 ms of silence, so wait for that build (a first page can take longer).
-  for (let i = 0; i < 2000 && !/transformed \d+ HTML page/.test(proc.stderr()); i++) await new Promise((r) => setTimeout(r, 10));
+  await until(() => /transformed \d+ HTML page/.test(proc.stderr()), { timeoutMs: 20_000, intervalMs: 10 }).catch(() => undefined);
 }, 30_000);
 afterAll(async () => {
   proc?.kill('SIGTERM');

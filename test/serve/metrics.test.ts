@@ -1,17 +1,12 @@
-import { describe, it, expect, afterEach } from 'vitest';
+import { describe, it, expect } from 'vitest';
 import { join } from 'node:path';
 import { createAirlockServer, createMetrics, type AirlockServer } from '../../src/serve/index.js';
-import { cleanup, get, labelledSite, rawRequest, setActive, tempRoot, writeVersion } from './helpers.js';
+import { cleanupServeAfterEach, get, labelledSite, rawRequest, setActive, tempRoot, writeVersion } from './helpers.js';
 import { mutants } from '../helpers/mutate.js';
 
 let root: string | undefined;
 let srv: AirlockServer | undefined;
-afterEach(async () => {
-  await srv?.close();
-  if (root) await cleanup(root);
-  srv = undefined;
-  root = undefined;
-});
+cleanupServeAfterEach(() => { const r = { servers: [srv], root }; srv = undefined; root = undefined; return r; });
 
 async function serveTwo(metrics = true) {
   root = await tempRoot('airlock-metrics-');

@@ -6,6 +6,7 @@ import { trapSignals, type SignalTrap } from '../../src/util/signals.js';
 import { AirlockError } from '../../src/errors.js';
 import { occupiedPort } from '../helpers/proc.js';
 import { cleanup, get, labelledSite, setActive, tempRoot, writeVersion } from './helpers.js';
+import { until } from '../helpers/wait.js';
 
 /**
  * runServer's own clean-up, past the CLI's early probe: a listen that fails after the version
@@ -59,8 +60,7 @@ describe('runServer', () => {
       server: { store }, port: 0, host: '127.0.0.1', workers: 1, trap, hangup: 'reload',
       onUrl: (u) => { url = u; }, log: () => {},
     });
-    const deadline = Date.now() + 10_000;
-    while (!url && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    await until(() => !!url, { timeoutMs: 10_000, intervalMs: 10 }).catch(() => undefined);
     expect((await get(url + '_airlock/health')).status).toBe(200);
     expect(await leases()).toHaveLength(1);
     process.emit('SIGHUP', 'SIGHUP'); // reload: keeps serving

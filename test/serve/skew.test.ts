@@ -1,17 +1,12 @@
-import { describe, it, expect, afterEach } from 'vitest';
+import { describe, it, expect } from 'vitest';
 import { join } from 'node:path';
 import { createAirlockServer, type AirlockServer } from '../../src/serve/index.js';
-import { cleanup, get, setActive, tempRoot, writeVersion } from './helpers.js';
+import { cleanupServeAfterEach, get, setActive, tempRoot, writeVersion } from './helpers.js';
 
 /** Skew protection: a previous (or the coming) version's non-HTML files answer while the active one lacks them. */
 let root: string | undefined;
 let srv: AirlockServer | undefined;
-afterEach(async () => {
-  await srv?.close();
-  if (root) await cleanup(root);
-  srv = undefined;
-  root = undefined;
-});
+cleanupServeAfterEach(() => { const r = { servers: [srv], root }; srv = undefined; root = undefined; return r; });
 
 const page = (v: string) => `<!doctype html><h1>${v}</h1><script src="/assets/app.${v}.js"></script>`;
 async function store() {

@@ -1,19 +1,14 @@
-import { describe, it, expect, afterEach } from 'vitest';
+import { describe, it, expect } from 'vitest';
 import { join } from 'node:path';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
 import { createAirlockServer, type AirlockServer } from '../../src/serve/index.js';
-import { cleanup, get, labelledSite, setActive, tempRoot, writeVersion } from './helpers.js';
+import { cleanupServeAfterEach, get, labelledSite, setActive, tempRoot, writeVersion } from './helpers.js';
 
 let root: string | undefined;
 let srv: AirlockServer | undefined;
-afterEach(async () => {
-  await srv?.close();
-  if (root) await cleanup(root);
-  srv = undefined;
-  root = undefined;
-});
+cleanupServeAfterEach(() => { const r = { servers: [srv], root }; srv = undefined; root = undefined; return r; });
 
 async function twoVersions() {
   root = await tempRoot('airlock-switch-');

@@ -1,10 +1,10 @@
-import { describe, it, expect, afterEach } from 'vitest';
+import { describe, it, expect } from 'vitest';
 import { join } from 'node:path';
 import { readFile, readdir } from 'node:fs/promises';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { createAirlockServer, type AirlockServer } from '../../src/serve/index.js';
 import { listVersions } from '../../src/store/index.js';
-import { cleanup, get, setActive, tempRoot, writeVersion, type SiteFiles } from './helpers.js';
+import { cleanupServeAfterEach, get, setActive, tempRoot, writeVersion, type SiteFiles } from './helpers.js';
 
 /**
  * `airlock import` no longer precompresses; the server does it in the background after the HTML.
@@ -14,11 +14,7 @@ import { cleanup, get, setActive, tempRoot, writeVersion, type SiteFiles } from 
  */
 let root: string | undefined;
 const servers: AirlockServer[] = [];
-afterEach(async () => {
-  for (const s of servers.splice(0)) await s.close();
-  if (root) await cleanup(root);
-  root = undefined;
-});
+cleanupServeAfterEach(() => { const r = { servers: servers.splice(0), root }; root = undefined; return r; });
 
 const css = (i: number) => `.c${i}{color:#${(i * 4099).toString(16).padStart(6, '0').slice(0, 6)};margin:${i}px}\n`.repeat(200);
 function site(n: number): SiteFiles {

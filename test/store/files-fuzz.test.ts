@@ -4,14 +4,14 @@
  * accept a value of the right shape or refuse with exit 2 naming the file; never another error.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
 import { acquireLock, importPackage, readLeases, readState } from '../../src/store/index.js';
 import { readMeta } from '../../src/store/meta.js';
 import { self } from '../../src/store/proc.js';
 import { jsonMutants, mutants } from '../helpers/mutate.js';
-import { buildPackage, makeTempDir, sampleSite } from './helpers.js';
+import { buildPackage, makeTempDir, sampleSite, storeCopies } from './helpers.js';
 
 const LABEL = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 let dir: string;
@@ -28,12 +28,8 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-let n = 0;
-async function copyStore(): Promise<string> {
-  const store = join(dir, `s${++n}`);
-  await cp(pristine, store, { recursive: true });
-  return store;
-}
+const copyOf = storeCopies();
+const copyStore = (): Promise<string> => copyOf(dir, pristine);
 /** Array nesting depth, counted without recursion. */
 function depth(v: unknown): number {
   let d = 0;

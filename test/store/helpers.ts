@@ -4,9 +4,10 @@
  * and the package tar, node:crypto Ed25519 for the signature.
  */
 import { createHash, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
-import { mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { walk } from '../helpers/walk.js';
 import * as tar from 'tar';
 
 export interface TestKey { priv: KeyObject; pub: KeyObject; pubPath: string }
@@ -34,15 +35,6 @@ export function sampleSite(tag: string, extraFiles = 0): Record<string, string |
   return files;
 }
 
-async function walk(dir: string, base = dir): Promise<string[]> {
-  const out: string[] = [];
-  for (const e of await readdir(dir, { withFileTypes: true })) {
-    const p = join(dir, e.name);
-    if (e.isDirectory()) out.push(...(await walk(p, base)));
-    else out.push(relative(base, p).split('\\').join('/'));
-  }
-  return out;
-}
 
 const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
 
@@ -117,4 +109,14 @@ export async function treeDigest(root: string, o: { all?: boolean } = {}): Promi
   };
   await stat(root).then(() => visit(root), () => h.update('(absent)'));
   return h.digest('hex');
+}
+
+/** A copier of stores: each call copies `pristine` to a new folder under `dir` (s1, s2, …) and gives its path. */
+export function storeCopies(): (dir: string, pristine: string) => Promise<string> {
+  let n = 0;
+  return async (dir, pristine) => {
+    const store = join(dir, `s${++n}`);
+    await cp(pristine, store, { recursive: true });
+    return store;
+  };
 }

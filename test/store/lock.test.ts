@@ -32,18 +32,23 @@ async function deadPid(): Promise<number> {
   return c.pid!;
 }
 
+/** Eight concurrent holders of the store lock, each inside for `holdMs`: how many were ever inside at once. */
+async function mostInside(store: string, holdMs: number): Promise<number> {
+  let inside = 0;
+  let maxInside = 0;
+  await Promise.all(Array.from({ length: 8 }, () => withLock(store, async () => {
+    maxInside = Math.max(maxInside, ++inside);
+    await new Promise((r) => setTimeout(r, holdMs)); // time inside the lock, not a wait for a condition
+    inside--;
+  })));
+  return maxInside;
+}
+
 describe('store lock', () => {
   it('serialises holders: concurrent critical sections never overlap', async () => {
     const store = await makeTempDir();
     dirs.push(store);
-    let inside = 0;
-    let maxInside = 0;
-    await Promise.all(Array.from({ length: 8 }, () => withLock(store, async () => {
-      maxInside = Math.max(maxInside, ++inside);
-      await new Promise((r) => setTimeout(r, 5));
-      inside--;
-    })));
-    expect(maxInside).toBe(1);
+    expect(await mostInside(store, 5)).toBe(1);
     await expect(readdir(store)).resolves.toEqual([]); // released, no temp files left
   });
 
@@ -74,14 +79,7 @@ describe('store lock', () => {
     const pid = await deadPid();
     for (let round = 0; round < 5; round++) {
       await writeFile(join(store, 'lock'), JSON.stringify({ pid, start: '1', nonce: `dead-${round}`, since: 'then' }));
-      let inside = 0;
-      let maxInside = 0;
-      await Promise.all(Array.from({ length: 8 }, () => withLock(store, async () => {
-        maxInside = Math.max(maxInside, ++inside);
-        await new Promise((r) => setTimeout(r, 2));
-        inside--;
-      })));
-      expect(maxInside).toBe(1);
+      expect(await mostInside(store, 2)).toBe(1);
     }
     await expect(readdir(store)).resolves.toEqual([]);
   });

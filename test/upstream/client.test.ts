@@ -4,7 +4,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { AirlockError, AuthError, EXIT, UpstreamError } from '../../src/errors.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { ServiceClient, finishThreadId, type RetryInfo, type UiMessageChunk } from '../../src/upstream/index.js';
-import { FAST, sleep, tinySite } from '../emulator/site.js';
+import { FAST, tinySite } from '../emulator/site.js';
+import { until } from '../helpers/wait.js';
 
 const DOMAIN = 'docs.example.com';
 const FORBIDDEN = 'svc_forbidden0123456789abcdef';
@@ -164,7 +165,7 @@ describe('ServiceClient against the emulator', () => {
     // The job stays active until the waiter has asked twice more; then its 150 ms pass at once.
     const polls = () => emu.state.apiRequests.filter((r) => r.path.endsWith(`/job/${created.id}`)).length;
     const waiting = c.waitForAgentJob('proj1', created.id, { intervalMs: 20, timeoutMs: 10_000 });
-    for (const t0 = Date.now(); polls() < 3 && Date.now() - t0 < 10_000;) await sleep(5);
+    await until(() => polls() >= 3, { timeoutMs: 10_000, intervalMs: 5 }).catch(() => undefined);
     const asked = polls();
     expect(asked).toBeGreaterThanOrEqual(3);
     clock += 150;

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { loadValues } from '../../src/values/index.js';
 import { AirlockError } from '../../src/errors.js';
 import { airlockAsync } from '../helpers/bin.js';
-import { jsonMutants, mutants } from '../helpers/mutate.js';
+import { jsonMutants, mutants, toJson } from '../helpers/mutate.js';
 import { parse } from 'yaml';
 
 /**
@@ -159,18 +159,6 @@ describe('values file bounds (through the binary)', () => {
   }, 60_000);
 });
 
-/** JSON.stringify, except that a chain of one-element arrays (jsonMutants' 5,000-deep value) is written without recursing. */
-function toJson(v: unknown): string {
-  if (Array.isArray(v)) {
-    let depth = 0;
-    let inner: unknown = v;
-    while (Array.isArray(inner) && inner.length === 1) { inner = inner[0]; depth++; }
-    if (depth > 1) return '['.repeat(depth) + toJson(inner) + ']'.repeat(depth);
-    return `[${v.map(toJson).join(',')}]`;
-  }
-  if (v !== null && typeof v === 'object') return `{${Object.entries(v).map(([k, x]) => `${JSON.stringify(k)}:${toJson(x)}`).join(',')}}`;
-  return JSON.stringify(v) ?? 'null';
-}
 
 describe('values file mutation fuzz (in process)', () => {
   it('600 byte mutants: each loads or is refused with AIRLOCK_BAD_VALUES (exit 2) naming the file', async () => {

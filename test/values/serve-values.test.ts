@@ -7,6 +7,7 @@ import { ServiceClient } from '../../src/upstream/index.js';
 import { makePackage } from '../helpers/make-package.js';
 import { siteFiles, tgz } from '../helpers/evil-archives.js';
 import { run, start, tempDir, type Running } from '../mirror/helpers.js';
+import { until } from '../helpers/wait.js';
 
 /** `airlock serve --values FILE` as a binary: start-up plan, downloads, fallbacks, readiness. */
 let emu: RunningEmulator;
@@ -40,16 +41,13 @@ async function setup(yaml: string, withV1 = true): Promise<{ dir: string; store:
 async function bundleLink(): Promise<string> {
   const c = new ServiceClient({ baseUrl: emu.url, adminKey: emu.keys.admin });
   const job = await c.startExport('docs.example.com');
-  for (let i = 0; i < 100 && (await c.getExport(job.jobId)).status !== 'completed'; i++) await new Promise((r) => setTimeout(r, 20));
+  await until(async () => (await c.getExport(job.jobId)).status === 'completed', { timeoutMs: 10_000, intervalMs: 20 }).catch(() => undefined);
   return (await c.getBundle(job.jobId)).bundleUrl;
 }
 
 /** Bounded wait for a condition (the bundle downloads behind the served version). */
-async function until(f: () => Promise<boolean>, ms = 20_000): Promise<void> {
-  for (const end = Date.now() + ms; !(await f());) {
-    if (Date.now() > end) throw new Error(`not within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+async function holds(f: () => Promise<boolean>, ms = 20_000): Promise<void> {
+  await until(f, { timeoutMs: ms, intervalMs: 50 });
 }
 
 const ready = async (url: string) => { const r = await fetch(url + '/_airlock/ready'); return { status: r.status, body: await r.json() as Record<string, unknown> }; };
@@ -80,10 +78,10 @@ describe('airlock serve --values', () => {
     const s = await start(['serve', '--values', values, '--port', '0']);
     running.push(s);
     // The store's v1 is served while the bundle downloads; the import activates the new version.
-    await until(async () => /^bundle-/.test((await readState(store)).active ?? ''));
+    await holds(async () => /^bundle-/.test((await readState(store)).active ?? ''));
     const active = (await readState(store)).active!;
     expect(active).toMatch(/^bundle-[0-9a-f]{12}$/);
-    await until(async () => (await fetch(s.url + '/')).headers.get('x-airlock-version') === active, 5_000);
+    await holds(async () => (await fetch(s.url + '/')).headers.get('x-airlock-version') === active, 5_000);
     expect((await fetch(s.url + '/')).headers.get('x-airlock-version')).toBe(active);
     expect((await ready(s.url)).status).toBe(200);
     expect(s.stderr()).not.toMatch(/X-Amz-Signature=|sig=/); // the link's credential is never logged
@@ -102,7 +100,7 @@ describe('airlock serve --values', () => {
     const s = await start(['serve', '--values', values, '--port', '0'], {}, 40_000);
     running.push(s);
     expect((await ready(s.url)).status).toBe(200); // at once: v1 is served while the download is tried
-    await until(async () => /SERVING THE PREVIOUSLY ACTIVE VERSION v1[\s\S]*\*{20,}/.test(s.stderr()), 40_000);
+    await holds(async () => /SERVING THE PREVIOUSLY ACTIVE VERSION v1[\s\S]*\*{20,}/.test(s.stderr()), 40_000);
     expect(s.stderr()).toMatch(/\*{20,}[\s\S]*WARNING[\s\S]*SERVING THE PREVIOUSLY ACTIVE VERSION v1[\s\S]*\*{20,}/);
     const r = await ready(s.url);
     expect(r.status).toBe(200);
@@ -116,7 +114,7 @@ describe('airlock serve --values', () => {
     const { values, store } = await setup(`staticExport:\n  bundleUrl: ${await bundleLink()}\n  allowUnsigned: true\nstore: STORE\n`);
     const s = await start(['serve', '--values', values, '--port', '0']);
     running.push(s);
-    await until(async () => s.stderr().includes('AIRLOCK_UNSAFE'));
+    await holds(async () => s.stderr().includes('AIRLOCK_UNSAFE'));
     expect((await listVersions(store)).map((v) => v.version)).toEqual(['v1']);
     expect((await ready(s.url)).body.warning).toBeDefined();
   });
@@ -181,7 +179,7 @@ describe('airlock serve --values', () => {
       boot ??= /starting at (http:\/\/[^/\s]+)\//.exec(err)?.[1];
     });
     pending.catch(() => {});
-    for (let i = 0; i < 500 && boot === undefined; i++) await new Promise((r) => setTimeout(r, 10));
+    await until(() => boot !== undefined, { timeoutMs: 5000, intervalMs: 10 }).catch(() => undefined);
     expect(boot).toBeDefined();
     expect((await ready(boot!)).status).toBe(503);
     expect((await fetch(boot! + '/_airlock/health')).status).toBe(200);

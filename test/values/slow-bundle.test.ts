@@ -7,6 +7,7 @@ import { importPackage } from '../../src/store/index.js';
 import { makePackage } from '../helpers/make-package.js';
 import { airlockAsync } from '../helpers/bin.js';
 import { start, tempDir, type Running } from '../mirror/helpers.js';
+import { until as untilValue } from '../helpers/wait.js';
 
 /**
  * A slow bundle server must not keep a replica down that has a good version: it is served (ready
@@ -53,15 +54,7 @@ async function setup(url: string, download: string, withV1 = true): Promise<{ va
 }
 
 const ready = async (url: string) => { const r = await fetch(url + '/_airlock/ready'); return { status: r.status, body: await r.json() as Record<string, unknown> }; };
-async function until<T>(f: () => Promise<T | null | undefined | false>, ms: number): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`not within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const until = <T>(f: () => Promise<T | null | undefined | false>, ms: number): Promise<T> => untilValue(f, { timeoutMs: ms, intervalMs: 50 });
 
 describe('serve --values: a slow bundle server', () => {
   it('serves the active version while the bundle downloads (ready 200), then switches to the imported one', { timeout: 60_000 }, async () => {
