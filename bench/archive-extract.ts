@@ -29,12 +29,15 @@ if (process.argv[2] === '--child') {
   process.exit(0);
 }
 
-const WORDS = 'the docs guide api reference install configure deploy server client token request response error page section example code function return value option default build static export search assistant analytics'.split(' ');
+const WORDS =
+  'the docs guide api reference install configure deploy server client token request response error page section example code function return value option default build static export search assistant analytics'.split(
+    ' ',
+  );
 
 /** Deterministic pseudo-random HTML page: compresses roughly like real docs (~4-6x). */
 function page(seed: number, bytes: number): string {
-  let x = seed * 2654435761 >>> 0;
-  const rnd = () => ((x = (x * 1103515245 + 12345) >>> 0) >>> 8);
+  let x = (seed * 2654435761) >>> 0;
+  const rnd = () => (x = (x * 1103515245 + 12345) >>> 0) >>> 8;
   const parts = [`<!doctype html><html><head><title>Page ${seed}</title></head><body><main>`];
   let n = parts[0]!.length;
   while (n < bytes) {
@@ -73,7 +76,10 @@ try {
   execFileSync('tar', ['-czf', tgz, '-C', join(root, 'src'), 'site']);
   const zipPath = join(root, 'site.zip');
   const z = new yazl.ZipFile();
-  const list = execFileSync('find', ['site', '-type', 'f'], { cwd: join(root, 'src') }).toString().trim().split('\n');
+  const list = execFileSync('find', ['site', '-type', 'f'], { cwd: join(root, 'src') })
+    .toString()
+    .trim()
+    .split('\n');
   for (const f of list) z.addFile(join(root, 'src', f), f);
   z.end();
   await once(z.outputStream.pipe(createWriteStream(zipPath)), 'finish');

@@ -29,23 +29,45 @@ const head = JSON.parse(await readFile(join(base, 'audit.head'), 'utf8'));
 let { count, hash, size } = head;
 const chunks: string[] = [];
 for (let i = 0; i < Number(values.lines); i++) {
-  const line = { n: count + 1, time: new Date().toISOString(), user: 'bench', command: 'activate', outcome: 'activated', reason: null, package: null, packageSha256: null, domain: 'docs.example.com', version: 'v1', signers: [], detail: 'x'.repeat(150), prevHash: hash };
+  const line = {
+    n: count + 1,
+    time: new Date().toISOString(),
+    user: 'bench',
+    command: 'activate',
+    outcome: 'activated',
+    reason: null,
+    package: null,
+    packageSha256: null,
+    domain: 'docs.example.com',
+    version: 'v1',
+    signers: [],
+    detail: 'x'.repeat(150),
+    prevHash: hash,
+  };
   const text = JSON.stringify(line);
   chunks.push(text + '\n');
-  count++; hash = createHash('sha256').update(text).digest('hex'); size += Buffer.byteLength(text) + 1;
+  count++;
+  hash = createHash('sha256').update(text).digest('hex');
+  size += Buffer.byteLength(text) + 1;
 }
 await appendFile(join(base, 'audit.log'), chunks.join(''));
 await writeFile(join(base, 'audit.head'), JSON.stringify({ count, hash, size }) + '\n');
-const r0 = await verifyAudit(base); console.log('lines', r0.lines, 'ok', r0.ok, 'bytes', size);
+const r0 = await verifyAudit(base);
+console.log('lines', r0.lines, 'ok', r0.ok, 'bytes', size);
 const scans: number[] = [];
-for (let i = 0; i < 5; i++) { const t = performance.now(); await verifyAudit(base); scans.push(performance.now() - t); }
+for (let i = 0; i < 5; i++) {
+  const t = performance.now();
+  await verifyAudit(base);
+  scans.push(performance.now() - t);
+}
 const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 console.log('one scan median ms', med(scans).toFixed(0));
 const bin = values.bin;
 const imps: number[] = [];
 const pkg = await buildPackage(dir, { version: 'v2', files: sampleSite('v2'), key });
 for (let i = 0; i < 5; i++) {
-  const s = join(dir, `s${i}`); await cp(base, s, { recursive: true });
+  const s = join(dir, `s${i}`);
+  await cp(base, s, { recursive: true });
   const t = performance.now();
   const r = spawnSync(process.execPath, [bin, 'import', pkg, '--store', s, '--trust', key.pubPath], { encoding: 'utf8' });
   imps.push(performance.now() - t);

@@ -24,7 +24,7 @@ const maxBytes = Number(values['max-mb']) * 1048576;
 function collect(dir: string, re: RegExp): Buffer[] {
   const out: Buffer[] = [];
   let total = 0;
-  for (const p of (readdirSync(dir, { recursive: true, encoding: 'utf8' })).sort()) {
+  for (const p of readdirSync(dir, { recursive: true, encoding: 'utf8' }).sort()) {
     if (!re.test(p)) continue;
     const full = join(dir, p);
     const s = statSync(full);
@@ -45,12 +45,15 @@ function measure(name: string, files: Buffer[]): void {
     rows.push({ level, family, ratio: total / out, mbps: total / 1048576 / ((performance.now() - t0) / 1000) });
   };
   for (const q of [4, 5, 6, 9, 11]) {
-    run(`brotli ${q}`, 'br', (b) => brotliCompressSync(b, { params: { [C.BROTLI_PARAM_QUALITY]: q, [C.BROTLI_PARAM_SIZE_HINT]: b.length, [C.BROTLI_PARAM_MODE]: C.BROTLI_MODE_TEXT } }));
+    run(`brotli ${q}`, 'br', (b) =>
+      brotliCompressSync(b, { params: { [C.BROTLI_PARAM_QUALITY]: q, [C.BROTLI_PARAM_SIZE_HINT]: b.length, [C.BROTLI_PARAM_MODE]: C.BROTLI_MODE_TEXT } }),
+    );
   }
   for (const l of [1, 4, 6, 9]) run(`gzip ${l}`, 'gz', (b) => gzipSync(b, { level: l }));
   const best = { br: rows.find((r) => r.level === 'brotli 11')!.ratio, gz: rows.find((r) => r.level === 'gzip 9')!.ratio };
   process.stdout.write(`\n${name}: ${files.length} files, ${(total / 1048576).toFixed(1)} MB\n| level | ratio | of best | MB/s |\n|---|---:|---:|---:|\n`);
-  for (const r of rows) process.stdout.write(`| ${r.level} | ${r.ratio.toFixed(2)} | ${((100 * r.ratio) / best[r.family]).toFixed(0)} % | ${r.mbps.toFixed(1)} |\n`);
+  for (const r of rows)
+    process.stdout.write(`| ${r.level} | ${r.ratio.toFixed(2)} | ${((100 * r.ratio) / best[r.family]).toFixed(0)} % | ${r.mbps.toFixed(1)} |\n`);
 }
 
 const dir = await mkdtemp(join(tmpdir(), 'airlock-levels-'));

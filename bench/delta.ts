@@ -57,11 +57,16 @@ async function pack(site: string, version: string): Promise<string> {
 /** The three successors of the base site (each a copy of it, changed in place). */
 const CHANGES: Record<string, (site: string, html: string[]) => Promise<void>> = {
   '(a) one page edited': async (site, html) => {
-    await edit(join(site, html[html.length >> 1]!), (s) => s.replace('</h1>', ' (revised)</h1>').replace(/<p>/, '<p>This paragraph was rewritten for the new release. '));
+    await edit(join(site, html[html.length >> 1]!), (s) =>
+      s.replace('</h1>', ' (revised)</h1>').replace(/<p>/, '<p>This paragraph was rewritten for the new release. '),
+    );
   },
   '(b) one page added, every nav changes': async (site, html) => {
     await writeFile(join(site, 'whats-new.html'), (await readFile(join(site, html[1]!), 'utf8')).replace(/<h1>[^<]*<\/h1>/, '<h1>What is new</h1>'));
-    for (const p of [...html, 'whats-new.html']) await edit(join(site, p), (s) => s.replace('<li><a href="/">Home</a></li>', '<li><a href="/">Home</a></li><li><a href="/whats-new">What is new</a></li>'));
+    for (const p of [...html, 'whats-new.html'])
+      await edit(join(site, p), (s) =>
+        s.replace('<li><a href="/">Home</a></li>', '<li><a href="/">Home</a></li><li><a href="/whats-new">What is new</a></li>'),
+      );
   },
   '(c) 10 % pages changed, assets rehashed': async (site, html) => {
     const all = await walk(site);
@@ -71,7 +76,10 @@ const CHANGES: Record<string, (site: string, html: string[]) => Promise<void>> =
       const h = createHash('sha256').update(body).digest('hex');
       const to = a.replace(/([-/])[0-9a-f]{8,}\.(js|css)$/, (_m, sep: string, ext: string) => `${sep}${h.slice(0, sep === '-' ? 8 : 16)}.${ext}`);
       await writeFile(join(site, a), body);
-      if (to !== a) { await rename(join(site, a), join(site, to)); renames.push([a, to]); }
+      if (to !== a) {
+        await rename(join(site, a), join(site, to));
+        renames.push([a, to]);
+      }
     }
     for (const [i, p] of html.entries()) {
       await edit(join(site, p), (s) => {
@@ -85,7 +93,10 @@ const CHANGES: Record<string, (site: string, html: string[]) => Promise<void>> =
 /** Drop the page cache (after sync, so nothing dirty is lost): false when not permitted. */
 async function dropCaches(): Promise<boolean> {
   spawnSync('sync');
-  return writeFile('/proc/sys/vm/drop_caches', '3\n').then(() => true, () => false);
+  return writeFile('/proc/sys/vm/drop_caches', '3\n').then(
+    () => true,
+    () => false,
+  );
 }
 
 /**
@@ -144,9 +155,11 @@ for (const [name, change] of Object.entries(CHANGES)) {
     const dm = median(times[mode].delta);
     return `${mode}: delta ${(dm / 1000).toFixed(2)} s, full ${(f / 1000).toFixed(2)} s, ratio ${(dm / f).toFixed(2)}x`;
   };
-  process.stdout.write(`${name}: delta ${(d.deltaBytes / 1024).toFixed(1)} KiB = ${((100 * d.deltaBytes) / fullBytes).toFixed(2)} % of the full package (${(fullBytes / 1048576).toFixed(2)} MB)` +
-    ` [${d.ops.patch} patched, ${d.ops.whole} whole, ${d.ops.copy} copied, ${d.unchanged} unchanged, ${d.removed} removed; made in ${(makeMs / 1000).toFixed(1)} s];` +
-    ` import ${row('warm')}; ${row('cold')} [medians of ${runs}]\n`);
+  process.stdout.write(
+    `${name}: delta ${(d.deltaBytes / 1024).toFixed(1)} KiB = ${((100 * d.deltaBytes) / fullBytes).toFixed(2)} % of the full package (${(fullBytes / 1048576).toFixed(2)} MB)` +
+      ` [${d.ops.patch} patched, ${d.ops.whole} whole, ${d.ops.copy} copied, ${d.unchanged} unchanged, ${d.removed} removed; made in ${(makeMs / 1000).toFixed(1)} s];` +
+      ` import ${row('warm')}; ${row('cold')} [medians of ${runs}]\n`,
+  );
   await rm(join(work, `out-${version}`), { recursive: true, force: true });
   await rm(full);
 }

@@ -39,7 +39,9 @@ async function generate(mb: number, path: string): Promise<void> {
   const gz = createGzip({ level: 1 });
   const out = createWriteStream(path + '.tmp');
   gz.pipe(out);
-  const write = async (b: Buffer) => { if (!gz.write(b)) await once(gz, 'drain'); };
+  const write = async (b: Buffer) => {
+    if (!gz.write(b)) await once(gz, 'drain');
+  };
   const pad = (n: number) => Buffer.alloc((512 - (n % 512)) % 512);
   const index = Buffer.from('<!doctype html><title>bench</title><h1>bench</h1>');
   await write(tarHeader({ name: 'site/index.html', size: index.length }));
@@ -63,10 +65,12 @@ function timed(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d));
   child.stderr.on('data', (d: Buffer) => (stderr += d));
-  return new Promise((res, rej) => child.on('close', (code) => {
-    if (code !== 0) rej(new Error(`${cmd} ${args.join(' ')} failed (${code}): ${stderr}`));
-    else res({ ms: performance.now() - t0, stdout });
-  }));
+  return new Promise((res, rej) =>
+    child.on('close', (code) => {
+      if (code !== 0) rej(new Error(`${cmd} ${args.join(' ')} failed (${code}): ${stderr}`));
+      else res({ ms: performance.now() - t0, stdout });
+    }),
+  );
 }
 
 /** `airlock emulate` as a child; its banner names the URL and the admin key file. */
@@ -90,10 +94,17 @@ async function benchSize(mb: number): Promise<void> {
   // The emulator runs in its own process (`airlock emulate`), so this process is idle while
   // curl and airlock download: neither competes with the server for this process's event loop.
   const emu = await startEmulate();
-  await fetch(`${emu.url}/_emulator/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ serveArchive: [{ domain: 'docs.example.com', path: archive }], linkLifetimeSeconds: 3600 }) });
+  await fetch(`${emu.url}/_emulator/faults`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ serveArchive: [{ domain: 'docs.example.com', path: archive }], linkLifetimeSeconds: 3600 }),
+  });
   const client = new ServiceClient({ baseUrl: emu.url, adminKey: emu.key });
   const env = { ...process.env, AIRLOCK_API_URL: emu.url, AIRLOCK_ADMIN_KEY: emu.key };
-  const curlMs: number[] = [], dlMs: number[] = [], totalMs: number[] = [], rss: number[] = [];
+  const curlMs: number[] = [],
+    dlMs: number[] = [],
+    totalMs: number[] = [],
+    rss: number[] = [];
   try {
     const job = await client.startExport('docs.example.com');
     await waitForJob(client, job.jobId, { intervalMs: 100, timeoutMs: 30_000 });
@@ -106,7 +117,11 @@ async function benchSize(mb: number): Promise<void> {
       curlMs.push((await timed('curl', ['-s', '-f', '-o', join(out, 'curl.bin'), link.bundleUrl])).ms);
       await rm(join(out, 'curl.bin'));
       const rssFile = join(out, 'rss.txt');
-      const r = await timed('/usr/bin/time', ['-f', '%M', '-o', rssFile, process.execPath, BIN, 'fetch', '--domain', 'docs.example.com', '--job', job.jobId, '--out', out, '--json'], env);
+      const r = await timed(
+        '/usr/bin/time',
+        ['-f', '%M', '-o', rssFile, process.execPath, BIN, 'fetch', '--domain', 'docs.example.com', '--job', job.jobId, '--out', out, '--json'],
+        env,
+      );
       const summary = JSON.parse(r.stdout) as { seconds: { download: number; total: number }; archive: { size: number } };
       if (summary.archive.size !== size) throw new Error('size mismatch');
       dlMs.push(summary.seconds.download * 1000);
@@ -118,9 +133,13 @@ async function benchSize(mb: number): Promise<void> {
   } finally {
     emu.close();
   }
-  const c = median(curlMs), d = median(dlMs), t = median(totalMs);
-  const mbps = (ms: number) => ((size / MB) / (ms / 1000)).toFixed(0);
-  console.log(`| ${(size / MB).toFixed(0)} MiB | ${(c / 1000).toFixed(2)} s (${mbps(c)} MiB/s) | ${(d / 1000).toFixed(2)} s (${mbps(d)} MiB/s) | ${(c / d).toFixed(2)}x | ${(t / 1000).toFixed(2)} s | ${Math.max(...rss).toFixed(0)} MB |`);
+  const c = median(curlMs),
+    d = median(dlMs),
+    t = median(totalMs);
+  const mbps = (ms: number) => (size / MB / (ms / 1000)).toFixed(0);
+  console.log(
+    `| ${(size / MB).toFixed(0)} MiB | ${(c / 1000).toFixed(2)} s (${mbps(c)} MiB/s) | ${(d / 1000).toFixed(2)} s (${mbps(d)} MiB/s) | ${(c / d).toFixed(2)}x | ${(t / 1000).toFixed(2)} s | ${Math.max(...rss).toFixed(0)} MB |`,
+  );
 }
 
 await mkdir(work, { recursive: true });

@@ -23,7 +23,10 @@ function page(i: number): Buffer {
 
 const inputs = Array.from({ length: 50 }, (_, i) => page(i));
 const size = inputs[0]!.length;
-for (const [label, resolved] of [['air-gapped', resolveFeatures()], ['cloud', resolveFeatures({ deployment: 'cloud' })]] as const) {
+for (const [label, resolved] of [
+  ['air-gapped', resolveFeatures()],
+  ['cloud', resolveFeatures({ deployment: 'cloud' })],
+] as const) {
   const policy = createPagePolicy(resolved);
   for (let i = 0; i < 200; i++) await policy.transform(inputs[i % inputs.length]!, `warm${i}.html`); // JIT + wasm warm-up
   const t0 = process.hrtime.bigint();
@@ -34,7 +37,9 @@ for (const [label, resolved] of [['air-gapped', resolveFeatures()], ['cloud', re
   const cpu = (c.user + c.system) / 1e6;
   const rate = pages / s;
   // CPU time as well as wall time: on a shared machine the wall clock also counts waiting for a core.
-  console.log(`${label.padEnd(10)} ${pages} pages of ${(size / 1024).toFixed(1)} KB in ${s.toFixed(2)} s (${cpu.toFixed(2)} s CPU): ` +
-    `${rate.toFixed(0)} pages/s wall, ${(pages / cpu).toFixed(0)} pages/s CPU, ${((rate * size) / 1048576).toFixed(1)} MB/s; ` +
-    `10,000 pages ≈ ${(10000 / rate).toFixed(1)} s wall`);
+  console.log(
+    `${label.padEnd(10)} ${pages} pages of ${(size / 1024).toFixed(1)} KB in ${s.toFixed(2)} s (${cpu.toFixed(2)} s CPU): ` +
+      `${rate.toFixed(0)} pages/s wall, ${(pages / cpu).toFixed(0)} pages/s CPU, ${((rate * size) / 1048576).toFixed(1)} MB/s; ` +
+      `10,000 pages ≈ ${(10000 / rate).toFixed(1)} s wall`,
+  );
 }

@@ -31,10 +31,16 @@ import { parseArgs } from 'node:util';
 import { writePackage, type Manifest } from '../src/package/index.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const { values } = parseArgs({ options: {
-  files: { type: 'string', default: '200001' }, bin: { type: 'string' }, dir: { type: 'string' },
-  cases: { type: 'string', default: 'declared,unlisted,zero' }, 'zero-mb': { type: 'string', default: '1500' }, runs: { type: 'string', default: '5' },
-} });
+const { values } = parseArgs({
+  options: {
+    files: { type: 'string', default: '200001' },
+    bin: { type: 'string' },
+    dir: { type: 'string' },
+    cases: { type: 'string', default: 'declared,unlisted,zero' },
+    'zero-mb': { type: 'string', default: '1500' },
+    runs: { type: 'string', default: '5' },
+  },
+});
 const cases = new Set(values.cases.split(','));
 const runs = Number(values.runs);
 const count = Number(values.files);
@@ -82,8 +88,14 @@ async function build(): Promise<{ declared: string; unlisted: string }> {
   const size = (await stat(archive)).size;
   const records = files.map((f) => ({ path: f.path, size: f.body.length, sha256: sha256(f.body) })).sort((a, b) => (a.path < b.path ? -1 : 1));
   const manifest = (list: typeof records, version: string): Manifest => ({
-    format: 'airlock-package/1', domain: 'docs.example.com', version, jobId: null, createdAt: new Date().toISOString(), pageCount: list.length,
-    archive: { name: 'bundle.tar.gz', format: 'tar.gz', size, sha256: archiveSha }, files: list,
+    format: 'airlock-package/1',
+    domain: 'docs.example.com',
+    version,
+    jobId: null,
+    createdAt: new Date().toISOString(),
+    pageCount: list.length,
+    archive: { name: 'bundle.tar.gz', format: 'tar.gz', size, sha256: archiveSha },
+    files: list,
   });
   const declared = join(work, 'declared.airlock');
   const unlisted = join(work, 'unlisted.airlock');
@@ -120,23 +132,30 @@ async function main(): Promise<void> {
     await mkdir(store, { recursive: true }); // an existing store: the refusal is audited
     const times: Record<'verify' | 'import', number[]> = { verify: [], import: [] };
     let last = { verify: '', import: '' };
-    for (let i = 0; i < runs; i++) { // alternated, so both see the same machine load
+    for (let i = 0; i < runs; i++) {
+      // alternated, so both see the same machine load
       const v = run(['verify', pkg, '--allow-unsigned']);
       const m = run(['import', pkg, '--store', store, '--allow-unsigned', '--no-precompress']);
       times.verify.push(v.ms);
       times.import.push(m.ms);
       last = { verify: `exit ${v.status}: ${v.last}`, import: `exit ${m.status}: ${m.last}` };
     }
-    process.stdout.write(`\nzero-filled package, ${values['zero-mb']} MB, ${runs} runs each\n\n| command | median s | min s | max s | last message |\n|---|---|---|---|---|\n`);
+    process.stdout.write(
+      `\nzero-filled package, ${values['zero-mb']} MB, ${runs} runs each\n\n| command | median s | min s | max s | last message |\n|---|---|---|---|---|\n`,
+    );
     for (const c of ['verify', 'import'] as const) {
       const t = times[c];
-      process.stdout.write(`| ${c} | ${(median(t) / 1000).toFixed(2)} | ${(Math.min(...t) / 1000).toFixed(2)} | ${(Math.max(...t) / 1000).toFixed(2)} | ${last[c]} |\n`);
+      process.stdout.write(
+        `| ${c} | ${(median(t) / 1000).toFixed(2)} | ${(Math.min(...t) / 1000).toFixed(2)} | ${(Math.max(...t) / 1000).toFixed(2)} | ${last[c]} |\n`,
+      );
     }
     await rm(store, { recursive: true, force: true });
     await rm(pkg);
   }
   if (!built) return;
-  process.stdout.write(`files in the archive: ${count}\n\n| package | command | exit | seconds | files left in the store | message |\n|---|---|---|---|---|---|\n`);
+  process.stdout.write(
+    `files in the archive: ${count}\n\n| package | command | exit | seconds | files left in the store | message |\n|---|---|---|---|---|---|\n`,
+  );
   for (const [name, pkg] of Object.entries(pkgs).filter(([name]) => cases.has(name))) {
     const store = join(work, `store-${name}`);
     const verify = run(['verify', pkg, '--allow-unsigned']);

@@ -34,17 +34,25 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = join(ROOT, 'dist/src/cli/bin.js');
 const DIST_STORE = join(ROOT, 'dist/src/store/index.js');
 
-interface SiteShape { label: string; gen: GenerateOptions; pad?: (site: string) => Promise<void> }
+interface SiteShape {
+  label: string;
+  gen: GenerateOptions;
+  pad?: (site: string) => Promise<void>;
+}
 const SITES: Record<string, SiteShape> = {
   gen3000: { label: 'generated 3,000 pages', gen: { pages: 2900, bytesPerPage: 37_000 } },
   real: { label: 'real-export-shaped', gen: REAL_EXPORT, pad: padRealExport },
   '1gb': { label: 'generated 1 GB', gen: { pages: 10_000, bytesPerPage: 100_000 } },
 };
 
-const { values } = parseArgs({ options: {
-  sites: { type: 'string', default: 'gen3000,real' }, runs: { type: 'string', default: '3' }, dir: { type: 'string' },
-  'no-extract-row': { type: 'boolean', default: false },
-} });
+const { values } = parseArgs({
+  options: {
+    sites: { type: 'string', default: 'gen3000,real' },
+    runs: { type: 'string', default: '3' },
+    dir: { type: 'string' },
+    'no-extract-row': { type: 'boolean', default: false },
+  },
+});
 const runs = Number(values.runs);
 const work = resolve(values.dir ?? join(ROOT, 'bench/out/import'));
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -57,15 +65,28 @@ function sh(cmd: string, args: string[], cwd?: string): number {
   return performance.now() - t0;
 }
 
-interface Prepared { files: number; bytes: number; htmlPaths: string[]; archive: string; pkg: string; label: string }
+interface Prepared {
+  files: number;
+  bytes: number;
+  htmlPaths: string[];
+  archive: string;
+  pkg: string;
+  label: string;
+}
 
 async function makePackage(dir: string, site: string, label: string, pageCount: number): Promise<{ archive: string; pkg: string; manifest: Manifest }> {
   const archive = join(dir, `${label}.tar.gz`);
   sh('tar', ['-czf', archive, '-C', site, '.']);
   const scan = await scanArchive({ path: archive });
   const manifest: Manifest = {
-    format: 'airlock-package/1', domain: 'docs.example.com', version: label, jobId: null, createdAt: new Date().toISOString(),
-    pageCount, archive: { name: 'bundle.tar.gz', format: 'tar.gz', size: scan.archiveSize, sha256: scan.archiveSha256 }, files: scan.files,
+    format: 'airlock-package/1',
+    domain: 'docs.example.com',
+    version: label,
+    jobId: null,
+    createdAt: new Date().toISOString(),
+    pageCount,
+    archive: { name: 'bundle.tar.gz', format: 'tar.gz', size: scan.archiveSize, sha256: scan.archiveSha256 },
+    files: scan.files,
   };
   const pkg = join(dir, `${label}.airlock`);
   await writePackage({ outPath: pkg, manifest, archivePath: archive });
@@ -91,7 +112,11 @@ async function prepare(name: string): Promise<Prepared> {
   return { files: manifest.files.length, bytes: manifest.files.reduce((n, f) => n + f.size, 0), htmlPaths, archive, pkg, label };
 }
 
-interface Served { pid: number; url: string; stop: () => Promise<void> }
+interface Served {
+  pid: number;
+  url: string;
+  stop: () => Promise<void>;
+}
 function startServe(store: string): Promise<Served> {
   const child = spawn(process.execPath, [BIN, 'serve', '--store', store, '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
   let err = '';
@@ -113,14 +138,20 @@ function startServe(store: string): Promise<Served> {
   });
 }
 
-interface Got { status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }
+interface Got {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+}
 function get(url: string, enc: string): Promise<Got> {
   return new Promise((res, rej) => {
     request(url, { headers: { 'accept-encoding': enc } }, (r) => {
       const parts: Buffer[] = [];
       r.on('data', (c: Buffer) => parts.push(c));
       r.on('end', () => res({ status: r.statusCode ?? 0, headers: r.headers, body: Buffer.concat(parts) }));
-    }).on('error', rej).end();
+    })
+      .on('error', rej)
+      .end();
   });
 }
 
@@ -135,7 +166,8 @@ const urlOf = (p: string) => '/' + p.replace(/(^|\/)index\.html$/, '$1');
 async function servedFinal(url: string, label: string, paths: string[]): Promise<boolean> {
   for (const p of paths) {
     const b = await get(url + urlOf(p), 'br');
-    if (b.status !== 200 || b.headers['x-airlock-version'] !== label || b.headers['content-encoding'] !== 'br' || !b.headers['content-security-policy']) return false;
+    if (b.status !== 200 || b.headers['x-airlock-version'] !== label || b.headers['content-encoding'] !== 'br' || !b.headers['content-security-policy'])
+      return false;
     const plain = brotliDecompressSync(b.body);
     const id = await get(url + urlOf(p), 'identity');
     if (id.headers['x-airlock-version'] !== label || !id.body.equals(plain)) return false;
@@ -152,11 +184,17 @@ function treeRssMb(pid: number): number {
     try {
       const ppid = Number(/\) \S+ (\d+)/.exec(readFileSync(`/proc/${d}/stat`, 'utf8'))?.[1]);
       kids.set(ppid, [...(kids.get(ppid) ?? []), Number(d)]);
-    } catch { /* gone */ }
+    } catch {
+      /* gone */
+    }
   }
   let kb = 0;
   const walk = (p: number) => {
-    try { kb += Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0); } catch { /* gone */ }
+    try {
+      kb += Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0);
+    } catch {
+      /* gone */
+    }
     for (const k of kids.get(p) ?? []) walk(k);
   };
   walk(pid);
@@ -171,13 +209,19 @@ function treeRssMb(pid: number): number {
  */
 const SAME_GUARANTEES = 'tar -xzf "$1" -C "$2" && find "$2" -type f -print0 | xargs -0 sha256sum >/dev/null && sync -f "$2"';
 
-interface Run { cmdMs: number; servedMs: number; cpuS: number; rssMB: number }
+interface Run {
+  cmdMs: number;
+  servedMs: number;
+  cpuS: number;
+  rssMB: number;
+}
 
 /** One `airlock import --activate` under /usr/bin/time, with a running server; until served. */
 async function importToServed(p: Prepared, store: string, served: Served): Promise<Run> {
   const t0 = performance.now();
-  const child = spawn('/usr/bin/time', ['-f', '%M %U %S', process.execPath, BIN, 'import', p.pkg, '--store', store, '--allow-unsigned', '--activate'],
-    { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn('/usr/bin/time', ['-f', '%M %U %S', process.execPath, BIN, 'import', p.pkg, '--store', store, '--allow-unsigned', '--activate'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let err = '';
   child.stderr.on('data', (c: Buffer) => (err += c.toString()));
   let polled = 0;
@@ -231,7 +275,9 @@ async function bench(name: string, base: { pkg: string }): Promise<void> {
       spawnSync('sync');
       const r = await importToServed(p, store, served);
       ours.push(r);
-      process.stderr.write(`[${name}] run ${i + 1}: tar ${s(tar.at(-1)!)}, tar+sha256sum+sync ${s(same.at(-1)!)}, import ${s(r.cmdMs)}, served ${s(r.servedMs)}, CPU ${r.cpuS.toFixed(1)} s, RSS ${r.rssMB.toFixed(0)} MB\n`);
+      process.stderr.write(
+        `[${name}] run ${i + 1}: tar ${s(tar.at(-1)!)}, tar+sha256sum+sync ${s(same.at(-1)!)}, import ${s(r.cmdMs)}, served ${s(r.servedMs)}, CPU ${r.cpuS.toFixed(1)} s, RSS ${r.rssMB.toFixed(0)} MB\n`,
+      );
     } finally {
       await served.stop();
     }
@@ -246,9 +292,13 @@ async function bench(name: string, base: { pkg: string }): Promise<void> {
   const cmd = median(ours.map((o) => o.cmdMs));
   const rss = ours.map((o) => o.rssMB);
   const size = (await stat(p.archive)).size / 1048576;
-  process.stdout.write(`\n${SITES[name]!.label}: ${p.files} files, ${(p.bytes / 1048576).toFixed(0)} MB, tar.gz ${size.toFixed(0)} MB [medians of ${runs}, same run]\n`);
+  process.stdout.write(
+    `\n${SITES[name]!.label}: ${p.files} files, ${(p.bytes / 1048576).toFixed(0)} MB, tar.gz ${size.toFixed(0)} MB [medians of ${runs}, same run]\n`,
+  );
   process.stdout.write(`| | airlock | tar -xzf | ratio | tar + sha256sum + sync | ratio |\n|---|---:|---:|---:|---:|---:|\n`);
-  process.stdout.write(`| import --activate → served (final bytes) | ${s(served)} | ${s(g)} | ${(served / g).toFixed(2)}× | ${s(sg)} | ${(served / sg).toFixed(2)}× |\n`);
+  process.stdout.write(
+    `| import --activate → served (final bytes) | ${s(served)} | ${s(g)} | ${(served / g).toFixed(2)}× | ${s(sg)} | ${(served / sg).toFixed(2)}× |\n`,
+  );
   process.stdout.write(`| import --activate (command exits) | ${s(cmd)} | ${s(g)} | ${(cmd / g).toFixed(2)}× | ${s(sg)} | ${(cmd / sg).toFixed(2)}× |\n`);
   if (extract.length) process.stdout.write(`| extraction only (importPackage) | ${s(median(extract))} | ${s(g)} | ${(median(extract) / g).toFixed(2)}× |\n`);
   process.stdout.write(`| CPU user+sys (command) | ${median(ours.map((o) => o.cpuS)).toFixed(1)} s | | |\n`);
@@ -261,7 +311,11 @@ const baseDir = join(work, 'base');
 await mkdir(baseDir, { recursive: true });
 const base = await makePackage(baseDir, committedSiteDir(), 'base', 16);
 try {
-  for (const name of String(values.sites).split(',').map((x) => x.trim()).filter(Boolean)) await bench(name, base);
+  for (const name of String(values.sites)
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean))
+    await bench(name, base);
 } finally {
   await remove(work);
 }

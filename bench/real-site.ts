@@ -8,7 +8,11 @@ import type { GenerateOptions } from '../fixtures/generate.js';
  * redirect stubs + third-party markup + a few multi-MB pages = ~2,000 HTML files), then
  * padRealExport beside them: 4,000 files in all.
  */
-export const REAL_EXPORT: GenerateOptions = { pages: 1000, bytesPerPage: 30_000, traits: { redirectStubs: 1000, thirdParty: true, largePages: { count: 3, bytes: 2_000_000 } } };
+export const REAL_EXPORT: GenerateOptions = {
+  pages: 1000,
+  bytesPerPage: 30_000,
+  traits: { redirectStubs: 1000, thirdParty: true, largePages: { count: 3, bytes: 2_000_000 } },
+};
 
 /** Real exports beside their pages: 1,400 content-hashed JS/CSS chunks, 580 small images, 20 photos of 4 MB. */
 export async function padRealExport(site: string): Promise<void> {
@@ -27,4 +31,3 @@ export async function padRealExport(site: string): Promise<void> {
   for (let i = 0; i < 580; i++) await writeFile(join(media, `fig-${i}.png`), randomFillSync(Buffer.alloc(4000 + (i % 13) * 3000)));
   for (let i = 0; i < 20; i++) await writeFile(join(media, `photo-${i}.jpg`), randomFillSync(Buffer.alloc(4 << 20)));
 }
-

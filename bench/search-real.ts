@@ -55,7 +55,12 @@ const PACKAGES: Record<string, string> = {
   'debian-reference-zh-cn': '2.100',
 };
 
-interface Judgment { site: string; q: string; want: string; alt?: string }
+interface Judgment {
+  site: string;
+  q: string;
+  want: string;
+  alt?: string;
+}
 
 async function fetchPackages(): Promise<Record<string, string>> {
   const debs = join(OUT, 'debs');
@@ -71,7 +76,8 @@ async function fetchPackages(): Promise<Record<string, string>> {
       }
       if (!file) throw new Error(`bench:search: apt-get download ${pkg}=${version} gave no .deb`);
       const v = execFileSync('dpkg-deb', ['-f', join(debs, file), 'Version'], { encoding: 'utf8' }).trim();
-      if (v !== version) throw new Error(`bench:search: ${pkg} is ${v}, the judgments are for ${version}; delete bench/out/real and pin the version that is there`);
+      if (v !== version)
+        throw new Error(`bench:search: ${pkg} is ${v}, the judgments are for ${version}; delete bench/out/real and pin the version that is there`);
       await rm(x, { recursive: true, force: true });
       await mkdir(x, { recursive: true });
       execFileSync('dpkg-deb', ['-x', join(debs, file), x]);
@@ -111,7 +117,12 @@ async function htmlFiles(dir: string): Promise<string[]> {
 }
 
 /** `/a/b.html`, `a/b`, `/a/b/` and `/a/b/index.html` all name `a/b`. */
-const norm = (p: string) => decodeURIComponent(p.split('#')[0]!).replace(/^\/+/, '').replace(/(^|\/)index\.html$/, '$1').replace(/\.html$/, '').replace(/\/$/, '');
+const norm = (p: string) =>
+  decodeURIComponent(p.split('#')[0]!)
+    .replace(/^\/+/, '')
+    .replace(/(^|\/)index\.html$/, '$1')
+    .replace(/\.html$/, '')
+    .replace(/\/$/, '');
 
 function meets(site: string, j: Judgment, url: string): boolean {
   const u = norm(url);
@@ -125,7 +136,14 @@ function readerLanguage(q: string): string | undefined {
   return undefined;
 }
 
-interface Score { n: number; top1: number; top3: number; rr: number; ms: number[]; misses: string[] }
+interface Score {
+  n: number;
+  top1: number;
+  top3: number;
+  rr: number;
+  ms: number[];
+  misses: string[];
+}
 const blank = (): Score => ({ n: 0, top1: 0, top3: 0, rr: 0, ms: [], misses: [] });
 function record(s: Score, site: string, j: Judgment, urls: string[], ms: number): void {
   const rank = urls.slice(0, 10).findIndex((u) => meets(site, j, u));
@@ -134,7 +152,8 @@ function record(s: Score, site: string, j: Judgment, urls: string[], ms: number)
   if (rank === 0) s.top1++;
   if (rank >= 0 && rank < 3) s.top3++;
   if (rank >= 0) s.rr += 1 / (rank + 1);
-  if (rank !== 0) s.misses.push(`${site}: ${JSON.stringify(j.q)} → want ${j.want}, rank ${rank < 0 ? '>10' : rank + 1}; got ${urls.slice(0, 3).map(norm).join(', ')}`);
+  if (rank !== 0)
+    s.misses.push(`${site}: ${JSON.stringify(j.q)} → want ${j.want}, rank ${rank < 0 ? '>10' : rank + 1}; got ${urls.slice(0, 3).map(norm).join(', ')}`);
 }
 
 async function airlockRun(siteDir: string, site: string, js: Judgment[], s: Score): Promise<{ buildMs: number; pages: number }> {
@@ -146,14 +165,23 @@ async function airlockRun(siteDir: string, site: string, js: Judgment[], s: Scor
   for (const j of js) {
     const t = performance.now();
     const hits = await idx.query(j.q, pageText, { pageSize: 10 });
-    record(s, site, j, hits.map((h) => h.metadata.page), performance.now() - t);
+    record(
+      s,
+      site,
+      j,
+      hits.map((h) => h.metadata.page),
+      performance.now() - t,
+    );
   }
   return { buildMs, pages: idx.size };
 }
 
 /** Pagefind's Node API (the `pagefind` dev dependency), the part used here. */
 interface PagefindNode {
-  createIndex(o: Record<string, unknown>): Promise<{ index?: { addDirectory(o: { path: string }): Promise<{ errors: string[]; page_count: number }>; writeFiles(o: { outputPath: string }): Promise<unknown> }; errors: string[] }>;
+  createIndex(o: Record<string, unknown>): Promise<{
+    index?: { addDirectory(o: { path: string }): Promise<{ errors: string[]; page_count: number }>; writeFiles(o: { outputPath: string }): Promise<unknown> };
+    errors: string[];
+  }>;
   close(): Promise<void>;
 }
 async function loadPagefind(): Promise<PagefindNode> {
@@ -211,7 +239,13 @@ async function pagefindRun(siteDir: string, site: string, js: Judgment[], s: Sco
       const t = performance.now();
       const r = await pf.search(j.q);
       const data = await Promise.all(r.results.slice(0, 10).map((x) => x.data()));
-      record(s, site, j, data.map((d) => d.url), performance.now() - t);
+      record(
+        s,
+        site,
+        j,
+        data.map((d) => d.url),
+        performance.now() - t,
+      );
     }
   } finally {
     globalThis.fetch = realFetch;
@@ -221,15 +255,27 @@ async function pagefindRun(siteDir: string, site: string, js: Judgment[], s: Sco
 
 const pct = (xs: number[], p: number) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]! : NaN);
 
-export interface JudgedSummary { engine: string; top1: number; top3: number; mrr: number }
+export interface JudgedSummary {
+  engine: string;
+  top1: number;
+  top3: number;
+  mrr: number;
+}
 
 /** Prints the judged table; returns the overall scores per engine. */
 export async function judgedPart(): Promise<JudgedSummary[]> {
   const got = await fetchPackages();
-  process.stderr.write(`bench:search: real sites from ${Object.entries(got).map(([p, v]) => `${p} ${v}`).join(', ')}\n`);
+  process.stderr.write(
+    `bench:search: real sites from ${Object.entries(got)
+      .map(([p, v]) => `${p} ${v}`)
+      .join(', ')}\n`,
+  );
   const siteNames = await assembleSites();
   const all = (JSON.parse(await readFile(join(ROOT, 'bench/search/judgments.json'), 'utf8')) as { queries: Judgment[] }).queries;
-  const engines = [['airlock', airlockRun], ['pagefind', pagefindRun]] as const;
+  const engines = [
+    ['airlock', airlockRun],
+    ['pagefind', pagefindRun],
+  ] as const;
   const total: Record<string, Score> = { airlock: blank(), pagefind: blank() };
   const rows: string[] = [];
   const misses: string[] = [];
@@ -237,13 +283,22 @@ export async function judgedPart(): Promise<JudgedSummary[]> {
     const js = all.filter((j) => j.site === site);
     const dir = join(OUT, 'sites', site);
     const files = new Set((await htmlFiles(dir)).map(norm));
-    for (const j of js) for (const w of [j.want, j.alt]) if (w !== undefined && !files.has(norm(w))) throw new Error(`bench:search: judged page ${site}/${w} is not in the site (a different package version?)`);
+    for (const j of js)
+      for (const w of [j.want, j.alt])
+        if (w !== undefined && !files.has(norm(w))) throw new Error(`bench:search: judged page ${site}/${w} is not in the site (a different package version?)`);
     for (const [name, run] of engines) {
       const s = blank();
       const { buildMs, pages } = await run(dir, site, js, s);
       const t = total[name]!;
-      t.n += s.n; t.top1 += s.top1; t.top3 += s.top3; t.rr += s.rr; t.ms.push(...s.ms); t.misses.push(...s.misses);
-      rows.push(`${site.padEnd(17)} ${name.padEnd(9)} ${String(pages).padStart(5)} ${String(s.n).padStart(7)}  ${(s.top1 / s.n).toFixed(2).padStart(5)}  ${(s.top3 / s.n).toFixed(2).padStart(5)}  ${(s.rr / s.n).toFixed(2).padStart(4)}  ${(buildMs / 1000).toFixed(1).padStart(7)}  ${(pct(s.ms, 0.5).toFixed(1) + '/' + pct(s.ms, 0.95).toFixed(1)).padStart(13)}`);
+      t.n += s.n;
+      t.top1 += s.top1;
+      t.top3 += s.top3;
+      t.rr += s.rr;
+      t.ms.push(...s.ms);
+      t.misses.push(...s.misses);
+      rows.push(
+        `${site.padEnd(17)} ${name.padEnd(9)} ${String(pages).padStart(5)} ${String(s.n).padStart(7)}  ${(s.top1 / s.n).toFixed(2).padStart(5)}  ${(s.top3 / s.n).toFixed(2).padStart(5)}  ${(s.rr / s.n).toFixed(2).padStart(4)}  ${(buildMs / 1000).toFixed(1).padStart(7)}  ${(pct(s.ms, 0.5).toFixed(1) + '/' + pct(s.ms, 0.95).toFixed(1)).padStart(13)}`,
+      );
       if (name === 'airlock') misses.push(...s.misses.map((m) => `airlock  ${m}`));
       else misses.push(...s.misses.map((m) => `pagefind ${m}`));
     }
@@ -253,7 +308,9 @@ export async function judgedPart(): Promise<JudgedSummary[]> {
   const out: JudgedSummary[] = [];
   for (const [name] of engines) {
     const t = total[name]!;
-    console.log(`${'ALL'.padEnd(17)} ${name.padEnd(9)} ${''.padStart(5)} ${String(t.n).padStart(7)}  ${(t.top1 / t.n).toFixed(2).padStart(5)}  ${(t.top3 / t.n).toFixed(2).padStart(5)}  ${(t.rr / t.n).toFixed(2).padStart(4)}  ${''.padStart(7)}  ${(pct(t.ms, 0.5).toFixed(1) + '/' + pct(t.ms, 0.95).toFixed(1)).padStart(13)}`);
+    console.log(
+      `${'ALL'.padEnd(17)} ${name.padEnd(9)} ${''.padStart(5)} ${String(t.n).padStart(7)}  ${(t.top1 / t.n).toFixed(2).padStart(5)}  ${(t.top3 / t.n).toFixed(2).padStart(5)}  ${(t.rr / t.n).toFixed(2).padStart(4)}  ${''.padStart(7)}  ${(pct(t.ms, 0.5).toFixed(1) + '/' + pct(t.ms, 0.95).toFixed(1)).padStart(13)}`,
+    );
     out.push({ engine: name, top1: t.top1 / t.n, top3: t.top3 / t.n, mrr: t.rr / t.n });
   }
   if (process.env.BENCH_SEARCH_MISSES) for (const m of misses) console.log(m);

@@ -33,15 +33,46 @@ import { readBounded } from '../src/search/build.js';
 import { judgedPart } from './search-real.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const { values: args } = parseArgs({ options: {
-  part: { type: 'string' }, pages: { type: 'string', default: '10000' }, queries: { type: 'string', default: '200' },
-  engines: { type: 'string', default: 'airlock,minisearch,flexsearch' }, child: { type: 'string' }, dir: { type: 'string' },
-} });
+const { values: args } = parseArgs({
+  options: {
+    part: { type: 'string' },
+    pages: { type: 'string', default: '10000' },
+    queries: { type: 'string', default: '200' },
+    engines: { type: 'string', default: 'airlock,minisearch,flexsearch' },
+    child: { type: 'string' },
+    dir: { type: 'string' },
+  },
+});
 const PAGES = Number(args.pages);
 const dir = resolve(args.dir ?? join(ROOT, `bench/out/search-${PAGES}`));
 
 // ---------- the generated site ----------
-const SYL = ['ka', 'to', 'ri', 'mon', 'del', 'sa', 'ver', 'lin', 'qu', 'zor', 'pa', 'ne', 'ux', 'tra', 'bel', 'fi', 'gor', 'ha', 'est', 'wi', 'ro', 'cy', 'dan', 'lo'];
+const SYL = [
+  'ka',
+  'to',
+  'ri',
+  'mon',
+  'del',
+  'sa',
+  'ver',
+  'lin',
+  'qu',
+  'zor',
+  'pa',
+  'ne',
+  'ux',
+  'tra',
+  'bel',
+  'fi',
+  'gor',
+  'ha',
+  'est',
+  'wi',
+  'ro',
+  'cy',
+  'dan',
+  'lo',
+];
 function vocabulary(rng: Rng, n: number): string[] {
   const set = new Set<string>();
   while (set.size < n) {
@@ -52,7 +83,23 @@ function vocabulary(rng: Rng, n: number): string[] {
   }
   return [...set];
 }
-const JA = ['設定', '認証', 'ウェブフック', '検索', 'デプロイ', '環境変数', 'アクセストークン', 'を構成します', 'の手順', 'ローカライズ', 'エラー', 'ページ', 'は', 'を使って', 'します。'];
+const JA = [
+  '設定',
+  '認証',
+  'ウェブフック',
+  '検索',
+  'デプロイ',
+  '環境変数',
+  'アクセストークン',
+  'を構成します',
+  'の手順',
+  'ローカライズ',
+  'エラー',
+  'ページ',
+  'は',
+  'を使って',
+  'します。',
+];
 
 function zipf(rng: Rng, n: number): number {
   // inverse-CDF approximation of Zipf(s≈1): rank = n^u
@@ -115,7 +162,10 @@ function airlockEngine(): Engine {
 async function miniSearchEngine(): Promise<Engine> {
   const { default: MiniSearch } = await import('minisearch');
   const options = {
-    fields: ['title', 'headings', 'text'], storeFields: [] as string[], tokenize: (t: string) => tokenize(t), processTerm: (t: string) => t,
+    fields: ['title', 'headings', 'text'],
+    storeFields: [] as string[],
+    tokenize: (t: string) => tokenize(t),
+    processTerm: (t: string) => t,
     searchOptions: { tokenize: (t: string) => queryTokens(t) },
   };
   const ms = new MiniSearch(options);
@@ -137,7 +187,9 @@ async function miniSearchEngine(): Promise<Engine> {
       let res = ms.search(q, { ...base, combineWith: 'AND' });
       if (res.length < 10) res = ms.search(q, { ...fuzzy, combineWith: 'AND' });
       if (res.length === 0) res = ms.search(q, { ...fuzzy, combineWith: 'OR' });
-      return Promise.all(res.slice(0, 10).map(async (r) => ({ text: snippet((await pageText(files[r.id as number]!)).sections.map((s) => s.text).join(' '), r.terms) })));
+      return Promise.all(
+        res.slice(0, 10).map(async (r) => ({ text: snippet((await pageText(files[r.id as number]!)).sections.map((s) => s.text).join(' '), r.terms) })),
+      );
     },
   };
 }
@@ -226,8 +278,21 @@ async function child(name: string): Promise<void> {
     rare: Array.from({ length: n }, () => rng.pick(rare)),
     typo: Array.from({ length: n }, () => rng.pick(rare)),
   };
-  const typoOf = (w: string) => { const i = 2 + (w.length % (w.length - 3)); return w.slice(0, i) + w[i + 1] + w[i] + w.slice(i + 2); };
-  const result: Record<string, unknown> = { engine: name, pages: paths.length, sections, extractMs, lolHtmlFloorMs, buildMs, indexBytes: bytes, peakRssMb: rssAfterBuildMb, serializeRssMb: rssAfterSerializeMb };
+  const typoOf = (w: string) => {
+    const i = 2 + (w.length % (w.length - 3));
+    return w.slice(0, i) + w[i + 1] + w[i] + w.slice(i + 2);
+  };
+  const result: Record<string, unknown> = {
+    engine: name,
+    pages: paths.length,
+    sections,
+    extractMs,
+    lolHtmlFloorMs,
+    buildMs,
+    indexBytes: bytes,
+    peakRssMb: rssAfterBuildMb,
+    serializeRssMb: rssAfterSerializeMb,
+  };
   for (const [set, qs] of Object.entries(sets)) {
     const times: number[] = [];
     let found = 0;
@@ -244,14 +309,33 @@ async function child(name: string): Promise<void> {
 }
 
 // ---------- parent ----------
-interface Stat { p50: number; p95: number; found: number }
-interface Row { engine: string; pages: number; sections: number; extractMs: number; lolHtmlFloorMs: number; buildMs: number; indexBytes: number; peakRssMb: number; serializeRssMb: number; common: Stat; rare: Stat; typo: Stat }
+interface Stat {
+  p50: number;
+  p95: number;
+  found: number;
+}
+interface Row {
+  engine: string;
+  pages: number;
+  sections: number;
+  extractMs: number;
+  lolHtmlFloorMs: number;
+  buildMs: number;
+  indexBytes: number;
+  peakRssMb: number;
+  serializeRssMb: number;
+  common: Stat;
+  rare: Stat;
+  typo: Stat;
+}
 async function main(): Promise<void> {
   if (args.child) return child(args.child);
   if (args.part !== 'speed') {
     const judged = await judgedPart();
     const [a, p] = judged;
-    console.log(`judged: airlock top-1 ${a!.top1.toFixed(2)} (goal ≥ 0.80), top-3 ${a!.top3.toFixed(2)} (goal ≥ 0.95); Pagefind top-1 ${p!.top1.toFixed(2)}, top-3 ${p!.top3.toFixed(2)}`);
+    console.log(
+      `judged: airlock top-1 ${a!.top1.toFixed(2)} (goal ≥ 0.80), top-3 ${a!.top3.toFixed(2)} (goal ≥ 0.95); Pagefind top-1 ${p!.top1.toFixed(2)}, top-3 ${p!.top3.toFixed(2)}`,
+    );
     if (args.part === 'judged') return;
   }
   const g0 = performance.now();
@@ -259,19 +343,32 @@ async function main(): Promise<void> {
   process.stderr.write(`bench:search: ${PAGES} pages in ${dir} (${((performance.now() - g0) / 1000).toFixed(1)} s to generate)\n`);
   const rows: Row[] = [];
   for (const e of args.engines!.split(',')) {
-    const out = execFileSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', e, '--pages', String(PAGES), '--queries', args.queries!, '--dir', dir], { encoding: 'utf8', maxBuffer: 1 << 24 });
+    const out = execFileSync(
+      process.execPath,
+      ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', e, '--pages', String(PAGES), '--queries', args.queries!, '--dir', dir],
+      { encoding: 'utf8', maxBuffer: 1 << 24 },
+    );
     rows.push(JSON.parse(out.trim().split('\n').pop()!) as Row);
   }
   const f = (x: number, d = 1) => x.toFixed(d);
-  console.log(`engine      pages  sections  extract s  build s  peak RSS MB  +serialize MB  index MB  common p50/p95 ms  rare p50/p95 ms  typo p50/p95 ms  typo found`);
+  console.log(
+    `engine      pages  sections  extract s  build s  peak RSS MB  +serialize MB  index MB  common p50/p95 ms  rare p50/p95 ms  typo p50/p95 ms  typo found`,
+  );
   for (const r of rows) {
-    console.log(`${r.engine.padEnd(10)}  ${String(r.pages).padStart(5)}  ${String(r.sections).padStart(8)}  ${f(r.extractMs / 1000).padStart(9)}  ${f(r.buildMs / 1000).padStart(7)}  ${f(r.peakRssMb, 0).padStart(11)}  ${f(r.serializeRssMb, 0).padStart(13)}  ${f(r.indexBytes / 1048576).padStart(8)}  ${(f(r.common.p50, 2) + '/' + f(r.common.p95, 2)).padStart(17)}  ${(f(r.rare.p50, 2) + '/' + f(r.rare.p95, 2)).padStart(15)}  ${(f(r.typo.p50, 2) + '/' + f(r.typo.p95, 2)).padStart(15)}  ${f(r.typo.found * 100, 0).padStart(9)}%`);
+    console.log(
+      `${r.engine.padEnd(10)}  ${String(r.pages).padStart(5)}  ${String(r.sections).padStart(8)}  ${f(r.extractMs / 1000).padStart(9)}  ${f(r.buildMs / 1000).padStart(7)}  ${f(r.peakRssMb, 0).padStart(11)}  ${f(r.serializeRssMb, 0).padStart(13)}  ${f(r.indexBytes / 1048576).padStart(8)}  ${(f(r.common.p50, 2) + '/' + f(r.common.p95, 2)).padStart(17)}  ${(f(r.rare.p50, 2) + '/' + f(r.rare.p95, 2)).padStart(15)}  ${(f(r.typo.p50, 2) + '/' + f(r.typo.p95, 2)).padStart(15)}  ${f(r.typo.found * 100, 0).padStart(9)}%`,
+    );
   }
-  for (const r of rows) console.log(`${r.engine}: extraction ${f(r.extractMs / r.pages, 3)} ms/page with src/search/scan-html.ts vs ${f(r.lolHtmlFloorMs / r.pages, 3)} ms/page for lol-html's text callbacks alone (${f(r.lolHtmlFloorMs / r.extractMs, 1)}x)`);
+  for (const r of rows)
+    console.log(
+      `${r.engine}: extraction ${f(r.extractMs / r.pages, 3)} ms/page with src/search/scan-html.ts vs ${f(r.lolHtmlFloorMs / r.pages, 3)} ms/page for lol-html's text callbacks alone (${f(r.lolHtmlFloorMs / r.extractMs, 1)}x)`,
+    );
   const [a] = rows;
   for (const b of rows.slice(1)) {
     const ratio = (k: (r: Row) => number) => f(k(a!) / k(b), 2);
-    console.log(`ratio ${a!.engine}/${b.engine}: build ${ratio((r) => r.buildMs)}x, peak RSS ${ratio((r) => r.peakRssMb)}x, index size ${ratio((r) => r.indexBytes)}x, common p95 ${ratio((r) => r.common.p95)}x, rare p95 ${ratio((r) => r.rare.p95)}x, typo p95 ${ratio((r) => r.typo.p95)}x`);
+    console.log(
+      `ratio ${a!.engine}/${b.engine}: build ${ratio((r) => r.buildMs)}x, peak RSS ${ratio((r) => r.peakRssMb)}x, index size ${ratio((r) => r.indexBytes)}x, common p95 ${ratio((r) => r.common.p95)}x, rare p95 ${ratio((r) => r.rare.p95)}x, typo p95 ${ratio((r) => r.typo.p95)}x`,
+    );
   }
 }
 

@@ -29,11 +29,19 @@ import { buildVariants } from '../src/store/index.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = join(ROOT, 'dist', 'src', 'cli', 'bin.js');
-const { values: args } = parseArgs({ options: {
-  pages: { type: 'string', default: '9000' }, files: { type: 'string', default: '10000' }, runs: { type: 'string', default: '3' },
-  'big-gb': { type: 'string', default: '3' }, skip: { type: 'string', default: '' }, dir: { type: 'string' },
-  keep: { type: 'boolean', default: false }, 'first-runs': { type: 'string', default: '5' }, 'before-bin': { type: 'string' },
-} });
+const { values: args } = parseArgs({
+  options: {
+    pages: { type: 'string', default: '9000' },
+    files: { type: 'string', default: '10000' },
+    runs: { type: 'string', default: '3' },
+    'big-gb': { type: 'string', default: '3' },
+    skip: { type: 'string', default: '' },
+    dir: { type: 'string' },
+    keep: { type: 'boolean', default: false },
+    'first-runs': { type: 'string', default: '5' },
+    'before-bin': { type: 'string' },
+  },
+});
 const skip = new Set(args.skip!.split(','));
 const work = resolve(args.dir ?? join(ROOT, 'bench/out/serve-ready'));
 
@@ -59,10 +67,33 @@ async function describeVersion(store: string, label: string, pages: number): Pro
   files.sort((a, b) => (a.path < b.path ? -1 : 1));
   const zero = '0'.repeat(64);
   const bytes = files.reduce((n, f) => n + f.size, 0);
-  await writeFile(join(dir, 'airlock.json'), JSON.stringify({ format: 'airlock-package/1', domain: 'docs.example.com', version: label, jobId: null,
-    createdAt: new Date().toISOString(), pageCount: pages, archive: { name: 'bundle.tar', format: 'tar', size: 1, sha256: zero }, files }));
-  await writeFile(join(dir, 'version.json'), JSON.stringify({ label, domain: 'docs.example.com', importedAt: new Date().toISOString(), packageSha256: zero,
-    archive: { name: 'bundle.tar', format: 'tar', offset: 1536, size: 1, sha256: zero }, signer: null, pageCount: pages, fileCount: files.length, totalBytes: bytes }));
+  await writeFile(
+    join(dir, 'airlock.json'),
+    JSON.stringify({
+      format: 'airlock-package/1',
+      domain: 'docs.example.com',
+      version: label,
+      jobId: null,
+      createdAt: new Date().toISOString(),
+      pageCount: pages,
+      archive: { name: 'bundle.tar', format: 'tar', size: 1, sha256: zero },
+      files,
+    }),
+  );
+  await writeFile(
+    join(dir, 'version.json'),
+    JSON.stringify({
+      label,
+      domain: 'docs.example.com',
+      importedAt: new Date().toISOString(),
+      packageSha256: zero,
+      archive: { name: 'bundle.tar', format: 'tar', offset: 1536, size: 1, sha256: zero },
+      signer: null,
+      pageCount: pages,
+      fileCount: files.length,
+      totalBytes: bytes,
+    }),
+  );
   await writeFile(join(store, 'state.json'), JSON.stringify({ active: label, previous: null, updatedAt: new Date().toISOString() }));
   return { files: files.length, bytes };
 }
@@ -75,7 +106,12 @@ async function pad(site: string, total: number): Promise<void> {
   for (let i = 0; i < total - have; i++) await writeFile(join(site, 'images', 'pad', `shot-${i}.png`), randomFillSync(Buffer.alloc(2000 + (i % 7) * 500)));
 }
 
-interface Served { child: ChildProcess; url: string; ms: number; stderr: string[] }
+interface Served {
+  child: ChildProcess;
+  url: string;
+  ms: number;
+  stderr: string[];
+}
 
 function serve(store: string, extra: string[] = [], bin = BIN): Promise<Served> {
   const t0 = performance.now();
@@ -105,7 +141,9 @@ function fetchLen(url: string): Promise<{ status: number; bytes: number }> {
       let bytes = 0;
       res.on('data', (c: Buffer) => (bytes += c.length));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, bytes }));
-    }).on('error', reject).end();
+    })
+      .on('error', reject)
+      .end();
   });
 }
 
@@ -175,7 +213,9 @@ async function readyBench(): Promise<void> {
     process.stderr.write(`warm ${i + 1}: ${s.ms.toFixed(0)} ms\n`);
   }
   process.stdout.write(`\n| ${v.files} files, ${pages} pages | spawn → listening (median of ${runs}) |\n|---|---:|\n`);
-  process.stdout.write(`| cold HTML cache (transform on ${'worker threads'}) | ${median(cold).toFixed(0)} ms |\n| warm HTML cache (after airlock import) | ${median(warm).toFixed(0)} ms (target < 1500) |\n`);
+  process.stdout.write(
+    `| cold HTML cache (transform on ${'worker threads'}) | ${median(cold).toFixed(0)} ms |\n| warm HTML cache (after airlock import) | ${median(warm).toFixed(0)} ms (target < 1500) |\n`,
+  );
   process.stdout.write(`| RSS after load (warm) | ${rss.toFixed(0)} MB |\n`);
 }
 
@@ -215,16 +255,20 @@ async function bigBench(): Promise<void> {
     let bytes = 0;
     let errors = 0;
     const t0 = performance.now();
-    await Promise.all(Array.from({ length: 16 }, async () => {
-      while (next < order.length) {
-        const r = await fetchLen(s.url + order[next++]!);
-        if (r.status !== 200) errors++;
-        bytes += r.bytes;
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (next < order.length) {
+          const r = await fetchLen(s.url + order[next++]!);
+          if (r.status !== 200) errors++;
+          bytes += r.bytes;
+        }
+      }),
+    );
     const secs = (performance.now() - t0) / 1000;
     process.stdout.write(`\n| ${v.files} files, ${mb(v.bytes)} MB, --cache-mb 64 | |\n|---|---:|\n`);
-    process.stdout.write(`| ready: cold HTML cache / warm | ${coldMs.toFixed(0)} ms / ${s.ms.toFixed(0)} ms |\n| RSS after load (warm) | ${loaded.toFixed(0)} MB |\n`);
+    process.stdout.write(
+      `| ready: cold HTML cache / warm | ${coldMs.toFixed(0)} ms / ${s.ms.toFixed(0)} ms |\n| RSS after load (warm) | ${loaded.toFixed(0)} MB |\n`,
+    );
     process.stdout.write(`| served | ${order.length} requests, ${mb(bytes)} MB in ${secs.toFixed(1)} s, ${errors} errors |\n`);
     process.stdout.write(`| RSS while serving: max of 50 ms samples / peak (VmHWM) | ${sampled.toFixed(0)} MB / ${peakRssMb(s.child.pid!).toFixed(0)} MB |\n`);
   } finally {
@@ -260,8 +304,12 @@ function timedGet(url: string, headers: Record<string, string>): Promise<{ statu
       const ttfb = performance.now() - t0;
       let bytes = 0;
       res.on('data', (c: Buffer) => (bytes += c.length));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, ttfb, ttlb: performance.now() - t0, bytes, coding: String(res.headers['content-encoding'] ?? 'identity') }));
-    }).on('error', reject).end();
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, ttfb, ttlb: performance.now() - t0, bytes, coding: String(res.headers['content-encoding'] ?? 'identity') }),
+      );
+    })
+      .on('error', reject)
+      .end();
   });
 }
 
@@ -276,7 +324,8 @@ async function firstBench(): Promise<void> {
   // node_modules) compresses like production code. Left out when it is not installed.
   const real = join(ROOT, 'node_modules', 'ajv', 'dist', 'ajv.bundle.js');
   const realJs = await readFile(real).catch(() => null);
-  if (realJs) await writeFile(join(dir, 'site', '_next', 'static', 'chunks', `vendor-${createHash('sha256').update(realJs).digest('hex').slice(0, 8)}.js`), realJs);
+  if (realJs)
+    await writeFile(join(dir, 'site', '_next', 'static', 'chunks', `vendor-${createHash('sha256').update(realJs).digest('hex').slice(0, 8)}.js`), realJs);
   const v = await describeVersion(store, label, 60);
   const listed = JSON.parse(readFileSync(join(dir, 'airlock.json'), 'utf8')) as { files: Array<{ path: string; size: number }> };
   const assetFiles = listed.files.filter((f) => /\.(js|css)$/.test(f.path));
@@ -294,7 +343,8 @@ async function firstBench(): Promise<void> {
   const big = new Set(assetFiles.filter((f) => f.size >= 100 * 1024).map((f) => '/' + f.path));
   const load0 = (await import('node:os')).loadavg();
   for (let i = 0; i < runs; i++) {
-    for (const s of servers) { // interleaved: each round runs every server once
+    for (const s of servers) {
+      // interleaved: each round runs every server once
       await rm(join(dir, 'variants'), { recursive: true, force: true });
       await rm(join(dir, 'html'), { recursive: true, force: true });
       const srv = await s.start();
@@ -303,7 +353,9 @@ async function firstBench(): Promise<void> {
         const results = [];
         for (const p of paths) results.push(await timedGet(srv.url + p, ae));
         if (results.some((r) => r.status !== 200)) throw new Error(`${s.name}: ${results.map((r) => r.status).join(',')}`);
-        process.stderr.write(`${s.name} run ${i + 1}: ${results.map((r, j) => `${paths[j]!.slice(-22)} ${r.coding} ${r.bytes} B ${r.ttfb.toFixed(1)} ms`).join('; ')}\n`);
+        process.stderr.write(
+          `${s.name} run ${i + 1}: ${results.map((r, j) => `${paths[j]!.slice(-22)} ${r.coding} ${r.bytes} B ${r.ttfb.toFixed(1)} ms`).join('; ')}\n`,
+        );
         row.ttfb.push(median(results.map((r) => r.ttfb)));
         row.assetTtfb.push(median(results.slice(1).map((r) => r.ttfb)));
         row.bigTtfb.push(...results.filter((_, j) => big.has(paths[j]!)).map((r) => r.ttfb));
@@ -318,9 +370,13 @@ async function firstBench(): Promise<void> {
   const load1 = (await import('node:os')).loadavg();
   const kb = (b: number) => `${(b / 1024).toFixed(0)} KB`;
   const assetBytes = assetFiles.reduce((n, f) => n + f.size, 0);
-  process.stdout.write(`\n| first ${paths.length} requests after a start (${v.files}-file site, page + ${assets.length} scripts/stylesheets = ${kb(assetBytes)} identity; medians of ${runs}) | compressed / worth it (≥ 1 KB) | bytes sent | TTFB median (all) | TTFB median (assets) | ${big.size} scripts ≥ 100 KB: TTFB / last byte (loopback) |\n|---|---:|---:|---:|---:|---:|\n`);
+  process.stdout.write(
+    `\n| first ${paths.length} requests after a start (${v.files}-file site, page + ${assets.length} scripts/stylesheets = ${kb(assetBytes)} identity; medians of ${runs}) | compressed / worth it (≥ 1 KB) | bytes sent | TTFB median (all) | TTFB median (assets) | ${big.size} scripts ≥ 100 KB: TTFB / last byte (loopback) |\n|---|---:|---:|---:|---:|---:|\n`,
+  );
   for (const [name, r] of Object.entries(rows)) {
-    process.stdout.write(`| ${name} | ${median(r.compressed)}/${eligible} | ${kb(median(r.bytes))} | ${median(r.ttfb).toFixed(1)} ms | ${median(r.assetTtfb).toFixed(1)} ms | ${median(r.bigTtfb).toFixed(1)} ms / ${median(r.bigTtlb).toFixed(1)} ms |\n`);
+    process.stdout.write(
+      `| ${name} | ${median(r.compressed)}/${eligible} | ${kb(median(r.bytes))} | ${median(r.ttfb).toFixed(1)} ms | ${median(r.assetTtfb).toFixed(1)} ms | ${median(r.bigTtfb).toFixed(1)} ms / ${median(r.bigTtlb).toFixed(1)} ms |\n`,
+    );
   }
   process.stdout.write(`load average (1 min) before / after: ${load0[0]!.toFixed(2)} / ${load1[0]!.toFixed(2)}\n`);
   await rm(store, { recursive: true, force: true });

@@ -30,10 +30,20 @@ import { create as tarCreate } from 'tar';
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
 const BIN = join(HERE, '..', 'dist', 'src', 'cli', 'bin.js');
-const { values: args } = parseArgs({ options: {
-  duration: { type: 'string', default: '10' }, rounds: { type: 'string', default: '3' }, 'paired-rounds': { type: 'string', default: '5' }, pages: { type: 'string', default: '3000' }, skip: { type: 'string', default: '' },
-  serve: { type: 'string' }, port: { type: 'string' }, origin: { type: 'string' }, paths: { type: 'string' }, dir: { type: 'string' },
-} });
+const { values: args } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '10' },
+    rounds: { type: 'string', default: '3' },
+    'paired-rounds': { type: 'string', default: '5' },
+    pages: { type: 'string', default: '3000' },
+    skip: { type: 'string', default: '' },
+    serve: { type: 'string' },
+    port: { type: 'string' },
+    origin: { type: 'string' },
+    paths: { type: 'string' },
+    dir: { type: 'string' },
+  },
+});
 
 // ---- child modes: the comparison servers -------------------------------------------------------
 async function rawServer(port: number, origin: string, pathsFile: string): Promise<void> {
@@ -69,12 +79,15 @@ function fetchOnce(url: string): Promise<{ status: number; headers: Record<strin
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
-    }).on('error', reject).end();
+    })
+      .on('error', reject)
+      .end();
   });
 }
 
 // ---- the driver --------------------------------------------------------------------------------
-const pinned = (core: number, cmd: string, argv: string[]) => (hasCmd('taskset') && cpus().length > 1 ? ['taskset', ['-c', String(core), cmd, ...argv]] as const : [cmd, argv] as const);
+const pinned = (core: number, cmd: string, argv: string[]) =>
+  hasCmd('taskset') && cpus().length > 1 ? (['taskset', ['-c', String(core), cmd, ...argv]] as const) : ([cmd, argv] as const);
 function hasCmd(name: string): boolean {
   return spawnSync('sh', ['-c', `command -v ${name}`]).status === 0;
 }
@@ -83,13 +96,22 @@ async function waitUp(url: string): Promise<void> {
   for (let i = 0; i < 300; i++) {
     try {
       if ((await fetchOnce(url)).status === 200) return;
-    } catch { /* not yet */ }
+    } catch {
+      /* not yet */
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`server at ${url} did not come up`);
 }
 
-interface Result { server: string; workload: string; round: number; rps: number; p99ms: number; errors: number }
+interface Result {
+  server: string;
+  workload: string;
+  round: number;
+  rps: number;
+  p99ms: number;
+  errors: number;
+}
 
 type Load = { rps: number; p99ms: number; errors: number };
 
@@ -98,7 +120,9 @@ function capture(cmd: string, argv: readonly string[], env?: NodeJS.ProcessEnv):
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, argv, { stdio: ['ignore', 'pipe', 'inherit'], env: env ?? process.env });
     let out = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => { out += c; });
+    child.stdout.setEncoding('utf8').on('data', (c: string) => {
+      out += c;
+    });
     child.on('error', reject).on('close', () => resolve(out));
   });
 }
@@ -116,7 +140,12 @@ async function runLoad(url: string, script: string | null, seconds: number): Pro
   }
   const [cmd, argv] = pinned(1, 'npx', ['--yes', 'autocannon', '-c', '50', '-d', String(seconds), '-j', url]);
   // A self-signed certificate on 127.0.0.1 (the TLS run): the load generator does not verify it.
-  const j = JSON.parse(await capture(cmd, argv, { ...process.env, NODE_TLS_REJECT_UNAUTHORIZED: '0' })) as { requests: { average: number }; latency: { p99: number }; non2xx: number; errors: number };
+  const j = JSON.parse(await capture(cmd, argv, { ...process.env, NODE_TLS_REJECT_UNAUTHORIZED: '0' })) as {
+    requests: { average: number };
+    latency: { p99: number };
+    non2xx: number;
+    errors: number;
+  };
   return { rps: j.requests.average, p99ms: j.latency.p99, errors: j.non2xx + j.errors };
 }
 
@@ -133,15 +162,29 @@ async function buildStore(work: string, pages: number): Promise<{ store: string;
   await tarCreate({ gzip: true, file: archive, cwd: exportDir, portable: true }, ['site']);
   const scan = await scanArchive({ path: archive });
   const pkg = join(work, 'bench.airlock');
-  await writePackage({ outPath: pkg, archivePath: archive, manifest: { format: 'airlock-package/1', domain: 'docs.example.com', version: 'bench-1', jobId: null,
-    createdAt: new Date().toISOString(), pageCount: pages, archive: { name: 'bundle.tar.gz', format: 'tar.gz', size: scan.archiveSize, sha256: scan.archiveSha256 }, files: scan.files } });
+  await writePackage({
+    outPath: pkg,
+    archivePath: archive,
+    manifest: {
+      format: 'airlock-package/1',
+      domain: 'docs.example.com',
+      version: 'bench-1',
+      jobId: null,
+      createdAt: new Date().toISOString(),
+      pageCount: pages,
+      archive: { name: 'bundle.tar.gz', format: 'tar.gz', size: scan.archiveSize, sha256: scan.archiveSha256 },
+      files: scan.files,
+    },
+  });
   const store = join(work, 'store');
   await importPackage(pkg, { store, trust: [], allowUnsigned: true, activate: true });
   // What a server prepares in the background once, done before any server starts so that every
   // round measures the steady state: the air-gapped HTML cache (as `import --prepare-html`), the
   // assets' variants (as `import --precompress`) and the local search index's cache file.
   // (from dist, as the servers run: the cache key includes a digest of the transform's code)
-  const { prebuildHtmlCache, isTransformedPage } = await import(pathToFileURL(join(BIN, '..', '..', 'serve', 'index.js')).href) as typeof import('../src/serve/index.js');
+  const { prebuildHtmlCache, isTransformedPage } = (await import(
+    pathToFileURL(join(BIN, '..', '..', 'serve', 'index.js')).href
+  )) as typeof import('../src/serve/index.js');
   const { buildVariants } = await import('../src/store/index.js');
   const { loadOrBuild, searchablePages } = await import('../src/search/build.js');
   await prebuildHtmlCache(store, 'bench-1');
@@ -176,14 +219,18 @@ async function main(): Promise<void> {
     const { store, siteDir } = await buildStore(work, Number(args.pages));
     process.stderr.write(`site of ${args.pages} pages imported in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
     const { readdirSync, statSync } = await import('node:fs');
-    const pages = readdirSync(siteDir, { recursive: true, encoding: 'utf8' }).filter((p) => p.endsWith('.html') && p !== '404.html')
+    const pages = readdirSync(siteDir, { recursive: true, encoding: 'utf8' })
+      .filter((p) => p.endsWith('.html') && p !== '404.html')
       .map((p) => ({ url: '/' + p.replace(/\.html$/, '').replace(/(^|\/)index$/, '$1'), size: statSync(join(siteDir, p)).size }));
     const hot = pages.reduce((a, b) => (Math.abs(b.size - 15_000) < Math.abs(a.size - 15_000) ? b : a));
     const mix = pages.slice(0, 1000).map((p) => p.url);
     const pathsFile = join(work, 'paths.json');
     await writeFile(pathsFile, JSON.stringify([hot.url, ...mix]));
     const lua = join(work, 'mix.lua');
-    await writeFile(lua, `local paths = {${mix.map((p) => JSON.stringify(p)).join(',')}}\nrequest = function() return wrk.format(nil, paths[math.random(#paths)]) end\n`);
+    await writeFile(
+      lua,
+      `local paths = {${mix.map((p) => JSON.stringify(p)).join(',')}}\nrequest = function() return wrk.format(nil, paths[math.random(#paths)]) end\n`,
+    );
 
     const start = async (name: string, cmd: string, argv: string[], port: number) => {
       const [c, a] = pinned(0, cmd, argv);
@@ -199,14 +246,78 @@ async function main(): Promise<void> {
     // HTTP/1.1 over TLS (ALPN falls back), so the ratio is the cost of TLS alone.
     const tlsKey = join(work, 'tls.key');
     const tlsCert = join(work, 'tls.crt');
-    const haveTls = !skip.has('tls') && spawnSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', tlsKey, '-out', tlsCert,
-      '-days', '2', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' }).status === 0;
+    const haveTls =
+      !skip.has('tls') &&
+      spawnSync(
+        'openssl',
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'ec',
+          '-pkeyopt',
+          'ec_paramgen_curve:P-256',
+          '-nodes',
+          '-keyout',
+          tlsKey,
+          '-out',
+          tlsCert,
+          '-days',
+          '2',
+          '-subj',
+          '/CN=127.0.0.1',
+          '-addext',
+          'subjectAltName=IP:127.0.0.1',
+        ],
+        { stdio: 'ignore' },
+      ).status === 0;
     const servers: Array<[string, () => Promise<ChildProcess>, number]> = [
       ['airlock', () => start('airlock', process.execPath, [BIN, 'serve', '--store', store, '--port', String(airlockPort)], airlockPort), airlockPort],
       ['airlock --metrics', () => start('airlock-metrics', process.execPath, [BIN, 'serve', '--store', store, '--port', '18405', '--metrics'], 18_405), 18_405],
-      ...(haveTls ? [['airlock --tls', () => start('airlock-tls', process.execPath, [BIN, 'serve', '--store', store, '--port', String(tlsPort), '--tls-cert', tlsCert, '--tls-key', tlsKey], tlsPort), tlsPort] as [string, () => Promise<ChildProcess>, number]] : []),
-      ['raw node:http (Map)', () => start('raw', process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--serve', 'raw', '--port', '18402', '--origin', `http://127.0.0.1:${airlockPort}`, '--paths', pathsFile], 18_402), 18_402],
-      ['sirv', () => start('sirv', process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--serve', 'sirv', '--port', '18403', '--dir', siteDir], 18_403), 18_403],
+      ...(haveTls
+        ? [
+            [
+              'airlock --tls',
+              () =>
+                start(
+                  'airlock-tls',
+                  process.execPath,
+                  [BIN, 'serve', '--store', store, '--port', String(tlsPort), '--tls-cert', tlsCert, '--tls-key', tlsKey],
+                  tlsPort,
+                ),
+              tlsPort,
+            ] as [string, () => Promise<ChildProcess>, number],
+          ]
+        : []),
+      [
+        'raw node:http (Map)',
+        () =>
+          start(
+            'raw',
+            process.execPath,
+            [
+              '--import',
+              'tsx',
+              fileURLToPath(import.meta.url),
+              '--serve',
+              'raw',
+              '--port',
+              '18402',
+              '--origin',
+              `http://127.0.0.1:${airlockPort}`,
+              '--paths',
+              pathsFile,
+            ],
+            18_402,
+          ),
+        18_402,
+      ],
+      [
+        'sirv',
+        () =>
+          start('sirv', process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--serve', 'sirv', '--port', '18403', '--dir', siteDir], 18_403),
+        18_403,
+      ],
     ];
     if (hasCmd('nginx') && !skip.has('nginx')) {
       await writeFile(join(work, 'nginx.conf'), nginxConf(work, siteDir, 18_404));
@@ -227,11 +338,16 @@ async function main(): Promise<void> {
     for (let round = 1; round <= rounds; round++) {
       const shift = (round - 1) % up.length;
       for (const [name, port] of [...up.slice(shift), ...up.slice(0, shift)]) {
-        for (const [workload, script, path] of [['hot 15 KB page', null, hot.url], ['1,000-page mix', lua, '/']] as const) {
+        for (const [workload, script, path] of [
+          ['hot 15 KB page', null, hot.url],
+          ['1,000-page mix', lua, '/'],
+        ] as const) {
           await runLoad(`${scheme(port)}://127.0.0.1:${port}${path}`, script, 1); // warm-up: JIT, caches
           const r = await runLoad(`${scheme(port)}://127.0.0.1:${port}${path}`, script, seconds);
           results.push({ server: name, workload, round, ...r });
-          process.stderr.write(`round ${round} ${name.padEnd(20)} ${workload.padEnd(16)} ${r.rps.toFixed(0).padStart(7)} req/s  p99 ${r.p99ms.toFixed(2)} ms  errors ${r.errors}\n`);
+          process.stderr.write(
+            `round ${round} ${name.padEnd(20)} ${workload.padEnd(16)} ${r.rps.toFixed(0).padStart(7)} req/s  p99 ${r.p99ms.toFixed(2)} ms  errors ${r.errors}\n`,
+          );
         }
       }
     }
@@ -245,21 +361,38 @@ async function main(): Promise<void> {
     if (!skip.has('paired') && !skip.has('metrics')) {
       const ports = { off: 18_407, other: 18_408 };
       for (let round = 1; round <= pairedRounds; round++) {
-        for (const [other, flags] of [['airlock --metrics', ['--metrics']], ['airlock (control)', []]] as const) {
+        for (const [other, flags] of [
+          ['airlock --metrics', ['--metrics']],
+          ['airlock (control)', []],
+        ] as const) {
           // Only the pair is up (with a third, idle server on the core, pairs of identical servers
           // read 0.75× in some rounds; with two, within 2.5 %).
           const procs = [
             await start('paired-off', process.execPath, [BIN, 'serve', '--store', store, '--port', String(ports.off)], ports.off),
             await start('paired-other', process.execPath, [BIN, 'serve', '--store', store, '--port', String(ports.other), ...flags], ports.other),
           ];
-          for (const [workload, script, path] of [['hot 15 KB page', null, hot.url], ['1,000-page mix', lua, '/']] as const) {
-            const both = (secs: number) => Promise.all([runLoad(`http://127.0.0.1:${ports.off}${path}`, script, secs), runLoad(`http://127.0.0.1:${ports.other}${path}`, script, secs)]);
+          for (const [workload, script, path] of [
+            ['hot 15 KB page', null, hot.url],
+            ['1,000-page mix', lua, '/'],
+          ] as const) {
+            const both = (secs: number) =>
+              Promise.all([runLoad(`http://127.0.0.1:${ports.off}${path}`, script, secs), runLoad(`http://127.0.0.1:${ports.other}${path}`, script, secs)]);
             await both(1); // warm-up
             const [off, on] = await both(seconds);
             paired.push({ other, workload, round, ratio: on.rps / off.rps, errors: off.errors + on.errors });
-            process.stderr.write(`paired round ${round} airlock ${off.rps.toFixed(0).padStart(7)} req/s beside ${other.padEnd(18)} ${on.rps.toFixed(0).padStart(7)} req/s  ${workload}\n`);
+            process.stderr.write(
+              `paired round ${round} airlock ${off.rps.toFixed(0).padStart(7)} req/s beside ${other.padEnd(18)} ${on.rps.toFixed(0).padStart(7)} req/s  ${workload}\n`,
+            );
           }
-          await Promise.all(procs.map((c) => new Promise((r) => { c.once('exit', r); c.kill('SIGTERM'); })));
+          await Promise.all(
+            procs.map(
+              (c) =>
+                new Promise((r) => {
+                  c.once('exit', r);
+                  c.kill('SIGTERM');
+                }),
+            ),
+          );
         }
       }
     }
@@ -276,8 +409,10 @@ async function main(): Promise<void> {
     for (const w of [...new Set(results.map((r) => r.workload))]) {
       const rs = of(server, w);
       const ratios = rs.map((r) => r.rps / (of(rawName, w).find((x) => x.round === r.round)?.rps ?? NaN));
-      process.stdout.write(`| ${server} | ${w} | ${median(rs.map((r) => r.rps)).toFixed(0)} | ${median(rs.map((r) => r.p99ms)).toFixed(2)} | ` +
-        `${median(ratios).toFixed(2)} (${ratios.map((x) => x.toFixed(2)).join(', ')}) | ${rs.reduce((a, r) => a + r.errors, 0)} |\n`);
+      process.stdout.write(
+        `| ${server} | ${w} | ${median(rs.map((r) => r.rps)).toFixed(0)} | ${median(rs.map((r) => r.p99ms)).toFixed(2)} | ` +
+          `${median(ratios).toFixed(2)} (${ratios.map((x) => x.toFixed(2)).join(', ')}) | ${rs.reduce((a, r) => a + r.errors, 0)} |\n`,
+      );
     }
   }
   // Metrics overhead. Sequential: per round, airlock --metrics over airlock (runs seconds apart).
@@ -288,21 +423,30 @@ async function main(): Promise<void> {
     process.stdout.write(`metrics on/off, sequential runs, ${w}: ${median(ratios).toFixed(3)}× (${ratios.map((x) => x.toFixed(3)).join(', ')})\n`);
   }
   // Paired (both loaded at once): the measure of the target; the control pair shows its resolution.
-  for (const [other, label] of [['airlock --metrics', 'metrics on/off, paired'], ['airlock (control)', 'control: airlock/airlock, paired']] as const) {
+  for (const [other, label] of [
+    ['airlock --metrics', 'metrics on/off, paired'],
+    ['airlock (control)', 'control: airlock/airlock, paired'],
+  ] as const) {
     for (const w of [...new Set(paired.map((r) => r.workload))]) {
       const rs = paired.filter((r) => r.other === other && r.workload === w);
       if (rs.length === 0) continue;
       const ratios = rs.map((r) => r.ratio);
-      process.stdout.write(`${label}, ${w}: ${median(ratios).toFixed(3)}× (${ratios.map((x) => x.toFixed(3)).join(', ')})${other === 'airlock --metrics' ? '; target ≥ 0.95' : ''}; errors ${rs.reduce((n, r) => n + r.errors, 0)}\n`);
+      process.stdout.write(
+        `${label}, ${w}: ${median(ratios).toFixed(3)}× (${ratios.map((x) => x.toFixed(3)).join(', ')})${other === 'airlock --metrics' ? '; target ≥ 0.95' : ''}; errors ${rs.reduce((n, r) => n + r.errors, 0)}\n`,
+      );
     }
   }
   for (const w of [...new Set(results.map((r) => r.workload))]) {
     const on = of('airlock --tls', w);
     if (on.length === 0) continue;
     const ratios = on.map((r) => r.rps / (of('airlock', w).find((x) => x.round === r.round)?.rps ?? NaN));
-    process.stdout.write(`TLS (HTTP/1.1 over TLS, keep-alive) / plain HTTP, ${w}: ${median(ratios).toFixed(3)}× (${ratios.map((x) => x.toFixed(3)).join(', ')})\n`);
+    process.stdout.write(
+      `TLS (HTTP/1.1 over TLS, keep-alive) / plain HTTP, ${w}: ${median(ratios).toFixed(3)}× (${ratios.map((x) => x.toFixed(3)).join(', ')})\n`,
+    );
   }
-  process.stdout.write(`\n(medians of ${rounds} interleaved rounds, ${seconds} s per run, 50 connections, server on core 0, ${hasCmd('wrk') ? 'wrk' : 'autocannon'} on core 1; target: airlock ≥ 0.85× raw, p99 ≤ 5 ms)\n`);
+  process.stdout.write(
+    `\n(medians of ${rounds} interleaved rounds, ${seconds} s per run, 50 connections, server on core 0, ${hasCmd('wrk') ? 'wrk' : 'autocannon'} on core 1; target: airlock ≥ 0.85× raw, p99 ≤ 5 ms)\n`,
+  );
 }
 
 main().catch((err: unknown) => {

@@ -36,7 +36,9 @@ export async function settle(): Promise<void> {
   let at = 0;
   try {
     at = Number(readFileSync(MARK, 'utf8')) || 0;
-  } catch { /* no benchmark deleted anything yet */ }
+  } catch {
+    /* no benchmark deleted anything yet */
+  }
   const wait = Math.min(at + AGE_MS - Date.now(), AGE_MS);
   if (wait <= 0) return;
   process.stderr.write(`waiting ${Math.ceil(wait / 1000)} s for the files a benchmark deleted to age (bench/settle.ts)...\n`);

@@ -45,7 +45,9 @@ try {
       (kind === 'flat' ? flat : policy).push(performance.now() - t);
     }
   }
-  console.log(`import of ${files + 4} files: flat store (any one key) median ${median(flat).toFixed(1)} ms; policy store (2-of-3, audited) median ${median(policy).toFixed(1)} ms; ratio ${(median(policy) / median(flat)).toFixed(2)}`);
+  console.log(
+    `import of ${files + 4} files: flat store (any one key) median ${median(flat).toFixed(1)} ms; policy store (2-of-3, audited) median ${median(policy).toFixed(1)} ms; ratio ${(median(policy) / median(flat)).toFixed(2)}`,
+  );
 
   const s3 = join(dir, 'audit');
   await initPolicy(s3, newPolicy({ keys: [{ name: 'a', pem: a.pem }], threshold: 1 }), []);
@@ -61,24 +63,39 @@ try {
     await admitPackage(join(dir, 'policy0'), await readPackage(pkg), { trust: [], allowDowngrade: true });
     admits.push(performance.now() - t);
   }
-  console.log(`audit append (lock, fsync line, atomic head) median ${median(appends).toFixed(2)} ms; policy decision alone (verify --store's first step) median ${median(admits).toFixed(2)} ms`);
+  console.log(
+    `audit append (lock, fsync line, atomic head) median ${median(appends).toFixed(2)} ms; policy decision alone (verify --store's first step) median ${median(admits).toFixed(2)} ms`,
+  );
 
   const one = join(dir, 'one.airlock');
   const many = join(dir, 'many.airlock');
   const keys = Array.from({ length: 32 }, () => pair());
   await withSignatures(pkg, one, await signaturesBy(pkg, [keys[0]!.priv]));
-  await withSignatures(pkg, many, await signaturesBy(pkg, keys.map((k) => k.priv)));
+  await withSignatures(
+    pkg,
+    many,
+    await signaturesBy(
+      pkg,
+      keys.map((k) => k.priv),
+    ),
+  );
   const lOne = await readPackage(one);
   const lMany = await readPackage(many);
   const pubs = keys.map((k) => k.pub);
-  const time = (f: () => void) => { const t = performance.now(); for (let i = 0; i < 10; i++) f(); return (performance.now() - t) / 10; };
+  const time = (f: () => void) => {
+    const t = performance.now();
+    for (let i = 0; i < 10; i++) f();
+    return (performance.now() - t) / 10;
+  };
   const t1: number[] = [];
   const t32: number[] = [];
   for (let i = 0; i < runs; i++) {
     t1.push(time(() => signersOf(lOne, pubs)));
     t32.push(time(() => signersOf(lMany, pubs)));
   }
-  console.log(`counting signers against 32 keys: 1 signature median ${median(t1).toFixed(2)} ms; 32 signatures median ${median(t32).toFixed(2)} ms; ratio ${(median(t32) / median(t1)).toFixed(1)}`);
+  console.log(
+    `counting signers against 32 keys: 1 signature median ${median(t1).toFixed(2)} ms; 32 signatures median ${median(t32).toFixed(2)} ms; ratio ${(median(t32) / median(t1)).toFixed(1)}`,
+  );
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

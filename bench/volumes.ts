@@ -26,7 +26,11 @@ const bytes = Number(values.mib) * MiB;
 const runs = Number(values.runs);
 const work = resolve(values.dir ?? join(ROOT, 'bench/out/volumes'));
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-const time = async (f: () => Promise<unknown>) => { const t = performance.now(); await f(); return performance.now() - t; };
+const time = async (f: () => Promise<unknown>) => {
+  const t = performance.now();
+  await f();
+  return performance.now() - t;
+};
 
 await remove(work);
 const site = join(work, 'site');
@@ -40,7 +44,9 @@ for (let i = 0, left = bytes; left > 0; i++, left -= 16 * MiB) {
 await tar.create({ file: join(work, 'export.tar'), cwd: site, portable: true }, names);
 await remove(site);
 const { privateKey, publicKey } = generateKeyPairSync('ed25519');
-const single = (await packArchive({ archivePath: join(work, 'export.tar'), domain: 'bench.example.com', version: 'v1', outDir: join(work, 'one'), signKey: privateKey })).package;
+const single = (
+  await packArchive({ archivePath: join(work, 'export.tar'), domain: 'bench.example.com', version: 'v1', outDir: join(work, 'one'), signKey: privateKey })
+).package;
 await rm(join(work, 'export.tar'));
 await mkdir(join(work, 'vols'));
 const copy = join(work, 'vols', 'bench.example.com-v1.airlock');
@@ -48,7 +54,9 @@ await copyFile(single, copy);
 const split = Math.ceil(bytes / 2.5);
 const vols = (await splitPackage(copy, { split, signKey: privateKey })).volumes;
 await rm(copy);
-console.log(`package ${(bytes / MiB).toFixed(0)} MiB of incompressible files; ${vols.length} volumes of ≤ ${(split / MiB).toFixed(0)} MiB; ${runs} runs each, alternating`);
+console.log(
+  `package ${(bytes / MiB).toFixed(0)} MiB of incompressible files; ${vols.length} volumes of ≤ ${(split / MiB).toFixed(0)} MiB; ${runs} runs each, alternating`,
+);
 
 const t = { verifyOne: [] as number[], verifyVols: [] as number[], importOne: [] as number[], importVols: [] as number[] };
 const trust = [publicKey];
@@ -57,13 +65,18 @@ await settle();
 for (let r = 0; r < runs; r++) {
   t.verifyOne.push(await time(() => verifyPackage(single, { trust })));
   t.verifyVols.push(await time(async () => verifyPackage((await openVolumes([vols[0]!], { trust })).input, { trust })));
-  for (const [k, f] of [['importOne', (s: string) => importPackage(single, { store: s, trust })], ['importVols', (s: string) => importVolumes([vols[0]!], { store: s, trust })]] as const) {
+  for (const [k, f] of [
+    ['importOne', (s: string) => importPackage(single, { store: s, trust })],
+    ['importVols', (s: string) => importVolumes([vols[0]!], { store: s, trust })],
+  ] as const) {
     const store = join(work, `store-${k}-${r}`);
     t[k].push(await time(() => f(store)));
   }
 }
 const row = (what: string, one: number[], v: number[]) =>
-  console.log(`${what.padEnd(7)} one file ${median(one).toFixed(0).padStart(6)} ms   volumes ${median(v).toFixed(0).padStart(6)} ms   ratio ${(median(v) / median(one)).toFixed(2)}×`);
+  console.log(
+    `${what.padEnd(7)} one file ${median(one).toFixed(0).padStart(6)} ms   volumes ${median(v).toFixed(0).padStart(6)} ms   ratio ${(median(v) / median(one)).toFixed(2)}×`,
+  );
 row('verify', t.verifyOne, t.verifyVols);
 row('import', t.importOne, t.importVols);
 await remove(work);

@@ -28,10 +28,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN } from './helpers/bin.js';
 
 const ROOT = join(import.meta.dirname, '..');
-const PAGES = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((n) => n.endsWith('.md')).sort().map((n) => `docs/${n}`)];
+const PAGES = [
+  'README.md',
+  ...readdirSync(join(ROOT, 'docs'))
+    .filter((n) => n.endsWith('.md'))
+    .sort()
+    .map((n) => `docs/${n}`),
+];
 const SKIP = /^<!-- doc-test: skip: (.+?) -->\n$/;
 
-interface Block { code: string; skip: string | null }
+interface Block {
+  code: string;
+  skip: string | null;
+}
 
 function blocksOf(text: string): Block[] {
   return [...text.matchAll(/(^<!-- doc-test: skip: .+? -->\n)?^```sh\n([\s\S]*?)^```$/gm)].map((m) => ({
@@ -46,7 +55,12 @@ const scratch = mkdtempSync(join(tmpdir(), 'airlock-docs-'));
 const groups = new Set<number>();
 afterAll(() => {
   // A session cut short by the test's own time limit must not outlive the test.
-  for (const g of groups) try { process.kill(-g, 'SIGKILL'); } catch { /* already gone */ }
+  for (const g of groups)
+    try {
+      process.kill(-g, 'SIGKILL');
+    } catch {
+      /* already gone */
+    }
   rmSync(scratch, { recursive: true, force: true });
 });
 
@@ -64,10 +78,22 @@ const queue: (() => void)[] = [];
 async function slot<T>(f: () => Promise<T>): Promise<T> {
   if (running >= 3) await new Promise<void>((r) => queue.push(r));
   running++;
-  try { return await f(); } finally { running--; queue.shift()?.(); }
+  try {
+    return await f();
+  } finally {
+    running--;
+    queue.shift()?.();
+  }
 }
 
-interface Session { status: number | null; stdout: string; stderr: string; leftover: boolean; ms: number; dir: string }
+interface Session {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+  leftover: boolean;
+  ms: number;
+  dir: string;
+}
 
 async function runScript(name: string, script: string, binDir: string, timeoutMs: number): Promise<Session> {
   const dir = mkdtempSync(join(scratch, `${name.replace(/\W+/g, '-')}-`));
@@ -93,7 +119,11 @@ async function runScript(name: string, script: string, binDir: string, timeoutMs
   const ms = Date.now() - started;
   // Whatever the session left running (it should leave nothing) goes with its process group.
   let leftover = true;
-  try { process.kill(-child.pid!, 'SIGKILL'); } catch { leftover = false; }
+  try {
+    process.kill(-child.pid!, 'SIGKILL');
+  } catch {
+    leftover = false;
+  }
   groups.delete(child.pid!);
   return { status, stdout, stderr, leftover, ms, dir: work };
 }
@@ -102,7 +132,10 @@ function runnable(page: string): string {
   const blocks = blocksOf(read(page)).filter((b) => b.skip === null);
   // The README's set-up commands (before its first section) run in the clone, not here.
   const skipHead = page === 'README.md' ? 1 : 0;
-  return blocks.slice(skipHead).map((b) => b.code).join('\n');
+  return blocks
+    .slice(skipHead)
+    .map((b) => b.code)
+    .join('\n');
 }
 
 function expectClean(s: Session): void {
@@ -121,7 +154,9 @@ function wrapper(dir: string): string {
 
 describe('README', () => {
   it('opens with the two commands a new user runs: npm ci && npm run demo, npm ci && npm test', () => {
-    const first = blocksOf(README)[0]!.code.split('\n').map((l) => l.replace(/\s+#.*$/, ''));
+    const first = blocksOf(README)[0]!
+      .code.split('\n')
+      .map((l) => l.replace(/\s+#.*$/, ''));
     expect(first.slice(0, 2)).toEqual(['npm ci && npm run demo', 'npm ci && npm test']);
     expect(README.indexOf('```sh')).toBeLessThan(README.indexOf('\n## '));
   });
@@ -189,8 +224,11 @@ describe('the npm tarball, installed once: every page runs as written against it
     expect(tgz).toBeDefined();
     prefix = join(scratch, 'prefix');
     const t0 = Date.now();
-    const inst = spawnSync('npm', ['install', '-g', '--prefix', prefix, '--offline', '--cache', join(scratch, 'npm-cache'), '--no-audit', '--no-fund', join(scratch, tgz!)],
-      { cwd: scratch, encoding: 'utf8', timeout: 240_000, env: { ...process.env, npm_config_registry: 'http://127.0.0.1:9/' } });
+    const inst = spawnSync(
+      'npm',
+      ['install', '-g', '--prefix', prefix, '--offline', '--cache', join(scratch, 'npm-cache'), '--no-audit', '--no-fund', join(scratch, tgz!)],
+      { cwd: scratch, encoding: 'utf8', timeout: 240_000, env: { ...process.env, npm_config_registry: 'http://127.0.0.1:9/' } },
+    );
     installMs = Date.now() - t0;
     expect(inst.status, inst.stdout + inst.stderr).toBe(0);
   }, 420_000);

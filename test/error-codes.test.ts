@@ -5,8 +5,16 @@ import { AirlockError, ERROR_CODES, UsageError } from '../src/errors.js';
 const root = new URL('..', import.meta.url);
 /** Names in the guides that look like codes but are settings: environment variables and chart values. */
 const SETTINGS = new Set([
-  'AIRLOCK_ADMIN_KEY', 'AIRLOCK_API_URL', 'AIRLOCK_ASSISTANT_KEY', 'AIRLOCK_DEBUG', 'AIRLOCK_MIRROR_TOKEN', 'AIRLOCK_STORE',
-  'AIRLOCK_CHROMIUM', 'AIRLOCK_ALLOW_DOWNGRADE', 'AIRLOCK_PORT', 'AIRLOCK_IMAGE_NODE',
+  'AIRLOCK_ADMIN_KEY',
+  'AIRLOCK_API_URL',
+  'AIRLOCK_ASSISTANT_KEY',
+  'AIRLOCK_DEBUG',
+  'AIRLOCK_MIRROR_TOKEN',
+  'AIRLOCK_STORE',
+  'AIRLOCK_CHROMIUM',
+  'AIRLOCK_ALLOW_DOWNGRADE',
+  'AIRLOCK_PORT',
+  'AIRLOCK_IMAGE_NODE',
 ]);
 
 describe('error codes', () => {
@@ -15,7 +23,12 @@ describe('error codes', () => {
   });
 
   it('every code the README and the guides name is one the tool can give (a script matching on it would never fire)', () => {
-    const pages = ['README.md', ...readdirSync(new URL('docs/', root)).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+    const pages = [
+      'README.md',
+      ...readdirSync(new URL('docs/', root))
+        .filter((f) => f.endsWith('.md'))
+        .map((f) => `docs/${f}`),
+    ];
     const unknown: string[] = [];
     for (const page of pages) {
       for (const m of readFileSync(new URL(page, root), 'utf8').matchAll(/AIRLOCK_[A-Z0-9_]+/g)) {

@@ -21,10 +21,13 @@ export async function probeCaseFolding(dir: string): Promise<boolean> {
   const fh = await open(path, 'wx', 0o600);
   await fh.close();
   try {
-    const [mine, swapped] = await Promise.all([stat(path), stat(join(dir, swapCase(name))).catch((err: NodeJS.ErrnoException) => {
-      if (err.code === 'ENOENT') return null;
-      throw err;
-    })]);
+    const [mine, swapped] = await Promise.all([
+      stat(path),
+      stat(join(dir, swapCase(name))).catch((err: NodeJS.ErrnoException) => {
+        if (err.code === 'ENOENT') return null;
+        throw err;
+      }),
+    ]);
     // Another file of that spelling (made by someone else meanwhile) has another inode; file
     // systems without inode numbers report 0: fail closed and call that folding.
     return swapped !== null && (swapped.ino === mine.ino || mine.ino === 0);

@@ -7,7 +7,11 @@ export const DETECT_BYTES = 512;
 /** A tar header's checksum (POSIX ustar; also v7 tar without the "ustar" magic): sum of bytes, chksum field as spaces. */
 export function tarChecksumValid(block: Buffer): boolean {
   if (block.length < 512) return false;
-  const field = block.subarray(148, 156).toString('latin1').replace(/[\0 ]+$/, '').trim();
+  const field = block
+    .subarray(148, 156)
+    .toString('latin1')
+    .replace(/[\0 ]+$/, '')
+    .trim();
   if (!/^[0-7]{1,8}$/.test(field)) return false;
   let sum = 8 * 0x20;
   for (let i = 0; i < 148; i++) sum += block[i]!;

@@ -28,7 +28,10 @@ export class EntryGuard {
   private bytes = 0;
 
   /** `foldsCase`: the destination file system folds letter case (names differing only in case collide). */
-  constructor(private readonly limits: ArchiveLimits, foldsCase = false) {
+  constructor(
+    private readonly limits: ArchiveLimits,
+    foldsCase = false,
+  ) {
     this.registry = new PathRegistry(foldsCase);
   }
 
@@ -38,7 +41,9 @@ export class EntryGuard {
       throw unsafe(ARCHIVE_CODES.LINK, h.name, `${h.kind === 'symlink' ? 'symbolic' : 'hard'} link entries are not allowed`, { kind: h.kind });
     }
     if (h.kind === 'device' || h.kind === 'fifo' || h.kind === 'other') {
-      throw unsafe(ARCHIVE_CODES.SPECIAL_FILE, h.name, `${h.typeName ?? h.kind} entries are not allowed (only files and folders)`, { kind: h.typeName ?? h.kind });
+      throw unsafe(ARCHIVE_CODES.SPECIAL_FILE, h.name, `${h.typeName ?? h.kind} entries are not allowed (only files and folders)`, {
+        kind: h.typeName ?? h.kind,
+      });
     }
     this.entries += 1;
     if (this.entries > this.limits.maxFiles) {
@@ -53,7 +58,9 @@ export class EntryGuard {
     if (p.trailingSlash) throw unsafe(ARCHIVE_CODES.UNSAFE_PATH, h.name, 'a file entry whose name ends with "/"');
     this.bytes += h.size;
     if (this.bytes > this.limits.maxExpandedBytes) {
-      throw unsafe(ARCHIVE_CODES.TOO_LARGE, h.name, `expanded size exceeds ${this.limits.maxExpandedBytes} bytes (limit maxExpandedBytes)`, { limit: this.limits.maxExpandedBytes });
+      throw unsafe(ARCHIVE_CODES.TOO_LARGE, h.name, `expanded size exceeds ${this.limits.maxExpandedBytes} bytes (limit maxExpandedBytes)`, {
+        limit: this.limits.maxExpandedBytes,
+      });
     }
     this.registry.addFile(p.path, p.segments, h.name);
     return { kind: 'file', path: p.path };

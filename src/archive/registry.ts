@@ -14,7 +14,10 @@ export function collisionKey(path: string): string {
   return path.normalize('NFC').toUpperCase().toLowerCase().normalize('NFC');
 }
 
-interface Seen { norm: string; raw: string }
+interface Seen {
+  norm: string;
+  raw: string;
+}
 
 /**
  * Names seen under one key function. A file clashes with any file or folder of the same key; a
@@ -85,11 +88,20 @@ export class PathRegistry {
 }
 
 function dup(raw: string, earlier: string) {
-  return unsafe(ARCHIVE_CODES.DUPLICATE_PATH, raw, `duplicate path: collides with earlier entry ${JSON.stringify(earlier)} (exactly, or after Unicode NFC normalisation)`, { earlier });
+  return unsafe(
+    ARCHIVE_CODES.DUPLICATE_PATH,
+    raw,
+    `duplicate path: collides with earlier entry ${JSON.stringify(earlier)} (exactly, or after Unicode NFC normalisation)`,
+    { earlier },
+  );
 }
 
 function caseClash(raw: string, earlier: string) {
-  return unsafe(ARCHIVE_CODES.CASE_COLLISION, raw,
+  return unsafe(
+    ARCHIVE_CODES.CASE_COLLISION,
+    raw,
     `differs from earlier entry ${JSON.stringify(earlier)} only in letter case, and the destination file system folds case (one would overwrite the other); ` +
-    'use a case-sensitive file system (ext4, XFS, btrfs) for the store or preview folder', { earlier });
+      'use a case-sensitive file system (ext4, XFS, btrfs) for the store or preview folder',
+    { earlier },
+  );
 }

@@ -79,7 +79,11 @@ async function entries(a: OpenArchive, digest: Promise<string>, opts: ScanOption
   const strip = wrappingFolder(files.map((f) => f.path));
   for (const f of files) f.path = f.path.slice(strip.length);
   if (!files.some((f) => f.path === 'index.html')) {
-    throw malformed(ARCHIVE_CODES.NO_INDEX, `${strip}index.html`, `the site has no index.html at its root${strip ? ` (after stripping the wrapping folder "${strip}")` : ''}`);
+    throw malformed(
+      ARCHIVE_CODES.NO_INDEX,
+      `${strip}index.html`,
+      `the site has no index.html at its root${strip ? ` (after stripping the wrapping folder "${strip}")` : ''}`,
+    );
   }
   files.sort((x, y) => Buffer.compare(Buffer.from(x.path), Buffer.from(y.path)));
   await writer?.finish(strip);
@@ -102,7 +106,13 @@ function consume(stream: Readable, sink: FileSink | undefined, signal: AbortSign
         stream.destroy(err as Error);
       }
     });
-    stream.once('error', (err) => { done(); reject(err); });
-    stream.once('end', () => { done(); resolve(h.digest('hex')); });
+    stream.once('error', (err) => {
+      done();
+      reject(err);
+    });
+    stream.once('end', () => {
+      done();
+      resolve(h.digest('hex'));
+    });
   });
 }

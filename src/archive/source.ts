@@ -51,9 +51,18 @@ export async function resolveRange(src: ByteSource): Promise<Range> {
     // A FIFO or a device is never opened: a FIFO's open waits for a writer, in a thread no signal reaches.
     const st = await stat(s.path).catch((err: unknown) => {
       const missing = (err as NodeJS.ErrnoException).code === 'ENOENT';
-      throw new UsageError(`archive ${escapeControls(s.path)} ${describeFsError(err)}; give the export archive or package itself`, { subject: s.path }, missing ? 'AIRLOCK_NO_SUCH_FILE' : 'AIRLOCK_NOT_A_FILE');
+      throw new UsageError(
+        `archive ${escapeControls(s.path)} ${describeFsError(err)}; give the export archive or package itself`,
+        { subject: s.path },
+        missing ? 'AIRLOCK_NO_SUCH_FILE' : 'AIRLOCK_NOT_A_FILE',
+      );
     });
-    if (!st.isFile()) throw new UsageError(`archive ${escapeControls(s.path)} is ${kindOf(st)}, not a regular file; give the export archive or package itself`, { subject: s.path }, 'AIRLOCK_NOT_A_FILE');
+    if (!st.isFile())
+      throw new UsageError(
+        `archive ${escapeControls(s.path)} is ${kindOf(st)}, not a regular file; give the export archive or package itself`,
+        { subject: s.path },
+        'AIRLOCK_NOT_A_FILE',
+      );
     size = st.size;
   }
   const start = s.offset ?? 0;

@@ -9,7 +9,11 @@ import { ARCHIVE_CODES, malformed } from './errors.js';
  * A package split into volumes (src/package/volumes) is read in place as the concatenation of its
  * volumes' payloads — never joined into a copy.
  */
-export interface FileSpan { path: string; start: number; length: number }
+export interface FileSpan {
+  path: string;
+  start: number;
+  length: number;
+}
 
 /** Bounded: a set of volumes, not a way to open thousands of descriptors. */
 export const MAX_SPANS = 999;
@@ -19,14 +23,21 @@ export const MAX_SPANS = 999;
  * concatenation of `spans`. Reads never cross a span boundary (a short read; callers loop).
  */
 export class SpanFile {
-  private constructor(private readonly spans: readonly FileSpan[], private readonly fhs: FileHandle[], private readonly starts: number[], readonly size: number) {}
+  private constructor(
+    private readonly spans: readonly FileSpan[],
+    private readonly fhs: FileHandle[],
+    private readonly starts: number[],
+    readonly size: number,
+  ) {}
 
   static async open(spans: readonly FileSpan[]): Promise<SpanFile> {
-    if (spans.length === 0 || spans.length > MAX_SPANS) throw malformed(ARCHIVE_CODES.TRUNCATED, spans[0]?.path ?? 'volumes', `a logical file needs 1..${MAX_SPANS} pieces, not ${spans.length}`);
+    if (spans.length === 0 || spans.length > MAX_SPANS)
+      throw malformed(ARCHIVE_CODES.TRUNCATED, spans[0]?.path ?? 'volumes', `a logical file needs 1..${MAX_SPANS} pieces, not ${spans.length}`);
     const fhs: FileHandle[] = [];
     try {
       // Non-blocking and type-checked: a volume swapped for a FIFO or a device is refused, never waited on.
-      for (const s of spans) fhs.push(await openRegularFile(s.path, (why) => new UsageError(`volume ${s.path} ${why}`, { subject: s.path }, 'AIRLOCK_NOT_A_FILE')));
+      for (const s of spans)
+        fhs.push(await openRegularFile(s.path, (why) => new UsageError(`volume ${s.path} ${why}`, { subject: s.path }, 'AIRLOCK_NOT_A_FILE')));
     } catch (err) {
       await Promise.all(fhs.map((f) => f.close().catch(() => {})));
       throw err;
@@ -76,7 +87,8 @@ export function spanStream(spans: readonly FileSpan[], start: number, length: nu
     async construct(cb) {
       try {
         file = await SpanFile.open(spans);
-        if (end > file.size) throw malformed(ARCHIVE_CODES.TRUNCATED, spans[0]!.path, `byte range ${start}+${length} runs past the end of the volumes (${file.size} bytes)`);
+        if (end > file.size)
+          throw malformed(ARCHIVE_CODES.TRUNCATED, spans[0]!.path, `byte range ${start}+${length} runs past the end of the volumes (${file.size} bytes)`);
         cb();
       } catch (err) {
         cb(err as Error);
@@ -96,7 +108,10 @@ export function spanStream(spans: readonly FileSpan[], start: number, length: nu
     },
     destroy(err, cb) {
       if (!file) return cb(err);
-      file.close().then(() => cb(err), () => cb(err));
+      file.close().then(
+        () => cb(err),
+        () => cb(err),
+      );
     },
   });
 }

@@ -99,14 +99,25 @@ function watchInflation(g: Gunzip, limits: ArchiveLimits, name: () => string, fa
     inflated += chunk.length;
     const consumed = Math.max(1, g.bytesWritten);
     if (inflated > RATIO_FLOOR_BYTES && inflated / consumed > limits.maxRatio) {
-      fail(unsafe(ARCHIVE_CODES.BOMB, name(), `gzip stream inflates ${inflated} bytes from ${consumed} (ratio above ${limits.maxRatio}: a decompression bomb)`, { inflated, consumed }));
+      fail(
+        unsafe(ARCHIVE_CODES.BOMB, name(), `gzip stream inflates ${inflated} bytes from ${consumed} (ratio above ${limits.maxRatio}: a decompression bomb)`, {
+          inflated,
+          consumed,
+        }),
+      );
     }
   });
 }
 
 export function zlibError(e: NodeJS.ErrnoException, subject: string) {
   const truncated = e.code === 'Z_BUF_ERROR' || /unexpected end/i.test(e.message);
-  return malformed(truncated ? ARCHIVE_CODES.TRUNCATED : ARCHIVE_CODES.CORRUPT, subject, truncated ? 'compressed data ends early (truncated)' : 'corrupt compressed data', {}, e);
+  return malformed(
+    truncated ? ARCHIVE_CODES.TRUNCATED : ARCHIVE_CODES.CORRUPT,
+    subject,
+    truncated ? 'compressed data ends early (truncated)' : 'corrupt compressed data',
+    {},
+    e,
+  );
 }
 
 /**

@@ -13,7 +13,7 @@ export async function settledAll(all: Promise<void>[]): Promise<void> {
 }
 
 export function writeAll(fd: number, chunk: Buffer): void {
-  for (let off = 0; off < chunk.length; ) off += writeSync(fd, chunk, off);
+  for (let off = 0; off < chunk.length;) off += writeSync(fd, chunk, off);
 }
 
 const openP = promisify(open);

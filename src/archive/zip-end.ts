@@ -61,7 +61,11 @@ export function parseZipEnd(tail: Buffer, tailStart: number, subject: string): Z
     throw multiDisk(subject);
   }
   if (cdOffset + cdSize !== endOffset) {
-    throw malformed(ARCHIVE_CODES.CORRUPT, subject, `central directory (${cdOffset}+${cdSize}) does not end at the end record (${endOffset}): prepended or hidden data`);
+    throw malformed(
+      ARCHIVE_CODES.CORRUPT,
+      subject,
+      `central directory (${cdOffset}+${cdSize}) does not end at the end record (${endOffset}): prepended or hidden data`,
+    );
   }
   return { entries, cdOffset, cdSize, endOffset };
 }

@@ -19,13 +19,16 @@ class EntryCheck extends Transform {
   override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
     this.out += chunk.length;
     if (this.out > this.e.size) {
-      return cb(unsafe(ARCHIVE_CODES.BOMB, this.e.name, `inflates beyond its declared size of ${this.e.size} bytes (a decompression bomb)`, { declared: this.e.size }));
+      return cb(
+        unsafe(ARCHIVE_CODES.BOMB, this.e.name, `inflates beyond its declared size of ${this.e.size} bytes (a decompression bomb)`, { declared: this.e.size }),
+      );
     }
     this.crc = crc32(chunk, this.crc);
     cb(null, chunk);
   }
   override _flush(cb: TransformCallback): void {
-    if (this.out !== this.e.size) return cb(malformed(ARCHIVE_CODES.TRUNCATED, this.e.name, `has ${this.out} bytes, the central directory says ${this.e.size}`));
+    if (this.out !== this.e.size)
+      return cb(malformed(ARCHIVE_CODES.TRUNCATED, this.e.name, `has ${this.out} bytes, the central directory says ${this.e.size}`));
     if (this.crc >>> 0 !== this.e.crc >>> 0) return cb(malformed(ARCHIVE_CODES.CORRUPT, this.e.name, 'CRC-32 mismatch (corrupt data)'));
     cb();
   }
@@ -35,7 +38,9 @@ class EntryCheck extends Transform {
 export function zipEntryStream(fh: ReadHandle, r: Range, dataStart: number, e: CdEntry): Readable {
   const check = new EntryCheck(e);
   const raw = handleRangeStream(fh, r.start + dataStart, e.compressedSize);
-  raw.on('error', (err: NodeJS.ErrnoException) => check.destroy(malformed(ARCHIVE_CODES.TRUNCATED, e.name, `cannot read: ${describeFsError(err, 'write')}`, {}, err)));
+  raw.on('error', (err: NodeJS.ErrnoException) =>
+    check.destroy(malformed(ARCHIVE_CODES.TRUNCATED, e.name, `cannot read: ${describeFsError(err, 'write')}`, {}, err)),
+  );
   if (e.method === 8) {
     // Output buffer sized to the entry (zlib keeps one per stream, freed only by GC): 10,000
     // entries of 100 KB no longer churn 2.5 GB of 256 KiB buffers. The declared size only tunes

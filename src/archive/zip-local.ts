@@ -1,6 +1,6 @@
 import type { CdEntry } from './zip-cd.js';
 import { ARCHIVE_CODES, malformed } from './errors.js';
-import { applyZip64, } from './zip-cd.js';
+import { applyZip64 } from './zip-cd.js';
 import { extraFields } from './zip-name.js';
 
 const LFH = 0x04034b50;
@@ -38,8 +38,10 @@ export function checkLocalHeader(header: Buffer, e: CdEntry): void {
 export function checkSupported(e: CdEntry): void {
   if (e.flags & (0x0001 | 0x0040)) throw malformed(ARCHIVE_CODES.UNSUPPORTED, e.name, 'encrypted zip entries are not supported');
   if (e.flags & 0x2000) throw malformed(ARCHIVE_CODES.UNSUPPORTED, e.name, 'masked zip headers are not supported');
-  if (e.method !== 0 && e.method !== 8) throw malformed(ARCHIVE_CODES.UNSUPPORTED, e.name, `compression method ${e.method} is not supported (only stored and deflate)`);
-  if (e.method === 0 && e.compressedSize !== e.size) throw malformed(ARCHIVE_CODES.CORRUPT, e.name, 'stored entry whose compressed and uncompressed sizes differ');
+  if (e.method !== 0 && e.method !== 8)
+    throw malformed(ARCHIVE_CODES.UNSUPPORTED, e.name, `compression method ${e.method} is not supported (only stored and deflate)`);
+  if (e.method === 0 && e.compressedSize !== e.size)
+    throw malformed(ARCHIVE_CODES.CORRUPT, e.name, 'stored entry whose compressed and uncompressed sizes differ');
 }
 
 function mismatch(e: CdEntry, why: string) {

@@ -55,7 +55,12 @@ function admit(e: CdEntry, guard: EntryGuard, limits: ArchiveLimits): string | n
   }
   checkSupported(e);
   if (e.size > RATIO_FLOOR_BYTES && e.size / Math.max(1, e.compressedSize) > limits.maxRatio) {
-    throw unsafe(ARCHIVE_CODES.BOMB, e.name, `declares ${e.size} bytes from ${e.compressedSize} compressed (ratio above ${limits.maxRatio}: a decompression bomb)`, { declared: e.size, compressed: e.compressedSize });
+    throw unsafe(
+      ARCHIVE_CODES.BOMB,
+      e.name,
+      `declares ${e.size} bytes from ${e.compressedSize} compressed (ratio above ${limits.maxRatio}: a decompression bomb)`,
+      { declared: e.size, compressed: e.compressedSize },
+    );
   }
   return d.path;
 }

@@ -27,9 +27,13 @@ const ID = /^[!-~]{1,256}$/;
 /** The job as documented, whatever else the answer carried: what --json prints. */
 function documented(j: AgentJob) {
   return {
-    id: j.id, status: j.status,
+    id: j.id,
+    status: j.status,
     source: j.source ? { repository: j.source.repository ?? null, ref: j.source.ref ?? null } : null,
-    model: j.model ?? null, prLink: j.prLink ?? null, createdAt: j.createdAt ?? null, archivedAt: j.archivedAt ?? null,
+    model: j.model ?? null,
+    prLink: j.prLink ?? null,
+    createdAt: j.createdAt ?? null,
+    archivedAt: j.archivedAt ?? null,
   };
 }
 
@@ -38,11 +42,17 @@ const command: Command = {
   usage: USAGE,
   async run(argv, ctx) {
     const { values, positionals, numbers } = parse(argv, {
-      wait: { type: 'boolean' }, timeout: numeric({ min: 1, max: 86_400, unit: 'seconds' }), 'api-url': { type: 'string' }, json: { type: 'boolean' },
+      wait: { type: 'boolean' },
+      timeout: numeric({ min: 1, max: 86_400, unit: 'seconds' }),
+      'api-url': { type: 'string' },
+      json: { type: 'boolean' },
     });
     if (positionals.length !== 2) throw new UsageError('airlock agent-job takes PROJECT_ID and JOB_ID', { subject: 'argv' });
     const [projectId, jobId] = positionals as [string, string];
-    for (const [what, v] of [['PROJECT_ID', projectId], ['JOB_ID', jobId]] as const) {
+    for (const [what, v] of [
+      ['PROJECT_ID', projectId],
+      ['JOB_ID', jobId],
+    ] as const) {
       if (!ID.test(v)) throw new UsageError(`invalid ${what} ${JSON.stringify(sanitize(v, 80))}: 1 to 256 printable characters, no spaces`, { subject: what });
     }
     const timeoutS = numbers.timeout;

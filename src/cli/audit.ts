@@ -24,7 +24,7 @@ rewrite both files can rewrite history, and only a copy held elsewhere shows tha
 Exit codes: 0 ok, 1 failure, 2 usage, 4 the chain is broken.`;
 
 const command: Command = {
-  summary: 'verify or show the store\'s hash-chained audit log',
+  summary: "verify or show the store's hash-chained audit log",
   usage: USAGE,
   async run(argv, ctx) {
     const [sub, ...rest] = argv;
@@ -34,18 +34,38 @@ const command: Command = {
     const json = Boolean(values.json);
     if (sub === 'verify') {
       const r = await verifyAudit(store);
-      printResult(ctx, json, { ok: r.ok, store, lines: r.lines, lastHash: r.lastHash, problem: r.problem, pending: r.pending, ...(r.ok ? {} : { code: 'AIRLOCK_AUDIT_BROKEN' }) }, () => r.ok
-        ? `audit log OK: ${r.lines} lines, last hash ${r.lastHash}` + (r.pending ? ' (the last line was written by a command that crashed before acknowledging it)' : '')
-        : shown`audit log BROKEN after line ${r.lines}: ${r.problem ?? ''} [AIRLOCK_AUDIT_BROKEN]`);
+      printResult(
+        ctx,
+        json,
+        { ok: r.ok, store, lines: r.lines, lastHash: r.lastHash, problem: r.problem, pending: r.pending, ...(r.ok ? {} : { code: 'AIRLOCK_AUDIT_BROKEN' }) },
+        () =>
+          r.ok
+            ? `audit log OK: ${r.lines} lines, last hash ${r.lastHash}` +
+              (r.pending ? ' (the last line was written by a command that crashed before acknowledging it)' : '')
+            : shown`audit log BROKEN after line ${r.lines}: ${r.problem ?? ''} [AIRLOCK_AUDIT_BROKEN]`,
+      );
       return r.ok ? 0 : 4;
     }
     if (sub === 'show') {
       const { lines, earlierUnread } = await readAuditTail(store, numbers.last ?? 50);
-      printResult(ctx, json, { ok: true, store, lines, ...(earlierUnread ? { earlierUnread } : {}) }, () =>
-        (earlierUnread ? '(older lines were not read; audit verify reads the whole log)\n' : '') + lines.map((l) =>
-        shown`${l.n} ${l.time} ${l.user} ${l.command} ${l.outcome}` + (l.reason ? shown` [${l.reason}]` : '') +
-        (l.domain ? shown` ${l.domain}` : '') + (l.version ? shown` ${l.version}` : '') +
-        (l.signers.length ? shown` signers ${l.signers.join(',')}` : '') + (l.detail ? shown`: ${l.detail}` : '')).join('\n') || 'no audit lines');
+      printResult(
+        ctx,
+        json,
+        { ok: true, store, lines, ...(earlierUnread ? { earlierUnread } : {}) },
+        () =>
+          (earlierUnread ? '(older lines were not read; audit verify reads the whole log)\n' : '') +
+            lines
+              .map(
+                (l) =>
+                  shown`${l.n} ${l.time} ${l.user} ${l.command} ${l.outcome}` +
+                  (l.reason ? shown` [${l.reason}]` : '') +
+                  (l.domain ? shown` ${l.domain}` : '') +
+                  (l.version ? shown` ${l.version}` : '') +
+                  (l.signers.length ? shown` signers ${l.signers.join(',')}` : '') +
+                  (l.detail ? shown`: ${l.detail}` : ''),
+              )
+              .join('\n') || 'no audit lines',
+      );
       return 0;
     }
     throw new UsageError(`audit takes verify or show, got ${JSON.stringify(sub ?? '')}`, { subject: 'audit' });

@@ -34,21 +34,44 @@ const command: Command = {
   summary: 'write a delta package from one version to the next',
   usage,
   async run(argv: string[], ctx: CliContext): Promise<number> {
-    const { values, positionals } = parse(argv, { out: { type: 'string' }, 'sign-key': { type: 'string' }, json: { type: 'boolean' }, split: { type: 'string' } });
+    const { values, positionals } = parse(argv, {
+      out: { type: 'string' },
+      'sign-key': { type: 'string' },
+      json: { type: 'boolean' },
+      split: { type: 'string' },
+    });
     const split = splitOption(values.split);
     if (positionals.length !== 2) throw new UsageError('airlock delta takes OLD.airlock and NEW.airlock', { subject: 'OLD NEW' });
     const signKey = values['sign-key'] ? await loadPrivateKey(resolve(ctx.cwd, values['sign-key'])) : undefined;
     const outDir = resolve(ctx.cwd, values.out ?? '.');
     await checkOutFolder(outDir, '--out');
     const trap = trapFor(ctx);
-    const r = await makeDelta({ oldPkg: resolve(ctx.cwd, positionals[0]!), newPkg: resolve(ctx.cwd, positionals[1]!), outDir, signKey, signal: trap.signal })
-      .catch((err: unknown) => { throw trap.signal.aborted ? interruptedError(trap, 'no delta and no full package were written', err) : err; });
+    const r = await makeDelta({
+      oldPkg: resolve(ctx.cwd, positionals[0]!),
+      newPkg: resolve(ctx.cwd, positionals[1]!),
+      outDir,
+      signKey,
+      signal: trap.signal,
+    }).catch((err: unknown) => {
+      throw trap.signal.aborted ? interruptedError(trap, 'no delta and no full package were written', err) : err;
+    });
     if (!signKey) log(ctx, 'warning: the delta and the full package are unsigned (no --sign-key); importers must pass --allow-unsigned');
     const pct = ((100 * r.deltaBytes) / r.fullBytes).toFixed(2);
-    const volumes = split === undefined ? null : await splitWritten(r.delta, split, signKey, trap.signal)
-      .catch((err: unknown) => { throw trap.signal.aborted ? interruptedError(trap, shown`the delta and the full package are kept, unsplit: ${r.delta}, ${r.full}`, err) : err; });
-    printResult(ctx, Boolean(values.json), { ok: true, ...r, volumes }, () =>
-      (volumes ? volumes.volumes.map((v) => shown`${v}`).join('\n') : shown`${r.delta}`) + `\n  ${r.deltaBytes} bytes (${pct} % of the full package, ${r.fullBytes} bytes): ${r.ops.patch} patched, ${r.ops.whole} whole, ${r.ops.copy} copied, ${r.unchanged} unchanged, ${r.removed} removed\n` + shown`${r.full}`);
+    const volumes =
+      split === undefined
+        ? null
+        : await splitWritten(r.delta, split, signKey, trap.signal).catch((err: unknown) => {
+            throw trap.signal.aborted ? interruptedError(trap, shown`the delta and the full package are kept, unsplit: ${r.delta}, ${r.full}`, err) : err;
+          });
+    printResult(
+      ctx,
+      Boolean(values.json),
+      { ok: true, ...r, volumes },
+      () =>
+        (volumes ? volumes.volumes.map((v) => shown`${v}`).join('\n') : shown`${r.delta}`) +
+        `\n  ${r.deltaBytes} bytes (${pct} % of the full package, ${r.fullBytes} bytes): ${r.ops.patch} patched, ${r.ops.whole} whole, ${r.ops.copy} copied, ${r.unchanged} unchanged, ${r.removed} removed\n` +
+        shown`${r.full}`,
+    );
     return 0;
   },
 };

@@ -38,7 +38,9 @@ const command: Command = {
     // (which holds a private key) is gone.
     const trap = trapFor(ctx);
     const dir = keep ? resolve(ctx.cwd, values.dir!) : await makeTempFolder('airlock-demo-');
-    const removeDir = async () => { if (!keep) await rm(dir, { recursive: true, force: true }); };
+    const removeDir = async () => {
+      if (!keep) await rm(dir, { recursive: true, force: true });
+    };
     const progress = new Progress(ctx.stderr, { interactive: ctx.interactive });
     let chain;
     try {

@@ -1,7 +1,8 @@
+import { USAGE } from './import-flags.js';
 import { loadPublicKey } from '../package/keys.js';
 import { importPrepared } from '../store/import-prepared.js';
 import { resolveStore } from '../store/paths.js';
-import { packageArgs, VOLUMES_HELP } from './volumes.js';
+import { packageArgs } from './volumes.js';
 import { parse } from './args.js';
 import { printResult, type Command } from './context.js';
 import { Progress } from './progress.js';
@@ -9,37 +10,6 @@ import { importReporter } from './reporters.js';
 import { shown } from '../util/terminal.js';
 import { interruptedError, trapFor } from './interrupt.js';
 import { UsageError } from '../errors.js';
-
-const USAGE = `usage: airlock import PKG... [--volumes DIR,...] [--store DIR] [--trust PUBFILE]... [--allow-unsigned] [--allow-downgrade] [--activate] [--precompress] [--prepare-html] [--json]
-
-Verify a .airlock package (signature, archive digest, archive safety, every file digest) and add
-its version to the store, all or nothing; with --activate, make it active. A server prepares the
-rest when it loads the version, in the background: it transforms the HTML (each page asked for
-first, never serving an untransformed page), then precompresses the text assets (br, gzip),
-serving each uncompressed until its variants are on disk. \`airlock list\` shows what is pending.
-  --store DIR        the store (default: $AIRLOCK_STORE, else ./airlock-store)
-  --trust PUBFILE    trust this Ed25519 public key (repeatable); STORE/trusted-keys/*.pub are trusted too
-                     (a store with a trust policy, airlock trust, counts only its policy's keys)
-  --allow-unsigned   accept a package without a signature
-  --allow-downgrade  import even a package older than the newest this store ever imported for its
-                     domain (its sequence, else its createdAt), expired, or addressed to another
-                     store (recorded in the audit log, STORE/audit.log, which every store keeps)
-  --activate         make the version active once imported (and prepared, with the options below)
-  --precompress      precompress the text assets before returning (and before --activate): for
-                     servers that cannot write into the store
-  --no-precompress   leave precompression to the server (the default; kept for scripts)
-  --prepare-html     also transform the HTML for the default deployment (air-gapped) before
-                     returning: for servers that cannot write into the store
-${VOLUMES_HELP}
-  --json             print one JSON document on stdout ({ok, package, store, version, status, activated, variants, html, volumes})
-
-Volumes are read in place (read-only media, several folders), never joined or removed; the whole
-set is checked against its signed table before the store is touched, naming a missing, duplicated,
-truncated, reordered, foreign or damaged volume (exit 4): copy just that one again.
-
-Ctrl-C (or SIGTERM) before the commit leaves the store as it was; repeated signals wait for that.
-Exit codes: 0 ok (also when the version was already there), 1 failure or interrupted, 2 usage,
-4 verification failed (nothing is added).`;
 
 const command: Command = {
   summary: 'verify a package and add its version to the store',
@@ -58,9 +28,11 @@ const command: Command = {
       precompress: { type: 'boolean' },
       'no-precompress': { type: 'boolean' },
       'prepare-html': { type: 'boolean' },
-      json: { type: 'boolean' }, volumes: { type: 'string', multiple: true },
+      json: { type: 'boolean' },
+      volumes: { type: 'string', multiple: true },
     });
-    if (values.precompress && values['no-precompress']) throw new UsageError('--precompress and --no-precompress contradict each other', { subject: '--precompress' });
+    if (values.precompress && values['no-precompress'])
+      throw new UsageError('--precompress and --no-precompress contradict each other', { subject: '--precompress' });
     const args = await packageArgs(positionals, values.volumes, ctx.cwd);
     if (args.kind === 'file' && positionals.length !== 1) throw new UsageError('import takes exactly one package path', { subject: 'PKG' });
     const store = resolveStore(values.store, ctx.env, ctx.cwd);
@@ -71,22 +43,42 @@ const command: Command = {
     let committed: string | null = null;
     try {
       const r = await importPrepared(args, {
-        store, trust, allowUnsigned: values['allow-unsigned'], allowDowngrade: values['allow-downgrade'], signal,
-        activate: Boolean(values.activate), precompress: Boolean(values.precompress), prepareHtml: Boolean(values['prepare-html']),
+        store,
+        trust,
+        allowUnsigned: values['allow-unsigned'],
+        allowDowngrade: values['allow-downgrade'],
+        signal,
+        activate: Boolean(values.activate),
+        precompress: Boolean(values.precompress),
+        prepareHtml: Boolean(values['prepare-html']),
         preparers: () => import('../serve/index.js'),
-        onProgress: (e) => { if (e.phase === 'committed') committed = e.version; report(e); },
-        onVolume: (i, n, p) => { if (!values.json) progress.log(shown`volume ${i}/${n} ok: ${p}`); },
+        onProgress: (e) => {
+          if (e.phase === 'committed') committed = e.version;
+          report(e);
+        },
+        onVolume: (i, n, p) => {
+          if (!values.json) progress.log(shown`volume ${i}/${n} ok: ${p}`);
+        },
       });
       const { result } = r;
       progress.end();
-      printResult(ctx, Boolean(values.json), { ok: true, package: r.package, store, ...result, variants: r.variants, html: r.html, volumes: r.volumes }, () =>
-        (result.status === 'imported' ? 'imported' : 'already in the store (unchanged):') + shown` ${result.version}` + (result.activated ? ' (active)' : ''));
+      printResult(
+        ctx,
+        Boolean(values.json),
+        { ok: true, package: r.package, store, ...result, variants: r.variants, html: r.html, volumes: r.volumes },
+        () =>
+          (result.status === 'imported' ? 'imported' : 'already in the store (unchanged):') + shown` ${result.version}` + (result.activated ? ' (active)' : ''),
+      );
       return 0;
     } catch (err) {
       if (!signal.aborted) throw err;
-      throw interruptedError(trap, committed === null
-        ? shown`nothing was added to store ${store}; it is as it was`
-        : shown`version ${committed} was committed to store ${store} but not activated; import it again to finish`, err);
+      throw interruptedError(
+        trap,
+        committed === null
+          ? shown`nothing was added to store ${store}; it is as it was`
+          : shown`version ${committed} was committed to store ${store} but not activated; import it again to finish`,
+        err,
+      );
     } finally {
       progress.end();
     }

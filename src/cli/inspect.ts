@@ -1,8 +1,9 @@
 import { resolve } from 'node:path';
 import { UsageError } from '../errors.js';
-import { readPackage, type PackageLayout } from '../package/reader.js';
-import { countPages } from '../package/pages.js';
-import { isDeltaPackage, readDelta, type DeltaLayout } from '../delta/index.js';
+import { readPackage } from '../package/reader.js';
+import { describePackage } from '../package/inspect-report.js';
+import { isDeltaPackage, readDelta } from '../delta/index.js';
+import { describeDelta } from '../delta/inspect-report.js';
 import { describeVolume, isVolume, volumeName } from '../package/volumes/index.js';
 import { parse } from './args.js';
 import { printResult, type Command } from './context.js';
@@ -20,43 +21,6 @@ base it needs (label and manifest sha256), the target, and what it changes. For 
 
 Exit codes: 0 ok, 1 failure, 2 usage, 4 not a readable package (malformed, or an export archive).`;
 
-/** Prose summary of a package (pure). */
-export function describe(path: string, l: PackageLayout): string {
-  const m = l.manifest;
-  const bytes = m.files.reduce((n, f) => n + f.size, 0);
-  return [
-    shown`package    ${path}`,
-    shown`domain     ${m.domain}`,
-    shown`version    ${m.version}`,
-    shown`job        ${m.jobId ?? '-'}`,
-    shown`created    ${m.createdAt}`,
-    shown`pages      ${m.pageCount ?? `${countPages(m.files)} (counted from the file list; the manifest carries no count)`}`,
-    shown`archive    ${m.archive.name} (${m.archive.format}, ${fmtBytes(m.archive.size)}, sha256 ${m.archive.sha256})`,
-    shown`files      ${m.files.length} (${fmtBytes(bytes)})`,
-    `signature  ${l.signatures.length > 1 ? `${l.signatures.length} present (not checked; run airlock verify)` : l.signature ? 'present (not checked; run airlock verify)' : 'none'}`,
-    ...(m.sequence !== undefined ? [shown`sequence   ${m.sequence}`] : []),
-    ...(m.expiresAt !== undefined ? [shown`expires    ${m.expiresAt}`] : []),
-    ...(m.audience !== undefined ? [shown`audience   ${m.audience}`] : []),
-  ].join('\n');
-}
-
-/** Prose summary of a delta package (pure). */
-export function describeDelta(path: string, l: DeltaLayout): string {
-  const m = l.manifest;
-  const count = (k: string) => m.ops.filter((op) => op.kind === k).length;
-  return [
-    shown`package    ${path} (delta)`,
-    shown`domain     ${m.domain}`,
-    shown`version    ${m.version}`,
-    shown`base       ${m.base.version} (manifest sha256 ${m.base.manifestSha256}): import needs exactly this version in the store`,
-    shown`target     manifest sha256 ${m.target.manifestSha256}`,
-    shown`created    ${m.createdAt}`,
-    `changes    ${count('whole')} whole, ${count('patch')} patched, ${count('copy')} copied, ${m.removed.length} removed`,
-    `payload    ${fmtBytes(m.payload.size)} (${fmtBytes(m.payload.expandedSize)} expanded)`,
-    `signature  ${l.signature ? 'present (not checked; run airlock verify)' : 'none'}`,
-  ].join('\n');
-}
-
 const command: Command = {
   summary: 'print the manifest of a package without extracting anything',
   usage: USAGE,
@@ -66,27 +30,54 @@ const command: Command = {
     const path = resolve(ctx.cwd, positionals[0]!);
     if (await isVolume(path)) {
       const v = await describeVolume(path);
-      printResult(ctx, Boolean(values.json), { ok: true, package: path, kind: 'volume', index: v.index, count: v.count, headerBytes: v.headerBytes, signature: v.signed ? 'present' : 'none', table: v.table },
-        () => [
-          shown`volume     ${path}: ${v.index} of ${v.count} of ${v.table.name} (${fmtBytes(v.table.packageSize)})`,
-          shown`package id ${v.table.packageId} (sha256 of its airlock.json)`,
-          `payloads   each volume's bytes after its ${v.headerBytes}-byte header (tail -c +${v.headerBytes + 1} FILE | sha256sum):`,
-          ...v.table.volumes.map((e, i) => shown`  ${volumeName(v.table.name, i + 1)}  ${e.size} bytes, sha256 ${e.sha256}`),
-          `signature  ${v.signed ? 'present (not checked; run airlock verify)' : 'none'}`,
-        ].join('\n'));
+      printResult(
+        ctx,
+        Boolean(values.json),
+        {
+          ok: true,
+          package: path,
+          kind: 'volume',
+          index: v.index,
+          count: v.count,
+          headerBytes: v.headerBytes,
+          signature: v.signed ? 'present' : 'none',
+          table: v.table,
+        },
+        () =>
+          [
+            shown`volume     ${path}: ${v.index} of ${v.count} of ${v.table.name} (${fmtBytes(v.table.packageSize)})`,
+            shown`package id ${v.table.packageId} (sha256 of its airlock.json)`,
+            `payloads   each volume's bytes after its ${v.headerBytes}-byte header (tail -c +${v.headerBytes + 1} FILE | sha256sum):`,
+            ...v.table.volumes.map((e, i) => shown`  ${volumeName(v.table.name, i + 1)}  ${e.size} bytes, sha256 ${e.sha256}`),
+            `signature  ${v.signed ? 'present (not checked; run airlock verify)' : 'none'}`,
+          ].join('\n'),
+      );
       return 0;
     }
     if (await isDeltaPackage(path)) {
       const d = await readDelta(path);
-      printResult(ctx, Boolean(values.json),
+      printResult(
+        ctx,
+        Boolean(values.json),
         { ok: true, package: path, kind: 'delta', signature: d.signature ? 'present' : 'none', base: d.manifest.base, manifest: d.manifest },
-        () => describeDelta(path, d));
+        () => describeDelta(path, d),
+      );
       return 0;
     }
     const layout = await readPackage(path);
-    printResult(ctx, Boolean(values.json),
-      { ok: true, package: path, signature: layout.signature ? 'present' : 'none', signatures: layout.signatures.length, archive: layout.archive, manifest: layout.manifest },
-      () => describe(path, layout));
+    printResult(
+      ctx,
+      Boolean(values.json),
+      {
+        ok: true,
+        package: path,
+        signature: layout.signature ? 'present' : 'none',
+        signatures: layout.signatures.length,
+        archive: layout.archive,
+        manifest: layout.manifest,
+      },
+      () => describePackage(path, layout),
+    );
     return 0;
   },
 };

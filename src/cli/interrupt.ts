@@ -27,8 +27,7 @@ export function trapFromStart(command: string | undefined, ctx: CliContext = def
     if (adopted) return;
     const name = command && /^[a-z-]{1,20}$/.test(command) ? `airlock ${command}` : 'airlock';
     const server = SERVERS.has(command ?? '');
-    const left = !running ? ' before it started; nothing was changed'
-      : READ_ONLY.has(command ?? '') ? '; it only reads: nothing was changed' : ' while it ran';
+    const left = !running ? ' before it started; nothing was changed' : READ_ONLY.has(command ?? '') ? '; it only reads: nothing was changed' : ' while it ran';
     log(ctx, `${name}: ${server ? 'stopped' : 'interrupted'} by ${trap.received}${left}${server ? '' : ' [AIRLOCK_INTERRUPTED]'}`);
     process.exit(server ? EXIT.OK : EXIT.FAILURE);
   });
@@ -58,7 +57,13 @@ export function trapFor(ctx: CliContext): SignalTrap {
  * signal: exit 1, saying what was left as it was. Servers exit 0 on a signal instead (their stop).
  */
 export function interruptedError(trap: SignalTrap, what: string, cause?: unknown): AirlockError {
-  return new AirlockError('AIRLOCK_INTERRUPTED', `interrupted by ${trap.received ?? 'a signal'}; ${what}`, EXIT.FAILURE, { subject: trap.received ?? 'signal' }, { cause });
+  return new AirlockError(
+    'AIRLOCK_INTERRUPTED',
+    `interrupted by ${trap.received ?? 'a signal'}; ${what}`,
+    EXIT.FAILURE,
+    { subject: trap.received ?? 'signal' },
+    { cause },
+  );
 }
 
 /**

@@ -48,10 +48,16 @@ const command: Command = {
     await refuseInStore(prefix, '--out', 'file');
     const r = await generateKeyPair(prefix).catch((err: NodeJS.ErrnoException) => {
       if (err instanceof AirlockError || typeof err?.code !== 'string') throw err;
-      throw new AirlockError('AIRLOCK_KEY_WRITE', `cannot write the key pair ${prefix}.key/.pub: ${describeFsError(err, 'write')}`, EXIT.FAILURE, { subject: err.path ?? prefix });
+      throw new AirlockError('AIRLOCK_KEY_WRITE', `cannot write the key pair ${prefix}.key/.pub: ${describeFsError(err, 'write')}`, EXIT.FAILURE, {
+        subject: err.path ?? prefix,
+      });
     });
-    printResult(ctx, Boolean(values.json), { ok: true, ...r }, () =>
-      `wrote ${r.keyPath} (private key, mode 0600)\nwrote ${r.pubPath} (public key)\nfingerprint ${r.fingerprint}`);
+    printResult(
+      ctx,
+      Boolean(values.json),
+      { ok: true, ...r },
+      () => `wrote ${r.keyPath} (private key, mode 0600)\nwrote ${r.pubPath} (public key)\nfingerprint ${r.fingerprint}`,
+    );
     return 0;
   },
 };

@@ -21,19 +21,31 @@ server builds them in the background and serves them uncompressed until then.
 A store that does not exist is an error (exit 2); nothing is created.
 Exit codes: 0 ok, 1 failure, 2 usage or no such store.`;
 
-const UNKNOWN_PAGES = "? PAGES: the page count is unknown: the version's airlock.json cannot be read (damaged or edited by hand); check the version's package with airlock verify";
+const UNKNOWN_PAGES =
+  "? PAGES: the page count is unknown: the version's airlock.json cannot be read (damaged or edited by hand); check the version's package with airlock verify";
 
 /** One aligned table (pure), with a footnote when a page count is unknown. */
 export function formatTable(versions: VersionInfo[]): string {
   if (versions.length === 0) return 'no versions in the store';
   const rows = versions.map((v) => [
     v.active ? '*' : v.previous ? '-' : ' ',
-    escapeControls(v.version), escapeControls(v.domain), v.pageCount === null ? '?' : String(v.pageCount), String(v.fileCount),
-    fmtBytes(v.totalBytes), v.precompressed ? 'br,gzip' : 'pending', escapeControls(v.importedAt), v.servedBy.length ? `pid ${v.servedBy.join(', ')}` : '',
+    escapeControls(v.version),
+    escapeControls(v.domain),
+    v.pageCount === null ? '?' : String(v.pageCount),
+    String(v.fileCount),
+    fmtBytes(v.totalBytes),
+    v.precompressed ? 'br,gzip' : 'pending',
+    escapeControls(v.importedAt),
+    v.servedBy.length ? `pid ${v.servedBy.join(', ')}` : '',
   ]);
   const head = [' ', 'VERSION', 'DOMAIN', 'PAGES', 'FILES', 'SIZE', 'ASSETS', 'IMPORTED', 'SERVED BY'];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const table = [head, ...rows].map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd());
+  const table = [head, ...rows].map((r) =>
+    r
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd(),
+  );
   // The count comes from the manifest's file list: only a manifest that cannot be read leaves it unknown.
   if (versions.some((v) => v.pageCount === null)) table.push('', UNKNOWN_PAGES);
   return table.join('\n');

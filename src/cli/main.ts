@@ -38,7 +38,10 @@ export function toolVersion(): string {
 async function usage(): Promise<string> {
   const lines = ['usage: airlock <command> [options]', '', 'commands:'];
   for (const [name, load] of Object.entries(COMMANDS)) {
-    const summary = await load().then((m) => m.default.summary, () => '(not available)');
+    const summary = await load().then(
+      (m) => m.default.summary,
+      () => '(not available)',
+    );
     lines.push(`  ${name.padEnd(9)} ${summary}`);
   }
   lines.push('', 'airlock <command> --help for its options; airlock --version for the tool version.');
@@ -74,7 +77,9 @@ export async function main(argv: string[], ctx: CliContext = defaultContext()): 
   try {
     // Secrets are never accepted as command-line values: they show in ps; they come from the environment only.
     if (rest.some((a) => /svc_[A-Za-z0-9_-]{4,}/.test(a))) {
-      throw new UsageError('API keys are never accepted on the command line (they would show in ps); use AIRLOCK_ADMIN_KEY or AIRLOCK_ADMIN_KEY_FILE', { subject: 'argv' });
+      throw new UsageError('API keys are never accepted on the command line (they would show in ps); use AIRLOCK_ADMIN_KEY or AIRLOCK_ADMIN_KEY_FILE', {
+        subject: 'argv',
+      });
     }
     commandStarted();
     return await cmd.run(rest, ctx);

@@ -44,7 +44,8 @@ export async function checkOutFile(path: string, rule: OutFileRule): Promise<voi
     if (!p.isDirectory()) throw refuse(path, `cannot be written: ${parent} is not a folder`);
     return;
   }
-  if (!st.isFile()) throw refuse(path, `is ${kindOf(st)}, not a regular file; ${rule.flag} must name a new file${rule.force ? ' or a regular file to replace' : ''}`);
+  if (!st.isFile())
+    throw refuse(path, `is ${kindOf(st)}, not a regular file; ${rule.flag} must name a new file${rule.force ? ' or a regular file to replace' : ''}`);
   if (!rule.force) throw outputExists(path, `${rule.hasForce ? 'pass --force to replace it, or ' : ''}choose another ${rule.flag}`);
 }
 
@@ -66,5 +67,6 @@ export async function writeOutFile(path: string, data: string | Uint8Array, rule
 export async function checkOutFolder(dir: string, flag: string): Promise<void> {
   await refuseInStore(dir, flag, 'folder');
   const why = await outFolderProblem(dir);
-  if (why !== null) throw new UsageError(`output folder ${dir} ${why}; ${flag} must name a folder that exists or can be made`, { subject: dir }, 'AIRLOCK_OUT_PATH');
+  if (why !== null)
+    throw new UsageError(`output folder ${dir} ${why}; ${flag} must name a folder that exists or can be made`, { subject: dir }, 'AIRLOCK_OUT_PATH');
 }

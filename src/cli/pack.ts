@@ -44,11 +44,26 @@ const command: Command = {
   usage,
   async run(argv: string[], ctx: CliContext): Promise<number> {
     const { values, positionals } = parse(argv, {
-      domain: { type: 'string' }, 'version-label': { type: 'string' }, 'sign-key': { type: 'string' },
-      out: { type: 'string' }, json: { type: 'boolean' }, split: { type: 'string' }, vendor: { type: 'string' }, 'vendor-mirror': { type: 'string', multiple: true }, 'vendor-observe': { type: 'boolean' }, 'vendor-chromium': { type: 'string' }, 'expires-at': { type: 'string' }, audience: { type: 'string' },
+      domain: { type: 'string' },
+      'version-label': { type: 'string' },
+      'sign-key': { type: 'string' },
+      out: { type: 'string' },
+      json: { type: 'boolean' },
+      split: { type: 'string' },
+      vendor: { type: 'string' },
+      'vendor-mirror': { type: 'string', multiple: true },
+      'vendor-observe': { type: 'boolean' },
+      'vendor-chromium': { type: 'string' },
+      'expires-at': { type: 'string' },
+      audience: { type: 'string' },
     });
     const split = splitOption(values.split);
-    const vendor = vendorAsk('pack', values, { chromium: values['vendor-chromium'] === undefined ? undefined : resolve(ctx.cwd, values['vendor-chromium']), env: ctx.env }, (line) => log(ctx, shown`${line}`));
+    const vendor = vendorAsk(
+      'pack',
+      values,
+      { chromium: values['vendor-chromium'] === undefined ? undefined : resolve(ctx.cwd, values['vendor-chromium']), env: ctx.env },
+      (line) => log(ctx, shown`${line}`),
+    );
     if (positionals.length !== 1) throw new UsageError('airlock pack takes exactly one ARCHIVE', { subject: 'ARCHIVE' });
     const domain = checkDomain(requireString(values.domain, '--domain'));
     const version = values['version-label'] === undefined ? undefined : checkLabel(values['version-label']);
@@ -57,11 +72,23 @@ const command: Command = {
     const signKey = values['sign-key'] ? await loadPrivateKey(resolve(ctx.cwd, values['sign-key'])) : undefined;
     const archivePath = resolve(ctx.cwd, positionals[0]!);
     if (!values.json) log(ctx, `checking ${archivePath}`);
-    const r = await packArchive({ archivePath, domain, version, outDir, signKey, expiresAt: values['expires-at'], audience: values.audience,
-      ...(vendor.asked ? { vendor: vendorCollector({ ...vendor.asked, onSkipped: (u) => log(ctx, shown`airlock pack: --vendor: not vendored (not an https URL): ${u}`) }) } : {}) });
+    const r = await packArchive({
+      archivePath,
+      domain,
+      version,
+      outDir,
+      signKey,
+      expiresAt: values['expires-at'],
+      audience: values.audience,
+      ...(vendor.asked
+        ? { vendor: vendorCollector({ ...vendor.asked, onSkipped: (u) => log(ctx, shown`airlock pack: --vendor: not vendored (not an https URL): ${u}`) }) }
+        : {}),
+    });
     if (!signKey) log(ctx, `warning: ${r.package} is unsigned (no --sign-key); importers must pass --allow-unsigned to accept it`);
     const volumes = split === undefined ? null : await splitWritten(r.package, split, signKey);
-    printResult(ctx, Boolean(values.json), { ok: true, ...r, volumes, ...(vendor.observed() ? { vendorObserve: vendor.observed() } : {}) }, () => (volumes ? volumes.volumes.join('\n') : r.package));
+    printResult(ctx, Boolean(values.json), { ok: true, ...r, volumes, ...(vendor.observed() ? { vendorObserve: vendor.observed() } : {}) }, () =>
+      volumes ? volumes.volumes.join('\n') : r.package,
+    );
     return 0;
   },
 };

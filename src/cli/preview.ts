@@ -33,8 +33,11 @@ const command: Command = {
   usage,
   async run(argv: string[], ctx: CliContext) {
     const { values, positionals, numbers } = parse(argv, {
-      port: numeric(FLAG_RANGES.port), host: { type: 'string' }, deployment: { type: 'string' },
-      enable: { type: 'string', multiple: true }, disable: { type: 'string', multiple: true },
+      port: numeric(FLAG_RANGES.port),
+      host: { type: 'string' },
+      deployment: { type: 'string' },
+      enable: { type: 'string', multiple: true },
+      disable: { type: 'string', multiple: true },
     });
     if (positionals.length !== 1) throw new UsageError('preview takes exactly one ARCHIVE_OR_PKG', { subject: 'argv' });
     const resolved = resolveFeatures({ deployment: values.deployment, enable: values.enable, disable: values.disable });

@@ -1,7 +1,7 @@
 import cliProgress from 'cli-progress';
 import { redact } from '../util/redact.js';
 import { escapeControls } from '../util/terminal.js';
-import { fmtBytes } from '../util/units.js';
+import { amount, type Unit } from '../util/units.js';
 
 /**
  * Progress of every command on stderr, one way: a cli-progress bar when stderr is a TTY,
@@ -9,16 +9,18 @@ import { fmtBytes } from '../util/units.js';
  * never one per file or chunk. Log lines go through `log`, which ends a running bar first, so
  * nothing is ever glued to a bar. Sizes in binary units (KiB, MiB, GiB).
  */
-export type Unit = 'bytes' | 'files' | 'percent';
-export interface ProgressOptions { interactive: boolean; now?: () => number; everyMs?: number }
+export interface ProgressOptions {
+  interactive: boolean;
+  now?: () => number;
+  everyMs?: number;
+}
 
-interface Step { label: string; lastDecile: number; lastAt: number; lastDone: number; printedEnd: boolean }
-
-export function amount(done: number, total: number | undefined, unit: Unit): string {
-  const pct = total ? ` (${Math.floor((100 * Math.min(done, total)) / total)}%)` : '';
-  if (unit === 'percent') return `${Math.floor(done)}%`;
-  if (unit === 'files') return total === undefined ? `${done} files` : `${done} of ${total} files${pct}`;
-  return total === undefined ? fmtBytes(done) : `${fmtBytes(done)} of ${fmtBytes(total)}${pct}`;
+interface Step {
+  label: string;
+  lastDecile: number;
+  lastAt: number;
+  lastDone: number;
+  printedEnd: boolean;
 }
 
 export class Progress {
@@ -27,7 +29,10 @@ export class Progress {
   private readonly now: () => number;
   private readonly everyMs: number;
 
-  constructor(private readonly stream: NodeJS.WritableStream, private readonly o: ProgressOptions) {
+  constructor(
+    private readonly stream: NodeJS.WritableStream,
+    private readonly o: ProgressOptions,
+  ) {
     this.now = o.now ?? Date.now;
     this.everyMs = o.everyMs ?? 5000;
   }
@@ -70,9 +75,16 @@ export class Progress {
 
   private draw(label: string, done: number, total: number | undefined, text: string, finished: boolean): void {
     if (this.bar === null) {
-      this.bar = new cliProgress.SingleBar({
-        stream: this.stream as NodeJS.WriteStream, format: `${escapeControls(label)} [{bar}] {text}`, hideCursor: true, clearOnComplete: false, barsize: 30,
-      }, cliProgress.Presets.shades_classic);
+      this.bar = new cliProgress.SingleBar(
+        {
+          stream: this.stream as NodeJS.WriteStream,
+          format: `${escapeControls(label)} [{bar}] {text}`,
+          hideCursor: true,
+          clearOnComplete: false,
+          barsize: 30,
+        },
+        cliProgress.Presets.shades_classic,
+      );
       this.bar.start(total ?? Math.max(done, 1), 0, { text: '' });
     }
     if (total === undefined) this.bar.setTotal(Math.max(done, 1));

@@ -23,10 +23,14 @@ Exit codes: 0 ok, 1 failure, 2 usage or no such store, 4 the audit log does not 
 /** One reason in words (pure). */
 export function reasonText(r: KeepReason): string {
   switch (r.why) {
-    case 'newest': return `among the ${r.keep} newest (--keep ${r.keep})`;
-    case 'active': return 'active';
-    case 'previous': return 'previous (the target of rollback)';
-    case 'leased': return `served by a running server (pid ${r.pids.join(', ')})`;
+    case 'newest':
+      return `among the ${r.keep} newest (--keep ${r.keep})`;
+    case 'active':
+      return 'active';
+    case 'previous':
+      return 'previous (the target of rollback)';
+    case 'leased':
+      return `served by a running server (pid ${r.pids.join(', ')})`;
   }
 }
 
@@ -42,7 +46,9 @@ const command: Command = {
     const report = await pruneReport(store, keep);
     printResult(ctx, Boolean(values.json), { ok: true, store, ...report }, () => {
       if (report.versions.length === 0) return 'no versions in the store';
-      const lines = report.versions.map((v) => (v.deleted ? shown`deleted ${v.version}` : shown`kept    ${v.version}: ` + v.reasons.map(reasonText).join('; ')));
+      const lines = report.versions.map((v) =>
+        v.deleted ? shown`deleted ${v.version}` : shown`kept    ${v.version}: ` + v.reasons.map(reasonText).join('; '),
+      );
       return [...lines, report.deleted.length ? `${report.deleted.length} deleted` : 'nothing to delete'].join('\n');
     });
     return 0;

@@ -27,15 +27,19 @@ export function fetchReporter(p: Progress, now: () => number = Date.now): (e: Fe
   const download = downloadReporter(p, 'download', now);
   return (e) => {
     switch (e.type) {
-      case 'job': return p.log(`export job ${e.jobId}${e.reused ? ' (reused)' : ' started'}`);
+      case 'job':
+        return p.log(`export job ${e.jobId}${e.reused ? ' (reused)' : ' started'}`);
       case 'status': {
         const { status, progress, pageCount } = e.job;
         const pct = progress ?? (status === 'completed' ? 100 : 0);
         return p.update(`export ${status}`, pct, 100, 'percent', `, ${pageCount ?? 0} pages`);
       }
-      case 'download': return download(e.progress);
-      case 'verify': return p.log('verifying the archive (safety rules, digests)');
-      case 'written': return p.log(`wrote ${e.path}`);
+      case 'download':
+        return download(e.progress);
+      case 'verify':
+        return p.log('verifying the archive (safety rules, digests)');
+      case 'written':
+        return p.log(`wrote ${e.path}`);
     }
   };
 }
@@ -43,15 +47,24 @@ export function fetchReporter(p: Progress, now: () => number = Date.now): (e: Fe
 export function importReporter(p: Progress): (e: ProgressEvent | { phase: 'html' }) => void {
   return (e) => {
     switch (e.phase) {
-      case 'lock-wait': return p.log(`waiting for the store lock held by process ${e.pid}`);
-      case 'verify': return p.log(`verifying ${e.pkg}`);
-      case 'copy': return p.update('copying the package', e.bytes, e.total, 'bytes');
-      case 'extract': return p.log(`extracting and checking every file digest (${fmtBytes(e.total)} archive)`);
-      case 'extracted': return p.log(`verified ${e.files} files, ${fmtBytes(e.bytes)}`);
-      case 'committed': return p.log(`version ${e.version} committed`);
-      case 'activated': return p.log(`version ${e.version} is now active`);
-      case 'variants': return p.update('precompressing', e.done, e.total, 'files');
-      case 'html': return p.log('transforming HTML for air-gapped serving');
+      case 'lock-wait':
+        return p.log(`waiting for the store lock held by process ${e.pid}`);
+      case 'verify':
+        return p.log(`verifying ${e.pkg}`);
+      case 'copy':
+        return p.update('copying the package', e.bytes, e.total, 'bytes');
+      case 'extract':
+        return p.log(`extracting and checking every file digest (${fmtBytes(e.total)} archive)`);
+      case 'extracted':
+        return p.log(`verified ${e.files} files, ${fmtBytes(e.bytes)}`);
+      case 'committed':
+        return p.log(`version ${e.version} committed`);
+      case 'activated':
+        return p.log(`version ${e.version} is now active`);
+      case 'variants':
+        return p.update('precompressing', e.done, e.total, 'files');
+      case 'html':
+        return p.log('transforming HTML for air-gapped serving');
     }
   };
 }

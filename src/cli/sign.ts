@@ -39,15 +39,38 @@ const command: Command = {
     const pkg = resolve(ctx.cwd, positionals[0]!);
     if (await isDeltaPackage(pkg)) {
       const d = await addDeltaSignature(pkg, key, { full: values.full === undefined ? undefined : resolve(ctx.cwd, values.full) });
-      printResult(ctx, Boolean(values.json), { ok: true, package: d.path, kind: 'delta', added: d.added, signer: d.signer, signatures: d.signatures, envelopeSigned: d.envelopeSigned, full: d.full },
-        () => (d.added ? shown`signed the target manifest of ${d.path} by ${d.signer}` : shown`the target manifest of ${d.path} is already signed by ${d.signer}; unchanged`) +
-          ` (${d.signatures} target signature${d.signatures === 1 ? '' : 's'})` + (d.envelopeSigned ? '; the delta manifest was unsigned: signed it too' : ''));
+      printResult(
+        ctx,
+        Boolean(values.json),
+        {
+          ok: true,
+          package: d.path,
+          kind: 'delta',
+          added: d.added,
+          signer: d.signer,
+          signatures: d.signatures,
+          envelopeSigned: d.envelopeSigned,
+          full: d.full,
+        },
+        () =>
+          (d.added
+            ? shown`signed the target manifest of ${d.path} by ${d.signer}`
+            : shown`the target manifest of ${d.path} is already signed by ${d.signer}; unchanged`) +
+          ` (${d.signatures} target signature${d.signatures === 1 ? '' : 's'})` +
+          (d.envelopeSigned ? '; the delta manifest was unsigned: signed it too' : ''),
+      );
       return 0;
     }
     if (values.full !== undefined) throw new UsageError('--full applies to a delta package only', { subject: '--full' });
     const r = await addSignature(pkg, key);
-    printResult(ctx, Boolean(values.json), { ok: true, package: r.path, added: r.added, signer: r.signer, signatures: r.signatures },
-      () => (r.added ? shown`signed ${r.path} by ${r.signer}` : shown`${r.path} is already signed by ${r.signer}; unchanged`) + ` (${r.signatures} signature${r.signatures === 1 ? '' : 's'})`);
+    printResult(
+      ctx,
+      Boolean(values.json),
+      { ok: true, package: r.path, added: r.added, signer: r.signer, signatures: r.signatures },
+      () =>
+        (r.added ? shown`signed ${r.path} by ${r.signer}` : shown`${r.path} is already signed by ${r.signer}; unchanged`) +
+        ` (${r.signatures} signature${r.signatures === 1 ? '' : 's'})`,
+    );
     return 0;
   },
 };

@@ -42,22 +42,38 @@ const command: Command = {
   usage: USAGE,
   async run(argv, ctx) {
     const { values, positionals } = parse(argv, {
-      trust: { type: 'string', multiple: true }, 'allow-unsigned': { type: 'boolean' }, json: { type: 'boolean' },
-      volumes: { type: 'string', multiple: true }, store: { type: 'string' }, 'allow-downgrade': { type: 'boolean' },
+      trust: { type: 'string', multiple: true },
+      'allow-unsigned': { type: 'boolean' },
+      json: { type: 'boolean' },
+      volumes: { type: 'string', multiple: true },
+      store: { type: 'string' },
+      'allow-downgrade': { type: 'boolean' },
     });
     const args = await packageArgs(positionals, values.volumes, ctx.cwd);
     if (args.kind === 'file' && positionals.length !== 1) throw new UsageError('airlock verify takes exactly one package path', { subject: 'PKG' });
     const trust = await Promise.all((values.trust ?? []).map((p) => loadPublicKey(resolve(ctx.cwd, p))));
     const allowUnsigned = Boolean(values['allow-unsigned']);
-    const set = args.kind === 'volumes'
-      ? await openVolumes(args.paths, { dirs: args.dirs, trust, allowUnsigned, onVolume: (i, n, p) => { if (!values.json) log(ctx, shown`volume ${i}/${n} ok: ${p}`); } })
-      : null;
+    const set =
+      args.kind === 'volumes'
+        ? await openVolumes(args.paths, {
+            dirs: args.dirs,
+            trust,
+            allowUnsigned,
+            onVolume: (i, n, p) => {
+              if (!values.json) log(ctx, shown`volume ${i}/${n} ok: ${p}`);
+            },
+          })
+        : null;
     const path = set ? set.input.path : (args as { path: string }).path;
     if (!values.json) log(ctx, shown`verifying ${path}`);
     const volumes = set ? { count: set.paths.length, paths: set.paths } : null;
     const input = set ? set.input : path;
     const report = await verifyAsImport(input, {
-      path, volumes, trust, allowUnsigned, allowDowngrade: Boolean(values['allow-downgrade']),
+      path,
+      volumes,
+      trust,
+      allowUnsigned,
+      allowDowngrade: Boolean(values['allow-downgrade']),
       store: values.store === undefined ? null : () => resolveStore(values.store, ctx.env, ctx.cwd),
     });
     printResult(ctx, Boolean(values.json), report.json, report.text);

@@ -20,7 +20,10 @@ export type PackageArgs = { kind: 'file'; path: string } | { kind: 'volumes'; pa
 export async function packageArgs(positionals: string[], volumes: string[] | undefined, cwd: string): Promise<PackageArgs> {
   if (positionals.length === 0) throw new UsageError('give a package path (or its volumes)', { subject: 'PKG' });
   const paths = positionals.map((p) => resolve(cwd, p));
-  const dirs = (volumes ?? []).flatMap((v) => v.split(',')).filter((d) => d !== '').map((d) => resolve(cwd, d));
+  const dirs = (volumes ?? [])
+    .flatMap((v) => v.split(','))
+    .filter((d) => d !== '')
+    .map((d) => resolve(cwd, d));
   // Each folder the user typed is one: a FIFO, a device, a file or a missing name is refused, not skipped.
   for (const d of dirs) {
     const st = await stat(d).catch((err: unknown) => {
@@ -35,7 +38,8 @@ export async function packageArgs(positionals: string[], volumes: string[] | und
   }
   for (const p of paths) {
     await (await openInputFile(p, 'volume')).close();
-    if (!(await isVolume(p))) throw new UsageError(`${p} is not a package volume (NAME.airlock.NNN); give one package file, or volumes of one package`, { subject: p });
+    if (!(await isVolume(p)))
+      throw new UsageError(`${p} is not a package volume (NAME.airlock.NNN); give one package file, or volumes of one package`, { subject: p });
   }
   return { kind: 'volumes', paths, dirs };
 }

@@ -31,7 +31,11 @@ class Bounded {
   private failed: { err: unknown } | null = null;
   constructor(private readonly width: number) {}
   async add(p: Promise<void>): Promise<void> {
-    const tracked = p.catch((err: unknown) => { this.failed ??= { err }; }).finally(() => this.running.delete(tracked));
+    const tracked = p
+      .catch((err: unknown) => {
+        this.failed ??= { err };
+      })
+      .finally(() => this.running.delete(tracked));
     this.running.add(tracked);
     if (this.running.size >= this.width) await Promise.race(this.running);
     if (this.failed) throw this.failed.err;
@@ -46,7 +50,12 @@ class Bounded {
 }
 
 export interface RebuildInput {
-  layout: DeltaLayout; target: Manifest; baseManifest: Manifest; baseSite: string; destSite: string; signal?: AbortSignal;
+  layout: DeltaLayout;
+  target: Manifest;
+  baseManifest: Manifest;
+  baseSite: string;
+  destSite: string;
+  signal?: AbortSignal;
   /** The base files the patches read, already being read (readBaseAhead); rebuildSite settles it. */
   ahead?: ReadAhead;
 }
@@ -59,10 +68,13 @@ export interface RebuildInput {
  */
 export function readBaseAhead(layout: DeltaLayout, baseManifest: Manifest, baseSite: string): ReadAhead {
   const base = new Map(baseManifest.files.map((f) => [f.path, f]));
-  return new ReadAhead(layout.manifest.ops.flatMap((op) => {
-    const from = op.kind === 'patch' ? base.get(op.from) : undefined;
-    return from && from.size <= PATCH_BATCH_SOURCE ? [{ path: join(baseSite, from.path), size: from.size }] : [];
-  }), READ_AHEAD);
+  return new ReadAhead(
+    layout.manifest.ops.flatMap((op) => {
+      const from = op.kind === 'patch' ? base.get(op.from) : undefined;
+      return from && from.size <= PATCH_BATCH_SOURCE ? [{ path: join(baseSite, from.path), size: from.size }] : [];
+    }),
+    READ_AHEAD,
+  );
 }
 
 const bad = (code: ErrorCode, message: string, subject: string) => new MalformedError(code, message, { subject });
@@ -85,11 +97,16 @@ export async function rebuildSite(o: RebuildInput): Promise<Rebuilt> {
   const targetPaths = new Set(target.map((f) => f.path));
   const removed = baseManifest.files.filter((f) => !targetPaths.has(f.path)).map((f) => f.path);
   if (removed.length !== layout.manifest.removed.length || removed.some((p, i) => p !== layout.manifest.removed[i])) {
-    throw bad('AIRLOCK_BAD_DELTA', `the delta's removed list does not match what the base ${layout.manifest.base.version} has and the target lacks`, DELTA_MEMBERS.manifest);
+    throw bad(
+      'AIRLOCK_BAD_DELTA',
+      `the delta's removed list does not match what the base ${layout.manifest.base.version} has and the target lacks`,
+      DELTA_MEMBERS.manifest,
+    );
   }
   const fromBase = (path: string, subject: string): FileRecord => {
     const f = base.get(path);
-    if (!f) throw bad('AIRLOCK_BAD_DELTA', `the delta builds ${JSON.stringify(subject)} from ${JSON.stringify(path)}, which the base version does not have`, subject);
+    if (!f)
+      throw bad('AIRLOCK_BAD_DELTA', `the delta builds ${JSON.stringify(subject)} from ${JSON.stringify(path)}, which the base version does not have`, subject);
     return f;
   };
   // One mkdir per folder, shared by the patches running at once (a set filled after the await let
@@ -123,16 +140,24 @@ export async function rebuildSite(o: RebuildInput): Promise<Rebuilt> {
     // Versions are immutable once committed, so a hard link shares the base's bytes safely (a
     // later prune of the base only drops one name); file systems without links get a copy.
     await link(from, to).catch(async (err: NodeJS.ErrnoException) => {
-      if (err.code !== 'EPERM' && err.code !== 'EXDEV' && err.code !== 'ENOTSUP' && err.code !== 'EOPNOTSUPP' && err.code !== 'EMLINK' && err.code !== 'ENOSYS') throw err;
+      if (err.code !== 'EPERM' && err.code !== 'EXDEV' && err.code !== 'ENOTSUP' && err.code !== 'EOPNOTSUPP' && err.code !== 'EMLINK' && err.code !== 'ENOSYS')
+        throw err;
       await copyFile(from, to, fsConstants.COPYFILE_EXCL);
       await fsyncFile(to); // a link shares the base's durable inode; a copy is new bytes
     });
   });
   // 2. Patches and whole files, in payload order.
   const payloadHash = createHash('sha256');
-  const tap = new Transform({ transform(c: Buffer, _e, cb) { payloadHash.update(c); cb(null, c); } });
+  const tap = new Transform({
+    transform(c: Buffer, _e, cb) {
+      payloadHash.update(c);
+      cb(null, c);
+    },
+  });
   const { offset, size } = layout.payload;
-  const src = layout.spans ? spanStream(layout.spans, offset, size) : createReadStream(layout.path, { start: offset, end: offset + size - 1, highWaterMark: 1 << 20 });
+  const src = layout.spans
+    ? spanStream(layout.spans, offset, size)
+    : createReadStream(layout.path, { start: offset, end: offset + size - 1, highWaterMark: 1 << 20 });
   const gunzip = createGunzip();
   const onErr = (e: Error) => gunzip.destroy(e);
   src.on('error', onErr);
@@ -145,7 +170,11 @@ export async function rebuildSite(o: RebuildInput): Promise<Rebuilt> {
     try {
       if (fossilTargetSize(patch) !== size) throw new Error(`it yields ${fossilTargetSize(patch)} bytes, the target manifest says ${size}`);
       const source = join(o.baseSite, from.path);
-      const applied = applyFossilUnchecked(await (from.size <= PATCH_BATCH_SOURCE ? ahead.take(source, from.size) : readUpTo(source, from.size + 1)), patch, size);
+      const applied = applyFossilUnchecked(
+        await (from.size <= PATCH_BATCH_SOURCE ? ahead.take(source, from.size) : readUpTo(source, from.size + 1)),
+        patch,
+        size,
+      );
       out = applied.out;
       patched.set(path, { from: from.path, size, checksum: applied.checksum });
     } catch (err) {
@@ -165,11 +194,18 @@ export async function rebuildSite(o: RebuildInput): Promise<Rebuilt> {
       if (!reader) throw bad('AIRLOCK_DELTA_PAYLOAD', 'payload.gz is empty but the delta has patches or whole files', DELTA_MEMBERS.payload);
       const want = byPath.get(op.path)!;
       if (op.kind === 'whole') {
-        if (op.length !== want.size) throw new DigestMismatchError('AIRLOCK_SIZE_MISMATCH', `${op.path} is ${op.length} bytes in the delta but the target manifest says ${want.size}`, { subject: op.path });
+        if (op.length !== want.size)
+          throw new DigestMismatchError('AIRLOCK_SIZE_MISMATCH', `${op.path} is ${op.length} bytes in the delta but the target manifest says ${want.size}`, {
+            subject: op.path,
+          });
         const fh = await open(await place(op.path), 'wx');
         const h = createHash('sha256');
         try {
-          await reader.pipe(op.length, async (c) => { h.update(c); let d = 0; while (d < c.length) d += (await fh.write(c, d, c.length - d)).bytesWritten; });
+          await reader.pipe(op.length, async (c) => {
+            h.update(c);
+            let d = 0;
+            while (d < c.length) d += (await fh.write(c, d, c.length - d)).bytesWritten;
+          });
           await fh.sync();
         } finally {
           await fh.close();
@@ -201,7 +237,9 @@ export async function rebuildSite(o: RebuildInput): Promise<Rebuilt> {
     gunzip.destroy();
   }
   if (raw && payloadHash.digest('hex') !== layout.manifest.payload.sha256) {
-    throw new DigestMismatchError('AIRLOCK_DIGEST_MISMATCH', `payload.gz does not have the sha256 its delta manifest names`, { subject: DELTA_MEMBERS.payload });
+    throw new DigestMismatchError('AIRLOCK_DIGEST_MISMATCH', `payload.gz does not have the sha256 its delta manifest names`, {
+      subject: DELTA_MEMBERS.payload,
+    });
   }
   return { digests, patched };
 }
@@ -209,7 +247,10 @@ export async function rebuildSite(o: RebuildInput): Promise<Rebuilt> {
 /** Each patched file's base file, size and the fossil checksum its patch declares for the output. */
 export type Patched = Map<string, { from: string; size: number; checksum: number }>;
 /** What rebuildSite built: every target file's sha256, and what namePatchThatFailed needs. */
-export interface Rebuilt { digests: Map<string, string>; patched: Patched }
+export interface Rebuilt {
+  digests: Map<string, string>;
+  patched: Patched;
+}
 
 /**
  * After the rebuilt files failed the target manifest: a patched file whose bytes do not have the
@@ -221,7 +262,11 @@ export async function namePatchThatFailed(destSite: string, patched: Patched): P
   for (const [path, p] of patched) {
     const bytes = await readUpTo(join(destSite, path), p.size + 1);
     if (bytes.length !== p.size || fossilChecksum(bytes) !== p.checksum) {
-      return new DigestMismatchError('AIRLOCK_DELTA_PATCH', `the patch for ${path} does not apply to the base's ${p.from}: its output does not match its checksum`, { subject: path });
+      return new DigestMismatchError(
+        'AIRLOCK_DELTA_PATCH',
+        `the patch for ${path} does not apply to the base's ${p.from}: its output does not match its checksum`,
+        { subject: path },
+      );
     }
   }
   return null;

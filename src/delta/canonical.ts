@@ -77,7 +77,11 @@ const READ_AHEAD = { files: 16, bytes: 16 * SMALL_FILE, blocking: false }; // it
 
 function checkRead(f: FileRecord, total: number, digest: string): void {
   if (total !== f.size || digest !== f.sha256) {
-    throw new DigestMismatchError('AIRLOCK_DIGEST_MISMATCH', `${f.path} is ${total} bytes with sha256 ${digest} but the manifest says ${f.size} bytes, ${f.sha256}`, { subject: f.path });
+    throw new DigestMismatchError(
+      'AIRLOCK_DIGEST_MISMATCH',
+      `${f.path} is ${total} bytes with sha256 ${digest} but the manifest says ${f.size} bytes, ${f.sha256}`,
+      { subject: f.path },
+    );
   }
 }
 
@@ -86,7 +90,10 @@ function checkRead(f: FileRecord, total: number, digest: string): void {
  * sha256 as it is read). Small files are read READ_AHEAD ahead, so the disk and the hashing overlap.
  */
 export async function writeCanonicalTar(out: HashingOut, siteDir: string, files: readonly FileRecord[], mtime: Date, signal?: AbortSignal): Promise<void> {
-  const ahead = new ReadAhead(files.filter((f) => f.size <= SMALL_FILE).map((f) => ({ path: join(siteDir, f.path), size: f.size })), READ_AHEAD);
+  const ahead = new ReadAhead(
+    files.filter((f) => f.size <= SMALL_FILE).map((f) => ({ path: join(siteDir, f.path), size: f.size })),
+    READ_AHEAD,
+  );
   let buf: Buffer | null = null;
   try {
     for (const f of files) {
@@ -124,7 +131,13 @@ export async function writeCanonicalTar(out: HashingOut, siteDir: string, files:
   await out.write(Buffer.alloc(MIN_TAIL));
 }
 
-export interface CanonicalPackage { packageSha256: string; archiveSha256: string; archiveOffset: number; archiveSize: number; size: number }
+export interface CanonicalPackage {
+  packageSha256: string;
+  archiveSha256: string;
+  archiveOffset: number;
+  archiveSize: number;
+  size: number;
+}
 
 /** Where the canonical package's bundle.tar starts: after the manifest, the signatures and its own header. */
 export function canonicalArchiveOffset(manifestLength: number, signatures: readonly Buffer[]): number {
@@ -138,7 +151,10 @@ export function canonicalArchiveOffset(manifestLength: number, signatures: reado
  * one pass that hashes the package and its archive, into `fh` from its start. The caller owns the
  * file: a temp file of util/fsx writeDurably, which syncs it and gives it its name.
  */
-export async function writeCanonicalPackage(fh: FileHandle, o: { manifestBytes: Buffer; signatures: readonly Buffer[]; createdAt: string; siteDir: string; files: readonly FileRecord[]; signal?: AbortSignal }): Promise<CanonicalPackage> {
+export async function writeCanonicalPackage(
+  fh: FileHandle,
+  o: { manifestBytes: Buffer; signatures: readonly Buffer[]; createdAt: string; siteDir: string; files: readonly FileRecord[]; signal?: AbortSignal },
+): Promise<CanonicalPackage> {
   const mtime = new Date(Math.floor(Date.parse(o.createdAt) / 1000) * 1000);
   const out = new HashingOut(fh);
   const member = async (name: string, body: Buffer) => {

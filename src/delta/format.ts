@@ -28,7 +28,14 @@ import { describeIssue } from '../upstream/describe.js';
  * A reader of airlock-package/1 refuses it (format), so an old tool fails closed.
  */
 export const DELTA_FORMAT = 'airlock-delta/1';
-export const DELTA_MEMBERS = { manifest: 'airlock.json', sig: 'airlock.json.sig', ops: 'ops.json.gz', target: 'target.json.gz', targetSig: 'target.json.sig', payload: 'payload.gz' } as const;
+export const DELTA_MEMBERS = {
+  manifest: 'airlock.json',
+  sig: 'airlock.json.sig',
+  ops: 'ops.json.gz',
+  target: 'target.json.gz',
+  targetSig: 'target.json.sig',
+  payload: 'payload.gz',
+} as const;
 /** One patch (fossil delta) or base file read into memory on the receiving side is at most this big; larger files travel whole. */
 /** target.json.sig, target.json.sig.2, … (as a package's airlock.json.sig.N). */
 export const targetSignatureMember = (n: number): string => (n === 1 ? DELTA_MEMBERS.targetSig : `${DELTA_MEMBERS.targetSig}.${n}`);
@@ -78,7 +85,8 @@ export type DeltaManifestFields = Pick<DeltaManifest, 'format' | 'domain' | 'ver
  */
 export function gunzipProblem(err: unknown, limit?: number): string | null {
   const code = (err as NodeJS.ErrnoException | null)?.code;
-  if (code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError) return `expands to more than ${limit === undefined ? 'the limit' : `the ${limit} bytes allowed`}`;
+  if (code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError)
+    return `expands to more than ${limit === undefined ? 'the limit' : `the ${limit} bytes allowed`}`;
   if (code === 'Z_DATA_ERROR') return 'is not gzip data (or its gzip data is damaged)';
   if (code === 'Z_BUF_ERROR') return 'is cut short (its gzip stream ends early)';
   if (typeof code === 'string' && code.startsWith('Z_')) return 'is not a gzip stream that can be decompressed';
@@ -89,10 +97,17 @@ export const sha256Hex = (b: Uint8Array): string => createHash('sha256').update(
 
 function parseBounded<T>(bytes: Buffer, schema: z.ZodType<T>, subject: string, what: string): T {
   checkJsonBounds(bytes, MANIFEST_BOUNDS, subject);
-  const json = parseJsonText(bytes, (why) => new MalformedError('AIRLOCK_BAD_MANIFEST', `${subject} ${why}`, { subject }), `${/^[aeiou]/i.test(what) ? 'an' : 'a'} ${what}`);
+  const json = parseJsonText(
+    bytes,
+    (why) => new MalformedError('AIRLOCK_BAD_MANIFEST', `${subject} ${why}`, { subject }),
+    `${/^[aeiou]/i.test(what) ? 'an' : 'a'} ${what}`,
+  );
   const r = schema.safeParse(json);
   if (!r.success) {
-    const shown = r.error.issues.slice(0, 5).map((i) => `${i.path.join('.') || '(root)'}: ${describeIssue(i)}`).join('; ');
+    const shown = r.error.issues
+      .slice(0, 5)
+      .map((i) => `${i.path.join('.') || '(root)'}: ${describeIssue(i)}`)
+      .join('; ');
     throw new MalformedError('AIRLOCK_BAD_MANIFEST', `${subject} is not a valid ${what}: ${shown}`, { subject });
   }
   return r.data;
@@ -113,8 +128,14 @@ export function encodeDeltaManifest(m: DeltaManifestFields): { manifestBytes: Bu
   const opsJson = Buffer.from(JSON.stringify({ ops: m.ops, removed: m.removed }) + '\n', 'utf8');
   const opsGz = gzipSync(opsJson, { level: 9 });
   const envelope: DeltaEnvelope = {
-    format: m.format, domain: m.domain, version: m.version, createdAt: m.createdAt, base: m.base, target: m.target,
-    opsFile: { size: opsGz.length, sha256: sha256Hex(opsGz), expandedSize: opsJson.length }, payload: m.payload,
+    format: m.format,
+    domain: m.domain,
+    version: m.version,
+    createdAt: m.createdAt,
+    base: m.base,
+    target: m.target,
+    opsFile: { size: opsGz.length, sha256: sha256Hex(opsGz), expandedSize: opsJson.length },
+    payload: m.payload,
   };
   return { manifestBytes: Buffer.from(JSON.stringify(envelope) + '\n', 'utf8'), opsGz };
 }

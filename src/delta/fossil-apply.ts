@@ -58,20 +58,23 @@ export function applyFossilUnchecked(source: Buffer, delta: Uint8Array, maxSize:
   while (r.pos < delta.length) {
     const cnt = r.int();
     const op = r.char();
-    if (op === 0x40) { // '@': copy cnt bytes of the source from ofst
+    if (op === 0x40) {
+      // '@': copy cnt bytes of the source from ofst
       const ofst = r.int();
       if (r.pos < delta.length && r.char() !== 0x2c) throw new Error('a copy command is malformed (no comma after it)');
       if (total + cnt > limit) throw new Error('a copy goes past the size the patch announces');
       if (ofst + cnt > source.length) throw new Error('a copy reads past the end of the base');
       source.copy(out, total, ofst, ofst + cnt);
       total += cnt;
-    } else if (op === 0x3a) { // ':': insert the next cnt bytes of the delta
+    } else if (op === 0x3a) {
+      // ':': insert the next cnt bytes of the delta
       if (total + cnt > limit) throw new Error('an insert goes past the size the patch announces');
       if (r.pos + cnt > delta.length) throw new Error('an insert reads past the end of the patch');
       src.copy(out, total, r.pos, r.pos + cnt);
       r.pos += cnt;
       total += cnt;
-    } else if (op === 0x3b) { // ';': the end, with the checksum of the output
+    } else if (op === 0x3b) {
+      // ';': the end, with the checksum of the output
       if (total !== limit) throw new Error('its output is not the size the patch announces');
       return { out, checksum: cnt };
     } else {
@@ -90,7 +93,10 @@ export function applyFossilUnchecked(source: Buffer, delta: Uint8Array, maxSize:
  */
 export function fossilChecksum(a: Buffer): number {
   const z = a.length & ~3;
-  let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  let s0 = 0,
+    s1 = 0,
+    s2 = 0,
+    s3 = 0;
   for (let i = 0; i < z; i += 4) {
     s0 += a[i]!;
     s1 += a[i + 1]!;

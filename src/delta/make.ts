@@ -18,17 +18,33 @@ import { digestTemplate, fillDigests } from './template.js';
 import { basePeers, planFile } from './plan.js';
 import { writeMembers } from './write.js';
 
-export interface DeltaOptions { oldPkg: string; newPkg: string; outDir: string; signKey?: KeyObject; signal?: AbortSignal }
+export interface DeltaOptions {
+  oldPkg: string;
+  newPkg: string;
+  outDir: string;
+  signKey?: KeyObject;
+  signal?: AbortSignal;
+}
 export interface DeltaSummary {
-  delta: string; full: string; base: { version: string; manifestSha256: string }; version: string;
-  deltaBytes: number; fullBytes: number; ops: Record<DeltaOp['kind'], number>; unchanged: number; removed: number;
+  delta: string;
+  full: string;
+  base: { version: string; manifestSha256: string };
+  version: string;
+  deltaBytes: number;
+  fullBytes: number;
+  ops: Record<DeltaOp['kind'], number>;
+  unchanged: number;
+  removed: number;
 }
 
 export const deltaPath = (outDir: string, m: Pick<Manifest, 'domain' | 'version'>): string => join(outDir, `${m.domain}-${m.version}.delta.airlock`);
 export const fullPath = (outDir: string, m: Pick<Manifest, 'domain' | 'version'>): string => join(outDir, `${m.domain}-${m.version}.full.airlock`);
 
 async function extracted(pkg: string, layout: PackageLayout, dir: string): Promise<void> {
-  const scan = await extractArchive({ path: pkg, offset: layout.archive.offset, length: layout.archive.size }, dir, { format: layout.manifest.archive.format, foldsCase: false });
+  const scan = await extractArchive({ path: pkg, offset: layout.archive.offset, length: layout.archive.size }, dir, {
+    format: layout.manifest.archive.format,
+    foldsCase: false,
+  });
   compareToManifest(layout.manifest, scan);
 }
 
@@ -40,7 +56,10 @@ function manifestTemplates(base: PackageLayout, target: PackageLayout): [Buffer,
   const b = digestTemplate(base.manifestBytes, base.manifest.files);
   const t = digestTemplate(target.manifestBytes, target.manifest.files);
   if (!b || !t) return null;
-  const back = fillDigests(t, target.manifest.files.map((f) => f.sha256));
+  const back = fillDigests(
+    t,
+    target.manifest.files.map((f) => f.sha256),
+  );
   return back?.equals(target.manifestBytes) ? [b, t] : null;
 }
 
@@ -66,13 +85,23 @@ function targetSignatures(newL: PackageLayout, targetL: PackageLayout): Buffer[]
 export async function makeDelta(o: DeltaOptions): Promise<DeltaSummary> {
   const [oldL, newL] = [await readPackage(o.oldPkg), await readPackage(o.newPkg)];
   const [om, nm] = [oldL.manifest, newL.manifest];
-  if (om.domain !== nm.domain) throw new UsageError(`OLD is a package of ${om.domain} and NEW of ${nm.domain}; a delta joins two versions of one site`, { subject: o.newPkg });
-  if (nm.vendor || newL.vendor.length > 0) throw new UsageError(`NEW carries vendored third-party files (--vendor); a delta cannot carry them yet: send the full package`, { subject: o.newPkg });
-  if (om.version === nm.version) throw new UsageError(`OLD and NEW are both version ${nm.version}; a delta needs two different version labels`, { subject: o.newPkg });
+  if (om.domain !== nm.domain)
+    throw new UsageError(`OLD is a package of ${om.domain} and NEW of ${nm.domain}; a delta joins two versions of one site`, { subject: o.newPkg });
+  if (nm.vendor || newL.vendor.length > 0)
+    throw new UsageError(`NEW carries vendored third-party files (--vendor); a delta cannot carry them yet: send the full package`, { subject: o.newPkg });
+  if (om.version === nm.version)
+    throw new UsageError(`OLD and NEW are both version ${nm.version}; a delta needs two different version labels`, { subject: o.newPkg });
   const dOut = deltaPath(o.outDir, nm);
   const fOut = fullPath(o.outDir, nm);
   const created = await mkdir(o.outDir, { recursive: true });
-  for (const p of [dOut, fOut]) if (await stat(p).then(() => true, () => false)) throw outputExists(p);
+  for (const p of [dOut, fOut])
+    if (
+      await stat(p).then(
+        () => true,
+        () => false,
+      )
+    )
+      throw outputExists(p);
   const work = join(o.outDir, `.airlock-delta-${randomBytes(6).toString('hex')}`);
   await mkdir(work);
   let wroteFull = false;
@@ -111,11 +140,21 @@ export async function makeDelta(o: DeltaOptions): Promise<DeltaSummary> {
       for (const f of nm.files as FileRecord[]) {
         o.signal?.throwIfAborted();
         const plan = await planFile(f, peers, read);
-        if (plan.kind === 'base') { unchanged++; continue; }
+        if (plan.kind === 'base') {
+          unchanged++;
+          continue;
+        }
         counts[plan.kind]++;
-        if (plan.kind === 'copy') { ops.push({ kind: 'copy', path: f.path, from: plan.from }); continue; }
+        if (plan.kind === 'copy') {
+          ops.push({ kind: 'copy', path: f.path, from: plan.from });
+          continue;
+        }
         const bytes = plan.kind === 'patch' ? plan.patch : await read.target(f.path);
-        ops.push(plan.kind === 'patch' ? { kind: 'patch', path: f.path, from: plan.from, offset, length: bytes.length } : { kind: 'whole', path: f.path, offset, length: bytes.length });
+        ops.push(
+          plan.kind === 'patch'
+            ? { kind: 'patch', path: f.path, from: plan.from, offset, length: bytes.length }
+            : { kind: 'whole', path: f.path, offset, length: bytes.length },
+        );
         offset += bytes.length;
         yield bytes;
       }
@@ -125,7 +164,10 @@ export async function makeDelta(o: DeltaOptions): Promise<DeltaSummary> {
     const targetPaths = new Set(nm.files.map((f) => f.path));
     const templates = manifestTemplates(oldL, targetL);
     const manifest: DeltaManifestFields = {
-      format: DELTA_FORMAT, domain: nm.domain, version: nm.version, createdAt: new Date().toISOString(),
+      format: DELTA_FORMAT,
+      domain: nm.domain,
+      version: nm.version,
+      createdAt: new Date().toISOString(),
       base: { version: om.version, manifestSha256: sha256Hex(oldL.manifestBytes) },
       target: { manifestSha256: sha256Hex(targetL.manifestBytes), digests: templates ? 'template' : 'inline' },
       payload: { size: payloadSize, sha256: await hashByteSource({ path: payloadPath }), expandedSize: offset },
@@ -142,8 +184,15 @@ export async function makeDelta(o: DeltaOptions): Promise<DeltaSummary> {
     for (const [i, sig] of targetSignatures(newL, targetL).entries()) members.push({ name: targetSignatureMember(i + 1), body: { bytes: sig } });
     const written = await writeMembers(dOut, [...members, { name: DELTA_MEMBERS.payload, body: { file: payloadPath, size: payloadSize } }], mtime);
     return {
-      delta: written.path, full: full.path, base: manifest.base, version: nm.version,
-      deltaBytes: written.size, fullBytes: (await stat(full.path)).size, ops: counts, unchanged, removed: manifest.removed.length,
+      delta: written.path,
+      full: full.path,
+      base: manifest.base,
+      version: nm.version,
+      deltaBytes: written.size,
+      fullBytes: (await stat(full.path)).size,
+      ops: counts,
+      unchanged,
+      removed: manifest.removed.length,
     };
   } catch (err) {
     if (wroteFull) await rm(fOut, { force: true }); // all or nothing: no target without its delta
@@ -158,6 +207,13 @@ export async function makeDelta(o: DeltaOptions): Promise<DeltaSummary> {
 /** Remove `dir` and its parents up to `top` (the first folder this run created), each only when empty. */
 async function removeEmptyUpTo(dir: string, top: string): Promise<void> {
   for (let d = dir; d.startsWith(top); d = dirname(d)) {
-    if (!(await rmdir(d).then(() => true, () => false)) || d === top) return;
+    if (
+      !(await rmdir(d).then(
+        () => true,
+        () => false,
+      )) ||
+      d === top
+    )
+      return;
   }
 }

@@ -2,16 +2,25 @@ import { SpanFile } from '../archive/index.js';
 import { inputPath, openInputFile, type PackageInput } from '../package/reader.js';
 
 /** What the delta readers need of an open package: a FileHandle, or a SpanFile over volumes. */
-export interface ReadHandle { read(b: Buffer, o: number, l: number, p: number): Promise<{ bytesRead: number }>; close(): Promise<void> }
+export interface ReadHandle {
+  read(b: Buffer, o: number, l: number, p: number): Promise<{ bytesRead: number }>;
+  close(): Promise<void>;
+}
 import { MalformedError } from '../errors.js';
 import { BLOCK, MIN_TAIL, checkTail, decodeHeader, padded } from '../package/tar-header.js';
 
-export interface Member { name: string; offset: number; size: number }
+export interface Member {
+  name: string;
+  offset: number;
+  size: number;
+}
 
 /** Read `length` bytes at `position` of an open file; exit 4 (truncated) naming `subject` when the file is shorter. */
 export async function readExact(fh: ReadHandle, position: number, length: number, fileSize: number, subject: string): Promise<Buffer> {
   if (position + length > fileSize) {
-    throw new MalformedError('AIRLOCK_TRUNCATED', `${subject} is truncated: needs bytes ${position}..${position + length} but the file has ${fileSize}`, { subject });
+    throw new MalformedError('AIRLOCK_TRUNCATED', `${subject} is truncated: needs bytes ${position}..${position + length} but the file has ${fileSize}`, {
+      subject,
+    });
   }
   const buf = Buffer.alloc(length);
   let done = 0;
@@ -48,10 +57,19 @@ export async function readMembers(fh: ReadHandle, fileSize: number, names: { nam
     const h = decodeHeader(block, pos, what);
     while (want < names.length && names[want]!.name !== h.name && names[want]!.optional) want++;
     if (want >= names.length || names[want]!.name !== h.name) {
-      throw new MalformedError('AIRLOCK_PACKAGE_MEMBERS', `${what}: unexpected member ${JSON.stringify(h.name)} at byte ${pos}; expected ${names.map((n) => n.name + (n.optional ? ' (optional)' : '')).join(', ')} in that order`, { subject: h.name });
+      throw new MalformedError(
+        'AIRLOCK_PACKAGE_MEMBERS',
+        `${what}: unexpected member ${JSON.stringify(h.name)} at byte ${pos}; expected ${names.map((n) => n.name + (n.optional ? ' (optional)' : '')).join(', ')} in that order`,
+        { subject: h.name },
+      );
     }
     const offset = pos + BLOCK;
-    if (offset + h.size > fileSize) throw new MalformedError('AIRLOCK_TRUNCATED', `${what} is truncated: ${h.name} needs ${h.size} bytes but the file ends ${fileSize - offset} bytes into it`, { subject: h.name });
+    if (offset + h.size > fileSize)
+      throw new MalformedError(
+        'AIRLOCK_TRUNCATED',
+        `${what} is truncated: ${h.name} needs ${h.size} bytes but the file ends ${fileSize - offset} bytes into it`,
+        { subject: h.name },
+      );
     out.set(h.name, { name: h.name, offset, size: h.size });
     pos = offset + padded(h.size);
     want++;
@@ -60,7 +78,10 @@ export async function readMembers(fh: ReadHandle, fileSize: number, names: { nam
   if (missing) throw new MalformedError('AIRLOCK_PACKAGE_MEMBERS', `${what} has no ${missing.name} member`, { subject: missing.name });
   const tail = fileSize - pos;
   if (tail < MIN_TAIL) throw new MalformedError('AIRLOCK_TRUNCATED', `${what} is truncated: the tar end blocks are missing`, { subject: what });
-  if (tail > MIN_TAIL + 20 * BLOCK) throw new MalformedError('AIRLOCK_PACKAGE_MEMBERS', `${what} has ${tail} bytes after its last member; only the tar end blocks may follow`, { subject: `byte ${pos}` });
+  if (tail > MIN_TAIL + 20 * BLOCK)
+    throw new MalformedError('AIRLOCK_PACKAGE_MEMBERS', `${what} has ${tail} bytes after its last member; only the tar end blocks may follow`, {
+      subject: `byte ${pos}`,
+    });
   checkTail(await readExact(fh, pos, tail, fileSize, what), pos);
   return out;
 }

@@ -27,7 +27,11 @@ export function basePeers(base: readonly FileRecord[]): { byPath: Map<string, Fi
  * identical base file, a fossil delta against the base file at the same path (or the asset it was
  * rehashed from) when that is under 90 % of the file, else the file whole.
  */
-export async function planFile(f: FileRecord, peers: ReturnType<typeof basePeers>, read: { base(p: string): Promise<Buffer>; target(p: string): Promise<Buffer> }): Promise<Plan> {
+export async function planFile(
+  f: FileRecord,
+  peers: ReturnType<typeof basePeers>,
+  read: { base(p: string): Promise<Buffer>; target(p: string): Promise<Buffer> },
+): Promise<Plan> {
   const same = peers.byPath.get(f.path);
   if (same && same.sha256 === f.sha256 && same.size === f.size) return { kind: 'base' };
   const twin = peers.bySha.get(f.sha256);

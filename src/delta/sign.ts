@@ -11,7 +11,14 @@ import { openFile, readMembers } from './members.js';
 import { DELTA_ORDER, readDelta } from './reader.js';
 import { writeMembers, type MemberBody } from './write.js';
 
-export interface DeltaSignResult { path: string; added: boolean; signer: string; signatures: number; envelopeSigned: boolean; full: string }
+export interface DeltaSignResult {
+  path: string;
+  added: boolean;
+  signer: string;
+  signatures: number;
+  envelopeSigned: boolean;
+  full: string;
+}
 
 /**
  * `airlock sign DELTA --key K` (trust policy, several signers): add K's signature of the *target* manifest to a delta
@@ -28,12 +35,23 @@ export async function addDeltaSignature(deltaPath: string, key: KeyObject, o: { 
   const l = await readDelta(path);
   const full = o.full ? resolve(o.full) : fullPath(dirname(path), l.manifest);
   // Only a name that is not there at all is "missing"; a FIFO, a folder, a device or a dangling link is refused by readPackage, in its words.
-  if (!(await lstat(full).then(() => true, () => false))) {
-    throw new UsageError(`signing a delta signs its target manifest, read from the full package written beside it: ${full} is missing; pass --full FILE`, { subject: full });
+  if (
+    !(await lstat(full).then(
+      () => true,
+      () => false,
+    ))
+  ) {
+    throw new UsageError(`signing a delta signs its target manifest, read from the full package written beside it: ${full} is missing; pass --full FILE`, {
+      subject: full,
+    });
   }
   const target = await readPackage(full);
   if (sha256Hex(target.manifestBytes) !== l.manifest.target.manifestSha256) {
-    throw new DigestMismatchError('AIRLOCK_DELTA_TARGET', `${full} is not this delta's target: its manifest has sha256 ${sha256Hex(target.manifestBytes)}, the delta names ${l.manifest.target.manifestSha256}`, { subject: full });
+    throw new DigestMismatchError(
+      'AIRLOCK_DELTA_TARGET',
+      `${full} is not this delta's target: its manifest has sha256 ${sha256Hex(target.manifestBytes)}, the delta names ${l.manifest.target.manifestSha256}`,
+      { subject: full },
+    );
   }
   const pub = createPublicKey(key);
   const signer = fingerprint(pub);
@@ -42,7 +60,11 @@ export async function addDeltaSignature(deltaPath: string, key: KeyObject, o: { 
   if (signersOf({ manifestBytes: target.manifestBytes, signature: null, signatures: have }, [pub]).signers.length > 0 && !envelopeSigned) {
     return { path, added: false, signer, signatures: have.length, envelopeSigned: false, full };
   }
-  if (have.length >= MAX_SIGNATURES) throw new MalformedError('AIRLOCK_TOO_MANY_SIGNATURES', `${path} already carries ${have.length} target signatures, the limit`, { subject: path, limit: MAX_SIGNATURES });
+  if (have.length >= MAX_SIGNATURES)
+    throw new MalformedError('AIRLOCK_TOO_MANY_SIGNATURES', `${path} already carries ${have.length} target signatures, the limit`, {
+      subject: path,
+      limit: MAX_SIGNATURES,
+    });
   const already = signersOf({ manifestBytes: target.manifestBytes, signature: null, signatures: have }, [pub]).signers.length > 0;
   const added = already ? [] : [sign(null, target.manifestBytes, key)];
 
@@ -71,7 +93,11 @@ export async function addDeltaSignature(deltaPath: string, key: KeyObject, o: { 
     replace: true,
     check: async (tmp) => {
       const again = await readDelta(tmp);
-      if (!again.manifestBytes.equals(l.manifestBytes) || again.target.signatures.length !== have.length + added.length || again.payload.size !== l.payload.size) {
+      if (
+        !again.manifestBytes.equals(l.manifestBytes) ||
+        again.target.signatures.length !== have.length + added.length ||
+        again.payload.size !== l.payload.size
+      ) {
         throw new MalformedError('AIRLOCK_PACKAGE_CHANGED', `${path} changed while it was being signed`, { subject: path });
       }
     },

@@ -6,7 +6,11 @@ export class ExactReader {
   private readonly it: AsyncIterator<Buffer>;
   private pending: Buffer = Buffer.alloc(0);
   private total = 0;
-  constructor(stream: Readable, private readonly limit: number, private readonly subject: string) {
+  constructor(
+    stream: Readable,
+    private readonly limit: number,
+    private readonly subject: string,
+  ) {
     this.it = stream[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
   }
 
@@ -15,7 +19,10 @@ export class ExactReader {
     if (r.done) return false;
     const chunk = r.value;
     this.total += chunk.length;
-    if (this.total > this.limit) throw new MalformedError('AIRLOCK_DELTA_PAYLOAD', `${this.subject} expands past the ${this.limit} bytes its manifest declares`, { subject: this.subject });
+    if (this.total > this.limit)
+      throw new MalformedError('AIRLOCK_DELTA_PAYLOAD', `${this.subject} expands past the ${this.limit} bytes its manifest declares`, {
+        subject: this.subject,
+      });
     this.pending = this.pending.length ? Buffer.concat([this.pending, chunk]) : chunk;
     return true;
   }
@@ -37,7 +44,9 @@ export class ExactReader {
 
   async read(n: number): Promise<Buffer> {
     const parts: Buffer[] = [];
-    await this.pipe(n, (c) => { parts.push(Buffer.from(c)); });
+    await this.pipe(n, (c) => {
+      parts.push(Buffer.from(c));
+    });
     return Buffer.concat(parts, n);
   }
 

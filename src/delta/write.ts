@@ -11,20 +11,29 @@ export type MemberBody = { bytes: Buffer } | { file: string; size: number; offse
  * not exist yet (never replaces a file), or, with `replace`, in place of the file (a signer adding
  * a signature, after `check` read the result). Members in the given order.
  */
-export async function writeMembers(outPath: string, members: { name: string; body: MemberBody }[], mtime: Date, how: { replace?: boolean; check?: (tmp: string) => Promise<void> } = {}): Promise<{ path: string; sha256: string; size: number }> {
-  const out = await writeDurably(outPath, async (fh) => {
-    const tar = new HashingOut(fh);
-    for (const m of members) {
-      const size = 'bytes' in m.body ? m.body.bytes.length : m.body.size;
-      await tar.write(encodeHeader(m.name, size, mtime));
-      if ('bytes' in m.body) await tar.write(m.body.bytes);
-      else await copyInto(tar, m.body.file, size, m.body.offset ?? 0);
-      if (padded(size) > size) await tar.write(Buffer.alloc(padded(size) - size));
-    }
-    await tar.write(Buffer.alloc(MIN_TAIL));
-    await tar.flush();
-    return tar;
-  }, { exclusive: !how.replace, check: how.check });
+export async function writeMembers(
+  outPath: string,
+  members: { name: string; body: MemberBody }[],
+  mtime: Date,
+  how: { replace?: boolean; check?: (tmp: string) => Promise<void> } = {},
+): Promise<{ path: string; sha256: string; size: number }> {
+  const out = await writeDurably(
+    outPath,
+    async (fh) => {
+      const tar = new HashingOut(fh);
+      for (const m of members) {
+        const size = 'bytes' in m.body ? m.body.bytes.length : m.body.size;
+        await tar.write(encodeHeader(m.name, size, mtime));
+        if ('bytes' in m.body) await tar.write(m.body.bytes);
+        else await copyInto(tar, m.body.file, size, m.body.offset ?? 0);
+        if (padded(size) > size) await tar.write(Buffer.alloc(padded(size) - size));
+      }
+      await tar.write(Buffer.alloc(MIN_TAIL));
+      await tar.flush();
+      return tar;
+    },
+    { exclusive: !how.replace, check: how.check },
+  );
   return { path: outPath, sha256: out.whole.digest('hex'), size: out.bytes };
 }
 

@@ -33,7 +33,12 @@ export async function runChain(dir: string, step: (line: string) => void, onFetc
 
     const client = new ServiceClient({ baseUrl: emulator.url, adminKey: emulator.keys.admin });
     const fetched = await fetchPackage({
-      client, domain: DEMO_DOMAIN, outDir: join(dir, 'packages'), signKey: await loadPrivateKey(keys.keyPath), onEvent: onFetchEvent, signal,
+      client,
+      domain: DEMO_DOMAIN,
+      outDir: join(dir, 'packages'),
+      signKey: await loadPrivateKey(keys.keyPath),
+      onEvent: onFetchEvent,
+      signal,
     });
     step(`fetch:   ${fetched.package} (${fetched.files} files, ${fetched.archive.format}, signed)`);
 

@@ -5,7 +5,10 @@ import { rank, type Page } from './text.js';
 /** The question: the text parts of the last user message. */
 export function question(req: ParsedAssistantRequest): string {
   const last = [...req.messages].reverse().find((m) => m.role === 'user');
-  return (last?.parts ?? []).map((p) => (p.type === 'text' ? p.text : '')).join(' ').trim();
+  return (last?.parts ?? [])
+    .map((p) => (p.type === 'text' ? p.text : ''))
+    .join(' ')
+    .trim();
 }
 
 /**
@@ -18,9 +21,7 @@ export function answerChunks(req: ParsedAssistantRequest, pages: Page[], domain:
   const threadId = req.threadId ?? `thr_${randomBytes(8).toString('hex')}`;
   const textId = `txt_${randomBytes(4).toString('hex')}`;
   const best = hits[0];
-  const text = best
-    ? `According to "${best.page.title}": ${best.snippet}`
-    : `I could not find anything about that in the ${domain} documentation.`;
+  const text = best ? `According to "${best.page.title}": ${best.snippet}` : `I could not find anything about that in the ${domain} documentation.`;
   const words = text.split(' ');
   return [
     { type: 'start', messageId: `msg_${randomBytes(8).toString('hex')}` },

@@ -8,7 +8,14 @@ import yazl from 'yazl';
 import { listFiles, type SiteConfig } from './sites.js';
 
 /** An object in the emulated object storage: a file on disk plus what S3 would say about it. */
-export interface StoredObject { file: string; name: string; contentType: string; size: number; md5: string; lastModified: Date }
+export interface StoredObject {
+  file: string;
+  name: string;
+  contentType: string;
+  size: number;
+  md5: string;
+  lastModified: Date;
+}
 
 export async function describeFile(file: string, name: string): Promise<StoredObject> {
   const hash = createHash('md5');

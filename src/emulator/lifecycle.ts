@@ -3,13 +3,21 @@
  * progress 0–100 and a growing page count, then completed (or failed, for a failing domain).
  * Computing the view from the clock instead of timers means no background work to clean up.
  */
-export interface Timings { queuedMs: number; runningMs: number }
+export interface Timings {
+  queuedMs: number;
+  runningMs: number;
+}
 export const DEFAULT_TIMINGS: Timings = { queuedMs: 300, runningMs: 1200 };
 
 export interface JobRecord {
-  jobId: string; domain: string; createdAt: number; fail: boolean; pages: number | null;
+  jobId: string;
+  domain: string;
+  createdAt: number;
+  fail: boolean;
+  pages: number | null;
   /** The optional request fields, recorded (the emulator always exports the whole fixture site). */
-  version?: string; paths?: string[];
+  version?: string;
+  paths?: string[];
 }
 
 /** The job record exactly as the published API shows it: these seven keys, no more, no fewer. */
@@ -25,8 +33,15 @@ export interface JobView {
 
 export function jobView(j: JobRecord, now: number, t: Timings): JobView {
   const createdAt = new Date(j.createdAt).toISOString();
-  const view = (status: JobView['status'], progress: number, pageCount: number, updatedAt: string, error: string | null = null): JobView =>
-    ({ jobId: j.jobId, status, progress, pageCount, createdAt, updatedAt, error });
+  const view = (status: JobView['status'], progress: number, pageCount: number, updatedAt: string, error: string | null = null): JobView => ({
+    jobId: j.jobId,
+    status,
+    progress,
+    pageCount,
+    createdAt,
+    updatedAt,
+    error,
+  });
   // A served archive (tests) has no page list: its count is unknown, and the API has no null for it.
   const pages = j.pages ?? 0;
   const age = now - j.createdAt;

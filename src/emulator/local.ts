@@ -18,7 +18,11 @@ const DEMO_AGENT_JOBS = [
   { projectId: 'demo', id: 'agj_fails', outcome: 'failed' as const },
 ];
 
-interface KeyFiles { adminFile: string; assistantFile: string; remove(): Promise<void> }
+interface KeyFiles {
+  adminFile: string;
+  assistantFile: string;
+  remove(): Promise<void>;
+}
 
 /**
  * The emulator's keys in 0600 files, each written whole and never over an existing file
@@ -28,7 +32,8 @@ interface KeyFiles { adminFile: string; assistantFile: string; remove(): Promise
  */
 async function writeKeyFiles(dir: string | undefined, k: { admin: string; assistant: string }): Promise<KeyFiles> {
   let made: string | null = null;
-  const bad = (why: string, errno?: string) => new UsageError(`--keys-dir ${escapeControls(dir ?? '')} ${why}`, { subject: '--keys-dir', ...(errno ? { errno } : {}) }, 'AIRLOCK_KEYS_DIR');
+  const bad = (why: string, errno?: string) =>
+    new UsageError(`--keys-dir ${escapeControls(dir ?? '')} ${why}`, { subject: '--keys-dir', ...(errno ? { errno } : {}) }, 'AIRLOCK_KEYS_DIR');
   if (dir === undefined) made = dir = await makeTempFolder('airlock-emulate-');
   else {
     const st = await lstat(dir).catch((err: NodeJS.ErrnoException) => {
@@ -36,10 +41,14 @@ async function writeKeyFiles(dir: string | undefined, k: { admin: string; assist
       throw bad(describeFsError(err), err.code);
     });
     if (st === null) {
-      made = await mkdir(dir, { mode: 0o700 }).then(() => dir!, (err: NodeJS.ErrnoException) => {
-        throw bad(err.code === 'ENOENT' ? 'cannot be made: its parent folder does not exist' : describeFsError(err, 'write'), err.code);
-      });
-    } else if (st.isSymbolicLink()) throw bad(`is a symbolic link (to ${quoted(await readlink(dir).catch(() => '?'))}), which is not followed; give the folder itself`);
+      made = await mkdir(dir, { mode: 0o700 }).then(
+        () => dir!,
+        (err: NodeJS.ErrnoException) => {
+          throw bad(err.code === 'ENOENT' ? 'cannot be made: its parent folder does not exist' : describeFsError(err, 'write'), err.code);
+        },
+      );
+    } else if (st.isSymbolicLink())
+      throw bad(`is a symbolic link (to ${quoted(await readlink(dir).catch(() => '?'))}), which is not followed; give the folder itself`);
     else if (!st.isDirectory()) throw bad(`is ${kindOf(st)}, not a folder`);
   }
   const adminFile = join(dir, 'admin.key');
@@ -50,8 +59,17 @@ async function writeKeyFiles(dir: string | undefined, k: { admin: string; assist
     else await Promise.all(written.map((f) => rm(f, { force: true })));
   };
   try {
-    for (const [file, key] of [[assistantFile, k.assistant], [adminFile, k.admin]] as const) {
-      if (await lstat(file).then(() => true, () => false)) throw outputExists(file, 'remove it or give another --keys-dir');
+    for (const [file, key] of [
+      [assistantFile, k.assistant],
+      [adminFile, k.admin],
+    ] as const) {
+      if (
+        await lstat(file).then(
+          () => true,
+          () => false,
+        )
+      )
+        throw outputExists(file, 'remove it or give another --keys-dir');
       await writeDurably(file, (fh) => fh.writeFile(key + '\n'), { mode: 0o600, exclusive: true });
       written.push(file);
     }
@@ -62,7 +80,12 @@ async function writeKeyFiles(dir: string | undefined, k: { admin: string; assist
   return { adminFile, assistantFile, remove };
 }
 
-export interface LocalEmulator { url: string; adminFile: string; assistantFile: string; close(): Promise<void> }
+export interface LocalEmulator {
+  url: string;
+  adminFile: string;
+  assistantFile: string;
+  close(): Promise<void>;
+}
 
 /**
  * The emulator as `airlock emulate` runs it: listening (a taken port said in words), with the
@@ -70,7 +93,9 @@ export interface LocalEmulator { url: string; adminFile: string; assistantFile: 
  * and then removes the key files; a refused key folder stops it before the error is thrown.
  */
 export async function startLocalEmulator(o: { port: number; host: string; keysDir?: string }): Promise<LocalEmulator> {
-  const emu = await startEmulator({ port: o.port, host: o.host, agentJobMs: 2000, agentJobs: DEMO_AGENT_JOBS }).catch((err: unknown) => { throw listenError(err, o.host, o.port); });
+  const emu = await startEmulator({ port: o.port, host: o.host, agentJobMs: 2000, agentJobs: DEMO_AGENT_JOBS }).catch((err: unknown) => {
+    throw listenError(err, o.host, o.port);
+  });
   let keys: KeyFiles;
   try {
     keys = await writeKeyFiles(o.keysDir, emu.keys);
@@ -78,5 +103,13 @@ export async function startLocalEmulator(o: { port: number; host: string; keysDi
     await emu.close();
     throw err;
   }
-  return { url: emu.url, adminFile: keys.adminFile, assistantFile: keys.assistantFile, close: async () => { await emu.close(); await keys.remove(); } };
+  return {
+    url: emu.url,
+    adminFile: keys.adminFile,
+    assistantFile: keys.assistantFile,
+    close: async () => {
+      await emu.close();
+      await keys.remove();
+    },
+  };
 }

@@ -6,11 +6,19 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
  * the date and the lifetime, so a HEAD on a GET link, a changed key or a stretched lifetime all
  * fail like they do on real object storage. Pure: the secret and the clock are passed in.
  */
-export interface PresignInput { method: string; key: string; date: string; expires: number }
+export interface PresignInput {
+  method: string;
+  key: string;
+  date: string;
+  expires: number;
+}
 
 /** ISO 8601 basic format, second resolution, as SigV4 writes it: 20240102T030405Z. */
 export function amzDate(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+  return new Date(Math.floor(ms / 1000) * 1000)
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}/, '');
 }
 
 export function parseAmzDate(s: string): number | undefined {

@@ -11,7 +11,11 @@ import { handleObject } from './routes/objects.js';
 import { refuseConnect } from '../util/http-connect.js';
 import type { EmulatorState } from './state.js';
 
-export interface StartOptions extends Omit<EmulatorOptions, 'cacheDir'> { port?: number; host?: string; cacheDir?: string }
+export interface StartOptions extends Omit<EmulatorOptions, 'cacheDir'> {
+  port?: number;
+  host?: string;
+  cacheDir?: string;
+}
 export interface RunningEmulator {
   url: string;
   app: Hono;

@@ -4,7 +4,10 @@ import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { htmlText, htmlTitle, type Page } from './text.js';
 
-export interface SiteConfig { dir: string; format?: 'tar.gz' | 'zip' }
+export interface SiteConfig {
+  dir: string;
+  format?: 'tar.gz' | 'zip';
+}
 
 /**
  * The repository root, found by walking up to airlock's package.json: this file runs both from

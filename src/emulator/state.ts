@@ -4,9 +4,25 @@ import { DEFAULT_FAULTS, mergeFaults, type Faults, type FaultsPatch } from './fa
 import type { StoredObject } from './bundles.js';
 import type { JobRecord } from './lifecycle.js';
 
-export interface ApiRequestRecord { method: string; path: string; status: number; auth: 'none' | 'admin' | 'assistant' | 'other' }
-export interface ObjectRequestRecord { method: string; path: string; headers: Record<string, string>; status: number; bytesSent: number }
-export interface AgentJobRecord { projectId: string; id: string; createdAt: number; outcome: 'completed' | 'failed' | 'archived' }
+export interface ApiRequestRecord {
+  method: string;
+  path: string;
+  status: number;
+  auth: 'none' | 'admin' | 'assistant' | 'other';
+}
+export interface ObjectRequestRecord {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  status: number;
+  bytesSent: number;
+}
+export interface AgentJobRecord {
+  projectId: string;
+  id: string;
+  createdAt: number;
+  outcome: 'completed' | 'failed' | 'archived';
+}
 
 /**
  * Everything the emulator remembers, in memory. Recorded requests never hold a key: headers are
@@ -39,7 +55,12 @@ export class EmulatorState {
     return rec;
   }
 
-  addAgentJob(projectId: string, outcome: AgentJobRecord['outcome'] = 'completed', now = Date.now(), id = `agj_${randomBytes(6).toString('hex')}`): AgentJobRecord {
+  addAgentJob(
+    projectId: string,
+    outcome: AgentJobRecord['outcome'] = 'completed',
+    now = Date.now(),
+    id = `agj_${randomBytes(6).toString('hex')}`,
+  ): AgentJobRecord {
     const job = { projectId, id, createdAt: now, outcome };
     this.agentJobs.set(`${projectId}/${job.id}`, job);
     return job;

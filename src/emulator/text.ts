@@ -2,8 +2,17 @@
  * Just enough text retrieval for the assistant and search stand-ins: HTML to words, and a
  * keyword score. Pure functions over strings.
  */
-export interface Page { path: string; url: string; title: string; text: string }
-export interface Hit { page: Page; score: number; snippet: string }
+export interface Page {
+  path: string;
+  url: string;
+  title: string;
+  text: string;
+}
+export interface Hit {
+  page: Page;
+  score: number;
+  snippet: string;
+}
 
 const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'", apos: "'", nbsp: ' ' };
 
@@ -16,7 +25,9 @@ export function htmlTitle(html: string): string {
 export function htmlText(html: string): string {
   const body = /<body[^>]*>([\s\S]*)<\/body>/i.exec(html)?.[1] ?? html;
   const noCode = body.replace(/<(script|style|noscript|template|nav|header|footer)\b[\s\S]*?<\/\1>/gi, ' ');
-  return decode(noCode.replace(/<[^>]+>/g, ' ')).replace(/\s+/g, ' ').trim();
+  return decode(noCode.replace(/<[^>]+>/g, ' '))
+    .replace(/\s+/g, ' ')
+    .trim();
 }
 
 function decode(s: string): string {

@@ -31,17 +31,31 @@ export interface AnalyticsVendor {
 
 export const ANALYTICS_VENDORS: readonly AnalyticsVendor[] = [
   {
-    id: 'google', name: 'Google Tag Manager / Google Analytics',
+    id: 'google',
+    name: 'Google Tag Manager / Google Analytics',
     hosts: ['googletagmanager.com', 'google-analytics.com', 'analytics.google.com', 'stats.g.doubleclick.net'],
-    snippets: [/googletagmanager\.com\/(gtag|gtm|ns)/, /google-analytics\.com\/(analytics|ga|urchin)\.js/, /\bgtag\(\s*['"](js|config|event|consent)['"]/,
-      /GoogleAnalyticsObject/, /['"]script['"]\s*,\s*['"]dataLayer['"]/, /\bwindow\.dataLayer\s*=\s*window\.dataLayer\s*\|\|/],
+    snippets: [
+      /googletagmanager\.com\/(gtag|gtm|ns)/,
+      /google-analytics\.com\/(analytics|ga|urchin)\.js/,
+      /\bgtag\(\s*['"](js|config|event|consent)['"]/,
+      /GoogleAnalyticsObject/,
+      /['"]script['"]\s*,\s*['"]dataLayer['"]/,
+      /\bwindow\.dataLayer\s*=\s*window\.dataLayer\s*\|\|/,
+    ],
     script: ['https://www.googletagmanager.com', 'https://www.google-analytics.com', 'https://ssl.google-analytics.com'],
-    connect: ['https://www.google-analytics.com', 'https://*.google-analytics.com', 'https://analytics.google.com',
-      'https://*.analytics.google.com', 'https://www.googletagmanager.com', 'https://stats.g.doubleclick.net'],
+    connect: [
+      'https://www.google-analytics.com',
+      'https://*.google-analytics.com',
+      'https://analytics.google.com',
+      'https://*.analytics.google.com',
+      'https://www.googletagmanager.com',
+      'https://stats.g.doubleclick.net',
+    ],
     img: ['https://www.google-analytics.com', 'https://*.google-analytics.com', 'https://www.googletagmanager.com', 'https://stats.g.doubleclick.net'],
   },
   {
-    id: 'segment', name: 'Segment',
+    id: 'segment',
+    name: 'Segment',
     hosts: ['cdn.segment.com', 'cdn.segment.io', 'api.segment.io'],
     snippets: [/cdn\.segment\.(com|io)/, /\banalytics\.load\s*\(/, /\.SNIPPET_VERSION\s*=/],
     script: ['https://cdn.segment.com'],
@@ -49,7 +63,8 @@ export const ANALYTICS_VENDORS: readonly AnalyticsVendor[] = [
     img: [],
   },
   {
-    id: 'posthog', name: 'PostHog',
+    id: 'posthog',
+    name: 'PostHog',
     hosts: ['posthog.com'],
     snippets: [/\bposthog\.init\s*\(/, /posthog\.com\/static\/array\.js/, /\bwindow\.posthog\s*=/],
     script: ['https://*.posthog.com'],
@@ -57,7 +72,8 @@ export const ANALYTICS_VENDORS: readonly AnalyticsVendor[] = [
     img: [],
   },
   {
-    id: 'plausible', name: 'Plausible',
+    id: 'plausible',
+    name: 'Plausible',
     hosts: ['plausible.io'],
     tags: [{ attr: 'data-domain', src: /\/js\/(?:plausible|script)(?:\.[\w-]+)*\.js$/ }],
     snippets: [/plausible\.io\/js\//, /\bwindow\.plausible\s*=\s*window\.plausible\s*\|\|/],
@@ -66,7 +82,8 @@ export const ANALYTICS_VENDORS: readonly AnalyticsVendor[] = [
     img: [],
   },
   {
-    id: 'mixpanel', name: 'Mixpanel',
+    id: 'mixpanel',
+    name: 'Mixpanel',
     hosts: ['mxpnl.com', 'mixpanel.com'],
     snippets: [/\bmixpanel\.init\s*\(/, /MIXPANEL_CUSTOM_LIB_URL/, /cdn\.mxpnl\.com/],
     script: ['https://cdn.mxpnl.com'],
@@ -74,7 +91,8 @@ export const ANALYTICS_VENDORS: readonly AnalyticsVendor[] = [
     img: [],
   },
   {
-    id: 'amplitude', name: 'Amplitude',
+    id: 'amplitude',
+    name: 'Amplitude',
     hosts: ['amplitude.com'],
     snippets: [/cdn\.amplitude\.com/, /\bamplitude\.(init|getInstance)\s*\(/],
     script: ['https://cdn.amplitude.com'],
@@ -82,7 +100,8 @@ export const ANALYTICS_VENDORS: readonly AnalyticsVendor[] = [
     img: [],
   },
   {
-    id: 'heap', name: 'Heap',
+    id: 'heap',
+    name: 'Heap',
     hosts: ['heapanalytics.com', 'heap-api.com'],
     snippets: [/\bheap\.load\s*\(/, /heapanalytics\.com/, /heap-api\.com/],
     script: ['https://cdn.heapanalytics.com', 'https://cdn.us.heap-api.com'],
@@ -90,7 +109,8 @@ export const ANALYTICS_VENDORS: readonly AnalyticsVendor[] = [
     img: ['https://heapanalytics.com', 'https://*.heapanalytics.com'],
   },
   {
-    id: 'hotjar', name: 'Hotjar',
+    id: 'hotjar',
+    name: 'Hotjar',
     hosts: ['hotjar.com', 'hotjar.io'],
     snippets: [/static\.hotjar\.com/, /\b_hjSettings\b/, /\bh\.hj\s*=\s*h\.hj\s*\|\|/],
     script: ['https://static.hotjar.com', 'https://script.hotjar.com'],
@@ -98,7 +118,8 @@ export const ANALYTICS_VENDORS: readonly AnalyticsVendor[] = [
     img: ['https://*.hotjar.com'],
   },
   {
-    id: 'clarity', name: 'Microsoft Clarity',
+    id: 'clarity',
+    name: 'Microsoft Clarity',
     hosts: ['clarity.ms'],
     snippets: [/clarity\.ms\/tag\//, /['"]clarity['"]\s*,\s*['"]script['"]/],
     script: ['https://www.clarity.ms', 'https://*.clarity.ms'],
@@ -106,7 +127,8 @@ export const ANALYTICS_VENDORS: readonly AnalyticsVendor[] = [
     img: ['https://*.clarity.ms', 'https://c.bing.com'],
   },
   {
-    id: 'fathom', name: 'Fathom',
+    id: 'fathom',
+    name: 'Fathom',
     hosts: ['usefathom.com'],
     snippets: [/cdn\.usefathom\.com/, /\bfathom\.(trackPageview|trackGoal|trackEvent)\s*\(/],
     script: ['https://cdn.usefathom.com'],
@@ -115,7 +137,8 @@ export const ANALYTICS_VENDORS: readonly AnalyticsVendor[] = [
   },
   {
     // Usually self-hosted (any host), so its file names and its `_paq` queue identify it.
-    id: 'matomo', name: 'Matomo (Piwik)',
+    id: 'matomo',
+    name: 'Matomo (Piwik)',
     hosts: ['matomo.cloud', 'innocraft.cloud'],
     files: [/\/(?:matomo|piwik)\.(?:js|php)(?![\w.-])/],
     snippets: [/\b_paq\s*\.\s*push\s*\(/, /\bwindow\._paq\s*=/, /['"](?:matomo|piwik)\.(?:js|php)['"]/],
@@ -124,7 +147,8 @@ export const ANALYTICS_VENDORS: readonly AnalyticsVendor[] = [
     img: ['https://*.matomo.cloud'],
   },
   {
-    id: 'umami', name: 'Umami',
+    id: 'umami',
+    name: 'Umami',
     hosts: ['umami.is'],
     tags: [{ attr: 'data-website-id', src: /\/(?:script|umami)\.js$/ }],
     snippets: [/cloud\.umami\.is\//, /\bumami\.track\s*\(/],
@@ -133,7 +157,8 @@ export const ANALYTICS_VENDORS: readonly AnalyticsVendor[] = [
     img: [],
   },
   {
-    id: 'simpleanalytics', name: 'Simple Analytics',
+    id: 'simpleanalytics',
+    name: 'Simple Analytics',
     hosts: ['simpleanalyticscdn.com', 'simpleanalytics.com'],
     snippets: [/simpleanalyticscdn\.com\//, /\bsa_event\s*\(/],
     script: ['https://scripts.simpleanalyticscdn.com'],
@@ -141,7 +166,8 @@ export const ANALYTICS_VENDORS: readonly AnalyticsVendor[] = [
     img: ['https://queue.simpleanalyticscdn.com'],
   },
   {
-    id: 'goatcounter', name: 'GoatCounter',
+    id: 'goatcounter',
+    name: 'GoatCounter',
     hosts: ['goatcounter.com', 'gc.zgo.at'],
     snippets: [/gc\.zgo\.at\//, /\bwindow\.goatcounter\s*=/, /goatcounter\.com\/count/],
     script: ['https://gc.zgo.at'],
@@ -149,7 +175,8 @@ export const ANALYTICS_VENDORS: readonly AnalyticsVendor[] = [
     img: ['https://*.goatcounter.com'],
   },
   {
-    id: 'cloudflare', name: 'Cloudflare Web Analytics',
+    id: 'cloudflare',
+    name: 'Cloudflare Web Analytics',
     hosts: ['cloudflareinsights.com'],
     snippets: [/static\.cloudflareinsights\.com\//],
     script: ['https://static.cloudflareinsights.com'],
@@ -157,7 +184,8 @@ export const ANALYTICS_VENDORS: readonly AnalyticsVendor[] = [
     img: [],
   },
   {
-    id: 'yandex', name: 'Yandex Metrica',
+    id: 'yandex',
+    name: 'Yandex Metrica',
     hosts: ['mc.yandex.ru', 'mc.yandex.com', 'mc.webvisor.org'],
     snippets: [/mc\.yandex\.(?:ru|com)\/metrika\//, /\bym\(\s*\d+\s*,\s*['"]init['"]/],
     script: ['https://mc.yandex.ru'],
@@ -165,7 +193,8 @@ export const ANALYTICS_VENDORS: readonly AnalyticsVendor[] = [
     img: ['https://mc.yandex.ru'],
   },
   {
-    id: 'baidu', name: 'Baidu Tongji',
+    id: 'baidu',
+    name: 'Baidu Tongji',
     hosts: ['hm.baidu.com'],
     snippets: [/hm\.baidu\.com\/hm\.js/, /\bvar\s+_hmt\s*=\s*_hmt\s*\|\|/],
     script: ['https://hm.baidu.com'],
@@ -175,7 +204,8 @@ export const ANALYTICS_VENDORS: readonly AnalyticsVendor[] = [
   // Consent managers exist only for the trackers: with analytics off their banner, loader and
   // bootstrap go too (and with it on, the CSP admits them like any vendor).
   {
-    id: 'onetrust', name: 'OneTrust cookie consent',
+    id: 'onetrust',
+    name: 'OneTrust cookie consent',
     hosts: ['cookielaw.org', 'onetrust.com'],
     snippets: [/\bfunction\s+OptanonWrapper\s*\(/, /cdn\.cookielaw\.org\//, /\botSDKStub\.js\b/],
     script: ['https://cdn.cookielaw.org'],
@@ -183,7 +213,8 @@ export const ANALYTICS_VENDORS: readonly AnalyticsVendor[] = [
     img: ['https://cdn.cookielaw.org'],
   },
   {
-    id: 'cookiebot', name: 'Cookiebot consent',
+    id: 'cookiebot',
+    name: 'Cookiebot consent',
     hosts: ['cookiebot.com', 'cookiebot.eu'],
     snippets: [/consent\.cookiebot\.(com|eu)\//, /\bwindow\.addEventListener\(\s*['"]CookiebotOn(Accept|Decline|Load)['"]/],
     script: ['https://consent.cookiebot.com', 'https://consentcdn.cookiebot.com'],
@@ -191,7 +222,8 @@ export const ANALYTICS_VENDORS: readonly AnalyticsVendor[] = [
     img: ['https://imgsct.cookiebot.com'],
   },
   {
-    id: 'osano', name: 'Osano consent',
+    id: 'osano',
+    name: 'Osano consent',
     hosts: ['osano.com'],
     snippets: [/cmp\.osano\.com\//, /\bOsano\.cm\.addEventListener\s*\(/],
     script: ['https://cmp.osano.com'],
@@ -200,7 +232,8 @@ export const ANALYTICS_VENDORS: readonly AnalyticsVendor[] = [
   },
   {
     // Vercel Web Analytics / Speed Insights load from a first-party path, so only the prefixes catch them.
-    id: 'vercel', name: 'Vercel Web Analytics',
+    id: 'vercel',
+    name: 'Vercel Web Analytics',
     hosts: ['va.vercel-scripts.com'],
     pathPrefixes: ['/_vercel/insights/', '/_vercel/speed-insights/'],
     snippets: [/\bwindow\.va\s*=\s*window\.va\s*\|\|/, /\bwindow\.si\s*=\s*window\.si\s*\|\|/],
@@ -232,14 +265,19 @@ export function vendorForUrl(url: string, vendors: readonly AnalyticsVendor[] = 
   return vendors.find((v) =>
     sameOrigin
       ? (v.pathPrefixes ?? []).some((p) => u.pathname.startsWith(p))
-      : hostMatches(u.hostname, v.hosts) || (v.files ?? []).some((re) => re.test(u.pathname)));
+      : hostMatches(u.hostname, v.hosts) || (v.files ?? []).some((re) => re.test(u.pathname)),
+  );
 }
 
 /**
  * The vendor a `<script src>` belongs to, if any: by its URL (vendorForUrl), else by the vendor's
  * own tag shape on any host (an attribute of its snippet and its script's path, `tags`).
  */
-export function vendorForScript(raw: string, attr: (name: string) => string | null, vendors: readonly AnalyticsVendor[] = ANALYTICS_VENDORS): AnalyticsVendor | undefined {
+export function vendorForScript(
+  raw: string,
+  attr: (name: string) => string | null,
+  vendors: readonly AnalyticsVendor[] = ANALYTICS_VENDORS,
+): AnalyticsVendor | undefined {
   const src = decodeAttr(raw); // as the browser reads it: `/js/scr&#105;pt.js` is /js/script.js
   const byUrl = vendorForUrl(src, vendors);
   if (byUrl) return byUrl;

@@ -60,7 +60,12 @@ export function addOfflineHandlers(rw: HTMLRewriter, removed: Tally): void {
         el.replace(`<a href="${escapeUrl(href)}" rel="noreferrer" data-airlock="embed-link">${escapeHtml(title || label)}</a>`, { html: true });
       } else {
         const text = `${escapeHtml(title || el.tagName)} (embedded from another site, not available here)`;
-        el.replace(href === null ? `<span data-airlock="embed-removed">${text}</span>` : `<a href="${escapeUrl(href)}" rel="noreferrer" data-airlock="embed-removed">${text}</a>`, { html: true });
+        el.replace(
+          href === null
+            ? `<span data-airlock="embed-removed">${text}</span>`
+            : `<a href="${escapeUrl(href)}" rel="noreferrer" data-airlock="embed-removed">${text}</a>`,
+          { html: true },
+        );
       }
       tally(removed, 'off-origin-embed');
     },

@@ -39,7 +39,8 @@ export function embedLink(raw: string): { href: string | null; label: string | n
   const id = (re: RegExp) => re.exec(u.pathname)?.[1];
   if (host === 'youtube.com' || host === 'youtube-nocookie.com') {
     const list = u.searchParams.get('list');
-    if (u.pathname === '/embed/videoseries' && list) return { href: `https://www.youtube.com/playlist?list=${encodeURIComponent(list)}`, label: 'Video on YouTube' };
+    if (u.pathname === '/embed/videoseries' && list)
+      return { href: `https://www.youtube.com/playlist?list=${encodeURIComponent(list)}`, label: 'Video on YouTube' };
     const v = id(/^\/embed\/([A-Za-z0-9_-]{1,64})$/);
     if (v) return { href: `https://www.youtube.com/watch?v=${v}`, label: 'Video on YouTube' };
   }
@@ -49,7 +50,8 @@ export function embedLink(raw: string): { href: string | null; label: string | n
   }
   if ((host === 'google.com' || host === 'maps.google.com') && u.pathname.startsWith('/maps')) {
     const q = u.searchParams.get('q');
-    if (u.pathname.startsWith('/maps/embed/v1/') && q) return { href: `https://www.google.com/maps/search/?api=1&query=${encodeURIComponent(q)}`, label: 'Map on Google Maps' };
+    if (u.pathname.startsWith('/maps/embed/v1/') && q)
+      return { href: `https://www.google.com/maps/search/?api=1&query=${encodeURIComponent(q)}`, label: 'Map on Google Maps' };
     if (u.searchParams.has('output')) u.searchParams.delete('output'); // maps?q=…&output=embed: the same map as a page
     return { href: u.href, label: 'Map on Google Maps' };
   }

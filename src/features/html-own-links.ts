@@ -43,7 +43,11 @@ export function sameOriginForm(raw: string, own: ReadonlySet<string>): string | 
  * site that it does not hold, and those stay blocked by the CSP rather than turn into 404s.
  */
 const URL_ATTRS: ReadonlyArray<[string, string]> = [
-  ['a', 'href'], ['area', 'href'], ['iframe', 'src'], ['form', 'action'], ['button', 'formaction'],
+  ['a', 'href'],
+  ['area', 'href'],
+  ['iframe', 'src'],
+  ['form', 'action'],
+  ['button', 'formaction'],
 ];
 
 /**

@@ -59,5 +59,7 @@ export const VENDOR_MAP_SCRIPT = '/_airlock/vendor-map.js';
  * vendored third-party URLs; '' otherwise. Not `defer`/`async`: it must run before the page's scripts.
  */
 export function vendorMapTag(map: Readonly<Record<string, string>> | undefined): string {
-  return map !== undefined && Object.keys(map).some((k) => k.startsWith('https://')) ? `<script src="${VENDOR_MAP_SCRIPT}" data-airlock="vendor-map"></script>` : '';
+  return map !== undefined && Object.keys(map).some((k) => k.startsWith('https://'))
+    ? `<script src="${VENDOR_MAP_SCRIPT}" data-airlock="vendor-map"></script>`
+    : '';
 }

@@ -166,4 +166,3 @@ function apiBase(ctx: TransformContext): string | undefined {
   if (ctx.assistantBase !== undefined) return ctx.assistantBase;
   return ctx.features.search || ctx.features.assistant ? undefined : SAME_ORIGIN_BASE;
 }
-

@@ -24,7 +24,10 @@ export function cspHash(text: string): InlineCode {
 
 /** `<` can never appear raw inside the script (no `</script>` breakout), whatever the JSON holds. */
 function scriptSafeJson(json: string): string {
-  return json.replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+  return json
+    .replace(/</g, '\\u003c')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
 }
 
 /**
@@ -69,7 +72,10 @@ export const LOCAL_SEARCH_SCRIPT = '/_airlock/search.js';
 export function headInjection(resolved: ResolvedFeatures, overrides: WidgetOverrides = {}): { html: string; script: InlineCode; style: InlineCode | null } {
   const script = featuresScript(resolved);
   const style = hideStyle(resolved, overrides);
-  const html = featuresMeta(resolved) + `<script>${script.code}</script>` + (style ? `<style data-airlock="hide">${style.code}</style>` : '')
-    + (resolved.features.localSearch ? `<script src="${LOCAL_SEARCH_SCRIPT}" defer data-airlock="local-search"></script>` : '');
+  const html =
+    featuresMeta(resolved) +
+    `<script>${script.code}</script>` +
+    (style ? `<style data-airlock="hide">${style.code}</style>` : '') +
+    (resolved.features.localSearch ? `<script src="${LOCAL_SEARCH_SCRIPT}" defer data-airlock="local-search"></script>` : '');
   return { html, script, style };
 }

@@ -54,7 +54,14 @@ const CELL: Record<Availability, string> = {
 export function formatMatrix(rows: readonly Feature[] = FEATURES): string {
   const table = [['feature', ...DEPLOYMENTS], ...rows.map((f) => [f, ...DEPLOYMENTS.map((d) => CELL[MATRIX[f][d]])])];
   const widths = table[0]!.map((_, i) => Math.max(...table.map((r) => r[i]!.length)));
-  return table.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');
+  return table
+    .map((r) =>
+      r
+        .map((c, i) => c.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 export function isDeployment(v: string): v is Deployment {

@@ -1,7 +1,17 @@
 import { UsageError } from '../errors.js';
 import {
-  DEFAULT_DEPLOYMENT, DEPLOYMENTS, FEATURES, FEATURE_KEY, MATRIX, REQUIRED, formatMatrix, isDeployment, parseFeature,
-  type Deployment, type Feature, type FeatureFlags,
+  DEFAULT_DEPLOYMENT,
+  DEPLOYMENTS,
+  FEATURES,
+  FEATURE_KEY,
+  MATRIX,
+  REQUIRED,
+  formatMatrix,
+  isDeployment,
+  parseFeature,
+  type Deployment,
+  type Feature,
+  type FeatureFlags,
 } from './matrix.js';
 
 export interface ResolvedFeatures {
@@ -19,7 +29,10 @@ export interface ResolveInput {
 const MATRIX_REF = 'see the deployment matrix (airlock serve --help)';
 
 function splitNames(values: readonly string[] | undefined, flag: string): Feature[] {
-  const names = (values ?? []).flatMap((v) => v.split(',')).map((s) => s.trim()).filter((s) => s !== '');
+  const names = (values ?? [])
+    .flatMap((v) => v.split(','))
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   const unknown = names.filter((n) => parseFeature(n) === undefined);
   if (unknown.length > 0) {
     throw new UsageError(

@@ -22,13 +22,11 @@ export interface FeatureWidgets {
 
 export const DEFAULT_WIDGETS: Readonly<Record<Feature, FeatureWidgets>> = {
   search: {
-    selectors: ['[data-airlock-feature~="search"]', '#search-bar', '#search-bar-entry', '#search-bar-entry-mobile',
-      '.DocSearch-Button', '#docsearch'],
+    selectors: ['[data-airlock-feature~="search"]', '#search-bar', '#search-bar-entry', '#search-bar-entry-mobile', '.DocSearch-Button', '#docsearch'],
     scripts: [/^\/(?:[^/]+\/)*_next\/static\/chunks\/search-[0-9a-f]{8,}\.js$/, /\/@docsearch\/js(?:@[^/]*)?\//],
   },
   assistant: {
-    selectors: ['[data-airlock-feature~="assistant"]', '#assistant-widget', '#assistant-entry', '#assistant-entry-mobile',
-      '#kapa-widget-container'],
+    selectors: ['[data-airlock-feature~="assistant"]', '#assistant-widget', '#assistant-entry', '#assistant-entry-mobile', '#kapa-widget-container'],
     scripts: [/^\/(?:[^/]+\/)*_next\/static\/chunks\/assistant-[0-9a-f]{8,}\.js$/, /\/kapa-widget\.bundle\.js$/],
   },
   // Consent managers only exist for the trackers: OneTrust's settings button and banner, Cookiebot's dialog.
@@ -53,9 +51,13 @@ const UNSAFE_SELECTOR = /[{}<;@\\]|\/\*|[\u0000-\u001f\u007f]/;
 export function checkSelector(sel: string): string {
   const s = sel.trim();
   if (s === '' || UNSAFE_SELECTOR.test(s)) {
-    throw new UsageError(`invalid hide selector ${JSON.stringify(sel)}: must be a non-empty CSS selector without { } < ; @ \\ or comments`, {
-      subject: sel,
-    }, 'AIRLOCK_BAD_SELECTOR');
+    throw new UsageError(
+      `invalid hide selector ${JSON.stringify(sel)}: must be a non-empty CSS selector without { } < ; @ \\ or comments`,
+      {
+        subject: sel,
+      },
+      'AIRLOCK_BAD_SELECTOR',
+    );
   }
   return s;
 }

@@ -16,11 +16,7 @@ export interface PartState {
   digests: Digests;
 }
 
-export type Outcome =
-  | { kind: 'complete' }
-  | { kind: 'restart'; reason: string }
-  | { kind: 'expired' }
-  | { kind: 'retry'; reason: string; retryAfter?: number };
+export type Outcome = { kind: 'complete' } | { kind: 'restart'; reason: string } | { kind: 'expired' } | { kind: 'retry'; reason: string; retryAfter?: number };
 
 export interface AttemptContext {
   url: string;
@@ -50,28 +46,40 @@ const RETRY_STATUS = new Set([408, 429, 500, 502, 503, 504]);
  * refused as soon as it passes it (exit 4; download.ts removes the part), not written to disk.
  */
 function capOf(ctx: AttemptContext, s: PartState): SinkCap {
-  const announced = s.total !== undefined ? [s.total, 'Content-Length'] as const : ctx.expectedSize !== undefined ? [ctx.expectedSize, 'sizeBytes'] as const : undefined;
+  const announced =
+    s.total !== undefined ? ([s.total, 'Content-Length'] as const) : ctx.expectedSize !== undefined ? ([ctx.expectedSize, 'sizeBytes'] as const) : undefined;
   if (announced === undefined) {
     const max = ctx.maxBytes;
     return {
       max,
-      refuse: (arrived) => new DigestMismatchError('AIRLOCK_TOO_LARGE', `${safeUrl(ctx.url)} sent more than the ${max} bytes allowed (${ctx.maxBytesName ?? 'the archive size limit'}) without announcing a size: ${arrived} bytes had arrived; stopped and removed the partial download`,
-        { subject: safeUrl(ctx.url), limit: max, actual: arrived }),
+      refuse: (arrived) =>
+        new DigestMismatchError(
+          'AIRLOCK_TOO_LARGE',
+          `${safeUrl(ctx.url)} sent more than the ${max} bytes allowed (${ctx.maxBytesName ?? 'the archive size limit'}) without announcing a size: ${arrived} bytes had arrived; stopped and removed the partial download`,
+          { subject: safeUrl(ctx.url), limit: max, actual: arrived },
+        ),
     };
   }
   const [max, what] = announced;
   return {
     max,
-    refuse: (arrived) => new DigestMismatchError('AIRLOCK_SIZE_MISMATCH', `${safeUrl(ctx.url)} sent more than the ${max} bytes announced (${what}) for the archive: ${arrived} bytes had arrived; stopped and removed the partial download`,
-      { subject: safeUrl(ctx.url), expected: max, actual: arrived }),
+    refuse: (arrived) =>
+      new DigestMismatchError(
+        'AIRLOCK_SIZE_MISMATCH',
+        `${safeUrl(ctx.url)} sent more than the ${max} bytes announced (${what}) for the archive: ${arrived} bytes had arrived; stopped and removed the partial download`,
+        { subject: safeUrl(ctx.url), expected: max, actual: arrived },
+      ),
   };
 }
 
 /** A length the object host announces above the bound is refused before a byte of the body is read (download.ts checks sizeBytes before any request). */
 function checkAnnounced(ctx: AttemptContext, s: PartState): void {
   if (s.total !== undefined && s.total > ctx.maxBytes) {
-    throw new DigestMismatchError('AIRLOCK_TOO_LARGE', `${safeUrl(ctx.url)} announces ${s.total} bytes (Content-Length), more than the ${ctx.maxBytes} allowed (${ctx.maxBytesName ?? 'the archive size limit'}); nothing was downloaded`,
-      { subject: safeUrl(ctx.url), limit: ctx.maxBytes, announced: s.total });
+    throw new DigestMismatchError(
+      'AIRLOCK_TOO_LARGE',
+      `${safeUrl(ctx.url)} announces ${s.total} bytes (Content-Length), more than the ${ctx.maxBytes} allowed (${ctx.maxBytesName ?? 'the archive size limit'}); nothing was downloaded`,
+      { subject: safeUrl(ctx.url), limit: ctx.maxBytes, announced: s.total },
+    );
   }
 }
 
@@ -136,8 +144,13 @@ async function attemptWith(ctx: AttemptContext, s: PartState, signal: AbortSigna
       const cr = parseContentRange(header(h, 'content-range'));
       const etag = strongEtag(h);
       // A 206 that does not continue exactly where we are, or for another object, cannot be spliced.
-      if (!resuming || !cr || cr.start !== s.have || (etag !== undefined && etag !== s.etag) ||
-        (s.total !== undefined && cr.total !== undefined && cr.total !== s.total)) {
+      if (
+        !resuming ||
+        !cr ||
+        cr.start !== s.have ||
+        (etag !== undefined && etag !== s.etag) ||
+        (s.total !== undefined && cr.total !== undefined && cr.total !== s.total)
+      ) {
         res.discard();
         return { kind: 'restart', reason: `206 with Content-Range ${header(h, 'content-range') ?? '(none)'} for bytes=${s.have}-` };
       }
@@ -155,7 +168,10 @@ async function attemptWith(ctx: AttemptContext, s: PartState, signal: AbortSigna
         // Not awaited before reading: an error on the socket destroys the body with whatever it
         // buffered, so the body is drained at once and the sidecar written alongside (a crash in
         // between leaves a part without sidecar, which the next run discards: safe).
-        saved = ctx.onIdentity(s).then(() => undefined, (err: unknown) => err ?? new Error('sidecar write failed'));
+        saved = ctx.onIdentity(s).then(
+          () => undefined,
+          (err: unknown) => err ?? new Error('sidecar write failed'),
+        );
       } catch (err) {
         res.discard();
         throw err;
@@ -173,7 +189,10 @@ async function attemptWith(ctx: AttemptContext, s: PartState, signal: AbortSigna
     // The bytes that arrived are written (and hashed) even when the connection broke, so a resume
     // starts after them; the sidecar write is settled whatever happens, so a re-run never races it.
     const broken = await res.pipe(sink);
-    await sink.close().finally(async () => { s.have = sink.written; await saved; });
+    await sink.close().finally(async () => {
+      s.have = sink.written;
+      await saved;
+    });
     const sidecarErr = await saved;
     if (sidecarErr !== undefined) throw sidecarErr;
     if (broken !== undefined) return failed(broken, true);
@@ -185,6 +204,10 @@ async function attemptWith(ctx: AttemptContext, s: PartState, signal: AbortSigna
   if (isExpiredLinkAnswer(status, text)) return { kind: 'expired' };
   if (RETRY_STATUS.has(status)) return { kind: 'retry', reason: `HTTP ${status}`, retryAfter: parseRetryAfter(header(h, 'retry-after')) };
   const code = /<Code>([^<]{1,64})<\/Code>/.exec(text)?.[1];
-  throw new UpstreamError(`object storage answered ${status}${code ? ` ${code}` : ''} for ${safeUrl(ctx.url)}`, status,
-    { subject: safeUrl(ctx.url) }, 'AIRLOCK_DOWNLOAD_REFUSED');
+  throw new UpstreamError(
+    `object storage answered ${status}${code ? ` ${code}` : ''} for ${safeUrl(ctx.url)}`,
+    status,
+    { subject: safeUrl(ctx.url) },
+    'AIRLOCK_DOWNLOAD_REFUSED',
+  );
 }

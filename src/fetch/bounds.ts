@@ -8,10 +8,19 @@ import { UpstreamError } from '../errors.js';
  * the rate window (--rate-window) and uses the defaults for the rest. A part downloaded so far is
  * kept, so the next run resumes it.
  */
-export interface DownloadLimits { headersTimeoutMs: number; minBytesPerSecond: number; rateWindowMs: number; totalMs: number }
+export interface DownloadLimits {
+  headersTimeoutMs: number;
+  minBytesPerSecond: number;
+  rateWindowMs: number;
+  totalMs: number;
+}
 export const DEFAULT_DOWNLOAD_LIMITS: DownloadLimits = { headersTimeoutMs: 30_000, minBytesPerSecond: 1024, rateWindowMs: 30_000, totalMs: 3_600_000 };
 /** The settings a refusal names, so the user knows what to raise (none for a command without such settings). */
-export interface LimitNames { rate?: string; total?: string; size?: string }
+export interface LimitNames {
+  rate?: string;
+  total?: string;
+  size?: string;
+}
 
 const secs = (ms: number) => `${+(ms / 1000).toFixed(3)} s`;
 const rate = (bps: number) => (bps >= 1024 ? `${+(bps / 1024).toFixed(1)} KiB/s` : `${Math.floor(bps)} B/s`);
@@ -39,16 +48,39 @@ export function watchdog(l: DownloadLimits, origin: string, names?: LimitNames):
       const got = bytes - first.bytes;
       const bps = got / ((now - first.at) / 1000);
       if (bps < l.minBytesPerSecond) {
-        ac.abort(new UpstreamError(`the bundle download from ${origin} went under ${rate(l.minBytesPerSecond)} for ${secs(l.rateWindowMs)} (${got} bytes came in that time); gave up${names?.rate ? ` (${names.rate})` : ''}`, undefined, { subject: origin }, 'AIRLOCK_DOWNLOAD_TOO_SLOW'));
+        ac.abort(
+          new UpstreamError(
+            `the bundle download from ${origin} went under ${rate(l.minBytesPerSecond)} for ${secs(l.rateWindowMs)} (${got} bytes came in that time); gave up${names?.rate ? ` (${names.rate})` : ''}`,
+            undefined,
+            { subject: origin },
+            'AIRLOCK_DOWNLOAD_TOO_SLOW',
+          ),
+        );
       }
     }
   }, stepMs);
   const deadline = setTimeout(() => {
-    ac.abort(new UpstreamError(`the bundle download from ${origin} did not finish within ${secs(l.totalMs)}; gave up${names?.total ? ` (${names.total})` : ''}`, undefined, { subject: origin }, 'AIRLOCK_DOWNLOAD_TIMEOUT'));
+    ac.abort(
+      new UpstreamError(
+        `the bundle download from ${origin} did not finish within ${secs(l.totalMs)}; gave up${names?.total ? ` (${names.total})` : ''}`,
+        undefined,
+        { subject: origin },
+        'AIRLOCK_DOWNLOAD_TIMEOUT',
+      ),
+    );
   }, l.totalMs);
   tick.unref();
   deadline.unref();
-  const stop = () => { clearInterval(tick); clearTimeout(deadline); };
+  const stop = () => {
+    clearInterval(tick);
+    clearTimeout(deadline);
+  };
   ac.signal.addEventListener('abort', stop, { once: true });
-  return { signal: ac.signal, seen: (b) => { bytes = b; }, stop };
+  return {
+    signal: ac.signal,
+    seen: (b) => {
+      bytes = b;
+    },
+    stop,
+  };
 }

@@ -18,7 +18,12 @@ import { countPages, loadPublicKey, readPackage, writePackage, type Manifest } f
  * downloads and packages, and never writes a version.
  */
 export interface BundleOptions {
-  url: string; store: string; label?: string; domain?: string; trust: string[]; allowUnsigned: boolean;
+  url: string;
+  store: string;
+  label?: string;
+  domain?: string;
+  trust: string[];
+  allowUnsigned: boolean;
   log: (line: string) => void;
   signal?: AbortSignal;
   /** Download progress (the CLI's shared reporter). */
@@ -75,15 +80,27 @@ export async function fetchBundle<R extends object>(o: BundleOptions, importInto
   const dir = join(o.store, 'downloads');
   await mkdir(dir, { recursive: true });
   const u = new URL(o.url);
-  const key = createHash('sha256').update(u.origin + u.pathname).digest('hex').slice(0, 16);
+  const key = createHash('sha256')
+    .update(u.origin + u.pathname)
+    .digest('hex')
+    .slice(0, 16);
   const part = join(dir, `${key}.part`);
   await removeOtherParts(dir, `${key}.part`);
   const safe = `${u.origin}${u.pathname}`; // never log the query: it is the link's credential
   o.log(`airlock serve: downloading the bundle from ${safe}`);
   const dl = await download({
-    url: o.url, partPath: part, retry: RETRY, signal: o.signal, onProgress: o.onProgress,
-    limits: o.limits, maxBytes: o.maxBytes,
-    limitNames: { rate: 'staticExport.download.minBytesPerSecond, rateWindowSeconds', total: 'staticExport.download.timeoutSeconds', size: 'staticExport.download.maxBytes' },
+    url: o.url,
+    partPath: part,
+    retry: RETRY,
+    signal: o.signal,
+    onProgress: o.onProgress,
+    limits: o.limits,
+    maxBytes: o.maxBytes,
+    limitNames: {
+      rate: 'staticExport.download.minBytesPerSecond, rateWindowSeconds',
+      total: 'staticExport.download.timeoutSeconds',
+      size: 'staticExport.download.maxBytes',
+    },
   });
   o.log(`airlock serve: downloaded ${fmtBytes(dl.size)} (sha256 ${dl.sha256})`);
   const trust = await Promise.all(o.trust.map((p) => loadPublicKey(p)));
@@ -92,21 +109,38 @@ export async function fetchBundle<R extends object>(o: BundleOptions, importInto
     if (await isPackage(part)) {
       const layout = await readPackage(part);
       if (o.label !== undefined && layout.manifest.version !== o.label) {
-        throw new MalformedError('AIRLOCK_VERSION_MISMATCH', `the package at ${safe} is version ${layout.manifest.version}, but staticExport.version pins ${o.label}`, { subject: 'staticExport.version' });
+        throw new MalformedError(
+          'AIRLOCK_VERSION_MISMATCH',
+          `the package at ${safe} is version ${layout.manifest.version}, but staticExport.version pins ${o.label}`,
+          { subject: 'staticExport.version' },
+        );
       }
       // the store's import verifies everything (signature against trust + the store's trusted-keys, digests, safety).
       const r = await importInto(part, { trust, allowUnsigned: o.allowUnsigned });
       return { ...r, form: 'package' as const, bytes: dl.size };
     }
     if (!o.allowUnsigned) {
-      throw new SignatureError('AIRLOCK_UNSIGNED', `the bundle at ${safe} is a raw export archive, which is unsigned by nature; set staticExport.allowUnsigned: true to accept it on TLS and the link's size/digest checks, or serve a signed .airlock package`, { subject: 'staticExport.allowUnsigned' });
+      throw new SignatureError(
+        'AIRLOCK_UNSIGNED',
+        `the bundle at ${safe} is a raw export archive, which is unsigned by nature; set staticExport.allowUnsigned: true to accept it on TLS and the link's size/digest checks, or serve a signed .airlock package`,
+        { subject: 'staticExport.allowUnsigned' },
+      );
     }
     const scan = await scanArchive({ path: part });
-    if (scan.archiveSha256 !== dl.sha256) throw new DigestMismatchError('AIRLOCK_ARCHIVE_CHANGED', `the bundle downloaded from ${safe} changed between download and verification`, { subject: safe });
+    if (scan.archiveSha256 !== dl.sha256)
+      throw new DigestMismatchError('AIRLOCK_ARCHIVE_CHANGED', `the bundle downloaded from ${safe} changed between download and verification`, {
+        subject: safe,
+      });
     const label = o.label ?? `bundle-${scan.archiveSha256.slice(0, 12)}`;
     const manifest: Manifest = {
-      format: 'airlock-package/1', domain: o.domain ?? u.hostname, version: label, jobId: null, createdAt: new Date().toISOString(), pageCount: countPages(scan.files),
-      archive: { name: MEMBER[scan.format], format: scan.format, size: scan.archiveSize, sha256: scan.archiveSha256 }, files: scan.files,
+      format: 'airlock-package/1',
+      domain: o.domain ?? u.hostname,
+      version: label,
+      jobId: null,
+      createdAt: new Date().toISOString(),
+      pageCount: countPages(scan.files),
+      archive: { name: MEMBER[scan.format], format: scan.format, size: scan.archiveSize, sha256: scan.archiveSha256 },
+      files: scan.files,
     };
     await writePackage({ outPath: pkg, manifest, archivePath: part });
     try {

@@ -13,8 +13,14 @@ import { formWarnings, packageWarning } from './warnings.js';
  */
 export async function checkBase(base: string, domain: string, versionLabel: string | undefined): Promise<void> {
   const old = (await readPackage(base)).manifest;
-  if (old.domain !== domain) throw new UsageError(`--base ${base} is a package of ${old.domain}, not of --domain ${domain}; a delta joins two versions of one site`, { subject: '--base' });
-  if (versionLabel !== undefined && versionLabel === old.version) throw new UsageError(`--base ${base} is version ${old.version}, the --version-label asked for; a delta needs two different version labels`, { subject: '--base' });
+  if (old.domain !== domain)
+    throw new UsageError(`--base ${base} is a package of ${old.domain}, not of --domain ${domain}; a delta joins two versions of one site`, {
+      subject: '--base',
+    });
+  if (versionLabel !== undefined && versionLabel === old.version)
+    throw new UsageError(`--base ${base} is version ${old.version}, the --version-label asked for; a delta needs two different version labels`, {
+      subject: '--base',
+    });
 }
 
 export interface Carried {
@@ -28,7 +34,10 @@ export interface Carried {
  * What goes to the isolated side from a fetched package: the delta from `base` (with the full
  * package beside it), or the package itself; split into volumes with `split`.
  */
-export async function carryFetched(summary: FetchSummary, o: { base?: string; outDir: string; signKey?: KeyObject; split?: number; signal?: AbortSignal }): Promise<Carried> {
+export async function carryFetched(
+  summary: FetchSummary,
+  o: { base?: string; outDir: string; signKey?: KeyObject; split?: number; signal?: AbortSignal },
+): Promise<Carried> {
   const delta = o.base ? await makeDelta({ oldPkg: o.base, newPkg: summary.package, outDir: o.outDir, signKey: o.signKey, signal: o.signal }) : null;
   const carried = delta ? delta.delta : summary.package;
   const volumes = o.split === undefined ? null : await splitWritten(carried, o.split, o.signKey, o.signal);
@@ -51,7 +60,10 @@ export interface FetchAndCarryOptions extends FetchOptions {
 export async function fetchAndCarry(o: FetchAndCarryOptions): Promise<{ summary: FetchSummary } & Carried> {
   const { base, split, warn, onPackaged, ...fetchOptions } = o;
   const trust = o.trust ?? [];
-  const summary = await fetchPackage({ ...fetchOptions, onEvent: formWarnings(o.onEvent ?? (() => {}), warn, { signed: Boolean(o.signKey), trust: trust.length > 0 }) });
+  const summary = await fetchPackage({
+    ...fetchOptions,
+    onEvent: formWarnings(o.onEvent ?? (() => {}), warn, { signed: Boolean(o.signKey), trust: trust.length > 0 }),
+  });
   onPackaged?.();
   const warning = packageWarning(summary);
   if (warning !== null) warn(warning);

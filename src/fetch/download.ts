@@ -13,8 +13,15 @@ import { rehash, syncPart, type OpenFile } from './sink.js';
 import { resolveDownloadLimits, watchdog, type DownloadLimits, type LimitNames } from './bounds.js';
 import { safeUrl } from './validators.js';
 
-export interface FreshLink { url: string; expiresAt?: string | Date }
-export interface DownloadProgress { bytes: number; total: number | undefined; resumedFrom: number }
+export interface FreshLink {
+  url: string;
+  expiresAt?: string | Date;
+}
+export interface DownloadProgress {
+  bytes: number;
+  total: number | undefined;
+  resumedFrom: number;
+}
 export interface DownloadOptions<T = undefined> {
   url: string;
   /** Where the verified bytes end up; omitted: they stay in `partPath` (the caller owns it then). */
@@ -46,8 +53,14 @@ export interface DownloadOptions<T = undefined> {
   alongside?: (partPath: string) => Promise<T>;
 }
 export interface DownloadResult<T = undefined> {
-  path: string; size: number; sha256: string; md5: string | undefined;
-  resumedFrom: number; requests: number; restarts: number; freshLinks: number;
+  path: string;
+  size: number;
+  sha256: string;
+  md5: string | undefined;
+  resumedFrom: number;
+  requests: number;
+  restarts: number;
+  freshLinks: number;
   /** Time to the last byte on disk (hashed, sizes checked), without the MD5 read-back and `alongside`. */
   bytesMs: number;
   alongside: T | undefined;
@@ -92,13 +105,19 @@ async function bounded<T>(o: DownloadOptions<T>, dog: ReturnType<typeof watchdog
   const max = o.maxBytes ?? archiveSizeBound(undefined);
   if (o.expectedSize !== undefined && o.expectedSize > max) {
     // Never a download that is already known to pass the archive limits (1e18, above 2^53 included).
-    throw new DigestMismatchError('AIRLOCK_TOO_LARGE', `the service announced ${o.expectedSize} bytes (sizeBytes) for the archive, more than the ${max} allowed (${o.limitNames?.size ?? 'the archive size limit'}); nothing was downloaded`,
-      { subject: safeUrl(o.url), limit: max, announced: o.expectedSize });
+    throw new DigestMismatchError(
+      'AIRLOCK_TOO_LARGE',
+      `the service announced ${o.expectedSize} bytes (sizeBytes) for the archive, more than the ${max} allowed (${o.limitNames?.size ?? 'the archive size limit'}); nothing was downloaded`,
+      { subject: safeUrl(o.url), limit: max, announced: o.expectedSize },
+    );
   }
   if (o.expectedSize !== undefined && !(Number.isSafeInteger(o.expectedSize) && o.expectedSize >= 0)) {
     // A negative or fractional size is no size any download can have: refused before any request.
-    throw new DigestMismatchError('AIRLOCK_SIZE_MISMATCH', `the service announced ${o.expectedSize} bytes (sizeBytes) for the archive, which no download can have; nothing was downloaded`,
-      { subject: safeUrl(o.url), announced: o.expectedSize });
+    throw new DigestMismatchError(
+      'AIRLOCK_SIZE_MISMATCH',
+      `the service announced ${o.expectedSize} bytes (sizeBytes) for the archive, which no download can have; nothing was downloaded`,
+      { subject: safeUrl(o.url), announced: o.expectedSize },
+    );
   }
   const t0 = Date.now();
   const headersTimeoutMs = resolveDownloadLimits(o.limits).headersTimeoutMs;
@@ -109,10 +128,16 @@ async function bounded<T>(o: DownloadOptions<T>, dog: ReturnType<typeof watchdog
   let url = o.url;
   let expiresAt = o.expiresAt === undefined ? undefined : new Date(o.expiresAt).getTime();
   let receivedAt = Date.now();
-  let requests = 0, restarts = 0, freshLinks = 0, failures = 0, renewals = 0;
+  let requests = 0,
+    restarts = 0,
+    freshLinks = 0,
+    failures = 0,
+    renewals = 0;
   const renew = async (why: string) => {
-    if (!o.getFreshUrl) throw new UpstreamError(`the download link ${why} and no fresh link can be asked for`, undefined, { subject: safeUrl(url) }, 'AIRLOCK_LINK_EXPIRED');
-    if (++renewals > MAX_RENEWALS) throw new UpstreamError(`the download link ${why} again after ${MAX_RENEWALS} fresh links`, undefined, { subject: safeUrl(url) }, 'AIRLOCK_LINK_EXPIRED');
+    if (!o.getFreshUrl)
+      throw new UpstreamError(`the download link ${why} and no fresh link can be asked for`, undefined, { subject: safeUrl(url) }, 'AIRLOCK_LINK_EXPIRED');
+    if (++renewals > MAX_RENEWALS)
+      throw new UpstreamError(`the download link ${why} again after ${MAX_RENEWALS} fresh links`, undefined, { subject: safeUrl(url) }, 'AIRLOCK_LINK_EXPIRED');
     const fresh = await o.getFreshUrl();
     url = fresh.url;
     expiresAt = fresh.expiresAt === undefined ? undefined : new Date(fresh.expiresAt).getTime();
@@ -127,27 +152,70 @@ async function bounded<T>(o: DownloadOptions<T>, dog: ReturnType<typeof watchdog
       if (expiresAt !== undefined && Date.now() >= expiresAt - skewMs(expiresAt, receivedAt) && renewals === 0) await renew('has expired');
       const before = s.have;
       requests++;
-      const out = await attempt({
-        url, partPath: o.partPath, dispatcher: o.dispatcher ?? own!, signal: o.signal,
-        bodyTimeoutMs: o.bodyTimeoutMs ?? 30_000, headersTimeoutMs, openFile: o.openFile,
-        expectedSize: o.expectedSize, maxBytes: max, maxBytesName: o.limitNames?.size,
-        onBytes: (bytes) => { dog.seen(bytes); o.onProgress?.({ bytes, total: s.total ?? o.expectedSize, resumedFrom }); },
-        onIdentity: (st) => {
-          finalCheck.early(st, o); // synchronous: a wrong size is refused before any byte is read
-          // Without a strong ETag a later run could not prove the bytes are the same object: no sidecar, no reuse.
-          return st.etag ? writeSidecar(o.partPath, { format: 'airlock-part/1', etag: st.etag, size: st.total ?? null, jobId: o.jobId ?? null, statedSha256: st.statedSha256 ?? null }) : Promise.resolve();
+      const out = await attempt(
+        {
+          url,
+          partPath: o.partPath,
+          dispatcher: o.dispatcher ?? own!,
+          signal: o.signal,
+          bodyTimeoutMs: o.bodyTimeoutMs ?? 30_000,
+          headersTimeoutMs,
+          openFile: o.openFile,
+          expectedSize: o.expectedSize,
+          maxBytes: max,
+          maxBytesName: o.limitNames?.size,
+          onBytes: (bytes) => {
+            dog.seen(bytes);
+            o.onProgress?.({ bytes, total: s.total ?? o.expectedSize, resumedFrom });
+          },
+          onIdentity: (st) => {
+            finalCheck.early(st, o); // synchronous: a wrong size is refused before any byte is read
+            // Without a strong ETag a later run could not prove the bytes are the same object: no sidecar, no reuse.
+            return st.etag
+              ? writeSidecar(o.partPath, {
+                  format: 'airlock-part/1',
+                  etag: st.etag,
+                  size: st.total ?? null,
+                  jobId: o.jobId ?? null,
+                  statedSha256: st.statedSha256 ?? null,
+                })
+              : Promise.resolve();
+          },
         },
-      }, s).catch((err: unknown) => { throw o.signal?.aborted ? interrupted(o, s.have) : noSpace(err, o, s.have) ?? err; });
-      if (s.have > before) { failures = 0; renewals = 0; }
+        s,
+      ).catch((err: unknown) => {
+        throw o.signal?.aborted ? interrupted(o, s.have) : (noSpace(err, o, s.have) ?? err);
+      });
+      if (s.have > before) {
+        failures = 0;
+        renewals = 0;
+      }
       if (out.kind === 'complete') break;
-      if (out.kind === 'expired') { await renew('has expired'); continue; }
+      if (out.kind === 'expired') {
+        await renew('has expired');
+        continue;
+      }
       if (out.kind === 'restart') {
-        if (++restarts > MAX_RESTARTS) throw new UpstreamError(`the object keeps changing under the download (${out.reason})`, undefined, { subject: safeUrl(url) }, 'AIRLOCK_DOWNLOAD_UNSTABLE');
+        if (++restarts > MAX_RESTARTS)
+          throw new UpstreamError(
+            `the object keeps changing under the download (${out.reason})`,
+            undefined,
+            { subject: safeUrl(url) },
+            'AIRLOCK_DOWNLOAD_UNSTABLE',
+          );
         s.have = 0;
         continue;
       }
-      if (++failures > policy.retries) throw new UpstreamError(`download failed after ${policy.retries} retries: ${out.reason}`, undefined, { subject: safeUrl(url) }, 'AIRLOCK_DOWNLOAD_FAILED');
-      await sleep(backoffMs(failures, policy, out.retryAfter), o.signal).catch(() => { throw interrupted(o, s.have); });
+      if (++failures > policy.retries)
+        throw new UpstreamError(
+          `download failed after ${policy.retries} retries: ${out.reason}`,
+          undefined,
+          { subject: safeUrl(url) },
+          'AIRLOCK_DOWNLOAD_FAILED',
+        );
+      await sleep(backoffMs(failures, policy, out.retryAfter), o.signal).catch(() => {
+        throw interrupted(o, s.have);
+      });
     }
   } catch (err) {
     // Bytes that are proven wrong are worth nothing for a resume; others are kept, durably.
@@ -184,14 +252,19 @@ async function bounded<T>(o: DownloadOptions<T>, dog: ReturnType<typeof watchdog
 
 function interrupted(o: DownloadOptions<unknown>, have: number): AirlockError {
   // Before the first byte there is no part file: do not name one.
-  const kept = have > 0 ? `${have} bytes kept in ${o.partPath} — run the same command again to resume` : 'nothing was downloaded yet — run the same command again';
-  return new AirlockError('AIRLOCK_INTERRUPTED', `download interrupted; ${kept}`,
-    EXIT.FAILURE, { subject: o.partPath, bytes: have });
+  const kept =
+    have > 0 ? `${have} bytes kept in ${o.partPath} — run the same command again to resume` : 'nothing was downloaded yet — run the same command again';
+  return new AirlockError('AIRLOCK_INTERRUPTED', `download interrupted; ${kept}`, EXIT.FAILURE, { subject: o.partPath, bytes: have });
 }
 
 /** Disk full: the part holds only whole, hashed bytes (the sink truncates to them), so it is kept for a resume. */
 function noSpace(err: unknown, o: DownloadOptions<unknown>, have: number): AirlockError | undefined {
   if ((err as NodeJS.ErrnoException)?.code !== 'ENOSPC') return undefined;
-  return new AirlockError('AIRLOCK_NO_SPACE', `no space left on device while writing ${o.partPath} (${have} bytes written${o.expectedSize ? ` of ${o.expectedSize}` : ''}); free space and run the same command again to resume`,
-    EXIT.FAILURE, { subject: o.partPath, bytes: have }, { cause: err });
+  return new AirlockError(
+    'AIRLOCK_NO_SPACE',
+    `no space left on device while writing ${o.partPath} (${have} bytes written${o.expectedSize ? ` of ${o.expectedSize}` : ''}); free space and run the same command again to resume`,
+    EXIT.FAILURE,
+    { subject: o.partPath, bytes: have },
+    { cause: err },
+  );
 }

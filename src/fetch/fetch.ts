@@ -47,16 +47,22 @@ export interface FetchOptions {
 }
 
 export interface FetchSummary {
-  package: string; version: string; domain: string; jobId: string;
+  package: string;
+  version: string;
+  domain: string;
+  jobId: string;
   archive: { name: string; format: ArchiveFormat; size: number; sha256: string };
-  files: number; pageCount: number | null;
+  files: number;
+  pageCount: number | null;
   /** True only for a signature that holds: made here with --sign-key, or a mirror's checked with --trust. */
   signed: boolean;
   /** 'signed' with --sign-key; a mirror's package: 'verified' (--trust), 'unverified' (signed, nothing checked it) or 'none'. */
   signature: SignatureState;
   /** Fingerprint of the --trust key that verified a mirror's package. */
   signer: string | null;
-  resumedBytes: number; requests: number; freshLinks: number;
+  resumedBytes: number;
+  requests: number;
+  freshLinks: number;
   seconds: { total: number; download: number; verify: number };
   /** 'package': the mirror's original package, kept byte for byte (the in-network mirror). */
   form?: 'package' | 'archive';
@@ -123,21 +129,47 @@ export async function fetchPackage(o: FetchOptions): Promise<FetchSummary> {
   if (packageUrl !== undefined) {
     const offered = packageVersionOf(link);
     if (offered !== undefined && o.versionLabel !== undefined && offered !== o.versionLabel) {
-      throw new UsageError(`--version-label ${o.versionLabel}: the mirror's package is version ${offered}, and a signed package cannot be relabelled (pass --sign-key to re-package the raw archive instead)`, { subject: '--version-label' });
+      throw new UsageError(
+        `--version-label ${o.versionLabel}: the mirror's package is version ${offered}, and a signed package cannot be relabelled (pass --sign-key to re-package the raw archive instead)`,
+        { subject: '--version-label' },
+      );
     }
     if (offered !== undefined) await refuseExisting(nameFor(offered), 'remove it first');
     await makeOutDir(outDir);
     const p = await fetchPackageForm({
-      client: o.client, jobId, domain: o.domain, outDir, link, url: packageUrl, versionLabel: o.versionLabel, trust: o.trust ?? [], limits: o.limits,
-      downloadLimits: o.downloadLimits, downloadLimitNames: o.downloadLimitNames,
-      dispatcher: o.dispatcher, downloadRetry: o.downloadRetry, signal: o.signal, onProgress: (progress) => o.onEvent?.({ type: 'download', progress }),
+      client: o.client,
+      jobId,
+      domain: o.domain,
+      outDir,
+      link,
+      url: packageUrl,
+      versionLabel: o.versionLabel,
+      trust: o.trust ?? [],
+      limits: o.limits,
+      downloadLimits: o.downloadLimits,
+      downloadLimitNames: o.downloadLimitNames,
+      dispatcher: o.dispatcher,
+      downloadRetry: o.downloadRetry,
+      signal: o.signal,
+      onProgress: (progress) => o.onEvent?.({ type: 'download', progress }),
     });
     o.onEvent?.({ type: 'written', path: p.package });
     const t = (Date.now() - t0) / 1000;
     return {
-      package: p.package, version: p.version, domain: o.domain, jobId, archive: p.manifest.archive, files: p.files, pageCount: p.manifest.pageCount,
-      signed: p.signature === 'verified', signature: p.signature, signer: p.signer,
-      resumedBytes: p.dl.resumedFrom, requests: p.dl.requests, freshLinks: p.dl.freshLinks, form: 'package',
+      package: p.package,
+      version: p.version,
+      domain: o.domain,
+      jobId,
+      archive: p.manifest.archive,
+      files: p.files,
+      pageCount: p.manifest.pageCount,
+      signed: p.signature === 'verified',
+      signature: p.signature,
+      signer: p.signer,
+      resumedBytes: p.dl.resumedFrom,
+      requests: p.dl.requests,
+      freshLinks: p.dl.freshLinks,
+      form: 'package',
       seconds: { total: t, download: p.downloadMs / 1000, verify: (Date.now() - t1 - p.downloadMs) / 1000 },
     };
   }
@@ -147,9 +179,21 @@ export async function fetchPackage(o: FetchOptions): Promise<FetchSummary> {
   // The archive scan (every safety rule, every file's digest) runs alongside the read-back of the
   // ETag's MD5, on the other core (download.ts).
   const dl = await download({
-    url: link.bundleUrl, expiresAt: link.expiresAt, partPath: part, jobId, expectedSize: link.sizeBytes ?? undefined, maxBytes: archiveSizeBound(o.limits),
-    getFreshUrl: async () => { const l = await o.client.getBundle(jobId); return { url: l.bundleUrl, expiresAt: l.expiresAt }; },
-    dispatcher: o.dispatcher, retry: o.downloadRetry, signal: o.signal, limits: o.downloadLimits, limitNames: o.downloadLimitNames,
+    url: link.bundleUrl,
+    expiresAt: link.expiresAt,
+    partPath: part,
+    jobId,
+    expectedSize: link.sizeBytes ?? undefined,
+    maxBytes: archiveSizeBound(o.limits),
+    getFreshUrl: async () => {
+      const l = await o.client.getBundle(jobId);
+      return { url: l.bundleUrl, expiresAt: l.expiresAt };
+    },
+    dispatcher: o.dispatcher,
+    retry: o.downloadRetry,
+    signal: o.signal,
+    limits: o.downloadLimits,
+    limitNames: o.downloadLimitNames,
     onProgress: (progress) => o.onEvent?.({ type: 'download', progress }),
     alongside: (path) => {
       o.onEvent?.({ type: 'verify', path });
@@ -174,8 +218,20 @@ export async function fetchPackage(o: FetchOptions): Promise<FetchSummary> {
   o.onEvent?.({ type: 'written', path: written.path });
   const t3 = Date.now();
   return {
-    package: written.path, version, domain: o.domain, jobId, archive: manifest.archive, files: scan.files.length,
-    pageCount: manifest.pageCount, ...(vendor ? { vendored: vendor.records.length } : {}), signed: Boolean(o.signKey), signature: o.signKey ? 'signed' : 'none', signer: null, resumedBytes: dl.resumedFrom, requests: dl.requests, freshLinks: dl.freshLinks,
+    package: written.path,
+    version,
+    domain: o.domain,
+    jobId,
+    archive: manifest.archive,
+    files: scan.files.length,
+    pageCount: manifest.pageCount,
+    ...(vendor ? { vendored: vendor.records.length } : {}),
+    signed: Boolean(o.signKey),
+    signature: o.signKey ? 'signed' : 'none',
+    signer: null,
+    resumedBytes: dl.resumedFrom,
+    requests: dl.requests,
+    freshLinks: dl.freshLinks,
     seconds: { total: (t3 - t0) / 1000, download: (t2 - t1) / 1000, verify: (t3 - t2) / 1000 },
   };
 }

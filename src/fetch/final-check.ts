@@ -3,10 +3,17 @@ import type { PartState } from './attempt.js';
 import { md5OfFile } from './digests.js';
 import { plainMd5 } from './validators.js';
 
-interface Expect { partPath: string; expectedSize?: number }
+interface Expect {
+  partPath: string;
+  expectedSize?: number;
+}
 
 function mismatch(code: ErrorCode, what: string, want: string | number, got: string | number, o: Expect): DigestMismatchError {
-  return new DigestMismatchError(code, `${what} mismatch for the downloaded archive: expected ${want}, got ${got}`, { subject: o.partPath, expected: want, actual: got });
+  return new DigestMismatchError(code, `${what} mismatch for the downloaded archive: expected ${want}, got ${got}`, {
+    subject: o.partPath,
+    expected: want,
+    actual: got,
+  });
 }
 
 /**
@@ -25,10 +32,14 @@ export const finalCheck = {
   /** After the last byte: sizes and a stated SHA-256. Returns the SHA-256 (lowercase hex). */
   last(s: PartState, o: Expect): string {
     const sha256 = s.digests.digest();
-    for (const [what, want] of [['size (sizeBytes)', o.expectedSize], ['size (Content-Length)', s.total]] as const) {
-      if (want !== undefined && s.have !== want) throw (mismatch('AIRLOCK_SIZE_MISMATCH', what, want, s.have, o));
+    for (const [what, want] of [
+      ['size (sizeBytes)', o.expectedSize],
+      ['size (Content-Length)', s.total],
+    ] as const) {
+      if (want !== undefined && s.have !== want) throw mismatch('AIRLOCK_SIZE_MISMATCH', what, want, s.have, o);
     }
-    if (s.statedSha256 !== undefined && sha256 !== s.statedSha256) throw (mismatch('AIRLOCK_SHA256_MISMATCH', 'SHA-256 (stated by the server)', s.statedSha256, sha256, o));
+    if (s.statedSha256 !== undefined && sha256 !== s.statedSha256)
+      throw mismatch('AIRLOCK_SHA256_MISMATCH', 'SHA-256 (stated by the server)', s.statedSha256, sha256, o);
     return sha256;
   },
 

@@ -48,42 +48,59 @@ export function get(url: string, o: GetOptions): Promise<Response> {
       settle?.(err);
     };
     const onAbort = () => ctl?.abort(o.signal.reason instanceof Error ? o.signal.reason : new Error('aborted'));
-    const attach = (t: BodyTarget) => new Promise<unknown>((res) => {
-      if (outcome) return res(outcome.err);
-      settle = res;
-      target = t;
-      t.onRoom(() => ctl?.resume(), (err) => ctl?.abort(err instanceof Error ? err : new Error(String(err))));
-      ctl?.resume();
-    });
-    o.dispatcher.dispatch({
-      origin: u.origin, path: u.pathname + u.search, method: 'GET', headers: o.headers,
-      bodyTimeout: o.bodyTimeout, headersTimeout: o.headersTimeout,
-    }, {
-      onRequestStart(c) {
-        ctl = c;
-        if (o.signal.aborted) onAbort();
-        else o.signal.addEventListener('abort', onAbort, { once: true });
+    const attach = (t: BodyTarget) =>
+      new Promise<unknown>((res) => {
+        if (outcome) return res(outcome.err);
+        settle = res;
+        target = t;
+        t.onRoom(
+          () => ctl?.resume(),
+          (err) => ctl?.abort(err instanceof Error ? err : new Error(String(err))),
+        );
+        ctl?.resume();
+      });
+    o.dispatcher.dispatch(
+      {
+        origin: u.origin,
+        path: u.pathname + u.search,
+        method: 'GET',
+        headers: o.headers,
+        bodyTimeout: o.bodyTimeout,
+        headersTimeout: o.headersTimeout,
       },
-      onResponseStart(c, status, headers, statusText) {
-        if (status < 200) return; // 1xx: the final response follows
-        c.pause();
-        const discard = () => { if (!outcome) c.abort(new Error('body discarded')); };
-        resolve({
-          status, statusText, headers: headers as HeaderBag,
-          pipe: attach,
-          text: (limit = 16_384) => collect(attach, limit, discard),
-          discard,
-        });
+      {
+        onRequestStart(c) {
+          ctl = c;
+          if (o.signal.aborted) onAbort();
+          else o.signal.addEventListener('abort', onAbort, { once: true });
+        },
+        onResponseStart(c, status, headers, statusText) {
+          if (status < 200) return; // 1xx: the final response follows
+          c.pause();
+          const discard = () => {
+            if (!outcome) c.abort(new Error('body discarded'));
+          };
+          resolve({
+            status,
+            statusText,
+            headers: headers as HeaderBag,
+            pipe: attach,
+            text: (limit = 16_384) => collect(attach, limit, discard),
+            discard,
+          });
+        },
+        onResponseData(c, chunk) {
+          if (target && !target.push(chunk)) c.pause();
+        },
+        onResponseEnd() {
+          finish(undefined);
+        },
+        onResponseError(_c, err) {
+          finish(err);
+          reject(err); // a no-op once the response was resolved: the error then reaches pipe()
+        },
       },
-      onResponseData(c, chunk) {
-        if (target && !target.push(chunk)) c.pause();
-      },
-      onResponseEnd() { finish(undefined); },
-      onResponseError(_c, err) {
-        finish(err);
-        reject(err); // a no-op once the response was resolved: the error then reaches pipe()
-      },
-    });
+    );
   });
 }
 

@@ -37,44 +37,74 @@ export function packageVersionOf(link: BundleLink): string | undefined {
 }
 
 export interface PackageFormOptions {
-  client: ExportApi; jobId: string; domain: string; outDir: string; link: BundleLink; url: string;
-  versionLabel?: string; trust: KeyObject[]; limits?: Partial<ArchiveLimits>;
-  downloadLimits?: Partial<DownloadLimits>; downloadLimitNames?: LimitNames;
-  dispatcher?: Dispatcher; downloadRetry?: RetryPolicy; signal?: AbortSignal; onProgress?: (p: DownloadProgress) => void;
+  client: ExportApi;
+  jobId: string;
+  domain: string;
+  outDir: string;
+  link: BundleLink;
+  url: string;
+  versionLabel?: string;
+  trust: KeyObject[];
+  limits?: Partial<ArchiveLimits>;
+  downloadLimits?: Partial<DownloadLimits>;
+  downloadLimitNames?: LimitNames;
+  dispatcher?: Dispatcher;
+  downloadRetry?: RetryPolicy;
+  signal?: AbortSignal;
+  onProgress?: (p: DownloadProgress) => void;
 }
 
 export async function fetchPackageForm(o: PackageFormOptions) {
   const part = join(o.outDir, `.${o.domain}.package.part`);
   const t0 = Date.now();
   const dl = await download({
-    url: o.url, expiresAt: o.link.expiresAt, partPath: part, jobId: o.jobId, maxBytes: archiveSizeBound(o.limits),
-    limits: o.downloadLimits, limitNames: o.downloadLimitNames,
+    url: o.url,
+    expiresAt: o.link.expiresAt,
+    partPath: part,
+    jobId: o.jobId,
+    maxBytes: archiveSizeBound(o.limits),
+    limits: o.downloadLimits,
+    limitNames: o.downloadLimitNames,
     getFreshUrl: async () => {
       const l = await o.client.getBundle(o.jobId);
       const url = packageUrlOf(l);
-      if (!url) throw new AirlockError('AIRLOCK_LINK_EXPIRED', `the server stopped offering the package form of job ${o.jobId}; run again`, 1, { subject: o.jobId });
+      if (!url)
+        throw new AirlockError('AIRLOCK_LINK_EXPIRED', `the server stopped offering the package form of job ${o.jobId}; run again`, 1, { subject: o.jobId });
       return { url, expiresAt: l.expiresAt };
     },
-    dispatcher: o.dispatcher, retry: o.downloadRetry, signal: o.signal, onProgress: o.onProgress,
+    dispatcher: o.dispatcher,
+    retry: o.downloadRetry,
+    signal: o.signal,
+    onProgress: o.onProgress,
   });
   const downloadMs = Date.now() - t0;
   try {
     const stated = (o.link as Record<string, unknown>).packageSha256;
     if (typeof stated === 'string' && stated !== dl.sha256) {
-      throw new DigestMismatchError('AIRLOCK_SHA256_MISMATCH', `package from ${safeUrl(o.url)} has sha256 ${dl.sha256}, the bundle answer said ${stated}`, { subject: part });
+      throw new DigestMismatchError('AIRLOCK_SHA256_MISMATCH', `package from ${safeUrl(o.url)} has sha256 ${dl.sha256}, the bundle answer said ${stated}`, {
+        subject: part,
+      });
     }
     const layout = await readPackage(part);
     const m = layout.manifest;
     // With --trust, the signature must verify (fail closed); without, digests and safety still do,
     // and a signature nobody checked is reported as such, never as "signed".
-    const sig = o.trust.length > 0
-      ? { signature: 'verified' as const, signer: checkSignature(layout, { trust: o.trust }).signer }
-      : { signature: layout.signature !== null ? 'unverified' as const : 'none' as const, signer: null };
-    if (m.domain !== o.domain) throw new MalformedError('AIRLOCK_DOMAIN_MISMATCH', `the package offered for ${o.domain} is of domain ${m.domain}`, { subject: 'airlock.json' });
+    const sig =
+      o.trust.length > 0
+        ? { signature: 'verified' as const, signer: checkSignature(layout, { trust: o.trust }).signer }
+        : { signature: layout.signature !== null ? ('unverified' as const) : ('none' as const), signer: null };
+    if (m.domain !== o.domain)
+      throw new MalformedError('AIRLOCK_DOMAIN_MISMATCH', `the package offered for ${o.domain} is of domain ${m.domain}`, { subject: 'airlock.json' });
     if (o.versionLabel !== undefined && o.versionLabel !== m.version) {
-      throw new UsageError(`--version-label ${o.versionLabel}: the mirror's package is version ${m.version}, and a signed package cannot be relabelled (pass --sign-key to re-package the raw archive instead)`, { subject: '--version-label' });
+      throw new UsageError(
+        `--version-label ${o.versionLabel}: the mirror's package is version ${m.version}, and a signed package cannot be relabelled (pass --sign-key to re-package the raw archive instead)`,
+        { subject: '--version-label' },
+      );
     }
-    if (layout.archive.size !== m.archive.size) throw new DigestMismatchError('AIRLOCK_ARCHIVE_SIZE', `${layout.archive.name} is ${layout.archive.size} bytes but the manifest says ${m.archive.size}`, { subject: layout.archive.name });
+    if (layout.archive.size !== m.archive.size)
+      throw new DigestMismatchError('AIRLOCK_ARCHIVE_SIZE', `${layout.archive.name} is ${layout.archive.size} bytes but the manifest says ${m.archive.size}`, {
+        subject: layout.archive.name,
+      });
     const scan = await scanArchive({ path: part, offset: layout.archive.offset, length: layout.archive.size }, { limits: o.limits });
     compareToManifest(m, scan);
     await verifyVendorMembers(part, layout);

@@ -18,7 +18,10 @@ export function nextInterval(first: number, n: number): number {
   return Math.round(Math.min(first * 8, first * 1.5 ** n));
 }
 
-const aborted = (jobId: string) => new AirlockError('AIRLOCK_INTERRUPTED', `interrupted while waiting for export job ${jobId}; run again with --job ${jobId} to continue`, 1, { subject: jobId });
+const aborted = (jobId: string) =>
+  new AirlockError('AIRLOCK_INTERRUPTED', `interrupted while waiting for export job ${jobId}; run again with --job ${jobId} to continue`, 1, {
+    subject: jobId,
+  });
 
 /** Poll until completed; `failed` is exit 3 with the service's own error text. */
 export async function waitForJob(api: ExportApi, jobId: string, o: PollOptions): Promise<ExportJob> {
@@ -27,9 +30,20 @@ export async function waitForJob(api: ExportApi, jobId: string, o: PollOptions):
     const job = await api.getExport(jobId);
     o.onStatus?.(job);
     if (job.status === 'completed') return job;
-    if (job.status === 'failed') throw new UpstreamJobFailedError(`export job ${jobId} failed upstream: ${job.error ? sanitize(job.error) : '(the service gave no reason)'}`, { subject: jobId });
-    if (Date.now() >= deadline) throw new UpstreamError(`export job ${jobId} still ${job.status} after ${Math.round(o.timeoutMs / 1000)} s`, undefined, { subject: jobId }, 'AIRLOCK_TIMEOUT');
-    await sleep(Math.min(nextInterval(o.intervalMs, n), Math.max(0, deadline - Date.now())), o.signal).catch(() => { throw aborted(jobId); });
+    if (job.status === 'failed')
+      throw new UpstreamJobFailedError(`export job ${jobId} failed upstream: ${job.error ? sanitize(job.error) : '(the service gave no reason)'}`, {
+        subject: jobId,
+      });
+    if (Date.now() >= deadline)
+      throw new UpstreamError(
+        `export job ${jobId} still ${job.status} after ${Math.round(o.timeoutMs / 1000)} s`,
+        undefined,
+        { subject: jobId },
+        'AIRLOCK_TIMEOUT',
+      );
+    await sleep(Math.min(nextInterval(o.intervalMs, n), Math.max(0, deadline - Date.now())), o.signal).catch(() => {
+      throw aborted(jobId);
+    });
   }
 }
 
@@ -44,6 +58,8 @@ export async function bundleWhenReady(api: ExportApi, jobId: string, o: PollOpti
     } catch (err) {
       if (!(err instanceof UpstreamError && err.code === 'AIRLOCK_NOT_READY') || n + 1 >= attempts) throw err;
     }
-    await sleep(nextInterval(o.intervalMs, n), o.signal).catch(() => { throw aborted(jobId); });
+    await sleep(nextInterval(o.intervalMs, n), o.signal).catch(() => {
+      throw aborted(jobId);
+    });
   }
 }

@@ -26,10 +26,18 @@ export async function checkOutDir(dir: string): Promise<void> {
 
 /** Create the output folder when the first byte is about to be written into it. */
 export async function makeOutDir(dir: string): Promise<void> {
-  await mkdir(dir, { recursive: true }).catch((err: unknown) => { throw outDirError(dir, err); });
+  await mkdir(dir, { recursive: true }).catch((err: unknown) => {
+    throw outDirError(dir, err);
+  });
 }
 
 /** An existing package is never replaced: refuse before the export, the link or the download it would waste. */
 export async function refuseExisting(path: string, hint: string): Promise<void> {
-  if (await access(path).then(() => true, () => false)) throw outputExists(path, hint);
+  if (
+    await access(path).then(
+      () => true,
+      () => false,
+    )
+  )
+    throw outputExists(path, hint);
 }

@@ -5,9 +5,21 @@
  */
 
 const TRANSIENT_CODES = new Set([
-  'ECONNRESET', 'ECONNREFUSED', 'ECONNABORTED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN',
-  'UND_ERR_SOCKET', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_CLOSED',
-  'ERR_STREAM_PREMATURE_CLOSE', 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH',
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'UND_ERR_SOCKET',
+  'UND_ERR_BODY_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_CLOSED',
+  'ERR_STREAM_PREMATURE_CLOSE',
+  'UND_ERR_RES_CONTENT_LENGTH_MISMATCH',
 ]);
 
 /** A broken connection, a timeout, a premature close: resume from what is on disk. */
@@ -18,7 +30,11 @@ export function isTransientNetworkError(err: unknown): boolean {
   return false;
 }
 
-export interface RetryPolicy { retries: number; baseMs: number; maxMs: number }
+export interface RetryPolicy {
+  retries: number;
+  baseMs: number;
+  maxMs: number;
+}
 export const DEFAULT_RETRY: RetryPolicy = { retries: 6, baseMs: 250, maxMs: 15_000 };
 
 /** Delay before attempt `n` (1-based), honouring a server's Retry-After (seconds) when it asks for longer. */
@@ -39,8 +55,14 @@ export function parseRetryAfter(v: string | undefined, now = Date.now()): number
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
-    const t = setTimeout(() => { signal?.removeEventListener('abort', onAbort); resolve(); }, ms);
-    const onAbort = () => { clearTimeout(t); reject(signal!.reason); };
+    const t = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(signal!.reason);
+    };
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }

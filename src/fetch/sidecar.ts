@@ -13,7 +13,10 @@ export const SidecarSchema = z.object({
   size: z.number().int().nonnegative().nullable(),
   jobId: z.string().nullable(),
   /** Whole-object SHA-256 stated by the server (Repr-Digest / x-amz-checksum-sha256), kept because a 206 may not repeat it. */
-  statedSha256: z.string().regex(/^[0-9a-f]{64}$/).nullable(),
+  statedSha256: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .nullable(),
 });
 export type Sidecar = z.infer<typeof SidecarSchema>;
 

@@ -6,7 +6,10 @@ import { minorGc } from '../util/gc.js';
 export type OpenFile = (path: string, flags: string) => Promise<FileHandle>;
 
 /** The most bytes the part may hold, and the refusal when more arrive (an endless or oversized body). */
-export interface SinkCap { max: number; refuse: (arrived: number) => Error }
+export interface SinkCap {
+  max: number;
+  refuse: (arrived: number) => Error;
+}
 
 /** Ring of RING × SLOT bytes: the whole memory a download uses for its body, whatever the object's size. */
 const SLOT = 2 << 20;
@@ -35,13 +38,23 @@ export class PartSink implements BodyTarget {
   private resume: (() => void) | undefined;
   private abort: ((err: unknown) => void) | undefined;
 
-  private constructor(private readonly fh: FileHandle, offset: number, private readonly digests: Digests,
-    private readonly onBytes: ((bytes: number) => void) | undefined, private readonly cap: SinkCap | undefined) {
+  private constructor(
+    private readonly fh: FileHandle,
+    offset: number,
+    private readonly digests: Digests,
+    private readonly onBytes: ((bytes: number) => void) | undefined,
+    private readonly cap: SinkCap | undefined,
+  ) {
     this.written = offset;
     this.received = offset;
   }
 
-  static async open(path: string, offset: number, digests: Digests, o: { openFile?: OpenFile; onBytes?: (bytes: number) => void; cap?: SinkCap } = {}): Promise<PartSink> {
+  static async open(
+    path: string,
+    offset: number,
+    digests: Digests,
+    o: { openFile?: OpenFile; onBytes?: (bytes: number) => void; cap?: SinkCap } = {},
+  ): Promise<PartSink> {
     // 'r+' keeps the bytes we already have; offset 0 means a fresh start, so truncate.
     const fh = await (o.openFile ?? open)(path, offset === 0 ? 'w' : 'r+');
     return new PartSink(fh, offset, digests, o.onBytes, o.cap);
@@ -57,7 +70,7 @@ export class PartSink implements BodyTarget {
     }
     for (let off = 0; off < chunk.length;) {
       // A chunk that outruns the pause still fits: the ring is only full with an empty slot in hand.
-      const cur = this.cur ??= this.slot() ?? this.extra();
+      const cur = (this.cur ??= this.slot() ?? this.extra());
       const n = chunk.copy(cur, this.fill, off);
       this.fill += n;
       off += n;
@@ -66,7 +79,11 @@ export class PartSink implements BodyTarget {
     this.received += chunk.length;
     // On a slow link a slot would take minutes to fill: write what sits there after a moment, so
     // the part grows as the bytes arrive and an interrupted run keeps them.
-    if (this.fill > 0) this.timer ??= setTimeout(() => { this.timer = undefined; if (this.fill > 0) this.flush(); }, LINGER_MS).unref();
+    if (this.fill > 0)
+      this.timer ??= setTimeout(() => {
+        this.timer = undefined;
+        if (this.fill > 0) this.flush();
+      }, LINGER_MS).unref();
     this.onBytes?.(this.received);
     this.cur ??= this.slot();
     return this.cur !== undefined && (this.free.length > 0 || this.slots < RING);
@@ -104,7 +121,8 @@ export class PartSink implements BodyTarget {
     minorGc(); // the socket's spent buffers, see util/gc.ts
     clearTimeout(this.timer);
     this.timer = undefined;
-    const buf = this.cur!, len = this.fill;
+    const buf = this.cur!,
+      len = this.fill;
     this.cur = undefined;
     this.fill = 0;
     this.chain = this.chain.then(() => this.land(buf, len));

@@ -31,7 +31,11 @@ export function plainMd5(etag: string | undefined): string | undefined {
   return m ? m[1]!.toLowerCase() : undefined;
 }
 
-export interface ContentRange { start: number; end: number; total: number | undefined }
+export interface ContentRange {
+  start: number;
+  end: number;
+  total: number | undefined;
+}
 
 /** `bytes 100-199/1000` (or `/*`). Unsatisfied form `bytes *\/1000` gives start = -1. */
 export function parseContentRange(v: string | undefined): ContentRange | undefined {
@@ -79,7 +83,8 @@ export function statedSha256(h: HeaderBag): string | undefined {
 
 /** A presigned link's "expired" answers: S3 403 AccessDenied "Request has expired", STS/GCS 400 ExpiredToken. */
 export function isExpiredLinkAnswer(status: number, body: string): boolean {
-  if (status === 403) return /<Code>\s*AccessDenied\s*<\/Code>/i.test(body) && /Request has expired/i.test(body) || /<Code>\s*ExpiredToken\s*<\/Code>/i.test(body);
+  if (status === 403)
+    return (/<Code>\s*AccessDenied\s*<\/Code>/i.test(body) && /Request has expired/i.test(body)) || /<Code>\s*ExpiredToken\s*<\/Code>/i.test(body);
   if (status === 400) return /ExpiredToken/.test(body);
   return false;
 }
@@ -89,7 +94,8 @@ export function safeUrl(url: string): string {
   try {
     const u = new URL(url);
     // file:, data: and other schemes have no origin ("null"): name them by scheme and host
-    if (u.origin === 'null') return `${u.protocol}${u.host || u.protocol === 'file:' ? '//' : ''}${u.host}${u.pathname.slice(0, 200)}${u.pathname.length > 200 ? '…' : ''}`;
+    if (u.origin === 'null')
+      return `${u.protocol}${u.host || u.protocol === 'file:' ? '//' : ''}${u.host}${u.pathname.slice(0, 200)}${u.pathname.length > 200 ? '…' : ''}`;
     return `${u.origin}${u.pathname}${u.search ? '?…' : ''}`;
   } catch {
     return '(invalid URL)';

@@ -31,8 +31,11 @@ export interface FollowTarget {
 /** A server of src/serve as what a follower drives. */
 export function targetOf(srv: AirlockServer): FollowTarget {
   return {
-    current: () => srv.current().version, preload: (l) => srv.preload(l), recheck: () => srv.recheck(),
-    adopt: (l) => srv.adopt(l), adopted: () => srv.adopted(),
+    current: () => srv.current().version,
+    preload: (l) => srv.preload(l),
+    recheck: () => srv.recheck(),
+    adopt: (l) => srv.adopt(l),
+    adopted: () => srv.adopted(),
   };
 }
 
@@ -69,7 +72,12 @@ export interface FollowStatus {
 
 const MAX_BACKOFF_MS = 30_000;
 
-const defaultReplicaId = () => `${hostname().replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 100) || 'replica'}:${process.pid}`;
+const defaultReplicaId = () =>
+  `${
+    hostname()
+      .replace(/[^A-Za-z0-9._-]/g, '-')
+      .slice(0, 100) || 'replica'
+  }:${process.pid}`;
 /** One line for logs and /_airlock/ready, by code (network failures are ours by now: src/upstream/net-error.ts). */
 const message = (err: unknown) => {
   const e = toAirlockError(err);
@@ -95,8 +103,18 @@ export class Follower {
     this.pollMs = o.pollMs ?? 2_000;
     this.base = o.mirror.replace(/\/+$/, '');
     this.status = {
-      mirror: this.base, replica: o.replicaId ?? defaultReplicaId(), mirror_state: 'starting', lastContactAt: null, error: null, announced: null,
-      preparing: null, prepared: null, downloadError: null, refused: null, switchAt: null, lastSwitch: null,
+      mirror: this.base,
+      replica: o.replicaId ?? defaultReplicaId(),
+      mirror_state: 'starting',
+      lastContactAt: null,
+      error: null,
+      announced: null,
+      preparing: null,
+      prepared: null,
+      downloadError: null,
+      refused: null,
+      switchAt: null,
+      lastSwitch: null,
     };
   }
 
@@ -138,7 +156,14 @@ export class Follower {
       }
       await new Promise<void>((r) => {
         const t = setTimeout(r, this.delay());
-        signal.addEventListener('abort', () => { clearTimeout(t); r(); }, { once: true });
+        signal.addEventListener(
+          'abort',
+          () => {
+            clearTimeout(t);
+            r();
+          },
+          { once: true },
+        );
       });
     }
   }
@@ -212,7 +237,9 @@ export class Follower {
     if (this.status.refused?.version === v) return; // reported: the mirror holds the rollout
     if (this.status.prepared !== v) {
       if (this.preparing === null) {
-        this.preparing = this.prepare(a).finally(() => { this.preparing = null; });
+        this.preparing = this.prepare(a).finally(() => {
+          this.preparing = null;
+        });
       }
       return;
     }
@@ -220,7 +247,11 @@ export class Follower {
       const wait = Math.max(0, a.activateInMs - (performance.now() - at));
       this.switchFor = v;
       this.status.switchAt = new Date(Date.now() + wait).toISOString();
-      this.switchTimer = setTimeout(() => { this.switching = this.switchNow(v).finally(() => { this.switching = null; }); }, wait);
+      this.switchTimer = setTimeout(() => {
+        this.switching = this.switchNow(v).finally(() => {
+          this.switching = null;
+        });
+      }, wait);
     }
   }
 
@@ -233,8 +264,14 @@ export class Follower {
 
   private async install(a: FleetAnswer, signal: AbortSignal): Promise<void> {
     await installBundle({
-      url: a.packageUrl!, store: this.o.store, label: a.version!, trust: this.o.trust, allowUnsigned: this.o.allowUnsigned,
-      activate: false, signal, log: (l) => this.o.log(l.replace(/^airlock serve: /, 'airlock serve: follow: ')),
+      url: a.packageUrl!,
+      store: this.o.store,
+      label: a.version!,
+      trust: this.o.trust,
+      allowUnsigned: this.o.allowUnsigned,
+      activate: false,
+      signal,
+      log: (l) => this.o.log(l.replace(/^airlock serve: /, 'airlock serve: follow: ')),
       // Trust policy: a rollback on the mirror (the operator's decision) brings the fleet an older
       // version than a replica last imported; the replica follows it. Only the order rule is
       // waived (signatures, expiry and audience still hold), and each replica's audit log records it.

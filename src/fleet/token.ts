@@ -21,8 +21,11 @@ export async function followToken(tokenFile: string | undefined, env: NodeJS.Pro
     token = buf.toString('utf8').trim();
   }
   if (token === undefined || token === '') {
-    throw new UsageError('--follow needs the mirror token: set AIRLOCK_MIRROR_TOKEN or AIRLOCK_MIRROR_TOKEN_FILE (or follow.tokenFile in the values file)', { subject: 'AIRLOCK_MIRROR_TOKEN' });
+    throw new UsageError('--follow needs the mirror token: set AIRLOCK_MIRROR_TOKEN or AIRLOCK_MIRROR_TOKEN_FILE (or follow.tokenFile in the values file)', {
+      subject: 'AIRLOCK_MIRROR_TOKEN',
+    });
   }
-  if (!/^\S{1,4096}$/.test(token)) throw new UsageError('the mirror token must be one word with no spaces or control characters', { subject: 'AIRLOCK_MIRROR_TOKEN' });
+  if (!/^\S{1,4096}$/.test(token))
+    throw new UsageError('the mirror token must be one word with no spaces or control characters', { subject: 'AIRLOCK_MIRROR_TOKEN' });
   return token;
 }

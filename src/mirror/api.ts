@@ -1,4 +1,3 @@
-
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../serve/index.js';
 import { StartExportRequestSchema } from '../upstream/index.js';

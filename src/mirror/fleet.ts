@@ -38,7 +38,10 @@ export type FleetReport = z.infer<typeof FleetReportSchema>;
 // Not strict: a newer mirror may add fields.
 export const FleetAnswerSchema = z.object({
   version: label.nullable(),
-  packageSha256: z.string().regex(/^[0-9a-f]{64}$/).nullable(),
+  packageSha256: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .nullable(),
   packageUrl: z.string().max(4096).nullable(),
   phase: z.enum(['none', 'preparing', 'switch', 'held']),
   /** Milliseconds from this answer to the switch (≤ 0: switch on arrival); null unless phase is switch. */
@@ -63,7 +66,12 @@ export interface FleetOptions extends ApiDeps {
   workers?: number;
 }
 
-interface Replica { seen: number; serving: string | null; prepared: string | null; refused: { version: string; reason: string } | null }
+interface Replica {
+  seen: number;
+  serving: string | null;
+  prepared: string | null;
+  refused: { version: string; reason: string } | null;
+}
 const MAX_REPLICAS = 1024;
 const HOST = /^(?:[A-Za-z0-9.-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
 
@@ -97,11 +105,15 @@ export class Rollout {
       const refusal = [...this.replicas].find(([, x]) => x.refused?.version === active);
       if (refusal) {
         this.held = { replica: refusal[0], reason: refusal[1].refused!.reason };
-        this.o.log(`airlock mirror: fleet: ROLLOUT OF ${active} HELD: replica ${refusal[0]} refused it: ${refusal[1].refused!.reason}; no replica switches to it`);
+        this.o.log(
+          `airlock mirror: fleet: ROLLOUT OF ${active} HELD: replica ${refusal[0]} refused it: ${refusal[1].refused!.reason}; no replica switches to it`,
+        );
       } else if (ready === live.length || now - this.since >= this.o.prepareTimeoutMs) {
         this.activateAt = now + this.o.leadMs;
         const late = live.length - ready;
-        this.o.log(`airlock mirror: fleet: ${ready} replica(s) prepared ${active}: switch at ${new Date(this.activateAt).toISOString()}${late ? ` (${late} not ready: they switch when they are)` : ''}`);
+        this.o.log(
+          `airlock mirror: fleet: ${ready} replica(s) prepared ${active}: switch at ${new Date(this.activateAt).toISOString()}${late ? ` (${late} not ready: they switch when they are)` : ''}`,
+        );
       }
     }
     return { phase: this.held ? 'held' : this.activateAt !== null ? 'switch' : 'preparing', live, ready };
@@ -109,13 +121,19 @@ export class Rollout {
 }
 
 export function fleetApi(o: FleetOptions): Hono<AppEnv> {
-  const rollout = new Rollout({ leadMs: o.leadMs ?? 5_000, prepareTimeoutMs: o.prepareTimeoutMs ?? 600_000, replicaTtlMs: o.replicaTtlMs ?? 15_000, log: o.log });
+  const rollout = new Rollout({
+    leadMs: o.leadMs ?? 5_000,
+    prepareTimeoutMs: o.prepareTimeoutMs ?? 600_000,
+    replicaTtlMs: o.replicaTtlMs ?? 15_000,
+    log: o.log,
+  });
   const app = new Hono<AppEnv>();
   app.post(FLEET_POLL_PATH, async (c) => {
     const auth = checkBearer(c.req.header('authorization'), o.tokens);
     if (auth === 'missing') return c.json({ error: 'missing Authorization: Bearer <key>' }, 401);
     if (auth === 'wrong') return c.json({ error: 'invalid API key' }, 403);
-    if ((o.workers ?? 1) > 1) return c.json({ error: 'fleet coordination needs a mirror with one worker (--workers 1): the rollout state is per process' }, 409);
+    if ((o.workers ?? 1) > 1)
+      return c.json({ error: 'fleet coordination needs a mirror with one worker (--workers 1): the rollout state is per process' }, 409);
     const len = Number(c.req.header('content-length') ?? NaN);
     if (!(len <= REPORT_MAX_BYTES)) return c.json({ error: `a fleet report needs a Content-Length of at most ${REPORT_MAX_BYTES} bytes` }, 413);
     const text = await c.req.text();
@@ -163,7 +181,8 @@ export function fleetApi(o: FleetOptions): Hono<AppEnv> {
       phase: rollout.held ? 'held' : rollout.activateAt !== null ? 'switch' : rollout.target === null ? 'none' : 'preparing',
       activateAt: rollout.activateAt === null ? null : new Date(rollout.activateAt).toISOString(),
       held: rollout.held,
-      replicas: [...rollout.replicas].filter(([, x]) => now - x.seen <= (o.replicaTtlMs ?? 15_000))
+      replicas: [...rollout.replicas]
+        .filter(([, x]) => now - x.seen <= (o.replicaTtlMs ?? 15_000))
         .map(([id, x]) => ({ replica: id, serving: x.serving, prepared: x.prepared, refused: x.refused, lastSeenMsAgo: now - x.seen })),
     });
   });

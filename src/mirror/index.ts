@@ -33,7 +33,10 @@ export interface MirrorOptions {
   workers?: number;
 }
 
-export interface Mirror { app: Hono<AppEnv>; appPrefixes: string[] }
+export interface Mirror {
+  app: Hono<AppEnv>;
+  appPrefixes: string[];
+}
 
 /** A secret is 32 bytes or a few more; a bigger file is a mistake (a wrong path). */
 const SECRET_FILE_MAX_BYTES = 4096;
@@ -53,10 +56,21 @@ export async function createMirror(o: MirrorOptions): Promise<Mirror> {
   const now = o.now ?? Date.now;
   const app = new Hono<AppEnv>();
   app.route('/', mirrorApi({ store: o.store, tokens, secret, ttlSeconds: o.ttlSeconds ?? 900, publicUrl: o.publicUrl, now, log: o.log }));
-  app.route('/', fleetApi({
-    store: o.store, tokens, secret, ttlSeconds: o.ttlSeconds ?? 900, publicUrl: o.publicUrl, now, log: o.log,
-    leadMs: o.fleetLeadMs, prepareTimeoutMs: o.fleetPrepareTimeoutMs, workers: o.workers,
-  }));
+  app.route(
+    '/',
+    fleetApi({
+      store: o.store,
+      tokens,
+      secret,
+      ttlSeconds: o.ttlSeconds ?? 900,
+      publicUrl: o.publicUrl,
+      now,
+      log: o.log,
+      leadMs: o.fleetLeadMs,
+      prepareTimeoutMs: o.fleetPrepareTimeoutMs,
+      workers: o.workers,
+    }),
+  );
   app.on(['GET', 'HEAD', 'PUT', 'POST', 'DELETE', 'PATCH'], '/_airlock/objects/*', async (c) => {
     // Large bodies go straight to the node response (backpressure, no web-stream copy).
     const res = (c.env as unknown as { outgoing: ServerResponse }).outgoing;

@@ -23,7 +23,12 @@ export function labelOfJob(jobId: string): string | null {
  */
 export function jobView(v: MirrorVersion, pageCount: number): Record<string, unknown> {
   return {
-    jobId: jobIdFor(v.label), status: 'completed', progress: 100, pageCount,
-    createdAt: v.importedAt, updatedAt: v.importedAt, error: null,
+    jobId: jobIdFor(v.label),
+    status: 'completed',
+    progress: 100,
+    pageCount,
+    createdAt: v.importedAt,
+    updatedAt: v.importedAt,
+    error: null,
   };
 }

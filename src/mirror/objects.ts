@@ -14,7 +14,12 @@ import { openRegularFile } from '../util/fsx.js';
  * downloader checks: Content-Length, a strong ETag, Repr-Digest (RFC 9530) and
  * x-amz-checksum-sha256 of the whole object, Range/If-Range (RFC 9110 §14). Errors mimic S3.
  */
-export interface ObjectDeps { store: string; secret: Buffer; now: () => number; onError: (err: unknown) => void }
+export interface ObjectDeps {
+  store: string;
+  secret: Buffer;
+  now: () => number;
+  onError: (err: unknown) => void;
+}
 
 export const PACKAGE_NAME = 'package.airlock';
 const PATH = /^\/_airlock\/objects\/([A-Za-z0-9][A-Za-z0-9._-]{0,63})\/([A-Za-z0-9][A-Za-z0-9._-]{0,63})$/;
@@ -25,7 +30,12 @@ function xml(res: ServerResponse, status: number, code: string, message: string,
   res.end(head ? undefined : body);
 }
 
-interface Obj { offset: number; size: number; sha256: string; name: string }
+interface Obj {
+  offset: number;
+  size: number;
+  sha256: string;
+  name: string;
+}
 function objectOf(v: MirrorVersion, form: ObjectForm, pkgSize: number, pkgSha256: string): Obj {
   return form === 'airlock'
     ? { offset: 0, size: pkgSize, sha256: pkgSha256, name: PACKAGE_NAME }
@@ -40,7 +50,8 @@ export async function handleObject(d: ObjectDeps, req: IncomingMessage, res: Ser
   const [, label, name] = m as unknown as [string, string, string];
   // A presigned GET link does not sign HEAD (S3 answers 403 too): the service's links refuse it,
   // and a client that works against the mirror must also work against the service.
-  if (req.method !== 'GET') return xml(res, 403, 'SignatureDoesNotMatch', 'The request signature we calculated does not match the signature you provided.', head);
+  if (req.method !== 'GET')
+    return xml(res, 403, 'SignatureDoesNotMatch', 'The request signature we calculated does not match the signature you provided.', head);
   const check = checkLink(d.secret, label, name, url.searchParams, d.now());
   if (!check.ok) {
     if (check.why === 'expired') return xml(res, 403, 'AccessDenied', 'Request has expired', false);
@@ -85,10 +96,18 @@ function send(d: ObjectDeps, req: IncomingMessage, res: ServerResponse, fh: File
   const etag = `"${o.sha256}"`;
   const b64 = Buffer.from(o.sha256, 'hex').toString('base64');
   const headers: Record<string, string | number> = {
-    'Content-Type': o.name.endsWith('.zip') ? 'application/zip' : o.name.endsWith('.airlock') || o.name.endsWith('.tar') ? 'application/x-tar' : 'application/gzip',
+    'Content-Type': o.name.endsWith('.zip')
+      ? 'application/zip'
+      : o.name.endsWith('.airlock') || o.name.endsWith('.tar')
+        ? 'application/x-tar'
+        : 'application/gzip',
     'Content-Disposition': `attachment; filename="${o.name}"`,
-    ETag: etag, 'Accept-Ranges': 'bytes', 'Repr-Digest': `sha-256=:${b64}:`, 'x-amz-checksum-sha256': b64,
-    'Cache-Control': 'private, no-store', 'X-Airlock-Version': label,
+    ETag: etag,
+    'Accept-Ranges': 'bytes',
+    'Repr-Digest': `sha-256=:${b64}:`,
+    'x-amz-checksum-sha256': b64,
+    'Cache-Control': 'private, no-store',
+    'X-Airlock-Version': label,
   };
   // If-Range with anything but our exact strong ETag means "send it all" (RFC 9110 §13.1.5).
   const ifRange = req.headers['if-range'];

@@ -7,7 +7,12 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
  * The mirror's admin tokens never take part: a leaked link grants one object until it expires.
  */
 export type ObjectForm = 'archive' | 'airlock';
-export interface LinkClaims { label: string; name: string; form: ObjectForm; expires: number /* unix seconds */ }
+export interface LinkClaims {
+  label: string;
+  name: string;
+  form: ObjectForm;
+  expires: number; /* unix seconds */
+}
 
 const SIG = /^[A-Za-z0-9_-]{43}$/; // base64url of 32 bytes, no padding
 

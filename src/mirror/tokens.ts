@@ -23,7 +23,8 @@ export function parseTokens(text: string, file: string): Buffer[] {
     if (line === '' || line.startsWith('#')) return;
     const m = LINE.exec(line);
     // Never echo the line: it may be a token pasted in clear by mistake.
-    if (!m) throw new UsageError(`${file}:${i + 1}: not a token hash; expected sha256:<64 lowercase hex> (see docs/mirror.md)`, { subject: `${file}:${i + 1}` });
+    if (!m)
+      throw new UsageError(`${file}:${i + 1}: not a token hash; expected sha256:<64 lowercase hex> (see docs/mirror.md)`, { subject: `${file}:${i + 1}` });
     out.push(Buffer.from(m[1]!, 'hex'));
   });
   if (out.length === 0) throw new UsageError(`${file} holds no token hashes: the mirror would refuse every request`, { subject: file });

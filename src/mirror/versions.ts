@@ -14,7 +14,10 @@ const MetaSchema = z.looseObject({
   label: z.string(),
   domain: z.string(),
   importedAt: z.string(),
-  packageSha256: z.string().regex(/^[0-9a-f]{64}$/).nullable(), // null: imported from a delta (packages.ts)
+  packageSha256: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .nullable(), // null: imported from a delta (packages.ts)
   archive: z.looseObject({
     name: z.string().regex(/^bundle\.(tar\.gz|tgz|tar|zip)$/),
     offset: z.number().int().nonnegative(),

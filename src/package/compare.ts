@@ -15,8 +15,16 @@ export function compareToManifest(manifest: Manifest, scan: ScanResult): void {
     throw new DigestMismatchError(code, msg, { subject, ...extra });
   };
   if (scan.format !== a.format) fail('AIRLOCK_ARCHIVE_FORMAT', `${a.name} is a ${scan.format} archive but the manifest says ${a.format}`, a.name);
-  if (scan.archiveSize !== a.size) fail('AIRLOCK_ARCHIVE_SIZE', `${a.name} is ${scan.archiveSize} bytes but the manifest says ${a.size}`, a.name, { expected: a.size, actual: scan.archiveSize });
-  if (scan.archiveSha256 !== a.sha256) fail('AIRLOCK_ARCHIVE_DIGEST', `${a.name} has sha256 ${scan.archiveSha256} but the manifest says ${a.sha256}`, a.name, { expected: a.sha256, actual: scan.archiveSha256 });
+  if (scan.archiveSize !== a.size)
+    fail('AIRLOCK_ARCHIVE_SIZE', `${a.name} is ${scan.archiveSize} bytes but the manifest says ${a.size}`, a.name, {
+      expected: a.size,
+      actual: scan.archiveSize,
+    });
+  if (scan.archiveSha256 !== a.sha256)
+    fail('AIRLOCK_ARCHIVE_DIGEST', `${a.name} has sha256 ${scan.archiveSha256} but the manifest says ${a.sha256}`, a.name, {
+      expected: a.sha256,
+      actual: scan.archiveSha256,
+    });
 
   const promised = new Map<string, Manifest['files'][number]>();
   for (const f of manifest.files) {
@@ -30,7 +38,12 @@ export function compareToManifest(manifest: Manifest, scan: ScanResult): void {
     const got = actual.get(path);
     if (!got) fail('AIRLOCK_MISSING_FILE', `${path} is listed in the manifest but missing from ${a.name}`, path);
     else if (!want) fail('AIRLOCK_EXTRA_FILE', `${path} is in ${a.name} but not listed in the manifest`, path);
-    else if (got.size !== want.size) fail('AIRLOCK_SIZE_MISMATCH', `${path} is ${got.size} bytes but the manifest says ${want.size}`, path, { expected: want.size, actual: got.size });
-    else if (got.sha256 !== want.sha256) fail('AIRLOCK_DIGEST_MISMATCH', `${path} has sha256 ${got.sha256} but the manifest says ${want.sha256}`, path, { expected: want.sha256, actual: got.sha256 });
+    else if (got.size !== want.size)
+      fail('AIRLOCK_SIZE_MISMATCH', `${path} is ${got.size} bytes but the manifest says ${want.size}`, path, { expected: want.size, actual: got.size });
+    else if (got.sha256 !== want.sha256)
+      fail('AIRLOCK_DIGEST_MISMATCH', `${path} has sha256 ${got.sha256} but the manifest says ${want.sha256}`, path, {
+        expected: want.sha256,
+        actual: got.sha256,
+      });
   }
 }

@@ -13,8 +13,7 @@ export interface JsonBounds {
  * Pure. Throws MalformedError (exit 4) naming `subject`.
  */
 export function checkJsonBounds(bytes: Uint8Array, bounds: JsonBounds, subject: string): void {
-  const refuse = (why: string, extra: Record<string, unknown>) =>
-    new MalformedError('AIRLOCK_BAD_MANIFEST', `${subject} ${why}`, { subject, ...extra });
+  const refuse = (why: string, extra: Record<string, unknown>) => new MalformedError('AIRLOCK_BAD_MANIFEST', `${subject} ${why}`, { subject, ...extra });
   if (bytes.length > bounds.maxBytes) {
     throw refuse(`is ${bytes.length} bytes, more than the limit of ${bounds.maxBytes}`, { limit: bounds.maxBytes, actual: bytes.length });
   }

@@ -25,7 +25,8 @@ async function writeNew(path: string, data: string, mode: number): Promise<void>
   try {
     // The umask can only remove bits, but a pre-set ACL or odd file system could differ: check, fix, check.
     if (((await fh.stat()).mode & 0o777) !== mode) await fh.chmod(mode);
-    if (((await fh.stat()).mode & 0o777) !== mode) throw new AirlockError('AIRLOCK_KEY_MODE', `cannot give ${path} mode ${mode.toString(8)}`, EXIT.FAILURE, { subject: path });
+    if (((await fh.stat()).mode & 0o777) !== mode)
+      throw new AirlockError('AIRLOCK_KEY_MODE', `cannot give ${path} mode ${mode.toString(8)}`, EXIT.FAILURE, { subject: path });
     await fh.writeFile(data);
     await fh.sync();
   } finally {
@@ -72,18 +73,27 @@ const KEYGEN = 'airlock keygen --out PREFIX writes PREFIX.key (private) and PREF
 function fileAdvice(fault: FileFault, kind: KeyKind): string {
   const file = kind === 'public' ? 'PREFIX.pub' : 'PREFIX.key';
   switch (fault) {
-    case 'missing': return `check the path; ${KEYGEN}`;
-    case 'folder': return `give the key file itself (airlock keygen's ${file}), not its folder`;
-    case 'denied': return 'run as a user that may read it, or give a copy this user can read';
-    case 'not-regular': case 'too-big': return `a key file is a few hundred bytes of PEM: give airlock keygen's ${file}`;
-    case 'unreadable': return 'check the file and the disk, then try again';
+    case 'missing':
+      return `check the path; ${KEYGEN}`;
+    case 'folder':
+      return `give the key file itself (airlock keygen's ${file}), not its folder`;
+    case 'denied':
+      return 'run as a user that may read it, or give a copy this user can read';
+    case 'not-regular':
+    case 'too-big':
+      return `a key file is a few hundred bytes of PEM: give airlock keygen's ${file}`;
+    case 'unreadable':
+      return 'check the file and the disk, then try again';
   }
 }
 
 /** A key file's bytes: a regular file, bounded, read without blocking (a FIFO is refused, not waited on). */
 async function readKeyFile(path: string, o: KeyFileOptions, kind: KeyKind): Promise<Buffer> {
   const name = o.shown ?? path;
-  return readRegularFile(path, { maxBytes: KEY_FILE_MAX_BYTES, refuse: (why, fault) => new UsageError(`${name} ${why}; ${fileAdvice(fault, kind)}`, { subject: name }) });
+  return readRegularFile(path, {
+    maxBytes: KEY_FILE_MAX_BYTES,
+    refuse: (why, fault) => new UsageError(`${name} ${why}; ${fileAdvice(fault, kind)}`, { subject: name }),
+  });
 }
 
 /** Refusals of a key file's content: `why` says what it holds, and says what to give instead. */
@@ -120,7 +130,7 @@ function spkiPem(der: Buffer): string {
   return `-----BEGIN PUBLIC KEY-----\n${der.toString('base64').replace(/.{64}(?=.)/g, '$&\n')}\n-----END PUBLIC KEY-----\n`;
 }
 
-const PRIVATE_GIVEN = 'holds a private key; give the public key (airlock keygen\'s .pub file), never the private one';
+const PRIVATE_GIVEN = "holds a private key; give the public key (airlock keygen's .pub file), never the private one";
 const NOT_PUBLIC = `is not a PEM public key; give airlock keygen's .pub file (${KEYGEN})`;
 
 /**
@@ -148,7 +158,7 @@ export function parsePublicKeyText(text: string | Buffer, refuse: (why: string) 
   }
   if (key.type !== 'public' || holdsPrivateKey(text)) throw refuse(PRIVATE_GIVEN);
   if (key.asymmetricKeyType !== 'ed25519') throw refuse(`is a ${key.asymmetricKeyType ?? 'unknown'} key; airlock signs with Ed25519 only`);
-  throw refuse('is not a plain SPKI public key (airlock keygen\'s .pub file)');
+  throw refuse("is not a plain SPKI public key (airlock keygen's .pub file)");
 }
 
 /** The private key in PEM text; plain words for a public key, a passphrase-protected key or anything else. */
@@ -157,11 +167,14 @@ export function parsePrivateKeyText(text: Buffer, refuse: (why: string) => Error
   try {
     key = createPrivateKey(text);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ERR_MISSING_PASSPHRASE') throw refuse('is a passphrase-protected private key; airlock needs an unencrypted PKCS#8 key (airlock keygen\'s .key file)');
+    if ((err as NodeJS.ErrnoException).code === 'ERR_MISSING_PASSPHRASE')
+      throw refuse("is a passphrase-protected private key; airlock needs an unencrypted PKCS#8 key (airlock keygen's .key file)");
     let isPublic = false;
     try {
       isPublic = createPublicKey(text).type === 'public';
-    } catch { /* neither */ }
+    } catch {
+      /* neither */
+    }
     if (isPublic) throw refuse(`holds a public key; ${flag} needs the private .key file`);
     throw refuse(`is not a PEM private key; give airlock keygen's .key file (${KEYGEN})`);
   }

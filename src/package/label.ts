@@ -24,7 +24,11 @@ export const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/;
 
 /** A time as a version label, `YYYYMMDD-HHMMSS` in UTC: sorts by time, and is always a valid label. */
 export function timeLabel(t: Date): string {
-  return t.toISOString().replace(/\.\d+Z$/, '').replace(/[-:]/g, '').replace('T', '-');
+  return t
+    .toISOString()
+    .replace(/\.\d+Z$/, '')
+    .replace(/[-:]/g, '')
+    .replace('T', '-');
 }
 
 /** A domain given by the user (`--domain` of fetch and pack): a host name, else a usage error naming the flag. */

@@ -14,13 +14,21 @@ export function checkManifestLimits(manifest: Pick<Manifest, 'files'>, limits?: 
   const subject = 'airlock.json';
   const files = manifest.files;
   if (files.length > maxFiles) {
-    throw new UnsafeArchiveError(ARCHIVE_CODES.TOO_MANY_FILES, `${subject} lists ${files.length} files, more than the limit of ${maxFiles} (maxFiles)`, { subject, limit: maxFiles, declared: files.length });
+    throw new UnsafeArchiveError(ARCHIVE_CODES.TOO_MANY_FILES, `${subject} lists ${files.length} files, more than the limit of ${maxFiles} (maxFiles)`, {
+      subject,
+      limit: maxFiles,
+      declared: files.length,
+    });
   }
   let total = 0;
   for (const f of files) {
     total += f.size; // each size ≤ 2^53-1 by the schema; the sum is exact until it passes the limit
     if (total > maxExpandedBytes) {
-      throw new UnsafeArchiveError(ARCHIVE_CODES.TOO_LARGE, `${subject} declares more than ${maxExpandedBytes} bytes of files (limit maxExpandedBytes), passing it at ${JSON.stringify(f.path)}`, { subject, limit: maxExpandedBytes, path: f.path });
+      throw new UnsafeArchiveError(
+        ARCHIVE_CODES.TOO_LARGE,
+        `${subject} declares more than ${maxExpandedBytes} bytes of files (limit maxExpandedBytes), passing it at ${JSON.stringify(f.path)}`,
+        { subject, limit: maxExpandedBytes, path: f.path },
+      );
     }
   }
 }

@@ -58,7 +58,12 @@ export const MANIFEST_BOUNDS: JsonBounds = Object.freeze({ maxBytes: 128 * 1024 
 export const STORE_IDENTITY = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'must be a lowercase hex sha256');
 const Size = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
-const NoControl = (max: number) => z.string().min(1).max(max).refine((s) => !CONTROL_CHARS.test(s), 'must not contain control characters');
+const NoControl = (max: number) =>
+  z
+    .string()
+    .min(1)
+    .max(max)
+    .refine((s) => !CONTROL_CHARS.test(s), 'must not contain control characters');
 
 /**
  * A site path as the archive reader gives it (src/archive's entry rules, normalised, after
@@ -76,10 +81,13 @@ function sitePathProblem(p: string): string | null {
     return `must be a safe relative path: ${msg.startsWith(prefix) ? msg.slice(prefix.length) : 'refused by the archive rules'}`;
   }
 }
-const SitePath = z.string().min(1).superRefine((p, ctx) => {
-  const why = sitePathProblem(p);
-  if (why) ctx.addIssue({ code: 'custom', message: why });
-});
+const SitePath = z
+  .string()
+  .min(1)
+  .superRefine((p, ctx) => {
+    const why = sitePathProblem(p);
+    if (why) ctx.addIssue({ code: 'custom', message: why });
+  });
 
 // Unknown fields pass through (the contract says more may be added) so a newer writer's package
 // still verifies, and the exact bytes are what is signed, never a re-serialisation.
@@ -90,12 +98,14 @@ export const ManifestSchema = z.looseObject({
   jobId: NoControl(256).nullable(),
   createdAt: z.iso.datetime({ offset: true }),
   pageCount: z.number().int().nonnegative().nullable(),
-  archive: z.looseObject({
-    name: z.enum(Object.keys(ARCHIVE_NAMES) as [string, ...string[]]),
-    format: z.enum(['tar.gz', 'tar', 'zip']),
-    size: Size,
-    sha256: Sha256,
-  }).refine((a) => ARCHIVE_NAMES[a.name] === a.format, { message: 'archive.name does not match archive.format', path: ['name'] }),
+  archive: z
+    .looseObject({
+      name: z.enum(Object.keys(ARCHIVE_NAMES) as [string, ...string[]]),
+      format: z.enum(['tar.gz', 'tar', 'zip']),
+      size: Size,
+      sha256: Sha256,
+    })
+    .refine((a) => ARCHIVE_NAMES[a.name] === a.format, { message: 'archive.name does not match archive.format', path: ['name'] }),
   files: z.array(z.looseObject({ path: SitePath, size: Size, sha256: Sha256 })),
   sequence: Size.optional(),
   expiresAt: z.iso.datetime({ offset: true }).optional(),
@@ -119,8 +129,10 @@ export function parseManifest(bytes: Buffer, subject = 'airlock.json'): Manifest
   if (!r.success) {
     const all = r.error.issues;
     const shown = describeIssues(all, MAX_ISSUES_SHOWN, (i) => offending(json, i.path)).join('; ');
-    throw new MalformedError('AIRLOCK_BAD_MANIFEST', `${subject} is not a valid airlock-package/1 manifest: ${shown}`,
-      { subject, issues: all.slice(0, 100).map((i) => i.path.join('.')) });
+    throw new MalformedError('AIRLOCK_BAD_MANIFEST', `${subject} is not a valid airlock-package/1 manifest: ${shown}`, {
+      subject,
+      issues: all.slice(0, 100).map((i) => i.path.join('.')),
+    });
   }
   return r.data;
 }

@@ -16,10 +16,20 @@ import { outputExists, writePackage } from './writer.js';
 /** The package member name for each format (the package format), whatever the archive file was called. */
 export const MEMBER: Record<ArchiveFormat, string> = { 'tar.gz': 'bundle.tar.gz', tar: 'bundle.tar', zip: 'bundle.zip' };
 
-export interface PackageMeta { domain: string; version: string; jobId: string | null; pageCount: number | null; expiresAt?: string; audience?: string }
+export interface PackageMeta {
+  domain: string;
+  version: string;
+  jobId: string | null;
+  pageCount: number | null;
+  expiresAt?: string;
+  audience?: string;
+}
 
 /** Third-party files to carry (collected by src/fetch/vendor after the archive was verified). */
-export interface VendoredFiles { records: VendorRecord[]; bytes: ReadonlyMap<string, Buffer> }
+export interface VendoredFiles {
+  records: VendorRecord[];
+  bytes: ReadonlyMap<string, Buffer>;
+}
 /** Collects them from the verified archive; `pack --vendor` passes src/fetch/vendor's collector. */
 export type VendorCollector = (archivePath: string, scan: ScanResult) => Promise<VendoredFiles>;
 
@@ -32,11 +42,22 @@ export const packagePath = (outDir: string, domain: string, version: string): st
  * (every file's sha256, the archive's sha256), and writePackage re-hashes the archive as it
  * copies it, so a file changed since the scan is refused. Never replaces an existing outPath.
  */
-export async function writeScannedPackage(o: { outPath: string; archivePath: string; scan: ScanResult; meta: PackageMeta; signKey?: KeyObject; vendor?: VendoredFiles }): Promise<{ path: string; sha256: string; manifest: Manifest }> {
+export async function writeScannedPackage(o: {
+  outPath: string;
+  archivePath: string;
+  scan: ScanResult;
+  meta: PackageMeta;
+  signKey?: KeyObject;
+  vendor?: VendoredFiles;
+}): Promise<{ path: string; sha256: string; manifest: Manifest }> {
   const { scan, meta } = o;
   const now = new Date();
   const manifest: Manifest = {
-    format: MANIFEST_FORMAT, domain: meta.domain, version: meta.version, jobId: meta.jobId, createdAt: now.toISOString(),
+    format: MANIFEST_FORMAT,
+    domain: meta.domain,
+    version: meta.version,
+    jobId: meta.jobId,
+    createdAt: now.toISOString(),
     // The service's count when it gave one; else the HTML pages of the file list (known: every file is listed).
     pageCount: meta.pageCount ?? countPages(scan.files),
     archive: { name: MEMBER[scan.format], format: scan.format, size: scan.archiveSize, sha256: scan.archiveSha256 },
@@ -47,14 +68,38 @@ export async function writeScannedPackage(o: { outPath: string; archivePath: str
     ...(meta.audience ? { audience: meta.audience } : {}),
     ...(o.vendor && o.vendor.records.length > 0 ? { vendor: o.vendor.records } : {}),
   };
-  const written = await writePackage({ outPath: o.outPath, manifest, archivePath: o.archivePath, signKey: o.signKey, exclusive: true, vendorBytes: o.vendor?.bytes });
+  const written = await writePackage({
+    outPath: o.outPath,
+    manifest,
+    archivePath: o.archivePath,
+    signKey: o.signKey,
+    exclusive: true,
+    vendorBytes: o.vendor?.bytes,
+  });
   return { ...written, manifest };
 }
 
-export interface PackOptions { archivePath: string; domain: string; version?: string; outDir: string; signKey?: KeyObject; limits?: Partial<ArchiveLimits>; expiresAt?: string; audience?: string; vendor?: VendorCollector }
+export interface PackOptions {
+  archivePath: string;
+  domain: string;
+  version?: string;
+  outDir: string;
+  signKey?: KeyObject;
+  limits?: Partial<ArchiveLimits>;
+  expiresAt?: string;
+  audience?: string;
+  vendor?: VendorCollector;
+}
 export interface PackSummary {
-  package: string; version: string; domain: string; sha256: string;
-  archive: Manifest['archive']; files: number; bytes: number; signed: boolean; signer: string | null;
+  package: string;
+  version: string;
+  domain: string;
+  sha256: string;
+  archive: Manifest['archive'];
+  files: number;
+  bytes: number;
+  signed: boolean;
+  signer: string | null;
   /** How many third-party files are carried (with --vendor). */
   vendored?: number;
 }
@@ -67,10 +112,13 @@ const ARCHIVE_ADVICE: Record<FileFault, string> = {
   'too-big': 'give the export archive (tar.gz, tgz, tar or zip)',
   unreadable: 'check the file and the disk, then try again',
 };
-const archiveRefusal = (path: string) => (why: string, fault: FileFault) => new UsageError(`archive ${path} ${why}; ${ARCHIVE_ADVICE[fault]}`, { subject: path });
+const archiveRefusal = (path: string) => (why: string, fault: FileFault) =>
+  new UsageError(`archive ${path} ${why}; ${ARCHIVE_ADVICE[fault]}`, { subject: path });
 
 async function archiveFile(path: string): Promise<{ mtime: Date }> {
-  const st = await stat(path).catch((err: unknown) => { throw archiveRefusal(path)(describeFsError(err), faultOf(err)); });
+  const st = await stat(path).catch((err: unknown) => {
+    throw archiveRefusal(path)(describeFsError(err), faultOf(err));
+  });
   if (st.isDirectory()) throw archiveRefusal(path)('is a folder', 'folder');
   if (!st.isFile()) throw archiveRefusal(path)('is not a regular file', 'not-regular');
   return st;
@@ -100,20 +148,37 @@ async function head(path: string): Promise<Buffer> {
  */
 export async function packArchive(o: PackOptions): Promise<PackSummary> {
   const domain = checkDomain(o.domain);
-  if (o.expiresAt !== undefined && !(/^\d{4}-\d\d-\d\dT/.test(o.expiresAt) && Number.isFinite(Date.parse(o.expiresAt)))) throw new UsageError(`--expires-at must be an RFC 3339 time like 2026-12-31T00:00:00Z, got ${JSON.stringify(o.expiresAt)}`, { subject: '--expires-at' });
-  if (o.expiresAt !== undefined && Date.parse(o.expiresAt) <= Date.now()) throw new UsageError(`--expires-at ${JSON.stringify(o.expiresAt)} is not in the future: the package would be born expired, and every store would refuse it`, { subject: '--expires-at' });
-  if (o.audience !== undefined && !STORE_IDENTITY.test(o.audience)) throw new UsageError(`--audience must match ${STORE_IDENTITY.source}, got ${JSON.stringify(o.audience)}`, { subject: '--audience' });
+  if (o.expiresAt !== undefined && !(/^\d{4}-\d\d-\d\dT/.test(o.expiresAt) && Number.isFinite(Date.parse(o.expiresAt))))
+    throw new UsageError(`--expires-at must be an RFC 3339 time like 2026-12-31T00:00:00Z, got ${JSON.stringify(o.expiresAt)}`, { subject: '--expires-at' });
+  if (o.expiresAt !== undefined && Date.parse(o.expiresAt) <= Date.now())
+    throw new UsageError(
+      `--expires-at ${JSON.stringify(o.expiresAt)} is not in the future: the package would be born expired, and every store would refuse it`,
+      { subject: '--expires-at' },
+    );
+  if (o.audience !== undefined && !STORE_IDENTITY.test(o.audience))
+    throw new UsageError(`--audience must match ${STORE_IDENTITY.source}, got ${JSON.stringify(o.audience)}`, { subject: '--audience' });
   if (o.version !== undefined) checkLabel(o.version);
   const archivePath = resolve(o.archivePath);
   const { mtime } = await archiveFile(archivePath);
   const version = o.version ?? defaultLabel(mtime);
   const outDir = resolve(o.outDir);
   const outPath = packagePath(outDir, domain, version);
-  if (await access(outPath).then(() => true, () => false)) throw outputExists(outPath, 'remove it or choose another --version-label');
+  if (
+    await access(outPath).then(
+      () => true,
+      () => false,
+    )
+  )
+    throw outputExists(outPath, 'remove it or choose another --version-label');
   if (sniff(await head(archivePath)).kind === 'package') {
-    throw new MalformedError('AIRLOCK_ALREADY_A_PACKAGE', `${archivePath} is already an .airlock package; verify or import it as it is`, { subject: archivePath });
+    throw new MalformedError('AIRLOCK_ALREADY_A_PACKAGE', `${archivePath} is already an .airlock package; verify or import it as it is`, {
+      subject: archivePath,
+    });
   }
-  const outIsFolder = await stat(outDir).then((st) => st.isDirectory(), () => null);
+  const outIsFolder = await stat(outDir).then(
+    (st) => st.isDirectory(),
+    () => null,
+  );
   if (outIsFolder === false) throw new UsageError(`the output folder ${outDir} is not a folder`, { subject: outDir });
   const scan = await scanArchive({ path: archivePath }, { limits: o.limits });
   // Created only now, so a refused archive leaves no trace, not even an empty folder.
@@ -124,9 +189,15 @@ export async function packArchive(o: PackOptions): Promise<PackSummary> {
   const vendor = o.vendor ? await o.vendor(archivePath, scan) : undefined;
   const written = await writeScannedPackage({ outPath, archivePath, scan, meta, signKey: o.signKey, vendor });
   return {
-    package: written.path, version, domain, sha256: written.sha256, archive: written.manifest.archive,
-    files: scan.files.length, bytes: scan.files.reduce((n, f) => n + f.size, 0),
-    signed: Boolean(o.signKey), signer: o.signKey ? fingerprint(o.signKey) : null,
+    package: written.path,
+    version,
+    domain,
+    sha256: written.sha256,
+    archive: written.manifest.archive,
+    files: scan.files.length,
+    bytes: scan.files.reduce((n, f) => n + f.size, 0),
+    signed: Boolean(o.signKey),
+    signer: o.signKey ? fingerprint(o.signKey) : null,
     ...(vendor ? { vendored: vendor.records.length } : {}),
   };
 }

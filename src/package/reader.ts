@@ -29,7 +29,7 @@ export type PackageInput = string | { path: string; spans: readonly FileSpan[] }
 export const inputPath = (p: PackageInput): string => (typeof p === 'string' ? p : p.path);
 /** The ByteSource of bytes [offset, offset + length) of a package, wherever they lie. */
 export const inputRange = (p: PackageInput, offset: number, length: number) =>
-  (typeof p === 'string' ? { path: p, offset, length } : { path: p.path, offset, length, spans: p.spans });
+  typeof p === 'string' ? { path: p, offset, length } : { path: p.path, offset, length, spans: p.spans };
 
 const MISSING = describeFsError({ code: 'ENOENT' });
 
@@ -39,10 +39,17 @@ const MISSING = describeFsError({ code: 'ENOENT' });
  * is refused in words naming it (exit 2): "package P is a FIFO (named pipe), not a regular file".
  */
 export function openInputFile(path: string, what: string): Promise<FileHandle> {
-  return openRegularFile(path, (why) => new UsageError(`${what} ${path} ${why}`, { subject: path }, why === MISSING ? 'AIRLOCK_NO_SUCH_FILE' : 'AIRLOCK_NOT_A_FILE'));
+  return openRegularFile(
+    path,
+    (why) => new UsageError(`${what} ${path} ${why}`, { subject: path }, why === MISSING ? 'AIRLOCK_NO_SUCH_FILE' : 'AIRLOCK_NOT_A_FILE'),
+  );
 }
 
-interface Handle { read(b: Buffer, o: number, l: number, p: number): Promise<{ bytesRead: number }>; stat(): Promise<{ size: number; isFile(): boolean }>; close(): Promise<void> }
+interface Handle {
+  read(b: Buffer, o: number, l: number, p: number): Promise<{ bytesRead: number }>;
+  stat(): Promise<{ size: number; isFile(): boolean }>;
+  close(): Promise<void>;
+}
 
 /** The manifest size bound (MANIFEST_BOUNDS says how it is set), checked on the tar header before a byte is read. */
 export const MAX_MANIFEST_BYTES = MANIFEST_BOUNDS.maxBytes;
@@ -55,7 +62,11 @@ const isSignatureName = (name: string): boolean => name === 'airlock.json.sig' |
 
 async function readAt(fh: Handle, position: number, length: number, fileSize: number, subject: string): Promise<Buffer> {
   if (position + length > fileSize) {
-    throw new MalformedError('AIRLOCK_TRUNCATED', `package is truncated: ${subject} needs bytes ${position}..${position + length} but the file has ${fileSize}`, { subject });
+    throw new MalformedError(
+      'AIRLOCK_TRUNCATED',
+      `package is truncated: ${subject} needs bytes ${position}..${position + length} but the file has ${fileSize}`,
+      { subject },
+    );
   }
   const buf = Buffer.alloc(length);
   let done = 0;
@@ -74,7 +85,9 @@ async function readAt(fh: Handle, position: number, length: number, fileSize: nu
  * then airlock.json.sig.2 … .32 (optional), bundle.<ext>, in that order, followed by nothing but the tar end blocks.
  */
 export async function readPackage(input: PackageInput): Promise<PackageLayout> {
-  return readLayout(input).catch((err: unknown) => { throw namedPackage(err, inputPath(input)); });
+  return readLayout(input).catch((err: unknown) => {
+    throw namedPackage(err, inputPath(input));
+  });
 }
 
 /**
@@ -95,10 +108,15 @@ async function readLayout(input: PackageInput): Promise<PackageLayout> {
     const fileSize = (await fh.stat()).size;
     let pos = 0;
     const next = async (expected: string) => {
-      const h = decodeHeader(await readAt(fh, pos, BLOCK, fileSize, `the ${expected} header`).catch((e: unknown) => {
-        if (fileSize === pos) throw new MalformedError('AIRLOCK_TRUNCATED', `package is truncated: it ends at byte ${pos} where ${expected} should start`, { subject: expected });
-        throw e;
-      }), pos, expected);
+      const h = decodeHeader(
+        await readAt(fh, pos, BLOCK, fileSize, `the ${expected} header`).catch((e: unknown) => {
+          if (fileSize === pos)
+            throw new MalformedError('AIRLOCK_TRUNCATED', `package is truncated: it ends at byte ${pos} where ${expected} should start`, { subject: expected });
+          throw e;
+        }),
+        pos,
+        expected,
+      );
       const offset = pos + BLOCK;
       pos = offset + padded(h.size);
       return { ...h, offset };
@@ -107,7 +125,8 @@ async function readLayout(input: PackageInput): Promise<PackageLayout> {
     refuseExportArchive(await readAt(fh, 0, Math.min(BLOCK, fileSize), fileSize, 'the first block'), path);
     const first = await next('airlock.json');
     if (first.name !== 'airlock.json') throw membersError(`the first member is ${JSON.stringify(first.name)}, not airlock.json`, first.name);
-    if (first.size > MAX_MANIFEST_BYTES) throw new MalformedError('AIRLOCK_BAD_MANIFEST', `airlock.json is ${first.size} bytes (limit ${MAX_MANIFEST_BYTES})`, { subject: 'airlock.json' });
+    if (first.size > MAX_MANIFEST_BYTES)
+      throw new MalformedError('AIRLOCK_BAD_MANIFEST', `airlock.json is ${first.size} bytes (limit ${MAX_MANIFEST_BYTES})`, { subject: 'airlock.json' });
     const manifestBytes = await readAt(fh, first.offset, first.size, fileSize, 'airlock.json');
 
     let member = await next('the archive member (bundle.tar.gz, bundle.tar or bundle.zip)');
@@ -115,12 +134,19 @@ async function readLayout(input: PackageInput): Promise<PackageLayout> {
     while (isSignatureName(member.name)) {
       const n = signatures.length + 1;
       if (n > MAX_SIGNATURES) {
-        throw new MalformedError('AIRLOCK_TOO_MANY_SIGNATURES', `package has more than ${MAX_SIGNATURES} signature members (at ${JSON.stringify(member.name)}); the limit is ${MAX_SIGNATURES}`, { subject: member.name, limit: MAX_SIGNATURES });
+        throw new MalformedError(
+          'AIRLOCK_TOO_MANY_SIGNATURES',
+          `package has more than ${MAX_SIGNATURES} signature members (at ${JSON.stringify(member.name)}); the limit is ${MAX_SIGNATURES}`,
+          { subject: member.name, limit: MAX_SIGNATURES },
+        );
       }
       if (member.name !== signatureMember(n)) {
         throw membersError(`signature member ${JSON.stringify(member.name)} is out of order: expected ${signatureMember(n)}`, member.name);
       }
-      if (member.size !== SIGNATURE_BYTES) throw new MalformedError('AIRLOCK_BAD_SIGNATURE', `${member.name} is ${member.size} bytes; an Ed25519 signature is ${SIGNATURE_BYTES}`, { subject: member.name });
+      if (member.size !== SIGNATURE_BYTES)
+        throw new MalformedError('AIRLOCK_BAD_SIGNATURE', `${member.name} is ${member.size} bytes; an Ed25519 signature is ${SIGNATURE_BYTES}`, {
+          subject: member.name,
+        });
       signatures.push(await readAt(fh, member.offset, SIGNATURE_BYTES, fileSize, member.name));
       member = await next('bundle.<ext>');
     }
@@ -129,7 +155,11 @@ async function readLayout(input: PackageInput): Promise<PackageLayout> {
       throw membersError(`unexpected member ${JSON.stringify(member.name)} where the bundle (${Object.keys(ARCHIVE_NAMES).join(', ')}) should be`, member.name);
     }
     if (member.offset + member.size > fileSize) {
-      throw new MalformedError('AIRLOCK_TRUNCATED', `package is truncated: ${member.name} needs ${member.size} bytes but the file ends ${fileSize - member.offset} bytes into it`, { subject: member.name });
+      throw new MalformedError(
+        'AIRLOCK_TRUNCATED',
+        `package is truncated: ${member.name} needs ${member.size} bytes but the file ends ${fileSize - member.offset} bytes into it`,
+        { subject: member.name },
+      );
     }
     const archiveMember = member;
     // Vendored members follow the bundle (headers only here; their bytes are hashed by verifyVendored).
@@ -145,16 +175,24 @@ async function readLayout(input: PackageInput): Promise<PackageLayout> {
       }
       if (!name.startsWith('vendor/')) break;
       if (vendor.length >= MAX_VENDOR_FILES) {
-        throw new MalformedError('AIRLOCK_VENDOR_LIMIT', `package has more than ${MAX_VENDOR_FILES} vendored members (at ${JSON.stringify(name)})`, { subject: name, limit: MAX_VENDOR_FILES });
+        throw new MalformedError('AIRLOCK_VENDOR_LIMIT', `package has more than ${MAX_VENDOR_FILES} vendored members (at ${JSON.stringify(name)})`, {
+          subject: name,
+          limit: MAX_VENDOR_FILES,
+        });
       }
       member = await next('vendor/');
       if (member.offset + member.size > fileSize) {
-        throw new MalformedError('AIRLOCK_TRUNCATED', `package is truncated: ${member.name} needs ${member.size} bytes but the file ends ${fileSize - member.offset} bytes into it`, { subject: member.name });
+        throw new MalformedError(
+          'AIRLOCK_TRUNCATED',
+          `package is truncated: ${member.name} needs ${member.size} bytes but the file ends ${fileSize - member.offset} bytes into it`,
+          { subject: member.name },
+        );
       }
       vendor.push({ name: member.name, offset: member.offset, size: member.size });
     }
     const tailLength = fileSize - pos;
-    if (tailLength < MIN_TAIL) throw new MalformedError('AIRLOCK_TRUNCATED', `package is truncated: the tar end blocks after ${member.name} are missing`, { subject: member.name });
+    if (tailLength < MIN_TAIL)
+      throw new MalformedError('AIRLOCK_TRUNCATED', `package is truncated: the tar end blocks after ${member.name} are missing`, { subject: member.name });
     if (tailLength > MAX_TAIL || tailLength % BLOCK !== 0) {
       // A fourth member (or trailing junk): name it when it is a header we can read.
       const extra = await readAt(fh, pos, BLOCK, fileSize, 'trailer');
@@ -169,10 +207,21 @@ async function readLayout(input: PackageInput): Promise<PackageLayout> {
 
     const manifest = parseManifest(manifestBytes);
     if (manifest.archive.name !== archiveMember.name) {
-      throw new MalformedError('AIRLOCK_PACKAGE_MEMBERS', `the manifest names the archive ${manifest.archive.name} but the package holds ${archiveMember.name}`, { subject: archiveMember.name });
+      throw new MalformedError(
+        'AIRLOCK_PACKAGE_MEMBERS',
+        `the manifest names the archive ${manifest.archive.name} but the package holds ${archiveMember.name}`,
+        { subject: archiveMember.name },
+      );
     }
     checkVendorMembers(manifest, vendor);
-    return { manifest, manifestBytes, signature, signatures, archive: { name: archiveMember.name, offset: archiveMember.offset, size: archiveMember.size }, vendor };
+    return {
+      manifest,
+      manifestBytes,
+      signature,
+      signatures,
+      archive: { name: archiveMember.name, offset: archiveMember.offset, size: archiveMember.size },
+      vendor,
+    };
   } finally {
     await fh.close();
   }
@@ -184,10 +233,22 @@ function checkVendorMembers(manifest: Manifest, members: ReadonlyArray<{ name: s
   for (let i = 0; i < Math.max(listed.length, members.length); i++) {
     const want = listed[i];
     const got = members[i];
-    if (!want) throw new MalformedError('AIRLOCK_VENDOR_MEMBERS', `package holds vendored member ${JSON.stringify(got!.name)} that airlock.json does not list`, { subject: got!.name });
-    if (!got) throw new MalformedError('AIRLOCK_VENDOR_MEMBERS', `airlock.json lists vendored file ${want.path} (${want.urls[0]}) but the package does not hold it`, { subject: want.path });
-    if (got.name !== want.path) throw new MalformedError('AIRLOCK_VENDOR_MEMBERS', `vendored member ${i + 1} is ${JSON.stringify(got.name)} but airlock.json lists ${want.path} there`, { subject: got.name });
-    if (got.size !== want.size) throw new MalformedError('AIRLOCK_VENDOR_MEMBERS', `vendored member ${want.path} is ${got.size} bytes but airlock.json says ${want.size}`, { subject: want.path });
+    if (!want)
+      throw new MalformedError('AIRLOCK_VENDOR_MEMBERS', `package holds vendored member ${JSON.stringify(got!.name)} that airlock.json does not list`, {
+        subject: got!.name,
+      });
+    if (!got)
+      throw new MalformedError('AIRLOCK_VENDOR_MEMBERS', `airlock.json lists vendored file ${want.path} (${want.urls[0]}) but the package does not hold it`, {
+        subject: want.path,
+      });
+    if (got.name !== want.path)
+      throw new MalformedError('AIRLOCK_VENDOR_MEMBERS', `vendored member ${i + 1} is ${JSON.stringify(got.name)} but airlock.json lists ${want.path} there`, {
+        subject: got.name,
+      });
+    if (got.size !== want.size)
+      throw new MalformedError('AIRLOCK_VENDOR_MEMBERS', `vendored member ${want.path} is ${got.size} bytes but airlock.json says ${want.size}`, {
+        subject: want.path,
+      });
   }
 }
 
@@ -195,13 +256,19 @@ function checkVendorMembers(manifest: Manifest, members: ReadonlyArray<{ name: s
 function refuseExportArchive(head: Buffer, path: string): void {
   const s = sniff(head);
   if (s.kind !== 'archive') return;
-  throw new MalformedError('AIRLOCK_NOT_A_PACKAGE',
+  throw new MalformedError(
+    'AIRLOCK_NOT_A_PACKAGE',
     `${path} is an export archive (${s.format}), not an .airlock package; turn it into one with \`airlock pack ${path} --domain D\` (D: the site's domain)`,
-    { subject: path, format: s.format });
+    { subject: path, format: s.format },
+  );
 }
 
 function membersError(message: string, subject: string): MalformedError {
-  return new MalformedError('AIRLOCK_PACKAGE_MEMBERS', `${message}; a package holds airlock.json, airlock.json.sig, airlock.json.sig.2 … (optional, at most 32), bundle.<ext> and the vendor/… files its manifest lists (optional), in that order`, { subject });
+  return new MalformedError(
+    'AIRLOCK_PACKAGE_MEMBERS',
+    `${message}; a package holds airlock.json, airlock.json.sig, airlock.json.sig.2 … (optional, at most 32), bundle.<ext> and the vendor/… files its manifest lists (optional), in that order`,
+    { subject },
+  );
 }
 
 /** A fourth member after the bundle: named when its header decodes, else the byte where junk starts. */
@@ -226,7 +293,11 @@ export async function readPackageRange(input: PackageInput, offset: number, leng
 }
 
 /** Every vendored member of `input`, hashed and compared with its manifest. */
-export async function verifyVendorMembers(input: PackageInput, layout: Pick<PackageLayout, 'manifest' | 'vendor'>, onFile?: Parameters<typeof verifyVendored>[3]): Promise<void> {
+export async function verifyVendorMembers(
+  input: PackageInput,
+  layout: Pick<PackageLayout, 'manifest' | 'vendor'>,
+  onFile?: Parameters<typeof verifyVendored>[3],
+): Promise<void> {
   if (!layout.manifest.vendor && layout.vendor.length === 0) return;
   await verifyVendored((o, l) => readPackageRange(input, o, l), layout.manifest, layout.vendor, onFile);
 }

@@ -51,13 +51,21 @@ export function checkSignature(layout: Signed, o: TrustOptions): { signed: boole
   const all = signaturesOf(layout);
   if (all.length === 0) {
     if (o.allowUnsigned) return { signed: false, signer: null, signers: [] };
-    throw new SignatureError('AIRLOCK_UNSIGNED', 'package is not signed (no airlock.json.sig); pass --allow-unsigned to accept it anyway', { subject: 'airlock.json.sig' });
+    throw new SignatureError('AIRLOCK_UNSIGNED', 'package is not signed (no airlock.json.sig); pass --allow-unsigned to accept it anyway', {
+      subject: 'airlock.json.sig',
+    });
   }
   const { signers } = signersOf(layout, o.trust);
   if (signers.length > 0) return { signed: true, signer: signers[0]!, signers };
   if (o.trust.length === 0) {
-    throw new SignatureError('AIRLOCK_UNTRUSTED_SIGNATURE', 'package is signed but no key is trusted; pass --trust PUBFILE with the signer\'s public key', { subject: 'airlock.json.sig' });
+    throw new SignatureError('AIRLOCK_UNTRUSTED_SIGNATURE', "package is signed but no key is trusted; pass --trust PUBFILE with the signer's public key", {
+      subject: 'airlock.json.sig',
+    });
   }
   const what = all.length === 1 ? 'airlock.json.sig does' : `none of the ${all.length} signatures does`;
-  throw new SignatureError('AIRLOCK_UNTRUSTED_SIGNATURE', `${what} not verify with any trusted key (${o.trust.map((k) => fingerprint(k)).join(', ')}): signed by an untrusted key, or the manifest was altered`, { subject: 'airlock.json.sig', trusted: o.trust.map((k) => fingerprint(k)) });
+  throw new SignatureError(
+    'AIRLOCK_UNTRUSTED_SIGNATURE',
+    `${what} not verify with any trusted key (${o.trust.map((k) => fingerprint(k)).join(', ')}): signed by an untrusted key, or the manifest was altered`,
+    { subject: 'airlock.json.sig', trusted: o.trust.map((k) => fingerprint(k)) },
+  );
 }

@@ -29,7 +29,13 @@ export interface MemberHeader {
 
 /** The numeric fields of a ustar header: [name, offset, length]. */
 const NUMERIC: ReadonlyArray<readonly [string, number, number]> = [
-  ['mode', 100, 8], ['uid', 108, 8], ['gid', 116, 8], ['size', 124, 12], ['mtime', 136, 12], ['devmajor', 329, 8], ['devminor', 337, 8],
+  ['mode', 100, 8],
+  ['uid', 108, 8],
+  ['gid', 116, 8],
+  ['size', 124, 12],
+  ['mtime', 136, 12],
+  ['devmajor', 329, 8],
+  ['devminor', 337, 8],
 ];
 /** A member of up to this size still pads to whole blocks with a safe integer. */
 const MAX_SIZE = Number.MAX_SAFE_INTEGER - BLOCK;
@@ -47,7 +53,10 @@ export function parseNumeric(field: Buffer): number | null {
     return n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : null;
   }
   if (field[0]! & 0x80) return null;
-  const digits = field.toString('latin1').replace(/[\0 ]+$/, '').replace(/^ +/, '');
+  const digits = field
+    .toString('latin1')
+    .replace(/[\0 ]+$/, '')
+    .replace(/^ +/, '');
   if (digits === '') return 0;
   return /^[0-7]+$/.test(digits) ? parseInt(digits, 8) : null; // at most 12 octal digits: < 2^36
 }
@@ -83,13 +92,21 @@ export function decodeHeader(block: Buffer, position: number, subject: string): 
   const name = headerName(block);
   const type = String.fromCharCode(block[156]!);
   if (type !== '0' && type !== '\0') {
-    throw new MalformedError('AIRLOCK_PACKAGE_MEMBERS', `package member ${JSON.stringify(name)} at byte ${position} is not a regular file (tar type ${JSON.stringify(type)})`, { subject: name });
+    throw new MalformedError(
+      'AIRLOCK_PACKAGE_MEMBERS',
+      `package member ${JSON.stringify(name)} at byte ${position} is not a regular file (tar type ${JSON.stringify(type)})`,
+      { subject: name },
+    );
   }
   const values: Record<string, number> = {};
   for (const [field, at, length] of NUMERIC) {
     const v = parseNumeric(block.subarray(at, at + length));
     if (v === null || (field === 'size' && v > MAX_SIZE)) {
-      throw new MalformedError('AIRLOCK_PACKAGE_HEADER', `package member ${JSON.stringify(name)} at byte ${position}: the tar header's ${field} field is not a number in range (octal, or base-256 below 2^53)`, { subject: name, field });
+      throw new MalformedError(
+        'AIRLOCK_PACKAGE_HEADER',
+        `package member ${JSON.stringify(name)} at byte ${position}: the tar header's ${field} field is not a number in range (octal, or base-256 below 2^53)`,
+        { subject: name, field },
+      );
     }
     values[field] = v;
   }
@@ -103,6 +120,10 @@ export const MAX_TAIL = 2 * BLOCK + 20 * BLOCK;
 export function checkTail(tail: Buffer, position: number): void {
   const nonZero = tail.findIndex((b) => b !== 0);
   if (nonZero >= 0) {
-    throw new MalformedError('AIRLOCK_PACKAGE_MEMBERS', `package has data after its last member (byte ${position + nonZero}); a package holds exactly airlock.json, airlock.json.sig and the bundle`, { subject: `byte ${position + nonZero}` });
+    throw new MalformedError(
+      'AIRLOCK_PACKAGE_MEMBERS',
+      `package has data after its last member (byte ${position + nonZero}); a package holds exactly airlock.json, airlock.json.sig and the bundle`,
+      { subject: `byte ${position + nonZero}` },
+    );
   }
 }

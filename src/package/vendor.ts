@@ -13,13 +13,21 @@ import { CONTROL_CHARS } from './label.js';
  * manifest, before a vendored byte is read.
  */
 export const VENDOR_KINDS = ['fonts', 'styles', 'scripts'] as const;
-export type VendorKind = typeof VENDOR_KINDS[number];
+export type VendorKind = (typeof VENDOR_KINDS)[number];
 
 /** The extension of a vendored member and the content type it is served with (nothing else is carried). */
 export const VENDOR_TYPES: Readonly<Record<string, string>> = Object.freeze({
-  woff2: 'font/woff2', woff: 'font/woff', ttf: 'font/ttf', otf: 'font/otf',
-  css: 'text/css; charset=utf-8', js: 'text/javascript; charset=utf-8',
-  png: 'image/png', jpg: 'image/jpeg', gif: 'image/gif', svg: 'image/svg+xml', webp: 'image/webp',
+  woff2: 'font/woff2',
+  woff: 'font/woff',
+  ttf: 'font/ttf',
+  otf: 'font/otf',
+  css: 'text/css; charset=utf-8',
+  js: 'text/javascript; charset=utf-8',
+  png: 'image/png',
+  jpg: 'image/jpeg',
+  gif: 'image/gif',
+  svg: 'image/svg+xml',
+  webp: 'image/webp',
 });
 
 /** At most this many vendored files, each at most MAX_VENDOR_FILE_BYTES, all together at most MAX_VENDOR_TOTAL_BYTES. */
@@ -67,14 +75,25 @@ const Url = z.string().superRefine((u, ctx) => {
   if (why) ctx.addIssue({ code: 'custom', message: why });
 });
 
-export const VendorRecordSchema = z.looseObject({
-  path: z.string().max(100).regex(VENDOR_PATH, 'must be vendor/<sha256>.<ext> (a known font, style, script or image extension)'),
-  size: z.number().int().nonnegative().max(MAX_VENDOR_FILE_BYTES),
-  sha256: z.string().regex(/^[0-9a-f]{64}$/, 'must be a lowercase hex sha256'),
-  kind: z.enum(VENDOR_KINDS),
-  urls: z.array(Url).max(MAX_VENDOR_URLS),
-  site: z.array(z.string().max(1024).refine((p) => sitePathOk(p) && p.endsWith('.css'), 'must be a normalised relative path of a .css file of the site')).min(1).max(MAX_VENDOR_URLS).optional(),
-}).refine((r) => VENDOR_PATH.exec(r.path)?.[1] === r.sha256, { message: 'path must name the sha256', path: ['path'] })
+export const VendorRecordSchema = z
+  .looseObject({
+    path: z.string().max(100).regex(VENDOR_PATH, 'must be vendor/<sha256>.<ext> (a known font, style, script or image extension)'),
+    size: z.number().int().nonnegative().max(MAX_VENDOR_FILE_BYTES),
+    sha256: z.string().regex(/^[0-9a-f]{64}$/, 'must be a lowercase hex sha256'),
+    kind: z.enum(VENDOR_KINDS),
+    urls: z.array(Url).max(MAX_VENDOR_URLS),
+    site: z
+      .array(
+        z
+          .string()
+          .max(1024)
+          .refine((p) => sitePathOk(p) && p.endsWith('.css'), 'must be a normalised relative path of a .css file of the site'),
+      )
+      .min(1)
+      .max(MAX_VENDOR_URLS)
+      .optional(),
+  })
+  .refine((r) => VENDOR_PATH.exec(r.path)?.[1] === r.sha256, { message: 'path must name the sha256', path: ['path'] })
   .refine((r) => r.urls.length > 0 || (r.site?.length ?? 0) > 0, { message: 'a vendored file must name at least one URL or site stylesheet', path: ['urls'] });
 
 function sitePathOk(p: string): boolean {
@@ -86,21 +105,25 @@ function sitePathOk(p: string): boolean {
   }
 }
 
-export const VendorListSchema = z.array(VendorRecordSchema).min(1).max(MAX_VENDOR_FILES).superRefine((list, ctx) => {
-  const paths = new Set<string>();
-  const urls = new Set<string>();
-  let total = 0;
-  for (const [i, r] of list.entries()) {
-    if (paths.has(r.path)) ctx.addIssue({ code: 'custom', message: `${r.path} is listed twice`, path: [i, 'path'] });
-    paths.add(r.path);
-    for (const u of r.urls) {
-      if (urls.has(u)) ctx.addIssue({ code: 'custom', message: 'a URL is listed twice', path: [i, 'urls'] });
-      urls.add(u);
+export const VendorListSchema = z
+  .array(VendorRecordSchema)
+  .min(1)
+  .max(MAX_VENDOR_FILES)
+  .superRefine((list, ctx) => {
+    const paths = new Set<string>();
+    const urls = new Set<string>();
+    let total = 0;
+    for (const [i, r] of list.entries()) {
+      if (paths.has(r.path)) ctx.addIssue({ code: 'custom', message: `${r.path} is listed twice`, path: [i, 'path'] });
+      paths.add(r.path);
+      for (const u of r.urls) {
+        if (urls.has(u)) ctx.addIssue({ code: 'custom', message: 'a URL is listed twice', path: [i, 'urls'] });
+        urls.add(u);
+      }
+      total += r.size;
     }
-    total += r.size;
-  }
-  if (total > MAX_VENDOR_TOTAL_BYTES) ctx.addIssue({ code: 'custom', message: `vendored files total ${total} bytes, more than ${MAX_VENDOR_TOTAL_BYTES}` });
-});
+    if (total > MAX_VENDOR_TOTAL_BYTES) ctx.addIssue({ code: 'custom', message: `vendored files total ${total} bytes, more than ${MAX_VENDOR_TOTAL_BYTES}` });
+  });
 
 /** The content type a vendored member is served with (from its checked name). */
 export function vendorContentType(path: string): string {
@@ -123,11 +146,19 @@ export async function verifyVendored(
   const listed = manifest.vendor ?? [];
   for (const [i, r] of listed.entries()) {
     const m = members[i];
-    if (!m || m.name !== r.path || m.size !== r.size) throw new MalformedError('AIRLOCK_VENDOR_MEMBERS', `airlock.json lists vendored file ${r.path} but the package does not hold it there`, { subject: r.path });
+    if (!m || m.name !== r.path || m.size !== r.size)
+      throw new MalformedError('AIRLOCK_VENDOR_MEMBERS', `airlock.json lists vendored file ${r.path} but the package does not hold it there`, {
+        subject: r.path,
+      });
     const bytes = await read(m.offset, m.size);
     const sha256 = createHash('sha256').update(bytes).digest('hex');
     if (sha256 !== r.sha256) {
-      throw new DigestMismatchError('AIRLOCK_VENDOR_DIGEST', `vendored file ${r.path} (${r.urls[0]}) has sha256 ${sha256} but the manifest says ${r.sha256}`, { subject: r.path, url: r.urls[0], expected: r.sha256, actual: sha256 });
+      throw new DigestMismatchError('AIRLOCK_VENDOR_DIGEST', `vendored file ${r.path} (${r.urls[0]}) has sha256 ${sha256} but the manifest says ${r.sha256}`, {
+        subject: r.path,
+        url: r.urls[0],
+        expected: r.sha256,
+        actual: sha256,
+      });
     }
     await onFile?.(r, bytes);
   }

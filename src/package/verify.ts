@@ -45,7 +45,9 @@ export async function verifyPackage(path: PackageInput, o: VerifyOptions): Promi
   const { manifest, archive } = layout;
   checkManifestLimits(manifest, o.limits);
   if (archive.size !== manifest.archive.size) {
-    throw new DigestMismatchError('AIRLOCK_ARCHIVE_SIZE', `${archive.name} is ${archive.size} bytes but the manifest says ${manifest.archive.size}`, { subject: archive.name });
+    throw new DigestMismatchError('AIRLOCK_ARCHIVE_SIZE', `${archive.name} is ${archive.size} bytes but the manifest says ${manifest.archive.size}`, {
+      subject: archive.name,
+    });
   }
   const scan = await scanArchive(inputRange(path, archive.offset, archive.size), { limits: o.limits });
   compareToManifest(manifest, scan);

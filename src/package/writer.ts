@@ -43,7 +43,11 @@ async function copyArchive(out: Out, archivePath: string, manifest: Manifest): P
     const digest = h.digest('hex');
     // The archive was scanned before; if it changed since (or the caller mixed up files), stop here.
     if (total !== manifest.archive.size || digest !== manifest.archive.sha256) {
-      throw new DigestMismatchError('AIRLOCK_ARCHIVE_CHANGED', `${archivePath} no longer matches the manifest (size ${total} vs ${manifest.archive.size}, sha256 ${digest} vs ${manifest.archive.sha256})`, { subject: archivePath });
+      throw new DigestMismatchError(
+        'AIRLOCK_ARCHIVE_CHANGED',
+        `${archivePath} no longer matches the manifest (size ${total} vs ${manifest.archive.size}, sha256 ${digest} vs ${manifest.archive.sha256})`,
+        { subject: archivePath },
+      );
     }
   } finally {
     await src.close();
@@ -56,35 +60,49 @@ async function copyArchive(out: Out, archivePath: string, manifest: Manifest): P
  * crash leaves the old file or the complete new one.
  * `exclusive`: never replace an existing outPath (AIRLOCK_EXISTS, exit 2), even one created while we wrote.
  */
-export async function writePackage(o: { outPath: string; manifest: Manifest; archivePath: string; signKey?: KeyObject; exclusive?: boolean;
+export async function writePackage(o: {
+  outPath: string;
+  manifest: Manifest;
+  archivePath: string;
+  signKey?: KeyObject;
+  exclusive?: boolean;
   /** Vendoring: the bytes of each file the manifest's `vendor` lists, by its member path. */
-  vendorBytes?: ReadonlyMap<string, Buffer> }): Promise<{ path: string; sha256: string }> {
+  vendorBytes?: ReadonlyMap<string, Buffer>;
+}): Promise<{ path: string; sha256: string }> {
   const checked = ManifestSchema.safeParse(o.manifest);
   if (!checked.success) throw new UsageError(`refusing to write an invalid manifest: ${describeZodError(checked.error)}`, { subject: 'airlock.json' });
   const manifestBytes = serializeManifest(o.manifest);
   // A site within the archive limits can still list more path bytes than a manifest may hold
   // (MANIFEST_BOUNDS): a package no reader would accept is refused here, before a byte is written.
   if (manifestBytes.length > MANIFEST_BOUNDS.maxBytes) {
-    throw new MalformedError('AIRLOCK_BAD_MANIFEST', `airlock.json would be ${manifestBytes.length} bytes, more than the limit of ${MANIFEST_BOUNDS.maxBytes} that verify and import accept: the site's ${o.manifest.files.length} paths are too long for one package`, { subject: 'airlock.json', limit: MANIFEST_BOUNDS.maxBytes, actual: manifestBytes.length });
+    throw new MalformedError(
+      'AIRLOCK_BAD_MANIFEST',
+      `airlock.json would be ${manifestBytes.length} bytes, more than the limit of ${MANIFEST_BOUNDS.maxBytes} that verify and import accept: the site's ${o.manifest.files.length} paths are too long for one package`,
+      { subject: 'airlock.json', limit: MANIFEST_BOUNDS.maxBytes, actual: manifestBytes.length },
+    );
   }
   const signature = o.signKey ? sign(null, manifestBytes, o.signKey) : null;
   const mtime = new Date(Math.floor(Date.parse(o.manifest.createdAt) / 1000) * 1000);
 
-  const sha256 = await writeDurably(o.outPath, async (fh) => {
-    const out = new Out(fh);
-    await out.member('airlock.json', manifestBytes.length, mtime, () => out.write(manifestBytes));
-    if (signature) await out.member('airlock.json.sig', signature.length, mtime, () => out.write(signature));
-    await out.member(o.manifest.archive.name, o.manifest.archive.size, mtime, () => copyArchive(out, o.archivePath, o.manifest));
-    for (const r of o.manifest.vendor ?? []) {
-      const bytes = o.vendorBytes?.get(r.path);
-      if (!bytes || bytes.length !== r.size || createHash('sha256').update(bytes).digest('hex') !== r.sha256) {
-        throw new UsageError(`refusing to write a package: vendored file ${r.path} does not match its manifest record`, { subject: r.path });
+  const sha256 = await writeDurably(
+    o.outPath,
+    async (fh) => {
+      const out = new Out(fh);
+      await out.member('airlock.json', manifestBytes.length, mtime, () => out.write(manifestBytes));
+      if (signature) await out.member('airlock.json.sig', signature.length, mtime, () => out.write(signature));
+      await out.member(o.manifest.archive.name, o.manifest.archive.size, mtime, () => copyArchive(out, o.archivePath, o.manifest));
+      for (const r of o.manifest.vendor ?? []) {
+        const bytes = o.vendorBytes?.get(r.path);
+        if (!bytes || bytes.length !== r.size || createHash('sha256').update(bytes).digest('hex') !== r.sha256) {
+          throw new UsageError(`refusing to write a package: vendored file ${r.path} does not match its manifest record`, { subject: r.path });
+        }
+        await out.member(r.path, r.size, mtime, () => out.write(bytes));
       }
-      await out.member(r.path, r.size, mtime, () => out.write(bytes));
-    }
-    await out.write(Buffer.alloc(MIN_TAIL));
-    return out.hash.digest('hex');
-  }, { exclusive: o.exclusive });
+      await out.write(Buffer.alloc(MIN_TAIL));
+      return out.hash.digest('hex');
+    },
+    { exclusive: o.exclusive },
+  );
   return { path: o.outPath, sha256 };
 }
 

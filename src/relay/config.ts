@@ -35,7 +35,11 @@ export function relayConfig(resolved: ResolvedFeatures, flagUrl: string | undefi
   }
   const given = env.AIRLOCK_ASSISTANT_KEY?.trim();
   if (!given) {
-    throw new AuthError('search/assistant are relayed and need an assistant key (svc_dsc_...): set AIRLOCK_ASSISTANT_KEY', { subject: 'AIRLOCK_ASSISTANT_KEY' }, 'AIRLOCK_AUTH_MISSING');
+    throw new AuthError(
+      'search/assistant are relayed and need an assistant key (svc_dsc_...): set AIRLOCK_ASSISTANT_KEY',
+      { subject: 'AIRLOCK_ASSISTANT_KEY' },
+      'AIRLOCK_AUTH_MISSING',
+    );
   }
   const key = checkKeyType(given, 'assistant');
   return { upstreamUrl: url.href.replace(/\/+$/, ''), key };

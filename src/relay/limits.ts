@@ -26,7 +26,10 @@ export function clientKey(address: string | undefined): string {
   const left = head === '' ? [] : head.split(':');
   const right = tail === '' ? [] : tail.split(':');
   const groups = address.includes('::') ? [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right] : left;
-  return `ip6:${groups.slice(0, 4).map((g) => g.padStart(4, '0')).join(':')}::/64`;
+  return `ip6:${groups
+    .slice(0, 4)
+    .map((g) => g.padStart(4, '0'))
+    .join(':')}::/64`;
 }
 
 export class RelayLimiter {
@@ -42,7 +45,10 @@ export class RelayLimiter {
 
   /** null when admitted; else the 429 answer's parts. */
   admit(req: IncomingMessage): { retryAfterSec: number; error: string } | null {
-    const hits: Hit[] = [{ key: 'org', rule: this.org }, { key: clientKey(req.socket.remoteAddress), rule: this.ip }];
+    const hits: Hit[] = [
+      { key: 'org', rule: this.org },
+      { key: clientKey(req.socket.remoteAddress), rule: this.ip },
+    ];
     const r = this.limiter.take(hits);
     if (r.ok) return null;
     const per = r.rule.windowMs === HOUR ? 'hour' : 'day';

@@ -5,7 +5,13 @@ import { redact } from '../util/redact.js';
 import { upstreamErrorText } from './upstream.js';
 
 /** A non-2xx upstream answer, as the browser may see it: never the service's auth details. */
-export async function refused(c: Context<AppEnv>, res: Dispatcher.ResponseData, what: string, log: (l: string) => void, service = 'the assistant service'): Promise<Response> {
+export async function refused(
+  c: Context<AppEnv>,
+  res: Dispatcher.ResponseData,
+  what: string,
+  log: (l: string) => void,
+  service = 'the assistant service',
+): Promise<Response> {
   const detail = await upstreamErrorText(res.body);
   const s = res.statusCode;
   log(redact(`airlock relay: ${what}: upstream HTTP ${s}${detail ? ` ${detail}` : ''}`));

@@ -72,7 +72,12 @@ export function createRelay(o: RelayOptions): Relay {
     else client.addEventListener('abort', () => abort.abort(client.reason), { once: true });
     // A search answer has an overall deadline; the assistant's stream has the idle bound only.
     let late = false;
-    const deadline = call.sse ? undefined : setTimeout(() => { late = true; abort.abort(); }, timeouts.answerMs);
+    const deadline = call.sse
+      ? undefined
+      : setTimeout(() => {
+          late = true;
+          abort.abort();
+        }, timeouts.answerMs);
     try {
       return await relayCall(c, call, abort, () => late);
     } finally {
@@ -84,7 +89,15 @@ export function createRelay(o: RelayOptions): Relay {
     const tooLate = () => c.json({ error: `the search service did not finish its answer within ${timeouts.answerMs / 1000} s` }, 504);
     let res: Dispatcher.ResponseData;
     try {
-      res = await callUpstream({ url: base + call.path, method: call.method, key: o.key, body: call.body, accept: call.sse ? 'text/event-stream' : 'application/json', signal: abort.signal, dispatcher });
+      res = await callUpstream({
+        url: base + call.path,
+        method: call.method,
+        key: o.key,
+        body: call.body,
+        accept: call.sse ? 'text/event-stream' : 'application/json',
+        signal: abort.signal,
+        dispatcher,
+      });
     } catch (err) {
       if (late()) return tooLate();
       if (abort.signal.aborted) return new Response(null, { status: 499 }); // the reader left; nobody to answer
@@ -92,7 +105,8 @@ export function createRelay(o: RelayOptions): Relay {
       log(redact(`airlock relay: ${call.method} ${call.path}: ${f.error}: ${f.detail}`));
       return c.json({ error: f.error }, f.status);
     }
-    if (res.statusCode < 200 || res.statusCode > 299) return refused(c, res, `${call.method} ${call.path}`, log, call.sse ? 'the assistant service' : 'the search service');
+    if (res.statusCode < 200 || res.statusCode > 299)
+      return refused(c, res, `${call.method} ${call.path}`, log, call.sse ? 'the assistant service' : 'the search service');
     const unfit = unfitAnswer(res.headers, call.sse);
     if (unfit) {
       res.body.on('error', () => {}); // destroying it aborts the request; nobody waits on that error
@@ -185,9 +199,10 @@ export function createRelay(o: RelayOptions): Relay {
  */
 function unfitAnswer(headers: Dispatcher.ResponseData['headers'], sse: boolean): string | null {
   const service = sse ? 'the assistant service' : 'the search service';
-  const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v.join(', ') : v ?? '');
+  const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v.join(', ') : (v ?? ''));
   const encoding = one(headers['content-encoding']).trim().toLowerCase();
-  if (encoding !== '' && encoding !== 'identity') return `${service} sent a compressed answer (${JSON.stringify(encoding.slice(0, 40))}), which the relay does not pass on`;
+  if (encoding !== '' && encoding !== 'identity')
+    return `${service} sent a compressed answer (${JSON.stringify(encoding.slice(0, 40))}), which the relay does not pass on`;
   const type = one(headers['content-type']).split(';')[0]!.trim().toLowerCase();
   const fits = sse ? type === 'text/event-stream' : type === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(type);
   return fits ? null : `${service} answered with type ${JSON.stringify(type.slice(0, 60) || '(none)')}, not ${sse ? 'an event stream' : 'JSON'}`;

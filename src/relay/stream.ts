@@ -46,7 +46,10 @@ export function passThrough(body: Dispatcher.ResponseData['body'], abort: AbortC
 }
 
 /** A whole (JSON) answer, at most `maxBytes`; the body is destroyed as soon as it passes them. */
-export async function readAnswer(body: Dispatcher.ResponseData['body'], maxBytes: number): Promise<{ ok: true; bytes: Uint8Array<ArrayBuffer> } | { ok: false; error: string }> {
+export async function readAnswer(
+  body: Dispatcher.ResponseData['body'],
+  maxBytes: number,
+): Promise<{ ok: true; bytes: Uint8Array<ArrayBuffer> } | { ok: false; error: string }> {
   const chunks: Buffer[] = [];
   let size = 0;
   try {
@@ -63,6 +66,9 @@ export async function readAnswer(body: Dispatcher.ResponseData['body'], maxBytes
   }
   const bytes = new Uint8Array(size);
   let at = 0;
-  for (const c of chunks) { bytes.set(c, at); at += c.byteLength; }
+  for (const c of chunks) {
+    bytes.set(c, at);
+    at += c.byteLength;
+  }
   return { ok: true, bytes };
 }

@@ -47,7 +47,8 @@ export type Failure = { status: 502 | 504; error: string; detail: string };
 export function classifyError(err: unknown, url: string | URL, t: Partial<UpstreamTimeouts> = {}): Failure {
   const f = describeNetError(err, { url, connectTimeoutMs: t.connectMs, headersTimeoutMs: t.headersMs, bodyTimeoutMs: t.idleMs });
   const detail = f?.reason ?? 'the exchange failed';
-  if (f?.code === 'AIRLOCK_TIMEOUT' || (f?.code === 'AIRLOCK_NETWORK' && /timed out/.test(f.reason))) return { status: 504, error: 'the assistant service did not answer in time', detail };
+  if (f?.code === 'AIRLOCK_TIMEOUT' || (f?.code === 'AIRLOCK_NETWORK' && /timed out/.test(f.reason)))
+    return { status: 504, error: 'the assistant service did not answer in time', detail };
   // The browser gets the kind of failure (its last parenthesis: "connection refused"), not the upstream's host.
   const kind = f?.code === 'AIRLOCK_BAD_HTTP' ? 'it did not answer with valid HTTP' : /\(([^()]+)\)$/.exec(detail)?.[1];
   return { status: 502, error: `the assistant service is unreachable${kind ? ` (${kind})` : ''}`, detail };
@@ -73,6 +74,10 @@ export async function upstreamErrorText(body: Dispatcher.ResponseData['body'], m
   } catch {
     // not JSON: say nothing rather than echo arbitrary upstream bytes into the page
   }
-  // eslint-disable-next-line no-control-regex -- stripping control characters is the point
-  return redact(detail).replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ').slice(0, 300);
+  return (
+    redact(detail)
+      // eslint-disable-next-line no-control-regex -- stripping control characters is the point
+      .replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ')
+      .slice(0, 300)
+  );
 }

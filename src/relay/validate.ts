@@ -40,7 +40,10 @@ export const SearchBodySchema = z.looseObject({
 });
 export const SearchQuerySchema = z.strictObject({
   q: z.string().min(1).max(1000),
-  pageSize: z.string().regex(/^\d{1,2}$/).optional(),
+  pageSize: z
+    .string()
+    .regex(/^\d{1,2}$/)
+    .optional(),
 });
 
 export function validateSearchBody(value: unknown): Validated<z.output<typeof SearchBodySchema>> {

@@ -76,7 +76,11 @@ export async function loadOrBuild(input: BuildInput): Promise<{ index: SearchInd
   // page by page, in order: read (READ_AHEAD pages ahead), extract, index, drop the text (never
   // more than READ_AHEAD pages' bytes at once)
   const index = SearchIndex.create();
-  const read = (i: number) => readBounded(join(input.siteDir, input.pages[i]!.path)).then((b) => ({ b }), (err: unknown) => ({ err }));
+  const read = (i: number) =>
+    readBounded(join(input.siteDir, input.pages[i]!.path)).then(
+      (b) => ({ b }),
+      (err: unknown) => ({ err }),
+    );
   const ahead: Array<ReturnType<typeof read>> = [];
   for (let i = 0; i < Math.min(READ_AHEAD, input.pages.length); i++) ahead.push(read(i));
   for (let i = 0; i < input.pages.length; i++) {

@@ -19,8 +19,16 @@ export const MAX_SEARCH_CACHE_BYTES = 1024 * 1024 * 1024;
 /** A longer line is refused (the writer's batches stay well below it). */
 export const MAX_SEARCH_CACHE_LINE = 64 * 1024 * 1024;
 
-interface Header { format: string; key: string }
-interface Trailer { end: true; lines: number; size: number; sha256: string }
+interface Header {
+  format: string;
+  key: string;
+}
+interface Trailer {
+  end: true;
+  lines: number;
+  size: number;
+  sha256: string;
+}
 
 export type CacheRead = { ok: true; lines: string[] } | { ok: false; reason: string };
 
@@ -67,7 +75,8 @@ export async function readSearchCache(dir: string, key: string, max = MAX_SEARCH
       } catch {
         return 'header is not JSON';
       }
-      if (header === null || typeof header !== 'object' || header.format !== SEARCH_CACHE_FORMAT) return `format ${JSON.stringify((header as Partial<Header> | null)?.format)} is not ${SEARCH_CACHE_FORMAT}`;
+      if (header === null || typeof header !== 'object' || header.format !== SEARCH_CACHE_FORMAT)
+        return `format ${JSON.stringify((header as Partial<Header> | null)?.format)} is not ${SEARCH_CACHE_FORMAT}`;
       if (header.key !== key) return 'built from other pages or by another build of airlock';
       return null;
     }
@@ -103,7 +112,8 @@ export async function readSearchCache(dir: string, key: string, max = MAX_SEARCH
     return { ok: false, reason: 'no trailer line' };
   }
   if (t === null || typeof t !== 'object' || t.end !== true) return { ok: false, reason: 'no trailer line' };
-  if (t.lines !== all.length || t.size !== size) return { ok: false, reason: `body is ${all.length} lines/${size} bytes, trailer says ${String(t.lines)}/${String(t.size)}` };
+  if (t.lines !== all.length || t.size !== size)
+    return { ok: false, reason: `body is ${all.length} lines/${size} bytes, trailer says ${String(t.lines)}/${String(t.size)}` };
   if (hash.digest('hex') !== t.sha256) return { ok: false, reason: 'body digest does not match its trailer' };
   return { ok: true, lines: all };
 }

@@ -9,8 +9,14 @@ import { isCjk, queryTokens, tokenize } from './tokenize.js';
  * pass over a typed array. Typo tolerance: bounded Levenshtein (1 edit up to 7 letters, 2 above)
  * over the terms of similar length, only when exact/prefix matching finds too little.
  */
-export interface CoreHit { id: number; score: number }
-export interface CoreQuery { terms: string[]; hits: CoreHit[] }
+export interface CoreHit {
+  id: number;
+  score: number;
+}
+export interface CoreQuery {
+  terms: string[];
+  hits: CoreHit[];
+}
 
 const K1 = 1.2;
 const B = 0.7;
@@ -61,7 +67,12 @@ export class CompactCore {
     // Per-page term frequencies in a reused array indexed by term id (no Map per page).
     const seen = this.seen;
     let len = 0;
-    for (const [text, w] of [[fields.title, 4], [fields.headings, 2], [fields.text, 1], [fields.name ?? '', 2]] as const) {
+    for (const [text, w] of [
+      [fields.title, 4],
+      [fields.headings, 2],
+      [fields.text, 1],
+      [fields.name ?? '', 2],
+    ] as const) {
       for (const t of tokenize(text)) {
         let tid = this.termIds.get(t);
         if (tid === undefined) {
@@ -189,8 +200,9 @@ export class CompactCore {
           const tf = this.tfs[p]!;
           if (mask[doc] === 0) touched.push(doc);
           mask[doc] = mask[doc]! | (1 << i);
-          const v = w * idf * (tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * this.docLen[doc]!) / this.avgLen));
-          if (single) scores[doc] = scores[doc]! + v; // one expansion: nothing to take the best of
+          const v = (w * idf * (tf * (K1 + 1))) / (tf + K1 * (1 - B + (B * this.docLen[doc]!) / this.avgLen));
+          if (single)
+            scores[doc] = scores[doc]! + v; // one expansion: nothing to take the best of
           else {
             if (best[doc] === 0) hit.push(doc);
             if (v > best[doc]!) best[doc] = v;
@@ -218,7 +230,12 @@ export class CompactCore {
     this.finish();
     yield JSON.stringify({ docs: this.docLen.length, terms: this.terms.length, postings: this.docs.length, avgLen: this.avgLen });
     for (let i = 0; i < this.terms.length; i += 50_000) yield JSON.stringify(this.terms.slice(i, i + 50_000));
-    for (const [k, arr] of [['offsets', this.offsets], ['docs', this.docs], ['tfs', this.tfs], ['docLen', this.docLen]] as const) {
+    for (const [k, arr] of [
+      ['offsets', this.offsets],
+      ['docs', this.docs],
+      ['tfs', this.tfs],
+      ['docLen', this.docLen],
+    ] as const) {
       const bytes = Buffer.from(arr.buffer, arr.byteOffset, arr.byteLength);
       for (let i = 0; i < bytes.length || i === 0; i += 6 << 20) yield JSON.stringify({ k, b: bytes.subarray(i, i + (6 << 20)).toString('base64') });
     }

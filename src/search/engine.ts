@@ -117,7 +117,12 @@ export class SearchIndex {
     this.siteLang = undefined;
     this.byPath = null;
     // the file name's words count too: a contents page named `plpgsql` may not say the word
-    this.core.add({ title: page.title, headings: page.sections.map((x) => x.heading).join(' \n '), text: page.sections.map((x) => x.text).join(' \n '), name: pathTraits(url).name });
+    this.core.add({
+      title: page.title,
+      headings: page.sections.map((x) => x.heading).join(' \n '),
+      text: page.sections.map((x) => x.text).join(' \n '),
+      name: pathTraits(url).name,
+    });
   }
 
   /**
@@ -135,7 +140,8 @@ export class SearchIndex {
     const pages = JSON.parse(lines[0]!) as SearchPage[];
     if (!Array.isArray(pages)) throw new Error('not a search index');
     for (const p of pages) {
-      if (typeof p?.path !== 'string' || typeof p.file !== 'string' || typeof p.title !== 'string' || !p.path.startsWith('/')) throw new Error('bad page record');
+      if (typeof p?.path !== 'string' || typeof p.file !== 'string' || typeof p.title !== 'string' || !p.path.startsWith('/'))
+        throw new Error('bad page record');
       if ((p.lang !== undefined && typeof p.lang !== 'string') || (p.links !== undefined && typeof p.links !== 'number')) throw new Error('bad page record');
     }
     const core = CompactCore.deserialize(lines.slice(1));
@@ -158,7 +164,7 @@ export class SearchIndex {
     const asked = langTag(o.language) ?? current?.lang ?? currentTraits?.lang ?? undefined;
     const script = scriptLanguages(q);
     const site = this.defaultLanguage();
-    const reader = asked ? [asked] : script ?? (site ? [site] : null);
+    const reader = asked ? [asked] : (script ?? (site ? [site] : null));
     const latin = script === null && /\p{Script=Latin}/u.test(q);
     // Copies of one page (the same key) form one result: shown as the copy the reader prefers
     // (language, then version; the better match on a tie), placed by the best-matching copy.
@@ -191,16 +197,23 @@ export class SearchIndex {
     if (res.hits.length === 0) res = this.core.search(q, { fuzzy, and: false, filter });
     const matched = res.terms;
     const hits = this.rank(q, res.hits.slice(0, RERANK), fuzzy, o).slice(0, pageSize);
-    return Promise.all(hits.map(async (r) => {
-      const page = this.pages[r.id]!;
-      const sec = bestSection((await pageText(page.file).catch(() => null))?.sections ?? [], matched);
-      const words = sec ? new Set([...tokenize(sec.heading), ...tokenize(sec.text)]) : new Set<string>();
-      return {
-        content: sec ? snippet(sec.text || sec.heading, matched.filter((t) => words.has(t))) : '',
-        path: page.path + (sec?.anchor ? '#' + encodeURIComponent(sec.anchor) : ''),
-        metadata: { title: page.title, heading: sec?.heading ?? '', anchor: sec?.anchor ?? null, page: page.path, score: Math.round(r.score * 1000) / 1000 },
-      };
-    }));
+    return Promise.all(
+      hits.map(async (r) => {
+        const page = this.pages[r.id]!;
+        const sec = bestSection((await pageText(page.file).catch(() => null))?.sections ?? [], matched);
+        const words = sec ? new Set([...tokenize(sec.heading), ...tokenize(sec.text)]) : new Set<string>();
+        return {
+          content: sec
+            ? snippet(
+                sec.text || sec.heading,
+                matched.filter((t) => words.has(t)),
+              )
+            : '',
+          path: page.path + (sec?.anchor ? '#' + encodeURIComponent(sec.anchor) : ''),
+          metadata: { title: page.title, heading: sec?.heading ?? '', anchor: sec?.anchor ?? null, page: page.path, score: Math.round(r.score * 1000) / 1000 },
+        };
+      }),
+    );
   }
 }
 

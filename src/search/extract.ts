@@ -32,7 +32,37 @@ export const MAX_SECTIONS = 500;
 const MAX_HEADING = 300;
 const MAX_ANCHOR = 200;
 
-const NAMED: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ', eacute: 'é', egrave: 'è', uuml: 'ü', ouml: 'ö', auml: 'ä', szlig: 'ß', '#39': "'", ndash: '–', mdash: '—', hellip: '…', copy: '©', reg: '®', trade: '™', lsquo: '‘', rsquo: '’', ldquo: '“', rdquo: '”', laquo: '«', raquo: '»', middot: '·', times: '×', rarr: '→', larr: '←' };
+const NAMED: Record<string, string> = {
+  amp: '&',
+  lt: '<',
+  gt: '>',
+  quot: '"',
+  apos: "'",
+  nbsp: ' ',
+  eacute: 'é',
+  egrave: 'è',
+  uuml: 'ü',
+  ouml: 'ö',
+  auml: 'ä',
+  szlig: 'ß',
+  '#39': "'",
+  ndash: '–',
+  mdash: '—',
+  hellip: '…',
+  copy: '©',
+  reg: '®',
+  trade: '™',
+  lsquo: '‘',
+  rsquo: '’',
+  ldquo: '“',
+  rdquo: '”',
+  laquo: '«',
+  raquo: '»',
+  middot: '·',
+  times: '×',
+  rarr: '→',
+  larr: '←',
+};
 
 /** Decode the character references that text chunks carry raw (lol-html does not decode them). */
 export function decodeEntities(s: string): string {
@@ -96,7 +126,10 @@ export function extractPage(html: Uint8Array | string): ExtractedPage {
     if (heading === null) return;
     const t = squash(decodeEntities(heading.text));
     if (heading.level === 1 && h1 === '') h1 = t;
-    for (const [c, used] of [[main, heading.main], [body, heading.body]] as const) {
+    for (const [c, used] of [
+      [main, heading.main],
+      [body, heading.body],
+    ] as const) {
       if (!used) continue;
       const s = c.current();
       s.heading = t;

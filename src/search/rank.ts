@@ -17,7 +17,8 @@ import { within } from './compact.js';
  */
 
 /** Locales as doc sites name them in a path (`/ja/…`, `/zh-cn/…`, `page.de.html`). */
-const LOCALE = /^(en|ja|zh|ko|de|fr|es|pt|it|ru|pl|nl|tr|uk|vi|id|ar|he|fa|hi|th|cs|sv|da|fi|nb|no|hu|ro|el|bg|ca|sk|sl|hr|sr|lt|lv|et|ms|bn|ta)(-[a-z]{2,4})?$/;
+const LOCALE =
+  /^(en|ja|zh|ko|de|fr|es|pt|it|ru|pl|nl|tr|uk|vi|id|ar|he|fa|hi|th|cs|sv|da|fi|nb|no|hu|ro|el|bg|ca|sk|sl|hr|sr|lt|lv|et|ms|bn|ta)(-[a-z]{2,4})?$/;
 const VERSION = /^(latest|stable|current|dev|development|next|main|master|nightly|canary|unstable|v?\d+(\.\d+){0,2}(\.x)?)$/;
 
 export interface PathTraits {
@@ -124,7 +125,8 @@ function overlap(s: QueryShape, words: ReadonlySet<string>): { inField: number; 
   let n = 0;
   s.toks.forEach((q, i) => void (has(words, q, i === s.toks.length - 1, s.fuzzy) && n++));
   let c = 0;
-  for (const w of words) if (s.toks.some((q, i) => w === q || (i === s.toks.length - 1 && w.startsWith(q)) || (s.fuzzy && q.length >= 4 && within(q, w, q.length < 8 ? 1 : 2)))) c++;
+  for (const w of words)
+    if (s.toks.some((q, i) => w === q || (i === s.toks.length - 1 && w.startsWith(q)) || (s.fuzzy && q.length >= 4 && within(q, w, q.length < 8 ? 1 : 2)))) c++;
   return { inField: n / s.toks.length, covered: c / words.size };
 }
 
@@ -139,7 +141,8 @@ export function fieldFactor(s: QueryShape, title: string, name: string): { facto
   const nameWords = new Set(tokenize(name).filter(meaningful));
   let n = overlap(s, nameWords);
   const flat = name.toLowerCase().replace(/[^\p{L}\p{N}_]+/gu, '');
-  if (n.inField < 1 && [...s.joined].some((j) => j.length >= 4 && (nameWords.has(j) || flat === j))) n = { inField: 1, covered: nameWords.has(flat) || flat === [...s.joined][0] ? 1 : n.covered };
+  if (n.inField < 1 && [...s.joined].some((j) => j.length >= 4 && (nameWords.has(j) || flat === j)))
+    n = { inField: 1, covered: nameWords.has(flat) || flat === [...s.joined][0] ? 1 : n.covered };
   return {
     factor: (1 + 0.6 * t.inField + (t.inField === 1 ? 0.6 * t.covered : 0)) * (1 + 0.8 * n.inField + (n.inField === 1 ? 0.6 * n.covered : 0)),
     named: t.inField === 1 || (n.inField === 1 && n.covered === 1),

@@ -14,9 +14,7 @@ import type { QueryMessage, WorkerMessage } from './worker-entry.js';
  * server.
  */
 export type SearchAnswer =
-  | { status: 'ready'; hits: SearchHit[] }
-  | { status: 'building'; retryAfterSec: number }
-  | { status: 'failed'; error: string; retryAfterSec: number };
+  { status: 'ready'; hits: SearchHit[] } | { status: 'building'; retryAfterSec: number } | { status: 'failed'; error: string; retryAfterSec: number };
 
 /** What the search needs of a served version (serve's SearchSource is one). */
 export interface SearchSource {
@@ -68,11 +66,13 @@ export class LocalSearch {
     }
     const waiting: Entry = { version: src.label, worker: null, state: 'building', error: '', failedAt: 0, pending: new Map(), started: Date.now() };
     this.entries.set(src.label, waiting);
-    void after.catch(() => {}).then(() => {
-      if (this.closed || this.entries.get(src.label) !== waiting) return; // dropped or closed meanwhile
-      this.entries.delete(src.label);
-      this.start(src);
-    });
+    void after
+      .catch(() => {})
+      .then(() => {
+        if (this.closed || this.entries.get(src.label) !== waiting) return; // dropped or closed meanwhile
+        this.entries.delete(src.label);
+        this.start(src);
+      });
   }
 
   async query(src: SearchSource, query: string, options: QueryOptions): Promise<SearchAnswer> {

@@ -12,7 +12,11 @@ export type WorkerMessage =
   | { type: 'ready'; report: import('./build.js').BuildReport }
   | { type: 'failed'; error: string }
   | { type: 'result'; id: number; hits?: SearchHit[]; error?: string };
-export interface QueryMessage { id: number; query: string; options: QueryOptions }
+export interface QueryMessage {
+  id: number;
+  query: string;
+  options: QueryOptions;
+}
 
 const input = (workerData as { data: BuildInput }).data;
 const port = parentPort!;

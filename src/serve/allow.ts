@@ -3,17 +3,23 @@
  * Hono answers a method mismatch with its 404, so the app asks this table instead (pure): the
  * registered routes' patterns (`/a/:id`, `/a/*`), method-less middleware (`ALL`) left out.
  */
-export interface RouteLike { method: string; path: string }
+export interface RouteLike {
+  method: string;
+  path: string;
+}
 
 function patternToRegExp(pattern: string): RegExp {
-  const src = pattern.split('/').map((seg) => {
-    if (seg === '*') return '.*';
-    if (seg.startsWith(':')) {
-      const custom = /\{(.+)\}\??$/.exec(seg);
-      return `(?:${custom ? custom[1] : '[^/]+'})${seg.endsWith('?') ? '?' : ''}`;
-    }
-    return seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  }).join('/');
+  const src = pattern
+    .split('/')
+    .map((seg) => {
+      if (seg === '*') return '.*';
+      if (seg.startsWith(':')) {
+        const custom = /\{(.+)\}\??$/.exec(seg);
+        return `(?:${custom ? custom[1] : '[^/]+'})${seg.endsWith('?') ? '?' : ''}`;
+      }
+      return seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    })
+    .join('/');
   return new RegExp(`^${src}$`);
 }
 

@@ -48,7 +48,9 @@ export function buildApp(o: AppOptions): Hono<AppEnv> {
     const src = indexOf(c).source;
     if (!mapScripts.has(src)) mapScripts.set(src, vendorMapScript(src.vendor));
     const js = mapScripts.get(src) ?? null;
-    return js === null ? c.json({ error: 'this version carries no vendored files' }, 404) : c.body(js, 200, { 'Content-Type': 'text/javascript; charset=utf-8' });
+    return js === null
+      ? c.json({ error: 'this version carries no vendored files' }, 404)
+      : c.body(js, 200, { 'Content-Type': 'text/javascript; charset=utf-8' });
   });
   const metrics = o.metrics;
   if (metrics) app.get('/_airlock/metrics', async (c) => c.body(await metrics.text(), 200, { 'Content-Type': metrics.contentType }));

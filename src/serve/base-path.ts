@@ -56,12 +56,20 @@ function decoded(p: string): string | null {
 export function parseBasePath(raw: string, name = '--base-path'): string | null {
   const t = raw.trim();
   const segs = t.split('/').filter((s) => s !== '');
-  // eslint-disable-next-line no-control-regex -- control characters are among what is refused
-  const bad = t.length > 200 || !t.startsWith('/') || /[\\\x00-\x1f\x7f?#%]/.test(t) || /\/\//.test(t)
-    || segs.some((s) => s === '.' || s === '..' || s.startsWith('.') || s === '_airlock');
+  const bad =
+    t.length > 200 ||
+    !t.startsWith('/') ||
+    // eslint-disable-next-line no-control-regex -- control characters are among what is refused
+    /[\\\x00-\x1f\x7f?#%]/.test(t) ||
+    /\/\//.test(t) ||
+    segs.some((s) => s === '.' || s === '..' || s.startsWith('.') || s === '_airlock');
   if (bad) {
     const shown = raw.length > 200 ? `${JSON.stringify(raw.slice(0, 200))}… (${raw.length} characters)` : JSON.stringify(raw);
-    throw new UsageError(`${name} ${escapeControls(shown)} is not a site path: give one like /project/, at most 200 characters, starting with /, without empty, . or .. segments, _airlock, backslashes, control characters, ? # or %; or / for the root`, { subject: name }, 'AIRLOCK_BAD_BASE_PATH');
+    throw new UsageError(
+      `${name} ${escapeControls(shown)} is not a site path: give one like /project/, at most 200 characters, starting with /, without empty, . or .. segments, _airlock, backslashes, control characters, ? # or %; or / for the root`,
+      { subject: name },
+      'AIRLOCK_BAD_BASE_PATH',
+    );
   }
   return segs.length === 0 ? null : segs.join('/');
 }

@@ -17,7 +17,10 @@ export class DamagedFileError extends StoreError {
  * hit only sets a bit, so the hot path never mutates the Map (a strict LRU's delete + set per hit
  * churns the hash table at 20k requests/s); eviction gives referenced entries one more round.
  */
-interface Slot { buf: Buffer; ref: boolean }
+interface Slot {
+  buf: Buffer;
+  ref: boolean;
+}
 
 export class BodyCache {
   private readonly map = new Map<string, Slot>();

@@ -9,7 +9,12 @@ import { whenAborted, type SignalTrap } from '../util/signals.js';
  * A worker that dies after it served is replaced; one that dies before it ever listened (port
  * taken, bad host, a version that does not load) would only die again: everything stops, exit 1.
  */
-export interface PrimaryOptions { workers: number; trap: SignalTrap; log: (line: string) => void; onUrl: (url: string) => void }
+export interface PrimaryOptions {
+  workers: number;
+  trap: SignalTrap;
+  log: (line: string) => void;
+  onUrl: (url: string) => void;
+}
 
 export function runPrimary(o: PrimaryOptions): Promise<number> {
   return new Promise((resolve) => {

@@ -41,7 +41,13 @@ export const compressStats = { started: 0, inFlight: 0, abandoned: 0 };
 
 export function compressor(coding: DynamicCoding, size: number): Transform {
   return coding === 'br'
-    ? createBrotliCompress({ params: { [constants.BROTLI_PARAM_QUALITY]: BR_QUALITY, [constants.BROTLI_PARAM_SIZE_HINT]: size, [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT } })
+    ? createBrotliCompress({
+        params: {
+          [constants.BROTLI_PARAM_QUALITY]: BR_QUALITY,
+          [constants.BROTLI_PARAM_SIZE_HINT]: size,
+          [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
+        },
+      })
     : createGzip({ level: GZIP_LEVEL });
 }
 
@@ -56,7 +62,13 @@ export class Flight {
    * `keep`: the body will be cached, so the flight runs to its end even when every reader has
    * gone. `done` is called once: with the body when it ended and `keep` is set, else with null.
    */
-  constructor(file: string, coding: DynamicCoding, size: number, private readonly keep: boolean, private readonly done: (body: Buffer | null) => void) {
+  constructor(
+    file: string,
+    coding: DynamicCoding,
+    size: number,
+    private readonly keep: boolean,
+    private readonly done: (body: Buffer | null) => void,
+  ) {
     compressStats.started++;
     compressStats.inFlight++;
     const src = createReadStream(file, { highWaterMark: 64 * 1024 });

@@ -36,9 +36,15 @@ export function httpDateSeconds(v: string | undefined): number {
   return Math.floor(Date.parse(v) / 1000);
 }
 
-export interface Validators { etag: string; lastModifiedSec: number }
+export interface Validators {
+  etag: string;
+  lastModifiedSec: number;
+}
 
-export function evaluate(h: { 'if-match'?: string; 'if-unmodified-since'?: string; 'if-none-match'?: string; 'if-modified-since'?: string }, v: Validators): Precondition {
+export function evaluate(
+  h: { 'if-match'?: string; 'if-unmodified-since'?: string; 'if-none-match'?: string; 'if-modified-since'?: string },
+  v: Validators,
+): Precondition {
   const im = h['if-match'];
   if (im !== undefined) {
     if (!strongMatch(im, v.etag)) return 'failed';

@@ -6,14 +6,19 @@
  */
 export type Coding = 'br' | 'gzip' | null;
 
-interface Prefs { br: number; gzip: number }
+interface Prefs {
+  br: number;
+  gzip: number;
+}
 const memo = new Map<string, Prefs>();
 const MEMO_MAX = 256;
 
 function prefs(header: string): Prefs {
   let p = memo.get(header);
   if (p) return p;
-  let br = -1, gzip = -1, star = -1;
+  let br = -1,
+    gzip = -1,
+    star = -1;
   for (const part of header.split(',')) {
     const [name = '', ...params] = part.split(';');
     let q = 1;

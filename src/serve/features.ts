@@ -1,7 +1,5 @@
 import { Hono } from 'hono';
-import {
-  cspFor, failFastResponse, featureForPath, featuresDocument, isOn, type ResolvedFeatures,
-} from '../features/index.js';
+import { cspFor, failFastResponse, featureForPath, featuresDocument, isOn, type ResolvedFeatures } from '../features/index.js';
 import { htmlContextFor } from './html-context.js';
 import { LocalSearch } from '../search/service.js';
 import { searchRoutes } from './search/route.js';

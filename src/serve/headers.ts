@@ -15,12 +15,17 @@ export interface SiteHeaders {
 /** Headers on every response served from a version, errors included (the serving rules). */
 export function baseHeaders(s: SiteHeaders): FlatHeaders {
   return [
-    'X-Airlock-Version', s.version,
-    'X-Content-Type-Options', 'nosniff',
-    'Referrer-Policy', 'no-referrer',
+    'X-Airlock-Version',
+    s.version,
+    'X-Content-Type-Options',
+    'nosniff',
+    'Referrer-Policy',
+    'no-referrer',
     // Clickjacking: legacy header for old browsers, frame-ancestors in the CSP for the rest.
-    'X-Frame-Options', 'SAMEORIGIN',
-    'Content-Security-Policy', s.csp,
+    'X-Frame-Options',
+    'SAMEORIGIN',
+    'Content-Security-Policy',
+    s.csp,
   ];
 }
 

@@ -63,12 +63,28 @@ export async function openPages(src: VersionSource, given: HtmlTransformSpec, o:
   let spec: HtmlTransformSpec = given;
   if ('context' in given) {
     const { origins } = o.address ?? (await siteAddress(src));
-    spec = { context: { ...given.context, ...(src.vendor.length > 0 ? { vendorMap: vendorMap(src.vendor) } : {}), ...(origins.length > 0 ? { ownOrigins: origins } : {}) } };
+    spec = {
+      context: {
+        ...given.context,
+        ...(src.vendor.length > 0 ? { vendorMap: vendorMap(src.vendor) } : {}),
+        ...(origins.length > 0 ? { ownOrigins: origins } : {}),
+      },
+    };
   }
   const key = await specKey(spec);
   const builder: PageBuilder = 'context' in spec ? { context: spec.context } : { run: spec.run };
   const files = src.files.filter((f) => isTransformedPage(f.path)).map((f) => ({ path: f.path, sha256: buildKey(spec, f) }));
-  const open = async (root: string) => openHtmlCache({ dir: join(root, key ?? 'private'), key: key ?? 'private', siteDir: src.siteDir, files, builder, poolSize: o.poolSize, statAbove: o.statAbove, held: o.held });
+  const open = async (root: string) =>
+    openHtmlCache({
+      dir: join(root, key ?? 'private'),
+      key: key ?? 'private',
+      siteDir: src.siteDir,
+      files,
+      builder,
+      poolSize: o.poolSize,
+      statAbove: o.statAbove,
+      held: o.held,
+    });
   const scratch = async () => open(join(await o.scratch(), src.label));
   let cache: HtmlCache;
   try {
@@ -81,13 +97,19 @@ export async function openPages(src: VersionSource, given: HtmlTransformSpec, o:
     }
   } catch (err) {
     if (err instanceof AirlockError) throw err;
-    throw new StoreError('AIRLOCK_HTML_TRANSFORM', `cannot prepare the HTML of version ${src.label}: ${err instanceof Error ? err.message : String(err)}`, { subject: src.label });
+    throw new StoreError('AIRLOCK_HTML_TRANSFORM', `cannot prepare the HTML of version ${src.label}: ${err instanceof Error ? err.message : String(err)}`, {
+      subject: src.label,
+    });
   }
   const dir = cache.dir + '/'; // + a digest-derived name: no join (and its normalising) per file
   const replacement = (sha: string, p: CachedPage): Replacement => {
     const at = (enc: 'html' | 'br' | 'gz') => dir + cachedName(sha, enc);
     return {
-      file: at('html'), size: p.size, sha256: p.sha256, scriptHashes: p.scriptHashes, styleHashes: p.styleHashes,
+      file: at('html'),
+      size: p.size,
+      sha256: p.sha256,
+      scriptHashes: p.scriptHashes,
+      styleHashes: p.styleHashes,
       ...(p.br ? { br: { file: at('br'), ...p.br } } : {}),
       ...(p.gz ? { gz: { file: at('gz'), ...p.gz } } : {}),
     };
@@ -102,7 +124,10 @@ export async function openPages(src: VersionSource, given: HtmlTransformSpec, o:
   if (cache.missing > 0) {
     o.log(`airlock serve: preparing ${cache.missing} HTML page(s) of ${src.label} in the background; a page asked for first is transformed first`);
     void cache.done.then((r) => {
-      o.log(`airlock serve: transformed ${r.built} HTML page(s) of ${src.label}` + (r.failed.length ? `; ${r.failed.length} failed (answered 500): ${r.failed.slice(0, 3).join('; ')}` : ''));
+      o.log(
+        `airlock serve: transformed ${r.built} HTML page(s) of ${src.label}` +
+          (r.failed.length ? `; ${r.failed.length} failed (answered 500): ${r.failed.slice(0, 3).join('; ')}` : ''),
+      );
     });
   }
   return { ready, later, key, missing: cache.missing, done: cache.done, stop: () => cache.stop(), release: () => cache.release() };

@@ -5,7 +5,11 @@ import { htmlContextFor } from './html-context.js';
 import { openPages } from './html-pages.js';
 import { loadFromStore } from './source.js';
 
-export interface PrebuildReport { key: string; pages: number; built: number }
+export interface PrebuildReport {
+  key: string;
+  pages: number;
+  built: number;
+}
 
 /**
  * Build a stored version's served-HTML cache ahead of any server (called by `airlock import`
@@ -18,10 +22,12 @@ export async function prebuildHtmlCache(store: string, label: string, o: { resol
   const lease = await acquireLease(store, label);
   try {
     const src = await loadFromStore(store, label);
-    const scratch = () => Promise.reject(new StoreError('AIRLOCK_STORE_READONLY', `cannot write the HTML cache into version ${label} of ${store}`, { subject: store }));
+    const scratch = () =>
+      Promise.reject(new StoreError('AIRLOCK_STORE_READONLY', `cannot write the HTML cache into version ${label} of ${store}`, { subject: store }));
     const r = await openPages(src, { context: htmlContextFor(o.resolved ?? resolveFeatures({})) }, { scratch, log: () => {}, poolSize: o.poolSize });
     const { built, failed } = await r.done;
-    if (failed.length > 0) throw new StoreError('AIRLOCK_HTML_TRANSFORM', `cannot prepare the HTML of version ${label}: ${failed.slice(0, 3).join('; ')}`, { subject: label });
+    if (failed.length > 0)
+      throw new StoreError('AIRLOCK_HTML_TRANSFORM', `cannot prepare the HTML of version ${label}: ${failed.slice(0, 3).join('; ')}`, { subject: label });
     return { key: r.key!, pages: r.ready.size + r.later.size, built };
   } finally {
     await lease.release();

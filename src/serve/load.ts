@@ -27,19 +27,31 @@ export async function loadIndex(from: { store: string; label: string } | { site:
   const pages = o.html ? await openPages(src, o.html, { ...o, address }) : null;
   const idx = buildIndex(src, { csp: o.csp, replacements: pages?.ready, later: pages?.later });
   const htmlPending = pages !== null && pages.missing > 0;
-  const assets = 'store' in from && !src.precompressed
-    ? variantsLater({
-      store: from.store, label: from.label, exclude: isTransformedPage, attach: idx.attach, log: o.log, poolSize: o.poolSize,
-      after: htmlPending ? pages.done : Promise.resolve(), held: Boolean(o.held),
-    })
-    : null;
+  const assets =
+    'store' in from && !src.precompressed
+      ? variantsLater({
+          store: from.store,
+          label: from.label,
+          exclude: isTransformedPage,
+          attach: idx.attach,
+          log: o.log,
+          poolSize: o.poolSize,
+          after: htmlPending ? pages.done : Promise.resolve(),
+          held: Boolean(o.held),
+        })
+      : null;
   if (htmlPending || assets) {
     idx.preparing = {
       pages: htmlPending ? pages.missing : 0,
       htmlDone: htmlPending ? pages.done : Promise.resolve(),
       done: Promise.all([htmlPending ? pages.done : null, assets?.done]),
-      stop: async () => { await Promise.all([htmlPending ? pages.stop() : null, assets?.stop()]); },
-      release: () => { if (htmlPending) pages.release(); assets?.release(); },
+      stop: async () => {
+        await Promise.all([htmlPending ? pages.stop() : null, assets?.stop()]);
+      },
+      release: () => {
+        if (htmlPending) pages.release();
+        assets?.release();
+      },
     };
   }
   try {

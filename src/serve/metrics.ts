@@ -39,7 +39,9 @@ const classIndex = (status: number) => (status >= 100 && status < 600 ? Math.flo
 const classOf = (status: number) => CLASSES[classIndex(status)]!;
 const BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10];
 
-interface Timed extends ServerResponse { airlockT0?: number }
+interface Timed extends ServerResponse {
+  airlockT0?: number;
+}
 
 /** defaultMetrics: also the process metrics (CPU, memory, event-loop lag, GC): off by default, their GC and event-loop observers cost throughput. */
 export function createMetrics(o: { defaultMetrics?: boolean; now?: () => number } = {}): ServeMetrics {
@@ -49,13 +51,18 @@ export function createMetrics(o: { defaultMetrics?: boolean; now?: () => number 
   const tally = new Float64Array(METHODS.length * CLASSES.length);
   const open = new Set<Socket>();
   let closedBytes = 0;
-  new Counter({ name: 'airlock_http_requests_total', help: 'HTTP requests answered, by method and status class', labelNames: ['method', 'status_class'], registers: [registry],
+  new Counter({
+    name: 'airlock_http_requests_total',
+    help: 'HTTP requests answered, by method and status class',
+    labelNames: ['method', 'status_class'],
+    registers: [registry],
     collect() {
       this.reset();
       for (let i = 0; i < tally.length; i++) {
         if (tally[i]! > 0) this.inc({ method: METHODS[Math.floor(i / CLASSES.length)]!, status_class: CLASSES[i % CLASSES.length]! }, tally[i]!);
       }
-    } });
+    },
+  });
   // The latency histogram too is plain numbers, exported in prom-client's histogram form (the
   // registry writes the text): prom-client's Histogram#observe costs 0.18 µs and allocates a
   // closure and a label object per call (measured alone), the bucket search here 0.01 µs.
@@ -68,28 +75,61 @@ export function createMetrics(o: { defaultMetrics?: boolean; now?: () => number 
     let acc = 0;
     BUCKETS.forEach((le, i) => values.push({ labels: { le }, value: (acc += latencyCounts[i]!), metricName: `${LATENCY}_bucket` }));
     const count = acc + latencyCounts[BUCKETS.length]!;
-    values.push({ labels: { le: '+Inf' }, value: count, metricName: `${LATENCY}_bucket` },
-      { labels: {}, value: latencySum, metricName: `${LATENCY}_sum` }, { labels: {}, value: count, metricName: `${LATENCY}_count` });
+    values.push(
+      { labels: { le: '+Inf' }, value: count, metricName: `${LATENCY}_bucket` },
+      { labels: {}, value: latencySum, metricName: `${LATENCY}_sum` },
+      { labels: {}, value: count, metricName: `${LATENCY}_count` },
+    );
     return { name: LATENCY, help: LATENCY_HELP, type: 'histogram' as const, values, aggregator: 'sum' as const };
   };
-  registry.registerMetric({ name: LATENCY, help: LATENCY_HELP, type: 'histogram', aggregator: 'sum', get: async () => latencyExport(), reset() {
-    latencyCounts.fill(0);
-    latencySum = 0;
-  } } as unknown as Metric);
-  new Counter({ name: 'airlock_http_response_bytes_total', help: 'Bytes written to client connections (headers and bodies; over TLS, the encrypted records)', registers: [registry],
+  registry.registerMetric({
+    name: LATENCY,
+    help: LATENCY_HELP,
+    type: 'histogram',
+    aggregator: 'sum',
+    get: async () => latencyExport(),
+    reset() {
+      latencyCounts.fill(0);
+      latencySum = 0;
+    },
+  } as unknown as Metric);
+  new Counter({
+    name: 'airlock_http_response_bytes_total',
+    help: 'Bytes written to client connections (headers and bodies; over TLS, the encrypted records)',
+    registers: [registry],
     collect() {
       let sum = closedBytes;
       for (const s of open) sum += s.bytesWritten ?? 0;
       this.reset();
       this.inc(sum);
-    } });
-  const version = new Gauge({ name: 'airlock_served_version_info', help: 'The version this process serves (value 1)', labelNames: ['version'], registers: [registry] });
+    },
+  });
+  const version = new Gauge({
+    name: 'airlock_served_version_info',
+    help: 'The version this process serves (value 1)',
+    labelNames: ['version'],
+    registers: [registry],
+  });
   const switches = new Counter({ name: 'airlock_version_switches_total', help: 'Switches of the served version since start', registers: [registry] });
   const lastSwitch = new Gauge({ name: 'airlock_last_switch_timestamp_seconds', help: 'Unix time of the last switch (0: none yet)', registers: [registry] });
-  const imports = new Histogram({ name: 'airlock_import_duration_seconds', help: 'Download, verification and import of a version by this process', labelNames: ['result'], registers: [registry],
-    buckets: [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900] });
-  const mirror = new Counter({ name: 'airlock_mirror_downloads_total', help: 'Package downloads answered by the mirror, by status class', labelNames: ['status_class'], registers: [registry] });
-  const refusedC = new Counter({ name: 'airlock_follow_refused_versions_total', help: 'Versions a follower refused (verification failed): never switched to', registers: [registry] });
+  const imports = new Histogram({
+    name: 'airlock_import_duration_seconds',
+    help: 'Download, verification and import of a version by this process',
+    labelNames: ['result'],
+    registers: [registry],
+    buckets: [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900],
+  });
+  const mirror = new Counter({
+    name: 'airlock_mirror_downloads_total',
+    help: 'Package downloads answered by the mirror, by status class',
+    labelNames: ['status_class'],
+    registers: [registry],
+  });
+  const refusedC = new Counter({
+    name: 'airlock_follow_refused_versions_total',
+    help: 'Versions a follower refused (verification failed): never switched to',
+    registers: [registry],
+  });
   lastSwitch.set(0);
 
   function count(res: ServerResponse, t0: number): void {

@@ -13,7 +13,10 @@ import type { SiteInput } from './source.js';
  * and describe it as a site to serve (its HTML cache goes in `dir` too). The store is never
  * touched. The caller removes `dir`.
  */
-export interface PreviewSite { dir: string; site: SiteInput }
+export interface PreviewSite {
+  dir: string;
+  site: SiteInput;
+}
 
 export async function extractForPreview(file: string): Promise<PreviewSite> {
   const dir = await makeTempFolder('airlock-preview-');

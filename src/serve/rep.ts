@@ -53,7 +53,16 @@ export class Rep {
   private built() {
     const m = this.meta;
     if (this.h !== null) return this.h;
-    const h = repHeaders({ base: m.base, contentType: m.contentType, cacheControl: m.cacheControl, lastModified: m.lastModified, etag: this.etag, size: this.size, coding: this.coding, vary: m.vary });
+    const h = repHeaders({
+      base: m.base,
+      contentType: m.contentType,
+      cacheControl: m.cacheControl,
+      lastModified: m.lastModified,
+      etag: this.etag,
+      size: this.size,
+      coding: this.coding,
+      vary: m.vary,
+    });
     if (this.dynamic) h.ok = withoutLength(h.ok);
     return (this.h = h);
   }

@@ -3,7 +3,7 @@ import type { IncomingMessage } from 'node:http';
 /**
  * The request headers the static path looks at, read straight from `req.rawHeaders`: Node builds
  * `req.headers` lazily, and building it (lower-casing every name) is a measurable share of a
- * request that is otherwise a Map lookup and a write. 
+ * request that is otherwise a Map lookup and a write.
  */
 export interface StaticHeaders {
   range?: string;

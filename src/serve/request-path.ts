@@ -10,9 +10,7 @@
  *    segment's miss carries its decoded path (`miss`), so it gets the nearest 404.html like any miss.
  *  - 414: absurdly long paths (RFC 9110 §15.5.15), refused before any work is done.
  */
-export type Target =
-  | { ok: true; path: string; query: string }
-  | { ok: false; status: 400 | 404 | 414; reason: string; miss?: string };
+export type Target = { ok: true; path: string; query: string } | { ok: false; status: 400 | 404 | 414; reason: string; miss?: string };
 
 export const MAX_PATH_LENGTH = 4096;
 const utf8 = new TextDecoder('utf-8', { fatal: true });

@@ -3,12 +3,25 @@ import type { LoadedIndex } from './version-index.js';
 
 /** Small plain-text answers (400, 404 without a 404.html, 405, 414), with the version's headers. */
 const REASONS: Record<number, string> = {
-  400: 'Bad Request', 404: 'Not Found', 405: 'Method Not Allowed', 414: 'URI Too Long', 500: 'Internal Server Error',
+  400: 'Bad Request',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  414: 'URI Too Long',
+  500: 'Internal Server Error',
 };
 
 export function sendStatus(res: ServerResponse, idx: LoadedIndex, status: number, head: boolean, extra: string[] = []): void {
   const body = (REASONS[status] ?? 'Error') + '\n';
-  res.writeHead(status, [...idx.base, ...extra, 'Cache-Control', 'no-cache', 'Content-Type', 'text/plain; charset=utf-8', 'Content-Length', String(Buffer.byteLength(body))]);
+  res.writeHead(status, [
+    ...idx.base,
+    ...extra,
+    'Cache-Control',
+    'no-cache',
+    'Content-Type',
+    'text/plain; charset=utf-8',
+    'Content-Length',
+    String(Buffer.byteLength(body)),
+  ]);
   res.end(head ? undefined : body);
 }
 
@@ -21,6 +34,16 @@ export function safeQuery(q: string): string {
 export function sendRedirect(res: ServerResponse, idx: LoadedIndex, location: string, query: string, head: boolean): void {
   const to = query === '' ? location : `${location}?${safeQuery(query)}`;
   const body = `Permanent Redirect: ${to}\n`;
-  res.writeHead(308, [...idx.base, 'Location', to, 'Cache-Control', 'no-cache', 'Content-Type', 'text/plain; charset=utf-8', 'Content-Length', String(Buffer.byteLength(body))]);
+  res.writeHead(308, [
+    ...idx.base,
+    'Location',
+    to,
+    'Cache-Control',
+    'no-cache',
+    'Content-Type',
+    'text/plain; charset=utf-8',
+    'Content-Length',
+    String(Buffer.byteLength(body)),
+  ]);
   res.end(head ? undefined : body);
 }

@@ -19,7 +19,10 @@ export function servablePath(p: string): boolean {
 
 /** Percent-encode a decoded path for a Location header (RFC 3986 pchar, '/' kept). */
 export function encodePath(p: string): string {
-  return p.split('/').map((s) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase())).join('/');
+  return p
+    .split('/')
+    .map((s) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase()))
+    .join('/');
 }
 
 export function buildRoutes<F extends { path: string }>(files: readonly F[], basePath: string | null = null): Map<string, Route<F>> {

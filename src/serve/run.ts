@@ -53,7 +53,8 @@ export async function runServer(o: RunOptions): Promise<number> {
  */
 async function openAccessLog(path: string, store: string | undefined): Promise<NodeJS.WritableStream> {
   if (path === '-') return process.stderr;
-  const refuse = (why: string) => new UsageError(`--access-log ${escapeControls(path)} ${why}; give a regular file (appended to) or - for stderr`, { subject: path }, 'AIRLOCK_ACCESS_LOG');
+  const refuse = (why: string) =>
+    new UsageError(`--access-log ${escapeControls(path)} ${why}; give a regular file (appended to) or - for stderr`, { subject: path }, 'AIRLOCK_ACCESS_LOG');
   // Appending to a store's own file (state.json, a version's manifest) would break the store, as any output there would.
   const holder = await storeHolding(path, store);
   if (holder !== null) throw refuse(`is inside the store ${escapeControls(holder)}, whose files only airlock writes`);
@@ -73,11 +74,17 @@ async function runOne(o: RunOptions): Promise<number> {
     let attached: { stop(): Promise<void> } | null = null;
     try {
       if (o.trap.signal.aborted) return 0; // stopped while the version loaded: never listen
-      const url = await srv.listen(o.port, o.host).catch((err: unknown) => { throw listenError(err, o.host, o.port); });
+      const url = await srv.listen(o.port, o.host).catch((err: unknown) => {
+        throw listenError(err, o.host, o.port);
+      });
       if (cluster.isWorker) process.send?.({ airlockUrl: url });
       else o.onUrl(url);
       o.log(`airlock serve: serving ${srv.current().version} at ${url}${cluster.isWorker ? ` (worker ${process.pid})` : ''}`);
-      if (o.hangup === 'reload') o.trap.onHangup(() => { void srv.recheck(); void srv.reloadTls(); });
+      if (o.hangup === 'reload')
+        o.trap.onHangup(() => {
+          void srv.recheck();
+          void srv.reloadTls();
+        });
       attached = o.attach?.(srv) ?? null;
       await whenAborted(o.trap.signal);
       o.log('airlock serve: shutting down: finishing in-flight requests');

@@ -22,7 +22,10 @@ export interface SendContext {
 export function sendFile(req: IncomingMessage, res: ServerResponse, idx: LoadedIndex, entry: FileEntry, head: boolean, ctx: SendContext, status = 200): void {
   if (entry.resolve !== null) {
     // A page still being transformed: wait for it (built ahead of the background queue); never the original.
-    entry.resolve().then((e) => sendFile(req, res, idx, e, head, ctx, status), (err: unknown) => fail(res, ctx, err, entry.path, idx.base));
+    entry.resolve().then(
+      (e) => sendFile(req, res, idx, e, head, ctx, status),
+      (err: unknown) => fail(res, ctx, err, entry.path, idx.base),
+    );
     return;
   }
   const h = staticHeaders(req);
@@ -75,7 +78,17 @@ function withoutValidators(h: string[]): string[] {
   return out;
 }
 
-function sendBytes(res: ServerResponse, base: string[], rep: Rep, status: number, headers: string[], head: boolean, ctx: SendContext, start = 0, end = rep.size - 1): void {
+function sendBytes(
+  res: ServerResponse,
+  base: string[],
+  rep: Rep,
+  status: number,
+  headers: string[],
+  head: boolean,
+  ctx: SendContext,
+  start = 0,
+  end = rep.size - 1,
+): void {
   if (rep.dynamic) return sendDynamic(res, base, rep, status, headers, head, ctx);
   const whole = start === 0 && end === rep.size - 1;
   const reply = (buf: Buffer) => {
@@ -131,7 +144,8 @@ function sendDynamic(res: ServerResponse, base: string[], rep: Rep, status: numb
     res.end(head ? undefined : got);
     return;
   }
-  if (got === null) { // HEAD before the body exists: its length is not known yet (a GET now is chunked too)
+  if (got === null) {
+    // HEAD before the body exists: its length is not known yet (a GET now is chunked too)
     res.writeHead(status, headers);
     res.end();
     return;
@@ -156,7 +170,10 @@ function fail(res: ServerResponse, ctx: SendContext, err: unknown, file: string,
   ctx.onError(err, file);
   // A damaged cache file (derived data, named by the index, never by the URL) is removed and the
   // version reloaded, which rebuilds it; until then its requests fail rather than serve it.
-  if (err instanceof DamagedFileError) void rm(file, { force: true }).catch(() => {}).then(() => ctx.onDamaged?.());
+  if (err instanceof DamagedFileError)
+    void rm(file, { force: true })
+      .catch(() => {})
+      .then(() => ctx.onDamaged?.());
   if (res.headersSent || res.destroyed) {
     res.destroy();
     return;

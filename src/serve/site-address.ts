@@ -102,7 +102,11 @@ export async function readStart(file: string): Promise<string> {
 }
 
 /** The start of the root pages a version says itself through ('' for each one it lacks). */
-export interface RootPages { home: string; notFound: string; sitemap: string }
+export interface RootPages {
+  home: string;
+  notFound: string;
+  sitemap: string;
+}
 
 /** Read the start of index.html, 404.html and sitemap.xml once per version (bounded reads of files the manifest lists). */
 export async function readRootPages(src: VersionSource): Promise<RootPages> {
@@ -114,6 +118,6 @@ export async function readRootPages(src: VersionSource): Promise<RootPages> {
 
 /** The site's own address, from its root pages (read here when not given). */
 export async function siteAddress(src: VersionSource, pages?: RootPages): Promise<SiteAddress> {
-  const { home, sitemap } = pages ?? await readRootPages(src);
+  const { home, sitemap } = pages ?? (await readRootPages(src));
   return learnAddress(src.domain, home, sitemap);
 }

@@ -10,7 +10,11 @@ import type { FileEntry, LoadedIndex } from './version-index.js';
  * Every non-HTML file is covered, not only names that look hashed: a build tool's naming scheme
  * is not ours to guess, and a file the active version still has is always the active one's.
  */
-export interface SkewOptions { graceMs: number; max?: number; now?: () => number }
+export interface SkewOptions {
+  graceMs: number;
+  max?: number;
+  now?: () => number;
+}
 
 const HTML = /\.html?$/i;
 
@@ -32,8 +36,10 @@ export class SkewGuard {
   retire(old: LoadedIndex, active: LoadedIndex): void {
     if (this.o.graceMs <= 0) return;
     const now = this.now();
-    this.retired = [{ idx: old, until: now + this.o.graceMs }, ...this.retired.filter((r) => r.until > now && r.idx.version !== old.version && r.idx.version !== active.version)]
-      .slice(0, this.o.max ?? 4);
+    this.retired = [
+      { idx: old, until: now + this.o.graceMs },
+      ...this.retired.filter((r) => r.until > now && r.idx.version !== old.version && r.idx.version !== active.version),
+    ].slice(0, this.o.max ?? 4);
     if (this.next?.version === active.version) this.next = null;
     // Let the old index go once its grace is over, even if no request asks.
     setTimeout(() => this.expire(), this.o.graceMs + 1000).unref();

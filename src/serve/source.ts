@@ -7,8 +7,15 @@ import { readState } from '../store/state.js';
  * What the server needs of a version: from the store (src/store loadVersion, which validates
  * version.json, the manifest and variants/index.json), or from a bare site folder (preview).
  */
-export interface FileRecord { path: string; size: number; sha256: string }
-export interface VariantSizes { br?: number; gz?: number }
+export interface FileRecord {
+  path: string;
+  size: number;
+  sha256: string;
+}
+export interface VariantSizes {
+  br?: number;
+  gz?: number;
+}
 export interface VersionSource {
   label: string;
   domain: string;
@@ -28,7 +35,14 @@ export interface VersionSource {
   /** Vendoring: the version's vendored third-party files (checked at import), served at `/_airlock/<path>`. */
   vendor: VendorFile[];
 }
-export interface VendorFile { path: string; file: string; size: number; sha256: string; urls: string[]; site: string[] }
+export interface VendorFile {
+  path: string;
+  file: string;
+  size: number;
+  sha256: string;
+  urls: string[];
+  site: string[];
+}
 
 /** Where a vendored file is served: same origin, under the reserved prefix. */
 export const vendorHref = (path: string): string => `/_airlock/${path}`;
@@ -65,13 +79,25 @@ export async function loadFromStore(store: string, label: string): Promise<Versi
     files: v.manifest.files,
     variants: v.variants,
     precompressed: v.precompressed,
-    vendor: (v.manifest.vendor ?? []).map((r) => ({ path: r.path, file: join(v.dir, r.path), size: r.size, sha256: r.sha256, urls: r.urls, site: r.site ?? [] })),
+    vendor: (v.manifest.vendor ?? []).map((r) => ({
+      path: r.path,
+      file: join(v.dir, r.path),
+      size: r.size,
+      sha256: r.sha256,
+      urls: r.urls,
+      site: r.site ?? [],
+    })),
   };
 }
 
 /** A site folder outside any store (preview): no variants, validators from the load time. */
 export interface SiteInput {
-  dir: string; files: FileRecord[]; label?: string; domain?: string; importedAt?: string; pageCount?: number | null;
+  dir: string;
+  files: FileRecord[];
+  label?: string;
+  domain?: string;
+  importedAt?: string;
+  pageCount?: number | null;
   /** A folder for the transformed-HTML cache that the caller owns and removes (preview's temp folder). */
   htmlCacheDir?: string;
 }

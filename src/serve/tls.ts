@@ -16,8 +16,14 @@ import { readRegularFile } from '../util/fsx.js';
  * theirs, none is dropped. A pair that does not load (garbage, a key of another certificate, a
  * half-written file) is refused: the old one stays and the error is logged loudly.
  */
-export interface TlsFiles { cert: string; key: string }
-export interface TlsPair { cert: Buffer; key: Buffer }
+export interface TlsFiles {
+  cert: string;
+  key: string;
+}
+export interface TlsPair {
+  cert: Buffer;
+  key: Buffer;
+}
 
 const MAX_PEM_BYTES = 1024 * 1024;
 
@@ -28,7 +34,12 @@ const MAX_PEM_BYTES = 1024 * 1024;
 async function readBounded(file: string, what: string): Promise<Buffer> {
   return readRegularFile(file, {
     maxBytes: MAX_PEM_BYTES,
-    refuse: (why) => new UsageError(`TLS ${what} ${file} ${why}; give the ${what} file itself as --tls-${what === 'certificate' ? 'cert' : 'key'}`, { subject: file }, 'AIRLOCK_TLS_FILE'),
+    refuse: (why) =>
+      new UsageError(
+        `TLS ${what} ${file} ${why}; give the ${what} file itself as --tls-${what === 'certificate' ? 'cert' : 'key'}`,
+        { subject: file },
+        'AIRLOCK_TLS_FILE',
+      ),
   });
 }
 
@@ -40,7 +51,10 @@ export async function loadTlsPair(f: TlsFiles): Promise<TlsPair> {
   try {
     cert = new X509Certificate(pair.cert);
   } catch {
-    throw refuse(f.cert, `TLS certificate ${f.cert} is not a PEM certificate; give the certificate file (-----BEGIN CERTIFICATE-----, the server's first) as --tls-cert`);
+    throw refuse(
+      f.cert,
+      `TLS certificate ${f.cert} is not a PEM certificate; give the certificate file (-----BEGIN CERTIFICATE-----, the server's first) as --tls-cert`,
+    );
   }
   let key: KeyObject;
   try {
@@ -56,7 +70,10 @@ export async function loadTlsPair(f: TlsFiles): Promise<TlsPair> {
     createSecureContext(pair);
   } catch {
     // Each part parses and they match: what is left is a chain or key OpenSSL will not use (an old algorithm, a broken chain).
-    throw refuse(f.cert, `TLS certificate ${f.cert} and key ${f.key} are refused by the TLS library (an unsupported algorithm or a broken certificate chain); make a new pair, e.g. openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes`);
+    throw refuse(
+      f.cert,
+      `TLS certificate ${f.cert} and key ${f.key} are refused by the TLS library (an unsupported algorithm or a broken certificate chain); make a new pair, e.g. openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes`,
+    );
   }
   return pair;
 }
@@ -101,14 +118,19 @@ export function createTlsServer(pair: TlsPair, files: TlsFiles | null, listener:
   // What the certificate and key files are now (through symbolic links): a folder event that
   // leaves both as they were (a log written beside them, any unrelated file) reloads nothing, so a
   // reload's own log line in that folder cannot start the next one.
-  const identity = (): string => (files === null ? '' : [files.cert, files.key].map((p) => {
-    try {
-      const st = statSync(p);
-      return `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
-    } catch {
-      return 'absent';
-    }
-  }).join('|'));
+  const identity = (): string =>
+    files === null
+      ? ''
+      : [files.cert, files.key]
+          .map((p) => {
+            try {
+              const st = statSync(p);
+              return `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+            } catch {
+              return 'absent';
+            }
+          })
+          .join('|');
   let seen = identity();
 
   let reloading: Promise<boolean> | null = null;

@@ -15,7 +15,11 @@ import type { VariantSizes } from './source.js';
  */
 export const variantsLaterHooks: { beforeBuild: ((label: string) => Promise<void>) | null } = { beforeBuild: null };
 
-export interface Later { done: Promise<unknown>; stop: () => Promise<void>; release: () => void }
+export interface Later {
+  done: Promise<unknown>;
+  stop: () => Promise<void>;
+  release: () => void;
+}
 
 export interface VariantsLaterOptions {
   store: string;
@@ -44,13 +48,19 @@ export function variantsLater(o: VariantsLaterOptions): Later {
     const t0 = Date.now();
     const r = await buildVariants(o.store, o.label, { exclude: o.exclude, onVariant: o.attach, signal: ac.signal, leased: true, poolSize: o.poolSize });
     if (r.candidates > 0) {
-      o.log(`airlock serve: precompressed ${r.candidates} asset(s) of ${o.label} in ${((Date.now() - t0) / 1000).toFixed(1)} s` +
-        (r.failed.length ? `; ${r.failed.length} failed (served uncompressed): ${r.failed.slice(0, 3).join('; ')}` : ''));
+      o.log(
+        `airlock serve: precompressed ${r.candidates} asset(s) of ${o.label} in ${((Date.now() - t0) / 1000).toFixed(1)} s` +
+          (r.failed.length ? `; ${r.failed.length} failed (served uncompressed): ${r.failed.slice(0, 3).join('; ')}` : ''),
+      );
     }
   })().catch((err: unknown) => {
     if (ac.signal.aborted) return;
     const code = (err as NodeJS.ErrnoException).code;
-    o.log(`airlock serve: cannot precompress the assets of ${o.label}` + (code ? ` (${code})` : '') + `: ${err instanceof Error ? err.message : String(err)}; they are served uncompressed`);
+    o.log(
+      `airlock serve: cannot precompress the assets of ${o.label}` +
+        (code ? ` (${code})` : '') +
+        `: ${err instanceof Error ? err.message : String(err)}; they are served uncompressed`,
+    );
   });
   return {
     done,

@@ -41,7 +41,10 @@ export function buildIndex(src: VersionSource, o: IndexOptions): LoadedIndex {
   // Content type and cache policy depend on the name's extension only: computed once per extension.
   const byExt = new Map<string, { contentType: string; compressible: boolean; variants: boolean }>();
   const typeOf = (path: string) => {
-    const ext = path.slice(path.lastIndexOf('/') + 1).replace(/^[^.]*/, '').toLowerCase();
+    const ext = path
+      .slice(path.lastIndexOf('/') + 1)
+      .replace(/^[^.]*/, '')
+      .toLowerCase();
     let t = byExt.get(ext);
     if (t === undefined) {
       const contentType = contentTypeFor(path);
@@ -62,10 +65,14 @@ export function buildIndex(src: VersionSource, o: IndexOptions): LoadedIndex {
     if (pending !== undefined) return lazyEntry(f, pending);
     const sha256 = repl?.sha256 ?? f.sha256;
     const t = typeOf(f.path);
-    const sizes = repl ? { br: repl.br?.size, gz: repl.gz?.size } : src.variants.get(f.sha256) ?? {};
+    const sizes = repl ? { br: repl.br?.size, gz: repl.gz?.size } : (src.variants.get(f.sha256) ?? {});
     const dynamic = !repl && onRequest && t.variants && f.size >= MIN_VARIANT_SIZE && sizes.br === undefined && sizes.gz === undefined;
     const meta: FileMeta = {
-      base: repl ? baseFor(repl) : base, contentType: t.contentType, cacheControl: cacheControlFor(f.path, t.contentType), lastModified, sha256,
+      base: repl ? baseFor(repl) : base,
+      contentType: t.contentType,
+      cacheControl: cacheControlFor(f.path, t.contentType),
+      lastModified,
+      sha256,
       vary: t.compressible || dynamic || sizes.br !== undefined || sizes.gz !== undefined,
     };
     let identity: Rep;
@@ -90,14 +97,27 @@ export function buildIndex(src: VersionSource, o: IndexOptions): LoadedIndex {
   const lazyEntry = (f: FileRecord, pending: () => Promise<Replacement>): FileEntry => {
     const none = new Rep('', null, 0, null, { base, contentType: 'text/plain', cacheControl: 'no-store', lastModified, sha256: f.sha256, vary: false });
     let memo: Promise<FileEntry> | null = null;
-    const e: FileEntry = { path: f.path, sha256: f.sha256, lastModifiedSec, identity: none, br: null, gzip: null, has: { br: false, gzip: false }, resolve: null };
-    e.resolve = () => (memo ??= pending().then((repl) => {
-      Object.assign(e, entry(f, repl), { resolve: null });
-      return e;
-    }, (err: unknown) => {
-      memo = null; // the next request tries again
-      throw err;
-    }));
+    const e: FileEntry = {
+      path: f.path,
+      sha256: f.sha256,
+      lastModifiedSec,
+      identity: none,
+      br: null,
+      gzip: null,
+      has: { br: false, gzip: false },
+      resolve: null,
+    };
+    e.resolve = () =>
+      (memo ??= pending().then(
+        (repl) => {
+          Object.assign(e, entry(f, repl), { resolve: null });
+          return e;
+        },
+        (err: unknown) => {
+          memo = null; // the next request tries again
+          throw err;
+        },
+      ));
     return e;
   };
 
@@ -122,7 +142,10 @@ export function buildIndex(src: VersionSource, o: IndexOptions): LoadedIndex {
   for (const v of src.vendor) {
     const meta: FileMeta = { base, contentType: vendorContentType(v.path), cacheControl: IMMUTABLE, lastModified, sha256: v.sha256, vary: false };
     const identity = new Rep(v.file, null, v.size, null, meta);
-    routes.set(vendorHref(v.path), { kind: 'file', file: { path: v.path, sha256: v.sha256, lastModifiedSec, identity, br: null, gzip: null, has: { br: false, gzip: false }, resolve: null } });
+    routes.set(vendorHref(v.path), {
+      kind: 'file',
+      file: { path: v.path, sha256: v.sha256, lastModifiedSec, identity, br: null, gzip: null, has: { br: false, gzip: false }, resolve: null },
+    });
   }
   const notFound: Array<{ dir: string; file: FileEntry }> = [];
   for (const [path, r] of routes) {

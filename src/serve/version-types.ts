@@ -54,8 +54,17 @@ export interface LoadedIndex {
 export type TransformOutput = Buffer | { html: Buffer; scriptHashes?: string[]; styleHashes?: string[] };
 export type TransformHtml = (html: Buffer, path: string) => TransformOutput | Promise<TransformOutput>;
 /** A transformed page as cached on disk (html-cache/): files, sizes and digests of each coding. */
-export interface CachedFile { file: string; size: number; sha256: string }
-export interface Replacement extends CachedFile { br?: CachedFile; gz?: CachedFile; scriptHashes: string[]; styleHashes: string[] }
+export interface CachedFile {
+  file: string;
+  size: number;
+  sha256: string;
+}
+export interface Replacement extends CachedFile {
+  br?: CachedFile;
+  gz?: CachedFile;
+  scriptHashes: string[];
+  styleHashes: string[];
+}
 
 /** A fixed policy, or one computed from the inline script/style hashes a page kept. */
 export type CspSource = string | ((kept: { scriptHashes: string[]; styleHashes: string[] }) => string);

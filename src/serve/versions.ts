@@ -6,14 +6,22 @@ import type { SiteInput } from './source.js';
 import type { LoadedIndex } from './version-index.js';
 import { ActiveWatcher } from './watcher.js';
 
-export interface LeaseLike { update(label: string): Promise<void>; release(): Promise<void> }
+export interface LeaseLike {
+  update(label: string): Promise<void>;
+  release(): Promise<void>;
+}
 
 export interface VersionsOptions {
-  store?: string; site?: SiteInput;
+  store?: string;
+  site?: SiteInput;
   /** Serving a pinned version: activation is ignored (no watcher, no adopt). */
   pinned: boolean;
-  loadOpts: IndexLoadOptions; lease: LeaseLike | null; skew: SkewGuard | null;
-  metrics?: ServeMetrics; onVersion?: (idx: LoadedIndex) => void; pollMs?: number;
+  loadOpts: IndexLoadOptions;
+  lease: LeaseLike | null;
+  skew: SkewGuard | null;
+  metrics?: ServeMetrics;
+  onVersion?: (idx: LoadedIndex) => void;
+  pollMs?: number;
   log: (line: string) => void;
 }
 
@@ -32,7 +40,10 @@ export class ServedVersions {
   private adopting: string | null = null;
   private watcher: ActiveWatcher | null = null;
 
-  constructor(private readonly o: VersionsOptions, first: LoadedIndex) {
+  constructor(
+    private readonly o: VersionsOptions,
+    first: LoadedIndex,
+  ) {
     this.current = first;
   }
 
@@ -90,7 +101,7 @@ export class ServedVersions {
             this.preloaded = null;
             o.skew?.ahead(null);
           }
-          const idx = ready ?? await loadIndex({ store: o.store!, label: next }, o.loadOpts);
+          const idx = ready ?? (await loadIndex({ store: o.store!, label: next }, o.loadOpts));
           this.swapIn(idx, previous);
         } catch (err) {
           await o.lease?.update(previous).catch(() => {});

@@ -12,14 +12,19 @@ export async function versionExists(store: string, label: string): Promise<boole
   // version.json, written before the commit rename: its presence means a complete version. A
   // link there, even dangling, is present: reading it refuses it by name (readMeta).
   if (!(await checkVersionsFolder(store))) return false;
-  return lstat(versionPaths(versionDir(store, label)).meta).then(() => true, () => false);
+  return lstat(versionPaths(versionDir(store, label)).meta).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** A version that must be there; else AIRLOCK_VERSION_NOT_FOUND listing the versions the store holds. */
 export async function requireVersion(store: string, label: string): Promise<void> {
   if (!(await versionExists(store, label))) {
     const held = describeHoldings(store, await storedLabels(store));
-    throw new StoreError('AIRLOCK_VERSION_NOT_FOUND', `version ${JSON.stringify(label)} is not in store ${store}${held.empty ? ': ' : '; '}${held.text}`, { subject: label });
+    throw new StoreError('AIRLOCK_VERSION_NOT_FOUND', `version ${JSON.stringify(label)} is not in store ${store}${held.empty ? ': ' : '; '}${held.text}`, {
+      subject: label,
+    });
   }
 }
 
@@ -37,9 +42,13 @@ export async function activateLocked(store: string, label: string, audit: { comm
 
 /** `airlock activate V`: atomic and durable (the store guarantees: all or nothing, durable). */
 export async function activate(store: string, label: string, o?: LockOptions): Promise<void> {
-  await withLock(store, async () => {
-    await activateLocked(store, label, { command: 'activate' });
-  }, o);
+  await withLock(
+    store,
+    async () => {
+      await activateLocked(store, label, { command: 'activate' });
+    },
+    o,
+  );
 }
 
 /**
@@ -53,11 +62,26 @@ export async function activate(store: string, label: string, o?: LockOptions): P
  * A crash between 1 and 2 leaves a line for a switch that did not happen (state.json shows it);
  * never a switch without its line.
  */
-async function switchAudited(store: string, next: { active: string; previous: string | null }, command: string, outcome: string, label: string, detail: string): Promise<void> {
+async function switchAudited(
+  store: string,
+  next: { active: string; previous: string | null },
+  command: string,
+  outcome: string,
+  label: string,
+  detail: string,
+): Promise<void> {
   // Its metadata and its manifest read and parse: a damaged version is refused, never made active.
   const meta = await readMeta(versionDir(store, label));
   await readStoredManifest(versionDir(store, label));
-  const line = await appendAuditLocked(store, { command, outcome, packageSha256: meta.packageSha256, domain: meta.domain, version: label, signers: Array.isArray(meta.signers) ? (meta.signers as string[]) : meta.signer ? [meta.signer] : [], detail });
+  const line = await appendAuditLocked(store, {
+    command,
+    outcome,
+    packageSha256: meta.packageSha256,
+    domain: meta.domain,
+    version: label,
+    signers: Array.isArray(meta.signers) ? (meta.signers as string[]) : meta.signer ? [meta.signer] : [],
+    detail,
+  });
   try {
     await writeState(store, next);
   } catch (err) {
@@ -68,11 +92,22 @@ async function switchAudited(store: string, next: { active: string; previous: st
 
 /** `airlock rollback`: swap active and previous; returns the label now active. */
 export async function rollback(store: string, o?: LockOptions): Promise<string> {
-  return withLock(store, async () => {
-    const state = await readState(store);
-    if (!state.previous) throw new StoreError('AIRLOCK_NO_PREVIOUS', `store ${store} has no previously active version to roll back to`, { subject: store });
-    await requireVersion(store, state.previous);
-    await switchAudited(store, { active: state.previous, previous: state.active }, 'rollback', 'rolled-back', state.previous, `was ${state.active ?? '(none)'}`);
-    return state.previous;
-  }, o);
+  return withLock(
+    store,
+    async () => {
+      const state = await readState(store);
+      if (!state.previous) throw new StoreError('AIRLOCK_NO_PREVIOUS', `store ${store} has no previously active version to roll back to`, { subject: store });
+      await requireVersion(store, state.previous);
+      await switchAudited(
+        store,
+        { active: state.previous, previous: state.active },
+        'rollback',
+        'rolled-back',
+        state.previous,
+        `was ${state.active ?? '(none)'}`,
+      );
+      return state.previous;
+    },
+    o,
+  );
 }

@@ -35,7 +35,13 @@ export interface ImportOptions {
   /** Import even when a freshness rule (downgrade, expiry, audience) refuses, or only the rules named; audited. */
   allowDowngrade?: AllowDowngrade;
 }
-export interface ImportResult { version: string; status: 'imported' | 'unchanged'; activated: boolean; signers?: string[]; overridden?: string[] }
+export interface ImportResult {
+  version: string;
+  status: 'imported' | 'unchanged';
+  activated: boolean;
+  signers?: string[];
+  overridden?: string[];
+}
 
 /**
  * Under the lock, before any work or clean-up, so that a refusal changes nothing: the audit chain
@@ -96,11 +102,25 @@ export function admissionFields(a: Admission): Pick<ImportResult, 'signers' | 'o
 }
 
 /** The audit line of an import: what was imported (path and sha256), the version, the rule that admitted it. `how` opens the detail (a delta's base). */
-export function importEvent(x: { package: string; packageSha256: string | null; domain: string; version: string; admission: Admission; outcome: 'imported' | 'unchanged'; how?: string }): AuditEvent {
+export function importEvent(x: {
+  package: string;
+  packageSha256: string | null;
+  domain: string;
+  version: string;
+  admission: Admission;
+  outcome: 'imported' | 'unchanged';
+  how?: string;
+}): AuditEvent {
   const a = x.admission;
   return {
-    command: 'import', outcome: x.outcome, reason: a.overridden.length ? 'AIRLOCK_ALLOW_DOWNGRADE' : null, package: x.package, packageSha256: x.packageSha256,
-    domain: x.domain, version: x.version, signers: a.signers,
+    command: 'import',
+    outcome: x.outcome,
+    reason: a.overridden.length ? 'AIRLOCK_ALLOW_DOWNGRADE' : null,
+    package: x.package,
+    packageSha256: x.packageSha256,
+    domain: x.domain,
+    version: x.version,
+    signers: a.signers,
     detail: (x.how ? `${x.how}; ` : '') + describeAdmission(a) + (a.overridden.length ? `; --allow-downgrade overrode ${a.overridden.join(', ')}` : ''),
   };
 }

@@ -33,9 +33,18 @@ export interface Admission {
 }
 /** --allow-downgrade: every freshness rule (true), or only the rules named (a fleet follower: AIRLOCK_DOWNGRADE). */
 export type AllowDowngrade = boolean | readonly string[];
-export interface AdmitOptions { trust: KeyObject[]; allowUnsigned?: boolean; allowDowngrade?: AllowDowngrade; now?: Date }
+export interface AdmitOptions {
+  trust: KeyObject[];
+  allowUnsigned?: boolean;
+  allowDowngrade?: AllowDowngrade;
+  now?: Date;
+}
 
-export async function admitPackage(store: string, layout: Pick<PackageLayout, 'manifest' | 'manifestBytes' | 'signature' | 'signatures'>, o: AdmitOptions): Promise<Admission> {
+export async function admitPackage(
+  store: string,
+  layout: Pick<PackageLayout, 'manifest' | 'manifestBytes' | 'signature' | 'signatures'>,
+  o: AdmitOptions,
+): Promise<Admission> {
   await checkVersionsFolder(store); // a damaged store is refused (exit 2) before any of its files is read
   const policy = await loadPolicy(store);
   const now = o.now ?? new Date();
@@ -47,38 +56,62 @@ export async function admitPackage(store: string, layout: Pick<PackageLayout, 'm
     const overridden = await checkFreshness(store, layout.manifest, null, now, o.allowDowngrade ?? false, layout.manifestBytes);
     return { rule: 'flat', signers: sig.signers, signerNames: [], need: sig.signed ? 1 : null, overridden, policySerial: null };
   }
-  if (o.trust.length) throw new UsageError(`store ${store} has a trust policy (serial ${policy.policy.serial}); --trust does not apply there: add keys with airlock trust rotate`, { subject: '--trust' });
+  if (o.trust.length)
+    throw new UsageError(
+      `store ${store} has a trust policy (serial ${policy.policy.serial}); --trust does not apply there: add keys with airlock trust rotate`,
+      { subject: '--trust' },
+    );
   const domain = layout.manifest.domain;
   const need = thresholdFor(policy.policy, domain);
   const by = policySigners(policy, layout.manifestBytes, signaturesOf(layout), now);
   if (by.length < need) {
     const all = signaturesOf(layout).length;
     const live = new Set(liveKeys(policy, now).map((k) => k.name));
-    const expired = policy.keys.filter((k) => !live.has(k.name) && signaturesOf(layout).some((s) => policySigners({ keys: [{ ...k, expiresAt: null }] }, layout.manifestBytes, [s], now).length)).map((k) => k.name);
-    throw new SignatureError('AIRLOCK_THRESHOLD',
+    const expired = policy.keys
+      .filter(
+        (k) =>
+          !live.has(k.name) && signaturesOf(layout).some((s) => policySigners({ keys: [{ ...k, expiresAt: null }] }, layout.manifestBytes, [s], now).length),
+      )
+      .map((k) => k.name);
+    throw new SignatureError(
+      'AIRLOCK_THRESHOLD',
       `package ${domain} ${layout.manifest.version} is signed by ${by.length} distinct key(s) of the store's trust policy (${by.map((k) => k.name).join(', ') || 'none'}); ${domain} needs ${need}` +
-      `${expired.length ? `; signatures by expired keys do not count (${expired.join(', ')})` : ''} (${all} signature member(s); keys not in policy ${policy.policy.serial} count for nothing)`,
-      { subject: 'airlock.json.sig', signers: by.map((k) => k.fingerprint), need, expired });
+        `${expired.length ? `; signatures by expired keys do not count (${expired.join(', ')})` : ''} (${all} signature member(s); keys not in policy ${policy.policy.serial} count for nothing)`,
+      { subject: 'airlock.json.sig', signers: by.map((k) => k.fingerprint), need, expired },
+    );
   }
   const overridden = await checkFreshness(store, layout.manifest, policy.policy.identity, now, o.allowDowngrade ?? false, layout.manifestBytes);
-  return { rule: 'policy', signers: by.map((k) => k.fingerprint).sort(), signerNames: by.map((k) => k.name), need, overridden, policySerial: policy.policy.serial };
+  return {
+    rule: 'policy',
+    signers: by.map((k) => k.fingerprint).sort(),
+    signerNames: by.map((k) => k.name),
+    need,
+    overridden,
+    policySerial: policy.policy.serial,
+  };
 }
 
-const SeenSchema = z.object({
-  format: z.literal('airlock-seen/1'),
-  domains: z.record(z.string(), z.object({ sequence: z.number().int().nonnegative(), version: z.string(), at: z.string() }).strict()),
-}).strict();
+const SeenSchema = z
+  .object({
+    format: z.literal('airlock-seen/1'),
+    domains: z.record(z.string(), z.object({ sequence: z.number().int().nonnegative(), version: z.string(), at: z.string() }).strict()),
+  })
+  .strict();
 type Seen = z.infer<typeof SeenSchema>;
 
 /** STORE/trust/seen.json: the highest order (packageOrder) ever imported per domain, every store (survives prune). */
 export async function readSeen(store: string): Promise<Seen> {
   const path = trustPaths(store).seen;
-  const damaged = (why: string) => new MalformedError('AIRLOCK_BAD_SEEN', `${path} ${why}; imports are refused until it is restored (it guards against downgrades)`, { subject: path });
+  const damaged = (why: string) =>
+    new MalformedError('AIRLOCK_BAD_SEEN', `${path} ${why}; imports are refused until it is restored (it guards against downgrades)`, { subject: path });
   const raw = await readRegularFileIfExists(path, { maxBytes: 4 * 1024 * 1024, refuse: damaged });
   if (raw === null) return { format: 'airlock-seen/1', domains: {} };
   const parsed = parseJsonText(raw, damaged, 'a seen record');
   const r = SeenSchema.safeParse(parsed);
-  if (!r.success) throw new MalformedError('AIRLOCK_BAD_SEEN', `${path} is damaged; imports are refused until it is restored (it guards against downgrades)`, { subject: path });
+  if (!r.success)
+    throw new MalformedError('AIRLOCK_BAD_SEEN', `${path} is damaged; imports are refused until it is restored (it guards against downgrades)`, {
+      subject: path,
+    });
   return r.data;
 }
 
@@ -104,10 +137,13 @@ export async function recordSeen(store: string, m: Pick<Manifest, 'domain' | 've
   if (cur && cur.sequence >= order) return;
   seen.domains[m.domain] = { sequence: order, version: m.version, at: new Date().toISOString() };
   const t = trustPaths(store);
-  const made = await mkdir(t.dir).then(() => true, (err: NodeJS.ErrnoException) => {
-    if (err.code === 'EEXIST') return false;
-    throw err;
-  });
+  const made = await mkdir(t.dir).then(
+    () => true,
+    (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EEXIST') return false;
+      throw err;
+    },
+  );
   if (made) await fsyncDir(store);
   await atomicWriteFile(t.seen, JSON.stringify(seen, null, 2) + '\n');
 }
@@ -137,12 +173,23 @@ async function alreadyStored(store: string, m: Pick<Manifest, 'version'>, manife
  * decision, and no freshness rule applies (a pruned version is not in the store: refused).
  * `history`: the audit log's, when the caller has just scanned it (else it is scanned here).
  */
-export async function checkFreshness(store: string, m: Manifest, identity: string | null, now: Date, allowDowngrade: AllowDowngrade, manifestBytes?: Buffer, history?: AuditHistory): Promise<string[]> {
-  if (manifestBytes && await alreadyStored(store, m, manifestBytes)) return [];
+export async function checkFreshness(
+  store: string,
+  m: Manifest,
+  identity: string | null,
+  now: Date,
+  allowDowngrade: AllowDowngrade,
+  manifestBytes?: Buffer,
+  history?: AuditHistory,
+): Promise<string[]> {
+  if (manifestBytes && (await alreadyStored(store, m, manifestBytes))) return [];
   const broken: { code: ErrorCode; why: string }[] = [];
   if (m.expiresAt !== undefined && Date.parse(m.expiresAt) <= now.getTime()) broken.push({ code: 'AIRLOCK_EXPIRED', why: `it expired at ${m.expiresAt}` });
   if (m.audience !== undefined && m.audience !== identity) {
-    broken.push({ code: 'AIRLOCK_AUDIENCE', why: `it is addressed to store ${JSON.stringify(m.audience)}, and this store ${identity === null ? 'has no identity (a trust policy names it: airlock trust init/rotate --identity)' : `is ${JSON.stringify(identity)}`}` });
+    broken.push({
+      code: 'AIRLOCK_AUDIENCE',
+      why: `it is addressed to store ${JSON.stringify(m.audience)}, and this store ${identity === null ? 'has no identity (a trust policy names it: airlock trust init/rotate --identity)' : `is ${JSON.stringify(identity)}`}`,
+    });
   }
   const seen = (await readSeen(store)).domains[m.domain];
   // A deleted or older seen record put back would quietly switch the downgrade check off: the
@@ -150,23 +197,36 @@ export async function checkFreshness(store: string, m: Manifest, identity: strin
   // and seen.json must hold at least that (unless the order rule is waived).
   const orderWaived = allowDowngrade === true || (Array.isArray(allowDowngrade) && allowDowngrade.includes('AIRLOCK_DOWNGRADE'));
   if (!orderWaived) {
-    const h = history ?? await auditHistory(store);
+    const h = history ?? (await auditHistory(store));
     const path = trustPaths(store).seen;
     const logged = h.importedSequence.get(m.domain);
     if (!seen && h.importedDomains.has(m.domain)) {
-      throw new MalformedError('AIRLOCK_BAD_SEEN', `${path} has no order for ${m.domain}, yet the audit log records its import; imports of ${m.domain} are refused until it is restored (it guards against downgrades)`, { subject: path });
+      throw new MalformedError(
+        'AIRLOCK_BAD_SEEN',
+        `${path} has no order for ${m.domain}, yet the audit log records its import; imports of ${m.domain} are refused until it is restored (it guards against downgrades)`,
+        { subject: path },
+      );
     }
     if (seen && logged !== undefined && seen.sequence < logged) {
-      throw new MalformedError('AIRLOCK_BAD_SEEN', `${path} records sequence ${seen.sequence} for ${m.domain}, below ${logged}, the highest the audit log records as imported for it (an older seen record was put back, or that import was cut short by a crash); imports of ${m.domain} are refused until it is restored (it guards against downgrades), or, after a crash, until you import that package again with --allow-downgrade`, { subject: path, domain: m.domain, seen: seen.sequence, logged });
+      throw new MalformedError(
+        'AIRLOCK_BAD_SEEN',
+        `${path} records sequence ${seen.sequence} for ${m.domain}, below ${logged}, the highest the audit log records as imported for it (an older seen record was put back, or that import was cut short by a crash); imports of ${m.domain} are refused until it is restored (it guards against downgrades), or, after a crash, until you import that package again with --allow-downgrade`,
+        { subject: path, domain: m.domain, seen: seen.sequence, logged },
+      );
     }
   }
   const order = packageOrder(m);
-  const what = m.sequence !== undefined ? `its sequence ${m.sequence}` : `it has no sequence, and its createdAt ${m.createdAt} (${order ?? 'unreadable'} ms, its order)`;
-  if (seen && (order === null || order < seen.sequence)) broken.push({ code: 'AIRLOCK_DOWNGRADE', why: `${what} is below ${seen.sequence}, the highest this store has imported for ${m.domain} (${seen.version})` });
+  const what =
+    m.sequence !== undefined ? `its sequence ${m.sequence}` : `it has no sequence, and its createdAt ${m.createdAt} (${order ?? 'unreadable'} ms, its order)`;
+  if (seen && (order === null || order < seen.sequence))
+    broken.push({ code: 'AIRLOCK_DOWNGRADE', why: `${what} is below ${seen.sequence}, the highest this store has imported for ${m.domain} (${seen.version})` });
   if (broken.length === 0) return [];
   const refused = allowDowngrade === true ? [] : allowDowngrade === false ? broken : broken.filter((b) => !allowDowngrade.includes(b.code));
   if (refused.length === 0) return broken.map((b) => b.code);
   const first = refused[0]!;
-  throw new VerificationError(first.code, `package ${m.domain} ${m.version} refused: ${refused.map((b) => b.why).join('; ')} (pass --allow-downgrade to import it anyway; that is recorded in the audit log)`,
-    { subject: 'airlock.json', rules: refused.map((b) => b.code) });
+  throw new VerificationError(
+    first.code,
+    `package ${m.domain} ${m.version} refused: ${refused.map((b) => b.why).join('; ')} (pass --allow-downgrade to import it anyway; that is recorded in the audit log)`,
+    { subject: 'airlock.json', rules: refused.map((b) => b.code) },
+  );
 }

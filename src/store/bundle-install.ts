@@ -13,7 +13,12 @@ export interface InstallOptions extends BundleOptions {
   allowDowngrade?: readonly string[];
 }
 
-export interface Installed { version: string; status: 'imported' | 'unchanged'; form: 'package' | 'archive'; bytes: number }
+export interface Installed {
+  version: string;
+  status: 'imported' | 'unchanged';
+  form: 'package' | 'archive';
+  bytes: number;
+}
 
 export function installBundle(o: InstallOptions): Promise<Installed> {
   return fetchBundle(o, (pkg, t) => importPackage(pkg, { store: o.store, ...t, activate: o.activate, signal: o.signal, allowDowngrade: o.allowDowngrade }));

@@ -8,15 +8,23 @@ import type { ProgressEvent } from './progress.js';
 import { gcPacer } from '../util/gc.js';
 import { fsyncFile } from '../util/fsx.js';
 
-export interface CopyDigests { packageSha256: string; archiveSha256: string }
+export interface CopyDigests {
+  packageSha256: string;
+  archiveSha256: string;
+}
 
 /**
  * Copy the package byte for byte in one read of the source, hashing on the way both the whole
  * file and the archive member's bytes [offset, offset + size): the archive digest is known before
  * a single site file is extracted. `signal` stops the copy (the partial file is the caller's).
  */
-export async function copyHashed(src: PackageInput, dest: string, total: number, archive: { offset: number; size: number },
-  o: { signal?: AbortSignal; onProgress?: (e: ProgressEvent) => void } = {}): Promise<CopyDigests> {
+export async function copyHashed(
+  src: PackageInput,
+  dest: string,
+  total: number,
+  archive: { offset: number; size: number },
+  o: { signal?: AbortSignal; onProgress?: (e: ProgressEvent) => void } = {},
+): Promise<CopyDigests> {
   const whole = createHash('sha256');
   const member = createHash('sha256');
   const end = archive.offset + archive.size;

@@ -11,9 +11,15 @@ export function checkDeclared(layout: PackageLayout, limits?: Partial<ArchiveLim
   const { manifest, archive } = layout;
   checkManifestLimits(manifest, limits);
   if (archive.size !== manifest.archive.size) {
-    throw new DigestMismatchError('AIRLOCK_ARCHIVE_SIZE', `${archive.name} is ${archive.size} bytes but the manifest says ${manifest.archive.size}`, { subject: archive.name, expected: manifest.archive.size, actual: archive.size });
+    throw new DigestMismatchError('AIRLOCK_ARCHIVE_SIZE', `${archive.name} is ${archive.size} bytes but the manifest says ${manifest.archive.size}`, {
+      subject: archive.name,
+      expected: manifest.archive.size,
+      actual: archive.size,
+    });
   }
   if (!manifest.files.some((f) => f.path === 'index.html')) {
-    throw new MalformedError(ARCHIVE_CODES.NO_INDEX, 'airlock.json lists no index.html at the root of the site: it cannot be served', { subject: 'index.html' });
+    throw new MalformedError(ARCHIVE_CODES.NO_INDEX, 'airlock.json lists no index.html at the root of the site: it cannot be served', {
+      subject: 'index.html',
+    });
   }
 }

@@ -4,8 +4,29 @@ import type { KeyObject } from 'node:crypto';
 import { createHash } from 'node:crypto';
 import { DigestMismatchError, MalformedError, SignatureError, StoreError, UsageError } from '../errors.js';
 import { ARCHIVE_CODES, probeCaseFolding, writeSmall } from '../archive/index.js';
-import { checkManifestLimits, checkSignature, countPages, inputPath, parseManifest, type Manifest, signatureMember, signaturesOf, type PackageInput, type PackageLayout } from '../package/index.js';
-import { canonicalArchiveOffset, finishTarget, namePatchThatFailed, readBaseAhead, readDelta, rebuildSite, resolveTarget, type DeltaLayout, type ResolvedTarget } from '../delta/index.js';
+import {
+  checkManifestLimits,
+  checkSignature,
+  countPages,
+  inputPath,
+  parseManifest,
+  type Manifest,
+  signatureMember,
+  signaturesOf,
+  type PackageInput,
+  type PackageLayout,
+} from '../package/index.js';
+import {
+  canonicalArchiveOffset,
+  finishTarget,
+  namePatchThatFailed,
+  readBaseAhead,
+  readDelta,
+  rebuildSite,
+  resolveTarget,
+  type DeltaLayout,
+  type ResolvedTarget,
+} from '../delta/index.js';
 import { admitPackage, checkFreshness, type Admission } from './admit.js';
 import { loadPolicy, policySigners, type LoadedPolicy } from './policy.js';
 import { inPool } from '../util/pool.js';
@@ -47,8 +68,11 @@ export async function importDelta(pkgPath: PackageInput, o: ImportOptions, note:
   checkEnvelope(store, layout, policy, trust, o);
   if (kind === 'missing') throw missingBase(layout, store);
   signal?.throwIfAborted();
-  return withLock(store, (lock) => importLocked(pkg, layout, o, lock),
-    { timeoutMs: o.lockTimeoutMs, signal, onWait: (pid) => o.onProgress?.({ phase: 'lock-wait', pid }) });
+  return withLock(store, (lock) => importLocked(pkg, layout, o, lock), {
+    timeoutMs: o.lockTimeoutMs,
+    signal,
+    onWait: (pid) => o.onProgress?.({ phase: 'lock-wait', pid }),
+  });
 }
 
 /**
@@ -56,7 +80,11 @@ export async function importDelta(pkgPath: PackageInput, o: ImportOptions, note:
  * signature under the store's rule, as import checks it first (read only). Import then admits the
  * rebuilt target with its signatures (threshold, freshness) as it would the full package.
  */
-export async function checkDeltaEnvelope(store: string, layout: DeltaLayout, o: Pick<ImportOptions, 'trust' | 'allowUnsigned'>): Promise<{ signed: boolean; signer: string | null; rule: 'policy' | 'flat'; policySerial: number | null }> {
+export async function checkDeltaEnvelope(
+  store: string,
+  layout: DeltaLayout,
+  o: Pick<ImportOptions, 'trust' | 'allowUnsigned'>,
+): Promise<{ signed: boolean; signer: string | null; rule: 'policy' | 'flat'; policySerial: number | null }> {
   const policy = (await storeKind(store)) === 'dir' ? await loadPolicy(store) : null;
   const trust = policy ? [] : [...o.trust, ...(await loadTrustedKeys(store))];
   const signer = checkEnvelope(store, layout, policy, trust, o);
@@ -64,23 +92,37 @@ export async function checkDeltaEnvelope(store: string, layout: DeltaLayout, o: 
 }
 
 /** The delta's own manifest: signed by a trusted key (flat rule), or by at least one live key of the store's policy. Returns the signer's fingerprint. */
-function checkEnvelope(store: string, layout: DeltaLayout, policy: LoadedPolicy | null, trust: KeyObject[], o: Pick<ImportOptions, 'trust' | 'allowUnsigned'>): string | null {
+function checkEnvelope(
+  store: string,
+  layout: DeltaLayout,
+  policy: LoadedPolicy | null,
+  trust: KeyObject[],
+  o: Pick<ImportOptions, 'trust' | 'allowUnsigned'>,
+): string | null {
   if (!policy) return checkSignature(layout, { trust, allowUnsigned: o.allowUnsigned }).signer;
-  if (o.trust.length) throw new UsageError(`store ${store} has a trust policy (serial ${policy.policy.serial}); --trust does not apply there: add keys with airlock trust rotate`, { subject: '--trust' });
+  if (o.trust.length)
+    throw new UsageError(
+      `store ${store} has a trust policy (serial ${policy.policy.serial}); --trust does not apply there: add keys with airlock trust rotate`,
+      { subject: '--trust' },
+    );
   const by = policySigners(policy, layout.manifestBytes, signaturesOf(layout), new Date());
   if (by.length === 0) {
-    throw new SignatureError('AIRLOCK_UNTRUSTED_SIGNATURE',
+    throw new SignatureError(
+      'AIRLOCK_UNTRUSTED_SIGNATURE',
       `the delta manifest (airlock.json) of ${layout.manifest.domain} ${layout.manifest.version} is not signed by a live key of the store's trust policy ${policy.policy.serial}: unsigned, signed by another key, or edited after it was signed (sign it with airlock sign DELTA --key K)`,
-      { subject: 'airlock.json.sig' });
+      { subject: 'airlock.json.sig' },
+    );
   }
   return by[0]!.fingerprint;
 }
 
 function missingBase(layout: DeltaLayout, store: string): Error {
   const { base, version } = layout.manifest;
-  return new DigestMismatchError('AIRLOCK_DELTA_BASE',
+  return new DigestMismatchError(
+    'AIRLOCK_DELTA_BASE',
     `this delta needs version ${base.version} with manifest sha256 ${base.manifestSha256} in store ${store}; import that version (or a full package of ${version}) first`,
-    { subject: base.version, manifestSha256: base.manifestSha256 });
+    { subject: base.version, manifestSha256: base.manifestSha256 },
+  );
 }
 
 /**
@@ -111,7 +153,15 @@ async function importLocked(pkg: PackageInput, layout: DeltaLayout, o: ImportOpt
   }
 }
 
-async function importOnBase(pkg: PackageInput, layout: DeltaLayout, o: ImportOptions, lock: StoreLock, base: Awaited<ReturnType<typeof findBase>>, existing: VersionMeta | null, ahead: ReadAhead | undefined): Promise<ImportResult> {
+async function importOnBase(
+  pkg: PackageInput,
+  layout: DeltaLayout,
+  o: ImportOptions,
+  lock: StoreLock,
+  base: Awaited<ReturnType<typeof findBase>>,
+  existing: VersionMeta | null,
+  ahead: ReadAhead | undefined,
+): Promise<ImportResult> {
   const { store, signal, onProgress } = o;
   const admit = (t: Pick<PackageLayout, 'manifest' | 'manifestBytes' | 'signature' | 'signatures'>) =>
     admitPackage(store, t, { trust: o.trust, allowUnsigned: o.allowUnsigned, allowDowngrade: o.allowDowngrade });
@@ -128,23 +178,42 @@ async function importOnBase(pkg: PackageInput, layout: DeltaLayout, o: ImportOpt
   else if (!existing) await checkFreshness(store, target, (await loadPolicy(store))?.policy.identity ?? null, new Date(), o.allowDowngrade ?? false);
   checkManifestLimits(target, o.limits);
   if (!target.files.some((f) => f.path === 'index.html')) {
-    throw new MalformedError(ARCHIVE_CODES.NO_INDEX, 'the target manifest lists no index.html at the root of the site: it cannot be served', { subject: 'index.html' });
+    throw new MalformedError(ARCHIVE_CODES.NO_INDEX, 'the target manifest lists no index.html at the root of the site: it cannot be served', {
+      subject: 'index.html',
+    });
   }
   if (existing) {
     const stored = await readStoredManifestRaw(finalDir);
     if (sha256(stored) !== layout.manifest.target.manifestSha256) {
-      throw new StoreError('AIRLOCK_VERSION_CONFLICT', `version ${label} is already in the store with different content (its manifest differs from this delta's target); choose another version label`, { subject: label });
+      throw new StoreError(
+        'AIRLOCK_VERSION_CONFLICT',
+        `version ${label} is already in the store with different content (its manifest differs from this delta's target); choose another version label`,
+        { subject: label },
+      );
     }
-    const a = await admit({ manifest: parseManifest(stored, versionPaths(finalDir).manifest), manifestBytes: stored, signature: resolved.signature, signatures: resolved.signatures });
+    const a = await admit({
+      manifest: parseManifest(stored, versionPaths(finalDir).manifest),
+      manifestBytes: stored,
+      signature: resolved.signature,
+      signatures: resolved.signatures,
+    });
     return keepExisting(o, label, deltaEvent(pkg, layout, a, 'unchanged', typeof pkg === 'string' ? await fileSha256(pkg) : null), a);
   }
-  await checkFreeSpace(store, requiredBytes(target.archive.size, target.files.map((f) => f.size)));
+  await checkFreeSpace(
+    store,
+    requiredBytes(
+      target.archive.size,
+      target.files.map((f) => f.size),
+    ),
+  );
   return addVersion(o, lock, label, async (staging) => {
     const p = versionPaths(staging);
     await mkdir(p.site);
     if (await probeCaseFolding(staging)) refuseCasePairs(target.files.map((f) => f.path));
     onProgress?.({ phase: 'extract', dir: p.site, total: target.archive.size });
-    const rebuilt = await rebuildSite({ layout, target, baseManifest, baseSite: versionPaths(base.dir).site, destSite: p.site, signal, ahead }).catch(pathClash);
+    const rebuilt = await rebuildSite({ layout, target, baseManifest, baseSite: versionPaths(base.dir).site, destSite: p.site, signal, ahead }).catch(
+      pathClash,
+    );
     let final: ResolvedTarget;
     try {
       final = finishTarget(layout, resolved, rebuilt.digests); // every rebuilt file against the target manifest
@@ -157,15 +226,42 @@ async function importOnBase(pkg: PackageInput, layout: DeltaLayout, o: ImportOpt
     // No package file: the target's package is a pure function of these files, this manifest and
     // its signatures (kept beside it), built when the mirror is first asked for it (rebuilt-package.ts).
     const meta: VersionMeta = {
-      label, domain: target.domain, importedAt: new Date().toISOString(), packageSha256: null,
-      archive: { name: target.archive.name, format: 'tar', offset: canonicalArchiveOffset(final.manifestBytes.length, final.signatures), size: target.archive.size, sha256: target.archive.sha256 },
-      signer, ...(admission.signers.length > 1 ? { signers: admission.signers } : {}), pageCount: target.pageCount ?? countPages(target.files), fileCount: target.files.length, totalBytes: target.files.reduce((n, f) => n + f.size, 0),
+      label,
+      domain: target.domain,
+      importedAt: new Date().toISOString(),
+      packageSha256: null,
+      archive: {
+        name: target.archive.name,
+        format: 'tar',
+        offset: canonicalArchiveOffset(final.manifestBytes.length, final.signatures),
+        size: target.archive.size,
+        sha256: target.archive.sha256,
+      },
+      signer,
+      ...(admission.signers.length > 1 ? { signers: admission.signers } : {}),
+      pageCount: target.pageCount ?? countPages(target.files),
+      fileCount: target.files.length,
+      totalBytes: target.files.reduce((n, f) => n + f.size, 0),
       delta: { base: layout.manifest.base.version, baseManifestSha256: layout.manifest.base.manifestSha256 },
     };
     // The manifest, its signatures and version.json are written and fsynced (writeSmall) while
     // the site's folders are fsynced (rebuildSite fsynced every file): one wait, not one per file.
-    const small: [string, Buffer][] = [[p.manifest, final.manifestBytes], ...final.signatures.map((sig, i): [string, Buffer] => [join(staging, signatureMember(i + 1)), sig]), [p.meta, Buffer.from(JSON.stringify(meta, null, 2) + '\n')]];
-    await inPool([...small.map(([at, b]) => () => writeSmall(at, [b], b.length)), ...siteFolders(p.site, target.files).map((d) => () => fsyncDir(d))], (task) => task());
+    const small: [string, Buffer][] = [
+      [p.manifest, final.manifestBytes],
+      ...final.signatures.map((sig, i): [string, Buffer] => [join(staging, signatureMember(i + 1)), sig]),
+      [p.meta, Buffer.from(JSON.stringify(meta, null, 2) + '\n')],
+    ];
+    await inPool(
+      [
+        ...small.map(
+          ([at, b]) =>
+            () =>
+              writeSmall(at, [b], b.length),
+        ),
+        ...siteFolders(p.site, target.files).map((d) => () => fsyncDir(d)),
+      ],
+      (task) => task(),
+    );
     await fsyncDir(staging);
     onProgress?.({ phase: 'extracted', files: meta.fileCount, bytes: meta.totalBytes });
     const sha = typeof pkg === 'string' ? await fileSha256(pkg) : null;
@@ -175,7 +271,15 @@ async function importOnBase(pkg: PackageInput, layout: DeltaLayout, o: ImportOpt
 
 /** The audit line of a delta import: the delta file's sha256 (what was imported, as a refusal's line has it), the rule that admitted it, the base. */
 function deltaEvent(pkg: PackageInput, layout: DeltaLayout, admission: Admission, outcome: 'imported' | 'unchanged', packageSha256: string | null) {
-  return importEvent({ package: inputPath(pkg), packageSha256, domain: layout.manifest.domain, version: layout.manifest.version, admission, outcome, how: `delta from ${layout.manifest.base.version}` });
+  return importEvent({
+    package: inputPath(pkg),
+    packageSha256,
+    domain: layout.manifest.domain,
+    version: layout.manifest.version,
+    admission,
+    outcome,
+    how: `delta from ${layout.manifest.base.version}`,
+  });
 }
 
 /** On a case-folding store, two target paths that differ only in case would land on one file. */
@@ -184,7 +288,10 @@ function refuseCasePairs(paths: string[]): void {
   for (const path of paths) {
     const key = path.normalize('NFC').toLowerCase();
     const other = seen.get(key);
-    if (other !== undefined) throw new MalformedError(ARCHIVE_CODES.CASE_COLLISION, `${other} and ${path} differ only in case, and this store's file system folds case`, { subject: path });
+    if (other !== undefined)
+      throw new MalformedError(ARCHIVE_CODES.CASE_COLLISION, `${other} and ${path} differ only in case, and this store's file system folds case`, {
+        subject: path,
+      });
     seen.set(key, path);
   }
 }
@@ -193,7 +300,11 @@ function refuseCasePairs(paths: string[]): void {
 function pathClash(err: unknown): never {
   const code = (err as NodeJS.ErrnoException).code;
   if (code === 'ENOTDIR' || code === 'EEXIST' || code === 'EISDIR') {
-    throw new MalformedError('AIRLOCK_BAD_DELTA', `the target's files cannot be laid out (${code} at ${(err as NodeJS.ErrnoException).path ?? '?'}): a path is both a file and a folder`, { subject: 'target.json' });
+    throw new MalformedError(
+      'AIRLOCK_BAD_DELTA',
+      `the target's files cannot be laid out (${code} at ${(err as NodeJS.ErrnoException).path ?? '?'}): a path is both a file and a folder`,
+      { subject: 'target.json' },
+    );
   }
   throw err;
 }

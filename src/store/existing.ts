@@ -16,7 +16,12 @@ export async function existingMeta(dir: string): Promise<VersionMeta | null> {
     if (err.code !== 'ENOTDIR') throw err;
     const st = await lstat(dir).catch(() => null);
     const why = st && !st.isDirectory() ? `is ${st.isSymbolicLink() ? 'a symbolic link' : 'a file'}, not a version folder` : describeFsError(err);
-    throw new StoreError('AIRLOCK_BAD_VERSION', `${dir} ${why}; the store was damaged or edited by hand (move it out of the store)`, { subject: dir }, EXIT.USAGE);
+    throw new StoreError(
+      'AIRLOCK_BAD_VERSION',
+      `${dir} ${why}; the store was damaged or edited by hand (move it out of the store)`,
+      { subject: dir },
+      EXIT.USAGE,
+    );
   });
 }
 
@@ -32,14 +37,22 @@ export async function existingMeta(dir: string): Promise<VersionMeta | null> {
 export async function checkSameVersion(pkg: PackageInput, layout: PackageLayout, dir: string, meta: VersionMeta, signal?: AbortSignal): Promise<void> {
   const m = layout.manifest;
   if (meta.archive.sha256 !== m.archive.sha256) {
-    throw new StoreError('AIRLOCK_VERSION_CONFLICT', `version ${m.version} is already in the store with different content (archive sha256 ${meta.archive.sha256}, package has ${m.archive.sha256}); choose another version label`, { subject: m.version });
+    throw new StoreError(
+      'AIRLOCK_VERSION_CONFLICT',
+      `version ${m.version} is already in the store with different content (archive sha256 ${meta.archive.sha256}, package has ${m.archive.sha256}); choose another version label`,
+      { subject: m.version },
+    );
   }
   const stored = await readStoredManifest(dir);
   const archiveSha256 = await hashByteSource(inputRange(pkg, layout.archive.offset, layout.archive.size), signal);
   compareToManifest(m, { format: meta.archive.format, archiveSha256, archiveSize: layout.archive.size, files: stored.files, strip: '' });
   // The same archive with other vendored files is other content; the given copy's vendored bytes must verify too.
   if (JSON.stringify(m.vendor ?? null) !== JSON.stringify(stored.vendor ?? null)) {
-    throw new StoreError('AIRLOCK_VERSION_CONFLICT', `version ${m.version} is already in the store with different vendored files; choose another version label`, { subject: m.version });
+    throw new StoreError(
+      'AIRLOCK_VERSION_CONFLICT',
+      `version ${m.version} is already in the store with different vendored files; choose another version label`,
+      { subject: m.version },
+    );
   }
   await verifyVendorMembers(pkg, layout);
 }

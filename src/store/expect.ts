@@ -18,8 +18,7 @@ export function manifestWatch(manifest: Pick<Manifest, 'files' | 'archive'>): En
   const promised = new Map(manifest.files.map((f) => [f.path, f]));
   const name = manifest.archive.name;
   let readings: string[] | undefined;
-  const lookup = (prefix: string, path: string): Promised | undefined =>
-    path.startsWith(prefix) ? promised.get(path.slice(prefix.length)) : undefined;
+  const lookup = (prefix: string, path: string): Promised | undefined => (path.startsWith(prefix) ? promised.get(path.slice(prefix.length)) : undefined);
   const fail = (code: ErrorCode, message: string, subject: string, extra: Record<string, unknown> = {}) => {
     throw new DigestMismatchError(code, message, { subject, ...extra });
   };
@@ -31,7 +30,11 @@ export function manifestWatch(manifest: Pick<Manifest, 'files' | 'archive'>): En
       const fit = listed.filter((p) => lookup(p, path)!.size === size);
       if (fit.length === 0) {
         const want = listed.length ? lookup(listed[0]!, path) : undefined;
-        if (want) fail('AIRLOCK_SIZE_MISMATCH', `${want.path} is ${size} bytes in ${name} but the manifest says ${want.size}`, want.path, { expected: want.size, actual: size });
+        if (want)
+          fail('AIRLOCK_SIZE_MISMATCH', `${want.path} is ${size} bytes in ${name} but the manifest says ${want.size}`, want.path, {
+            expected: want.size,
+            actual: size,
+          });
         fail('AIRLOCK_EXTRA_FILE', `${path} is in ${name} but not listed in the manifest`, path);
       }
       readings = fit;
@@ -40,7 +43,10 @@ export function manifestWatch(manifest: Pick<Manifest, 'files' | 'archive'>): En
       const fit = readings!.filter((p) => lookup(p, path)?.sha256 === sha256);
       if (fit.length === 0) {
         const want = lookup(readings![0]!, path)!;
-        fail('AIRLOCK_DIGEST_MISMATCH', `${want.path} has sha256 ${sha256} but the manifest says ${want.sha256}`, want.path, { expected: want.sha256, actual: sha256 });
+        fail('AIRLOCK_DIGEST_MISMATCH', `${want.path} has sha256 ${sha256} but the manifest says ${want.sha256}`, want.path, {
+          expected: want.sha256,
+          actual: sha256,
+        });
       }
       readings = fit;
     },

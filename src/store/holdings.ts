@@ -47,7 +47,16 @@ export async function checkVersionsFolder(store: string): Promise<boolean> {
 export async function storedLabels(store: string): Promise<string[]> {
   const root = storePaths(store).versions;
   const names = await versionNames(store);
-  const complete = await Promise.all(names.filter(isLabel).map(async (n) => (await access(versionPaths(join(root, n)).meta).then(() => true, () => false)) ? n : null));
+  const complete = await Promise.all(
+    names.filter(isLabel).map(async (n) =>
+      (await access(versionPaths(join(root, n)).meta).then(
+        () => true,
+        () => false,
+      ))
+        ? n
+        : null,
+    ),
+  );
   return complete.filter((n): n is string => n !== null).sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
 }
 
@@ -57,7 +66,8 @@ export async function storedLabels(store: string): Promise<string[]> {
  * holds no version yet and how to import one (`activate`: the import command activates it).
  */
 export function describeHoldings(store: string, labels: readonly string[], o: { activate?: boolean } = {}): { empty: boolean; text: string } {
-  if (labels.length === 0) return { empty: true, text: `the store holds no version yet; import one (airlock import PKG --store ${store}${o.activate ? ' --activate' : ''})` };
+  if (labels.length === 0)
+    return { empty: true, text: `the store holds no version yet; import one (airlock import PKG --store ${store}${o.activate ? ' --activate' : ''})` };
   const more = labels.length - SHOWN;
   return { empty: false, text: `it holds ${labels.slice(0, SHOWN).join(', ')}${more > 0 ? ` and ${more} more (airlock list --store ${store})` : ''}` };
 }

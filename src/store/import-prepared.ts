@@ -61,7 +61,11 @@ export async function importPrepared(src: PackageSource, o: ImportPreparedOption
   // After the commit and outside the lock: the version is already safe and servable.
   const serve = precompress || prepareHtml ? await preparers() : null;
   if (precompress) {
-    variants = await buildVariants(store, result.version, { signal, exclude: serve!.isTransformedPage, onProgress: (done, total) => o.onProgress({ phase: 'variants', done, total }) });
+    variants = await buildVariants(store, result.version, {
+      signal,
+      exclude: serve!.isTransformedPage,
+      onProgress: (done, total) => o.onProgress({ phase: 'variants', done, total }),
+    });
   }
   if (prepareHtml) {
     o.onProgress({ phase: 'html' });

@@ -19,7 +19,15 @@ import { isDeltaPackage } from '../delta/index.js';
 
 export type { ImportOptions, ImportResult } from './add-version.js';
 
-interface Checked { pkg: PackageInput; size: number; layout: PackageLayout; signer: string | null; label: string; needed: number; admission: Admission }
+interface Checked {
+  pkg: PackageInput;
+  size: number;
+  layout: PackageLayout;
+  signer: string | null;
+  label: string;
+  needed: number;
+  admission: Admission;
+}
 
 async function packageSize(pkg: PackageInput): Promise<number> {
   if (typeof pkg !== 'string') return pkg.spans.reduce((n, s) => n + s.length, 0); // checked by openVolumes
@@ -76,12 +84,29 @@ function isRefusal(err: unknown): err is AirlockError {
  * A log that cannot take the line (it is itself broken: AIRLOCK_AUDIT_BROKEN) leaves the
  * refusal unrecorded; the caller's error stands.
  */
-export async function auditRefusal(store: string, pkg: PackageInput, m: { domain?: string; version?: string } | null, err: unknown, o: Pick<ImportOptions, 'lockTimeoutMs' | 'signal'>): Promise<void> {
+export async function auditRefusal(
+  store: string,
+  pkg: PackageInput,
+  m: { domain?: string; version?: string } | null,
+  err: unknown,
+  o: Pick<ImportOptions, 'lockTimeoutMs' | 'signal'>,
+): Promise<void> {
   if (!isRefusal(err)) return;
-  await appendAudit(store, {
-    command: 'import', outcome: 'refused', reason: err.code, package: inputPath(pkg), packageSha256: await refusedSha256(pkg),
-    domain: m?.domain ?? null, version: m?.version ?? null, signers: (err.details.signers as string[] | undefined) ?? [], detail: err.message.slice(0, 2000),
-  }, { timeoutMs: o.lockTimeoutMs, signal: o.signal }).catch(() => {});
+  await appendAudit(
+    store,
+    {
+      command: 'import',
+      outcome: 'refused',
+      reason: err.code,
+      package: inputPath(pkg),
+      packageSha256: await refusedSha256(pkg),
+      domain: m?.domain ?? null,
+      version: m?.version ?? null,
+      signers: (err.details.signers as string[] | undefined) ?? [],
+      detail: err.message.slice(0, 2000),
+    },
+    { timeoutMs: o.lockTimeoutMs, signal: o.signal },
+  ).catch(() => {});
 }
 
 /**
@@ -96,7 +121,10 @@ export const REFUSED_SHA256_MAX_BYTES = 16 * 1024 * 1024;
 
 async function refusedSha256(pkg: PackageInput): Promise<string | null> {
   if (typeof pkg !== 'string') return null; // volumes: no one file to name by digest
-  const size = await stat(pkg).then((s) => (s.isFile() ? s.size : null), () => null);
+  const size = await stat(pkg).then(
+    (s) => (s.isFile() ? s.size : null),
+    () => null,
+  );
   if (size === null || size > REFUSED_SHA256_MAX_BYTES) return null;
   return fileSha256(pkg).catch(() => null);
 }
@@ -107,16 +135,33 @@ async function importChecked(pkg: PackageInput, size: number, kind: 'dir' | 'mis
   const signer = admission.signers[0] ?? null;
   const label = layout.manifest.version;
   // The label names a folder: re-check it here whatever the manifest schema allowed.
-  if (!VERSION_LABEL.test(label)) throw new MalformedError('AIRLOCK_BAD_LABEL', `package ${inputPath(pkg)} has an invalid version label ${JSON.stringify(label)}`, { subject: 'airlock.json' });
+  if (!VERSION_LABEL.test(label))
+    throw new MalformedError('AIRLOCK_BAD_LABEL', `package ${inputPath(pkg)} has an invalid version label ${JSON.stringify(label)}`, {
+      subject: 'airlock.json',
+    });
   checkDeclared(layout, o.limits);
-  const c: Checked = { pkg, size, layout, signer, label, needed: requiredBytes(size, layout.manifest.files.map((f) => f.size)), admission };
+  const c: Checked = {
+    pkg,
+    size,
+    layout,
+    signer,
+    label,
+    needed: requiredBytes(
+      size,
+      layout.manifest.files.map((f) => f.size),
+    ),
+    admission,
+  };
   if (kind === 'missing') await checkFreeSpace(await existingAncestor(store), c.needed, store);
   let created: string[] = [];
   try {
     signal?.throwIfAborted();
     if (kind === 'missing') created = await createStore(store);
-    return await withLock(store, (lock) => importLocked(c, o, lock),
-      { timeoutMs: o.lockTimeoutMs, signal, onWait: (pid) => o.onProgress?.({ phase: 'lock-wait', pid }) });
+    return await withLock(store, (lock) => importLocked(c, o, lock), {
+      timeoutMs: o.lockTimeoutMs,
+      signal,
+      onWait: (pid) => o.onProgress?.({ phase: 'lock-wait', pid }),
+    });
   } catch (err) {
     await removeCreated(created); // only folders left empty: a store this command made goes away
     throw explain(err, store, label, signal);
@@ -137,7 +182,11 @@ async function importLocked(c: Checked, o: ImportOptions, lock: StoreLock): Prom
   }
   await checkFreeSpace(store, c.needed);
   return addVersion(o, lock, c.label, async (staging) => {
-    const meta = await stageVersion(staging, { pkg: c.pkg, pkgSize: c.size, layout: c.layout, signer: c.signer, signers: c.admission.signers, limits: o.limits, signal }, onProgress);
+    const meta = await stageVersion(
+      staging,
+      { pkg: c.pkg, pkgSize: c.size, layout: c.layout, signer: c.signer, signers: c.admission.signers, limits: o.limits, signal },
+      onProgress,
+    );
     return { audit: event(c, 'imported', meta.packageSha256), seen: c.layout.manifest, admission: c.admission };
   });
 }
@@ -150,11 +199,21 @@ function event(c: Checked, outcome: 'imported' | 'unchanged', packageSha256: str
 function explain(err: unknown, store: string, label: string, signal: AbortSignal | undefined): unknown {
   if (signal?.aborted) {
     const by = signal.reason instanceof AirlockError && typeof signal.reason.details.subject === 'string' ? signal.reason.details.subject : 'a signal';
-    return new StoreError('AIRLOCK_INTERRUPTED', `import of version ${label} interrupted by ${by}; nothing was added to store ${store}`, { subject: by }, EXIT.FAILURE);
+    return new StoreError(
+      'AIRLOCK_INTERRUPTED',
+      `import of version ${label} interrupted by ${by}; nothing was added to store ${store}`,
+      { subject: by },
+      EXIT.FAILURE,
+    );
   }
   const code = (err as NodeJS.ErrnoException)?.code;
   if (code === 'ENOSPC' || code === 'EDQUOT') {
-    return new StoreError('AIRLOCK_NO_SPACE', `no space left in store ${store} while importing version ${label} (${code}); nothing was added: free some space and import again`, { subject: store }, EXIT.FAILURE);
+    return new StoreError(
+      'AIRLOCK_NO_SPACE',
+      `no space left in store ${store} while importing version ${label} (${code}); nothing was added: free some space and import again`,
+      { subject: store },
+      EXIT.FAILURE,
+    );
   }
   return err;
 }

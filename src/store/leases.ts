@@ -74,7 +74,10 @@ export async function acquireLease(store: string, label: string): Promise<Lease>
  * atomically, so such a file was left by a killed server or edited by hand. `onStale` gets the
  * leases of dead processes apart from the entries that are not leases airlock can read (with why).
  */
-export async function readLeases(store: string, onStale?: (dead: string[], unreadable: Array<{ path: string; why: string }>) => Promise<void>): Promise<LeaseRecord[]> {
+export async function readLeases(
+  store: string,
+  onStale?: (dead: string[], unreadable: Array<{ path: string; why: string }>) => Promise<void>,
+): Promise<LeaseRecord[]> {
   const dir = storePaths(store).leases;
   const names = await readdir(dir).catch(() => [] as string[]);
   const live: LeaseRecord[] = [];
@@ -89,7 +92,8 @@ export async function readLeases(store: string, onStale?: (dead: string[], unrea
       continue;
     }
     const rec = await readJsonFile(path, LeaseSchema, 'lease', { maxBytes: 64 * 1024 }).catch(() => null);
-    if (rec === null || `${rec.pid}.json` !== name) unreadable.push({ path, why: rec === null ? 'not a lease airlock can read' : `a lease of pid ${rec.pid}, not of pid ${name.slice(0, -5)}` });
+    if (rec === null || `${rec.pid}.json` !== name)
+      unreadable.push({ path, why: rec === null ? 'not a lease airlock can read' : `a lease of pid ${rec.pid}, not of pid ${name.slice(0, -5)}` });
     else if (isAlive(rec.pid, rec.start)) live.push(rec);
     else dead.push(path);
   }
@@ -105,7 +109,12 @@ export async function readLeases(store: string, onStale?: (dead: string[], unrea
 export async function removeDeadLeases(store: string, dead: string[], unreadable: ReadonlyArray<{ path: string; why: string }>): Promise<void> {
   const bad = unreadable[0];
   if (bad) {
-    throw new StoreError('AIRLOCK_STORE_PATH', `store ${store} is damaged: ${bad.path} is ${bad.why}, not a lease file (serve writes one per server there), so no one can tell which version it keeps; if no server uses it, move it out of the store`, { subject: bad.path }, EXIT.USAGE);
+    throw new StoreError(
+      'AIRLOCK_STORE_PATH',
+      `store ${store} is damaged: ${bad.path} is ${bad.why}, not a lease file (serve writes one per server there), so no one can tell which version it keeps; if no server uses it, move it out of the store`,
+      { subject: bad.path },
+      EXIT.USAGE,
+    );
   }
   for (const path of dead) await rm(path, { force: true });
 }

@@ -64,7 +64,10 @@ export async function listVersions(store: string): Promise<VersionInfo[]> {
       previous: state.previous === name,
       servedBy: leases.filter((l) => l.version === name).map((l) => l.pid),
       manifestSha256: manifest && createHash('sha256').update(manifest).digest('hex'),
-      precompressed: await access(versionPaths(join(storePaths(store).versions, name)).variantsIndex).then(() => true, () => false),
+      precompressed: await access(versionPaths(join(storePaths(store).versions, name)).variantsIndex).then(
+        () => true,
+        () => false,
+      ),
       fromDelta: deltaOf(meta),
     });
   }

@@ -27,7 +27,13 @@ export async function loadVersion(store: string, label: string): Promise<LoadedV
   const p = versionPaths(dir);
   // The version's own folders only: one that is a link (into another store) is refused, never
   // read from or written into (serve prepares pages, variants and its index there).
-  for (const [sub, holds] of [[p.site, 'pages'], [p.variants, 'compressed variants'], [p.vendor, 'vendored files'], [p.html, 'prepared pages'], [p.search, 'search index']] as const) {
+  for (const [sub, holds] of [
+    [p.site, 'pages'],
+    [p.variants, 'compressed variants'],
+    [p.vendor, 'vendored files'],
+    [p.html, 'prepared pages'],
+    [p.search, 'search index'],
+  ] as const) {
     await checkStoreFolder(store, sub, `version ${label}'s ${holds}`);
   }
   const meta = await readMeta(dir);
@@ -37,9 +43,20 @@ export async function loadVersion(store: string, label: string): Promise<LoadedV
   // link higher up the path would be followed).
   await inPool(siteFolders(p.site, manifest.files).slice(1), (folder) => checkStoreFolder(store, folder, `version ${label}'s pages`));
   const variants = await readVariantsIndex(p.variantsIndex);
-  const precompressed = variants.size > 0 || await access(p.variantsIndex).then(() => true, () => false);
+  const precompressed =
+    variants.size > 0 ||
+    (await access(p.variantsIndex).then(
+      () => true,
+      () => false,
+    ));
   return {
-    label, dir, siteDir: p.site, manifest, meta, variants, precompressed,
+    label,
+    dir,
+    siteDir: p.site,
+    manifest,
+    meta,
+    variants,
+    precompressed,
     variantPath: (sha256, enc) => `${p.variants}/${sha256}.${enc}`,
   };
 }

@@ -29,7 +29,12 @@ export function storePathError(store: string, err: unknown, doing: string): Stor
 
 function notAFolder(store: string, path: string): StoreError {
   const what = path === store ? `store ${store} is` : `store ${store}: ${path} is`;
-  return new StoreError('AIRLOCK_STORE_PATH', `${what} a file, not a folder; pass --store DIR (or set AIRLOCK_STORE) naming a folder`, { subject: path }, EXIT.USAGE);
+  return new StoreError(
+    'AIRLOCK_STORE_PATH',
+    `${what} a file, not a folder; pass --store DIR (or set AIRLOCK_STORE) naming a folder`,
+    { subject: path },
+    EXIT.USAGE,
+  );
 }
 
 /** 'dir' or 'missing'; anything else at the path (a file, a path through a file, no access) throws. */
@@ -43,7 +48,12 @@ export async function storeKind(store: string, path = store): Promise<'dir' | 'm
     const target = await readlink(path).catch(() => null);
     if (target === null) return 'missing';
     const what = path === store ? `store ${store} is` : `store ${store}: ${path} is`;
-    throw new StoreError('AIRLOCK_STORE_PATH', `${what} a symbolic link to ${quoted(target)}, which does not exist; pass --store DIR (or set AIRLOCK_STORE) naming a folder`, { subject: path }, EXIT.USAGE);
+    throw new StoreError(
+      'AIRLOCK_STORE_PATH',
+      `${what} a symbolic link to ${quoted(target)}, which does not exist; pass --store DIR (or set AIRLOCK_STORE) naming a folder`,
+      { subject: path },
+      EXIT.USAGE,
+    );
   }
   throw notAFolder(store, path);
 }
@@ -51,7 +61,12 @@ export async function storeKind(store: string, path = store): Promise<'dir' | 'm
 /** For commands that only use a store: it must exist (exit 2 otherwise; nothing is created). */
 export async function requireStore(store: string): Promise<void> {
   if ((await storeKind(store)) === 'missing') {
-    throw new StoreError('AIRLOCK_NO_STORE', `store ${store} does not exist; check --store or AIRLOCK_STORE, or create it by importing a package (airlock import PKG --store ${store})`, { subject: store }, EXIT.USAGE);
+    throw new StoreError(
+      'AIRLOCK_NO_STORE',
+      `store ${store} does not exist; check --store or AIRLOCK_STORE, or create it by importing a package (airlock import PKG --store ${store})`,
+      { subject: store },
+      EXIT.USAGE,
+    );
   }
 }
 
@@ -90,7 +105,13 @@ export async function existingAncestor(store: string): Promise<string> {
 /** Remove folders this command created, innermost first, and only while they are empty. */
 export async function removeCreated(created: readonly string[]): Promise<void> {
   for (const dir of [...created].reverse()) {
-    if (!(await rmdir(dir).then(() => true, () => false))) return;
+    if (
+      !(await rmdir(dir).then(
+        () => true,
+        () => false,
+      ))
+    )
+      return;
   }
 }
 
@@ -111,7 +132,11 @@ export function storeFolders(store: string): ReadonlyArray<{ dir: string; holds:
  * or a symbolic link there (into another store, or dangling) is a damaged store: refused in words
  * (exit 2, AIRLOCK_STORE_PATH) and never followed, so nothing is read or written outside the store.
  */
-export async function checkStoreFolder(store: string, dir: string, holds = storeFolders(store).find((f) => f.dir === dir)?.holds ?? 'its files'): Promise<boolean> {
+export async function checkStoreFolder(
+  store: string,
+  dir: string,
+  holds = storeFolders(store).find((f) => f.dir === dir)?.holds ?? 'its files',
+): Promise<boolean> {
   const st = await lstat(dir).catch((err: NodeJS.ErrnoException) => {
     if (err.code === 'ENOENT') return null;
     throw storePathError(store, err, `look at ${dir}`) ?? err;
@@ -119,7 +144,12 @@ export async function checkStoreFolder(store: string, dir: string, holds = store
   if (st === null) return false;
   if (st.isDirectory()) return true;
   const what = st.isSymbolicLink() ? `a symbolic link (to ${quoted(await readlink(dir).catch(() => '?'))}), which is not followed` : kindOf(st);
-  throw new StoreError('AIRLOCK_STORE_PATH', `store ${store} is damaged: ${dir} is ${what}, not a folder (airlock keeps ${holds} there); move it out of the store`, { subject: dir }, EXIT.USAGE);
+  throw new StoreError(
+    'AIRLOCK_STORE_PATH',
+    `store ${store} is damaged: ${dir} is ${what}, not a folder (airlock keeps ${holds} there); move it out of the store`,
+    { subject: dir },
+    EXIT.USAGE,
+  );
 }
 
 /** Every folder inside the store checked (checkStoreFolder), outermost first; which of them exist. */

@@ -16,7 +16,11 @@ export interface StoreLock {
   assertHeld(): Promise<void>;
   release(): Promise<void>;
 }
-export interface LockOptions { timeoutMs?: number; onWait?: (holderPid: number) => void; signal?: AbortSignal }
+export interface LockOptions {
+  timeoutMs?: number;
+  onWait?: (holderPid: number) => void;
+  signal?: AbortSignal;
+}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /**
@@ -28,14 +32,23 @@ const LOCK_BYTES = 1024 * 1024;
 const readLockFile = async (path: string): Promise<string | null> => {
   const bytes = await readRegularFileIfExists(path, {
     maxBytes: LOCK_BYTES,
-    refuse: (why) => new StoreError('AIRLOCK_STORE_PATH', `store lock ${path} ${why}; no airlock process writes such a lock: remove it`, { subject: path }, EXIT.USAGE),
+    refuse: (why) =>
+      new StoreError('AIRLOCK_STORE_PATH', `store lock ${path} ${why}; no airlock process writes such a lock: remove it`, { subject: path }, EXIT.USAGE),
   });
   return bytes === null ? null : bytes.toString('utf8');
 };
 const readOwner = async (path: string): Promise<{ raw: string; owner: Owner | null } | null> => {
   const raw = await readLockFile(path);
   if (raw === null) return null;
-  const parsed = OwnerSchema.safeParse((() => { try { return JSON.parse(raw); } catch { return null; } })());
+  const parsed = OwnerSchema.safeParse(
+    (() => {
+      try {
+        return JSON.parse(raw);
+      } catch {
+        return null;
+      }
+    })(),
+  );
   return { raw, owner: parsed.success ? parsed.data : null };
 };
 
@@ -55,7 +68,10 @@ async function takeOver(lockPath: string, observed: string): Promise<void> {
     await writeFile(reap, JSON.stringify(self), { flag: 'wx' });
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    const age = await stat(reap).then((s) => Date.now() - s.mtimeMs, () => 0);
+    const age = await stat(reap).then(
+      (s) => Date.now() - s.mtimeMs,
+      () => 0,
+    );
     if (age > REAP_STALE_MS) await unlink(reap).catch(() => {});
     await sleep(5);
     return;
@@ -101,7 +117,11 @@ export async function acquireLock(store: string, o: LockOptions = {}): Promise<S
         continue;
       }
       if (Date.now() >= deadline) {
-        throw new StoreError('AIRLOCK_STORE_LOCKED', `store ${store} is locked by running process ${held.owner.pid} (since ${held.owner.since}); try again when it finishes`, { subject: lockPath, pid: held.owner.pid });
+        throw new StoreError(
+          'AIRLOCK_STORE_LOCKED',
+          `store ${store} is locked by running process ${held.owner.pid} (since ${held.owner.since}); try again when it finishes`,
+          { subject: lockPath, pid: held.owner.pid },
+        );
       }
       if (!warned) o.onWait?.(held.owner.pid);
       warned = true;

@@ -9,32 +9,43 @@ import { describeIssue } from '../upstream/describe.js';
 
 /** version.json: what the store knows about a version besides its manifest (docs/design.md). */
 /** Text we print (list): our own writer never puts control characters there. */
-// eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
-const Printable = z.string().max(1024).regex(/^[^\u0000-\u001f\u007f-\u009f]*$/, 'control characters');
-export const VersionMetaSchema = z.object({
-  label: z.string(),
-  domain: Printable,
-  importedAt: z.string().datetime({ offset: true }),
-  /** null for a version imported from a delta: it has no package file until one is built (rebuilt-package.ts). */
-  packageSha256: z.string().regex(/^[0-9a-f]{64}$/).nullable(),
-  archive: z.object({
-    name: z.string(),
-    format: z.enum(['tar.gz', 'tar', 'zip']),
-    offset: z.number().int().nonnegative(),
-    size: z.number().int().nonnegative(),
-    sha256: z.string().regex(/^[0-9a-f]{64}$/),
-  }),
-  signer: Printable.nullable(),
-  pageCount: z.number().nullable(),
-  fileCount: z.number().int().nonnegative(),
-  totalBytes: z.number().int().nonnegative(),
-}).passthrough();
+const Printable = z
+  .string()
+  .max(1024)
+  // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
+  .regex(/^[^\u0000-\u001f\u007f-\u009f]*$/, 'control characters');
+export const VersionMetaSchema = z
+  .object({
+    label: z.string(),
+    domain: Printable,
+    importedAt: z.string().datetime({ offset: true }),
+    /** null for a version imported from a delta: it has no package file until one is built (rebuilt-package.ts). */
+    packageSha256: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/)
+      .nullable(),
+    archive: z.object({
+      name: z.string(),
+      format: z.enum(['tar.gz', 'tar', 'zip']),
+      offset: z.number().int().nonnegative(),
+      size: z.number().int().nonnegative(),
+      sha256: z.string().regex(/^[0-9a-f]{64}$/),
+    }),
+    signer: Printable.nullable(),
+    pageCount: z.number().nullable(),
+    fileCount: z.number().int().nonnegative(),
+    totalBytes: z.number().int().nonnegative(),
+  })
+  .passthrough();
 export type VersionMeta = z.infer<typeof VersionMetaSchema>;
 
 /** The store's own small files (state.json, version.json, leases) hold a few hundred bytes. */
 export const SMALL_JSON_BYTES = 1024 * 1024;
 
-export interface JsonFileOptions { maxBytes?: number; code?: ErrorCode }
+export interface JsonFileOptions {
+  maxBytes?: number;
+  code?: ErrorCode;
+}
 
 /** An errno-shaped error for the callers that tell a missing file (or a path through a file) apart. */
 function errnoError(code: 'ENOENT' | 'ENOTDIR', path: string): NodeJS.ErrnoException {
@@ -66,11 +77,20 @@ async function readStoreFile(path: string, maxBytes: number, damaged: (why: stri
  */
 export async function readJsonFile<T>(path: string, schema: z.ZodType<T>, what: string, o: JsonFileOptions = {}): Promise<T> {
   const max = o.maxBytes ?? SMALL_JSON_BYTES;
-  const damaged = (why: string) => new StoreError(o.code ?? 'AIRLOCK_BAD_VERSION', `${what} ${path} ${why}; the store file was damaged or edited by hand (restore it, or remove what it belongs to)`, { subject: path }, EXIT.USAGE);
+  const damaged = (why: string) =>
+    new StoreError(
+      o.code ?? 'AIRLOCK_BAD_VERSION',
+      `${what} ${path} ${why}; the store file was damaged or edited by hand (restore it, or remove what it belongs to)`,
+      { subject: path },
+      EXIT.USAGE,
+    );
   // Not UTF-8, not JSON, or a key named twice (JSON.parse would keep the last): damaged.
   const json = parseJsonText(await readStoreFile(path, max, damaged), damaged, what);
   const parsed = schema.safeParse(json);
-  if (!parsed.success) throw damaged(`has an unexpected shape (${parsed.error.issues[0]?.path.join('.') || 'top level'}: ${parsed.error.issues[0] ? describeIssue(parsed.error.issues[0]) : ''})`);
+  if (!parsed.success)
+    throw damaged(
+      `has an unexpected shape (${parsed.error.issues[0]?.path.join('.') || 'top level'}: ${parsed.error.issues[0] ? describeIssue(parsed.error.issues[0]) : ''})`,
+    );
   return parsed.data;
 }
 
@@ -80,7 +100,12 @@ export async function readMeta(versionDir: string): Promise<VersionMeta> {
   const meta = await readJsonFile(path, VersionMetaSchema, 'version metadata');
   const folder = basename(versionDir);
   if (meta.label !== folder || !isLabel(meta.label)) {
-    throw new StoreError('AIRLOCK_BAD_VERSION', `version metadata ${path} names the version ${JSON.stringify(meta.label)} but sits in folder ${folder}; the store file was damaged or edited by hand`, { subject: path }, EXIT.USAGE);
+    throw new StoreError(
+      'AIRLOCK_BAD_VERSION',
+      `version metadata ${path} names the version ${JSON.stringify(meta.label)} but sits in folder ${folder}; the store file was damaged or edited by hand`,
+      { subject: path },
+      EXIT.USAGE,
+    );
   }
   return meta;
 }
@@ -96,7 +121,12 @@ export async function readStoredManifest(versionDir: string): Promise<Manifest> 
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code !== 'ENOENT' && code !== 'ENOTDIR') throw err;
-    throw new StoreError('AIRLOCK_BAD_VERSION', `manifest ${path} ${describeFsError(err)}; the version folder was damaged or edited by hand`, { subject: path }, EXIT.USAGE);
+    throw new StoreError(
+      'AIRLOCK_BAD_VERSION',
+      `manifest ${path} ${describeFsError(err)}; the version folder was damaged or edited by hand`,
+      { subject: path },
+      EXIT.USAGE,
+    );
   }
 }
 
@@ -116,5 +146,9 @@ export async function readStoredManifestBytes(versionDir: string): Promise<{ byt
 /** The stored manifest's exact bytes, bounded before they are read (ENOENT and ENOTDIR pass through, errno-shaped). */
 export async function readStoredManifestRaw(versionDir: string): Promise<Buffer> {
   const path = versionPaths(versionDir).manifest;
-  return readStoreFile(path, MANIFEST_BYTES, (why) => new StoreError('AIRLOCK_BAD_VERSION', `manifest ${path} ${why}; the store file was damaged or edited by hand`, { subject: path }, EXIT.USAGE));
+  return readStoreFile(
+    path,
+    MANIFEST_BYTES,
+    (why) => new StoreError('AIRLOCK_BAD_VERSION', `manifest ${path} ${why}; the store file was damaged or edited by hand`, { subject: path }, EXIT.USAGE),
+  );
 }

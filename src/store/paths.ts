@@ -5,8 +5,10 @@ import { VERSION_LABEL } from '../package/label.js';
 /** The store directory: --store, then AIRLOCK_STORE, then ./airlock-store. */
 export function resolveStore(flag: string | undefined, env: NodeJS.ProcessEnv, cwd = process.cwd()): string {
   // An empty value is a mistake (an unset shell variable), never a request for the default.
-  if (flag === '') throw new UsageError('--store is empty; give the store folder (or leave the flag out for $AIRLOCK_STORE, else ./airlock-store)', { subject: '--store' });
-  if (flag === undefined && env.AIRLOCK_STORE === '') throw new UsageError('AIRLOCK_STORE is set but empty; give the store folder (or unset it for ./airlock-store)', { subject: 'AIRLOCK_STORE' });
+  if (flag === '')
+    throw new UsageError('--store is empty; give the store folder (or leave the flag out for $AIRLOCK_STORE, else ./airlock-store)', { subject: '--store' });
+  if (flag === undefined && env.AIRLOCK_STORE === '')
+    throw new UsageError('AIRLOCK_STORE is set but empty; give the store folder (or unset it for ./airlock-store)', { subject: 'AIRLOCK_STORE' });
   const chosen = flag ?? env.AIRLOCK_STORE ?? 'airlock-store';
   return resolve(cwd, chosen);
 }

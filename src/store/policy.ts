@@ -27,32 +27,53 @@ export const MAX_POLICY_SIGNATURES = 64;
 const KEY_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 const Threshold = z.number().int().min(1).max(MAX_POLICY_KEYS);
-const PolicySchema = z.object({
-  format: z.literal(POLICY_FORMAT),
-  serial: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER),
-  createdAt: z.iso.datetime({ offset: true }),
-  identity: z.string().regex(STORE_IDENTITY).nullable(),
-  keys: z.record(z.string().regex(KEY_NAME, 'key names: letters, digits, ".", "_", "-"'), z.object({
-    publicKey: z.string().max(1024),
-    expiresAt: z.iso.datetime({ offset: true }).nullable(),
-  }).strict()),
-  threshold: z.object({
-    default: Threshold,
-    domains: z.record(z.string().regex(HOST_NAME, 'must be a host name'), Threshold),
-  }).strict(),
-}).strict();
+const PolicySchema = z
+  .object({
+    format: z.literal(POLICY_FORMAT),
+    serial: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER),
+    createdAt: z.iso.datetime({ offset: true }),
+    identity: z.string().regex(STORE_IDENTITY).nullable(),
+    keys: z.record(
+      z.string().regex(KEY_NAME, 'key names: letters, digits, ".", "_", "-"'),
+      z
+        .object({
+          publicKey: z.string().max(1024),
+          expiresAt: z.iso.datetime({ offset: true }).nullable(),
+        })
+        .strict(),
+    ),
+    threshold: z
+      .object({
+        default: Threshold,
+        domains: z.record(z.string().regex(HOST_NAME, 'must be a host name'), Threshold),
+      })
+      .strict(),
+  })
+  .strict();
 export type Policy = z.infer<typeof PolicySchema>;
 
-const EnvelopeSchema = z.object({
-  format: z.literal(SIGNED_POLICY_FORMAT),
-  /** The exact policy text that is signed (UTF-8 of this string). */
-  policy: z.string().max(POLICY_BOUNDS.maxBytes),
-  signatures: z.array(z.string().regex(/^[A-Za-z0-9+/]{86}==$/, 'a base64 64-byte Ed25519 signature')).max(MAX_POLICY_SIGNATURES),
-}).strict();
+const EnvelopeSchema = z
+  .object({
+    format: z.literal(SIGNED_POLICY_FORMAT),
+    /** The exact policy text that is signed (UTF-8 of this string). */
+    policy: z.string().max(POLICY_BOUNDS.maxBytes),
+    signatures: z.array(z.string().regex(/^[A-Za-z0-9+/]{86}==$/, 'a base64 64-byte Ed25519 signature')).max(MAX_POLICY_SIGNATURES),
+  })
+  .strict();
 export type SignedPolicy = z.infer<typeof EnvelopeSchema>;
 
-export interface PolicyKey { name: string; key: KeyObject; fingerprint: string; expiresAt: string | null }
-export interface LoadedPolicy { policy: Policy; bytes: Buffer; signatures: Buffer[]; keys: PolicyKey[] }
+export interface PolicyKey {
+  name: string;
+  key: KeyObject;
+  fingerprint: string;
+  expiresAt: string | null;
+}
+export interface LoadedPolicy {
+  policy: Policy;
+  bytes: Buffer;
+  signatures: Buffer[];
+  keys: PolicyKey[];
+}
 
 const bad = (subject: string, why: string) => new MalformedError('AIRLOCK_BAD_POLICY', `${subject} ${why}`, { subject });
 
@@ -60,8 +81,12 @@ const bad = (subject: string, why: string) => new MalformedError('AIRLOCK_BAD_PO
  * A store that has had a trust policy and can no longer show an intact one (a missing policy.json,
  * a chain entry deleted, edited or out of order): exit 4, never a quiet fall back to --trust.
  */
-const broken = (subject: string, why: string) => new VerificationError('AIRLOCK_POLICY_BROKEN',
-  `${subject} ${why}; the store's trust policy cannot be trusted, and imports are refused until STORE/trust/ is restored from a backup`, { subject });
+const broken = (subject: string, why: string) =>
+  new VerificationError(
+    'AIRLOCK_POLICY_BROKEN',
+    `${subject} ${why}; the store's trust policy cannot be trusted, and imports are refused until STORE/trust/ is restored from a backup`,
+    { subject },
+  );
 
 /** How a policy file (a store's, or one a user hands to trust rotate) is read: regular, bounded, never blocking. */
 export const policyFileRule = (path: string) => ({ maxBytes: POLICY_BOUNDS.maxBytes, refuse: (why: string) => bad(path, why) });
@@ -95,13 +120,20 @@ export function parsePolicy(bytes: Buffer, subject = 'policy'): { policy: Policy
     // A private key (createPublicKey would quietly derive its public half) is refused; a public key
     // must be written exactly as airlock writes one, so nothing else can ride along in the text.
     const { key, pem, der } = parsePublicKeyText(k.publicKey, (why) => bad(subject, `key ${JSON.stringify(name)} ${why}`));
-    if (pem !== k.publicKey) throw bad(subject, `key ${JSON.stringify(name)} is not written as an SPKI PEM public key alone (as airlock keygen's .pub and airlock trust draft write it)`);
+    if (pem !== k.publicKey)
+      throw bad(
+        subject,
+        `key ${JSON.stringify(name)} is not written as an SPKI PEM public key alone (as airlock keygen's .pub and airlock trust draft write it)`,
+      );
     const fp = fingerprintDer(der);
     if (seen.has(fp)) throw bad(subject, `names the key ${fp} twice (as ${JSON.stringify(name)} too): one key is one signer`);
     seen.add(fp);
     keys.push({ name, key, fingerprint: fp, expiresAt: k.expiresAt });
   }
-  for (const [what, n] of [['threshold.default', policy.threshold.default], ...Object.entries(policy.threshold.domains).map(([d, v]) => [`threshold.domains.${d}`, v] as const)] as const) {
+  for (const [what, n] of [
+    ['threshold.default', policy.threshold.default],
+    ...Object.entries(policy.threshold.domains).map(([d, v]) => [`threshold.domains.${d}`, v] as const),
+  ] as const) {
     if (n > keys.length) throw bad(subject, `${what} is ${n} but the policy has only ${keys.length} keys: nothing could ever import`);
   }
   return { policy, keys };
@@ -151,7 +183,10 @@ export function trustPaths(store: string) {
 }
 
 /** Every policy a store accepted, root first, each checked against the one before; `current` is the last. */
-export interface PolicyChain { current: LoadedPolicy; serials: number[] }
+export interface PolicyChain {
+  current: LoadedPolicy;
+  serials: number[];
+}
 
 const CHAIN_ENTRY = /^\d{8}\.json$/;
 
@@ -184,15 +219,31 @@ export async function loadPolicyChain(store: string, o: { emptyIsNone?: boolean 
   const history = await auditHistory(store);
   const recorded = history.policySerial;
   if (current === null && (names === null || (o.emptyIsNone && names.length === 0))) {
-    if (recorded > 0) throw broken(t.policy, `is missing, and so is its chain, yet the audit log records a trust init: a store that had a trust policy never falls back to --trust (restore ${t.dir})`);
+    if (recorded > 0)
+      throw broken(
+        t.policy,
+        `is missing, and so is its chain, yet the audit log records a trust init: a store that had a trust policy never falls back to --trust (restore ${t.dir})`,
+      );
     return null;
   }
   if (names === null) throw broken(t.chain, 'is missing, yet this store has had a trust policy (policy.json is there)');
-  if (names.length === 0) throw broken(join(t.chain, chainName(1)), `is missing and the chain holds no policy, yet this store has had a trust policy (${current === null ? 'its chain folder' : 'policy.json'} is there)`);
-  if (current === null) throw broken(t.policy, `is missing, yet ${t.chain} holds ${names.length} accepted ${names.length === 1 ? 'policy' : 'policies'}: a store that had a trust policy never falls back to --trust`);
+  if (names.length === 0)
+    throw broken(
+      join(t.chain, chainName(1)),
+      `is missing and the chain holds no policy, yet this store has had a trust policy (${current === null ? 'its chain folder' : 'policy.json'} is there)`,
+    );
+  if (current === null)
+    throw broken(
+      t.policy,
+      `is missing, yet ${t.chain} holds ${names.length} accepted ${names.length === 1 ? 'policy' : 'policies'}: a store that had a trust policy never falls back to --trust`,
+    );
   // trust init always records itself in the audit log: a policy the log does not know of came in
   // some other way (the log deleted or rewritten with the policy), and is not the store's.
-  if (recorded === 0) throw broken(t.policy, `is there, but the audit log records no trust init (${join(store, 'audit.log')} was deleted or rewritten): a trust policy is only taken from airlock trust init; restore the log`);
+  if (recorded === 0)
+    throw broken(
+      t.policy,
+      `is there, but the audit log records no trust init (${join(store, 'audit.log')} was deleted or rewritten): a trust policy is only taken from airlock trust init; restore the log`,
+    );
   const serials: number[] = [];
   let prev: LoadedPolicy | null = null;
   let prevBytes: Buffer | null = null;
@@ -200,7 +251,12 @@ export async function loadPolicyChain(store: string, o: { emptyIsNone?: boolean 
     const serial = i + 1;
     const path = join(t.chain, name);
     if (name !== chainName(serial)) {
-      throw broken(join(t.chain, chainName(serial)), serial === 1 ? 'is missing: the chain does not start at its root (serial 1)' : `is missing: the chain goes from ${serial - 1} to ${Number(name.slice(0, 8))}`);
+      throw broken(
+        join(t.chain, chainName(serial)),
+        serial === 1
+          ? 'is missing: the chain does not start at its root (serial 1)'
+          : `is missing: the chain goes from ${serial - 1} to ${Number(name.slice(0, 8))}`,
+      );
     }
     const bytes = await readRegularFile(path, policyFileRule(path));
     const p = parseSignedPolicy(bytes, path);
@@ -215,7 +271,10 @@ export async function loadPolicyChain(store: string, o: { emptyIsNone?: boolean 
     }
     const accepted = history.policyDigests.get(serial);
     if (accepted !== undefined && policyDigest(p.bytes) !== accepted) {
-      throw broken(path, `is not the policy the audit log recorded as accepted (policy ${serial}, sha256 ${accepted.slice(0, 12)}…): it was changed after it was accepted; restore ${t.chain} and ${t.policy}`);
+      throw broken(
+        path,
+        `is not the policy the audit log recorded as accepted (policy ${serial}, sha256 ${accepted.slice(0, 12)}…): it was changed after it was accepted; restore ${t.chain} and ${t.policy}`,
+      );
     }
     serials.push(serial);
     prev = p;
@@ -223,7 +282,10 @@ export async function loadPolicyChain(store: string, o: { emptyIsNone?: boolean 
   }
   if (!current.equals(prevBytes!)) throw broken(t.policy, `differs from ${join(t.chain, names[names.length - 1]!)}, the last policy the chain accepted`);
   if (recorded > serials.length) {
-    throw broken(join(t.chain, chainName(serials.length + 1)), `is missing: the audit log records policy ${recorded} as accepted, but the chain ends at ${serials.length} (a newer policy was removed; restore ${t.chain} and ${t.policy})`);
+    throw broken(
+      join(t.chain, chainName(serials.length + 1)),
+      `is missing: the audit log records policy ${recorded} as accepted, but the chain ends at ${serials.length} (a newer policy was removed; restore ${t.chain} and ${t.policy})`,
+    );
   }
   return { current: prev!, serials };
 }
@@ -261,15 +323,27 @@ export async function writePolicy(store: string, bytes: Buffer, signatures: Buff
  */
 export function checkRotation(current: LoadedPolicy, next: LoadedPolicy, now: Date): PolicyKey[] {
   if (next.policy.serial <= current.policy.serial) {
-    throw new SignatureError('AIRLOCK_POLICY_REPLAY', `the new policy has serial ${next.policy.serial}, not above the current ${current.policy.serial}: an old policy cannot come back`, { subject: 'serial', current: current.policy.serial });
+    throw new SignatureError(
+      'AIRLOCK_POLICY_REPLAY',
+      `the new policy has serial ${next.policy.serial}, not above the current ${current.policy.serial}: an old policy cannot come back`,
+      { subject: 'serial', current: current.policy.serial },
+    );
   }
   if (next.policy.serial !== current.policy.serial + 1) {
-    throw new SignatureError('AIRLOCK_POLICY_SERIAL', `the new policy has serial ${next.policy.serial}; after ${current.policy.serial} comes ${current.policy.serial + 1} (the chain of policies has no gaps)`, { subject: 'serial', current: current.policy.serial });
+    throw new SignatureError(
+      'AIRLOCK_POLICY_SERIAL',
+      `the new policy has serial ${next.policy.serial}; after ${current.policy.serial} comes ${current.policy.serial + 1} (the chain of policies has no gaps)`,
+      { subject: 'serial', current: current.policy.serial },
+    );
   }
   const by = policySigners(current, next.bytes, next.signatures, now);
   const need = current.policy.threshold.default;
   if (by.length < need) {
-    throw new SignatureError('AIRLOCK_POLICY_THRESHOLD', `the new policy is signed by ${by.length} distinct live key(s) of the current policy (${by.map((k) => k.name).join(', ') || 'none'}); it needs ${need} (threshold.default of policy ${current.policy.serial})`, { subject: 'signatures', signers: by.map((k) => k.fingerprint), need });
+    throw new SignatureError(
+      'AIRLOCK_POLICY_THRESHOLD',
+      `the new policy is signed by ${by.length} distinct live key(s) of the current policy (${by.map((k) => k.name).join(', ') || 'none'}); it needs ${need} (threshold.default of policy ${current.policy.serial})`,
+      { subject: 'signatures', signers: by.map((k) => k.fingerprint), need },
+    );
   }
   return by;
 }
@@ -291,7 +365,9 @@ export async function verifyChain(store: string): Promise<{ serials: number[]; o
 export function checkKeysLive(p: Pick<LoadedPolicy, 'keys'>, now: Date): void {
   for (const k of p.keys) {
     if (k.expiresAt !== null && Date.parse(k.expiresAt) <= now.getTime()) {
-      throw new UsageError(`key ${JSON.stringify(k.name)} expires at ${k.expiresAt}, which is not in the future: an expired key cannot be installed`, { subject: k.name });
+      throw new UsageError(`key ${JSON.stringify(k.name)} expires at ${k.expiresAt}, which is not in the future: an expired key cannot be installed`, {
+        subject: k.name,
+      });
     }
   }
 }
@@ -300,7 +376,14 @@ export function checkKeysLive(p: Pick<LoadedPolicy, 'keys'>, now: Date): void {
  * A new policy document from `trust init` / `trust draft` flags. Every key is written as the SPKI
  * PEM re-exported from the parsed key; a private key is refused (exit 2), never written.
  */
-export function newPolicy(o: { keys: { name: string; pem: string; expiresAt?: string | null }[]; threshold: number; domains?: Record<string, number>; identity?: string | null; serial?: number; now?: Date }): Buffer {
+export function newPolicy(o: {
+  keys: { name: string; pem: string; expiresAt?: string | null }[];
+  threshold: number;
+  domains?: Record<string, number>;
+  identity?: string | null;
+  serial?: number;
+  now?: Date;
+}): Buffer {
   const keys: Policy['keys'] = {};
   for (const k of o.keys) {
     if (keys[k.name]) throw new UsageError(`key name ${JSON.stringify(k.name)} given twice`, { subject: k.name });
@@ -308,8 +391,12 @@ export function newPolicy(o: { keys: { name: string; pem: string; expiresAt?: st
     keys[k.name] = { publicKey: pem, expiresAt: k.expiresAt ?? null };
   }
   const p: Policy = {
-    format: POLICY_FORMAT, serial: o.serial ?? 1, createdAt: (o.now ?? new Date()).toISOString(), identity: o.identity ?? null,
-    keys, threshold: { default: o.threshold, domains: o.domains ?? {} },
+    format: POLICY_FORMAT,
+    serial: o.serial ?? 1,
+    createdAt: (o.now ?? new Date()).toISOString(),
+    identity: o.identity ?? null,
+    keys,
+    threshold: { default: o.threshold, domains: o.domains ?? {} },
   };
   return Buffer.from(JSON.stringify(p, null, 2) + '\n', 'utf8');
 }

@@ -12,13 +12,17 @@ import { appendAuditLocked, auditNotApplied } from './audit/append.js';
 import { auditWritable } from './audit/chain.js';
 
 /** Why prune kept a version (several may hold at once). */
-export type KeepReason =
-  | { why: 'newest'; keep: number }
-  | { why: 'active' }
-  | { why: 'previous' }
-  | { why: 'leased'; pids: number[] };
-export interface PruneEntry { version: string; deleted: boolean; reasons: KeepReason[] }
-export interface PruneReport { keep: number; versions: PruneEntry[]; deleted: string[] }
+export type KeepReason = { why: 'newest'; keep: number } | { why: 'active' } | { why: 'previous' } | { why: 'leased'; pids: number[] };
+export interface PruneEntry {
+  version: string;
+  deleted: boolean;
+  reasons: KeepReason[];
+}
+export interface PruneReport {
+  keep: number;
+  versions: PruneEntry[];
+  deleted: string[];
+}
 
 /**
  * What `prune --keep N` does to each version, newest import first (pure): all but the N most
@@ -26,7 +30,12 @@ export interface PruneReport { keep: number; versions: PruneEntry[]; deleted: st
  * previous one (so `rollback` always has somewhere to go) and any version leased by a live
  * server (never pull a version from under a server).
  */
-export function planPrune(newestFirst: readonly string[], keep: number, state: Pick<StoreState, 'active' | 'previous'>, leases: readonly Pick<LeaseRecord, 'pid' | 'version'>[]): PruneEntry[] {
+export function planPrune(
+  newestFirst: readonly string[],
+  keep: number,
+  state: Pick<StoreState, 'active' | 'previous'>,
+  leases: readonly Pick<LeaseRecord, 'pid' | 'version'>[],
+): PruneEntry[] {
   return newestFirst.map((version, i) => {
     const reasons: KeepReason[] = [];
     if (i < keep) reasons.push({ why: 'newest', keep });
@@ -40,57 +49,82 @@ export function planPrune(newestFirst: readonly string[], keep: number, state: P
 
 /** `airlock prune --keep N`: what was deleted and, for each version kept, why. */
 export async function pruneReport(store: string, keep: number, o?: LockOptions): Promise<PruneReport> {
-  return withLock(store, async () => {
-    await auditWritable(store); // a broken audit log refuses the prune before anything changes (dead leases included)
-    const state = await readState(store);
-    const versions = await listVersions(store);
-    const leases = await readLeases(store, (dead, unreadable) => removeDeadLeases(store, dead, unreadable)); // dead servers' leases go
-    const labels = versions.map((v) => v.version);
-    // Fail closed before deleting anything: pointers to versions that are not there mean a
-    // damaged or hand-edited state.json, and "active" may then not be what is really served.
-    for (const p of [state.active, state.previous]) {
-      if (p !== null && !labels.includes(p)) {
-        throw new StoreError('AIRLOCK_BAD_STATE', `store state ${storePaths(store).state} names version ${p}, which is not in the store; nothing was deleted (make a version active with airlock activate V first)`, { subject: storePaths(store).state }, EXIT.USAGE);
-      }
-    }
-    const plan = planPrune(labels, keep, state, leases);
-    const { staging, versions: versionsDir } = storePaths(store);
-    const doomed = plan.filter((e) => e.deleted);
-    // Recorded in every store's audit log BEFORE any version goes (trust/seen.json keeps the
-    // sequences): the append verifies the chain first, so a broken log refuses the prune (exit 4)
-    // with nothing deleted. A version a server leases meanwhile is put back and a `kept` line
-    // says so; a failure part way gets a `failed` line naming what went and what did not.
-    const line = doomed.length ? await appendAuditLocked(store, { command: 'prune', outcome: 'pruned', detail: `keep ${keep}; deleted ${doomed.map((e) => e.version).join(', ')}` }) : null;
-    const gone: string[] = [];
-    try {
-      for (const entry of doomed) {
-        // Move out first (one atomic rename), so nobody ever sees a half-deleted version; then
-        // look at the leases again: a server that leased it meanwhile gets it back at once.
-        await mkdir(staging, { recursive: true });
-        const aside = join(staging, `prune-${randomBytes(6).toString('hex')}`);
-        await rename(versionDir(store, entry.version), aside);
-        const late = (await readLeases(store)).filter((l) => l.version === entry.version);
-        if (late.length) {
-          await rename(aside, versionDir(store, entry.version));
-          Object.assign(entry, { deleted: false, reasons: [{ why: 'leased', pids: late.map((l) => l.pid) }] });
-          continue;
+  return withLock(
+    store,
+    async () => {
+      await auditWritable(store); // a broken audit log refuses the prune before anything changes (dead leases included)
+      const state = await readState(store);
+      const versions = await listVersions(store);
+      const leases = await readLeases(store, (dead, unreadable) => removeDeadLeases(store, dead, unreadable)); // dead servers' leases go
+      const labels = versions.map((v) => v.version);
+      // Fail closed before deleting anything: pointers to versions that are not there mean a
+      // damaged or hand-edited state.json, and "active" may then not be what is really served.
+      for (const p of [state.active, state.previous]) {
+        if (p !== null && !labels.includes(p)) {
+          throw new StoreError(
+            'AIRLOCK_BAD_STATE',
+            `store state ${storePaths(store).state} names version ${p}, which is not in the store; nothing was deleted (make a version active with airlock activate V first)`,
+            { subject: storePaths(store).state },
+            EXIT.USAGE,
+          );
         }
-        gone.push(entry.version);
-        await fsyncDir(versionsDir);
-        await rm(aside, { recursive: true, force: true });
       }
-    } catch (err) {
-      if (line) await auditNotApplied(store, line, err, `${doomed.map((e) => e.version).filter((v) => !gone.includes(v)).join(', ')} (deleted: ${gone.join(', ') || 'none'})`);
-      throw err;
-    }
-    await rmdir(staging).catch(() => {}); // only when empty
-    const deleted = plan.filter((e) => e.deleted).map((e) => e.version);
-    const kept = doomed.filter((e) => !e.deleted).map((e) => e.version);
-    if (line && kept.length) {
-      await appendAuditLocked(store, { command: 'prune', outcome: 'kept', reason: 'AIRLOCK_LEASED', detail: `line ${line.n}: kept ${kept.join(', ')} (leased by a server while pruning); deleted ${deleted.join(', ') || 'none'}` });
-    }
-    return { keep, versions: plan, deleted };
-  }, o);
+      const plan = planPrune(labels, keep, state, leases);
+      const { staging, versions: versionsDir } = storePaths(store);
+      const doomed = plan.filter((e) => e.deleted);
+      // Recorded in every store's audit log BEFORE any version goes (trust/seen.json keeps the
+      // sequences): the append verifies the chain first, so a broken log refuses the prune (exit 4)
+      // with nothing deleted. A version a server leases meanwhile is put back and a `kept` line
+      // says so; a failure part way gets a `failed` line naming what went and what did not.
+      const line = doomed.length
+        ? await appendAuditLocked(store, { command: 'prune', outcome: 'pruned', detail: `keep ${keep}; deleted ${doomed.map((e) => e.version).join(', ')}` })
+        : null;
+      const gone: string[] = [];
+      try {
+        for (const entry of doomed) {
+          // Move out first (one atomic rename), so nobody ever sees a half-deleted version; then
+          // look at the leases again: a server that leased it meanwhile gets it back at once.
+          await mkdir(staging, { recursive: true });
+          const aside = join(staging, `prune-${randomBytes(6).toString('hex')}`);
+          await rename(versionDir(store, entry.version), aside);
+          const late = (await readLeases(store)).filter((l) => l.version === entry.version);
+          if (late.length) {
+            await rename(aside, versionDir(store, entry.version));
+            Object.assign(entry, { deleted: false, reasons: [{ why: 'leased', pids: late.map((l) => l.pid) }] });
+            continue;
+          }
+          gone.push(entry.version);
+          await fsyncDir(versionsDir);
+          await rm(aside, { recursive: true, force: true });
+        }
+      } catch (err) {
+        if (line)
+          await auditNotApplied(
+            store,
+            line,
+            err,
+            `${doomed
+              .map((e) => e.version)
+              .filter((v) => !gone.includes(v))
+              .join(', ')} (deleted: ${gone.join(', ') || 'none'})`,
+          );
+        throw err;
+      }
+      await rmdir(staging).catch(() => {}); // only when empty
+      const deleted = plan.filter((e) => e.deleted).map((e) => e.version);
+      const kept = doomed.filter((e) => !e.deleted).map((e) => e.version);
+      if (line && kept.length) {
+        await appendAuditLocked(store, {
+          command: 'prune',
+          outcome: 'kept',
+          reason: 'AIRLOCK_LEASED',
+          detail: `line ${line.n}: kept ${kept.join(', ')} (leased by a server while pruning); deleted ${deleted.join(', ') || 'none'}`,
+        });
+      }
+      return { keep, versions: plan, deleted };
+    },
+    o,
+  );
 }
 
 /** `prune` returning only the labels deleted. */

@@ -17,7 +17,10 @@ import { versionDir, versionPaths } from './paths.js';
  * against the manifest and the tar against the manifest's archive digest. Later calls find it
  * there and hash it.
  */
-export interface StoredPackage { path: string; sha256: string }
+export interface StoredPackage {
+  path: string;
+  sha256: string;
+}
 
 const NOT_WRITABLE = new Set(['EACCES', 'EPERM', 'EROFS']);
 
@@ -28,10 +31,12 @@ export async function storedPackage(store: string, label: string, signal?: Abort
   if (meta.packageSha256 !== null) return { path: p.pkg, sha256: meta.packageSha256 };
   // Regular file only, opened non-blocking: a FIFO or a device there is refused in words, never waited on.
   const missing = describeFsError({ code: 'ENOENT' });
-  const have = await fileSha256(p.pkg, (why) => (why === missing ? Object.assign(new Error(why), { code: 'ENOENT' }) : damagedFile(p.pkg, why))).catch((err: NodeJS.ErrnoException) => {
-    if (err.code === 'ENOENT') return null;
-    throw err;
-  });
+  const have = await fileSha256(p.pkg, (why) => (why === missing ? Object.assign(new Error(why), { code: 'ENOENT' }) : damagedFile(p.pkg, why))).catch(
+    (err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return null;
+      throw err;
+    },
+  );
   if (have !== null) return { path: p.pkg, sha256: have };
   const { bytes: manifestBytes, manifest } = await readStoredManifestBytes(dir);
   const signatures: Buffer[] = [];
@@ -45,18 +50,27 @@ export async function storedPackage(store: string, label: string, signal?: Abort
   const built = await writeDurably(p.pkg, async (fh) => {
     const b = await writeCanonicalPackage(fh, { manifestBytes, signatures, createdAt: manifest.createdAt, siteDir: p.site, files: manifest.files, signal });
     if (b.archiveSha256 !== manifest.archive.sha256 || b.archiveSize !== manifest.archive.size) {
-      throw new DigestMismatchError('AIRLOCK_ARCHIVE_DIGEST', `the package of version ${label}, built from its files, has a bundle.tar with sha256 ${b.archiveSha256} (${b.archiveSize} bytes) but its manifest says ${manifest.archive.sha256} (${manifest.archive.size} bytes)`, { subject: label });
+      throw new DigestMismatchError(
+        'AIRLOCK_ARCHIVE_DIGEST',
+        `the package of version ${label}, built from its files, has a bundle.tar with sha256 ${b.archiveSha256} (${b.archiveSize} bytes) but its manifest says ${manifest.archive.sha256} (${manifest.archive.size} bytes)`,
+        { subject: label },
+      );
     }
     return b;
   }).catch((err: NodeJS.ErrnoException) => {
     if (!NOT_WRITABLE.has(err.code ?? '')) throw err;
-    throw new StoreError('AIRLOCK_STORE_READONLY', `version ${label} was imported from a delta, and its package is built on first use into ${dir}, which cannot be written: ${describeFsError(err, 'write')}`, { subject: dir, errno: err.code });
+    throw new StoreError(
+      'AIRLOCK_STORE_READONLY',
+      `version ${label} was imported from a delta, and its package is built on first use into ${dir}, which cannot be written: ${describeFsError(err, 'write')}`,
+      { subject: dir, errno: err.code },
+    );
   });
   return { path: p.pkg, sha256: built.packageSha256 };
 }
 
 /** A kept signature: exactly an Ed25519 signature's 64 bytes (read no further), or null when there is none. */
-const damagedFile = (path: string, why: string) => new StoreError('AIRLOCK_BAD_VERSION', `${path} ${why}; the store file was damaged or edited by hand`, { subject: path }, EXIT.USAGE);
+const damagedFile = (path: string, why: string) =>
+  new StoreError('AIRLOCK_BAD_VERSION', `${path} ${why}; the store file was damaged or edited by hand`, { subject: path }, EXIT.USAGE);
 
 async function readSignature(path: string): Promise<Buffer | null> {
   const damaged = (why: string) => damagedFile(path, why);

@@ -25,13 +25,20 @@ export async function makeReceipt(store: string, now = new Date()): Promise<Rece
     await readStoredManifestBytes(versionDir(store, v.version)).catch((err: NodeJS.ErrnoException) => {
       if (err.code !== 'ENOENT' && err.code !== 'ENOTDIR') throw err;
       const path = versionPaths(versionDir(store, v.version)).manifest;
-      throw new StoreError('AIRLOCK_BAD_VERSION', `manifest ${path} is missing; the store file was damaged or edited by hand (restore it, or prune version ${v.version})`, { subject: path }, EXIT.USAGE);
+      throw new StoreError(
+        'AIRLOCK_BAD_VERSION',
+        `manifest ${path} is missing; the store file was damaged or edited by hand (restore it, or prune version ${v.version})`,
+        { subject: path },
+        EXIT.USAGE,
+      );
     });
   }
   return {
     format: 'airlock-receipt/1',
     createdAt: now.toISOString(),
     active: state.active,
-    versions: versions.filter((v) => v.manifestSha256 !== null).map((v) => ({ version: v.version, domain: v.domain, manifestSha256: v.manifestSha256!, importedAt: v.importedAt })),
+    versions: versions
+      .filter((v) => v.manifestSha256 !== null)
+      .map((v) => ({ version: v.version, domain: v.domain, manifestSha256: v.manifestSha256!, importedAt: v.importedAt })),
   };
 }

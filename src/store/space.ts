@@ -23,10 +23,19 @@ export function requiredBytes(packageSize: number, fileSizes: readonly number[])
 export async function checkFreeSpace(dir: string, needed: number, store = dir): Promise<void> {
   const fs = await statfs(dir);
   if (Number(fs.blocks) === 0) {
-    throw new StoreError('AIRLOCK_STORE_PATH', `store ${store} would be on a virtual file system (${dir} holds no data blocks, like /proc or /sys); choose a folder on a disk`, { subject: store }, EXIT.USAGE);
+    throw new StoreError(
+      'AIRLOCK_STORE_PATH',
+      `store ${store} would be on a virtual file system (${dir} holds no data blocks, like /proc or /sys); choose a folder on a disk`,
+      { subject: store },
+      EXIT.USAGE,
+    );
   }
   const free = Number(fs.bavail) * Number(fs.bsize);
   if (free < needed) {
-    throw new StoreError('AIRLOCK_NO_SPACE', `not enough free space for store ${store} (in ${dir}): the import needs about ${fmtBytes(needed)}, ${fmtBytes(free)} available`, { subject: store, needed, free });
+    throw new StoreError(
+      'AIRLOCK_NO_SPACE',
+      `not enough free space for store ${store} (in ${dir}): the import needs about ${fmtBytes(needed)}, ${fmtBytes(free)} available`,
+      { subject: store, needed, free },
+    );
   }
 }

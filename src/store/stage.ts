@@ -10,9 +10,16 @@ import { versionPaths } from './paths.js';
 import type { VersionMeta } from './meta.js';
 import type { ProgressEvent } from './progress.js';
 
-export interface StageInput { pkg: PackageInput; pkgSize: number; layout: PackageLayout; signer: string | null;
+export interface StageInput {
+  pkg: PackageInput;
+  pkgSize: number;
+  layout: PackageLayout;
+  signer: string | null;
   /** Trust policy: every signer that counted (kept in version.json when there are several). */
-  signers?: string[]; limits?: Partial<ArchiveLimits>; signal?: AbortSignal }
+  signers?: string[];
+  limits?: Partial<ArchiveLimits>;
+  signal?: AbortSignal;
+}
 
 /**
  * Build a complete version inside `dir` (a fresh staging folder): the package copy, the site
@@ -27,21 +34,36 @@ export async function stageVersion(dir: string, input: StageInput, onProgress?: 
   const { signal } = input;
   const digests = await copyHashed(input.pkg, p.pkg, input.pkgSize, input.layout.archive, { signal, onProgress });
   const staged = await readPackage(p.pkg);
-  if (!staged.manifestBytes.equals(input.layout.manifestBytes) || !sameList(staged.signatures, input.layout.signatures)
-    || staged.archive.offset !== input.layout.archive.offset || staged.archive.size !== input.layout.archive.size) {
-    throw new MalformedError('AIRLOCK_PACKAGE_CHANGED', `package ${inputPath(input.pkg)} changed while it was being imported`, { subject: inputPath(input.pkg) });
+  if (
+    !staged.manifestBytes.equals(input.layout.manifestBytes) ||
+    !sameList(staged.signatures, input.layout.signatures) ||
+    staged.archive.offset !== input.layout.archive.offset ||
+    staged.archive.size !== input.layout.archive.size
+  ) {
+    throw new MalformedError('AIRLOCK_PACKAGE_CHANGED', `package ${inputPath(input.pkg)} changed while it was being imported`, {
+      subject: inputPath(input.pkg),
+    });
   }
   const { manifest } = staged;
   if (digests.archiveSha256 !== manifest.archive.sha256) {
-    throw new DigestMismatchError('AIRLOCK_ARCHIVE_DIGEST', `${staged.archive.name} has sha256 ${digests.archiveSha256} but the manifest says ${manifest.archive.sha256}`, { subject: staged.archive.name, expected: manifest.archive.sha256, actual: digests.archiveSha256 });
+    throw new DigestMismatchError(
+      'AIRLOCK_ARCHIVE_DIGEST',
+      `${staged.archive.name} has sha256 ${digests.archiveSha256} but the manifest says ${manifest.archive.sha256}`,
+      { subject: staged.archive.name, expected: manifest.archive.sha256, actual: digests.archiveSha256 },
+    );
   }
   onProgress?.({ phase: 'extract', dir: p.site, total: staged.archive.size });
   // Case pairs (rules/A001 beside rules/a001) are refused only if the store's file system folds case.
   const foldsCase = await probeCaseFolding(dir);
   const watch = { watch: manifestWatch(manifest), signal };
   // The copy's archive digest was taken from the bytes as they were written: not hashed again.
-  const scan = await extractArchive({ path: p.pkg, offset: staged.archive.offset, length: staged.archive.size }, p.site,
-    { limits: input.limits, format: manifest.archive.format, foldsCase, archiveSha256: digests.archiveSha256, ...watch });
+  const scan = await extractArchive({ path: p.pkg, offset: staged.archive.offset, length: staged.archive.size }, p.site, {
+    limits: input.limits,
+    format: manifest.archive.format,
+    foldsCase,
+    archiveSha256: digests.archiveSha256,
+    ...watch,
+  });
   compareToManifest(manifest, scan);
   // Vendoring: every vendored file of THE COPY, checked against the signed manifest, then kept as its own file.
   if (staged.vendor.length > 0 || manifest.vendor) {

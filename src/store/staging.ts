@@ -74,10 +74,13 @@ export async function commitStaged(c: StagedCommit): Promise<void> {
   const finalDir = versionDir(store, label);
   signal?.throwIfAborted();
   await lock.assertHeld();
-  const madeVersions = await mkdir(versions).then(() => true, (err: NodeJS.ErrnoException) => {
-    if (err.code === 'EEXIST') return false;
-    throw err;
-  });
+  const madeVersions = await mkdir(versions).then(
+    () => true,
+    (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EEXIST') return false;
+      throw err;
+    },
+  );
   const unmake = async () => {
     if (madeVersions) await rmdir(versions).catch(() => {}); // only if still empty
   };
@@ -89,7 +92,12 @@ export async function commitStaged(c: StagedCommit): Promise<void> {
     await rename(staging, finalDir).catch(async (err: NodeJS.ErrnoException) => {
       await auditNotApplied(store, line, err);
       if (err.code !== 'ENOTEMPTY' && err.code !== 'EEXIST') throw err;
-      throw new StoreError('AIRLOCK_BAD_VERSION', `${finalDir} exists but holds no complete version (no version.json); remove it and import again`, { subject: finalDir }, EXIT.USAGE);
+      throw new StoreError(
+        'AIRLOCK_BAD_VERSION',
+        `${finalDir} exists but holds no complete version (no version.json); remove it and import again`,
+        { subject: finalDir },
+        EXIT.USAGE,
+      );
     });
   } catch (err) {
     await unmake();
@@ -103,11 +111,20 @@ export async function commitStaged(c: StagedCommit): Promise<void> {
   } catch (err) {
     // Moved back out and that move made durable, or the user is told the store still holds it:
     // after a crash it would be listed as imported while seen.json and the log say it was not.
-    const undo = await rename(finalDir, staging).then(() => fsyncDir(versions)).then(() => null, (e: unknown) => e);
+    const undo = await rename(finalDir, staging)
+      .then(() => fsyncDir(versions))
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
     await auditNotApplied(store, line, err);
     await unmake();
     if (undo !== null) {
-      throw new StoreError('AIRLOCK_BAD_VERSION', `${err instanceof Error ? err.message : String(err)}; and taking ${finalDir} back out of the store failed (${describeFsError(undo)}): remove it by hand before importing again`, { subject: finalDir });
+      throw new StoreError(
+        'AIRLOCK_BAD_VERSION',
+        `${err instanceof Error ? err.message : String(err)}; and taking ${finalDir} back out of the store failed (${describeFsError(undo)}): remove it by hand before importing again`,
+        { subject: finalDir },
+      );
     }
     throw err;
   }

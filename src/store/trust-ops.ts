@@ -4,7 +4,18 @@ import { auditWritable } from './audit/chain.js';
 import { policyDetail } from './audit/learn.js';
 import { createStore, storeKind } from './location.js';
 import { withLock } from './lock.js';
-import { checkKeysLive, checkRotation, loadPolicy, loadPolicyChain, parsePolicy, parseSignedPolicy, policyDigest, writePolicy, SIGNED_POLICY_FORMAT, type LoadedPolicy } from './policy.js';
+import {
+  checkKeysLive,
+  checkRotation,
+  loadPolicy,
+  loadPolicyChain,
+  parsePolicy,
+  parseSignedPolicy,
+  policyDigest,
+  writePolicy,
+  SIGNED_POLICY_FORMAT,
+  type LoadedPolicy,
+} from './policy.js';
 
 /**
  * `airlock trust init`: the store's first policy (serial 1), its root of trust, set by the operator
@@ -18,7 +29,13 @@ export async function initPolicy(store: string, bytes: Buffer, signatures: Buffe
   return withLock(store, async () => {
     // A store that had a policy and lost part of it is broken (exit 4), not a place for a new root.
     const current = (await loadPolicyChain(store, { emptyIsNone: true }))?.current;
-    if (current) throw new AirlockError('AIRLOCK_EXISTS', `store ${store} already has a trust policy (serial ${current.policy.serial}); change it with airlock trust rotate`, EXIT.USAGE, { subject: store });
+    if (current)
+      throw new AirlockError(
+        'AIRLOCK_EXISTS',
+        `store ${store} already has a trust policy (serial ${current.policy.serial}); change it with airlock trust rotate`,
+        EXIT.USAGE,
+        { subject: store },
+      );
     await auditWritable(store); // a chain that does not verify refuses (exit 4) before the policy is written
     await writePolicy(store, bytes, signatures, 1);
     await appendAuditLocked(store, { command: 'trust init', outcome: 'policy-init', detail: policyDetail(describe(parsed), policyDigest(parsed.bytes)) });
@@ -41,7 +58,11 @@ export function readNewPolicy(bytes: Buffer, signatures: Buffer[], subject: stri
  * current policy signed its exact bytes and it has the next serial (checkRotation). The refusal is
  * recorded in the audit log (exit 4); the accepted policy joins the chain.
  */
-export async function rotatePolicy(store: string, next: LoadedPolicy, o: { now?: Date } = {}): Promise<{ previous: number; serial: number; signers: string[] }> {
+export async function rotatePolicy(
+  store: string,
+  next: LoadedPolicy,
+  o: { now?: Date } = {},
+): Promise<{ previous: number; serial: number; signers: string[] }> {
   const now = o.now ?? new Date();
   checkKeysLive(next, now);
   if ((await storeKind(store)) === 'missing') throw new UsageError(`store ${store} does not exist; start it with airlock trust init`, { subject: store });
@@ -53,21 +74,36 @@ export async function rotatePolicy(store: string, next: LoadedPolicy, o: { now?:
       await auditWritable(store); // a chain that does not verify refuses (exit 4) before the policy is written
       await writePolicy(store, next.bytes, next.signatures, next.policy.serial);
       await appendAuditLocked(store, {
-        command: 'trust rotate', outcome: 'policy-rotated', signers: by.map((k) => k.fingerprint),
-        detail: policyDetail(`serial ${current.policy.serial} -> ${next.policy.serial}, signed by ${by.map((k) => k.name).join(', ')}; ${describe(next)}`, policyDigest(next.bytes)),
+        command: 'trust rotate',
+        outcome: 'policy-rotated',
+        signers: by.map((k) => k.fingerprint),
+        detail: policyDetail(
+          `serial ${current.policy.serial} -> ${next.policy.serial}, signed by ${by.map((k) => k.name).join(', ')}; ${describe(next)}`,
+          policyDigest(next.bytes),
+        ),
       });
       return { previous: current.policy.serial, serial: next.policy.serial, signers: by.map((k) => k.name) };
     });
   } catch (err) {
-    if (err instanceof AirlockError && err.exitCode === EXIT.VERIFICATION && await loadPolicy(store).then(Boolean, () => false)) {
-      await appendAudit(store, { command: 'trust rotate', outcome: 'refused', reason: err.code, signers: (err.details.signers as string[] | undefined) ?? [], detail: err.message.slice(0, 2000) });
+    if (err instanceof AirlockError && err.exitCode === EXIT.VERIFICATION && (await loadPolicy(store).then(Boolean, () => false))) {
+      await appendAudit(store, {
+        command: 'trust rotate',
+        outcome: 'refused',
+        reason: err.code,
+        signers: (err.details.signers as string[] | undefined) ?? [],
+        detail: err.message.slice(0, 2000),
+      });
     }
     throw err;
   }
 }
 
 export function describe(p: Pick<LoadedPolicy, 'policy' | 'keys'>): string {
-  const d = Object.entries(p.policy.threshold.domains).map(([k, v]) => `${k}=${v}`).join(', ');
-  return `keys ${p.keys.map((k) => k.name + (k.expiresAt ? ` (until ${k.expiresAt})` : '')).join(', ')}; threshold ${p.policy.threshold.default}${d ? ` (${d})` : ''}` +
-    (p.policy.identity ? `; identity ${p.policy.identity}` : '');
+  const d = Object.entries(p.policy.threshold.domains)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(', ');
+  return (
+    `keys ${p.keys.map((k) => k.name + (k.expiresAt ? ` (until ${k.expiresAt})` : '')).join(', ')}; threshold ${p.policy.threshold.default}${d ? ` (${d})` : ''}` +
+    (p.policy.identity ? `; identity ${p.policy.identity}` : '')
+  );
 }

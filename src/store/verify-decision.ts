@@ -33,26 +33,50 @@ export async function verifyAsImport(input: PackageInput, o: VerifyAsImportOptio
     // --store: the delta manifest's signature under the store's rule (a policy's live keys), as import checks it first.
     const store = o.store === null ? null : o.store();
     let env: Envelope | null = null;
-    const d = await verifyDelta(input, { trust, allowUnsigned, ...(store ? { decide: async (l: DeltaLayout) => (env = await checkDeltaEnvelope(store, l, { trust, allowUnsigned })) } : {}) });
-    const e = env as Envelope | null;
-    return deltaReport(o.path, d, o.volumes, e === null ? null : {
-      json: { store, decision: { rule: e.rule, policySerial: e.policySerial, target: 'checked at import, once the target is rebuilt from the base' } },
-      text: () => shown`\nstore ${store}: its ${e.rule === 'policy' ? `trust policy ${e.policySerial}` : 'trusted keys'} accept the delta's own manifest; import admits the rebuilt target with its signatures as it would the full package (threshold, freshness)`,
+    const d = await verifyDelta(input, {
+      trust,
+      allowUnsigned,
+      ...(store ? { decide: async (l: DeltaLayout) => (env = await checkDeltaEnvelope(store, l, { trust, allowUnsigned })) } : {}),
     });
+    const e = env as Envelope | null;
+    return deltaReport(
+      o.path,
+      d,
+      o.volumes,
+      e === null
+        ? null
+        : {
+            json: { store, decision: { rule: e.rule, policySerial: e.policySerial, target: 'checked at import, once the target is rebuilt from the base' } },
+            text: () =>
+              shown`\nstore ${store}: its ${e.rule === 'policy' ? `trust policy ${e.policySerial}` : 'trusted keys'} accept the delta's own manifest; import admits the rebuilt target with its signatures as it would the full package (threshold, freshness)`,
+          },
+    );
   }
   // --store: the store's decision, exactly as import would take it (policy, thresholds, freshness); nothing is written.
   const store = o.store === null ? null : o.store();
   let admission: Admission | null = null;
-  const decide = store === null ? undefined : async (layout: PackageLayout) => {
-    admission = await admitPackage(store, layout, { trust, allowUnsigned, allowDowngrade: o.allowDowngrade });
-    return { signed: admission.signers.length > 0, signer: admission.signers[0] ?? null, signers: admission.signers };
-  };
+  const decide =
+    store === null
+      ? undefined
+      : async (layout: PackageLayout) => {
+          admission = await admitPackage(store, layout, { trust, allowUnsigned, allowDowngrade: o.allowDowngrade });
+          return { signed: admission.signers.length > 0, signer: admission.signers[0] ?? null, signers: admission.signers };
+        };
   const r = await verifyPackage(input, { trust, allowUnsigned, decide });
   const a = admission as Admission | null;
-  return packageReport(o.path, r, o.volumes, a === null ? null : {
-    json: { store, decision: { rule: a.rule, policySerial: a.policySerial, need: a.need, signerNames: a.signerNames, overridden: a.overridden } },
-    text: () => a.rule === 'policy'
-      ? shown`\nstore ${store}: import would accept it (trust policy ${a.policySerial}: ${r.signers.length} of ${a.need} signers: ${a.signerNames.join(', ')})` + (a.overridden.length ? shown`, overriding ${a.overridden.join(', ')}` : '')
-      : shown`\nstore ${store}: import would accept it (no trust policy: one trusted key suffices)`,
-  });
+  return packageReport(
+    o.path,
+    r,
+    o.volumes,
+    a === null
+      ? null
+      : {
+          json: { store, decision: { rule: a.rule, policySerial: a.policySerial, need: a.need, signerNames: a.signerNames, overridden: a.overridden } },
+          text: () =>
+            a.rule === 'policy'
+              ? shown`\nstore ${store}: import would accept it (trust policy ${a.policySerial}: ${r.signers.length} of ${a.need} signers: ${a.signerNames.join(', ')})` +
+                (a.overridden.length ? shown`, overriding ${a.overridden.join(', ')}` : '')
+              : shown`\nstore ${store}: import would accept it (no trust policy: one trusted key suffices)`,
+        },
+  );
 }

@@ -13,7 +13,10 @@ import { loadTrustedKeys } from './trust.js';
  * A set refused (a volume missing, swapped, cut short, damaged…) is recorded in the store's audit
  * log as importPackage records a refused package.
  */
-export async function importVolumes(given: string[], o: ImportOptions & { dirs?: string[]; onVolume?: (index: number, count: number, path: string) => void }): Promise<ImportResult & { volumes: VolumeSet }> {
+export async function importVolumes(
+  given: string[],
+  o: ImportOptions & { dirs?: string[]; onVolume?: (index: number, count: number, path: string) => void },
+): Promise<ImportResult & { volumes: VolumeSet }> {
   const audited = (await storeKind(o.store)) === 'dir'; // as importPackage: a refusal never creates a store
   const trust = [...o.trust, ...(await loadTrustedKeys(o.store))];
   let set: VolumeSet;

@@ -40,7 +40,8 @@ export class ServiceClient {
     } catch {
       throw new AirlockError('AIRLOCK_USAGE', `invalid API URL ${JSON.stringify(o.baseUrl)}`, 2, { subject: 'api-url' });
     }
-    if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new AirlockError('AIRLOCK_USAGE', `API URL must be http(s): ${sanitize(JSON.stringify(o.baseUrl))}`, 2, { subject: 'api-url' });
+    if (url.protocol !== 'https:' && url.protocol !== 'http:')
+      throw new AirlockError('AIRLOCK_USAGE', `API URL must be http(s): ${sanitize(JSON.stringify(o.baseUrl))}`, 2, { subject: 'api-url' });
     this.http = { baseUrl: o.baseUrl, timeoutMs: o.timeoutMs, retry: o.retry, dispatcher: o.dispatcher, onRetry: o.onRetry, signal: o.signal };
   }
 
@@ -134,11 +135,28 @@ function parseChunk(payload: string, path: string): UiMessageChunk {
   try {
     value = JSON.parse(payload);
   } catch {
-    throw new UpstreamError(`POST ${path}: a stream chunk is not JSON (${Buffer.byteLength(payload)} bytes)`, undefined, { subject: path }, 'AIRLOCK_UPSTREAM_SCHEMA');
+    throw new UpstreamError(
+      `POST ${path}: a stream chunk is not JSON (${Buffer.byteLength(payload)} bytes)`,
+      undefined,
+      { subject: path },
+      'AIRLOCK_UPSTREAM_SCHEMA',
+    );
   }
   const twice = firstDuplicateKey(payload);
-  if (twice !== null) throw new UpstreamError(`POST ${path}: a stream chunk names the key ${sanitize(JSON.stringify(twice.slice(0, 200)))} twice in one object`, undefined, { subject: path }, 'AIRLOCK_UPSTREAM_SCHEMA');
+  if (twice !== null)
+    throw new UpstreamError(
+      `POST ${path}: a stream chunk names the key ${sanitize(JSON.stringify(twice.slice(0, 200)))} twice in one object`,
+      undefined,
+      { subject: path },
+      'AIRLOCK_UPSTREAM_SCHEMA',
+    );
   const r = UiMessageChunkSchema.safeParse(value);
-  if (!r.success) throw new UpstreamError(`POST ${path}: unexpected stream chunk: ${sanitize(describeZodError(r.error))}`, undefined, { subject: path }, 'AIRLOCK_UPSTREAM_SCHEMA');
+  if (!r.success)
+    throw new UpstreamError(
+      `POST ${path}: unexpected stream chunk: ${sanitize(describeZodError(r.error))}`,
+      undefined,
+      { subject: path },
+      'AIRLOCK_UPSTREAM_SCHEMA',
+    );
   return r.data;
 }

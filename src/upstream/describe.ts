@@ -3,17 +3,31 @@ import type { z } from 'zod';
 type Issue = z.core.$ZodIssue;
 
 const TYPE_WORDS: Record<string, string> = {
-  string: 'a text string', number: 'a number', int: 'a whole number', boolean: 'true or false', object: 'an object',
-  array: 'a list', null: 'null', bigint: 'a whole number', date: 'a date', record: 'an object', map: 'an object', set: 'a list',
+  string: 'a text string',
+  number: 'a number',
+  int: 'a whole number',
+  boolean: 'true or false',
+  object: 'an object',
+  array: 'a list',
+  null: 'null',
+  bigint: 'a whole number',
+  date: 'a date',
+  record: 'an object',
+  map: 'an object',
+  set: 'a list',
 };
 const typeWords = (t: unknown) => TYPE_WORDS[String(t)] ?? `of type ${String(t)}`;
 
 function bound(i: { origin: string; inclusive?: boolean }, n: unknown, most: boolean): string {
   const limit = `${i.inclusive === false ? (most ? 'below' : 'above') : most ? 'at most' : 'at least'} ${String(n)}`;
   switch (i.origin) {
-    case 'string': return most ? `must be ${limit} characters long` : Number(n) === 1 && i.inclusive !== false ? 'must not be empty' : `must be ${limit} characters long`;
-    case 'array': case 'set': return `must have ${limit} entries`;
-    default: return `must be ${limit}`;
+    case 'string':
+      return most ? `must be ${limit} characters long` : Number(n) === 1 && i.inclusive !== false ? 'must not be empty' : `must be ${limit} characters long`;
+    case 'array':
+    case 'set':
+      return `must have ${limit} entries`;
+    default:
+      return `must be ${limit}`;
   }
 }
 
@@ -29,18 +43,32 @@ export function describeIssue(i: Issue): string {
   // A schema's own message (`.regex(RE, 'must be a host name')`) is ours already: kept as written.
   if (!LIBRARY_WORDING.test(i.message)) return i.message;
   switch (i.code) {
-    case 'invalid_type': return /received undefined$/.test(i.message) ? `is missing (must be ${typeWords(i.expected)})` : `must be ${typeWords(i.expected)}`;
-    case 'too_big': return bound(i, i.maximum, true);
-    case 'too_small': return bound(i, i.minimum, false);
-    case 'invalid_format': return i.format === 'regex' || i.format === 'starts_with' || i.format === 'ends_with' || i.format === 'includes' ? 'is not in the allowed form' : `must be a valid ${i.format}`;
-    case 'not_multiple_of': return `must be a multiple of ${String(i.divisor)}`;
-    case 'unrecognized_keys': return `has unknown key${i.keys.length === 1 ? '' : 's'} ${i.keys.join(', ')}`;
-    case 'invalid_key': return 'is not an allowed key';
-    case 'invalid_element': return 'has an entry that is not allowed';
-    case 'invalid_union': return 'does not match any allowed form';
-    case 'invalid_value': return i.values.length === 1 ? `must be ${JSON.stringify(i.values[0])}` : `must be one of ${i.values.map((v) => JSON.stringify(v)).join(', ')}`;
-    case 'custom': return i.message;
-    default: return 'is not valid';
+    case 'invalid_type':
+      return /received undefined$/.test(i.message) ? `is missing (must be ${typeWords(i.expected)})` : `must be ${typeWords(i.expected)}`;
+    case 'too_big':
+      return bound(i, i.maximum, true);
+    case 'too_small':
+      return bound(i, i.minimum, false);
+    case 'invalid_format':
+      return i.format === 'regex' || i.format === 'starts_with' || i.format === 'ends_with' || i.format === 'includes'
+        ? 'is not in the allowed form'
+        : `must be a valid ${i.format}`;
+    case 'not_multiple_of':
+      return `must be a multiple of ${String(i.divisor)}`;
+    case 'unrecognized_keys':
+      return `has unknown key${i.keys.length === 1 ? '' : 's'} ${i.keys.join(', ')}`;
+    case 'invalid_key':
+      return 'is not an allowed key';
+    case 'invalid_element':
+      return 'has an entry that is not allowed';
+    case 'invalid_union':
+      return 'does not match any allowed form';
+    case 'invalid_value':
+      return i.values.length === 1 ? `must be ${JSON.stringify(i.values[0])}` : `must be one of ${i.values.map((v) => JSON.stringify(v)).join(', ')}`;
+    case 'custom':
+      return i.message;
+    default:
+      return 'is not valid';
   }
 }
 

@@ -12,7 +12,13 @@ import { DEFAULT_RETRY, MAX_RETRY_AFTER_MS, isRetryableStatus, parseRetryAfter, 
 import { ErrorBodySchema } from './schemas/error.js';
 import { timeoutSignal } from '../util/timeout-signal.js';
 
-export interface RetryInfo { method: string; path: string; attempt: number; delayMs: number; reason: string }
+export interface RetryInfo {
+  method: string;
+  path: string;
+  attempt: number;
+  delayMs: number;
+  reason: string;
+}
 export interface HttpOptions {
   baseUrl: string;
   timeoutMs?: number;
@@ -76,7 +82,8 @@ async function statusError(res: Response, spec: CallSpec): Promise<AirlockError>
   const details = { subject: spec.path, status: res.statusCode };
   if (res.statusCode === 401) return new AuthError(`authentication refused (${what}); check the API key`, details, 'AIRLOCK_UNAUTHORIZED');
   if (res.statusCode === 403) return new AuthError(`access forbidden (${what}); the key lacks permission`, details, 'AIRLOCK_FORBIDDEN');
-  const code = spec.codes?.[res.statusCode] ?? (res.statusCode === 404 ? 'AIRLOCK_NOT_FOUND' : res.statusCode === 409 ? 'AIRLOCK_CONFLICT' : 'AIRLOCK_UPSTREAM');
+  const code =
+    spec.codes?.[res.statusCode] ?? (res.statusCode === 404 ? 'AIRLOCK_NOT_FOUND' : res.statusCode === 409 ? 'AIRLOCK_CONFLICT' : 'AIRLOCK_UPSTREAM');
   return new UpstreamError(what, res.statusCode, { subject: spec.path }, code);
 }
 
@@ -142,7 +149,9 @@ export async function send(o: HttpOptions, call: CallSpec): Promise<Response> {
       retryAfter = parseRetryAfter(res.headers['retry-after']);
       await res.body.dump().catch(() => {});
       if (retryAfter !== undefined && retryAfter > MAX_RETRY_AFTER_MS) {
-        throw new UpstreamError(`${spec.method} ${spec.path}: ${reason}, Retry-After ${Math.round(retryAfter / 1000)} s is too long to wait`, res.statusCode, { subject: spec.path });
+        throw new UpstreamError(`${spec.method} ${spec.path}: ${reason}, Retry-After ${Math.round(retryAfter / 1000)} s is too long to wait`, res.statusCode, {
+          subject: spec.path,
+        });
       }
     }
     const delayMs = retryDelay(attempt, policy, retryAfter);
@@ -158,24 +167,46 @@ export async function callJson<S extends z.ZodType>(o: HttpOptions, spec: CallSp
   const res = await send(o, spec);
   const text = await readBody(o, spec, res);
   if (jsonTooDeepAt(Buffer.from(text), MAX_JSON_DEPTH) >= 0) {
-    throw new UpstreamError(`${spec.method} ${spec.path}: response nests deeper than ${MAX_JSON_DEPTH} levels`, res.statusCode, { subject: spec.path }, 'AIRLOCK_UPSTREAM_SCHEMA');
+    throw new UpstreamError(
+      `${spec.method} ${spec.path}: response nests deeper than ${MAX_JSON_DEPTH} levels`,
+      res.statusCode,
+      { subject: spec.path },
+      'AIRLOCK_UPSTREAM_SCHEMA',
+    );
   }
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
     // Never the parser's words or the body's bytes: what it is, and how big.
-    const type = String(res.headers['content-type'] ?? '(none)').split(';')[0]!.slice(0, 60);
-    throw new UpstreamError(`${spec.method} ${spec.path}: the answer is not JSON (Content-Type ${sanitize(type)}, ${Buffer.byteLength(text)} bytes)`, res.statusCode, { subject: spec.path }, 'AIRLOCK_UPSTREAM_SCHEMA');
+    const type = String(res.headers['content-type'] ?? '(none)')
+      .split(';')[0]!
+      .slice(0, 60);
+    throw new UpstreamError(
+      `${spec.method} ${spec.path}: the answer is not JSON (Content-Type ${sanitize(type)}, ${Buffer.byteLength(text)} bytes)`,
+      res.statusCode,
+      { subject: spec.path },
+      'AIRLOCK_UPSTREAM_SCHEMA',
+    );
   }
   // JSON.parse keeps the last of a key named twice; another reader may take the first: refused.
   const twice = firstDuplicateKey(text);
   if (twice !== null) {
-    throw new UpstreamError(`${spec.method} ${spec.path}: the answer names the key ${sanitize(JSON.stringify(twice.slice(0, 200)))} twice in one object`, res.statusCode, { subject: spec.path }, 'AIRLOCK_UPSTREAM_SCHEMA');
+    throw new UpstreamError(
+      `${spec.method} ${spec.path}: the answer names the key ${sanitize(JSON.stringify(twice.slice(0, 200)))} twice in one object`,
+      res.statusCode,
+      { subject: spec.path },
+      'AIRLOCK_UPSTREAM_SCHEMA',
+    );
   }
   const parsed = schema.safeParse(value);
   if (!parsed.success) {
-    throw new UpstreamError(`${spec.method} ${spec.path}: unexpected response: ${sanitize(describeZodError(parsed.error))}`, res.statusCode, { subject: spec.path }, 'AIRLOCK_UPSTREAM_SCHEMA');
+    throw new UpstreamError(
+      `${spec.method} ${spec.path}: unexpected response: ${sanitize(describeZodError(parsed.error))}`,
+      res.statusCode,
+      { subject: spec.path },
+      'AIRLOCK_UPSTREAM_SCHEMA',
+    );
   }
   return parsed.data;
 }

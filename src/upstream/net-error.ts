@@ -43,25 +43,38 @@ function where(url: string | URL): { host: string; hostname: string; origin: str
 /** What went wrong, if `err` is a network or protocol failure of an exchange with `c.url`; undefined otherwise. */
 export function describeNetError(err: unknown, c: NetContext): NetFailure | undefined {
   const { host, hostname, origin } = where(c.url);
-  for (let e = err as { code?: unknown; name?: unknown; cause?: unknown } | null | undefined, depth = 0; e && typeof e === 'object' && depth < 5; e = e.cause as typeof e, depth++) {
+  for (
+    let e = err as { code?: unknown; name?: unknown; cause?: unknown } | null | undefined, depth = 0;
+    e && typeof e === 'object' && depth < 5;
+    e = e.cause as typeof e, depth++
+  ) {
     const code = typeof e.code === 'string' ? e.code : '';
     const name = typeof e.name === 'string' ? e.name : '';
     if (code === 'ECONNREFUSED') return { code: 'AIRLOCK_NETWORK', reason: `could not connect to ${host} (connection refused)`, transient: true };
     if (code === 'ETIMEDOUT' || code === 'UND_ERR_CONNECT_TIMEOUT' || name === 'ConnectTimeoutError') {
       return { code: 'AIRLOCK_NETWORK', reason: `could not connect to ${host}${seconds(c.connectTimeoutMs)} (connection timed out)`, transient: true };
     }
-    if (code === 'EHOSTUNREACH' || code === 'ENETUNREACH') return { code: 'AIRLOCK_NETWORK', reason: `could not connect to ${host} (no route to the host)`, transient: true };
+    if (code === 'EHOSTUNREACH' || code === 'ENETUNREACH')
+      return { code: 'AIRLOCK_NETWORK', reason: `could not connect to ${host} (no route to the host)`, transient: true };
     if (code === 'ENOTFOUND') return { code: 'AIRLOCK_NETWORK', reason: `could not find the host ${hostname} (no such name in DNS)`, transient: false };
     if (code === 'EAI_AGAIN') return { code: 'AIRLOCK_NETWORK', reason: `could not look up the host ${hostname} (DNS did not answer)`, transient: true };
     if (code === 'UND_ERR_HEADERS_TIMEOUT' || name === 'HeadersTimeoutError') {
       return { code: 'AIRLOCK_TIMEOUT', reason: `no response headers from ${host}${seconds(c.headersTimeoutMs)}`, transient: true };
     }
     if (code === 'UND_ERR_BODY_TIMEOUT' || name === 'BodyTimeoutError') {
-      return { code: 'AIRLOCK_TIMEOUT', reason: `the answer from ${host} stopped${c.bodyTimeoutMs === undefined ? '' : ` for ${+(c.bodyTimeoutMs / 1000).toFixed(3)} s`}`, transient: true };
+      return {
+        code: 'AIRLOCK_TIMEOUT',
+        reason: `the answer from ${host} stopped${c.bodyTimeoutMs === undefined ? '' : ` for ${+(c.bodyTimeoutMs / 1000).toFixed(3)} s`}`,
+        transient: true,
+      };
     }
     if (name === 'TimeoutError') return { code: 'AIRLOCK_TIMEOUT', reason: `no complete answer from ${host}${seconds(c.timeoutMs)}`, transient: true };
     if (code === 'UND_ERR_HEADERS_OVERFLOW' || name === 'HeadersOverflowError') {
-      return { code: 'AIRLOCK_BAD_HTTP', reason: `the server at ${origin} did not answer with valid HTTP (its response headers are too large)`, transient: false };
+      return {
+        code: 'AIRLOCK_BAD_HTTP',
+        reason: `the server at ${origin} did not answer with valid HTTP (its response headers are too large)`,
+        transient: false,
+      };
     }
     if (code.startsWith('HPE_') || name === 'HTTPParserError') {
       return { code: 'AIRLOCK_BAD_HTTP', reason: `the server at ${origin} did not answer with valid HTTP`, transient: false };
@@ -70,7 +83,12 @@ export function describeNetError(err: unknown, c: NetContext): NetFailure | unde
       return { code: 'AIRLOCK_NETWORK', reason: `the answer from ${host} ended before the length it announced`, transient: true };
     }
     if (CLOSED.has(code)) return { code: 'AIRLOCK_NETWORK', reason: `the connection to ${host} was closed before the answer was complete`, transient: true };
-    if (TLS.test(code)) return { code: 'AIRLOCK_NETWORK', reason: `the TLS connection to ${host} failed (its certificate was not accepted, or TLS could not be agreed)`, transient: false };
+    if (TLS.test(code))
+      return {
+        code: 'AIRLOCK_NETWORK',
+        reason: `the TLS connection to ${host} failed (its certificate was not accepted, or TLS could not be agreed)`,
+        transient: false,
+      };
   }
   return undefined;
 }
@@ -87,7 +105,11 @@ const BAD_REASON = /[\x00-\x08\x0a-\x1f\x7f]/; // eslint-disable-line no-control
 export function describeStatusLine(status: number, reason: string | undefined, c: NetContext): NetFailure | undefined {
   if (reason === undefined || !BAD_REASON.test(reason)) return undefined;
   const phrase = escapeControls(reason.length > 64 ? `${reason.slice(0, 64)}…` : reason);
-  return { code: 'AIRLOCK_BAD_HTTP', reason: `the server at ${where(c.url).origin} did not answer with valid HTTP (its status line, HTTP ${status} "${phrase}", holds control characters)`, transient: false };
+  return {
+    code: 'AIRLOCK_BAD_HTTP',
+    reason: `the server at ${where(c.url).origin} did not answer with valid HTTP (its status line, HTTP ${status} "${phrase}", holds control characters)`,
+    transient: false,
+  };
 }
 
 /**

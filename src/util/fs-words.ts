@@ -38,11 +38,19 @@ export type FileFault = 'missing' | 'folder' | 'not-regular' | 'denied' | 'too-b
 /** The fault an errno stands for (a folder met by open(2) is EISDIR). */
 export function faultOf(err: unknown): FileFault {
   switch ((err as NodeJS.ErrnoException | null)?.code) {
-    case 'ENOENT': case 'ENOTDIR': return 'missing';
-    case 'EISDIR': return 'folder';
-    case 'EACCES': case 'EPERM': return 'denied';
-    case 'ENXIO': case 'ENODEV': return 'not-regular';
-    default: return 'unreadable';
+    case 'ENOENT':
+    case 'ENOTDIR':
+      return 'missing';
+    case 'EISDIR':
+      return 'folder';
+    case 'EACCES':
+    case 'EPERM':
+      return 'denied';
+    case 'ENXIO':
+    case 'ENODEV':
+      return 'not-regular';
+    default:
+      return 'unreadable';
   }
 }
 
@@ -50,7 +58,15 @@ export function faultOf(err: unknown): FileFault {
  * What a path is, in words ("a FIFO (named pipe)"), from stat or lstat (lstat's symbolic link
  * included), for refusals of what is not a regular file.
  */
-export function kindOf(st: { isDirectory(): boolean; isFIFO(): boolean; isCharacterDevice(): boolean; isBlockDevice(): boolean; isSocket(): boolean; isSymbolicLink?(): boolean; isFile?(): boolean }): string {
+export function kindOf(st: {
+  isDirectory(): boolean;
+  isFIFO(): boolean;
+  isCharacterDevice(): boolean;
+  isBlockDevice(): boolean;
+  isSocket(): boolean;
+  isSymbolicLink?(): boolean;
+  isFile?(): boolean;
+}): string {
   if (st.isSymbolicLink?.()) return 'a symbolic link';
   if (st.isDirectory()) return 'a folder';
   if (st.isFIFO()) return 'a FIFO (named pipe)';

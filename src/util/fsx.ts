@@ -98,7 +98,11 @@ export async function writeDurably<T>(path: string, fill: (fh: FileHandle) => Pr
 const unfinished = new Set<string>();
 process.on('exit', () => {
   for (const tmp of unfinished) {
-    try { unlinkSync(tmp); } catch { /* already gone */ }
+    try {
+      unlinkSync(tmp);
+    } catch {
+      /* already gone */
+    }
   }
 });
 
@@ -135,7 +139,13 @@ export async function publishNew(tmp: string, outPath: string): Promise<void> {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'EEXIST') throw outputExists(outPath);
     if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'ENOSYS') throw err;
-    if (await access(outPath).then(() => true, () => false)) throw outputExists(outPath);
+    if (
+      await access(outPath).then(
+        () => true,
+        () => false,
+      )
+    )
+      throw outputExists(outPath);
     await rename(tmp, outPath);
   }
 }
@@ -183,10 +193,13 @@ export async function makeTempFolder(prefix: string): Promise<string> {
     const code = typeof err?.code === 'string' ? err.code : undefined;
     // A dangling link or a file as TMPDIR is named for what it is, not as a folder that "does not exist".
     const why = (await outFolderProblem(dir)) ?? (code === 'ENOENT' ? 'does not exist' : describeFsError(err, 'write'));
-    throw new UsageError(`cannot make a temporary folder in TMPDIR ${escapeControls(dir)}: ${why}; set TMPDIR to a writable folder (or unset it for /tmp)`, { subject: 'TMPDIR', ...(code ? { errno: code } : {}) }, 'AIRLOCK_TMPDIR');
+    throw new UsageError(
+      `cannot make a temporary folder in TMPDIR ${escapeControls(dir)}: ${why}; set TMPDIR to a writable folder (or unset it for /tmp)`,
+      { subject: 'TMPDIR', ...(code ? { errno: code } : {}) },
+      'AIRLOCK_TMPDIR',
+    );
   });
 }
-
 
 export interface RegularFileRule {
   /** The largest file accepted; a bigger one is refused before any byte is read. */
@@ -218,7 +231,12 @@ export async function readRegularFile(path: string, rule: RegularFileRule): Prom
  * when it does not exist. The caller reads it in bounded chunks and closes the handle. Refusals
  * come through `refuse` in plain words, as for readRegularFile.
  */
-export async function openRegularFileIfExists(path: string, refuse: (why: string, fault: FileFault) => Error, flags = constants.O_RDONLY, mode = 0o644): Promise<{ fh: FileHandle; size: number } | null> {
+export async function openRegularFileIfExists(
+  path: string,
+  refuse: (why: string, fault: FileFault) => Error,
+  flags = constants.O_RDONLY,
+  mode = 0o644,
+): Promise<{ fh: FileHandle; size: number } | null> {
   let fh: FileHandle;
   try {
     fh = await open(path, flags | (constants.O_NONBLOCK ?? 0), mode);
@@ -242,7 +260,7 @@ export async function openRegularFileIfExists(path: string, refuse: (why: string
 
 /** As readRegularFile, but a missing file is null (for files a store may not have yet). */
 export async function readRegularFileIfExists(path: string, rule: RegularFileRule): Promise<Buffer | null> {
-  const opened = await openRegularFileIfExists(path, rule.refuse, constants.O_RDONLY | (rule.noFollow ? constants.O_NOFOLLOW ?? 0 : 0));
+  const opened = await openRegularFileIfExists(path, rule.refuse, constants.O_RDONLY | (rule.noFollow ? (constants.O_NOFOLLOW ?? 0) : 0));
   if (opened === null) return null;
   const { fh, size } = opened;
   try {
@@ -251,7 +269,9 @@ export async function readRegularFileIfExists(path: string, rule: RegularFileRul
     const buf = Buffer.allocUnsafe(size + 1);
     let n = 0;
     for (;;) {
-      const r = await fh.read(buf, n, buf.length - n, n).catch((err: unknown) => { throw rule.refuse(describeFsError(err), faultOf(err)); });
+      const r = await fh.read(buf, n, buf.length - n, n).catch((err: unknown) => {
+        throw rule.refuse(describeFsError(err), faultOf(err));
+      });
       if (r.bytesRead === 0) break;
       n += r.bytesRead;
       if (n === buf.length) throw rule.refuse('grew while being read', 'unreadable');

@@ -13,7 +13,7 @@ export function refuseConnect(server: Server, allow = 'GET, HEAD', json = false)
     socket.on('error', () => socket.destroy());
     socket.end(
       `HTTP/1.1 405 Method Not Allowed\r\nAllow: ${allow}\r\nContent-Type: ${type}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-      `Cache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
+        `Cache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
     );
   });
 }

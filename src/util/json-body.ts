@@ -5,9 +5,7 @@ import { quoted } from './terminal.js';
 /** Reading an untrusted JSON request body with a hard size cap (pure over a web Request): the relays and local search. */
 export const DEFAULT_MAX_BODY_BYTES = 256 * 1024;
 
-export type BodyResult =
-  | { ok: true; value: unknown }
-  | { ok: false; status: 400 | 413 | 415; error: string };
+export type BodyResult = { ok: true; value: unknown } | { ok: false; status: 400 | 413 | 415; error: string };
 
 /**
  * The JSON body of `req`, refusing more than `max` bytes. The Content-Length is checked first and
@@ -51,7 +49,10 @@ function duplicateKeyError(text: string): string | null {
  * undefined when the body is empty (the caller's schema refuses that in words), or a 413/400 in
  * words when it is too large, not JSON, or names a key twice.
  */
-export async function requestJson(req: Request, max = DEFAULT_MAX_BODY_BYTES): Promise<{ ok: true; value: unknown } | { ok: false; status: 400 | 413; error: string }> {
+export async function requestJson(
+  req: Request,
+  max = DEFAULT_MAX_BODY_BYTES,
+): Promise<{ ok: true; value: unknown } | { ok: false; status: 400 | 413; error: string }> {
   const declared = Number(req.headers.get('content-length') ?? NaN);
   const text = Number.isFinite(declared) && declared > max ? null : await cappedText(req.body, max);
   if (text === null) return { ok: false, status: 413, error: `request body larger than ${max} bytes` };

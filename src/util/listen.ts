@@ -43,6 +43,8 @@ export async function probeListen(host: string, port: number): Promise<void> {
   await new Promise<void>((resolve, reject) => {
     srv.once('error', reject);
     srv.listen({ host, port, exclusive: true }, () => resolve());
-  }).catch((err: unknown) => { throw listenError(err, host, port); });
+  }).catch((err: unknown) => {
+    throw listenError(err, host, port);
+  });
   await new Promise<void>((resolve) => srv.close(() => resolve()));
 }

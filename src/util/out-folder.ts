@@ -33,7 +33,10 @@ export async function outFolderProblem(dir: string): Promise<string | null> {
     } else if (!st.isDirectory()) {
       return is(`is ${kindOf(st)}, not a folder`);
     }
-    const denied = await access(d, constants.W_OK | constants.X_OK).then(() => null, (err: unknown) => err);
+    const denied = await access(d, constants.W_OK | constants.X_OK).then(
+      () => null,
+      (err: unknown) => err,
+    );
     if (denied !== null) return is(`is not writable (${describeFsError(denied, 'write')})`);
     return null;
   }
@@ -43,5 +46,8 @@ export async function outFolderProblem(dir: string): Promise<string | null> {
 export async function makeOutFolder(dir: string): Promise<string | null> {
   const why = await outFolderProblem(dir);
   if (why !== null) return why;
-  return mkdir(dir, { recursive: true }).then(() => null, (err: unknown) => describeFsError(err, 'write'));
+  return mkdir(dir, { recursive: true }).then(
+    () => null,
+    (err: unknown) => describeFsError(err, 'write'),
+  );
 }

@@ -8,7 +8,12 @@ export interface JobOptions<T> {
   onDrop?: (reason: unknown) => void;
 }
 
-interface Queued<T> { run: () => Promise<void>; bytes: number; tag: T | undefined; onDrop?: (reason: unknown) => void }
+interface Queued<T> {
+  run: () => Promise<void>;
+  bytes: number;
+  tag: T | undefined;
+  onDrop?: (reason: unknown) => void;
+}
 
 /**
  * A small bounded job pool: at most `concurrency` jobs run at once, and submit() waits while

@@ -47,7 +47,10 @@ export class ReadAhead {
   private next = 0;
   private bytes = 0;
   private readonly started: { path: string; size: number; read: Promise<Buffer> }[] = [];
-  constructor(private readonly list: readonly { path: string; size: number }[], private readonly limit: { files: number; bytes: number; blocking?: boolean }) {
+  constructor(
+    private readonly list: readonly { path: string; size: number }[],
+    private readonly limit: { files: number; bytes: number; blocking?: boolean },
+  ) {
     this.fill();
   }
 

@@ -47,9 +47,15 @@ export function trapSignals(o: TrapOptions = {}): SignalTrap {
   for (const s of SIGNALS) process.on(s, handler);
   return {
     signal: ac.signal,
-    get received() { return received; },
-    onHangup(fn) { hangup = fn; },
-    dispose() { for (const s of SIGNALS) process.off(s, handler); },
+    get received() {
+      return received;
+    },
+    onHangup(fn) {
+      hangup = fn;
+    },
+    dispose() {
+      for (const s of SIGNALS) process.off(s, handler);
+    },
   };
 }
 

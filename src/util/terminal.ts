@@ -45,6 +45,8 @@ export function escapeJson(json: string): string {
  */
 export function shown(strings: TemplateStringsArray, ...values: unknown[]): string {
   let out = strings[0]!;
-  values.forEach((v, i) => { out += escapeControls(String(v)) + strings[i + 1]!; });
+  values.forEach((v, i) => {
+    out += escapeControls(String(v)) + strings[i + 1]!;
+  });
   return out;
 }

@@ -82,7 +82,10 @@ function resolveAliases(doc: Document, file: string): { targets: Map<Alias, Node
     },
   });
   if (aliases > VALUES_LIMITS.aliasExpansion) {
-    throw bad(`values file ${file} refused: its ${fmt(aliases)} aliases expand to more than ${fmt(VALUES_LIMITS.aliasExpansion)} nodes (an alias bomb?); write the repeated values out`, file);
+    throw bad(
+      `values file ${file} refused: its ${fmt(aliases)} aliases expand to more than ${fmt(VALUES_LIMITS.aliasExpansion)} nodes (an alias bomb?); write the repeated values out`,
+      file,
+    );
   }
   return { targets, aliases, written };
 }
@@ -125,7 +128,8 @@ export function checkStructure(doc: Document, file: string, lines: LineCounter):
       const seen = new Set<string>();
       for (const pair of node.items) {
         const k = isAlias(pair.key) ? targets.get(pair.key) : pair.key;
-        if (k !== null && k !== undefined && !isScalar(k)) throw bad(`values file ${where(k as Node)}: a key at ${keyPath(path)} is not a plain value`, keyPath(path));
+        if (k !== null && k !== undefined && !isScalar(k))
+          throw bad(`values file ${where(k as Node)}: a key at ${keyPath(path)} is not a plain value`, keyPath(path));
         const name = String(k === null || k === undefined ? null : k.value);
         if (seen.has(name)) throw bad(`values file ${where(pair.key as Node)}: duplicate key ${keyPath([...path, name])}`, keyPath([...path, name]));
         seen.add(name);
@@ -149,6 +153,9 @@ export function checkStructure(doc: Document, file: string, lines: LineCounter):
   // Keys count once per pair, as `written` counts them: the difference is what aliases add.
   const added = total - written;
   if (added > VALUES_LIMITS.aliasExpansion) {
-    throw bad(`values file ${file} refused: its ${fmt(aliases)} aliases expand to ${fmt(added)} more nodes, more than ${fmt(VALUES_LIMITS.aliasExpansion)} (an alias bomb?); write the repeated values out`, file);
+    throw bad(
+      `values file ${file} refused: its ${fmt(aliases)} aliases expand to ${fmt(added)} more nodes, more than ${fmt(VALUES_LIMITS.aliasExpansion)} (an alias bomb?); write the repeated values out`,
+      file,
+    );
   }
 }

@@ -7,7 +7,11 @@ import { checkFlowDepth, checkStructure, readBounded } from './bounds.js';
 import { valuesSchema, type Values } from './schema.js';
 import { describeIssue } from '../upstream/describe.js';
 
-export interface LoadedValues { values: Values; warnings: string[]; file: string }
+export interface LoadedValues {
+  values: Values;
+  warnings: string[];
+  file: string;
+}
 
 const keyPath = (p: readonly PropertyKey[]): string => p.map(String).join('.') || '(top level)';
 /** Problems listed one per line at most (200,000 unknown keys must not make 200,000 lines). */
@@ -23,13 +27,18 @@ export function checkValues(doc: unknown, file: string): { values: Values; warni
   const strict = valuesSchema(true).safeParse(input);
   const issues: z.core.$ZodIssue[] = strict.success ? [] : strict.error.issues;
   const unknown = issues.flatMap((i) => (i.code === 'unrecognized_keys' ? i.keys.map((k) => `${file}: unknown key ${keyPath([...i.path, k])} (ignored)`) : []));
-  const warnings = unknown.length <= MAX_LISTED ? unknown : [...unknown.slice(0, MAX_LISTED), `${file}: ... and ${unknown.length - MAX_LISTED} more unknown keys (ignored)`];
+  const warnings =
+    unknown.length <= MAX_LISTED ? unknown : [...unknown.slice(0, MAX_LISTED), `${file}: ... and ${unknown.length - MAX_LISTED} more unknown keys (ignored)`];
   const errors = issues.filter((i) => i.code !== 'unrecognized_keys');
   if (errors.length > 0) {
     const first = keyPath(errors[0]!.path);
     const lines = [...new Set(errors.map((i) => `  ${keyPath(i.path)}: ${describeIssue(i)}`))].slice(0, MAX_LISTED);
     if (errors.length > MAX_LISTED) lines.push(`  ... and ${errors.length - MAX_LISTED} more`);
-    throw new UsageError(`invalid values file ${file}:\n${lines.join('\n')}`, { subject: first, keys: errors.slice(0, MAX_LISTED).map((i) => keyPath(i.path)) }, 'AIRLOCK_BAD_VALUES');
+    throw new UsageError(
+      `invalid values file ${file}:\n${lines.join('\n')}`,
+      { subject: first, keys: errors.slice(0, MAX_LISTED).map((i) => keyPath(i.path)) },
+      'AIRLOCK_BAD_VALUES',
+    );
   }
   const loose = valuesSchema(false).parse(input);
   return { values: loose, warnings };
@@ -61,7 +70,11 @@ export async function loadValues(file: string): Promise<LoadedValues> {
       const where = e.linePos?.[0] ? `${file}:${e.linePos[0].line}:${e.linePos[0].col}` : file;
       if (e.code === 'MULTIPLE_DOCS') {
         const line = e.linePos?.[0]?.line;
-        throw new UsageError(`values file ${file} holds more than one YAML document${line ? `; the second starts at line ${line}` : ''}: give one document (a values file is one mapping)`, { subject: where }, 'AIRLOCK_BAD_VALUES');
+        throw new UsageError(
+          `values file ${file} holds more than one YAML document${line ? `; the second starts at line ${line}` : ''}: give one document (a values file is one mapping)`,
+          { subject: where },
+          'AIRLOCK_BAD_VALUES',
+        );
       }
       throw new UsageError(`values file ${where} is not valid YAML: ${e.message.split('\n')[0]}`, { subject: where }, 'AIRLOCK_BAD_VALUES');
     }

@@ -15,7 +15,10 @@ export interface PlanInput {
   /** A cluster worker: the primary already did any download and activation. */
   worker: boolean;
 }
-export interface StoreView { active: string | null; labels: readonly string[] }
+export interface StoreView {
+  active: string | null;
+  labels: readonly string[];
+}
 
 export type Plan =
   | { kind: 'serve'; version?: string; why: string }
@@ -24,14 +27,17 @@ export type Plan =
 
 export function planStart(i: PlanInput, s: StoreView, store: string): Plan {
   const pinned = i.version;
-  if (pinned !== undefined && s.labels.includes(pinned)) return { kind: 'serve', version: pinned, why: `pinned version ${pinned} is in the store: no download` };
+  if (pinned !== undefined && s.labels.includes(pinned))
+    return { kind: 'serve', version: pinned, why: `pinned version ${pinned} is in the store: no download` };
   if (i.bundleUrl !== undefined && !i.worker) return { kind: 'download', url: i.bundleUrl, label: pinned, fallback: pinned === undefined ? s.active : null };
   const held = describeHoldings(store, s.labels, { activate: pinned === undefined });
   if (pinned !== undefined) {
     if (!i.values) return { kind: 'fail', subject: pinned, message: `version ${pinned} is not in store ${store}${held.empty ? ': ' : '; '}${held.text}` };
     return {
-      kind: 'fail', subject: pinned,
-      message: `pinned version ${pinned} is not in store ${store} and there is no staticExport.bundleUrl to download it from; ` +
+      kind: 'fail',
+      subject: pinned,
+      message:
+        `pinned version ${pinned} is not in store ${store} and there is no staticExport.bundleUrl to download it from; ` +
         `import it first (airlock import PKG --store ${store}), set staticExport.bundleUrl, or pin a version the store has${s.labels.length ? ` (${s.labels.join(', ')})` : ''}`,
     };
   }
@@ -46,15 +52,25 @@ export function planStart(i: PlanInput, s: StoreView, store: string): Plan {
  * After a failed download (pure): what to serve, or the error to end with. `refused`: the bundle
  * arrived but its content was refused (unsafe, corrupt, unsigned), so a fresh link would not help.
  */
-export function afterFailure(plan: Extract<Plan, { kind: 'download' }>, reason: string, store: string, refused = false): { serve: string | null; message: string } {
+export function afterFailure(
+  plan: Extract<Plan, { kind: 'download' }>,
+  reason: string,
+  store: string,
+  refused = false,
+): { serve: string | null; message: string } {
   if (plan.fallback !== null) {
-    return { serve: plan.fallback, message: `could not install the bundle from staticExport.bundleUrl (${reason}); SERVING THE PREVIOUSLY ACTIVE VERSION ${plan.fallback} INSTEAD` };
+    return {
+      serve: plan.fallback,
+      message: `could not install the bundle from staticExport.bundleUrl (${reason}); SERVING THE PREVIOUSLY ACTIVE VERSION ${plan.fallback} INSTEAD`,
+    };
   }
   const what = plan.label !== undefined ? `pinned version ${plan.label} is not in store ${store}` : `store ${store} has no active version to fall back on`;
   return {
     serve: null,
-    message: `nothing to serve: ${what}, and the bundle could not be installed from staticExport.bundleUrl: ${reason}. ` + (refused
-      ? 'The bundle itself was refused: point bundleUrl at a sound export or package and restart, or import a package with airlock import PKG --activate'
-      : 'Bundle links expire: regenerate the link (or point bundleUrl at an in-network mirror) and restart, or import a package with airlock import PKG --activate'),
+    message:
+      `nothing to serve: ${what}, and the bundle could not be installed from staticExport.bundleUrl: ${reason}. ` +
+      (refused
+        ? 'The bundle itself was refused: point bundleUrl at a sound export or package and restart, or import a package with airlock import PKG --activate'
+        : 'Bundle links expire: regenerate the link (or point bundleUrl at an in-network mirror) and restart, or import a package with airlock import PKG --activate'),
   };
 }

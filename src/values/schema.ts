@@ -8,7 +8,9 @@ import { DEPLOYMENTS } from '../features/index.js';
  * Built twice: strict, to find unknown keys (reported as warnings: a newer chart's keys must not
  * stop an older airlock), and stripping, to read the known ones.
  */
-const label = z.union([z.string(), z.number()]).transform(String)
+const label = z
+  .union([z.string(), z.number()])
+  .transform(String)
   .refine((v) => VERSION_LABEL.test(v), { message: `must be a version label matching ${VERSION_LABEL.source}` });
 const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
 const path = z.string().min(1);
@@ -21,7 +23,10 @@ export function valuesSchema(strict: boolean) {
       bundleUrl: httpUrl.optional(),
       version: label.optional(),
       /** Manifest domain of a raw archive (a bundle URL's host is a bucket, not the site). */
-      domain: z.string().regex(/^[A-Za-z0-9.-]{1,253}$/, 'must be a host name').optional(),
+      domain: z
+        .string()
+        .regex(/^[A-Za-z0-9.-]{1,253}$/, 'must be a host name')
+        .optional(),
       /** Public keys that may sign a `.airlock` package served at bundleUrl. */
       trust: z.array(path).optional(),
       /** Accept unsigned content: a raw export archive (unsigned by nature) or an unsigned package. */
@@ -29,9 +34,18 @@ export function valuesSchema(strict: boolean) {
       /** Bounds of the bundle download (defaults: 30 s, 1024 B/s over 30 s, 3600 s). */
       download: obj({
         headersTimeoutSeconds: z.number().min(0.05).max(3600).optional(),
-        minBytesPerSecond: z.number().int().min(0).max(1 << 30).optional(),
+        minBytesPerSecond: z
+          .number()
+          .int()
+          .min(0)
+          .max(1 << 30)
+          .optional(),
         rateWindowSeconds: z.number().min(0.1).max(3600).optional(),
-        timeoutSeconds: z.number().min(0.1).max(7 * 24 * 3600).optional(),
+        timeoutSeconds: z
+          .number()
+          .min(0.1)
+          .max(7 * 24 * 3600)
+          .optional(),
         maxBytes: z.number().int().min(1024).max(Number.MAX_SAFE_INTEGER).optional(),
       }).optional(),
     }).optional(),
@@ -51,7 +65,12 @@ export function valuesSchema(strict: boolean) {
       enabled: z.boolean().optional(),
       tokensFile: path.optional(),
       secretFile: path.optional(),
-      linkTtlSeconds: z.number().int().min(10).max(7 * 24 * 3600).optional(),
+      linkTtlSeconds: z
+        .number()
+        .int()
+        .min(10)
+        .max(7 * 24 * 3600)
+        .optional(),
       publicUrl: httpUrl.optional(),
       /** Fleet rollouts: seconds from "every replica prepared the version" to the switch. */
       fleetLeadSeconds: z.number().min(0.1).max(600).optional(),
@@ -66,7 +85,11 @@ export function valuesSchema(strict: boolean) {
       pollSeconds: z.number().min(0.1).max(300).optional(),
     }).optional(),
     /** Skew protection: seconds a previous version's non-HTML files keep answering after a switch. */
-    skewGraceSeconds: z.number().min(0).max(7 * 24 * 3600).optional(),
+    skewGraceSeconds: z
+      .number()
+      .min(0)
+      .max(7 * 24 * 3600)
+      .optional(),
     /** The site's sub-path (`/project/`; `/`: the root only), instead of detecting it. */
     basePath: z.string().max(200).optional(),
   });

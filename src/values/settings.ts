@@ -4,26 +4,58 @@ import type { Values } from './schema.js';
 
 /** The serve flags this module merges with a values file (strings as parseArgs gives them). */
 export interface ServeFlags {
-  store?: string; version?: string; deployment?: string; enable?: string[]; disable?: string[];
-  port?: string; host?: string; mirror?: boolean; 'mirror-tokens'?: string;
-  follow?: string; 'follow-poll-ms'?: string; trust?: string[]; 'allow-unsigned'?: boolean; 'fleet-lead-ms'?: string; 'skew-grace'?: string;
+  store?: string;
+  version?: string;
+  deployment?: string;
+  enable?: string[];
+  disable?: string[];
+  port?: string;
+  host?: string;
+  mirror?: boolean;
+  'mirror-tokens'?: string;
+  follow?: string;
+  'follow-poll-ms'?: string;
+  trust?: string[];
+  'allow-unsigned'?: boolean;
+  'fleet-lead-ms'?: string;
+  'skew-grace'?: string;
   'base-path'?: string;
 }
 
 export interface StaticExportSettings {
-  bundleUrl: string; domain?: string; trust: string[]; allowUnsigned: boolean;
+  bundleUrl: string;
+  domain?: string;
+  trust: string[];
+  allowUnsigned: boolean;
   /** staticExport.download.* in milliseconds (the defaults are installBundle's). */
   limits: { headersTimeoutMs?: number; minBytesPerSecond?: number; rateWindowMs?: number; totalMs?: number };
   /** staticExport.download.maxBytes: the most bytes the download may bring (default: the archive limits' bound). */
   maxBytes?: number;
 }
-export interface MirrorSettings { tokensFile: string; secretFile?: string; ttlSeconds?: number; publicUrl?: string; fleetLeadMs?: number }
-export interface FollowSettings { url: string; tokenFile?: string; trust: string[]; allowUnsigned: boolean; pollMs?: number }
+export interface MirrorSettings {
+  tokensFile: string;
+  secretFile?: string;
+  ttlSeconds?: number;
+  publicUrl?: string;
+  fleetLeadMs?: number;
+}
+export interface FollowSettings {
+  url: string;
+  tokenFile?: string;
+  trust: string[];
+  allowUnsigned: boolean;
+  pollMs?: number;
+}
 
 /** What serve runs with: flag strings (validated later by serve's own parsers) after the merge. */
 export interface ServeSettings {
-  store?: string; version?: string; deployment?: string; enable: string[]; disable: string[];
-  port?: string; host?: string;
+  store?: string;
+  version?: string;
+  deployment?: string;
+  enable: string[];
+  disable: string[];
+  port?: string;
+  host?: string;
   staticExport: StaticExportSettings | null;
   mirror: MirrorSettings | null;
   follow: FollowSettings | null;
@@ -36,7 +68,11 @@ export interface ServeSettings {
 }
 
 const ms = (seconds: number | undefined) => (seconds === undefined ? undefined : Math.round(seconds * 1000));
-const names = (list: string[] | undefined) => (list ?? []).flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean);
+const names = (list: string[] | undefined) =>
+  (list ?? [])
+    .flatMap((s) => s.split(','))
+    .map((s) => s.trim())
+    .filter(Boolean);
 
 /** The ranges of serve's numeric flags whose values this module merges (checked by serve first, too). */
 export const FLAG_RANGES = {
@@ -59,14 +95,22 @@ export function mergeSettings(flags: ServeFlags, given?: Values): ServeSettings 
   const se = v.staticExport;
   const useBundle = se?.enabled !== false && se?.bundleUrl !== undefined;
   const followUrl = flags.follow ?? v.follow?.url;
-  if (followUrl !== undefined && !/^https?:\/\/[^\s]+$/.test(followUrl)) throw new UsageError(`--follow needs the mirror's http(s) URL, not ${JSON.stringify(followUrl.slice(0, 80))}`, { subject: '--follow' });
-  const leadMs = numberOption(flags['fleet-lead-ms'], '--fleet-lead-ms', FLAG_RANGES['fleet-lead-ms']) ?? (v.mirror?.fleetLeadSeconds === undefined ? undefined : Math.round(v.mirror.fleetLeadSeconds * 1000));
-  const pollMs = numberOption(flags['follow-poll-ms'], '--follow-poll-ms', FLAG_RANGES['follow-poll-ms']) ?? (v.follow?.pollSeconds === undefined ? undefined : Math.round(v.follow.pollSeconds * 1000));
+  if (followUrl !== undefined && !/^https?:\/\/[^\s]+$/.test(followUrl))
+    throw new UsageError(`--follow needs the mirror's http(s) URL, not ${JSON.stringify(followUrl.slice(0, 80))}`, { subject: '--follow' });
+  const leadMs =
+    numberOption(flags['fleet-lead-ms'], '--fleet-lead-ms', FLAG_RANGES['fleet-lead-ms']) ??
+    (v.mirror?.fleetLeadSeconds === undefined ? undefined : Math.round(v.mirror.fleetLeadSeconds * 1000));
+  const pollMs =
+    numberOption(flags['follow-poll-ms'], '--follow-poll-ms', FLAG_RANGES['follow-poll-ms']) ??
+    (v.follow?.pollSeconds === undefined ? undefined : Math.round(v.follow.pollSeconds * 1000));
   const mirrorOn = flags.mirror === true || v.mirror?.enabled === true;
   const tokensFile = flags['mirror-tokens'] ?? v.mirror?.tokensFile;
   if (mirrorOn && tokensFile === undefined) {
     // Fail closed: a mirror without tokens would hand out the whole store.
-    throw new UsageError('--mirror needs --mirror-tokens FILE (or mirror.tokensFile in the values file): a file of sha256:<hex> token hashes, see docs/mirror.md', { subject: '--mirror-tokens' });
+    throw new UsageError(
+      '--mirror needs --mirror-tokens FILE (or mirror.tokensFile in the values file): a file of sha256:<hex> token hashes, see docs/mirror.md',
+      { subject: '--mirror-tokens' },
+    );
   }
   return {
     store: flags.store ?? v.store,
@@ -76,20 +120,34 @@ export function mergeSettings(flags: ServeFlags, given?: Values): ServeSettings 
     disable: [...flagDisable, ...fromValues.filter(([, on]) => !on).map(([f]) => f)],
     port: flags.port ?? (v.port === undefined ? undefined : String(v.port)),
     host: flags.host ?? v.host,
-    staticExport: useBundle ? {
-      bundleUrl: se.bundleUrl!, domain: se.domain, trust: se.trust ?? [], allowUnsigned: se.allowUnsigned ?? false,
-      limits: {
-        headersTimeoutMs: ms(se.download?.headersTimeoutSeconds), minBytesPerSecond: se.download?.minBytesPerSecond,
-        rateWindowMs: ms(se.download?.rateWindowSeconds), totalMs: ms(se.download?.timeoutSeconds),
-      },
-      maxBytes: se.download?.maxBytes,
-    } : null,
-    mirror: mirrorOn ? { tokensFile: tokensFile!, secretFile: v.mirror?.secretFile, ttlSeconds: v.mirror?.linkTtlSeconds, publicUrl: v.mirror?.publicUrl, fleetLeadMs: leadMs } : null,
-    follow: followUrl === undefined ? null : {
-      url: followUrl, tokenFile: v.follow?.tokenFile, pollMs,
-      trust: flags.trust?.length ? flags.trust : v.follow?.trust ?? [],
-      allowUnsigned: flags['allow-unsigned'] ?? v.follow?.allowUnsigned ?? false,
-    },
+    staticExport: useBundle
+      ? {
+          bundleUrl: se.bundleUrl!,
+          domain: se.domain,
+          trust: se.trust ?? [],
+          allowUnsigned: se.allowUnsigned ?? false,
+          limits: {
+            headersTimeoutMs: ms(se.download?.headersTimeoutSeconds),
+            minBytesPerSecond: se.download?.minBytesPerSecond,
+            rateWindowMs: ms(se.download?.rateWindowSeconds),
+            totalMs: ms(se.download?.timeoutSeconds),
+          },
+          maxBytes: se.download?.maxBytes,
+        }
+      : null,
+    mirror: mirrorOn
+      ? { tokensFile: tokensFile!, secretFile: v.mirror?.secretFile, ttlSeconds: v.mirror?.linkTtlSeconds, publicUrl: v.mirror?.publicUrl, fleetLeadMs: leadMs }
+      : null,
+    follow:
+      followUrl === undefined
+        ? null
+        : {
+            url: followUrl,
+            tokenFile: v.follow?.tokenFile,
+            pollMs,
+            trust: flags.trust?.length ? flags.trust : (v.follow?.trust ?? []),
+            allowUnsigned: flags['allow-unsigned'] ?? v.follow?.allowUnsigned ?? false,
+          },
     skewGrace: flags['skew-grace'] ?? (v.skewGraceSeconds === undefined ? undefined : String(v.skewGraceSeconds)),
     basePath: flags['base-path'] ?? v.basePath,
     valuesFile: given !== undefined,

@@ -27,7 +27,11 @@ let site: string;
 beforeEach(async () => {
   root = await mkdtemp(join(tmpdir(), 'airlock-casefold-'));
   site = join(root, 'site');
-  const files: Array<[string, string]> = [['index.html', '<h1>home</h1>'], ['rules/A001/index.html', '<h1>A001</h1>'], ['rules/a001/index.html', '<h1>a001</h1>']];
+  const files: Array<[string, string]> = [
+    ['index.html', '<h1>home</h1>'],
+    ['rules/A001/index.html', '<h1>A001</h1>'],
+    ['rules/a001/index.html', '<h1>a001</h1>'],
+  ];
   for (const [p, body] of files) {
     await mkdir(join(site, p, '..'), { recursive: true });
     await writeFile(join(site, p), body);

@@ -45,8 +45,16 @@ describe('JobPool', () => {
   it('the first failure drops the jobs not yet started, and drain() rethrows it', async () => {
     const pool = new JobPool(1, 1 << 20);
     const ran: number[] = [];
-    await pool.submit(async () => { await sleep(10); throw new Error('disk full'); }, 0);
-    for (let i = 0; i < 5; i++) await pool.submit(async () => { ran.push(i); }, 0).catch(() => {});
+    await pool.submit(async () => {
+      await sleep(10);
+      throw new Error('disk full');
+    }, 0);
+    for (let i = 0; i < 5; i++)
+      await pool
+        .submit(async () => {
+          ran.push(i);
+        }, 0)
+        .catch(() => {});
     await expect(pool.drain()).rejects.toThrow('disk full');
     expect(ran).toEqual([]);
   });
@@ -55,7 +63,12 @@ describe('JobPool', () => {
     const pool = new JobPool(2, 1 << 20);
     let running = 0;
     let started = 0;
-    const job = async () => { started++; running++; await sleep(30); running--; };
+    const job = async () => {
+      started++;
+      running++;
+      await sleep(30);
+      running--;
+    };
     for (let i = 0; i < 10; i++) void pool.submit(job, 0);
     await pool.cancel();
     expect(running).toBe(0);

@@ -12,7 +12,12 @@ afterEach(() => sb.cleanup());
 
 const nfc = 'site/caf\u00e9.html';
 const nfd = 'site/cafe\u0301.html';
-const formats = (entries: TarEntry[]) => [['tar', tar(entries)], ['tar.gz', tgz(entries)], ['zip', zip(entries as never)]] as const;
+const formats = (entries: TarEntry[]) =>
+  [
+    ['tar', tar(entries)],
+    ['tar.gz', tgz(entries)],
+    ['zip', zip(entries as never)],
+  ] as const;
 
 /** Refused on every file system: one name would overwrite the other wherever it lands. */
 const everywhere: [string, string, string][] = [
@@ -90,7 +95,10 @@ describe('names that differ only in letter case', () => {
   });
 
   it('extractArchive probes its destination when not told: the case pair lands here as two files', async () => {
-    const path = await sb.put('pair.tar', tar([...siteFiles(), { name: 'rules/A001/index.html', data: 'upper' }, { name: 'rules/a001/index.html', data: 'lower' }]));
+    const path = await sb.put(
+      'pair.tar',
+      tar([...siteFiles(), { name: 'rules/A001/index.html', data: 'upper' }, { name: 'rules/a001/index.html', data: 'lower' }]),
+    );
     const r = await extractArchive({ path }, sb.dest);
     expect(r.files.filter((f) => f.path.startsWith('rules/')).map((f) => f.path)).toEqual(['rules/A001/index.html', 'rules/a001/index.html']);
     expect((await readdir(sb.dest)).filter((n) => n.startsWith('.'))).toEqual([]);

@@ -24,7 +24,9 @@ const site: TarEntry[] = [
   pax({ path: 'site/' + 'long-folder-name/'.repeat(8) + 'page.html' }),
   { name: 'site/placeholder', data: 'long name through pax' },
 ];
-const zipEntries = site.filter((e) => e.type === undefined || e.type === '0').map((e) => ({ name: e.name, data: e.data, method: /index/.test(String(e.name)) ? 8 : 0 }));
+const zipEntries = site
+  .filter((e) => e.type === undefined || e.type === '0')
+  .map((e) => ({ name: e.name, data: e.data, method: /index/.test(String(e.name)) ? 8 : 0 }));
 
 /**
  * Raw mutants of a tar.gz nearly all die at the gzip CRC, so the tar parser behind the gzip layer
@@ -65,26 +67,30 @@ async function outcome(p: Promise<unknown>, what: string): Promise<string> {
 
 describe('export archive mutation fuzz (scan and extract)', () => {
   for (const { name, ext: fmt, bytes, seed, wrap, someOk } of ARCHIVES) {
-    it(`${name}: ${PER_FORMAT} mutants are read or refused with exit 4, bounded in time, nothing written outside the destination`, async () => {
-      expect((await scanArchive({ path: await sb.put(`honest.${fmt}`, wrap ? wrap(bytes) : bytes) })).files.length).toBe(6);
-      await sb.put(`m.${fmt}`, bytes);
-      const before = await sb.outsideSnapshot();
-      const seen = new Map<string, number>();
-      for (const m of mutants(bytes, PER_FORMAT, seed)) {
-        const what = `${name} seed ${seed} mutant ${m.index} (${m.mutation} at ${m.at})`;
-        const path = await sb.put(`m.${fmt}`, wrap ? wrap(m.bytes) : m.bytes);
-        const scanned = await outcome(scanArchive({ path }), `scan ${what}`);
-        await rm(sb.dest, { recursive: true, force: true });
-        await mkdir(sb.dest, { recursive: true });
-        const extracted = await outcome(extractArchive({ path }, sb.dest, { foldsCase: false }), `extract ${what}`);
-        // Scan and extract apply the same rules to the same bytes: they must agree.
-        expect(extracted, what).toBe(scanned);
-        seen.set(scanned, (seen.get(scanned) ?? 0) + 1);
-      }
-      expect(await sb.outsideSnapshot()).toEqual(before);
-      // The fuzzer really reached the parsers: both outcomes occur.
-      if (someOk) expect(seen.get('ok') ?? 0, JSON.stringify([...seen])).toBeGreaterThan(0);
-      expect(PER_FORMAT - (seen.get('ok') ?? 0), JSON.stringify([...seen])).toBeGreaterThan(PER_FORMAT / 4);
-    }, Math.max(30_000, PER_FORMAT * 25));
+    it(
+      `${name}: ${PER_FORMAT} mutants are read or refused with exit 4, bounded in time, nothing written outside the destination`,
+      async () => {
+        expect((await scanArchive({ path: await sb.put(`honest.${fmt}`, wrap ? wrap(bytes) : bytes) })).files.length).toBe(6);
+        await sb.put(`m.${fmt}`, bytes);
+        const before = await sb.outsideSnapshot();
+        const seen = new Map<string, number>();
+        for (const m of mutants(bytes, PER_FORMAT, seed)) {
+          const what = `${name} seed ${seed} mutant ${m.index} (${m.mutation} at ${m.at})`;
+          const path = await sb.put(`m.${fmt}`, wrap ? wrap(m.bytes) : m.bytes);
+          const scanned = await outcome(scanArchive({ path }), `scan ${what}`);
+          await rm(sb.dest, { recursive: true, force: true });
+          await mkdir(sb.dest, { recursive: true });
+          const extracted = await outcome(extractArchive({ path }, sb.dest, { foldsCase: false }), `extract ${what}`);
+          // Scan and extract apply the same rules to the same bytes: they must agree.
+          expect(extracted, what).toBe(scanned);
+          seen.set(scanned, (seen.get(scanned) ?? 0) + 1);
+        }
+        expect(await sb.outsideSnapshot()).toEqual(before);
+        // The fuzzer really reached the parsers: both outcomes occur.
+        if (someOk) expect(seen.get('ok') ?? 0, JSON.stringify([...seen])).toBeGreaterThan(0);
+        expect(PER_FORMAT - (seen.get('ok') ?? 0), JSON.stringify([...seen])).toBeGreaterThan(PER_FORMAT / 4);
+      },
+      Math.max(30_000, PER_FORMAT * 25),
+    );
   }
 });

@@ -31,14 +31,22 @@ async function tree(dir: string, rel = ''): Promise<string[]> {
 }
 
 describe('happy paths', () => {
-  for (const [fmt, build] of [['tar', tar], ['tar.gz', tgz], ['zip', zip]] as const) {
+  for (const [fmt, build] of [
+    ['tar', tar],
+    ['tar.gz', tgz],
+    ['zip', zip],
+  ] as const) {
     it(`${fmt}: wrapping folder "site/" is stripped; scan and extract agree; files land at their stripped paths`, async () => {
       const bytes = build([{ name: 'site/', type: '5' }, { name: 'site/guide/', type: '5' }, ...siteFiles('site/')]);
       const path = await sb.put(`a.${fmt}`, bytes);
       const scan = await scanArchive({ path });
       expect(scan).toEqual({ format: fmt, archiveSha256: sha(bytes), archiveSize: bytes.length, files: expected('site/'), strip: 'site/' });
       expect(await extractArchive({ path }, sb.dest)).toEqual(scan);
-      expect(await tree(sb.dest)).toEqual(expected().map((f) => f.path).sort());
+      expect(await tree(sb.dest)).toEqual(
+        expected()
+          .map((f) => f.path)
+          .sort(),
+      );
       for (const f of siteFiles()) expect(await readFile(join(sb.dest, f.name), 'utf8')).toBe(f.data);
     });
 

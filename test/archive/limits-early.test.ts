@@ -44,5 +44,4 @@ describe('limits before writing', () => {
     expect(performance.now() - t0).toBeLessThan(20_000); // bounded: a sanity limit, not a benchmark
     await expectRefusal(scanArchive({ path }), UnsafeArchiveError, 'AIRLOCK_TOO_MANY_FILES', 'd/199997');
   });
-
 });

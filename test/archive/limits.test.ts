@@ -21,7 +21,11 @@ async function refused(bytes: Buffer, code: string, subject: string, limits = {}
 }
 
 describe('limits and bombs', () => {
-  for (const [fmt, bytes] of [['tar', tar(many)], ['tar.gz', tgz(many)], ['zip', zip(many)]] as const) {
+  for (const [fmt, bytes] of [
+    ['tar', tar(many)],
+    ['tar.gz', tgz(many)],
+    ['zip', zip(many)],
+  ] as const) {
     it(`too many files: entry past maxFiles is refused by name (${fmt})`, async () => {
       await refused(bytes, 'AIRLOCK_TOO_MANY_FILES', 'site/p1.html', { maxFiles: 4 });
     });
@@ -50,7 +54,9 @@ describe('limits and bombs', () => {
   });
 
   it('gzip bomb check has a floor: a small very compressible file is accepted', async () => {
-    const r = await scanArchive({ path: await sb.put('ok.tgz', tgz([...siteFiles('site/'), { name: 'site/blank.txt', data: Buffer.alloc(512 * 1024, 0x20) }])) });
+    const r = await scanArchive({
+      path: await sb.put('ok.tgz', tgz([...siteFiles('site/'), { name: 'site/blank.txt', data: Buffer.alloc(512 * 1024, 0x20) }])),
+    });
     expect(r.files.find((f) => f.path === 'blank.txt')?.size).toBe(512 * 1024);
   });
 

@@ -26,13 +26,22 @@ function both(evilTar: TarEntry[] | null, evilZip: ZipEntry[] | null) {
 }
 
 describe('links and special files', () => {
-  for (const [fmt, bytes] of both([{ name: 'site/etc', type: '2', linkname: '/etc' }], [{ name: 'site/etc', data: '/etc', unixMode: MODE.symlink, method: 0 }])) {
+  for (const [fmt, bytes] of both(
+    [{ name: 'site/etc', type: '2', linkname: '/etc' }],
+    [{ name: 'site/etc', data: '/etc', unixMode: MODE.symlink, method: 0 }],
+  )) {
     it(`symlink entry pointing at /etc is refused (${fmt})`, () => refused(bytes, 'AIRLOCK_LINK', 'site/etc'));
   }
 
   for (const [fmt, bytes] of both(
-    [{ name: 'site/out', type: '2', linkname: '../../outside' }, { name: 'site/out/evil.html', data: 'pwned' }],
-    [{ name: 'site/out', data: '../../outside', unixMode: MODE.symlink, method: 0 }, { name: 'site/out/evil.html', data: 'pwned' }],
+    [
+      { name: 'site/out', type: '2', linkname: '../../outside' },
+      { name: 'site/out/evil.html', data: 'pwned' },
+    ],
+    [
+      { name: 'site/out', data: '../../outside', unixMode: MODE.symlink, method: 0 },
+      { name: 'site/out/evil.html', data: 'pwned' },
+    ],
   )) {
     it(`symlink then a file written through it is refused at the link and never lands outside (${fmt})`, async () => {
       await refused(bytes, 'AIRLOCK_LINK', 'site/out');
@@ -55,7 +64,8 @@ describe('links and special files', () => {
     it(`fifo entry is refused (${fmt})`, () => refused(bytes, 'AIRLOCK_SPECIAL_FILE', 'site/pipe'));
   }
   for (const [fmt, bytes] of both([{ name: 'site/sparse.bin', type: 'S', data: 'x' }], null)) {
-    it(`unknown/unsupported tar entry type (GNU sparse) is refused, not silently skipped (${fmt})`, () => refused(bytes, 'AIRLOCK_SPECIAL_FILE', 'site/sparse.bin'));
+    it(`unknown/unsupported tar entry type (GNU sparse) is refused, not silently skipped (${fmt})`, () =>
+      refused(bytes, 'AIRLOCK_SPECIAL_FILE', 'site/sparse.bin'));
   }
   for (const [fmt, bytes] of both([{ name: 'site/a.html', type: '0', linkname: '/etc/passwd', data: 'x' }], null)) {
     it(`regular file entry carrying a link target is refused (${fmt})`, async () => {

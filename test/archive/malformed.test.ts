@@ -64,14 +64,28 @@ describe('truncated and random input', () => {
 });
 
 describe('no index.html', () => {
-  const noIndex = [{ name: 'site/a.html', data: 'a' }, { name: 'site/b/index.html', data: 'b' }];
-  for (const [fmt, bytes] of [['tar', tar(noIndex)], ['tar.gz', tgz(noIndex)], ['zip', zip(noIndex)]] as const) {
+  const noIndex = [
+    { name: 'site/a.html', data: 'a' },
+    { name: 'site/b/index.html', data: 'b' },
+  ];
+  for (const [fmt, bytes] of [
+    ['tar', tar(noIndex)],
+    ['tar.gz', tgz(noIndex)],
+    ['zip', zip(noIndex)],
+  ] as const) {
     it(`a site without a root index.html (after stripping the wrapper) is refused (${fmt})`, async () => {
       await malformed(bytes, 'AIRLOCK_NO_INDEX', 'site/index.html');
     });
   }
   it('index.html inside the only folder of a site that also has a root file is not enough', async () => {
-    await malformed(tar([{ name: 'robots.txt', data: 'x' }, { name: 'site/index.html', data: 'x' }]), 'AIRLOCK_NO_INDEX', 'index.html');
+    await malformed(
+      tar([
+        { name: 'robots.txt', data: 'x' },
+        { name: 'site/index.html', data: 'x' },
+      ]),
+      'AIRLOCK_NO_INDEX',
+      'index.html',
+    );
   });
 });
 

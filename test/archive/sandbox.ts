@@ -48,7 +48,12 @@ export async function sandbox(): Promise<Sandbox> {
 }
 
 /** The refusal is a typed exit-4 error with the stable code, naming the entry as the archive spelt it. */
-export async function expectRefusal(p: Promise<unknown>, cls: new (...a: never[]) => AirlockError, code: string, subject: string | RegExp): Promise<AirlockError> {
+export async function expectRefusal(
+  p: Promise<unknown>,
+  cls: new (...a: never[]) => AirlockError,
+  code: string,
+  subject: string | RegExp,
+): Promise<AirlockError> {
   const err = await p.then(
     () => undefined,
     (e: unknown) => e,

@@ -56,12 +56,18 @@ describe('path attacks', () => {
     });
   }
 
-  for (const [fmt, build] of [['tar', tar], ['tar.gz', tgz]] as const) {
+  for (const [fmt, build] of [
+    ['tar', tar],
+    ['tar.gz', tgz],
+  ] as const) {
     it(`pax header rewriting an innocent name into ../../evil.html is refused (${fmt})`, async () => {
       await refusedInside(build([...siteFiles('site/'), pax({ path: '../../evil.html' }), { name: 'site/innocent.html', data: 'pwned' }]), '../../evil.html');
     });
     it(`GNU long-name record rewriting a name into an absolute path is refused (${fmt})`, async () => {
-      await refusedInside(build([...siteFiles('site/'), { name: '././@LongLink', type: 'L', data: `${abs}\0` }, { name: 'site/innocent.html', data: 'pwned' }]), abs);
+      await refusedInside(
+        build([...siteFiles('site/'), { name: '././@LongLink', type: 'L', data: `${abs}\0` }, { name: 'site/innocent.html', data: 'pwned' }]),
+        abs,
+      );
       expect(existsSync(abs)).toBe(false);
     });
   }

@@ -21,12 +21,12 @@ afterEach(() => sb.cleanup());
  */
 const PYTHON_WRITESTR_ZIP = Buffer.from(
   '504b030414000000080000602f5a3d7a06201f000000220000000a000000696e6465782e68746d6cb3514cc94f2ea92c4855c828c9cdb1b329c92cc949b5f3c8cf4db5d187b001' +
-  '504b030414000000080000602f5a0000000002000000000000000600000067756964652f0300' +
-  '504b030414000000080000602f5a1c48a0f820000000230000001000000067756964652f73746172742e68746d6cb3514cc94f2ea92c4855c828c9cdb1b329c92cc949b50b2e492c2ab1d1877000' +
-  '504b0102140314000000080000602f5a3d7a06201f000000220000000a0000000000000000000000800100000000696e6465782e68746d6c' +
-  '504b0102140314000000080000602f5a000000000200000000000000060000000000000000001000fd414700000067756964652f' +
-  '504b0102140314000000080000602f5a1c48a0f8200000002300000010000000000000000000000080016d00000067756964652f73746172742e68746d6c' +
-  '504b05060000000003000300aa000000bb0000000000',
+    '504b030414000000080000602f5a0000000002000000000000000600000067756964652f0300' +
+    '504b030414000000080000602f5a1c48a0f820000000230000001000000067756964652f73746172742e68746d6cb3514cc94f2ea92c4855c828c9cdb1b329c92cc949b50b2e492c2ab1d1877000' +
+    '504b0102140314000000080000602f5a3d7a06201f000000220000000a0000000000000000000000800100000000696e6465782e68746d6c' +
+    '504b0102140314000000080000602f5a000000000200000000000000060000000000000000001000fd414700000067756964652f' +
+    '504b0102140314000000080000602f5a1c48a0f8200000002300000010000000000000000000000080016d00000067756964652f73746172742e68746d6c' +
+    '504b05060000000003000300aa000000bb0000000000',
   'hex',
 );
 
@@ -38,7 +38,10 @@ describe('zip entries whose Unix mode has permission bits but no file-type bits'
     expect(PYTHON_WRITESTR_ZIP.readUInt32LE(cd + 38)).toBe(0o600 << 16); // index.html: no file type bits
     const path = await sb.put('python.zip', PYTHON_WRITESTR_ZIP);
     const scan = await scanArchive({ path });
-    expect(scan.files.map((f) => [f.path, f.size])).toEqual([['guide/start.html', 35], ['index.html', 34]]);
+    expect(scan.files.map((f) => [f.path, f.size])).toEqual([
+      ['guide/start.html', 35],
+      ['index.html', 34],
+    ]);
     const r = await extractArchive({ path }, sb.dest);
     expect(r).toEqual(scan);
     expect(await readFile(join(sb.dest, 'index.html'), 'utf8')).toBe('<!doctype html><title>Home</title>');
@@ -56,7 +59,9 @@ describe('zip entries whose Unix mode has permission bits but no file-type bits'
 
   it('a folder still needs the directory type bit, a trailing "/" or the MS-DOS directory bit', async () => {
     // "guide/" with permission bits only: a folder by its name; "docs" with 0o755 and no slash: a file.
-    const r = await scanArchive({ path: await sb.put('dirs.zip', zip([{ name: 'guide/', data: '', unixMode: 0o755 }, { name: 'docs', data: 'x', unixMode: 0o755 }, ...siteFiles()])) });
+    const r = await scanArchive({
+      path: await sb.put('dirs.zip', zip([{ name: 'guide/', data: '', unixMode: 0o755 }, { name: 'docs', data: 'x', unixMode: 0o755 }, ...siteFiles()])),
+    });
     expect(r.files.map((f) => f.path)).toEqual(['_next/static/app.3f2a.js', 'docs', 'guide/start.html', 'index.html']);
   });
 

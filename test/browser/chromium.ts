@@ -14,9 +14,15 @@ export const CHROMIUM_ARGS = [...CHROMIUM_FLAGS];
  * the flags above: seen through a proxy with no page open. Never a page's request.
  */
 export const CHROMIUM_SERVICE_HOSTS: readonly string[] = [
-  'update.googleapis.com', 'accounts.google.com', 'clients2.google.com', 'clientservices.googleapis.com',
-  'optimizationguide-pa.googleapis.com', 'safebrowsingohttpgateway.googleapis.com', 'content-autofill.googleapis.com',
-  'redirector.gvt1.com', 'edgedl.me.gvt1.com',
+  'update.googleapis.com',
+  'accounts.google.com',
+  'clients2.google.com',
+  'clientservices.googleapis.com',
+  'optimizationguide-pa.googleapis.com',
+  'safebrowsingohttpgateway.googleapis.com',
+  'content-autofill.googleapis.com',
+  'redirector.gvt1.com',
+  'edgedl.me.gvt1.com',
 ];
 
 /** The host a proxy request line names: `CONNECT host:443 HTTP/1.1` or `GET http://host/path HTTP/1.1`. */

@@ -76,7 +76,10 @@ describe('air-gapped in a real browser', () => {
     expect(rec.requests.filter((u) => u.startsWith(air.origin)).length).toBeGreaterThan(PAGES.length * 5); // pages + their assets were recorded
     expect(rec.consoleErrors).toEqual([]);
     expect(rec.pageErrors).toEqual([]);
-    expect(features).toEqual({ deployment: 'air-gapped', features: { search: false, assistant: false, analytics: false, apiPlayground: false, staticExport: true, localSearch: true } });
+    expect(features).toEqual({
+      deployment: 'air-gapped',
+      features: { search: false, assistant: false, analytics: false, apiPlayground: false, staticExport: true, localSearch: true },
+    });
   });
 });
 
@@ -97,14 +100,19 @@ describe('client-hosted with analytics and assistant (relayed to the emulator) i
     const rec = record(page);
     // No internet here, and none wanted: every off-origin request is answered locally with a stub.
     const stubbed: string[] = [];
-    await ctx.route((u) => u.origin !== air.origin, (route) => {
-      stubbed.push(route.request().url());
-      return route.fulfill({ status: 200, contentType: 'application/javascript', body: '/* stub */' });
-    });
+    await ctx.route(
+      (u) => u.origin !== air.origin,
+      (route) => {
+        stubbed.push(route.request().url());
+        return route.fulfill({ status: 200, contentType: 'application/javascript', body: '/* stub */' });
+      },
+    );
     const res = await page.goto(air.origin + '/getting-started/configure-localization', { waitUntil: 'networkidle' });
     expect(res?.status()).toBe(200);
     expect(rec.requests.some((u) => u.startsWith('https://www.googletagmanager.com/gtag/js'))).toBe(true);
-    expect(await page.evaluate(() => (window as unknown as { __AIRLOCK_FEATURES__: unknown }).__AIRLOCK_FEATURES__)).toEqual(await (await fetch(`${air.origin}/_airlock/features`)).json());
+    expect(await page.evaluate(() => (window as unknown as { __AIRLOCK_FEATURES__: unknown }).__AIRLOCK_FEATURES__)).toEqual(
+      await (await fetch(`${air.origin}/_airlock/features`)).json(),
+    );
     expect(await page.locator('meta[name="docs-api-base"]').getAttribute('content')).toBe('/');
     expect(await page.locator('#assistant-widget').isVisible()).toBe(true);
     expect(await page.locator('#search-bar').isVisible()).toBe(false);

@@ -86,7 +86,12 @@ describe('local search in a real browser (air-gapped)', () => {
     expect(new URL(page.url()).hash).toBe('#section-3');
     expect(await page.locator('#section-3').textContent()).toBe('Webhooks: step 3');
     // the section is what the reader sees: scrolled into the viewport
-    expect(await page.locator('#section-3').evaluate((el) => { const r = el.getBoundingClientRect(); return r.top >= 0 && r.top < window.innerHeight; })).toBe(true);
+    expect(
+      await page.locator('#section-3').evaluate((el) => {
+        const r = el.getBoundingClientRect();
+        return r.top >= 0 && r.top < window.innerHeight;
+      }),
+    ).toBe(true);
 
     // Ctrl+K opens it too, and Escape closes it
     await page.keyboard.press('Control+k');
@@ -129,7 +134,12 @@ const GUIDE: Record<string, [string, string]> = {
   ja: ['ハンドオフ', '<p>ハンドオフ (handoffs) はエージェントがタスクを別のエージェントに委任する仕組みです。</p>'],
   zh: ['交接', '<p>交接 (handoffs) 让智能体把任务委托给另一个智能体。</p>'],
 };
-const API = (lang: string) => page(lang, 'Agent API reference', `<p>${'handoffs: list of agents for handoffs; handoffs description. '.repeat(12)}</p><h2 id="params">Parameters</h2><p>name, instructions, tools, handoffs.</p>`);
+const API = (lang: string) =>
+  page(
+    lang,
+    'Agent API reference',
+    `<p>${'handoffs: list of agents for handoffs; handoffs description. '.repeat(12)}</p><h2 id="params">Parameters</h2><p>name, instructions, tools, handoffs.</p>`,
+  );
 function multilingualSite(): Record<string, string> {
   const files: Record<string, string> = { 'index.html': page('en', 'Docs', '<p>Welcome.</p>'), 'favicon.ico': 'icon' };
   for (const lang of ['en', 'ja', 'zh']) {
@@ -178,7 +188,7 @@ describe('local search on a multilingual, versioned site (air-gapped, in Chromiu
     return hrefs.map((h) => new URL(h, origin).pathname);
   }
 
-  it('the guide named by the word comes first, in the reader\'s language and version, one result per page', async () => {
+  it("the guide named by the word comes first, in the reader's language and version, one result per page", async () => {
     const origin = await serve([], store);
     const en = await resultsOn(origin, '/latest/', 'handoffs');
     expect(en[0]).toBe('/latest/guide/handoffs/');

@@ -77,7 +77,13 @@ describe('observePages on hostile pages', () => {
   }, 60_000);
 
   it('the sample is bounded by maxPages', async () => {
-    const r = await observePages(files, ['escape/index.html', 'many/index.html'], { chromium: CHROMIUM, get, maxPages: 1, pageTimeoutMs: 8000, maxRequests: 20 });
+    const r = await observePages(files, ['escape/index.html', 'many/index.html'], {
+      chromium: CHROMIUM,
+      get,
+      maxPages: 1,
+      pageTimeoutMs: 8000,
+      maxRequests: 20,
+    });
     expect(r.report).toMatchObject({ browser: true, pages: 1 });
   }, 60_000);
 

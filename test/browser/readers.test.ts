@@ -72,7 +72,7 @@ async function violations(page: Page): Promise<string[]> {
   return page.evaluate(() => (window as unknown as { __violations: string[] }).__violations);
 }
 
-describe('a reader on the site\'s own links, offline', () => {
+describe("a reader on the site's own links, offline", () => {
   it('every link of the home page lands on a 200 page on this origin; the tracker is gone, nothing leaves', async () => {
     const ctx = await browser.newContext();
     try {
@@ -112,7 +112,7 @@ describe('a reader on the site\'s own links, offline', () => {
     }
   });
 
-  it('a miss inside a nested site shows that site\'s own 404 page, a miss elsewhere the root one', async () => {
+  it("a miss inside a nested site shows that site's own 404 page, a miss elsewhere the root one", async () => {
     const ctx = await browser.newContext();
     try {
       const page = await ctx.newPage();

@@ -24,7 +24,13 @@ const ARTIFACTS = fileURLToPath(new URL('../artifacts/', import.meta.url));
 const PRODUCTION = 'https://docs.example.com';
 const EXPECTED_BLOCKED = new Set<string>([...THIRD_PARTY_ORIGINS, PRODUCTION]);
 
-interface Seen { requests: string[]; blocked: string[]; aborted: string[]; failedOther: string[]; pageErrors: string[] }
+interface Seen {
+  requests: string[];
+  blocked: string[];
+  aborted: string[];
+  failedOther: string[];
+  pageErrors: string[];
+}
 
 function watch(page: Page): Seen {
   const seen: Seen = { requests: [], blocked: [], aborted: [], failedOther: [], pageErrors: [] };
@@ -82,7 +88,7 @@ describe('third-party resources in a real browser', () => {
     }
   });
 
-  it('air-gapped: nothing leaves the origin; what the browser blocks is only the export\'s third-party URLs', async () => {
+  it("air-gapped: nothing leaves the origin; what the browser blocks is only the export's third-party URLs", async () => {
     const air: Running = await startAirlock(store, { deployment: 'air-gapped' });
     const ctx = await browser.newContext();
     try {
@@ -113,17 +119,31 @@ describe('third-party resources in a real browser', () => {
       // every off-origin request the page attempted was blocked by the browser, and only those
       expect(offOrigin.length).toBe(seen.blocked.length);
       expect([...blockedOrigins].filter((o) => !EXPECTED_BLOCKED.has(o!))).toEqual([]);
-      for (const o of ['https://fonts.googleapis.com', 'https://cdnjs.cloudflare.com', 'https://img.shields.io', PRODUCTION]) expect(blockedOrigins.has(o), o).toBe(true);
+      for (const o of ['https://fonts.googleapis.com', 'https://cdnjs.cloudflare.com', 'https://img.shields.io', PRODUCTION])
+        expect(blockedOrigins.has(o), o).toBe(true);
       // removed from the HTML, so never even attempted: analytics, the consent manager, preconnects
-      for (const host of ['googletagmanager.com', 'posthog.com', 'cookielaw.org']) expect(seen.requests.filter((u) => u.includes(host)), host).toEqual([]);
+      for (const host of ['googletagmanager.com', 'posthog.com', 'cookielaw.org'])
+        expect(
+          seen.requests.filter((u) => u.includes(host)),
+          host,
+        ).toEqual([]);
       expect(seen.failedOther).toEqual([]);
       // only the redirect stub's deferred search dialog script, cut short when the stub navigates at once
       for (const a of seen.aborted) expect(a.startsWith(`${air.origin}/_airlock/search.js `), a).toBe(true);
       expect(seen.pageErrors).toEqual([]);
-      const report = { blocked: seen.blocked.length, origins: [...blockedOrigins].sort(), leftTheOrigin: sentinel.pagesAsked(before).length,
-        chromiumOwnBackground: sentinel.asked.slice(before).map(proxyTarget).filter((h) => CHROMIUM_SERVICE_HOSTS.includes(h)) };
+      const report = {
+        blocked: seen.blocked.length,
+        origins: [...blockedOrigins].sort(),
+        leftTheOrigin: sentinel.pagesAsked(before).length,
+        chromiumOwnBackground: sentinel.asked
+          .slice(before)
+          .map(proxyTarget)
+          .filter((h) => CHROMIUM_SERVICE_HOSTS.includes(h)),
+      };
       await writeFile(`${ARTIFACTS}third-party-air-gapped.json`, JSON.stringify(report, null, 2) + '\n');
-      process.stderr.write(`third-party (air-gapped): ${report.blocked} requests blocked by the browser, ${report.leftTheOrigin} left the origin; blocked origins: ${report.origins.join(', ')}\n`);
+      process.stderr.write(
+        `third-party (air-gapped): ${report.blocked} requests blocked by the browser, ${report.leftTheOrigin} left the origin; blocked origins: ${report.origins.join(', ')}\n`,
+      );
     } finally {
       await ctx.close();
       await air.close();

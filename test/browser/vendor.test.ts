@@ -36,7 +36,9 @@ let store: string;
 async function serveVersion(version: string) {
   // Local search off: its injected button is not what this test compares.
   const resolved = resolveFeatures({ deployment: 'air-gapped', disable: ['local-search'] });
-  const srv = await createAirlockServer({ store, version, lease: false, log: () => {}, ...featureOptions(resolved) } as Parameters<typeof createAirlockServer>[0]);
+  const srv = await createAirlockServer({ store, version, lease: false, log: () => {}, ...featureOptions(resolved) } as Parameters<
+    typeof createAirlockServer
+  >[0]);
   const url = await srv.listen(0, '127.0.0.1');
   return { origin: url.replace(/\/$/, ''), close: () => srv.close(1000) };
 }
@@ -47,7 +49,10 @@ async function shot(page: Page, url: string): Promise<{ png: Buffer; fontLoaded:
   const res = await page.goto(url, { waitUntil: 'networkidle' });
   expect(res?.status(), url).toBe(200);
   await page.evaluate(() => document.fonts.ready);
-  const fontLoaded = await page.evaluate((f) => document.fonts.check(`28px "${f}"`) && [...document.fonts].some((x) => x.family.replace(/"/g, '') === f && x.status === 'loaded'), WEB_FONT_FAMILY);
+  const fontLoaded = await page.evaluate(
+    (f) => document.fonts.check(`28px "${f}"`) && [...document.fonts].some((x) => x.family.replace(/"/g, '') === f && x.status === 'loaded'),
+    WEB_FONT_FAMILY,
+  );
   const png = await page.locator('#shot').screenshot({ animations: 'disabled' });
   return { png, fontLoaded, requests };
 }
@@ -107,7 +112,10 @@ describe('--vendor in a real browser', () => {
       const before = sentinel.asked.length;
       const v = await shot(await ctx.newPage(), vendored.origin + '/');
       expect(v.fontLoaded, 'the vendored web font is used air-gapped').toBe(true);
-      expect(v.requests.filter((u) => !u.startsWith(vendored.origin + '/')), 'requests to another origin').toEqual([]);
+      expect(
+        v.requests.filter((u) => !u.startsWith(vendored.origin + '/')),
+        'requests to another origin',
+      ).toEqual([]);
       expect(v.requests.filter((u) => u.includes('/_airlock/vendor/')).length).toBeGreaterThanOrEqual(5); // 3 stylesheets, the import, the font (+ the image)
       expect(sentinel.pagesAsked(before), 'connections that left the page').toEqual([]);
 
@@ -119,7 +127,9 @@ describe('--vendor in a real browser', () => {
       await writeFile(`${ARTIFACTS}vendor-plain-air-gapped.png`, p.png);
       expect(v.png.equals(ref.png), 'the vendored page looks as it does online (test/artifacts/vendor-*.png)').toBe(true);
       expect(p.png.equals(ref.png), 'the page without --vendor must look different (else this test proves nothing)').toBe(false);
-      process.stderr.write(`vendor (browser): reference ${ref.png.length} B, vendored ${v.png.length} B (equal), plain ${p.png.length} B (differs); ${v.requests.length} requests, all same-origin\n`);
+      process.stderr.write(
+        `vendor (browser): reference ${ref.png.length} B, vendored ${v.png.length} B (equal), plain ${p.png.length} B (differs); ${v.requests.length} requests, all same-origin\n`,
+      );
     } finally {
       await ctx.close();
       await vendored.close();
@@ -143,7 +153,10 @@ describe('--vendor in a real browser', () => {
       expect(await video.getAttribute('href')).toBe('https://www.youtube.com/watch?v=aqz-KE-bpKQ');
       expect(await video.innerText()).toBe('Install tour');
       expect(await page.locator('iframe').count()).toBe(0);
-      expect(requests.filter((u) => !u.startsWith(srv.origin + '/')), 'requests to another origin').toEqual([]);
+      expect(
+        requests.filter((u) => !u.startsWith(srv.origin + '/')),
+        'requests to another origin',
+      ).toEqual([]);
       expect(sentinel.pagesAsked(before), 'connections that left the page').toEqual([]);
     } finally {
       await ctx.close();
@@ -193,7 +206,13 @@ describe('--vendor-observe in a real browser', () => {
     await makeArchive(site, 'tar.gz', archive);
     const flags = vendorFlags('fonts,scripts', [`${RT_CDN}=http://127.0.0.1:${rtPort}`], { observe: true, chromium: CHROMIUM })!;
     flags.observe!.onReport = (r) => void (report = r);
-    const pkg = await packArchive({ archivePath: archive, domain: 'docs.example.com', version: 'observed', outDir: join(rtRoot, 'out'), vendor: vendorCollector(flags) });
+    const pkg = await packArchive({
+      archivePath: archive,
+      domain: 'docs.example.com',
+      version: 'observed',
+      outDir: join(rtRoot, 'out'),
+      vendor: vendorCollector(flags),
+    });
     await importPackage(pkg.package, { store, trust: [], allowUnsigned: true });
   }, 120_000);
   afterAll(async () => {
@@ -220,9 +239,15 @@ describe('--vendor-observe in a real browser', () => {
       const refPage = await ctx.newPage();
       await refPage.route(`${RT_CDN}/**`, async (route) => {
         const r = await fetch(`http://127.0.0.1:${rtPort}${new URL(route.request().url()).pathname}`);
-        await route.fulfill({ status: r.status, body: Buffer.from(await r.arrayBuffer()), headers: { 'content-type': r.headers.get('content-type') ?? '', 'access-control-allow-origin': '*' } });
+        await route.fulfill({
+          status: r.status,
+          body: Buffer.from(await r.arrayBuffer()),
+          headers: { 'content-type': r.headers.get('content-type') ?? '', 'access-control-allow-origin': '*' },
+        });
       });
-      await refPage.route('https://docs.example.com/', (route) => route.fulfill({ status: 200, body: RT_PAGE, headers: { 'content-type': 'text/html; charset=utf-8' } }));
+      await refPage.route('https://docs.example.com/', (route) =>
+        route.fulfill({ status: 200, body: RT_PAGE, headers: { 'content-type': 'text/html; charset=utf-8' } }),
+      );
       const ref = await rtShot(refPage, 'https://docs.example.com/');
       expect(ref.state, 'online, the run-time font loads').toBe('ready');
 
@@ -247,14 +272,19 @@ describe('--vendor-observe in a real browser', () => {
       expect(runTime).toMatchObject({ fetch: 200, xhr: 200 });
       expect(runTime.fetchUrl).toMatch(new RegExp(`^${srv.origin}/_airlock/vendor/[0-9a-f]{64}\\.js$`));
       expect(runTime.attr).toMatch(/^\/_airlock\/vendor\/[0-9a-f]{64}\.js$/);
-      expect(v.requests.filter((u) => !u.startsWith(srv.origin + '/')), 'requests to another origin').toEqual([]);
+      expect(
+        v.requests.filter((u) => !u.startsWith(srv.origin + '/')),
+        'requests to another origin',
+      ).toEqual([]);
       expect(v.requests).toContain(srv.origin + '/_airlock/vendor-map.js');
       expect(v.requests.filter((u) => u.includes('/_airlock/vendor/')).length).toBe(4); // the script, the font; fetch and XHR of the script
       expect(sentinel.pagesAsked(before), 'connections that left the page').toEqual([]);
       await writeFile(`${ARTIFACTS}vendor-observe-reference.png`, ref.png);
       await writeFile(`${ARTIFACTS}vendor-observe-air-gapped.png`, v.png);
       expect(v.png.equals(ref.png), 'the observed page looks as it does online (test/artifacts/vendor-observe-*.png)').toBe(true);
-      process.stderr.write(`vendor-observe (browser): reference ${ref.png.length} B, air-gapped ${v.png.length} B (equal); ${v.requests.length} requests, all same-origin\n`);
+      process.stderr.write(
+        `vendor-observe (browser): reference ${ref.png.length} B, air-gapped ${v.png.length} B (equal); ${v.requests.length} requests, all same-origin\n`,
+      );
     } finally {
       await ctx.close();
       await srv.close();

@@ -5,7 +5,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { airlockAsync, type RunResult } from '../helpers/bin.js';
 import { jsonMutants } from '../helpers/mutate.js';
 import {
-  DOC_AGENT_COMPLETED, DOC_DOMAIN, DOC_KEY, DOC_PROJECT, docAgentJob, docBundle, docJob, startPublishedApi, type Answer, type PublishedApi, type Route,
+  DOC_AGENT_COMPLETED,
+  DOC_DOMAIN,
+  DOC_KEY,
+  DOC_PROJECT,
+  docAgentJob,
+  docBundle,
+  docJob,
+  startPublishedApi,
+  type Answer,
+  type PublishedApi,
+  type Route,
 } from '../helpers/published-api.js';
 
 /**
@@ -51,8 +61,16 @@ async function fetchRun(what: string, allowed: number[]) {
   const r = await airlockAsync(['fetch', '--domain', DOC_DOMAIN, '--out', out], { env: env(), timeoutMs: 20_000 });
   checkRun(r, what, allowed);
   const left = await readdir(out).catch(() => [] as string[]);
-  if (r.status === 0) expect(left.filter((f) => f.endsWith('.airlock')), what).toHaveLength(1);
-  else expect(left.filter((f) => f !== PART && f !== `${PART}.json`), what).toEqual([]);
+  if (r.status === 0)
+    expect(
+      left.filter((f) => f.endsWith('.airlock')),
+      what,
+    ).toHaveLength(1);
+  else
+    expect(
+      left.filter((f) => f !== PART && f !== `${PART}.json`),
+      what,
+    ).toEqual([]);
 }
 
 describe('API answer fuzz through the built binary', () => {
@@ -72,7 +90,12 @@ describe('API answer fuzz through the built binary', () => {
   }, 40_000);
 
   it('airlock fetch: a mutated error body of each status 400, 401, 403, 404 → 1, 5, 5, 1', async () => {
-    for (const [status, want] of [[400, 1], [401, 5], [403, 5], [404, 1]] as const) {
+    for (const [status, want] of [
+      [400, 1],
+      [401, 5],
+      [403, 5],
+      [404, 1],
+    ] as const) {
       for (const m of jsonMutants({ error: 'Job not found' }, 1, status)) {
         serve('create', () => ({ status, body: m.value }));
         await fetchRun(`${status} ${m.what}`, [want]);

@@ -28,7 +28,12 @@ beforeAll(async () => {
   await writeFile(zipPath, bytes);
   // The manifest lists the three real pages only: the archive's own count is what must stop the import.
   const manifest: Manifest = {
-    format: 'airlock-package/1', domain: 'docs.example.com', version: 'many', jobId: null, createdAt: '2025-01-15T12:00:00Z', pageCount: 2,
+    format: 'airlock-package/1',
+    domain: 'docs.example.com',
+    version: 'many',
+    jobId: null,
+    createdAt: '2025-01-15T12:00:00Z',
+    pageCount: 2,
     archive: { name: 'bundle.zip', format: 'zip', size: bytes.length, sha256: sha(bytes) },
     files: siteFiles().map((f) => ({ path: f.name, size: Buffer.byteLength(f.data), sha256: sha(f.data) })),
   };

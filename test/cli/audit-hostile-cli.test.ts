@@ -31,7 +31,11 @@ const auditFiles = (store: string) => ({ log: join(store, 'audit.log'), head: jo
 const lines = async (store: string) => (await readFile(auditFiles(store).log, 'utf8')).split('\n').slice(0, -1);
 const writeLines = (store: string, ls: string[], eol = '\n') => writeFile(auditFiles(store).log, ls.map((l) => l + eol).join(''));
 /** A file's bytes, or what it is when it is not a regular file (never read: a device or FIFO would not end). */
-const bytesOf = async (p: string): Promise<Buffer | string | null> => stat(p).then(async (st) => (st.isFile() ? readFile(p) : `not a file: ${st.mode}`), () => null);
+const bytesOf = async (p: string): Promise<Buffer | string | null> =>
+  stat(p).then(
+    async (st) => (st.isFile() ? readFile(p) : `not a file: ${st.mode}`),
+    () => null,
+  );
 
 const paths = scratch(() => dir);
 /** A copy of the template store. */
@@ -82,22 +86,64 @@ beforeAll(async () => {
   await fh.read(archive, 0, archive.length, layout.archive.offset);
   await fh.close();
   await writeFile(join(dir, 'v3.tar.gz'), archive);
-  const p = run(['pack', join(dir, 'v3.tar.gz'), '--domain', 'docs.example.com', '--version-label', 'v3', '--sign-key', keyFile, '--out', join(dir, 'vols'), '--split', '6KiB', '--json']);
+  const p = run([
+    'pack',
+    join(dir, 'v3.tar.gz'),
+    '--domain',
+    'docs.example.com',
+    '--version-label',
+    'v3',
+    '--sign-key',
+    keyFile,
+    '--out',
+    join(dir, 'vols'),
+    '--split',
+    '6KiB',
+    '--json',
+  ]);
   expect(p.status, p.stderr).toBe(0);
   vols = (JSON.parse(p.stdout) as { volumes: { volumes: string[] } }).volumes.volumes;
 }, 120_000);
-afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
 
 /** Ways to break the chain in the middle, each an attack on the log or its head. */
 const tamper: Record<string, (store: string) => Promise<void>> = {
-  'edited middle line': async (s) => { const l = await lines(s); l[2] = l[2]!.replace('"imported"', '"unchanged"'); await writeLines(s, l); },
-  'swapped lines': async (s) => { const l = await lines(s); [l[1], l[2]] = [l[2]!, l[1]!]; await writeLines(s, l); },
-  'duplicated line': async (s) => { const l = await lines(s); await writeLines(s, [...l.slice(0, 3), l[2]!, ...l.slice(3)].slice(0, 5)); },
-  'bit flip in the middle': async (s) => { const b = await readFile(auditFiles(s).log); b[Math.floor(b.length / 2)]! ^= 0x04; await writeFile(auditFiles(s).log, b); },
+  'edited middle line': async (s) => {
+    const l = await lines(s);
+    l[2] = l[2]!.replace('"imported"', '"unchanged"');
+    await writeLines(s, l);
+  },
+  'swapped lines': async (s) => {
+    const l = await lines(s);
+    [l[1], l[2]] = [l[2]!, l[1]!];
+    await writeLines(s, l);
+  },
+  'duplicated line': async (s) => {
+    const l = await lines(s);
+    await writeLines(s, [...l.slice(0, 3), l[2]!, ...l.slice(3)].slice(0, 5));
+  },
+  'bit flip in the middle': async (s) => {
+    const b = await readFile(auditFiles(s).log);
+    b[Math.floor(b.length / 2)]! ^= 0x04;
+    await writeFile(auditFiles(s).log, b);
+  },
   'CRLF line endings': async (s) => writeLines(s, await lines(s), '\r\n'),
-  'head count lowered': async (s) => { const h = JSON.parse(await readFile(auditFiles(s).head, 'utf8')); h.count -= 2; await writeFile(auditFiles(s).head, JSON.stringify(h)); },
-  'head count raised': async (s) => { const h = JSON.parse(await readFile(auditFiles(s).head, 'utf8')); h.count += 1; await writeFile(auditFiles(s).head, JSON.stringify(h)); },
-  'complete lines appended after the tail': async (s) => { const l = await lines(s); await writeFile(auditFiles(s).log, `${l[0]}\n${l[1]}\n`, { flag: 'a' }); },
+  'head count lowered': async (s) => {
+    const h = JSON.parse(await readFile(auditFiles(s).head, 'utf8'));
+    h.count -= 2;
+    await writeFile(auditFiles(s).head, JSON.stringify(h));
+  },
+  'head count raised': async (s) => {
+    const h = JSON.parse(await readFile(auditFiles(s).head, 'utf8'));
+    h.count += 1;
+    await writeFile(auditFiles(s).head, JSON.stringify(h));
+  },
+  'complete lines appended after the tail': async (s) => {
+    const l = await lines(s);
+    await writeFile(auditFiles(s).log, `${l[0]}\n${l[1]}\n`, { flag: 'a' });
+  },
   'a complete junk line appended after the tail': async (s) => writeFile(auditFiles(s).log, '{"n":6,"hello":"world"}\n', { flag: 'a' }),
 };
 
@@ -220,11 +266,17 @@ describe('a failed import commits', () => {
 });
 
 /** Run the binary with a preload that writes its peak RSS (bytes) to `rssFile` at exit. */
-async function runMeasured(args: string[], timeoutMs: number): Promise<{ status: number | null; stdout: string; stderr: string; ms: number; maxRssMB: number }> {
+async function runMeasured(
+  args: string[],
+  timeoutMs: number,
+): Promise<{ status: number | null; stdout: string; stderr: string; ms: number; maxRssMB: number }> {
   const preload = join(dir, 'rss-preload.mjs');
   const rssFile = paths.fresh('rss');
-  await writeFile(preload, `import { writeFileSync } from 'node:fs';
-process.on('exit', () => writeFileSync(process.env.RSS_FILE, String(process.resourceUsage().maxRSS)));\n`);
+  await writeFile(
+    preload,
+    `import { writeFileSync } from 'node:fs';
+process.on('exit', () => writeFileSync(process.env.RSS_FILE, String(process.resourceUsage().maxRSS)));\n`,
+  );
   const t0 = performance.now();
   const r = airlock(args, { nodeArgs: ['--import', preload], timeoutMs, cwd: dir, env: { RSS_FILE: rssFile } });
   const ms = performance.now() - t0;
@@ -238,7 +290,11 @@ describe('the audit log is read without a bound', () => {
     await rm(auditFiles(store).log);
     await symlink('/dev/zero', auditFiles(store).log);
     const before = await snapshot(store);
-    for (const args of [['audit', 'verify'], ['audit', 'show'], ['activate', 'v2']]) {
+    for (const args of [
+      ['audit', 'verify'],
+      ['audit', 'show'],
+      ['activate', 'v2'],
+    ]) {
       const r = await runMeasured([...args, '--store', store], 10_000);
       expectBroken(r, /audit\.log is a symbolic link \(to "\/dev\/zero"\)/);
       expect(r.ms).toBeLessThan(8_000);
@@ -249,7 +305,7 @@ describe('the audit log is read without a bound', () => {
     await expectUnchanged(store, before, false);
   }, 60_000);
 
-  it('audit.log or audit.head a symlink to another store\'s file: import refuses (exit 4 naming the link) and writes nothing through it', async () => {
+  it("audit.log or audit.head a symlink to another store's file: import refuses (exit 4 naming the link) and writes nothing through it", async () => {
     const other = await freshStore();
     for (const which of ['log', 'head'] as const) {
       const store = await freshStore();
@@ -286,7 +342,10 @@ describe('the audit log is read without a bound', () => {
   it('a log grown to 1.5 GB (sparse zeros, no newline): verify and activate exit 4 promptly naming line 6, show lists it as unreadable; bounded memory', async () => {
     const store = await freshStore();
     await truncate(auditFiles(store).log, 1.5 * 1024 ** 3);
-    for (const args of [['audit', 'verify'], ['activate', 'v2']]) {
+    for (const args of [
+      ['audit', 'verify'],
+      ['activate', 'v2'],
+    ]) {
       const r = await runMeasured([...args, '--store', store], 20_000);
       expectBroken(r, /line 6 is longer than 65536 bytes/);
       expect(r.ms).toBeLessThan(10_000);
@@ -301,7 +360,7 @@ describe('the audit log is read without a bound', () => {
     expect(j.earlierUnread).toBe(true);
   }, 90_000);
 
-  it('a log of 64 GiB (sparse): audit show answers at once, reading only the log\'s last bytes (never the whole file)', async () => {
+  it("a log of 64 GiB (sparse): audit show answers at once, reading only the log's last bytes (never the whole file)", async () => {
     const store = await freshStore();
     await truncate(auditFiles(store).log, 64 * 1024 ** 3);
     const r = await runMeasured(['audit', 'show', '--store', store], 20_000);
@@ -347,15 +406,34 @@ describe('the audit log is read without a bound', () => {
     // Extend the chain the way airlock writes it (same fields, same order), then a head to match.
     const l = await lines(store);
     const fh = await open(auditFiles(store).log, 'a');
-    let prev = createHash('sha256').update(l[l.length - 1]!).digest('hex');
+    let prev = createHash('sha256')
+      .update(l[l.length - 1]!)
+      .digest('hex');
     let size = (await readFile(auditFiles(store).log)).length;
     let chunk = '';
     for (let i = l.length + 1; i <= 100_000; i++) {
-      const text = JSON.stringify({ n: i, time: '2026-01-01T00:00:00.000Z', user: 'ops', command: 'activate', outcome: 'activated', reason: null, package: null,
-        packageSha256: 'a'.repeat(64), domain: 'docs.example.com', version: 'v1', signers: ['b'.repeat(64)], detail: 'was v2', prevHash: prev });
+      const text = JSON.stringify({
+        n: i,
+        time: '2026-01-01T00:00:00.000Z',
+        user: 'ops',
+        command: 'activate',
+        outcome: 'activated',
+        reason: null,
+        package: null,
+        packageSha256: 'a'.repeat(64),
+        domain: 'docs.example.com',
+        version: 'v1',
+        signers: ['b'.repeat(64)],
+        detail: 'was v2',
+        prevHash: prev,
+      });
       prev = createHash('sha256').update(text).digest('hex');
       chunk += text + '\n';
-      if (chunk.length > 1 << 20) { await fh.write(chunk); size += Buffer.byteLength(chunk); chunk = ''; }
+      if (chunk.length > 1 << 20) {
+        await fh.write(chunk);
+        size += Buffer.byteLength(chunk);
+        chunk = '';
+      }
     }
     await fh.write(chunk);
     size += Buffer.byteLength(chunk);

@@ -2,7 +2,6 @@ import { describe, it, expect } from 'vitest';
 import { existsSync } from 'node:fs';
 import { startAirlock } from '../helpers/bin.js';
 
-
 /** Run `airlock demo` until it prints its URL (bounded), hand the URL to `use`, then SIGTERM it. */
 async function withDemo(use: (url: string) => Promise<void>): Promise<{ code: number | null; stderr: string }> {
   const child = startAirlock(['demo']);
@@ -27,7 +26,10 @@ describe('airlock demo', () => {
       expect(html).toContain('window.__AIRLOCK_FEATURES__');
       expect(html).not.toContain('googletagmanager.com');
       const features = await (await fetch(new URL('_airlock/features', url))).json();
-      expect(features).toEqual({ deployment: 'air-gapped', features: { search: false, assistant: false, analytics: false, apiPlayground: false, staticExport: true, localSearch: true } });
+      expect(features).toEqual({
+        deployment: 'air-gapped',
+        features: { search: false, assistant: false, analytics: false, apiPlayground: false, staticExport: true, localSearch: true },
+      });
       const health = await (await fetch(new URL('_airlock/health', url))).json();
       expect(health).toEqual({ status: 'ok', version });
     });

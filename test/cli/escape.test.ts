@@ -27,7 +27,9 @@ beforeAll(async () => {
   // Built with the test's own tar writer: src/package's writer refuses such a manifest.
   await mkdir(join(root, 'pkg'));
   pkg = await buildPackage(join(root, 'pkg'), {
-    version: 'v1', files: sampleSite('v1'), name: 'evil.airlock',
+    version: 'v1',
+    files: sampleSite('v1'),
+    name: 'evil.airlock',
     tamper: (m) => Object.assign(m, { domain: EVIL, jobId: 'job\x1b[31mred' }),
   });
   // A store written by hand, so `list` is checked whatever import would say of such a domain.
@@ -62,8 +64,13 @@ describe('control characters are never printed raw (through the binary)', () => 
   });
 
   it('inspect, verify and import of a crafted package: printed escaped, or refused and the refusal printed escaped', () => {
-    for (const args of [['inspect', pkg], ['inspect', pkg, '--json'], ['verify', pkg, '--allow-unsigned'], ['verify', pkg, '--allow-unsigned', '--json'],
-      ['import', pkg, '--store', join(root, 'import-store'), '--allow-unsigned', '--no-precompress']]) {
+    for (const args of [
+      ['inspect', pkg],
+      ['inspect', pkg, '--json'],
+      ['verify', pkg, '--allow-unsigned'],
+      ['verify', pkg, '--allow-unsigned', '--json'],
+      ['import', pkg, '--store', join(root, 'import-store'), '--allow-unsigned', '--no-precompress'],
+    ]) {
       const r = airlock(args);
       const what = args.join(' ');
       expect([0, 4], `${what}: ${r.stderr}`).toContain(r.status);

@@ -37,11 +37,15 @@ describe('an output that already exists: exit 2, named, never replaced', () => {
 
     const out = (name: string) => join(root, 'out', name);
     const cases: Array<{ args: string[]; path: string; env?: NodeJS.ProcessEnv; code?: string }> = [
-      { args: ['pack', join(root, 'pkg', 'v1-bundle.tar.gz'), '--domain', 'docs.example.com', '--version-label', 'p1', '--out', join(root, 'out')], path: out('docs.example.com-p1.airlock') },
+      {
+        args: ['pack', join(root, 'pkg', 'v1-bundle.tar.gz'), '--domain', 'docs.example.com', '--version-label', 'p1', '--out', join(root, 'out')],
+        path: out('docs.example.com-p1.airlock'),
+      },
       { args: ['delta', pkgs.v1, pkgs.v2, '--out', join(root, 'out')], path: out('docs.example.com-v2.delta.airlock') },
       {
         args: ['fetch', '--domain', 'docs.example.com', '--version-label', 'f1', '--out', join(root, 'out'), '--api-url', 'http://127.0.0.1:9'],
-        path: out('docs.example.com-f1.airlock'), env: { AIRLOCK_ADMIN_KEY: 'svc_adm_' + 'x'.repeat(24) },
+        path: out('docs.example.com-f1.airlock'),
+        env: { AIRLOCK_ADMIN_KEY: 'svc_adm_' + 'x'.repeat(24) },
       },
       { args: ['trust', 'draft', '--key', `k1=${key}.pub`, '--threshold', '1', '--serial', '2', '--out', out('policy.json')], path: out('policy.json') },
       { args: ['trust', 'sign', pkgs.v1, '--key', `${key}.key`, '--out', out('policy.sig')], path: out('policy.sig') },
@@ -62,7 +66,9 @@ describe('an output that already exists: exit 2, named, never replaced', () => {
   it('the --help of every command that writes a file states the rule', async () => {
     for (const name of ['keygen', 'pack', 'delta', 'fetch', 'trust']) {
       const usage = (await COMMANDS[name]!()).default.usage;
-      expect(usage, name).toMatch(/never (replaced|overwrites an existing file|replace their --out)[^]*exit\s+2\s+\(AIRLOCK_EXISTS\),\s+like every output\s+of\s+every\s+command/i);
+      expect(usage, name).toMatch(
+        /never (replaced|overwrites an existing file|replace their --out)[^]*exit\s+2\s+\(AIRLOCK_EXISTS\),\s+like every output\s+of\s+every\s+command/i,
+      );
     }
     expect((await COMMANDS.receipt!()).default.usage).toMatch(/--force\s+replace FILE[^]*2 usage, no such store, or FILE refused \(exists/);
   });

@@ -7,11 +7,17 @@ import { makePackage } from '../helpers/make-package.js';
 import { rig, type Rig } from '../fetch/emu.js';
 
 let r: Rig | undefined;
-afterEach(async () => { await r?.close(); r = undefined; });
+afterEach(async () => {
+  await r?.close();
+  r = undefined;
+});
 
 async function fetch(x: Rig, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const r = await airlockAsync(['fetch', '--domain', 'docs.example.com', '--out', x.out, ...args],
-    { env: { AIRLOCK_API_URL: x.emu.url, AIRLOCK_ADMIN_KEY: x.emu.keys.admin }, bareEnv: true, stdin: 'ignore' });
+  const r = await airlockAsync(['fetch', '--domain', 'docs.example.com', '--out', x.out, ...args], {
+    env: { AIRLOCK_API_URL: x.emu.url, AIRLOCK_ADMIN_KEY: x.emu.keys.admin },
+    bareEnv: true,
+    stdin: 'ignore',
+  });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -28,7 +34,12 @@ describe('airlock fetch --base (CLI)', () => {
     expect(two.code, two.stderr).toBe(0);
     const s = JSON.parse(two.stdout) as { package: string; delta: { delta: string; full: string; base: { version: string; manifestSha256: string } } };
     expect(s.delta.base.version).toBe('v1');
-    expect((await readdir(r.out)).sort()).toEqual(['docs.example.com-v1.airlock', 'docs.example.com-v2.airlock', 'docs.example.com-v2.delta.airlock', 'docs.example.com-v2.full.airlock']);
+    expect((await readdir(r.out)).sort()).toEqual([
+      'docs.example.com-v1.airlock',
+      'docs.example.com-v2.airlock',
+      'docs.example.com-v2.delta.airlock',
+      'docs.example.com-v2.full.airlock',
+    ]);
 
     const v = run(['verify', s.delta.delta, '--trust', key.pubPath, '--json']);
     expect(v.status, v.stderr).toBe(0);
@@ -84,7 +95,10 @@ describe('airlock fetch --base (CLI)', () => {
     // payload.gz is the last member: flip a byte just before the tar end blocks and padding.
     const b = Buffer.alloc(1);
     let at = size - 1024 - 1;
-    for (; at > 0; at--) { await fh.read(b, 0, 1, at); if (b[0] !== 0) break; }
+    for (; at > 0; at--) {
+      await fh.read(b, 0, 1, at);
+      if (b[0] !== 0) break;
+    }
     b[0] = b[0]! ^ 1;
     await fh.write(b, 0, 1, at);
     await fh.close();

@@ -8,9 +8,17 @@ import { rig, tree, type Rig } from '../fetch/emu.js';
 import { airlockAsync } from '../helpers/bin.js';
 
 let r: Rig | undefined;
-afterEach(async () => { await r?.close(); r = undefined; });
+afterEach(async () => {
+  await r?.close();
+  r = undefined;
+});
 
-interface Run { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }
+interface Run {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
 
 /** Run the CLI (async, so the in-process emulator keeps serving) with only PATH and `env`; `during` may poke the child. */
 async function airlock(args: string[], env: Record<string, string | undefined>, during?: (child: ChildProcess) => void): Promise<Run> {
@@ -96,7 +104,10 @@ describe('airlock fetch (CLI)', () => {
     const part = join(r.out, '.docs.example.com.bundle.part');
     const run = await airlock(['fetch', '--domain', 'docs.example.com', '--out', r.out], envFor(r), (child) => {
       const t = setInterval(() => {
-        if (existsSync(part) && statSync(part).size > 0) { clearInterval(t); child.kill('SIGINT'); }
+        if (existsSync(part) && statSync(part).size > 0) {
+          clearInterval(t);
+          child.kill('SIGINT');
+        }
       }, 20);
       child.on('close', () => clearInterval(t));
     });

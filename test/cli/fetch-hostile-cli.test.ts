@@ -33,7 +33,9 @@ function json(res: ServerResponse, status: number, body: unknown): void {
 function endless(res: ServerResponse): void {
   res.writeHead(200, { 'content-type': 'application/octet-stream' });
   const chunk = Buffer.alloc(64 * 1024);
-  const pump = () => { while (!res.destroyed && res.write(chunk)); };
+  const pump = () => {
+    while (!res.destroyed && res.write(chunk));
+  };
   res.on('drain', pump);
   pump();
 }
@@ -138,7 +140,9 @@ describe('fetch against a hostile export API', () => {
     const r = await fetchIn('huge_size');
     expect(r.status, r.stderr).toBe(4);
     expect(codeOf(r), r.stderr).toBe('AIRLOCK_TOO_LARGE');
-    expect(r.stderr).toMatch(/announced 1000000000000000000 bytes \(sizeBytes\) for the archive, more than the \d+ allowed \(the archive size limit\); nothing was downloaded/);
+    expect(r.stderr).toMatch(
+      /announced 1000000000000000000 bytes \(sizeBytes\) for the archive, more than the \d+ allowed \(the archive size limit\); nothing was downloaded/,
+    );
     expect(objectGets.get('huge_size') ?? 0).toBe(0);
   }, 35_000);
 
@@ -168,7 +172,10 @@ describe('fetch against a hostile export API', () => {
   }, 35_000);
 
   it('AIRLOCK_API_URL with another scheme (javascript:) is exit 2 quoting the URL escaped, never "null"', async () => {
-    const r = await airlockAsync(['fetch', '--domain', 'docs.example.com', '--out', join(dir, 'scheme')], { env: { ...ENV, AIRLOCK_API_URL: 'javascript:alert(1)\u001b[2J' }, timeoutMs: 30_000 });
+    const r = await airlockAsync(['fetch', '--domain', 'docs.example.com', '--out', join(dir, 'scheme')], {
+      env: { ...ENV, AIRLOCK_API_URL: 'javascript:alert(1)\u001b[2J' },
+      timeoutMs: 30_000,
+    });
     expect(r.status, r.stderr).toBe(2);
     expect(r.stderr).toContain('API URL must be http(s): "javascript:alert(1)\\u001b[2J"');
     expect(r.stderr).not.toContain('null');
@@ -177,9 +184,14 @@ describe('fetch against a hostile export API', () => {
   it('SIGTERM while the answer to POST /v1/static-export/jobs never comes: prompt exit 1 AIRLOCK_INTERRUPTED, no retry', async () => {
     const arrived = new Promise<void>((r) => posted.set('never_respond', r));
     let posts = 0;
-    const counted = () => { posts++; };
+    const counted = () => {
+      posts++;
+    };
     server.on('request', counted);
-    const c = startAirlock(['fetch', '--domain', 'docs.example.com', '--api-url', `${base}/m/never_respond`, '--out', join(dir, 'never')], { env: ENV, stdio: 'pipe' });
+    const c = startAirlock(['fetch', '--domain', 'docs.example.com', '--api-url', `${base}/m/never_respond`, '--out', join(dir, 'never')], {
+      env: ENV,
+      stdio: 'pipe',
+    });
     await arrived;
     const t0 = performance.now();
     c.kill('SIGTERM');
@@ -202,7 +214,9 @@ describe('fetch against a hostile export API', () => {
     expect(r.signal, r.stderr).toBeNull();
     expect(r.status, r.stderr).toBe(1);
     expect(codeOf(r), r.stderr).toBe('AIRLOCK_DOWNLOAD_TOO_SLOW');
-    expect(r.stderr).toMatch(/the bundle download from http:\/\/127\.0\.0\.1:\d+ went under 1 KiB\/s for 1\.5 s \(50 bytes came in that time\); gave up \(--rate-window\)/);
+    expect(r.stderr).toMatch(
+      /the bundle download from http:\/\/127\.0\.0\.1:\d+ went under 1 KiB\/s for 1\.5 s \(50 bytes came in that time\); gave up \(--rate-window\)/,
+    );
     expect(r.stderr).not.toContain('secret-signature');
     expect(performance.now() - t0).toBeLessThan(20_000);
     expect((await readdir(join(dir, 'stall_bundle'))).filter((f) => f.endsWith('.bundle.part'))).toHaveLength(1);

@@ -20,7 +20,13 @@ const seen: { options: Options | null } = { options: null };
 class Captured extends Error {}
 vi.mock('../../src/cli/args.js', async (load) => {
   const real = await load<typeof import('../../src/cli/args.js')>();
-  return { ...real, parse: (_argv: string[], options: Options) => { seen.options = options; throw new Captured(); } };
+  return {
+    ...real,
+    parse: (_argv: string[], options: Options) => {
+      seen.options = options;
+      throw new Captured();
+    },
+  };
 });
 const { COMMANDS } = await import('../../src/cli/main.js');
 
@@ -68,7 +74,6 @@ describe('serve --help', () => {
     expect(r.stdout).toContain(`--deployment TYPE    ${DEPLOYMENTS.join(' | ')}`);
     expect(r.stdout).toContain('local-search');
   });
-
 });
 
 describe('--json field names', () => {
@@ -81,7 +86,11 @@ describe('--json field names', () => {
   afterAll(async () => cleanup(root));
 
   it('the package path is `package` in inspect, verify and import (as in fetch); every document has ok', () => {
-    for (const args of [['inspect', pkg], ['verify', pkg, '--allow-unsigned'], ['import', pkg, '--store', join(root, 's'), '--allow-unsigned', '--no-precompress']]) {
+    for (const args of [
+      ['inspect', pkg],
+      ['verify', pkg, '--allow-unsigned'],
+      ['import', pkg, '--store', join(root, 's'), '--allow-unsigned', '--no-precompress'],
+    ]) {
       const r = airlock([...args, '--json']);
       expect(r.status, r.stderr).toBe(0);
       const doc = JSON.parse(r.stdout) as Record<string, unknown>;

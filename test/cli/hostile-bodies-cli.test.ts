@@ -11,7 +11,8 @@ import { startAirlock, type Proc } from '../helpers/proc.js';
 import { assistantBody, fixtureStore } from '../relay/helpers.js';
 
 /** zod's default messages (v3 and v4 spellings): none may reach a reply. */
-const LIBRARY_WORDING = /Invalid input|Invalid option|Invalid string|expected \w+, received|Expected \w+, received|Too big|Too small|Unrecognized key|Required|Number must|String must|Invalid enum|Invalid literal/;
+const LIBRARY_WORDING =
+  /Invalid input|Invalid option|Invalid string|expected \w+, received|Expected \w+, received|Too big|Too small|Unrecognized key|Required|Number must|String must|Invalid enum|Invalid literal/;
 
 let fx: Awaited<ReturnType<typeof fixtureStore>>;
 const procs: Proc[] = [];
@@ -30,8 +31,26 @@ beforeAll(async () => {
   emulator = (await emu.waitFor(/listening on (http:\/\/\S+?)\/?\s/))[1]!;
   adminKey = (await readFile((await emu.waitFor(/admin key file: +(\S+)/))[1]!, 'utf8')).trim();
   assistantKey = (await readFile((await emu.waitFor(/assistant key file: +(\S+)/))[1]!, 'utf8')).trim();
-  const relayed = startAirlock(['serve', '--store', fx.store, '--port', '0', '--host', '127.0.0.1', '--deployment', 'client-hosted', '--enable', 'assistant',
-    '--enable', 'search', '--assistant-url', emulator], { env: { AIRLOCK_ASSISTANT_KEY: assistantKey, AIRLOCK_API_URL: '' } });
+  const relayed = startAirlock(
+    [
+      'serve',
+      '--store',
+      fx.store,
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--deployment',
+      'client-hosted',
+      '--enable',
+      'assistant',
+      '--enable',
+      'search',
+      '--assistant-url',
+      emulator,
+    ],
+    { env: { AIRLOCK_ASSISTANT_KEY: assistantKey, AIRLOCK_API_URL: '' } },
+  );
   const gapped = startAirlock(['serve', '--store', fx.store, '--port', '0', '--host', '127.0.0.1', '--deployment', 'air-gapped']);
   procs.push(relayed, gapped);
   relay = await origin(relayed);
@@ -71,26 +90,42 @@ async function refused(url: string, body: unknown, headers: Record<string, strin
 describe('hostile JSON bodies get a 400 in words (binaries)', () => {
   it('the relay: assistant and search', async () => {
     for (const [what, body] of HOSTILE) {
-      await refused(`${relay}/discovery/v2/assistant/docs.example.com/message`, body).catch((e: Error) => { throw new Error(`${what}: ${e.message}`); });
-      await refused(`${relay}/discovery/v2/search/docs.example.com`, body).catch((e: Error) => { throw new Error(`${what}: ${e.message}`); });
+      await refused(`${relay}/discovery/v2/assistant/docs.example.com/message`, body).catch((e: Error) => {
+        throw new Error(`${what}: ${e.message}`);
+      });
+      await refused(`${relay}/discovery/v2/search/docs.example.com`, body).catch((e: Error) => {
+        throw new Error(`${what}: ${e.message}`);
+      });
     }
     // one spoiled field of a valid body is named
-    const res = await fetch(`${relay}/discovery/v2/assistant/docs.example.com/message`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(assistantBody({ fp: 12 })) });
+    const res = await fetch(`${relay}/discovery/v2/assistant/docs.example.com/message`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(assistantBody({ fp: 12 })),
+    });
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: string }).error).toContain('fp: must be a text string');
   });
 
   it('the local search of an air-gapped server', async () => {
     for (const [what, body] of HOSTILE) {
-      await refused(`${local}/_airlock/search/docs.example.com`, body).catch((e: Error) => { throw new Error(`${what}: ${e.message}`); });
+      await refused(`${local}/_airlock/search/docs.example.com`, body).catch((e: Error) => {
+        throw new Error(`${what}: ${e.message}`);
+      });
     }
-    const res = await fetch(`${local}/_airlock/search/docs.example.com`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: 'x', pageSize: 'ten' }) });
+    const res = await fetch(`${local}/_airlock/search/docs.example.com`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: 'x', pageSize: 'ten' }),
+    });
     expect(((await res.json()) as { error: string }).error).toContain('pageSize: must be a number');
   });
 
   it('the emulator: export jobs, the assistant and its controls', async () => {
     for (const [what, body] of HOSTILE) {
-      const fail = (e: Error) => { throw new Error(`${what}: ${e.message}`); };
+      const fail = (e: Error) => {
+        throw new Error(`${what}: ${e.message}`);
+      };
       await refused(`${emulator}/v1/static-export/jobs`, body, { authorization: `Bearer ${adminKey}` }).catch(fail);
       await refused(`${emulator}/discovery/v2/assistant/docs.example.com/message`, body, { authorization: `Bearer ${assistantKey}` }).catch(fail);
       // every field of a faults patch is optional: an empty one is a valid patch that changes nothing
@@ -110,7 +145,9 @@ describe('hostile JSON bodies get a 400 in words (binaries)', () => {
     await twice(`${local}/_airlock/search/docs.example.com`, search, 'query');
     await twice(`${relay}/discovery/v2/search/docs.example.com`, search, 'query');
     await twice(`${emulator}/v1/static-export/jobs`, '{"domain":"docs.example.com","domain":"x"}', 'domain', { authorization: `Bearer ${adminKey}` });
-    await twice(`${emulator}/discovery/v2/assistant/docs.example.com/message`, '{"messages":[{"a":1,"a":2}]}', 'a', { authorization: `Bearer ${assistantKey}` });
+    await twice(`${emulator}/discovery/v2/assistant/docs.example.com/message`, '{"messages":[{"a":1,"a":2}]}', 'a', {
+      authorization: `Bearer ${assistantKey}`,
+    });
     await twice(`${emulator}/_emulator/faults`, '{"latencyMs":1,"latencyMs":2}', 'latencyMs');
     await twice(`${emulator}/_emulator/agent-jobs`, '{"x":1,"x":2}', 'x');
   });

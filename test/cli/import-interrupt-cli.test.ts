@@ -36,7 +36,12 @@ afterEach(() => {
   for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
 });
 
-interface Running { child: ChildProcess; stdout: () => string; stderr: () => string; done: Promise<{ status: number | null; signal: NodeJS.Signals | null; stdout: string }> }
+interface Running {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  done: Promise<{ status: number | null; signal: NodeJS.Signals | null; stdout: string }>;
+}
 /** The binary with ARGS, or with `script` (a .ts file run by tsx) instead of it. */
 function start(args: string[], script?: string): Running {
   const p = script === undefined ? startAirlock(args, { stdio: 'pipe' }) : holderProc(script, args);
@@ -50,7 +55,9 @@ function holderProc(script: string, args: string[]): Pick<Proc, 'child' | 'stdou
   let stderr = '';
   child.stdout.on('data', (d) => (stdout += d));
   child.stderr.on('data', (d) => (stderr += d));
-  const closed = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
+  const closed = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('close', (code, signal) => resolve({ code, signal })),
+  );
   return { child, stdout: () => stdout, stderr: () => stderr, closed: () => closed };
 }
 /** Poll (bounded) until `test` holds. */
@@ -124,7 +131,7 @@ describe('airlock import interrupted', () => {
 });
 
 describe('airlock import that loses its lock', () => {
-  it('another process took the lock meanwhile: exit 1 AIRLOCK_LOCK_LOST naming the lock, staging removed, the new holder\'s lock untouched', async () => {
+  it("another process took the lock meanwhile: exit 1 AIRLOCK_LOCK_LOST naming the lock, staging removed, the new holder's lock untouched", async () => {
     const { store, before } = await storeWithV1();
     const run = start(['import', big, '--store', store, '--trust', key.pubPath, '--no-precompress']);
     const lock = join(store, 'lock');

@@ -117,7 +117,11 @@ describe('a manifest that is not JSON is described in words, with a position onl
       const pkg = await handMadePackage(`notjson-${++n}`, 'v9', () => text);
       const store = await copyStore();
       const before = await storeDigest(store);
-      for (const args of [['import', pkg, '--store', store, '--trust', key.pubPath], ['inspect', pkg], ['verify', pkg, '--allow-unsigned']]) {
+      for (const args of [
+        ['import', pkg, '--store', store, '--trust', key.pubPath],
+        ['inspect', pkg],
+        ['verify', pkg, '--allow-unsigned'],
+      ]) {
         const r = airlock(args);
         refused(r, 4, 'AIRLOCK_BAD_MANIFEST', /airlock\.json is not valid JSON/);
         expect(r.stderr).toMatch(at);
@@ -129,7 +133,10 @@ describe('a manifest that is not JSON is described in words, with a position onl
 
   it('a manifest that is not UTF-8: inspect and verify say so in words (exit 4, AIRLOCK_BAD_MANIFEST)', async () => {
     const pkg = await handMadePackage(`notutf8-${++n}`, 'v9', () => Buffer.from('{"format": "\xff"}', 'latin1'));
-    for (const args of [['inspect', pkg], ['verify', pkg, '--allow-unsigned']]) {
+    for (const args of [
+      ['inspect', pkg],
+      ['verify', pkg, '--allow-unsigned'],
+    ]) {
       refused(airlock(args), 4, 'AIRLOCK_BAD_MANIFEST', /airlock\.json is not UTF-8 text/);
     }
   });
@@ -140,7 +147,11 @@ describe('a signed manifest that names a key twice', () => {
     const pkg = await handMadePackage('dupkey', 'f1', (t) => t.replace('"version": "f1",', '"version": "f1",\n  "version": "f2",'), key);
     const store = await copyStore();
     const before = await storeDigest(store);
-    for (const args of [['import', pkg, '--store', store, '--trust', key.pubPath], ['verify', pkg, '--trust', key.pubPath], ['inspect', pkg]]) {
+    for (const args of [
+      ['import', pkg, '--store', store, '--trust', key.pubPath],
+      ['verify', pkg, '--trust', key.pubPath],
+      ['inspect', pkg],
+    ]) {
       const r = airlock(args);
       refused(r, 4, 'AIRLOCK_BAD_MANIFEST', /airlock\.json names the key "version" twice/);
     }
@@ -154,7 +165,7 @@ describe('a signed manifest that names a key twice', () => {
   });
 });
 
-describe('a hostile delta is described in words, never in zlib\'s or the patch decoder\'s text', () => {
+describe("a hostile delta is described in words, never in zlib's or the patch decoder's text", () => {
   let base: string;
   let real: string;
   let store: string;
@@ -178,11 +189,17 @@ describe('a hostile delta is described in words, never in zlib\'s or the patch d
     const { manifestBytes, opsGz } = encodeDeltaManifest(l.manifest);
     const envelope = JSON.parse(manifestBytes.toString('utf8')) as { opsFile: { size: number; sha256: string; expandedSize: number } };
     const ops = o.opsGz ?? opsGz;
-    envelope.opsFile = { size: ops.length, sha256: createHash('sha256').update(ops).digest('hex'), expandedSize: o.expandedSize ?? envelope.opsFile.expandedSize };
+    envelope.opsFile = {
+      size: ops.length,
+      sha256: createHash('sha256').update(ops).digest('hex'),
+      expandedSize: o.expandedSize ?? envelope.opsFile.expandedSize,
+    };
     const bytes = Buffer.from(JSON.stringify(envelope) + '\n');
     const members: { name: string; body: { bytes: Buffer } }[] = [
-      { name: 'airlock.json', body: { bytes } }, { name: 'airlock.json.sig', body: { bytes: sign(null, bytes, key.priv) } },
-      { name: 'ops.json.gz', body: { bytes: ops } }, { name: 'target.json.gz', body: { bytes: o.targetPatch ?? l.target.patch } },
+      { name: 'airlock.json', body: { bytes } },
+      { name: 'airlock.json.sig', body: { bytes: sign(null, bytes, key.priv) } },
+      { name: 'ops.json.gz', body: { bytes: ops } },
+      { name: 'target.json.gz', body: { bytes: o.targetPatch ?? l.target.patch } },
       ...l.target.signatures.map((s, i) => ({ name: i === 0 ? 'target.json.sig' : `target.json.sig.${i + 1}`, body: { bytes: s } })),
       { name: 'payload.gz', body: { bytes: Buffer.from(file.subarray(l.payload.offset, l.payload.offset + l.payload.size)) } },
     ];
@@ -192,9 +209,24 @@ describe('a hostile delta is described in words, never in zlib\'s or the patch d
   }
 
   const cases: [string, () => Promise<string>, string, RegExp][] = [
-    ['an ops.json.gz that is not gzip', () => hostileDelta('ops-not-gzip', { opsGz: Buffer.from('not gzip at all, just text\n'.repeat(4)) }), 'AIRLOCK_BAD_DELTA', /ops\.json\.gz is not gzip data/],
-    ['an ops.json.gz that expands beyond what its envelope declares (a gzip bomb)', () => hostileDelta('ops-bomb', { opsGz: gzipSync(Buffer.alloc(1024 * 1024, 0x20)), expandedSize: 169 }), 'AIRLOCK_BAD_DELTA', /ops\.json\.gz expands to more than the 169 bytes/],
-    ['a target.json.gz whose patch is not a patch', () => hostileDelta('bad-patch', { targetPatch: gzipSync(Buffer.from('this is not a fossil delta')) }), 'AIRLOCK_DELTA_PATCH', /target\.json\.gz does not rebuild the target manifest/],
+    [
+      'an ops.json.gz that is not gzip',
+      () => hostileDelta('ops-not-gzip', { opsGz: Buffer.from('not gzip at all, just text\n'.repeat(4)) }),
+      'AIRLOCK_BAD_DELTA',
+      /ops\.json\.gz is not gzip data/,
+    ],
+    [
+      'an ops.json.gz that expands beyond what its envelope declares (a gzip bomb)',
+      () => hostileDelta('ops-bomb', { opsGz: gzipSync(Buffer.alloc(1024 * 1024, 0x20)), expandedSize: 169 }),
+      'AIRLOCK_BAD_DELTA',
+      /ops\.json\.gz expands to more than the 169 bytes/,
+    ],
+    [
+      'a target.json.gz whose patch is not a patch',
+      () => hostileDelta('bad-patch', { targetPatch: gzipSync(Buffer.from('this is not a fossil delta')) }),
+      'AIRLOCK_DELTA_PATCH',
+      /target\.json\.gz does not rebuild the target manifest/,
+    ],
   ];
   for (const [what, make, code, words] of cases) {
     it(`${what}: import is refused (exit 4, ${code}) in words; nothing changes`, async () => {
@@ -231,6 +263,13 @@ describe('a large zero-filled file given as a package', () => {
     await writeFile(pkg, Buffer.alloc(64 * 1024));
     const store = await copyStore();
     refused(airlock(['import', pkg, '--store', store, '--trust', key.pubPath]), 4, 'AIRLOCK_PACKAGE_MEMBERS', /airlock\.json was expected/);
-    expect(await lastAudit(store)).toMatchObject({ outcome: 'refused', reason: 'AIRLOCK_PACKAGE_MEMBERS', package: pkg, packageSha256: createHash('sha256').update(Buffer.alloc(64 * 1024)).digest('hex') });
+    expect(await lastAudit(store)).toMatchObject({
+      outcome: 'refused',
+      reason: 'AIRLOCK_PACKAGE_MEMBERS',
+      package: pkg,
+      packageSha256: createHash('sha256')
+        .update(Buffer.alloc(64 * 1024))
+        .digest('hex'),
+    });
   });
 });

@@ -42,7 +42,11 @@ async function storeWithV1(): Promise<{ store: string; before: string }> {
 }
 const importInto = (pkg: string, store: string, env: NodeJS.ProcessEnv = {}) =>
   airlock(['import', pkg, '--store', store, '--trust', key.pubPath, '--no-precompress'], { env, timeoutMs: 60_000 });
-const absent = async (p: string) => access(p).then(() => false, () => true);
+const absent = async (p: string) =>
+  access(p).then(
+    () => false,
+    () => true,
+  );
 
 describe('a refused import leaves the store byte-identical', () => {
   it('an export without index.html: exit 4 AIRLOCK_NO_INDEX before anything is written (a new store is not even created)', async () => {
@@ -60,7 +64,9 @@ describe('a refused import leaves the store byte-identical', () => {
 
   it('a manifest promising an index.html the archive lacks: refused after the last file (exit 4 AIRLOCK_NO_INDEX), writes drained, nothing left', async () => {
     const pkg = await buildPackage(dir, {
-      version: 'lateindex', files: { ...manyFiles(400, false), 'robots.txt': 'User-agent: *\n' }, key,
+      version: 'lateindex',
+      files: { ...manyFiles(400, false), 'robots.txt': 'User-agent: *\n' },
+      key,
       tamper: (m) => m.files.unshift({ path: 'index.html', size: 13, sha256: 'a'.repeat(64) }),
     });
     const { store, before } = await storeWithV1();
@@ -75,8 +81,15 @@ describe('a refused import leaves the store byte-identical', () => {
     expect(await absent(fresh)).toBe(true); // S/versions/ used to stay behind
   });
 
-  it('an archive whose digest is not the signed manifest\'s: exit 4 AIRLOCK_ARCHIVE_DIGEST naming the archive, before any site file', async () => {
-    const pkg = await buildPackage(dir, { version: 'archdigest', files: manyFiles(50), key, tamper: (m) => { m.archive.sha256 = 'b'.repeat(64); } });
+  it("an archive whose digest is not the signed manifest's: exit 4 AIRLOCK_ARCHIVE_DIGEST naming the archive, before any site file", async () => {
+    const pkg = await buildPackage(dir, {
+      version: 'archdigest',
+      files: manyFiles(50),
+      key,
+      tamper: (m) => {
+        m.archive.sha256 = 'b'.repeat(64);
+      },
+    });
     const { store, before } = await storeWithV1();
     const r = importInto(pkg, store);
     expect(r.status).toBe(4);
@@ -88,8 +101,12 @@ describe('a refused import leaves the store byte-identical', () => {
   it('a file digest that does not match (the last file of the archive): exit 4 AIRLOCK_DIGEST_MISMATCH naming it', async () => {
     const last = 'pages/p99.html'; // tar order is byte order: pages/p0 … pages/p99
     const pkg = await buildPackage(dir, {
-      version: 'filedigest', files: manyFiles(400), key,
-      tamper: (m) => { m.files.find((f) => f.path === last)!.sha256 = 'c'.repeat(64); },
+      version: 'filedigest',
+      files: manyFiles(400),
+      key,
+      tamper: (m) => {
+        m.files.find((f) => f.path === last)!.sha256 = 'c'.repeat(64);
+      },
     });
     const { store, before } = await storeWithV1();
     const r = importInto(pkg, store);
@@ -101,8 +118,12 @@ describe('a refused import leaves the store byte-identical', () => {
 
   it('an archive entry the manifest does not list: refused at once (exit 4 AIRLOCK_EXTRA_FILE naming it), not after the last file', async () => {
     const pkg = await buildPackage(dir, {
-      version: 'extra', files: manyFiles(400), key,
-      tamper: (m) => { m.files = m.files.filter((f) => f.path !== 'pages/p1.html'); },
+      version: 'extra',
+      files: manyFiles(400),
+      key,
+      tamper: (m) => {
+        m.files = m.files.filter((f) => f.path !== 'pages/p1.html');
+      },
     });
     const { store, before } = await storeWithV1();
     const r = importInto(pkg, store);
@@ -133,7 +154,11 @@ describe('a refused import leaves the store byte-identical', () => {
     }
     // Into a store that did not exist: nothing is left, not even the folder.
     const fresh = join(dir, 'fresh-full');
-    const r = importInto(pkg, fresh, { NODE_OPTIONS: `--import=${ENOSPC}`, AIRLOCK_TEST_ENOSPC_AFTER: String(pkgSize + 1000), AIRLOCK_TEST_ENOSPC_UNDER: fresh });
+    const r = importInto(pkg, fresh, {
+      NODE_OPTIONS: `--import=${ENOSPC}`,
+      AIRLOCK_TEST_ENOSPC_AFTER: String(pkgSize + 1000),
+      AIRLOCK_TEST_ENOSPC_UNDER: fresh,
+    });
     expect(r.status).toBe(1);
     expect(await absent(fresh)).toBe(true);
   });
@@ -177,8 +202,13 @@ describe('re-importing a version already in the store', () => {
     expect(importInto(good.pkgPath, store).status).toBe(0);
     const before = await treeDigest(store);
     const bad = await makePackage({
-      outDir: out, version: 'm1', signKey: key.priv, name: 'bad.airlock',
-      mutate: (m) => { m.files.find((f) => f.path === 'robots.txt')!.sha256 = 'd'.repeat(64); },
+      outDir: out,
+      version: 'm1',
+      signKey: key.priv,
+      name: 'bad.airlock',
+      mutate: (m) => {
+        m.files.find((f) => f.path === 'robots.txt')!.sha256 = 'd'.repeat(64);
+      },
     });
     expect(bad.manifest.archive.sha256).toBe(good.manifest.archive.sha256); // deterministic archive: same bytes
     const r = importInto(bad.pkgPath, store);

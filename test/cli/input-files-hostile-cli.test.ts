@@ -53,11 +53,22 @@ const WORDS: Record<Kind, RegExp> = {
 /** A hostile file of `kind` at `path` (its folder exists); `limit` is the bound an oversize file passes by one byte. */
 async function hostile(path: string, kind: Kind, limit: number): Promise<string> {
   switch (kind) {
-    case 'fifo': execFileSync('mkfifo', [path]); break;
-    case 'devzero': await symlink('/dev/zero', path); break;
-    case 'folder': await mkdir(path); break;
-    case 'loop': await symlink(`${path}.b`, path); await symlink(path, `${path}.b`); break;
-    case 'oversize': await writeFile(path, 'x'.repeat(limit + 1)); break;
+    case 'fifo':
+      execFileSync('mkfifo', [path]);
+      break;
+    case 'devzero':
+      await symlink('/dev/zero', path);
+      break;
+    case 'folder':
+      await mkdir(path);
+      break;
+    case 'loop':
+      await symlink(`${path}.b`, path);
+      await symlink(path, `${path}.b`);
+      break;
+    case 'oversize':
+      await writeFile(path, 'x'.repeat(limit + 1));
+      break;
   }
   return path;
 }
@@ -87,16 +98,27 @@ const NO_API = { AIRLOCK_API_URL: 'http://127.0.0.1:9', AIRLOCK_ADMIN_KEY: undef
 describe('hostile input files a user hands airlock', () => {
   it('AIRLOCK_ADMIN_KEY_FILE (fetch): refused before any request, exit 2 AIRLOCK_ADMIN_KEY_FILE', async () => {
     await eachKind('admin.key', 4096, 'AIRLOCK_ADMIN_KEY_FILE', (file, d) =>
-      airlockAsync(['fetch', '--domain', 'docs.example.com', '--out', join(d, 'out')], { env: { ...NO_API, AIRLOCK_ADMIN_KEY_FILE: file }, timeoutMs: HANG_MS }));
+      airlockAsync(['fetch', '--domain', 'docs.example.com', '--out', join(d, 'out')], {
+        env: { ...NO_API, AIRLOCK_ADMIN_KEY_FILE: file },
+        timeoutMs: HANG_MS,
+      }),
+    );
   }, 240_000);
 
   it('AIRLOCK_MIRROR_TOKEN_FILE and follow.tokenFile (serve --follow): exit 2 AIRLOCK_MIRROR_TOKEN_FILE', async () => {
     const env = { AIRLOCK_MIRROR_TOKEN: undefined };
     await eachKind('token', 4096, 'AIRLOCK_MIRROR_TOKEN_FILE', (file, d) =>
-      airlockAsync(['serve', '--store', join(d, 'store'), '--follow', 'http://127.0.0.1:9', '--port', '0'], { env: { ...env, AIRLOCK_MIRROR_TOKEN_FILE: file }, timeoutMs: HANG_MS }));
+      airlockAsync(['serve', '--store', join(d, 'store'), '--follow', 'http://127.0.0.1:9', '--port', '0'], {
+        env: { ...env, AIRLOCK_MIRROR_TOKEN_FILE: file },
+        timeoutMs: HANG_MS,
+      }),
+    );
     await eachKind('token', 4096, 'AIRLOCK_MIRROR_TOKEN_FILE', async (file, d) => {
       await writeFile(join(d, 'values.yaml'), `follow:\n  url: http://127.0.0.1:9\n  tokenFile: ${JSON.stringify(file)}\n`);
-      return airlockAsync(['serve', '--store', join(d, 'store'), '--values', join(d, 'values.yaml'), '--port', '0'], { env: { ...env, AIRLOCK_MIRROR_TOKEN_FILE: undefined }, timeoutMs: HANG_MS });
+      return airlockAsync(['serve', '--store', join(d, 'store'), '--values', join(d, 'values.yaml'), '--port', '0'], {
+        env: { ...env, AIRLOCK_MIRROR_TOKEN_FILE: undefined },
+        timeoutMs: HANG_MS,
+      });
     });
   }, 240_000);
 
@@ -134,7 +156,7 @@ describe('hostile input files a user hands airlock', () => {
     });
   }, 240_000);
 
-  it('a values file with two YAML documents: exit 2 AIRLOCK_BAD_VALUES in airlock\'s words, naming the line the second starts on', async () => {
+  it("a values file with two YAML documents: exit 2 AIRLOCK_BAD_VALUES in airlock's words, naming the line the second starts on", async () => {
     const d = fresh('multidoc');
     await mkdir(d);
     const file = join(d, 'values.yaml');
@@ -167,7 +189,10 @@ describe('hostile input files a user hands airlock', () => {
       ['missing', join(d, 'missing'), /does not exist/],
       ['a file', join(d, 'file'), /is a (regular )?file, not a folder/],
     ] as const) {
-      for (const args of [['preview', pkg, '--port', '0'], ['emulate', '--port', '0']]) {
+      for (const args of [
+        ['preview', pkg, '--port', '0'],
+        ['emulate', '--port', '0'],
+      ]) {
         const r = await airlockAsync(args, { env: { TMPDIR: tmp }, cwd: d, timeoutMs: HANG_MS });
         refused(r, 'AIRLOCK_TMPDIR', `TMPDIR ${tmp}`, words, `${args[0]} with TMPDIR ${what}`);
       }
@@ -177,17 +202,21 @@ describe('hostile input files a user hands airlock', () => {
   it('the download sidecar (.part.json in the out folder): not trusted, the fetch starts afresh and succeeds', async () => {
     const r = await rig();
     try {
-      await Promise.all((['fifo', 'devzero'] as const).map(async (kind) => {
-        const out = join(r.dir, kind);
-        await mkdir(out, { recursive: true });
-        await hostile(join(out, '.docs.example.com.bundle.part.json'), kind, 64 * 1024);
-        const run = await airlockAsync(['fetch', '--domain', 'docs.example.com', '--out', out, '--version-label', 'v1'],
-          { env: { AIRLOCK_API_URL: r.emu.url, AIRLOCK_ADMIN_KEY: r.emu.keys.admin }, timeoutMs: HANG_MS * 2 });
-        expect(run.signal, `${kind}: killed: ${run.stderr}`).toBeNull();
-        expect(run.status, `${kind}: ${run.stderr}`).toBe(0);
-        expect(run.stdout.trim()).toBe(join(out, 'docs.example.com-v1.airlock'));
-        expect(run.stderr).not.toMatch(RAW);
-      }));
+      await Promise.all(
+        (['fifo', 'devzero'] as const).map(async (kind) => {
+          const out = join(r.dir, kind);
+          await mkdir(out, { recursive: true });
+          await hostile(join(out, '.docs.example.com.bundle.part.json'), kind, 64 * 1024);
+          const run = await airlockAsync(['fetch', '--domain', 'docs.example.com', '--out', out, '--version-label', 'v1'], {
+            env: { AIRLOCK_API_URL: r.emu.url, AIRLOCK_ADMIN_KEY: r.emu.keys.admin },
+            timeoutMs: HANG_MS * 2,
+          });
+          expect(run.signal, `${kind}: killed: ${run.stderr}`).toBeNull();
+          expect(run.status, `${kind}: ${run.stderr}`).toBe(0);
+          expect(run.stdout.trim()).toBe(join(out, 'docs.example.com-v1.airlock'));
+          expect(run.stderr).not.toMatch(RAW);
+        }),
+      );
     } finally {
       await r.close();
     }
@@ -198,15 +227,23 @@ describe('hostile files in a store', () => {
   const copyStore = async (): Promise<string> => paths.copy(pristine);
 
   it('the stored manifest of the version being imported again: import ends by itself, exit 2 AIRLOCK_BAD_VERSION naming it', async () => {
-    await Promise.all((['fifo', 'devzero', 'folder', 'loop'] as const).map(async (kind) => {
-      const store = await copyStore();
-      const manifest = join(store, 'versions/v1/airlock.json');
-      await rm(manifest);
-      await hostile(manifest, kind, 0);
-      const r = await airlockAsync(['import', pkg, '--store', store, '--allow-unsigned'], { timeoutMs: HANG_MS });
-      // A store file is never followed: /dev/zero and a loop arrive as symbolic links.
-      refused(r, 'AIRLOCK_BAD_VERSION', manifest, kind === 'devzero' || kind === 'loop' ? /is a symbolic link \(to ".*"\), not a regular file: it is not followed/ : WORDS[kind], `airlock.json as ${kind}`);
-    }));
+    await Promise.all(
+      (['fifo', 'devzero', 'folder', 'loop'] as const).map(async (kind) => {
+        const store = await copyStore();
+        const manifest = join(store, 'versions/v1/airlock.json');
+        await rm(manifest);
+        await hostile(manifest, kind, 0);
+        const r = await airlockAsync(['import', pkg, '--store', store, '--allow-unsigned'], { timeoutMs: HANG_MS });
+        // A store file is never followed: /dev/zero and a loop arrive as symbolic links.
+        refused(
+          r,
+          'AIRLOCK_BAD_VERSION',
+          manifest,
+          kind === 'devzero' || kind === 'loop' ? /is a symbolic link \(to ".*"\), not a regular file: it is not followed/ : WORDS[kind],
+          `airlock.json as ${kind}`,
+        );
+      }),
+    );
   }, 240_000);
 
   it('a plain file where a version folder should be: import says so with a code (exit 2 AIRLOCK_STORE_PATH)', async () => {
@@ -216,7 +253,13 @@ describe('hostile files in a store', () => {
     await mkdir(pkgDir);
     const pkg2 = await buildPackage(pkgDir, { version: 'v2', files: sampleSite('v2', 2) });
     const r = await airlockAsync(['import', pkg2, '--store', store, '--allow-unsigned'], { timeoutMs: HANG_MS });
-    refused(r, 'AIRLOCK_STORE_PATH', join(store, 'versions/v2'), /is a regular file, not a folder \(airlock keeps version v2's files there\)/, 'versions/v2 as a file');
+    refused(
+      r,
+      'AIRLOCK_STORE_PATH',
+      join(store, 'versions/v2'),
+      /is a regular file, not a folder \(airlock keeps version v2's files there\)/,
+      'versions/v2 as a file',
+    );
   }, 240_000);
 
   describe('the mirror keeps answering about a version whose files are hostile', () => {
@@ -243,9 +286,25 @@ describe('hostile files in a store', () => {
         // version.json hostile (readVersion)
         hostileLater.push([join(await copyVersion(`meta-${kind}`), 'version.json'), kind]);
         // the manifest hostile where pageCount must be counted (countPages)
-        hostileLater.push([join(await copyVersion(`pages-${kind}`, (m) => { m.pageCount = null; }), 'airlock.json'), kind]);
+        hostileLater.push([
+          join(
+            await copyVersion(`pages-${kind}`, (m) => {
+              m.pageCount = null;
+            }),
+            'airlock.json',
+          ),
+          kind,
+        ]);
         // package.airlock hostile where it must be hashed (a version imported from a delta: fileSha256)
-        hostileLater.push([join(await copyVersion(`hash-${kind}`, (m) => { m.packageSha256 = null; }), 'package.airlock'), kind]);
+        hostileLater.push([
+          join(
+            await copyVersion(`hash-${kind}`, (m) => {
+              m.packageSha256 = null;
+            }),
+            'package.airlock',
+          ),
+          kind,
+        ]);
         // package.airlock hostile where it is served (objects)
         hostileLater.push([join(await copyVersion(`object-${kind}`), 'package.airlock'), kind]);
       }
@@ -264,12 +323,13 @@ describe('hostile files in a store', () => {
       await p?.exit();
     });
 
-    const api = (path: string, body?: unknown) => fetch(`${url}/v1/static-export/jobs${path}`, {
-      method: body === undefined ? 'GET' : 'POST',
-      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(HANG_MS),
-    });
+    const api = (path: string, body?: unknown) =>
+      fetch(`${url}/v1/static-export/jobs${path}`, {
+        method: body === undefined ? 'GET' : 'POST',
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(HANG_MS),
+      });
 
     it('version.json a FIFO or /dev/zero: the job is answered "not found" at once', async () => {
       for (const kind of ['fifo', 'devzero']) {

@@ -50,27 +50,33 @@ function stopWhenCreated(p: Proc, folder: string, re: RegExp, sig: NodeJS.Signal
         resolve(name);
       }
     });
-    void p.exit().then(() => { w.close(); reject(new Error(`exited before ${re} appeared in ${folder}: ${p.stderr()}`)); });
+    void p.exit().then(() => {
+      w.close();
+      reject(new Error(`exited before ${re} appeared in ${folder}: ${p.stderr()}`));
+    });
   });
 }
 
 describe('a writer stopped part-way', () => {
-  it.each(['SIGTERM', 'SIGINT'] as const)('sign stopped by %s while it writes: exit 1 AIRLOCK_INTERRUPTED, the package unchanged, no hidden temp file left beside it', async (sig) => {
-    const media = join(dir, `media-sign-${sig}`);
-    await mkdir(media);
-    const pkg = join(media, 'big.airlock');
-    await cp(big, pkg);
-    const before = execFileSync('sha256sum', [pkg], { encoding: 'utf8' }).split(' ')[0];
-    const second = await keyFile(await makeKey(media, 'second'));
-    const p = startAirlock(['sign', pkg, '--key', second]);
-    const tmp = await stopWhenCreated(p, media, /\.tmp$/, sig);
-    const { code } = await p.exit(30_000);
-    expect(tmp).toMatch(/^\.big\.airlock\.\d+\.[0-9a-f]+\.tmp$/);
-    expect(code, p.stderr()).toBe(1);
-    expect(p.stderr()).toContain('[AIRLOCK_INTERRUPTED]');
-    expect((await readdir(media)).sort()).toEqual(['big.airlock', 'second.key', 'second.pub']);
-    expect(execFileSync('sha256sum', [pkg], { encoding: 'utf8' }).split(' ')[0]).toBe(before);
-  });
+  it.each(['SIGTERM', 'SIGINT'] as const)(
+    'sign stopped by %s while it writes: exit 1 AIRLOCK_INTERRUPTED, the package unchanged, no hidden temp file left beside it',
+    async (sig) => {
+      const media = join(dir, `media-sign-${sig}`);
+      await mkdir(media);
+      const pkg = join(media, 'big.airlock');
+      await cp(big, pkg);
+      const before = execFileSync('sha256sum', [pkg], { encoding: 'utf8' }).split(' ')[0];
+      const second = await keyFile(await makeKey(media, 'second'));
+      const p = startAirlock(['sign', pkg, '--key', second]);
+      const tmp = await stopWhenCreated(p, media, /\.tmp$/, sig);
+      const { code } = await p.exit(30_000);
+      expect(tmp).toMatch(/^\.big\.airlock\.\d+\.[0-9a-f]+\.tmp$/);
+      expect(code, p.stderr()).toBe(1);
+      expect(p.stderr()).toContain('[AIRLOCK_INTERRUPTED]');
+      expect((await readdir(media)).sort()).toEqual(['big.airlock', 'second.key', 'second.pub']);
+      expect(execFileSync('sha256sum', [pkg], { encoding: 'utf8' }).split(' ')[0]).toBe(before);
+    },
+  );
 
   it('delta stopped by SIGTERM while it works: exit 1 AIRLOCK_INTERRUPTED in words and in --json, and the --out folder it made is gone', async () => {
     const parent = join(dir, 'delta-parent');
@@ -81,9 +87,16 @@ describe('a writer stopped part-way', () => {
       const w = watch(parent, () => {
         w.close();
         // The work folder appears inside the new --out folder: stop the command once it is at work.
-        const inner = watch(out, () => { inner.close(); p.kill('SIGTERM'); resolve(); });
+        const inner = watch(out, () => {
+          inner.close();
+          p.kill('SIGTERM');
+          resolve();
+        });
       });
-      void p.exit().then(() => { w.close(); reject(new Error(`delta ended first: ${p.stderr()}`)); });
+      void p.exit().then(() => {
+        w.close();
+        reject(new Error(`delta ended first: ${p.stderr()}`));
+      });
     });
     const { code } = await p.exit(30_000);
     expect(code, p.stderr()).toBe(1);

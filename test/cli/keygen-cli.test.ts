@@ -6,7 +6,9 @@ import { airlock, airlockAsync, asNobody } from '../helpers/bin.js';
 
 /** `keygen --out` into a missing folder exited 1 with a raw ENOENT. */
 let dir: string;
-beforeEach(async () => { dir = await mkdtemp(join(tmpdir(), 'airlock-keygen-')); });
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'airlock-keygen-'));
+});
 afterEach(async () => rm(dir, { recursive: true, force: true }));
 
 describe('airlock keygen --out', () => {

@@ -32,7 +32,7 @@ afterAll(async () => {
   await cleanup(root);
 });
 
-const leases = async () => (await readdir(join(store, 'leases')).catch(() => [] as string[]));
+const leases = async () => await readdir(join(store, 'leases')).catch(() => [] as string[]);
 let tmp: Awaited<ReturnType<typeof privateTmp>>;
 afterEach(async () => tmp?.remove());
 

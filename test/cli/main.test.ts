@@ -1,7 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import { airlock } from '../helpers/bin.js';
 
-
 describe('airlock binary', () => {
   it('prints the tool version from package.json', () => {
     const r = airlock(['--version']);

@@ -15,7 +15,13 @@ type Spec = NonNullable<ParseArgsConfig['options']>[string] & { number?: NumberR
 const seen: { options: Record<string, Spec> | null } = { options: null };
 vi.mock('../../src/cli/args.js', async (load) => {
   const real = await load<typeof import('../../src/cli/args.js')>();
-  return { ...real, parse: ((argv, options, positionals) => { seen.options ??= options; return real.parse(argv, options, positionals); }) as typeof real.parse };
+  return {
+    ...real,
+    parse: ((argv, options, positionals) => {
+      seen.options ??= options;
+      return real.parse(argv, options, positionals);
+    }) as typeof real.parse,
+  };
 });
 const { COMMANDS, main } = await import('../../src/cli/main.js');
 
@@ -70,22 +76,44 @@ describe('option parsing speaks to the user', () => {
         for (const bad of ['-1', '-0.5', '1e3', '0x10', 'abc', ' 7', '', over]) {
           const r = await run(argsOf(name, `--${option}`, bad));
           expect(r.code, `${name} --${option} ${JSON.stringify(bad)}: ${r.stderr}`).toBe(2);
-          expect(r.stderr, `${name} --${option} ${JSON.stringify(bad)}`).toMatch(new RegExp(`error: --${option} takes a (whole )?number (of \\w+ )?${rangeText(spec.number)}, not "`));
+          expect(r.stderr, `${name} --${option} ${JSON.stringify(bad)}`).toMatch(
+            new RegExp(`error: --${option} takes a (whole )?number (of \\w+ )?${rangeText(spec.number)}, not "`),
+          );
         }
         if (spec.number.min > 0) expect((await run(argsOf(name, `--${option}`, String(spec.number.min - 1)))).code).toBe(2);
       }
     }
-    for (const f of ['prune --keep', 'serve --port', 'serve --workers', 'serve --skew-grace', 'serve --follow-poll-ms', 'preview --port', 'emulate --port', 'demo --port', 'trust --threshold', 'trust --serial', 'agent-job --timeout', 'audit --last']) {
+    for (const f of [
+      'prune --keep',
+      'serve --port',
+      'serve --workers',
+      'serve --skew-grace',
+      'serve --follow-poll-ms',
+      'preview --port',
+      'emulate --port',
+      'demo --port',
+      'trust --threshold',
+      'trust --serial',
+      'agent-job --timeout',
+      'audit --last',
+    ]) {
       expect(walked, f).toContain(f);
     }
   });
 
   it('the built binary: --hlep, --keep -1, --port -1, --threshold abc', async () => {
-    const [hlep, keep, port, threshold] = await Promise.all([
-      ['import', '--hlep'], ['prune', '--keep', '-1'], ['serve', '--port', '-1'], ['trust', 'init', '--threshold', 'abc'],
-    ].map((a) => airlockAsync(a, { timeoutMs: 60_000 })));
+    const [hlep, keep, port, threshold] = await Promise.all(
+      [
+        ['import', '--hlep'],
+        ['prune', '--keep', '-1'],
+        ['serve', '--port', '-1'],
+        ['trust', 'init', '--threshold', 'abc'],
+      ].map((a) => airlockAsync(a, { timeoutMs: 60_000 })),
+    );
     expect(hlep!.status).toBe(2);
-    expect(hlep!.stderr).toBe('airlock import: error: unknown option --hlep for airlock import; did you mean --help? see airlock import --help [AIRLOCK_USAGE]\n');
+    expect(hlep!.stderr).toBe(
+      'airlock import: error: unknown option --hlep for airlock import; did you mean --help? see airlock import --help [AIRLOCK_USAGE]\n',
+    );
     expect(keep!.status).toBe(2);
     expect(keep!.stderr).toBe('airlock prune: error: --keep takes a whole number from 0 to 1000000, not "-1" [AIRLOCK_USAGE]\n');
     expect(port!.status).toBe(2);

@@ -70,16 +70,19 @@ describe('a dangling symbolic link as the output folder', () => {
 });
 
 describe('serve --access-log inside the store', () => {
-  it.each(['state.json', 'access.log', 'versions/v1/version.json'])('--access-log STORE/%s: exit 2 AIRLOCK_ACCESS_LOG before serving, the store unchanged', async (name) => {
-    const store = join(dir, `store-${name.replace(/\W/g, '-')}`);
-    const imp = await airlockAsync(['import', pkgs.v1, '--store', store, '--trust', key.pubPath, '--activate']);
-    expect(imp.status, imp.stderr).toBe(0);
-    const before = await treeDigest(store, { all: true });
-    await mkdir(join(store, 'versions', 'v1'), { recursive: true });
-    const r = await airlockAsync(['serve', '--store', store, '--port', '0', '--access-log', join(store, name)]);
-    expect(r.status, r.stderr).toBe(2);
-    expect(r.stderr).toMatch(/is inside the store .*\[AIRLOCK_ACCESS_LOG\]/);
-    expect(r.stderr).not.toMatch(/serving \S+ at http/); // never listened
-    expect(await treeDigest(store, { all: true })).toBe(before);
-  });
+  it.each(['state.json', 'access.log', 'versions/v1/version.json'])(
+    '--access-log STORE/%s: exit 2 AIRLOCK_ACCESS_LOG before serving, the store unchanged',
+    async (name) => {
+      const store = join(dir, `store-${name.replace(/\W/g, '-')}`);
+      const imp = await airlockAsync(['import', pkgs.v1, '--store', store, '--trust', key.pubPath, '--activate']);
+      expect(imp.status, imp.stderr).toBe(0);
+      const before = await treeDigest(store, { all: true });
+      await mkdir(join(store, 'versions', 'v1'), { recursive: true });
+      const r = await airlockAsync(['serve', '--store', store, '--port', '0', '--access-log', join(store, name)]);
+      expect(r.status, r.stderr).toBe(2);
+      expect(r.stderr).toMatch(/is inside the store .*\[AIRLOCK_ACCESS_LOG\]/);
+      expect(r.stderr).not.toMatch(/serving \S+ at http/); // never listened
+      expect(await treeDigest(store, { all: true })).toBe(before);
+    },
+  );
 });

@@ -12,7 +12,11 @@ let dir: string;
 let key: string;
 let archive: string;
 let n = 0;
-const fresh = async () => { const d = join(dir, `case-${++n}`); await mkdir(d, { recursive: true }); return d; };
+const fresh = async () => {
+  const d = join(dir, `case-${++n}`);
+  await mkdir(d, { recursive: true });
+  return d;
+};
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'airlock-pack-cli-'));
@@ -21,12 +25,26 @@ beforeAll(async () => {
   archive = join(dir, 'export.tar.gz');
   await makeArchive(FIXTURE_SITE, 'tar.gz', archive, true);
 });
-afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
 
 describe('airlock pack', () => {
   it('pack → verify → import round trip: the packed export lands in the store, signed by the key', async () => {
     const d = await fresh();
-    const p = airlock(['pack', archive, '--domain', 'docs.example.com', '--version-label', 'r1', '--sign-key', `${key}.key`, '--out', join(d, 'out'), '--json']);
+    const p = airlock([
+      'pack',
+      archive,
+      '--domain',
+      'docs.example.com',
+      '--version-label',
+      'r1',
+      '--sign-key',
+      `${key}.key`,
+      '--out',
+      join(d, 'out'),
+      '--json',
+    ]);
     expect(p.status, p.stderr).toBe(0);
     const doc = JSON.parse(p.stdout) as { ok: boolean; package: string; signed: boolean; signer: string; files: number };
     expect(doc).toMatchObject({ ok: true, package: join(d, 'out', 'docs.example.com-r1.airlock'), signed: true, signer: expect.stringMatching(/^sha256:/) });
@@ -78,14 +96,19 @@ describe('airlock pack', () => {
   });
 
   it.each([
-    ['a path', '../etc'], ['an escape sequence', 'docs.example.com\u001b[2J'], ['a port', 'docs.example.com:443'], ['nothing', ''],
+    ['a path', '../etc'],
+    ['an escape sequence', 'docs.example.com\u001b[2J'],
+    ['a port', 'docs.example.com:443'],
+    ['nothing', ''],
   ])('bad --domain (%s): pack and fetch exit 2 naming the flag', (_what, domain) => {
     const p = airlock(['pack', archive, '--domain', domain, '--out', dir]);
     expect(p.status, p.stderr).toBe(2);
     expect(p.stderr).toMatch(/--domain/);
     expect(p.stderr).not.toContain('\u001b');
     // fetch checks its --domain the same way, as a usage error before the key or the network
-    const f = airlock(['fetch', '--domain', domain, '--api-url', 'http://127.0.0.1:9', '--out', dir], { env: { AIRLOCK_ADMIN_KEY: undefined, AIRLOCK_ADMIN_KEY_FILE: undefined } });
+    const f = airlock(['fetch', '--domain', domain, '--api-url', 'http://127.0.0.1:9', '--out', dir], {
+      env: { AIRLOCK_ADMIN_KEY: undefined, AIRLOCK_ADMIN_KEY_FILE: undefined },
+    });
     expect(f.status, f.stderr).toBe(2);
     expect(f.stderr).toMatch(/--domain/);
   });

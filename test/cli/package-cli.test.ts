@@ -25,7 +25,9 @@ beforeAll(async () => {
   signed = (await makePackage({ outDir: join(dir, 's'), signKey: `${keyPrefix}.key`, format: 'zip' })).pkgPath;
   unsigned = (await makePackage({ outDir: join(dir, 'u') })).pkgPath;
 });
-afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
 
 describe('airlock keygen', () => {
   it('writes PREFIX.key with mode 0600 and PREFIX.pub, prints the fingerprint', async () => {
@@ -100,28 +102,80 @@ describe('airlock verify: bad packages exit 4 and name the reason', () => {
     return [{ name: 'airlock.json', data }, { name: 'airlock.json.sig', data: sign(null, data, signerKey) }, m[2]!];
   };
   const cases: Array<[string, () => Promise<string>, RegExp]> = [
-    ['a flipped archive byte', async () => {
-      const p = join(dir, 'flip.airlock');
-      await copyFile(signed, p);
-      const b = await readFile(p);
-      flip(b, b.length - 2048); // inside the zip's central directory / end record
-      await writeFile(p, b);
-      return p;
-    }, /AIRLOCK_/],
-    ['a wrong file digest', () => variant((m) => manifestEdit(m, (j) => { (j.files as { sha256: string }[])[0]!.sha256 = '0'.repeat(64); })), /AIRLOCK_DIGEST_MISMATCH/],
-    ['a missing file', () => variant((m) => manifestEdit(m, (j) => { (j.files as unknown[]).push({ path: 'gone.html', size: 1, sha256: '0'.repeat(64) }); })), /gone\.html .*AIRLOCK_MISSING_FILE/],
-    ['an extra file', () => variant((m) => manifestEdit(m, (j) => { j.files = (j.files as { path: string }[]).filter((f) => f.path !== '404.html'); })), /404\.html .*AIRLOCK_EXTRA_FILE/],
+    [
+      'a flipped archive byte',
+      async () => {
+        const p = join(dir, 'flip.airlock');
+        await copyFile(signed, p);
+        const b = await readFile(p);
+        flip(b, b.length - 2048); // inside the zip's central directory / end record
+        await writeFile(p, b);
+        return p;
+      },
+      /AIRLOCK_/,
+    ],
+    [
+      'a wrong file digest',
+      () =>
+        variant((m) =>
+          manifestEdit(m, (j) => {
+            (j.files as { sha256: string }[])[0]!.sha256 = '0'.repeat(64);
+          }),
+        ),
+      /AIRLOCK_DIGEST_MISMATCH/,
+    ],
+    [
+      'a missing file',
+      () =>
+        variant((m) =>
+          manifestEdit(m, (j) => {
+            (j.files as unknown[]).push({ path: 'gone.html', size: 1, sha256: '0'.repeat(64) });
+          }),
+        ),
+      /gone\.html .*AIRLOCK_MISSING_FILE/,
+    ],
+    [
+      'an extra file',
+      () =>
+        variant((m) =>
+          manifestEdit(m, (j) => {
+            j.files = (j.files as { path: string }[]).filter((f) => f.path !== '404.html');
+          }),
+        ),
+      /404\.html .*AIRLOCK_EXTRA_FILE/,
+    ],
     ['an extra tar member', () => variant((m) => [...m, { name: 'extra.txt', data: Buffer.from('x') }]), /"extra\.txt".*AIRLOCK_PACKAGE_MEMBERS/],
     ['members out of order', () => variant((m) => [m[1]!, m[0]!, m[2]!]), /first member is "airlock\.json\.sig".*AIRLOCK_PACKAGE_MEMBERS/],
-    ['a manifest that is not JSON', () => variant((m) => [{ name: 'airlock.json', data: Buffer.from('<xml/>') }, ...m.slice(1)]), /is not valid JSON.*AIRLOCK_BAD_MANIFEST/],
-    ['a manifest lacking fields', () => variant((m) => manifestEdit(m, (j) => { delete j.domain; })), /domain: .*AIRLOCK_BAD_MANIFEST/],
-    ['a signature by an untrusted key', () => variant((m) => [m[0]!, { name: 'airlock.json.sig', data: sign(null, m[0]!.data, stranger.privateKey) }, m[2]!]), /AIRLOCK_UNTRUSTED_SIGNATURE/],
-    ['a truncated package', async () => {
-      const p = join(dir, 'trunc.airlock');
-      await copyFile(signed, p);
-      await truncate(p, 5000);
-      return p;
-    }, /truncated.*AIRLOCK_TRUNCATED/],
+    [
+      'a manifest that is not JSON',
+      () => variant((m) => [{ name: 'airlock.json', data: Buffer.from('<xml/>') }, ...m.slice(1)]),
+      /is not valid JSON.*AIRLOCK_BAD_MANIFEST/,
+    ],
+    [
+      'a manifest lacking fields',
+      () =>
+        variant((m) =>
+          manifestEdit(m, (j) => {
+            delete j.domain;
+          }),
+        ),
+      /domain: .*AIRLOCK_BAD_MANIFEST/,
+    ],
+    [
+      'a signature by an untrusted key',
+      () => variant((m) => [m[0]!, { name: 'airlock.json.sig', data: sign(null, m[0]!.data, stranger.privateKey) }, m[2]!]),
+      /AIRLOCK_UNTRUSTED_SIGNATURE/,
+    ],
+    [
+      'a truncated package',
+      async () => {
+        const p = join(dir, 'trunc.airlock');
+        await copyFile(signed, p);
+        await truncate(p, 5000);
+        return p;
+      },
+      /truncated.*AIRLOCK_TRUNCATED/,
+    ],
   ];
   it.each(cases)('%s', async (_name, build, reason) => {
     const p = await build();

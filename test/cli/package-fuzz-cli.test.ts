@@ -36,7 +36,9 @@ beforeAll(async () => {
   store = join(dir, 'store');
   expect(airlock(['import', good, '--store', store, '--trust', `${key}.pub`, '--no-precompress']).status).toBe(0);
 });
-afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
 
 async function throughBinary(what: string, p: string): Promise<void> {
   const before = await treeDigest(store);

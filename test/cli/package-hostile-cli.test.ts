@@ -30,7 +30,9 @@ beforeAll(async () => {
   const i = airlock(['import', good, '--store', store, '--trust', `${key}.pub`, '--activate', '--no-precompress']);
   expect(i.status, i.stderr).toBe(0);
 });
-afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
 
 const pkg = () => join(dir, `bad-${++n}.airlock`);
 /** A package with an edited manifest, re-signed with the trusted key (so the manifest checks run, not just the signature). */
@@ -42,7 +44,11 @@ async function resigned(edit: (text: string) => string): Promise<string> {
   await assemble(p, [{ name: 'airlock.json', data }, { name: 'airlock.json.sig', data: sign(null, data, signer) }, m[2]!] as Member[]);
   return p;
 }
-const editJson = (f: (j: Record<string, unknown>) => void) => (text: string) => { const j = JSON.parse(text) as Record<string, unknown>; f(j); return JSON.stringify(j); };
+const editJson = (f: (j: Record<string, unknown>) => void) => (text: string) => {
+  const j = JSON.parse(text) as Record<string, unknown>;
+  f(j);
+  return JSON.stringify(j);
+};
 
 /** inspect, verify and import (against the populated store): exit 4, the code, no escape sequence printed, store unchanged. */
 async function refusedEverywhere(p: string, code: string, subject: RegExp): Promise<void> {
@@ -100,7 +106,11 @@ describe('hostile packages through the binary', () => {
     const data = Buffer.alloc(over, 0x20);
     m[0]!.data.copy(data);
     const p = pkg();
-    await assemble(p, [{ name: 'airlock.json', data }, { name: 'airlock.json.sig', data: sign(null, data, await loadPrivateKey(`${key}.key`)) }, m[2]!] as Member[]);
+    await assemble(p, [
+      { name: 'airlock.json', data },
+      { name: 'airlock.json.sig', data: sign(null, data, await loadPrivateKey(`${key}.key`)) },
+      m[2]!,
+    ] as Member[]);
     expect((await stat(p)).size).toBeGreaterThan(over);
     const before = await treeDigest(store);
     for (const r of [airlock(['verify', p, '--trust', `${key}.pub`]), airlock(['import', p, '--store', store, '--trust', `${key}.pub`, '--no-precompress'])]) {
@@ -111,7 +121,11 @@ describe('hostile packages through the binary', () => {
   }, 60_000);
 
   it('declared file sizes of 2^52 bytes: verify and import exit 4 AIRLOCK_TOO_LARGE before any space check (was NO_SPACE for 17 PB)', async () => {
-    const p = await resigned(editJson((j) => { for (const f of j.files as { size: number }[]) f.size = 2 ** 52; }));
+    const p = await resigned(
+      editJson((j) => {
+        for (const f of j.files as { size: number }[]) f.size = 2 ** 52;
+      }),
+    );
     const before = await treeDigest(store);
     for (const r of [airlock(['verify', p, '--trust', `${key}.pub`]), airlock(['import', p, '--store', store, '--trust', `${key}.pub`])]) {
       expect(r.status, r.stderr).toBe(4);
@@ -122,13 +136,27 @@ describe('hostile packages through the binary', () => {
   });
 
   it('terminal escape injection: an OSC/CSI sequence in domain is refused at the edge and never reaches the terminal', async () => {
-    const p = await resigned(editJson((j) => { j.domain = '\u001b]0;owned\u0007\u001b[2Jdocs.example.com'; }));
+    const p = await resigned(
+      editJson((j) => {
+        j.domain = '\u001b]0;owned\u0007\u001b[2Jdocs.example.com';
+      }),
+    );
     await refusedEverywhere(p, 'AIRLOCK_BAD_MANIFEST', /domain: must be a host name/);
   });
 
   it.each([
-    ['jobId', (j: Record<string, unknown>) => { j.jobId = 'se_1\u001b[31m'; }],
-    ['files.0.path', (j: Record<string, unknown>) => { (j.files as { path: string }[])[0]!.path = 'red\u001b[31m.html'; }],
+    [
+      'jobId',
+      (j: Record<string, unknown>) => {
+        j.jobId = 'se_1\u001b[31m';
+      },
+    ],
+    [
+      'files.0.path',
+      (j: Record<string, unknown>) => {
+        (j.files as { path: string }[])[0]!.path = 'red\u001b[31m.html';
+      },
+    ],
   ])('control characters in %s: exit 4, nothing printed raw', async (field, f) => {
     const p = await resigned(editJson(f));
     await refusedEverywhere(p, 'AIRLOCK_BAD_MANIFEST', new RegExp(field.replace(/\./g, '\\.')));
@@ -136,9 +164,16 @@ describe('hostile packages through the binary', () => {
 });
 
 describe('a raw export archive instead of a package (the most common mistake)', () => {
-  it.each(['tar.gz', 'zip', 'tar'] as const)('%s: inspect, verify and import exit 4 AIRLOCK_NOT_A_PACKAGE saying what to do; store unchanged', async (format) => {
-    const a = join(dir, `export-${format}.${format === 'tar.gz' ? 'tgz' : format}`);
-    await makeArchive(FIXTURE_SITE, format, a, true);
-    await refusedEverywhere(a, 'AIRLOCK_NOT_A_PACKAGE', new RegExp(`is an export archive \\(${format.replace('.', '\\.')}\\), not an \\.airlock package; turn it into one with \`airlock pack .* --domain D\``));
-  });
+  it.each(['tar.gz', 'zip', 'tar'] as const)(
+    '%s: inspect, verify and import exit 4 AIRLOCK_NOT_A_PACKAGE saying what to do; store unchanged',
+    async (format) => {
+      const a = join(dir, `export-${format}.${format === 'tar.gz' ? 'tgz' : format}`);
+      await makeArchive(FIXTURE_SITE, format, a, true);
+      await refusedEverywhere(
+        a,
+        'AIRLOCK_NOT_A_PACKAGE',
+        new RegExp(`is an export archive \\(${format.replace('.', '\\.')}\\), not an \\.airlock package; turn it into one with \`airlock pack .* --domain D\``),
+      );
+    },
+  );
 });

@@ -27,10 +27,21 @@ describe('programs found on PATH', () => {
   it('import never runs a sync placed first on PATH; it ends by itself and the version is committed', async () => {
     const store = join(dir, 'store');
     const r = await airlockAsync(['import', pkg, '--store', store, '--allow-unsigned', '--activate'], {
-      env: { PATH: `${join(dir, 'hostile-bin')}:${process.env.PATH ?? ''}` }, timeoutMs: 30_000,
+      env: { PATH: `${join(dir, 'hostile-bin')}:${process.env.PATH ?? ''}` },
+      timeoutMs: 30_000,
     });
     expect([r.status, r.signal], r.stderr).toEqual([0, null]);
-    expect(await access(join(dir, 'hostile-sync-ran')).then(() => true, () => false)).toBe(false);
-    expect(await access(join(store, 'versions', 'v1', 'version.json')).then(() => true, () => false)).toBe(true);
+    expect(
+      await access(join(dir, 'hostile-sync-ran')).then(
+        () => true,
+        () => false,
+      ),
+    ).toBe(false);
+    expect(
+      await access(join(store, 'versions', 'v1', 'version.json')).then(
+        () => true,
+        () => false,
+      ),
+    ).toBe(true);
   });
 });

@@ -2,9 +2,9 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { Writable } from 'node:stream';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Progress, amount } from '../../src/cli/progress.js';
+import { Progress } from '../../src/cli/progress.js';
 import { fetchReporter, importReporter } from '../../src/cli/reporters.js';
-import { fmtBytes } from '../../src/util/units.js';
+import { amount, fmtBytes } from '../../src/util/units.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { makePackage } from '../helpers/make-package.js';
 import { airlockAsync } from '../helpers/bin.js';
@@ -18,8 +18,16 @@ import { SITE_DIR } from '../fetch/emu.js';
  */
 class Sink extends Writable {
   text = '';
-  constructor(public isTTY = false, public columns = 100) { super(); }
-  override _write(chunk: Buffer, _enc: string, cb: () => void) { this.text += chunk.toString(); cb(); }
+  constructor(
+    public isTTY = false,
+    public columns = 100,
+  ) {
+    super();
+  }
+  override _write(chunk: Buffer, _enc: string, cb: () => void) {
+    this.text += chunk.toString();
+    cb();
+  }
 }
 
 describe('units', () => {
@@ -53,7 +61,10 @@ describe('Progress without a TTY', () => {
     const s = new Sink();
     let now = 0;
     const p = new Progress(s, { interactive: false, now: () => now });
-    for (let i = 0; i < 600; i++) { now += 100; p.update('download', 1000 + i, 10 ** 9, 'bytes'); } // 60 s, < 1 %
+    for (let i = 0; i < 600; i++) {
+      now += 100;
+      p.update('download', 1000 + i, 10 ** 9, 'bytes');
+    } // 60 s, < 1 %
     expect(s.text.trim().split('\n').length).toBeLessThanOrEqual(13);
   });
 
@@ -62,8 +73,12 @@ describe('Progress without a TTY', () => {
     let now = 0;
     const report = fetchReporter(new Progress(s, { interactive: false, now: () => now }), () => now);
     report({ type: 'job', jobId: 'se_1', reused: false });
-    for (const status of ['queued', 'running', 'completed'] as const) report({ type: 'status', job: { jobId: 'se_1', status, progress: status === 'completed' ? 100 : 40, pageCount: 17 } as never });
-    for (let b = 0; b <= 1000; b++) { now += 10; report({ type: 'download', progress: { bytes: b * 3000, total: 3_000_000, resumedFrom: 0 } }); }
+    for (const status of ['queued', 'running', 'completed'] as const)
+      report({ type: 'status', job: { jobId: 'se_1', status, progress: status === 'completed' ? 100 : 40, pageCount: 17 } as never });
+    for (let b = 0; b <= 1000; b++) {
+      now += 10;
+      report({ type: 'download', progress: { bytes: b * 3000, total: 3_000_000, resumedFrom: 0 } });
+    }
     report({ type: 'verify', path: 'x' });
     const lines = s.text.trim().split('\n');
     expect(lines.length).toBeLessThanOrEqual(18);
@@ -99,7 +114,10 @@ describe('through the binary (stderr is a pipe: plain lines)', () => {
     root = await tempRoot('airlock-progress-');
     emu = await startEmulator({ timings: { queuedMs: 30, runningMs: 150 }, sites: { 'docs.example.com': { dir: SITE_DIR, format: 'tar.gz' } } });
   });
-  afterAll(async () => { await emu.close(); await cleanup(root); });
+  afterAll(async () => {
+    await emu.close();
+    await cleanup(root);
+  });
 
   it('import of 1,200 text files: a dozen precompressing lines, binary units, no 0/0 MB', async () => {
     const site = join(root, 'site');
@@ -123,7 +141,9 @@ describe('through the binary (stderr is a pipe: plain lines)', () => {
   }, 120_000);
 
   it('fetch of a small site: KiB, bounded lines, no escape codes', async () => {
-    const r = await airlockAsync(['fetch', '--domain', 'docs.example.com', '--out', join(root, 'out')], { env: { AIRLOCK_API_URL: emu.url, AIRLOCK_ADMIN_KEY: emu.keys.admin } });
+    const r = await airlockAsync(['fetch', '--domain', 'docs.example.com', '--out', join(root, 'out')], {
+      env: { AIRLOCK_API_URL: emu.url, AIRLOCK_ADMIN_KEY: emu.keys.admin },
+    });
     expect(r.status, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/download \d+\.\d KiB of \d+\.\d KiB \(100%\)/);
     expect(r.stderr.trim().split('\n').length).toBeLessThanOrEqual(20);

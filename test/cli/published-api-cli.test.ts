@@ -4,7 +4,15 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { airlock, airlockAsync } from '../helpers/bin.js';
 import {
-  DOC_AGENT_COMPLETED, DOC_AGENT_FAILED, DOC_DOMAIN, DOC_FORBIDDEN_KEY, DOC_JOB_ID, DOC_KEY, DOC_PROJECT, startPublishedApi, type PublishedApi,
+  DOC_AGENT_COMPLETED,
+  DOC_AGENT_FAILED,
+  DOC_DOMAIN,
+  DOC_FORBIDDEN_KEY,
+  DOC_JOB_ID,
+  DOC_KEY,
+  DOC_PROJECT,
+  startPublishedApi,
+  type PublishedApi,
 } from '../helpers/published-api.js';
 
 /**
@@ -13,7 +21,9 @@ import {
  */
 let api: PublishedApi | undefined;
 let dir: string;
-beforeEach(async () => { dir = await mkdtemp(join(tmpdir(), 'airlock-published-')); });
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'airlock-published-'));
+});
 afterEach(async () => {
   await api?.close();
   api = undefined;
@@ -30,7 +40,15 @@ describe('airlock fetch against the published API', () => {
     const run = await airlockAsync(['fetch', '--domain', DOC_DOMAIN, '--out', out, '--json'], { env: env() });
     expect(run.status, run.stderr).toBe(0);
     const summary = JSON.parse(run.stdout) as Record<string, unknown>;
-    expect(summary).toMatchObject({ ok: true, jobId: DOC_JOB_ID, version: '20250601-120000', pageCount: 3, signed: false, signature: 'none', archive: { format: 'tar.gz' } });
+    expect(summary).toMatchObject({
+      ok: true,
+      jobId: DOC_JOB_ID,
+      version: '20250601-120000',
+      pageCount: 3,
+      signed: false,
+      signature: 'none',
+      archive: { format: 'tar.gz' },
+    });
     expect(run.stderr).toContain('warning: no --sign-key');
     expect(await readdir(out)).toEqual(['docs.example.com-20250601-120000.airlock']);
     expect(api.calls.map((c) => `${c.route} ${c.status}`)).toEqual(['create 202', 'job 200', 'job 200', 'bundle 409', 'bundle 200', 'object 200']);
@@ -43,7 +61,9 @@ describe('airlock fetch against the published API', () => {
   it('with --sign-key: no unsigned warning, signature "signed", and the package verifies with the key', async () => {
     api = await startPublishedApi({ immediate: true });
     expect(airlock(['keygen', '--out', join(dir, 'release')]).status).toBe(0);
-    const run = await airlockAsync(['fetch', '--domain', DOC_DOMAIN, '--out', join(dir, 'out'), '--sign-key', join(dir, 'release.key'), '--json'], { env: env() });
+    const run = await airlockAsync(['fetch', '--domain', DOC_DOMAIN, '--out', join(dir, 'out'), '--sign-key', join(dir, 'release.key'), '--json'], {
+      env: env(),
+    });
     expect(run.status, run.stderr).toBe(0);
     expect(run.stderr).not.toContain('warning');
     const summary = JSON.parse(run.stdout) as { package: string };
@@ -106,8 +126,17 @@ describe('airlock agent-job', () => {
     const json = await airlockAsync(['agent-job', DOC_PROJECT, DOC_AGENT_COMPLETED, '--json'], { env: env() });
     expect(json.status).toBe(0);
     expect(JSON.parse(json.stdout)).toEqual({
-      ok: true, projectId: DOC_PROJECT,
-      job: { id: DOC_AGENT_COMPLETED, status: 'completed', source: { repository: 'example/docs', ref: 'main' }, model: 'agent-model-1', prLink: 'https://github.com/example/docs/pull/17', createdAt: '2025-06-01T12:00:00Z', archivedAt: null },
+      ok: true,
+      projectId: DOC_PROJECT,
+      job: {
+        id: DOC_AGENT_COMPLETED,
+        status: 'completed',
+        source: { repository: 'example/docs', ref: 'main' },
+        model: 'agent-model-1',
+        prLink: 'https://github.com/example/docs/pull/17',
+        createdAt: '2025-06-01T12:00:00Z',
+        archivedAt: null,
+      },
     });
   });
 
@@ -133,13 +162,22 @@ describe('airlock agent-job', () => {
 
   it('auth: no key, an assistant key, a refused key → exit 5; usage errors → exit 2; no request for either', async () => {
     api = await startPublishedApi();
-    expect((await airlockAsync(['agent-job', DOC_PROJECT, DOC_AGENT_COMPLETED], { env: { AIRLOCK_API_URL: api.url, AIRLOCK_ADMIN_KEY: undefined } })).status).toBe(5);
+    expect(
+      (await airlockAsync(['agent-job', DOC_PROJECT, DOC_AGENT_COMPLETED], { env: { AIRLOCK_API_URL: api.url, AIRLOCK_ADMIN_KEY: undefined } })).status,
+    ).toBe(5);
     expect((await airlockAsync(['agent-job', DOC_PROJECT, DOC_AGENT_COMPLETED], { env: env('svc_dsc_assistant_key_000') })).status).toBe(5);
     expect(api.calls).toEqual([]);
     const refused = await airlockAsync(['agent-job', DOC_PROJECT, DOC_AGENT_COMPLETED], { env: env('svc_not_a_known_key_000') });
     expect(refused.status).toBe(5);
     api.calls.length = 0;
-    for (const args of [[DOC_PROJECT], [DOC_PROJECT, 'a', 'b'], [DOC_PROJECT, 'a b'], [DOC_PROJECT, 'x', '--timeout', '5'], [DOC_PROJECT, 'x', '--wait', '--timeout', '0'], [DOC_PROJECT, 'x', '--frobnicate']]) {
+    for (const args of [
+      [DOC_PROJECT],
+      [DOC_PROJECT, 'a', 'b'],
+      [DOC_PROJECT, 'a b'],
+      [DOC_PROJECT, 'x', '--timeout', '5'],
+      [DOC_PROJECT, 'x', '--wait', '--timeout', '0'],
+      [DOC_PROJECT, 'x', '--frobnicate'],
+    ]) {
       const r = await airlockAsync(['agent-job', ...args], { env: env() });
       expect(r.status, args.join(' ')).toBe(2);
     }
@@ -150,7 +188,18 @@ describe('airlock agent-job', () => {
   it('--help names every option and the exit codes', () => {
     const r = airlock(['agent-job', '--help']);
     expect(r.status).toBe(0);
-    for (const s of ['PROJECT_ID JOB_ID', '--wait', '--timeout SECONDS', '--api-url URL', '--json', 'AIRLOCK_ADMIN_KEY', 'Exit codes', '3 the agent job failed', '5 auth', '2 usage']) {
+    for (const s of [
+      'PROJECT_ID JOB_ID',
+      '--wait',
+      '--timeout SECONDS',
+      '--api-url URL',
+      '--json',
+      'AIRLOCK_ADMIN_KEY',
+      'Exit codes',
+      '3 the agent job failed',
+      '5 auth',
+      '2 usage',
+    ]) {
       expect(r.stdout).toContain(s);
     }
     expect(airlock(['--help']).stdout).toMatch(/agent-job +read an agent job/);

@@ -33,10 +33,25 @@ beforeAll(async () => {
   store = join(root, 'store');
   traitsDir = join(root, 'traits');
   subDir = join(root, 'sub');
-  await generateSite(traitsDir, { pages: 60, seed: 12, bytesPerPage: 6000, traits: { redirectStubs: STUBS, pageNamedFolders: true, casePairs: CASE_PAIRS, largePages: { count: 2, bytes: BIG }, thirdParty: true } });
+  await generateSite(traitsDir, {
+    pages: 60,
+    seed: 12,
+    bytesPerPage: 6000,
+    traits: { redirectStubs: STUBS, pageNamedFolders: true, casePairs: CASE_PAIRS, largePages: { count: 2, bytes: BIG }, thirdParty: true },
+  });
   smallDir = join(root, 'traits-small');
-  await generateSite(smallDir, { pages: 30, seed: 14, bytesPerPage: 5000, traits: { redirectStubs: 200, pageNamedFolders: true, casePairs: 100, largePages: { count: 2, bytes: BIG }, thirdParty: true } });
-  await generateSite(subDir, { pages: 40, seed: 13, bytesPerPage: 5000, traits: { basePath: '/docs', redirectStubs: 80, pageNamedFolders: true, casePairs: 5 } });
+  await generateSite(smallDir, {
+    pages: 30,
+    seed: 14,
+    bytesPerPage: 5000,
+    traits: { redirectStubs: 200, pageNamedFolders: true, casePairs: 100, largePages: { count: 2, bytes: BIG }, thirdParty: true },
+  });
+  await generateSite(subDir, {
+    pages: 40,
+    seed: 13,
+    bytesPerPage: 5000,
+    traits: { basePath: '/docs', redirectStubs: 80, pageNamedFolders: true, casePairs: 5 },
+  });
   traitsPkg = (await makePackage({ siteDir: traitsDir, outDir: join(root, 'pkg-traits'), version: 'traits', format: 'tar.gz' })).pkgPath;
   subPkg = (await makePackage({ siteDir: subDir, outDir: join(root, 'pkg-sub'), version: 'sub', format: 'zip' })).pkgPath;
 }, 120_000);
@@ -44,7 +59,12 @@ afterAll(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-interface Shape { dir: string; pairs: number; stubs: number; pages: number }
+interface Shape {
+  dir: string;
+  pairs: number;
+  stubs: number;
+  pages: number;
+}
 const BIG_SITE = (): Shape => ({ dir: traitsDir, pairs: CASE_PAIRS, stubs: STUBS, pages: 60 });
 const SMALL_SITE = (): Shape => ({ dir: smallDir, pairs: 100, stubs: 200, pages: 30 });
 
@@ -146,7 +166,10 @@ describe('real-export traits through the binary', () => {
     // is stripped and the links still work through the detected base path
     const subArchive = join(root, 'sub-under-docs.tar');
     await tarCreate({ file: subArchive, cwd: subDir, portable: true, prefix: 'docs' }, await walkSite(subDir));
-    for (const [archive, check] of [[traitsArchive, (o: string) => checkTraits(o, SMALL_SITE())], [subArchive, checkSubPath]] as const) {
+    for (const [archive, check] of [
+      [traitsArchive, (o: string) => checkTraits(o, SMALL_SITE())],
+      [subArchive, checkSubPath],
+    ] as const) {
       const p = await startBin(['preview', archive, '--port', '0'], { TMPDIR: tmp });
       try {
         await check(p.origin);

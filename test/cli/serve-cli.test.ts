@@ -43,7 +43,9 @@ describe('airlock serve (binary)', () => {
         res.on('data', (c: Buffer) => (n += c.length));
         res.on('end', () => resolve(n));
         res.on('error', reject);
-      }).on('error', reject).end();
+      })
+        .on('error', reject)
+        .end();
     });
     expect(await received).toBe(BIG);
     expect((await s.exit()).code).toBe(0);
@@ -67,7 +69,12 @@ describe('airlock serve (binary)', () => {
     execFileSync('mkfifo', [join(d, 'fifo')]);
     await symlink('loop', join(d, 'loop'));
     await symlink(join(d, 'nowhere'), join(d, 'dangling'));
-    for (const [name, words] of [['fifo', /is a FIFO \(named pipe\), not a regular file/], ['folder', /is a folder, not a regular file/], ['loop', /is a symbolic link \(to "loop"\), not a regular file: it is not followed/], ['dangling', /is a symbolic link \(to ".*nowhere"\), not a regular file: it is not followed/]] as const) {
+    for (const [name, words] of [
+      ['fifo', /is a FIFO \(named pipe\), not a regular file/],
+      ['folder', /is a folder, not a regular file/],
+      ['loop', /is a symbolic link \(to "loop"\), not a regular file: it is not followed/],
+      ['dangling', /is a symbolic link \(to ".*nowhere"\), not a regular file: it is not followed/],
+    ] as const) {
       const r = await airlockAsync(['serve', '--store', store, '--port', '0', '--access-log', join(d, name)], { timeoutMs: 10_000 });
       expect(r.signal, name).toBeNull();
       expect(r.status, r.stderr).toBe(2);
@@ -111,8 +118,16 @@ describe('airlock preview (binary)', () => {
   it('serves a .airlock package under its version label', async () => {
     const archive = await makeArchive();
     const scan = await scanArchive({ path: archive });
-    const manifest: Manifest = { format: 'airlock-package/1', domain: 'docs.example.com', version: 'pkg-1', jobId: null, createdAt: new Date().toISOString(), pageCount: 3,
-      archive: { name: 'bundle.tar.gz', format: 'tar.gz', size: scan.archiveSize, sha256: scan.archiveSha256 }, files: scan.files };
+    const manifest: Manifest = {
+      format: 'airlock-package/1',
+      domain: 'docs.example.com',
+      version: 'pkg-1',
+      jobId: null,
+      createdAt: new Date().toISOString(),
+      pageCount: 3,
+      archive: { name: 'bundle.tar.gz', format: 'tar.gz', size: scan.archiveSize, sha256: scan.archiveSha256 },
+      files: scan.files,
+    };
     const pkg = join(root, 'site.airlock');
     await writePackage({ outPath: pkg, manifest, archivePath: archive });
     const s = await start(['preview', pkg, '--port', '0']);

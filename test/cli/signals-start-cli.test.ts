@@ -54,7 +54,9 @@ describe('signals from the first instant', () => {
     expect(r.code, r.stderr).toBe(1);
     // Where the signal lands depends on how fast the runtime starts: before the command (nothing
     // started) or inside it (after its first progress lines); either way the last line says so.
-    expect(r.stderr).toMatch(/(^|\n)airlock import: (interrupted by SIGINT before it started; nothing was changed|error: interrupted by SIGINT; nothing was added to store .*; it is as it was) \[AIRLOCK_INTERRUPTED\]\n$/);
+    expect(r.stderr).toMatch(
+      /(^|\n)airlock import: (interrupted by SIGINT before it started; nothing was changed|error: interrupted by SIGINT; nothing was added to store .*; it is as it was) \[AIRLOCK_INTERRUPTED\]\n$/,
+    );
     expect(existsSync(store)).toBe(false);
   });
 
@@ -62,7 +64,9 @@ describe('signals from the first instant', () => {
     const r = await interruptAtStart(['list', '--store', join(root, 'none')], 'SIGTERM');
     expect(r.signal, r.stderr).toBeNull();
     expect(r.code, r.stderr).toBe(1);
-    expect(r.stderr).toMatch(/^airlock list: interrupted by SIGTERM(?: before it started)?; (?:it only reads: )?nothing was changed \[AIRLOCK_INTERRUPTED\]\n$/);
+    expect(r.stderr).toMatch(
+      /^airlock list: interrupted by SIGTERM(?: before it started)?; (?:it only reads: )?nothing was changed \[AIRLOCK_INTERRUPTED\]\n$/,
+    );
   });
 
   it('serve: SIGINT at once is its documented stop, exit 0, said in words', async () => {

@@ -16,7 +16,10 @@ import { verifyAudit } from '../../src/store/audit.js';
  * any number, any spacing, at any moment, and nothing is ever left behind.
  */
 type Sig = 'SIGINT' | 'SIGTERM' | 'SIGHUP';
-const GNU_TIMEOUT: Array<[Sig, number]> = [['SIGTERM', 0], ['SIGTERM', 10]];
+const GNU_TIMEOUT: Array<[Sig, number]> = [
+  ['SIGTERM', 0],
+  ['SIGTERM', 10],
+];
 
 /** A storm: GNU timeout's pair, or 2-6 random signals 0-25 ms apart (SIGHUP only where it stops). */
 function storm(rng: Rng, i: number, hangupStops: boolean): Array<[Sig, number]> {
@@ -69,8 +72,17 @@ afterAll(async () => {
  * and check the exit and that the private TMPDIR (and whatever `check` looks at) is empty.
  */
 async function stormLoop(o: {
-  args: () => string[]; runs: number; seed: number; hangupStops: boolean; minDelayMs?: number; maxDelayMs: number; ready?: RegExp; readyOn?: 'stdout' | 'stderr';
-  env?: NodeJS.ProcessEnv; okCodes: number[]; check?: (p: Proc) => Promise<void>;
+  args: () => string[];
+  runs: number;
+  seed: number;
+  hangupStops: boolean;
+  minDelayMs?: number;
+  maxDelayMs: number;
+  ready?: RegExp;
+  readyOn?: 'stdout' | 'stderr';
+  env?: NodeJS.ProcessEnv;
+  okCodes: number[];
+  check?: (p: Proc) => Promise<void>;
 }): Promise<Record<string, number>> {
   const rng = createRng(o.seed);
   const outcomes: Record<string, number> = {};
@@ -104,11 +116,28 @@ const noLeases = async () => expect(await readdir(join(store, 'leases')).catch((
 
 describe('repeated signals never cut a clean-up short (through the binary)', () => {
   it('preview: storms at any moment (extraction, loading, serving) leave no extracted site behind', async () => {
-    await stormLoop({ args: () => ['preview', assetsPkg, '--port', '0'], runs: 10, seed: 1, hangupStops: true, maxDelayMs: 900, ready: /^http:\/\//m, okCodes: [0] });
+    await stormLoop({
+      args: () => ['preview', assetsPkg, '--port', '0'],
+      runs: 10,
+      seed: 1,
+      hangupStops: true,
+      maxDelayMs: 900,
+      ready: /^http:\/\//m,
+      okCodes: [0],
+    });
   }, 120_000);
 
   it('serve: storms leave no lease; SIGHUP alone only re-reads the active version', async () => {
-    await stormLoop({ args: () => ['serve', '--store', store, '--port', '0'], runs: 10, seed: 2, hangupStops: false, maxDelayMs: 700, ready: /^http:\/\//m, okCodes: [0], check: noLeases });
+    await stormLoop({
+      args: () => ['serve', '--store', store, '--port', '0'],
+      runs: 10,
+      seed: 2,
+      hangupStops: false,
+      maxDelayMs: 700,
+      ready: /^http:\/\//m,
+      okCodes: [0],
+      check: noLeases,
+    });
     const p = startAirlock(['serve', '--store', store, '--port', '0']);
     await p.waitFor(/^http:\/\//m);
     for (let i = 0; i < 5; i++) p.kill('SIGHUP');
@@ -120,7 +149,16 @@ describe('repeated signals never cut a clean-up short (through the binary)', () 
   }, 120_000);
 
   it('serve --workers 2: storms stop every worker cleanly, no lease left', async () => {
-    await stormLoop({ args: () => ['serve', '--store', store, '--port', '0', '--workers', '2'], runs: 4, seed: 3, hangupStops: false, maxDelayMs: 1500, ready: /^http:\/\//m, okCodes: [0], check: noLeases });
+    await stormLoop({
+      args: () => ['serve', '--store', store, '--port', '0', '--workers', '2'],
+      runs: 4,
+      seed: 3,
+      hangupStops: false,
+      maxDelayMs: 1500,
+      ready: /^http:\/\//m,
+      okCodes: [0],
+      check: noLeases,
+    });
   }, 120_000);
 
   it('emulate: storms remove its key folder and archive cache', async () => {
@@ -136,11 +174,19 @@ describe('repeated signals never cut a clean-up short (through the binary)', () 
     const outcomes = await stormLoop({
       // Every other run storms once extraction has begun (mid-import however slow the machine is);
       // the others at random moments, some before the trap is set.
-      args: () => ['import', pkg, '--store', s, '--allow-unsigned', '--activate'], runs: 10, seed: 6, hangupStops: true, maxDelayMs: 1500, okCodes: [0, 1],
-      ready: /^extracting/m, readyOn: 'stderr',
+      args: () => ['import', pkg, '--store', s, '--allow-unsigned', '--activate'],
+      runs: 10,
+      seed: 6,
+      hangupStops: true,
+      maxDelayMs: 1500,
+      okCodes: [0, 1],
+      ready: /^extracting/m,
+      readyOn: 'stderr',
       check: async (p) => {
         // Trust policy: the audit log (and trust/seen.json) may be there, and its chain holds whatever the signal hit.
-        const entries = (await readdir(s).catch(() => [] as string[])).filter((e) => !['versions', 'state.json', 'leases', 'audit.log', 'audit.head', 'trust'].includes(e));
+        const entries = (await readdir(s).catch(() => [] as string[])).filter(
+          (e) => !['versions', 'state.json', 'leases', 'audit.log', 'audit.head', 'trust'].includes(e),
+        );
         expect(entries, p.stderr()).toEqual([]);
         expect((await verifyAudit(s)).ok, p.stderr()).toBe(true);
         expect(await readdir(join(s, 'leases')).catch(() => [])).toEqual([]);
@@ -158,8 +204,15 @@ describe('repeated signals never cut a clean-up short (through the binary)', () 
     const outcomes = await stormLoop({
       // Every other run storms once the export job is started (the emulator then takes 180 ms
       // before the download): mid-fetch however slow the machine is; the others at random moments.
-      args: () => ['fetch', '--domain', 'docs.example.com', '--out', out], runs: 6, seed: 7, hangupStops: true, minDelayMs: 400, maxDelayMs: 1400, okCodes: [0, 1],
-      ready: /^export job \S+ started$/m, readyOn: 'stderr',
+      args: () => ['fetch', '--domain', 'docs.example.com', '--out', out],
+      runs: 6,
+      seed: 7,
+      hangupStops: true,
+      minDelayMs: 400,
+      maxDelayMs: 1400,
+      okCodes: [0, 1],
+      ready: /^export job \S+ started$/m,
+      readyOn: 'stderr',
       env: { AIRLOCK_API_URL: emu.url, AIRLOCK_ADMIN_KEY: emu.keys.admin },
       check: async (p) => {
         const files = await readdir(out).catch(() => [] as string[]);

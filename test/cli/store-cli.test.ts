@@ -30,7 +30,13 @@ describe('airlock import/list/activate/rollback/prune', () => {
     const store = join(dir, 'store-cycle');
     const imp = run(['import', pkgs.v1!, '--store', store, '--trust', key.pubPath, '--activate', '--precompress', '--json']);
     expect(imp.status).toBe(0);
-    expect(JSON.parse(imp.stdout)).toMatchObject({ ok: true, version: 'v1', status: 'imported', activated: true, variants: { candidates: expect.any(Number) } });
+    expect(JSON.parse(imp.stdout)).toMatchObject({
+      ok: true,
+      version: 'v1',
+      status: 'imported',
+      activated: true,
+      variants: { candidates: expect.any(Number) },
+    });
     expect(imp.stderr).toMatch(/verifying .*v1\.airlock/); // plain progress lines on a non-TTY stderr
     expect(imp.stderr).toContain('precompressing');
     // AIRLOCK_STORE is the default store.

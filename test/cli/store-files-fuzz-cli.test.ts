@@ -43,7 +43,11 @@ function* some(text: string, count: number, seed: number): Generator<{ bytes: Bu
     yield { bytes: Buffer.from(JSON.stringify(m.value)), what: `json ${m.what}` };
   }
 }
-const exists = (p: string) => access(p).then(() => true, () => false);
+const exists = (p: string) =>
+  access(p).then(
+    () => true,
+    () => false,
+  );
 
 /** Digests of each version folder (taken after the mutation: a mutated version.json is part of it). */
 async function digestsOf(store: string): Promise<Record<string, string>> {

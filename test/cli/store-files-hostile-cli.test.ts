@@ -106,7 +106,7 @@ describe('a FIFO where a store file, a package or a volume should be', () => {
     expect(await treeState(store)).toBe(before);
   });
 
-  it('a FIFO as a version\'s variants/index.json: import --precompress ends by itself and rebuilds the variants', async () => {
+  it("a FIFO as a version's variants/index.json: import --precompress ends by itself and rebuilds the variants", async () => {
     const store = await copyStore();
     await mkdir(join(store, 'versions/v1/variants'));
     mkfifo(join(store, 'versions/v1/variants/index.json'));
@@ -139,7 +139,8 @@ describe('a FIFO where a store file, a package or a volume should be', () => {
       airlockAsync(['preview', join(d, 'p.airlock'), '--port', '0'], { timeoutMs: HANG_MS }),
       airlockAsync(['pack', join(d, 'site.tar.gz'), '--domain', 'docs.example.com', '--out', join(d, 'out')], { timeoutMs: HANG_MS }),
     ]);
-    for (const r of [tgz, pkgFifo, pack]) refused(r, 2, /\[AIRLOCK_(NOT_A_FILE|USAGE)\]\n?$/, /(site\.tar\.gz|p\.airlock) (is a FIFO \(named pipe\)|is not a regular file)/);
+    for (const r of [tgz, pkgFifo, pack])
+      refused(r, 2, /\[AIRLOCK_(NOT_A_FILE|USAGE)\]\n?$/, /(site\.tar\.gz|p\.airlock) (is a FIFO \(named pipe\)|is not a regular file)/);
   });
 
   it('a missing archive, a dangling link or a symlink loop to preview: exit 2 in words with a code, no errno', async () => {
@@ -147,7 +148,11 @@ describe('a FIFO where a store file, a package or a volume should be', () => {
     await mkdir(d);
     await symlink(join(d, 'nowhere.tar.gz'), join(d, 'dangling.tar.gz'));
     await symlink(join(d, 'loop.tar.gz'), join(d, 'loop.tar.gz'));
-    for (const [name, code] of [['absent.tar.gz', 'AIRLOCK_NO_SUCH_FILE'], ['dangling.tar.gz', 'AIRLOCK_NO_SUCH_FILE'], ['loop.tar.gz', 'AIRLOCK_NOT_A_FILE']] as const) {
+    for (const [name, code] of [
+      ['absent.tar.gz', 'AIRLOCK_NO_SUCH_FILE'],
+      ['dangling.tar.gz', 'AIRLOCK_NO_SUCH_FILE'],
+      ['loop.tar.gz', 'AIRLOCK_NOT_A_FILE'],
+    ] as const) {
       refused(await airlockAsync(['preview', join(d, name), '--port', '0'], { timeoutMs: HANG_MS }), 2, code, new RegExp(`${name.replace('.', '\\.')} `));
     }
   });
@@ -182,10 +187,15 @@ describe('a device, a folder or a symlink loop where a store file, a package or 
     const meta = join(store, 'versions/v1/version.json');
     await rm(meta);
     await symlink('/dev/zero', meta);
-    refused(await airlockAsync(['list', '--store', store], { timeoutMs: HANG_MS }), 2, 'AIRLOCK_BAD_VERSION', /version\.json is a symbolic link \(to "\/dev\/zero"\), not a regular file: it is not followed/);
+    refused(
+      await airlockAsync(['list', '--store', store], { timeoutMs: HANG_MS }),
+      2,
+      'AIRLOCK_BAD_VERSION',
+      /version\.json is a symbolic link \(to "\/dev\/zero"\), not a regular file: it is not followed/,
+    );
   });
 
-  it('a version\'s manifest or metadata linked to another version\'s file: activate and receipt refuse it (exit 2, not followed), and receipt never vouches for a version whose manifest it cannot read', async () => {
+  it("a version's manifest or metadata linked to another version's file: activate and receipt refuse it (exit 2, not followed), and receipt never vouches for a version whose manifest it cannot read", async () => {
     for (const file of ['airlock.json', 'version.json']) {
       const store = await copyStore();
       const own = join(store, 'versions/v1', file);
@@ -195,8 +205,16 @@ describe('a device, a folder or a symlink loop where a store file, a package or 
       const outDir = fresh('r');
       await mkdir(outDir);
       const receipt = await airlockAsync(['receipt', '--store', store, '--out', join(outDir, 'receipt.json')], { timeoutMs: HANG_MS });
-      refused(receipt, 2, 'AIRLOCK_BAD_VERSION', new RegExp(`v1/${file.replace('.', '\\.')} is a symbolic link \\(to ".*pristine/versions/v1/${file.replace('.', '\\.')}"\\), not a regular file: it is not followed`));
-      if (file === 'version.json') refused(await airlockAsync(['activate', 'v1', '--store', store], { timeoutMs: HANG_MS }), 2, 'AIRLOCK_BAD_VERSION', /it is not followed/);
+      refused(
+        receipt,
+        2,
+        'AIRLOCK_BAD_VERSION',
+        new RegExp(
+          `v1/${file.replace('.', '\\.')} is a symbolic link \\(to ".*pristine/versions/v1/${file.replace('.', '\\.')}"\\), not a regular file: it is not followed`,
+        ),
+      );
+      if (file === 'version.json')
+        refused(await airlockAsync(['activate', 'v1', '--store', store], { timeoutMs: HANG_MS }), 2, 'AIRLOCK_BAD_VERSION', /it is not followed/);
       expect(await treeState(store)).toBe(before);
     }
   });
@@ -206,7 +224,12 @@ describe('a device, a folder or a symlink loop where a store file, a package or 
     const meta = join(store, 'versions/v1/version.json');
     await rm(meta);
     await symlink(meta, meta);
-    refused(airlock(['list', '--store', store], { timeoutMs: HANG_MS }), 2, 'AIRLOCK_BAD_VERSION', /version\.json is a symbolic link \(to ".*version\.json"\), not a regular file: it is not followed/);
+    refused(
+      airlock(['list', '--store', store], { timeoutMs: HANG_MS }),
+      2,
+      'AIRLOCK_BAD_VERSION',
+      /version\.json is a symbolic link \(to ".*version\.json"\), not a regular file: it is not followed/,
+    );
   });
 
   it('a FIFO as the stored airlock.json: list, receipt and activate end by themselves (exit 2, naming it); nothing changes', async () => {
@@ -215,7 +238,11 @@ describe('a device, a folder or a symlink loop where a store file, a package or 
     await rm(m);
     mkfifo(m);
     const before = await treeState(store);
-    for (const args of [['list', '--json'], ['receipt', '--out', join(fresh('r'), 'r.json')], ['activate', 'v1']]) {
+    for (const args of [
+      ['list', '--json'],
+      ['receipt', '--out', join(fresh('r'), 'r.json')],
+      ['activate', 'v1'],
+    ]) {
       if (args[0] === 'receipt') await mkdir(join(args[2]!, '..'), { recursive: true });
       refused(await airlockAsync([...args, '--store', store], { timeoutMs: HANG_MS }), 2, 'AIRLOCK_BAD_VERSION', /v1\/airlock\.json is a FIFO/);
     }
@@ -229,7 +256,12 @@ describe('a device, a folder or a symlink loop where a store file, a package or 
       const before = await treeState(store);
       const out = join(fresh('r'), 'r.json');
       await mkdir(join(out, '..'), { recursive: true });
-      refused(await airlockAsync(['receipt', '--store', store, '--out', out], { timeoutMs: HANG_MS }), 2, 'AIRLOCK_BAD_VERSION', /manifest .*v1\/airlock\.json/);
+      refused(
+        await airlockAsync(['receipt', '--store', store, '--out', out], { timeoutMs: HANG_MS }),
+        2,
+        'AIRLOCK_BAD_VERSION',
+        /manifest .*v1\/airlock\.json/,
+      );
       refused(await airlockAsync(['activate', 'v1', '--store', store], { timeoutMs: HANG_MS }), 2, 'AIRLOCK_BAD_VERSION', /manifest .*v1\/airlock\.json/);
       expect(await treeState(store), JSON.stringify(content)).toBe(before);
     }
@@ -240,7 +272,10 @@ describe('a device, a folder or a symlink loop where a store file, a package or 
       const store = await copyStore();
       await writeFile(join(store, 'state.json'), JSON.stringify({ active: 'v2', previous: 'v1', updatedAt: '2026-01-01T00:00:00.000Z' }));
       await mkdir(join(store, 'versions/v2'));
-      await writeFile(join(store, 'versions/v2/version.json'), (await readFile(join(store, 'versions/v1/version.json'), 'utf8')).replace('"label": "v1"', '"label": "v2"').replace('"label":"v1"', '"label":"v2"'));
+      await writeFile(
+        join(store, 'versions/v2/version.json'),
+        (await readFile(join(store, 'versions/v1/version.json'), 'utf8')).replace('"label": "v1"', '"label": "v2"').replace('"label":"v1"', '"label":"v2"'),
+      );
       const m = join(store, 'versions/v1/airlock.json');
       await rm(m);
       if (kind === 'fifo') mkfifo(m);
@@ -257,11 +292,16 @@ describe('a device, a folder or a symlink loop where a store file, a package or 
       const meta = join(store, 'versions/v1/version.json');
       await rm(meta);
       await symlink(target, meta);
-      refused(await airlockAsync(['activate', 'v1', '--store', store], { timeoutMs: HANG_MS }), 2, 'AIRLOCK_BAD_VERSION', /version\.json is a symbolic link .*not followed/);
+      refused(
+        await airlockAsync(['activate', 'v1', '--store', store], { timeoutMs: HANG_MS }),
+        2,
+        'AIRLOCK_BAD_VERSION',
+        /version\.json is a symbolic link .*not followed/,
+      );
     }
   });
 
-  it('a folder inside a version\'s site/ that is a link to another folder: serve refuses the version (exit 2, AIRLOCK_STORE_PATH naming it), never serves the other folder\'s files', async () => {
+  it("a folder inside a version's site/ that is a link to another folder: serve refuses the version (exit 2, AIRLOCK_STORE_PATH naming it), never serves the other folder's files", async () => {
     const store = await copyStore();
     const outside = fresh('outside');
     await mkdir(outside, { recursive: true });
@@ -297,12 +337,17 @@ describe('a device, a folder or a symlink loop where a store file, a package or 
     await writeFile(join(d, 'file'), 'x');
     refused(airlock(['verify', join(d, 'folder.airlock'), '--allow-unsigned']), 2, 'AIRLOCK_NOT_A_FILE', /folder\.airlock is a folder, not a regular file/);
     refused(airlock(['verify', join(d, 'loop.airlock'), '--allow-unsigned']), 2, 'AIRLOCK_NOT_A_FILE', /loop\.airlock is a loop of symbolic links/);
-    refused(airlock(['verify', join(d, 'file/p.airlock'), '--allow-unsigned']), 2, 'AIRLOCK_NOT_A_FILE', /p\.airlock is not reachable: a part of its path is not a folder/);
+    refused(
+      airlock(['verify', join(d, 'file/p.airlock'), '--allow-unsigned']),
+      2,
+      'AIRLOCK_NOT_A_FILE',
+      /p\.airlock is not reachable: a part of its path is not a folder/,
+    );
     refused(airlock(['inspect', join(d, 'loop.airlock')]), 2, 'AIRLOCK_NOT_A_FILE', /loop\.airlock is a loop of symbolic links/);
   });
 });
 
-describe('the store\'s own folders replaced by something else', () => {
+describe("the store's own folders replaced by something else", () => {
   it('STORE/staging a file, or a symlink to a folder elsewhere: import refuses in words (exit 2, AIRLOCK_STORE_PATH naming it) before any change; nothing behind the link is removed', async () => {
     const d = fresh('staging');
     await mkdir(d);
@@ -345,7 +390,12 @@ describe('a folder inside the store that is a symbolic link', () => {
       const [before, otherBefore] = [await treeState(store), await treeState(other)];
       const log = await readFile(join(store, 'audit.log'));
       const imp = await airlockAsync(['import', v2, '--store', store, '--allow-unsigned', '--activate'], { timeoutMs: 30_000 });
-      refused(imp, 2, 'AIRLOCK_STORE_PATH', new RegExp(`${join(store, sub).replace(/[/.]/g, '\\$&')} is a symbolic link \\(to "[^"]+"\\), which is not followed, not a folder`));
+      refused(
+        imp,
+        2,
+        'AIRLOCK_STORE_PATH',
+        new RegExp(`${join(store, sub).replace(/[/.]/g, '\\$&')} is a symbolic link \\(to "[^"]+"\\), which is not followed, not a folder`),
+      );
       const list = airlock(['list', '--store', store], { timeoutMs: 15_000 });
       refused(list, 2, 'AIRLOCK_STORE_PATH', /is a symbolic link/);
       expect(await treeState(store), sub).toBe(before);
@@ -428,8 +478,18 @@ describe('receipt --out: only a new regular file outside the store', () => {
     const d = fresh('outs');
     await mkdir(join(d, 'folder'), { recursive: true });
     mkfifo(join(d, 'fifo'));
-    refused(airlock(['receipt', '--store', store, '--out', join(d, 'folder')], { timeoutMs: HANG_MS }), 2, 'AIRLOCK_OUT_PATH', /folder is a folder, not a regular file/);
-    refused(await airlockAsync(['receipt', '--store', store, '--out', join(d, 'fifo'), '--force'], { timeoutMs: HANG_MS }), 2, 'AIRLOCK_OUT_PATH', /fifo is a FIFO \(named pipe\), not a regular file/);
+    refused(
+      airlock(['receipt', '--store', store, '--out', join(d, 'folder')], { timeoutMs: HANG_MS }),
+      2,
+      'AIRLOCK_OUT_PATH',
+      /folder is a folder, not a regular file/,
+    );
+    refused(
+      await airlockAsync(['receipt', '--store', store, '--out', join(d, 'fifo'), '--force'], { timeoutMs: HANG_MS }),
+      2,
+      'AIRLOCK_OUT_PATH',
+      /fifo is a FIFO \(named pipe\), not a regular file/,
+    );
     refused(airlock(['receipt', '--store', store, '--out', join(d, 'missing/receipt.json')]), 2, 'AIRLOCK_OUT_PATH', /does not exist/);
   });
 
@@ -456,7 +516,11 @@ describe('delta --out: a folder, never a device, a FIFO or a file', () => {
     const v2 = await buildPackage(d, { version: 'v2', files: sampleSite('v2', 20) });
     mkfifo(join(d, 'fifo'));
     await writeFile(join(d, 'file'), 'x');
-    for (const [out, kind] of [['/dev/null', 'a character device'], [join(d, 'fifo'), 'a FIFO \\(named pipe\\)'], [join(d, 'file'), 'a regular file']] as const) {
+    for (const [out, kind] of [
+      ['/dev/null', 'a character device'],
+      [join(d, 'fifo'), 'a FIFO \\(named pipe\\)'],
+      [join(d, 'file'), 'a regular file'],
+    ] as const) {
       const r = await airlockAsync(['delta', pkg, v2, '--out', out], { timeoutMs: HANG_MS });
       refused(r, 2, 'AIRLOCK_OUT_PATH', new RegExp(`${out.replace(/[/.]/g, '\\$&')} is (${kind}), not a folder`));
       expect(r.stderr).not.toContain('EEXIST');
@@ -476,7 +540,13 @@ describe('a manifest naming an unsafe path is refused naming that path', () => {
     it(`${what}: verify and import exit 4 naming it (escaped); the store is unchanged`, async () => {
       const d = fresh('bad');
       await mkdir(d);
-      const bad = await buildPackage(d, { version: 'v5', files: sampleSite('v5'), tamper: (m) => { m.files[0]!.path = path; } });
+      const bad = await buildPackage(d, {
+        version: 'v5',
+        files: sampleSite('v5'),
+        tamper: (m) => {
+          m.files[0]!.path = path;
+        },
+      });
       const store = await copyStore();
       const before = await treeState(store);
       for (const r of [airlock(['verify', bad, '--allow-unsigned']), airlock(['import', bad, '--store', store, '--allow-unsigned'])]) {
@@ -493,8 +563,13 @@ describe('a manifest naming an unsafe path is refused naming that path', () => {
     const d = fresh('bad');
     await mkdir(d);
     const bad = await buildPackage(d, {
-      version: 'v6', files: sampleSite('v6'),
-      tamper: (m) => { (m as unknown as Record<string, unknown>).vendor = [{ path: `vendor/${'a'.repeat(64)}.css`, size: 1, sha256: 'a'.repeat(64), kind: 'styles', urls: ['http://cdn.example.com/x.css'] }]; },
+      version: 'v6',
+      files: sampleSite('v6'),
+      tamper: (m) => {
+        (m as unknown as Record<string, unknown>).vendor = [
+          { path: `vendor/${'a'.repeat(64)}.css`, size: 1, sha256: 'a'.repeat(64), kind: 'styles', urls: ['http://cdn.example.com/x.css'] },
+        ];
+      },
     });
     const r = airlock(['verify', bad, '--allow-unsigned']);
     expect(r.status, r.stderr).toBe(4);

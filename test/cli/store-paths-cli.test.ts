@@ -24,7 +24,11 @@ afterAll(async () => {
 });
 /** An errno code in a message (the JSON error may carry it as a field, the words never do). */
 const ERRNO = /\bE(ACCES|PERM|ROFS|LOOP|NOTDIR|NAMETOOLONG|NOENT|EXIST)\b/;
-const absent = async (p: string) => access(p).then(() => false, () => true);
+const absent = async (p: string) =>
+  access(p).then(
+    () => false,
+    () => true,
+  );
 const READ_ONLY: string[][] = [['list'], ['activate', 'v1'], ['rollback'], ['prune', '--keep', '1'], ['serve', '--port', '0']];
 const ALL: string[][] = [...READ_ONLY, ['import', '<pkg>', '--allow-unsigned', '--no-precompress']];
 const withPkg = (args: string[]) => args.map((a) => (a === '<pkg>' ? pkg : a));
@@ -97,7 +101,7 @@ describe('store paths', () => {
     }
   });
 
-  it('a store under /proc: import exits 2 at once naming the path (Node\'s recursive mkdir loops forever there)', () => {
+  it("a store under /proc: import exits 2 at once naming the path (Node's recursive mkdir loops forever there)", () => {
     for (const store of ['/proc/airlock-no-such-store', '/proc/self/airlock/deeper', '/proc/self']) {
       const r = airlock(['import', pkg, '--allow-unsigned', '--no-precompress', '--store', store], { timeoutMs: 15_000 });
       expect(r.signal, store).toBeNull(); // not killed by the time limit: no hang
@@ -147,12 +151,21 @@ describe('store paths', () => {
   });
 
   it('a store whose versions folder is a file or a FIFO: list, activate, rollback, prune and receipt exit 2 AIRLOCK_STORE_PATH in words; nothing changes', async () => {
-    for (const [kind, make] of [['a regular file', (p: string) => writeFile(p, 'x')], ['a FIFO (named pipe)', (p: string) => Promise.resolve(void spawnSync('mkfifo', [p]))]] as const) {
+    for (const [kind, make] of [
+      ['a regular file', (p: string) => writeFile(p, 'x')],
+      ['a FIFO (named pipe)', (p: string) => Promise.resolve(void spawnSync('mkfifo', [p]))],
+    ] as const) {
       const store = join(dir, `versions-${kind.split(' ')[1]}`);
       await mkdir(store);
       await writeFile(join(store, 'state.json'), '{"active":"v1","previous":"v0","updatedAt":"2025-01-01T00:00:00.000Z"}');
       await make(join(store, 'versions'));
-      for (const args of [['list'], ['activate', 'v1'], ['rollback'], ['prune', '--keep', '1'], ['receipt', '--out', join(dir, `receipt-${kind.length}.json`)]]) {
+      for (const args of [
+        ['list'],
+        ['activate', 'v1'],
+        ['rollback'],
+        ['prune', '--keep', '1'],
+        ['receipt', '--out', join(dir, `receipt-${kind.length}.json`)],
+      ]) {
         const r = airlock([...args, '--store', store], { timeoutMs: 15_000 });
         expect(r.status, `${kind}: ${args[0]}: ${r.stderr}`).toBe(2);
         expect(r.stderr).toContain(`store ${store} is damaged: ${join(store, 'versions')} is ${kind}, not a folder`);
@@ -164,10 +177,13 @@ describe('store paths', () => {
     }
   });
 
-  it('a versions folder that is a symbolic link (to another store\'s versions, or dangling): list, activate and import refuse it (exit 2 AIRLOCK_STORE_PATH) and commit nothing through it', async () => {
+  it("a versions folder that is a symbolic link (to another store's versions, or dangling): list, activate and import refuse it (exit 2 AIRLOCK_STORE_PATH) and commit nothing through it", async () => {
     const other = join(dir, 'other-versions');
     await mkdir(join(other, 'v7'), { recursive: true });
-    for (const [name, target] of [['to-other', other], ['dangling', join(dir, 'nowhere')]] as const) {
+    for (const [name, target] of [
+      ['to-other', other],
+      ['dangling', join(dir, 'nowhere')],
+    ] as const) {
       const store = join(dir, `versions-link-${name}`);
       await mkdir(store);
       await symlink(target, join(store, 'versions'));
@@ -184,13 +200,20 @@ describe('store paths', () => {
     expect(await absent(join(dir, 'nowhere'))).toBe(true);
   });
 
-  it('switching through a link into another store: a versions folder, or one version folder, linked to another store\'s complete versions is refused by activate, rollback, list, serve, import and verify --store; state.json and the other store stay as they were', async () => {
+  it("switching through a link into another store: a versions folder, or one version folder, linked to another store's complete versions is refused by activate, rollback, list, serve, import and verify --store; state.json and the other store stay as they were", async () => {
     const other = join(dir, 'switch-other');
     for (const v of ['v1', 'v2']) await writeVersion(other, v, { 'index.html': `<p>${v}</p>` });
     await setActive(other, 'v2');
     const cases = [
       ['versions', (store: string) => symlink(join(other, 'versions'), join(store, 'versions')), join('versions')],
-      ['one version', async (store: string) => { await writeVersion(store, 'v2', { 'index.html': '<p>own v2</p>' }); await symlink(join(other, 'versions', 'v1'), join(store, 'versions', 'v1')); }, join('versions', 'v1')],
+      [
+        'one version',
+        async (store: string) => {
+          await writeVersion(store, 'v2', { 'index.html': '<p>own v2</p>' });
+          await symlink(join(other, 'versions', 'v1'), join(store, 'versions', 'v1'));
+        },
+        join('versions', 'v1'),
+      ],
     ] as const;
     for (const [name, plant, linked] of cases) {
       const store = join(dir, `switch-link-${name.replace(' ', '-')}`);
@@ -198,7 +221,14 @@ describe('store paths', () => {
       await plant(store);
       await writeFile(join(store, 'state.json'), JSON.stringify({ active: 'v2', previous: 'v1', updatedAt: new Date().toISOString() }));
       const state = await readFile(join(store, 'state.json'), 'utf8');
-      for (const args of [['activate', 'v1'], ['rollback'], ['list'], ['serve', '--port', '0'], ['import', pkg, '--allow-unsigned', '--no-precompress'], ['verify', pkg, '--allow-unsigned']]) {
+      for (const args of [
+        ['activate', 'v1'],
+        ['rollback'],
+        ['list'],
+        ['serve', '--port', '0'],
+        ['import', pkg, '--allow-unsigned', '--no-precompress'],
+        ['verify', pkg, '--allow-unsigned'],
+      ]) {
         const r = airlock([...args, '--store', store], { timeoutMs: 15_000 });
         expect(r.status, `${name}: ${args[0]}: ${r.stderr}`).toBe(2);
         expect(r.stderr).toContain(`${join(store, linked)} is a symbolic link (to "${join(other, linked)}"), which is not followed`);
@@ -230,7 +260,13 @@ describe('store paths', () => {
   it('STORE/leases a file, a FIFO or a loop of symbolic links: serve exits 2 AIRLOCK_STORE_PATH naming the leases folder in words, no errno', async () => {
     for (const [kind, plant, words] of [
       ['file', (p: string) => writeFile(p, 'x'), 'is a regular file, not a folder'],
-      ['fifo', async (p: string) => { spawnSync('mkfifo', [p]); }, 'is a FIFO (named pipe), not a folder'],
+      [
+        'fifo',
+        async (p: string) => {
+          spawnSync('mkfifo', [p]);
+        },
+        'is a FIFO (named pipe), not a folder',
+      ],
       ['loop', (p: string) => symlink(p, p), 'is a symbolic link'],
     ] as const) {
       const store = join(dir, `leases-${kind}`);
@@ -248,18 +284,18 @@ describe('store paths', () => {
     }
   });
 
-  it('a folder or a FIFO under a lease\'s name: prune refuses it in words (exit 2 AIRLOCK_STORE_PATH) and removes nothing', async () => {
+  it("a folder or a FIFO under a lease's name: prune refuses it in words (exit 2 AIRLOCK_STORE_PATH) and removes nothing", async () => {
     const store = join(dir, 'lease-kinds');
     for (const v of ['v1', 'v2', 'v3']) await writeVersion(store, v, { 'index.html': `<p>${v}</p>` });
     await setActive(store, 'v3');
     await mkdir(join(store, 'leases', '1.json'), { recursive: true });
-    await writeFile(join(store, 'leases', '1.json', 'keep.txt'), 'not airlock\'s');
+    await writeFile(join(store, 'leases', '1.json', 'keep.txt'), "not airlock's");
     const r = airlock(['prune', '--keep', '1', '--store', store], { timeoutMs: 15_000 });
     expect(r.status, r.stderr).toBe(2);
     expect(r.stderr).toContain(`store ${store} is damaged: ${join(store, 'leases', '1.json')} is a folder, not a lease file`);
     expect(r.stderr).toContain('[AIRLOCK_STORE_PATH]');
     expect(r.stderr).not.toMatch(ERRNO);
-    expect(await readFile(join(store, 'leases', '1.json', 'keep.txt'), 'utf8')).toBe('not airlock\'s');
+    expect(await readFile(join(store, 'leases', '1.json', 'keep.txt'), 'utf8')).toBe("not airlock's");
     for (const v of ['v1', 'v2', 'v3']) expect(await absent(join(store, 'versions', v))).toBe(false);
     await rm(join(store, 'leases', '1.json'), { recursive: true });
     spawnSync('mkfifo', [join(store, 'leases', '2.json')]);
@@ -268,18 +304,22 @@ describe('store paths', () => {
     expect(fifo.stderr).toContain(`${join(store, 'leases', '2.json')} is a FIFO (named pipe), not a lease file`);
   });
 
-  it('a lease entry no one can read (garbage, empty, a symbolic link, another pid\'s lease): prune refuses it in words and deletes no version and no lease', async () => {
+  it("a lease entry no one can read (garbage, empty, a symbolic link, another pid's lease): prune refuses it in words and deletes no version and no lease", async () => {
     const store = join(dir, 'lease-unreadable');
     for (const v of ['v1', 'v2', 'v3']) await writeVersion(store, v, { 'index.html': `<p>${v}</p>` });
     await setActive(store, 'v3');
     await mkdir(join(store, 'leases'));
     const target = join(dir, 'lease-target.txt');
-    await writeFile(target, 'someone else\'s file');
+    await writeFile(target, "someone else's file");
     const cases: Array<[string, (p: string) => Promise<void>, string]> = [
       ['garbage', (p) => writeFile(p, '\x00\xff{{not json'), 'is not a lease airlock can read'],
       ['empty', (p) => writeFile(p, ''), 'is not a lease airlock can read'],
       ['link', (p) => symlink(target, p), 'is a symbolic link, which is not followed'],
-      ['other pid', (p) => writeFile(p, JSON.stringify({ pid: 1, start: '1', version: 'v1', startedAt: new Date().toISOString() })), 'is a lease of pid 1, not of pid 4242'],
+      [
+        'other pid',
+        (p) => writeFile(p, JSON.stringify({ pid: 1, start: '1', version: 'v1', startedAt: new Date().toISOString() })),
+        'is a lease of pid 1, not of pid 4242',
+      ],
     ];
     for (const [what, plant, words] of cases) {
       const lease = join(store, 'leases', '4242.json');
@@ -293,6 +333,6 @@ describe('store paths', () => {
       expect(await absent(lease), what).toBe(false);
       await rm(lease);
     }
-    expect(await readFile(target, 'utf8')).toBe('someone else\'s file');
+    expect(await readFile(target, 'utf8')).toBe("someone else's file");
   });
 });

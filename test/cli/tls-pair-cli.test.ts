@@ -18,8 +18,29 @@ const RAW = /error:[0-9A-F]{8}|routines::|\bE[A-Z]{3,}\b|Error:/;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'airlock-tls-pair-'));
   for (const name of ['tls', 'other']) {
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', f(`${name}.key`), '-out', f(`${name}.crt`),
-      '-days', '2', '-subj', `/CN=${name}`, '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:P-256',
+        '-nodes',
+        '-keyout',
+        f(`${name}.key`),
+        '-out',
+        f(`${name}.crt`),
+        '-days',
+        '2',
+        '-subj',
+        `/CN=${name}`,
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+      ],
+      { stdio: 'ignore' },
+    );
   }
   execFileSync('openssl', ['genpkey', '-algorithm', 'ed25519', '-out', f('ed.key')], { stdio: 'ignore' });
   execFileSync('openssl', ['pkey', '-in', f('ed.key'), '-pubout', '-out', f('ed.pub')], { stdio: 'ignore' });
@@ -31,7 +52,9 @@ afterAll(async () => {
 });
 
 async function startRefused(cert: string, key: string, words: RegExp, named: string): Promise<void> {
-  const r = await airlockAsync(['serve', '--store', f('store'), '--host', '127.0.0.1', '--port', '0', '--tls-cert', f(cert), '--tls-key', f(key)], { timeoutMs: 20_000 });
+  const r = await airlockAsync(['serve', '--store', f('store'), '--host', '127.0.0.1', '--port', '0', '--tls-cert', f(cert), '--tls-key', f(key)], {
+    timeoutMs: 20_000,
+  });
   const label = `${cert} + ${key}`;
   expect(r.signal, `${label}: still serving: ${r.stdout}`).toBeNull();
   expect(r.status, `${label}: ${r.stderr}`).toBe(2);

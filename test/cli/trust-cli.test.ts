@@ -23,11 +23,28 @@ beforeAll(async () => {
   execFileSync('tar', ['-czf', join(dir, 'site.tgz'), '-C', FIXTURE_SITE, '.']);
   for (const k of ['a', 'b', 'c', 'd']) expect(run(['keygen', '--out', k]).status).toBe(0);
 });
-afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
 
 describe('trust and audit on the command line (trust policy, several signers)', () => {
   it('2-of-3: one signer refused (exit 4 naming the rule), two accepted; verify --store agrees; audit verifies', async () => {
-    const init = json(['trust', 'init', '--store', S, '--key', 'alice=a.pub', '--key', 'bob=b.pub', '--key', 'carol=c.pub', '--threshold', '2', '--identity', 'plant-a']);
+    const init = json([
+      'trust',
+      'init',
+      '--store',
+      S,
+      '--key',
+      'alice=a.pub',
+      '--key',
+      'bob=b.pub',
+      '--key',
+      'carol=c.pub',
+      '--threshold',
+      '2',
+      '--identity',
+      'plant-a',
+    ]);
     expect(init.status, init.stderr).toBe(0);
     expect(init.doc).toMatchObject({ ok: true, serial: 1, identity: 'plant-a', threshold: { default: 2 } });
     expect(run(['pack', 'site.tgz', '--domain', 'docs.example.com', '--version-label', 'v1', '--sign-key', 'a.key', '--out', 'out']).status).toBe(0);
@@ -52,13 +69,19 @@ describe('trust and audit on the command line (trust policy, several signers)', 
 
     const show = json(['audit', 'show', '--store', S]);
     expect((show.doc.lines as { outcome: string; reason: string | null }[]).map((l) => [l.outcome, l.reason])).toEqual([
-      ['policy-init', null], ['refused', 'AIRLOCK_THRESHOLD'], ['imported', null], ['activated', null]]);
+      ['policy-init', null],
+      ['refused', 'AIRLOCK_THRESHOLD'],
+      ['imported', null],
+      ['activated', null],
+    ]);
     expect(json(['audit', 'verify', '--store', S]).doc).toMatchObject({ ok: true, lines: 4 });
     expect(json(['trust', 'show', '--store', S]).doc).toMatchObject({ serial: 1, chain: { ok: true, serials: [1] } });
   });
 
   it('a package for another store is refused by name; --allow-downgrade overrides it and is audited', async () => {
-    expect(run(['pack', 'site.tgz', '--domain', 'docs.example.com', '--version-label', 'v0', '--sign-key', 'a.key', '--audience', 'plant-b', '--out', 'out']).status).toBe(0);
+    expect(
+      run(['pack', 'site.tgz', '--domain', 'docs.example.com', '--version-label', 'v0', '--sign-key', 'a.key', '--audience', 'plant-b', '--out', 'out']).status,
+    ).toBe(0);
     const other = join(dir, 'out', 'docs.example.com-v0.airlock');
     expect(run(['sign', other, '--key', 'c.key']).status).toBe(0);
     const r = run(['import', other, '--store', S]);

@@ -27,7 +27,19 @@ const paths = scratch(() => dir);
 /** A fresh store with a 1-of-2 policy (alice, bob); `identity` when given (trust init once per kind, then copies). */
 function freshStore(o: { identity?: string; threshold?: number } = {}): string {
   return paths.copied(`policy-${o.threshold ?? 1}-${o.identity ?? 'any'}`, (s) => {
-    const r = run(['trust', 'init', '--store', s, '--key', 'alice=a.pub', '--key', 'bob=b.pub', '--threshold', String(o.threshold ?? 1), ...(o.identity ? ['--identity', o.identity] : [])]);
+    const r = run([
+      'trust',
+      'init',
+      '--store',
+      s,
+      '--key',
+      'alice=a.pub',
+      '--key',
+      'bob=b.pub',
+      '--threshold',
+      String(o.threshold ?? 1),
+      ...(o.identity ? ['--identity', o.identity] : []),
+    ]);
     expect(r.status, r.stderr).toBe(0);
   });
 }
@@ -36,7 +48,25 @@ const chainOf = (s: string, serial: number) => join(s, 'trust', 'chain', `${Stri
 /** Rotate store `s` to a policy with serial `serial` (alice, bob, carol; threshold 1), signed by alice. */
 function rotate(s: string, serial: number, extra: string[] = []): ReturnType<typeof run> {
   const out = `p${++n}.json`;
-  expect(run(['trust', 'draft', '--key', 'alice=a.pub', '--key', 'bob=b.pub', '--key', 'carol=c.pub', '--threshold', '1', '--serial', String(serial), '--out', out, ...extra]).status).toBe(0);
+  expect(
+    run([
+      'trust',
+      'draft',
+      '--key',
+      'alice=a.pub',
+      '--key',
+      'bob=b.pub',
+      '--key',
+      'carol=c.pub',
+      '--threshold',
+      '1',
+      '--serial',
+      String(serial),
+      '--out',
+      out,
+      ...extra,
+    ]).status,
+  ).toBe(0);
   expect(run(['trust', 'sign', out, '--key', 'a.key', '--out', `${out}.sig`]).status).toBe(0);
   return run(['trust', 'rotate', '--store', s, '--policy', out, '--sig', `${out}.sig`]);
 }
@@ -72,7 +102,9 @@ beforeAll(async () => {
   outsiderPkg = pack('v2', 'd.key');
   plantA = pack('v3', 'a.key', ['--audience', 'plant-a']);
 }, 60_000);
-afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
 
 describe('private key where a public key belongs', () => {
   it('trust init --key NAME=PRIVATE.key is refused (exit 2 naming the file) and nothing is written', () => {
@@ -152,7 +184,11 @@ describe('private key where a public key belongs', () => {
     const forged = envelope(Buffer.from(JSON.stringify(inner, null, 2) + '\n'), []);
     await writeFile(policyOf(s), forged);
     await writeFile(chainOf(s, 1), forged);
-    for (const args of [['import', alicePkg, '--store', s], ['verify', alicePkg, '--store', s], ['trust', 'show', '--store', s]]) {
+    for (const args of [
+      ['import', alicePkg, '--store', s],
+      ['verify', alicePkg, '--store', s],
+      ['trust', 'show', '--store', s],
+    ]) {
       const r = await refusedUnchanged(s, args, 4, 'AIRLOCK_BAD_POLICY');
       expect(r.stderr).toContain('holds a private key');
       expect(r.stderr).toContain('00000001.json');
@@ -164,7 +200,12 @@ describe('trust quietly downgraded', () => {
   it('policy.json deleted: a package signed only by a key outside the policy is refused, even with --trust (AIRLOCK_POLICY_BROKEN naming the file)', async () => {
     const s = freshStore();
     await rm(policyOf(s));
-    for (const args of [['import', outsiderPkg, '--store', s, '--trust', 'd.pub'], ['import', alicePkg, '--store', s], ['verify', outsiderPkg, '--store', s, '--trust', 'd.pub'], ['trust', 'show', '--store', s]]) {
+    for (const args of [
+      ['import', outsiderPkg, '--store', s, '--trust', 'd.pub'],
+      ['import', alicePkg, '--store', s],
+      ['verify', outsiderPkg, '--store', s, '--trust', 'd.pub'],
+      ['trust', 'show', '--store', s],
+    ]) {
       const r = await refusedUnchanged(s, args, 4, 'AIRLOCK_POLICY_BROKEN');
       expect(r.stderr).toContain('policy.json is missing');
     }
@@ -188,7 +229,11 @@ describe('trust quietly downgraded', () => {
   it('the whole trust/ folder deleted: the audit log remembers the trust init, so --trust does not take over', async () => {
     const s = freshStore();
     await rm(join(s, 'trust'), { recursive: true });
-    for (const args of [['import', outsiderPkg, '--store', s, '--trust', 'd.pub'], ['verify', outsiderPkg, '--store', s, '--trust', 'd.pub'], ['trust', 'init', '--store', s, '--key', 'dave=d.pub', '--threshold', '1']]) {
+    for (const args of [
+      ['import', outsiderPkg, '--store', s, '--trust', 'd.pub'],
+      ['verify', outsiderPkg, '--store', s, '--trust', 'd.pub'],
+      ['trust', 'init', '--store', s, '--key', 'dave=d.pub', '--threshold', '1'],
+    ]) {
       const r = await refusedUnchanged(s, args, 4, 'AIRLOCK_POLICY_BROKEN');
       expect(r.stderr).toContain('the audit log records a trust init');
     }
@@ -203,7 +248,11 @@ describe('trust quietly downgraded', () => {
     await refusedUnchanged(s, ['import', alicePkg, '--store', s], 4, 'AIRLOCK_THRESHOLD');
     await rm(chainOf(s, 2));
     await cp(chainOf(s, 1), policyOf(s));
-    for (const args of [['import', alicePkg, '--store', s], ['verify', alicePkg, '--store', s], ['trust', 'show', '--store', s]]) {
+    for (const args of [
+      ['import', alicePkg, '--store', s],
+      ['verify', alicePkg, '--store', s],
+      ['trust', 'show', '--store', s],
+    ]) {
       const r = await refusedUnchanged(s, args, 4, 'AIRLOCK_POLICY_BROKEN');
       expect(r.stderr).toContain('the audit log records policy 2 as accepted, but the chain ends at 1');
     }
@@ -220,19 +269,27 @@ describe('trust quietly downgraded', () => {
       ['root deleted', (s) => rm(chainOf(s, 1)), '00000001.json is missing'],
       ['last entry deleted', (s) => rm(chainOf(s, 2)), 'differs from'],
       ['gap: 2 renamed 3', (s) => rename(chainOf(s, 2), chainOf(s, 3)), '00000002.json is missing'],
-      ['entry 2 edited (threshold), policy.json alike', async (s) => {
-        const e = JSON.parse(await readFile(chainOf(s, 2), 'utf8')) as { policy: string };
-        const edited = envelope(Buffer.from(e.policy.replace(/"default": 1/, '"default": 2')), []);
-        await writeFile(chainOf(s, 2), edited);
-        await writeFile(policyOf(s), edited);
-      }, 'was not accepted by policy 1'],
+      [
+        'entry 2 edited (threshold), policy.json alike',
+        async (s) => {
+          const e = JSON.parse(await readFile(chainOf(s, 2), 'utf8')) as { policy: string };
+          const edited = envelope(Buffer.from(e.policy.replace(/"default": 1/, '"default": 2')), []);
+          await writeFile(chainOf(s, 2), edited);
+          await writeFile(policyOf(s), edited);
+        },
+        'was not accepted by policy 1',
+      ],
       ['policy.json replaced by the root', (s) => cp(chainOf(s, 1), policyOf(s)), 'differs from'],
     ];
     for (const [what, breakIt, words] of variants) {
       const s = join(dir, `broken-${++n}`);
       await cp(base, s, { recursive: true });
       await breakIt(s);
-      for (const args of [['trust', 'show', '--store', s], ['import', alicePkg, '--store', s], ['verify', alicePkg, '--store', s]]) {
+      for (const args of [
+        ['trust', 'show', '--store', s],
+        ['import', alicePkg, '--store', s],
+        ['verify', alicePkg, '--store', s],
+      ]) {
         const r = await refusedUnchanged(s, args, 4, 'AIRLOCK_POLICY_BROKEN');
         expect(r.stderr, what).toContain(words);
       }
@@ -245,9 +302,19 @@ describe('trust quietly downgraded', () => {
     await refusedUnchanged(s, ['import', alicePkg, '--store', s], 4, 'AIRLOCK_THRESHOLD');
     for (const f of [chainOf(s, 1), policyOf(s)]) {
       const e = JSON.parse(await readFile(f, 'utf8')) as { policy: string; signatures: string[] };
-      await writeFile(f, envelope(Buffer.from(e.policy.replace(/"default": 2/, '"default": 1')), e.signatures.map((x) => Buffer.from(x, 'base64'))));
+      await writeFile(
+        f,
+        envelope(
+          Buffer.from(e.policy.replace(/"default": 2/, '"default": 1')),
+          e.signatures.map((x) => Buffer.from(x, 'base64')),
+        ),
+      );
     }
-    for (const args of [['import', alicePkg, '--store', s], ['verify', alicePkg, '--store', s], ['trust', 'show', '--store', s]]) {
+    for (const args of [
+      ['import', alicePkg, '--store', s],
+      ['verify', alicePkg, '--store', s],
+      ['trust', 'show', '--store', s],
+    ]) {
       const r = await refusedUnchanged(s, args, 4, 'AIRLOCK_POLICY_BROKEN');
       expect(r.stderr).toMatch(/00000001\.json is not the policy the audit log recorded as accepted \(policy 1, sha256 [0-9a-f]{12}/);
     }
@@ -256,7 +323,13 @@ describe('trust quietly downgraded', () => {
     expect(rotate(t, 2).status).toBe(0);
     for (const f of [chainOf(t, 2), policyOf(t)]) {
       const e = JSON.parse(await readFile(f, 'utf8')) as { policy: string; signatures: string[] };
-      await writeFile(f, envelope(Buffer.from(e.policy.replace('"carol"', '"carla"')), e.signatures.map((x) => Buffer.from(x, 'base64'))));
+      await writeFile(
+        f,
+        envelope(
+          Buffer.from(e.policy.replace('"carol"', '"carla"')),
+          e.signatures.map((x) => Buffer.from(x, 'base64')),
+        ),
+      );
     }
     const r = await refusedUnchanged(t, ['trust', 'show', '--store', t], 4, 'AIRLOCK_POLICY_BROKEN');
     expect(r.stderr).toMatch(/00000002\.json (is not the policy the audit log recorded|was not accepted by policy 1)/);
@@ -270,7 +343,10 @@ describe('trust quietly downgraded', () => {
     }
     await rm(join(s, 'audit.log'));
     await rm(join(s, 'audit.head'));
-    for (const args of [['import', alicePkg, '--store', s], ['trust', 'show', '--store', s]]) {
+    for (const args of [
+      ['import', alicePkg, '--store', s],
+      ['trust', 'show', '--store', s],
+    ]) {
       const r = await refusedUnchanged(s, args, 4, 'AIRLOCK_POLICY_BROKEN');
       expect(r.stderr).toContain('the audit log records no trust init');
     }
@@ -324,7 +400,18 @@ describe('audience and expiry', () => {
   });
 
   it('pack --expires-at in the past: refused (exit 2 naming the flag and the value), no package born expired', () => {
-    const r = run(['pack', 'site.tgz', '--domain', 'docs.example.com', '--version-label', 'old', '--expires-at', '2000-01-01T00:00:00Z', '--out', 'expired-out']);
+    const r = run([
+      'pack',
+      'site.tgz',
+      '--domain',
+      'docs.example.com',
+      '--version-label',
+      'old',
+      '--expires-at',
+      '2000-01-01T00:00:00Z',
+      '--out',
+      'expired-out',
+    ]);
     expect(r.status, r.stderr).toBe(2);
     expect(r.stderr).toContain('--expires-at "2000-01-01T00:00:00Z" is not in the future');
     expect(existsSync(join(dir, 'expired-out'))).toBe(false);
@@ -455,12 +542,14 @@ describe('FIFOs never hang', () => {
     expect(c.status, c.stderr).toBe(4);
     expect(c.stderr).toContain('00000001.json is a FIFO');
     fifo(join(dir, 'fifo.pub'));
-    const runs = await Promise.all([
-      ['verify', alicePkg, '--trust', 'fifo.pub'],
-      ['trust', 'init', '--store', join(dir, 'fifo-init'), '--key', 'alice=fifo.pub', '--threshold', '1'],
-      ['sign', alicePkg, '--key', 'fifo.pub'],
-      ['trust', 'rotate', '--store', s, '--policy', 'fifo.pub'],
-    ].map((args) => airlockAsync(args, { cwd: dir, timeoutMs: 15_000 })));
+    const runs = await Promise.all(
+      [
+        ['verify', alicePkg, '--trust', 'fifo.pub'],
+        ['trust', 'init', '--store', join(dir, 'fifo-init'), '--key', 'alice=fifo.pub', '--threshold', '1'],
+        ['sign', alicePkg, '--key', 'fifo.pub'],
+        ['trust', 'rotate', '--store', s, '--policy', 'fifo.pub'],
+      ].map((args) => airlockAsync(args, { cwd: dir, timeoutMs: 15_000 })),
+    );
     for (const r of runs) {
       expect(r.signal).toBeNull();
       expect(r.status, r.stderr).toBe(2);
@@ -483,12 +572,17 @@ describe('downgrade protection quietly switched off', () => {
   });
 
   /** Three packages of one domain, each packed after the one before (so in rising sequence), all signed by alice. */
-  const ordered = (out: string) => ['o1', 'o2', 'o3'].map((label) => {
-    const r = run(['pack', 'site.tgz', '--domain', 'docs.example.com', '--version-label', label, '--sign-key', 'a.key', '--out', out]);
-    expect(r.status, r.stderr).toBe(0);
-    return join(dir, out, `docs.example.com-${label}.airlock`);
-  });
-  const auditLines = async (s: string) => (await readFile(join(s, 'audit.log'), 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as { outcome: string; reason: string | null });
+  const ordered = (out: string) =>
+    ['o1', 'o2', 'o3'].map((label) => {
+      const r = run(['pack', 'site.tgz', '--domain', 'docs.example.com', '--version-label', label, '--sign-key', 'a.key', '--out', out]);
+      expect(r.status, r.stderr).toBe(0);
+      return join(dir, out, `docs.example.com-${label}.airlock`);
+    });
+  const auditLines = async (s: string) =>
+    (await readFile(join(s, 'audit.log'), 'utf8'))
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { outcome: string; reason: string | null });
 
   it('an older seen record put back: a package between it and the newest import is refused (AIRLOCK_BAD_SEEN naming the domain and both sequences); only the refusal is logged', async () => {
     const [o1, o2, o3] = ordered('ordered-a');
@@ -539,4 +633,3 @@ describe('schema refusals are said in plain words naming the field, once', () =>
     expect(s.stderr).not.toMatch(/Invalid input|expected number, received/);
   });
 });
-

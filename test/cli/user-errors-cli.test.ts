@@ -24,7 +24,18 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'airlock-user-errors-'));
   expect(airlock(['keygen', '--out', join(dir, 'k')]).status).toBe(0);
   await makeArchive(FIXTURE_SITE, 'tar.gz', join(dir, 'site.tgz'));
-  const packed = airlock(['pack', join(dir, 'site.tgz'), '--domain', 'docs.example.com', '--version-label', 'v1', '--sign-key', join(dir, 'k.key'), '--out', dir]);
+  const packed = airlock([
+    'pack',
+    join(dir, 'site.tgz'),
+    '--domain',
+    'docs.example.com',
+    '--version-label',
+    'v1',
+    '--sign-key',
+    join(dir, 'k.key'),
+    '--out',
+    dir,
+  ]);
   expect(packed.status).toBe(0);
   pkg = packed.stdout.trim();
   store = join(dir, 'store');
@@ -113,7 +124,9 @@ describe('PAGES in airlock list', () => {
     const site2 = join(work, 'site2');
     await cp(FIXTURE_SITE, site2, { recursive: true });
     await writeFile(join(site2, 'extra-page.html'), '<!doctype html><title>extra</title><p>extra</p>');
-    const noCount = (m: { pageCount: number | null }) => { m.pageCount = null; };
+    const noCount = (m: { pageCount: number | null }) => {
+      m.pageCount = null;
+    };
     const key = join(dir, 'k.key');
     const v1 = await makePackage({ outDir: join(work, 'a'), version: 'n1', signKey: key, mutate: noCount });
     const v2 = await makePackage({ outDir: join(work, 'b'), version: 'n2', siteDir: site2, signKey: key, mutate: noCount });
@@ -130,7 +143,11 @@ describe('PAGES in airlock list', () => {
     expect(airlock(['import', volumes[0]!, '--store', st, ...trust]).status).toBe(0);
     expect(Object.fromEntries(listed(st))).toEqual({ n1: fixturePages, n2: fixturePages + 1, n3: fixturePages });
     // Filled in at import (version.json), not only counted by list.
-    for (const [v, n] of [['n1', fixturePages], ['n2', fixturePages + 1], ['n3', fixturePages]] as const) {
+    for (const [v, n] of [
+      ['n1', fixturePages],
+      ['n2', fixturePages + 1],
+      ['n3', fixturePages],
+    ] as const) {
       expect(JSON.parse(await readFile(join(st, 'versions', v, 'version.json'), 'utf8'))).toMatchObject({ pageCount: n });
     }
   });
@@ -157,7 +174,10 @@ describe('fetch: the signing warning agrees with the summary', () => {
     const tokens = await tokensFile(join(dir, 'mirror-tokens'), [token]);
     const mirror = await startBin(['serve', '--store', store, '--mirror', '--mirror-tokens', tokens, '--port', '0']);
     try {
-      const f = await airlockAsync(['fetch', '--domain', 'docs.example.com', '--api-url', mirror.url, '--out', join(dir, 'from-mirror'), '--trust', join(dir, 'k.pub'), '--json'], { env: { AIRLOCK_ADMIN_KEY: token } });
+      const f = await airlockAsync(
+        ['fetch', '--domain', 'docs.example.com', '--api-url', mirror.url, '--out', join(dir, 'from-mirror'), '--trust', join(dir, 'k.pub'), '--json'],
+        { env: { AIRLOCK_ADMIN_KEY: token } },
+      );
       expect(f.status).toBe(0);
       expect(JSON.parse(f.stdout)).toMatchObject({ form: 'package', signed: true, signature: 'verified' });
       expect(f.stderr).not.toMatch(/not be signed|unsigned|--allow-unsigned/);
@@ -168,7 +188,23 @@ describe('fetch: the signing warning agrees with the summary', () => {
   it('from the service without --sign-key: warned unsigned (and --trust said to be unused), signed: false', async () => {
     const emu = await startEmulator({ timings: { queuedMs: 5, runningMs: 10 } });
     try {
-      const f = await airlockAsync(['fetch', '--domain', 'docs.example.com', '--api-url', emu.url, '--out', join(dir, 'from-service'), '--trust', join(dir, 'k.pub'), '--version-label', 's1', '--json'], { env: { AIRLOCK_ADMIN_KEY: emu.keys.admin } });
+      const f = await airlockAsync(
+        [
+          'fetch',
+          '--domain',
+          'docs.example.com',
+          '--api-url',
+          emu.url,
+          '--out',
+          join(dir, 'from-service'),
+          '--trust',
+          join(dir, 'k.pub'),
+          '--version-label',
+          's1',
+          '--json',
+        ],
+        { env: { AIRLOCK_ADMIN_KEY: emu.keys.admin } },
+      );
       expect(f.status).toBe(0);
       expect(JSON.parse(f.stdout)).toMatchObject({ signed: false, signature: 'none' });
       expect(f.stderr).toMatch(/warning: no --sign-key: the package will not be signed/);
@@ -196,12 +232,22 @@ describe('key files and other files a user names', () => {
     refused(['verify', pkg, '--trust', 'nope.pub'], /nope\.pub/, /does not exist/, KEYGEN);
   });
   it('--sign-key given a .pub: a public key where the private key is needed', () => {
-    refused(['pack', 'site.tgz', '--domain', 'docs.example.com', '--version-label', 'p2', '--sign-key', 'k.pub'], /k\.pub/, /holds a public key/, /--sign-key needs the private \.key file/);
+    refused(
+      ['pack', 'site.tgz', '--domain', 'docs.example.com', '--version-label', 'p2', '--sign-key', 'k.pub'],
+      /k\.pub/,
+      /holds a public key/,
+      /--sign-key needs the private \.key file/,
+    );
     refused(['sign', pkg, '--key', 'k.pub'], /k\.pub/, /holds a public key/, /--key needs the private \.key file/);
   });
   it('a folder given as a key: says so and what to give instead', () => {
     refused(['import', pkg, '--store', join(dir, 's-dir'), '--trust', dir], new RegExp(dir), /is a folder/, /give the key file itself/);
-    refused(['pack', 'site.tgz', '--domain', 'docs.example.com', '--version-label', 'p3', '--sign-key', dir], new RegExp(dir), /is a folder/, /give the key file itself/);
+    refused(
+      ['pack', 'site.tgz', '--domain', 'docs.example.com', '--version-label', 'p3', '--sign-key', dir],
+      new RegExp(dir),
+      /is a folder/,
+      /give the key file itself/,
+    );
   });
   it('a file that is not a PEM key', () => {
     refused(['verify', pkg, '--trust', 'site.tgz'], /site\.tgz/, /is not a PEM public key/, KEYGEN);
@@ -223,7 +269,27 @@ describe('key files and other files a user names', () => {
   });
   it('TLS files: not a certificate, not a key, a key of another certificate, in words', async () => {
     const mk = (name: string) => {
-      execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', join(dir, `${name}.key.pem`), '-out', join(dir, `${name}.crt`), '-days', '2', '-subj', `/CN=${name}`], { stdio: 'ignore' });
+      execFileSync(
+        'openssl',
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'ec',
+          '-pkeyopt',
+          'ec_paramgen_curve:P-256',
+          '-nodes',
+          '-keyout',
+          join(dir, `${name}.key.pem`),
+          '-out',
+          join(dir, `${name}.crt`),
+          '-days',
+          '2',
+          '-subj',
+          `/CN=${name}`,
+        ],
+        { stdio: 'ignore' },
+      );
     };
     mk('one');
     mk('two');

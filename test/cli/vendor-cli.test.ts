@@ -25,8 +25,16 @@ let cdn: FakeCdn;
 let vendored: string; // a signed package made with --vendor fonts,styles,scripts
 let plainPkg: string; // the same export, label p0, without --vendor
 let n = 0;
-const fresh = async () => { const d = join(dir, `case-${++n}`); await mkdir(d, { recursive: true }); return d; };
-const exists = (p: string) => access(p).then(() => true, () => false);
+const fresh = async () => {
+  const d = join(dir, `case-${++n}`);
+  await mkdir(d, { recursive: true });
+  return d;
+};
+const exists = (p: string) =>
+  access(p).then(
+    () => true,
+    () => false,
+  );
 
 async function writeSite(root: string, files: Record<string, string>): Promise<void> {
   for (const [p, c] of Object.entries(files)) {
@@ -36,7 +44,10 @@ async function writeSite(root: string, files: Record<string, string>): Promise<v
 }
 
 async function pack(out: string, label: string, extra: string[]) {
-  return airlockAsync(['pack', archive, '--domain', 'docs.example.com', '--version-label', label, '--sign-key', `${key}.key`, '--out', out, '--json', ...extra], { timeoutMs: 60_000 });
+  return airlockAsync(
+    ['pack', archive, '--domain', 'docs.example.com', '--version-label', label, '--sign-key', `${key}.key`, '--out', out, '--json', ...extra],
+    { timeoutMs: 60_000 },
+  );
 }
 
 /** Re-sign a package whose manifest was edited (the attacker holds no key: a tampered package with a VALID signature tests the checks after the signature). */
@@ -88,10 +99,16 @@ describe('pack --vendor → verify → import → serve', () => {
     const s2 = airlock(['sign', cosigned, '--key', join(dir, 'second.key')]);
     expect(s2.status, s2.stderr).toBe(0);
     expect(airlock(['verify', cosigned, '--trust', join(dir, 'second.pub')]).status).toBe(0);
-    const m = JSON.parse((await membersOf(vendored))[0]!.data.toString()) as { vendor: Array<{ path: string; kind: string; urls: string[]; site?: string[]; sha256: string; size: number }> };
+    const m = JSON.parse((await membersOf(vendored))[0]!.data.toString()) as {
+      vendor: Array<{ path: string; kind: string; urls: string[]; site?: string[]; sha256: string; size: number }>;
+    };
     const byUrl = (u: string) => m.vendor.find((r) => r.urls.includes(u));
     expect(byUrl(FONT_CSS_URL)?.kind).toBe('fonts');
-    expect(byUrl('https://fonts.gstatic.com/s/airlockvendoredmono/v1/font.ttf')).toMatchObject({ kind: 'fonts', size: machineFont().length, sha256: createHash('sha256').update(machineFont()).digest('hex') });
+    expect(byUrl('https://fonts.gstatic.com/s/airlockvendoredmono/v1/font.ttf')).toMatchObject({
+      kind: 'fonts',
+      size: machineFont().length,
+      sha256: createHash('sha256').update(machineFont()).digest('hex'),
+    });
     expect(byUrl(CDN_CSS_URL)?.kind).toBe('styles');
     expect(byUrl('https://cdn.jsdelivr.net/npm/airlock-test-theme@1.0.0/dist/theme-colors.css')?.kind).toBe('styles');
     expect(byUrl('https://cdn.jsdelivr.net/npm/airlock-test-theme@1.0.0/img/dot.png')?.kind).toBe('styles');
@@ -265,7 +282,12 @@ describe('refusals', () => {
 
   it('vendored member swapped for other bytes of the same size under a re-signed manifest that lies about nothing else: refused by digest', async () => {
     const d = await fresh();
-    const p = await resigned(vendored, join(d, 'swap.airlock'), () => {}, (rest) => rest.map((x) => (x.name.endsWith('.js') ? { name: x.name, data: Buffer.alloc(x.data.length, 0x20) } : x)));
+    const p = await resigned(
+      vendored,
+      join(d, 'swap.airlock'),
+      () => {},
+      (rest) => rest.map((x) => (x.name.endsWith('.js') ? { name: x.name, data: Buffer.alloc(x.data.length, 0x20) } : x)),
+    );
     await refusedEverywhere(p, /AIRLOCK_VENDOR_DIGEST/);
   });
 
@@ -280,7 +302,12 @@ describe('refusals', () => {
 
   it('a vendored member the manifest does not list (smuggled after the bundle): refused', async () => {
     const d = await fresh();
-    const p = await resigned(vendored, join(d, 'smuggled.airlock'), () => {}, (rest) => [...rest, { name: `vendor/${'a'.repeat(64)}.js`, data: Buffer.from('alert(1)') }]);
+    const p = await resigned(
+      vendored,
+      join(d, 'smuggled.airlock'),
+      () => {},
+      (rest) => [...rest, { name: `vendor/${'a'.repeat(64)}.js`, data: Buffer.from('alert(1)') }],
+    );
     await refusedEverywhere(p, /does not list.*AIRLOCK_VENDOR_MEMBERS/);
   });
 
@@ -300,7 +327,10 @@ describe('refusals', () => {
   it('a CDN that redirects to plain http (a downgrade) without a mirror mapping: pack exits 1 naming the URL and writes nothing', async () => {
     const d = await fresh();
     const path = '/cdn.jsdelivr.net/npm/airlock-test-theme@1.0.0/dist/theme.min.css';
-    cdn.routes.set(path, (res) => { res.writeHead(302, { location: 'http://cdn.jsdelivr.net/npm/airlock-test-theme@1.0.0/dist/theme.min.css', 'content-length': 0 }); res.end(); });
+    cdn.routes.set(path, (res) => {
+      res.writeHead(302, { location: 'http://cdn.jsdelivr.net/npm/airlock-test-theme@1.0.0/dist/theme.min.css', 'content-length': 0 });
+      res.end();
+    });
     try {
       const p = await pack(join(d, 'out'), 'down', ['--vendor', 'styles', ...cdn.mirrors]);
       expect(p.status, p.stderr).toBe(1);
@@ -314,7 +344,10 @@ describe('refusals', () => {
   it('a CDN answering a 9 MiB "stylesheet": pack exits 1 (AIRLOCK_VENDOR_LIMIT) and writes nothing', async () => {
     const d = await fresh();
     const path = '/cdn.jsdelivr.net/npm/airlock-test-theme@1.0.0/dist/theme.min.css';
-    cdn.routes.set(path, (res) => { res.writeHead(200, { 'content-type': 'text/css' }); res.end(Buffer.alloc(9 * 1024 * 1024, 0x20)); });
+    cdn.routes.set(path, (res) => {
+      res.writeHead(200, { 'content-type': 'text/css' });
+      res.end(Buffer.alloc(9 * 1024 * 1024, 0x20));
+    });
     try {
       const p = await pack(join(d, 'out'), 'big', ['--vendor', 'styles', ...cdn.mirrors]);
       expect(p.status, p.stderr).toBe(1);
@@ -329,7 +362,10 @@ describe('refusals', () => {
     const d = await fresh();
     const path = '/cdn.jsdelivr.net/npm/airlock-test-theme@1.0.0/dist/theme.min.css';
     const css = Array.from({ length: 300 }, (_, i) => `.i${i}{background:url(https://cdn.jsdelivr.net/many/${i}.png)}`).join('\n');
-    cdn.routes.set(path, (res) => { res.writeHead(200, { 'content-type': 'text/css' }); res.end(css); });
+    cdn.routes.set(path, (res) => {
+      res.writeHead(200, { 'content-type': 'text/css' });
+      res.end(css);
+    });
     const before = cdn.requests.length;
     try {
       const p = await pack(join(d, 'out'), 'many', ['--vendor', 'styles', ...cdn.mirrors]);
@@ -354,9 +390,26 @@ describe('fetch --vendor (the same code path after the download)', () => {
     const r = await rig({ sites: { 'docs.example.com': { dir: join(dir, 'site'), format: 'tar.gz' } } });
     try {
       const env = { AIRLOCK_API_URL: r.emu.url, AIRLOCK_ADMIN_KEY: r.emu.keys.admin };
-      const args = ['fetch', '--domain', 'docs.example.com', '--out', r.out, '--version-label', 'f1', '--sign-key', `${key}.key`, '--vendor', 'fonts,styles', ...cdn.mirrors, '--json'];
+      const args = [
+        'fetch',
+        '--domain',
+        'docs.example.com',
+        '--out',
+        r.out,
+        '--version-label',
+        'f1',
+        '--sign-key',
+        `${key}.key`,
+        '--vendor',
+        'fonts,styles',
+        ...cdn.mirrors,
+        '--json',
+      ];
       const font = '/fonts.gstatic.com/s/airlockvendoredmono/v1/font.ttf';
-      cdn.routes.set(font, (res) => { res.writeHead(503, { 'content-length': 0 }); res.end(); });
+      cdn.routes.set(font, (res) => {
+        res.writeHead(503, { 'content-length': 0 });
+        res.end();
+      });
       const failed = await airlockAsync(args, { env, timeoutMs: 60_000 });
       cdn.routes.delete(font);
       expect(failed.status, failed.stderr).toBe(1);
@@ -372,7 +425,10 @@ describe('fetch --vendor (the same code path after the download)', () => {
       expect(summary.vendored).toBe(6); // font css, font, cdn css, its import, its image, the site css copy
       // The re-run resumes the kept part at its end: a range request from the last byte on, nothing downloaded again.
       const partSize = partSize0;
-      expect(r.emu.state.objectRequests.slice(bundleGets).map((q) => q.headers.range), 'the verified download was kept, not fetched again').toEqual([`bytes=${partSize}-`]);
+      expect(
+        r.emu.state.objectRequests.slice(bundleGets).map((q) => q.headers.range),
+        'the verified download was kept, not fetched again',
+      ).toEqual([`bytes=${partSize}-`]);
       expect(await exists(join(r.out, '.docs.example.com.bundle.part'))).toBe(false);
       const v = airlock(['verify', summary.package, '--trust', `${key}.pub`]);
       expect(v.status, v.stderr).toBe(0);

@@ -30,7 +30,9 @@ beforeAll(async () => {
   key = await makeKey(dir);
   await writeFile(join(dir, 'signer.key'), key.priv.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
 });
-afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
 
 /** export.tar: index.html, then big.bin of `size` zero bytes; everything after big.bin's header is a hole. */
 async function sparseExport(path: string, size: number): Promise<void> {
@@ -48,38 +50,71 @@ async function sparseExport(path: string, size: number): Promise<void> {
 }
 
 describe('a FAT32-class split of a big package', () => {
-  it(`${BYTES} bytes split at ${SPLIT}: three volumes, verified and imported from a read-only folder, nothing written there`, async () => {
-    const started = Date.now();
-    const archive = join(dir, 'export.tar');
-    await sparseExport(archive, BYTES);
-    const media = join(dir, 'media');
-    const p = airlock(['pack', archive, '--domain', 'big.example.com', '--version-label', 'v1', '--sign-key', join(dir, 'signer.key'), '--out', media, '--split', SPLIT, '--json'], { timeoutMs: LIMIT_MS });
-    expect(p.status, p.stderr).toBe(0);
-    await rm(archive);
-    const vols = (JSON.parse(p.stdout) as { volumes: { volumes: string[]; volumeBytes: number } }).volumes;
-    expect(vols.volumes.length).toBe(3);
-    for (const v of vols.volumes) expect((await stat(v)).size).toBeLessThanOrEqual(BYTES >= FULL ? 4000 * 1024 * 1024 : Number(SPLIT));
-    // Holes: the volumes hold almost no disk blocks though they are BYTES long.
-    const allocated = (await Promise.all(vols.volumes.map(async (v) => (await stat(v)).blocks * 512))).reduce((a, b) => a + b, 0);
-    expect(allocated).toBeLessThan(BYTES / 4);
+  it(
+    `${BYTES} bytes split at ${SPLIT}: three volumes, verified and imported from a read-only folder, nothing written there`,
+    async () => {
+      const started = Date.now();
+      const archive = join(dir, 'export.tar');
+      await sparseExport(archive, BYTES);
+      const media = join(dir, 'media');
+      const p = airlock(
+        [
+          'pack',
+          archive,
+          '--domain',
+          'big.example.com',
+          '--version-label',
+          'v1',
+          '--sign-key',
+          join(dir, 'signer.key'),
+          '--out',
+          media,
+          '--split',
+          SPLIT,
+          '--json',
+        ],
+        { timeoutMs: LIMIT_MS },
+      );
+      expect(p.status, p.stderr).toBe(0);
+      await rm(archive);
+      const vols = (JSON.parse(p.stdout) as { volumes: { volumes: string[]; volumeBytes: number } }).volumes;
+      expect(vols.volumes.length).toBe(3);
+      for (const v of vols.volumes) expect((await stat(v)).size).toBeLessThanOrEqual(BYTES >= FULL ? 4000 * 1024 * 1024 : Number(SPLIT));
+      // Holes: the volumes hold almost no disk blocks though they are BYTES long.
+      const allocated = (await Promise.all(vols.volumes.map(async (v) => (await stat(v)).blocks * 512))).reduce((a, b) => a + b, 0);
+      expect(allocated).toBeLessThan(BYTES / 4);
 
-    await chmod(media, 0o555);
-    for (const v of vols.volumes) await chmod(v, 0o444);
-    const snap = async () => (await Promise.all((await readdir(media)).sort().map(async (f) => { const s = await stat(join(media, f)); return `${f} ${s.size} ${s.mtimeMs} ${s.ctimeMs}`; }))).join('\n');
-    const before = await snap();
-    const nobody = asNobody();
-    const store = join(dir, 'store');
-    await mkdir(store);
-    if (nobody.uid !== undefined) await chown(store, nobody.uid, nobody.gid!);
-    const left = () => Math.max(5_000, LIMIT_MS - (Date.now() - started));
-    const v = await airlockAsync(['verify', vols.volumes[0]!, '--trust', key.pubPath, '--json'], { ...nobody, cwd: '/', timeoutMs: left() });
-    expect(v.status, v.stderr).toBe(0);
-    expect(JSON.parse(v.stdout)).toMatchObject({ ok: true, bytes: BYTES + 51, volumes: { count: 3 } });
-    const imp = await airlockAsync(['import', vols.volumes[2]!, '--store', store, '--trust', key.pubPath, '--no-precompress', '--json'], { ...nobody, cwd: '/', timeoutMs: left() });
-    expect(imp.status, imp.stderr).toBe(0);
-    expect(JSON.parse(imp.stdout)).toMatchObject({ version: 'v1', status: 'imported' });
-    expect(await snap()).toBe(before);
-    expect((await stat(join(store, 'versions', 'v1', 'site', 'big.bin'))).size).toBe(BYTES);
-    await chmod(media, 0o755);
-  }, LIMIT_MS + 5_000);
+      await chmod(media, 0o555);
+      for (const v of vols.volumes) await chmod(v, 0o444);
+      const snap = async () =>
+        (
+          await Promise.all(
+            (await readdir(media)).sort().map(async (f) => {
+              const s = await stat(join(media, f));
+              return `${f} ${s.size} ${s.mtimeMs} ${s.ctimeMs}`;
+            }),
+          )
+        ).join('\n');
+      const before = await snap();
+      const nobody = asNobody();
+      const store = join(dir, 'store');
+      await mkdir(store);
+      if (nobody.uid !== undefined) await chown(store, nobody.uid, nobody.gid!);
+      const left = () => Math.max(5_000, LIMIT_MS - (Date.now() - started));
+      const v = await airlockAsync(['verify', vols.volumes[0]!, '--trust', key.pubPath, '--json'], { ...nobody, cwd: '/', timeoutMs: left() });
+      expect(v.status, v.stderr).toBe(0);
+      expect(JSON.parse(v.stdout)).toMatchObject({ ok: true, bytes: BYTES + 51, volumes: { count: 3 } });
+      const imp = await airlockAsync(['import', vols.volumes[2]!, '--store', store, '--trust', key.pubPath, '--no-precompress', '--json'], {
+        ...nobody,
+        cwd: '/',
+        timeoutMs: left(),
+      });
+      expect(imp.status, imp.stderr).toBe(0);
+      expect(JSON.parse(imp.stdout)).toMatchObject({ version: 'v1', status: 'imported' });
+      expect(await snap()).toBe(before);
+      expect((await stat(join(store, 'versions', 'v1', 'site', 'big.bin'))).size).toBe(BYTES);
+      await chmod(media, 0o755);
+    },
+    LIMIT_MS + 5_000,
+  );
 });

@@ -39,7 +39,21 @@ async function packSplit(tag: string, split = '6KiB', extra = 30): Promise<{ out
   await fh.close();
   await writeFile(join(work, 'export.tar.gz'), archive);
   const out = join(work, 'out');
-  const r = airlock(['pack', join(work, 'export.tar.gz'), '--domain', 'docs.example.com', '--version-label', tag, '--sign-key', keyPath(), '--out', out, '--split', split, '--json']);
+  const r = airlock([
+    'pack',
+    join(work, 'export.tar.gz'),
+    '--domain',
+    'docs.example.com',
+    '--version-label',
+    tag,
+    '--sign-key',
+    keyPath(),
+    '--out',
+    out,
+    '--split',
+    split,
+    '--json',
+  ]);
   expect(r.stderr).toBe('');
   expect(r.status).toBe(0);
   const vols = (JSON.parse(r.stdout) as { volumes: { volumes: string[] } }).volumes.volumes;
@@ -50,10 +64,11 @@ async function packSplit(tag: string, split = '6KiB', extra = 30): Promise<{ out
 /** Names, sizes and mtimes of everything in the folders: proves nothing was written there. */
 async function snapshot(folders: string[]): Promise<string> {
   const rows: string[] = [];
-  for (const f of folders) for (const e of (await readdir(f)).sort()) {
-    const s = await stat(join(f, e));
-    rows.push(`${f}/${e} ${s.size} ${s.mtimeMs} ${s.ctimeMs}`);
-  }
+  for (const f of folders)
+    for (const e of (await readdir(f)).sort()) {
+      const s = await stat(join(f, e));
+      rows.push(`${f}/${e} ${s.size} ${s.mtimeMs} ${s.ctimeMs}`);
+    }
   return rows.join('\n');
 }
 
@@ -81,7 +96,11 @@ describe('airlock pack --split, verify and import of volumes (CLI)', () => {
     expect(v.stderr).toBe('');
     expect(v.status).toBe(0);
     expect(JSON.parse(v.stdout)).toMatchObject({ ok: true, version: 'v1', volumes: { count: vols.length } });
-    const imp = await airlockAsync(['import', first, '--volumes', mediaB, '--store', store, '--trust', key.pubPath, '--no-precompress'], { ...nobody, cwd: '/', timeoutMs: 60_000 });
+    const imp = await airlockAsync(['import', first, '--volumes', mediaB, '--store', store, '--trust', key.pubPath, '--no-precompress'], {
+      ...nobody,
+      cwd: '/',
+      timeoutMs: 60_000,
+    });
     expect(imp.stderr).toMatch(/volume 1\/\d+ ok/);
     expect(imp.status).toBe(0);
     expect(imp.stdout).toMatch(/imported v1/);
@@ -135,11 +154,17 @@ describe('airlock pack --split, verify and import of volumes (CLI)', () => {
     await expect(stat(store)).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
-  it('inspect of any volume lists the set: index, count, and each payload\'s size and sha256 (checkable with tail | sha256sum)', async () => {
+  it("inspect of any volume lists the set: index, count, and each payload's size and sha256 (checkable with tail | sha256sum)", async () => {
     const { vols } = await packSplit('v5');
     const r = airlock(['inspect', vols[1]!, '--json']);
     expect(r.status, r.stderr).toBe(0);
-    const j = JSON.parse(r.stdout) as { kind: string; index: number; count: number; headerBytes: number; table: { volumes: { size: number; sha256: string }[] } };
+    const j = JSON.parse(r.stdout) as {
+      kind: string;
+      index: number;
+      count: number;
+      headerBytes: number;
+      table: { volumes: { size: number; sha256: string }[] };
+    };
     expect(j).toMatchObject({ kind: 'volume', index: 2, count: vols.length });
     const { readFile } = await import('node:fs/promises');
     const { createHash } = await import('node:crypto');
@@ -183,7 +208,12 @@ describe('airlock delta --split and fetch --split (CLI)', () => {
       expect(r.stderr).toMatch(/\[AIRLOCK_USAGE\]\n?$/);
       expect(r.stderr).toMatch(words);
       expect(r.stderr).not.toContain('\x1b');
-      expect(await stat(store).then(() => true, () => false)).toBe(false);
+      expect(
+        await stat(store).then(
+          () => true,
+          () => false,
+        ),
+      ).toBe(false);
     }
   });
 
@@ -210,8 +240,14 @@ describe('airlock delta --split and fetch --split (CLI)', () => {
   it('fetch --split writes volumes that verify', async () => {
     const r: Rig = await rig();
     try {
-      const { status: code, stdout, stderr } = await airlockAsync(['fetch', '--domain', 'docs.example.com', '--out', r.out, '--version-label', 'v1', '--sign-key', keyPath(), '--split', '12KiB', '--json'],
-        { env: { AIRLOCK_API_URL: r.emu.url, AIRLOCK_ADMIN_KEY: r.emu.keys.admin }, bareEnv: true, stdin: 'ignore' });
+      const {
+        status: code,
+        stdout,
+        stderr,
+      } = await airlockAsync(
+        ['fetch', '--domain', 'docs.example.com', '--out', r.out, '--version-label', 'v1', '--sign-key', keyPath(), '--split', '12KiB', '--json'],
+        { env: { AIRLOCK_API_URL: r.emu.url, AIRLOCK_ADMIN_KEY: r.emu.keys.admin }, bareEnv: true, stdin: 'ignore' },
+      );
       expect(code, stderr).toBe(0);
       const vols = (JSON.parse(stdout) as { volumes: { volumes: string[] } }).volumes.volumes;
       expect(vols.length).toBeGreaterThanOrEqual(2);

@@ -57,25 +57,45 @@ function refused(r: RunResult, code: string, words: RegExp, volume: string): voi
 describe('a refused import of volumes is audited like any other refused import', () => {
   const cases: [string, (vols: string[]) => Promise<void>, string, RegExp][] = [
     ['a volume missing', (v) => rm(v[1]!), 'AIRLOCK_VOLUME_MISSING', /volume 2 of \d+ \(v2\.airlock\.002\) is missing/],
-    ['two volumes swapped', async (v) => {
-      await rename(v[1]!, `${v[1]!}.x`);
-      await rename(v[2]!, v[1]!);
-      await rename(`${v[1]!}.x`, v[2]!);
-    }, 'AIRLOCK_VOLUME_ORDER', /is named as volume 2 but holds volume 3/],
+    [
+      'two volumes swapped',
+      async (v) => {
+        await rename(v[1]!, `${v[1]!}.x`);
+        await rename(v[2]!, v[1]!);
+        await rename(`${v[1]!}.x`, v[2]!);
+      },
+      'AIRLOCK_VOLUME_ORDER',
+      /is named as volume 2 but holds volume 3/,
+    ],
     ['a volume truncated', (v) => truncate(v[1]!, 3000), 'AIRLOCK_VOLUME_TRUNCATED', /v2\.airlock\.002 is truncated: 3000 bytes/],
-    ['a volume tampered with', async (v) => {
-      const fh = await open(v[1]!, 'r+');
-      await fh.write(Buffer.from('X'), 0, 1, 3500);
-      await fh.close();
-    }, 'AIRLOCK_VOLUME_DIGEST', /v2\.airlock\.002 does not match the sha256 in the signed volume table/],
-    ['a FIFO in the place of a volume', async (v) => {
-      await rm(v[1]!);
-      execFileSync('mkfifo', [v[1]!]);
-    }, 'AIRLOCK_VOLUME_NOT_A_FILE', /v2\.airlock\.002\) is a FIFO \(named pipe\), not a regular file/],
-    ['a loop of symbolic links in the place of a volume', async (v) => {
-      await rm(v[1]!);
-      await symlink(v[1]!, v[1]!);
-    }, 'AIRLOCK_VOLUME_NOT_A_FILE', /v2\.airlock\.002\) is a loop of symbolic links/],
+    [
+      'a volume tampered with',
+      async (v) => {
+        const fh = await open(v[1]!, 'r+');
+        await fh.write(Buffer.from('X'), 0, 1, 3500);
+        await fh.close();
+      },
+      'AIRLOCK_VOLUME_DIGEST',
+      /v2\.airlock\.002 does not match the sha256 in the signed volume table/,
+    ],
+    [
+      'a FIFO in the place of a volume',
+      async (v) => {
+        await rm(v[1]!);
+        execFileSync('mkfifo', [v[1]!]);
+      },
+      'AIRLOCK_VOLUME_NOT_A_FILE',
+      /v2\.airlock\.002\) is a FIFO \(named pipe\), not a regular file/,
+    ],
+    [
+      'a loop of symbolic links in the place of a volume',
+      async (v) => {
+        await rm(v[1]!);
+        await symlink(v[1]!, v[1]!);
+      },
+      'AIRLOCK_VOLUME_NOT_A_FILE',
+      /v2\.airlock\.002\) is a loop of symbolic links/,
+    ],
   ];
   for (const [what, damage, code, words] of cases) {
     it(`${what}: exit 4 ${code} naming it; the store is unchanged but for one audit line recording the refusal`, async () => {

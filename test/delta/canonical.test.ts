@@ -60,11 +60,14 @@ describe('canonical bundle.tar', () => {
     const tarPath = join(dir!, 'check.tar');
     await writeFile(tarPath, await writeTar(siteDir, files));
     const seen: [string, Buffer][] = [];
-    await list({ file: tarPath, onReadEntry: (e) => {
-      const parts: Buffer[] = [];
-      e.on('data', (c: Buffer) => parts.push(c));
-      e.on('end', () => seen.push([e.path, Buffer.concat(parts)]));
-    } });
+    await list({
+      file: tarPath,
+      onReadEntry: (e) => {
+        const parts: Buffer[] = [];
+        e.on('data', (c: Buffer) => parts.push(c));
+        e.on('end', () => seen.push([e.path, Buffer.concat(parts)]));
+      },
+    });
     expect(seen.map(([p]) => p)).toEqual(files.map((f) => f.path));
     for (const [p, body] of seen) expect(body.equals(bodies.get(p)!), p).toBe(true);
   });

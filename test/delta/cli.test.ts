@@ -14,7 +14,9 @@ const keyPath = () => join(dir, 'signer.key');
 function site(tag: string, pages = 40, extra: Record<string, string> = {}): Record<string, string> {
   const nav = Array.from({ length: pages }, (_, i) => `<a href="/p${i}">Page ${i}</a>`).join('\n');
   const files: Record<string, string> = { 'index.html': `<html><nav>${nav}</nav><h1>home ${tag}</h1></html>` };
-  for (let i = 0; i < pages; i++) files[`docs/p${i}.html`] = `<html><head><title>${i}</title></head><nav>${nav}</nav><main>${'Lorem ipsum dolor sit amet. '.repeat(40)} page ${i}</main></html>`;
+  for (let i = 0; i < pages; i++)
+    files[`docs/p${i}.html`] =
+      `<html><head><title>${i}</title></head><nav>${nav}</nav><main>${'Lorem ipsum dolor sit amet. '.repeat(40)} page ${i}</main></html>`;
   files['assets/app.0a1b2c3d.js'] = 'console.log("app");'.repeat(50);
   return { ...files, ...extra };
 }
@@ -25,7 +27,9 @@ beforeAll(async () => {
   const { writeFile } = await import('node:fs/promises');
   await writeFile(keyPath(), key.priv.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
 });
-afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
 
 const importInto = (pkg: string, store: string, ...more: string[]) =>
   airlock(['import', pkg, '--store', store, '--trust', key.pubPath, '--no-precompress', ...more], { timeoutMs: 60_000 });
@@ -67,15 +71,27 @@ describe('airlock delta → import', () => {
     expect(JSON.parse(again.stdout)).toMatchObject({ status: 'unchanged' });
     expect(await treeDigest(store)).toBe(before);
     // the loop back: list --json and the receipt name each version's manifest digest, the one the delta names
-    const listed = JSON.parse(airlock(['list', '--store', store, '--json']).stdout) as { versions: { version: string; manifestSha256: string; fromDelta: unknown }[] };
-    const v1Digest = createHash('sha256').update(await readFile(join(store, 'versions/v1/airlock.json'))).digest('hex');
+    const listed = JSON.parse(airlock(['list', '--store', store, '--json']).stdout) as {
+      versions: { version: string; manifestSha256: string; fromDelta: unknown }[];
+    };
+    const v1Digest = createHash('sha256')
+      .update(await readFile(join(store, 'versions/v1/airlock.json')))
+      .digest('hex');
     expect(listed.versions.find((v) => v.version === 'v1')).toMatchObject({ manifestSha256: v1Digest, fromDelta: null });
     expect(listed.versions.find((v) => v.version === 'v2')).toMatchObject({ fromDelta: { base: 'v1', baseManifestSha256: v1Digest } });
     const receiptPath = join(dir, 'receipt.json');
     expect(airlock(['receipt', '--store', store, '--out', receiptPath]).status).toBe(0);
     const receipt = JSON.parse(await readFile(receiptPath, 'utf8')) as { format: string; versions: { version: string; manifestSha256: string }[] };
     expect(receipt.format).toBe('airlock-receipt/1');
-    expect(receipt.versions.map((v) => [v.version, v.manifestSha256]).sort()).toEqual([['v1', v1Digest], ['v2', createHash('sha256').update(await readFile(join(store, 'versions/v2/airlock.json'))).digest('hex')]]);
+    expect(receipt.versions.map((v) => [v.version, v.manifestSha256]).sort()).toEqual([
+      ['v1', v1Digest],
+      [
+        'v2',
+        createHash('sha256')
+          .update(await readFile(join(store, 'versions/v2/airlock.json')))
+          .digest('hex'),
+      ],
+    ]);
     expect(await treeDigest(store)).toBe(before);
     expect(airlock(['receipt', '--store', join(dir, 'nope'), '--out', receiptPath]).status).toBe(2);
   });
@@ -89,7 +105,10 @@ describe('airlock delta → import', () => {
     await truncate(cut, 1000);
     const zeros = join(dir, 'zeros-old.airlock');
     await writeFile(zeros, Buffer.alloc(4096));
-    for (const [old, next, named] of [[v1, cut, cut], [zeros, v2, zeros]]) {
+    for (const [old, next, named] of [
+      [v1, cut, cut],
+      [zeros, v2, zeros],
+    ]) {
       const r = airlock(['delta', old!, next!, '--out', join(dir, 'never')]);
       expect(r.status, r.stderr).toBe(4);
       expect(r.stderr).toContain(`package ${named}`);

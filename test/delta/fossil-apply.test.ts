@@ -12,7 +12,12 @@ const rand = (n: number) => {
   seed = (seed * 1103515245 + 12345) & 0x7fffffff;
   return seed % n;
 };
-const page = (n: number) => Buffer.from(Array.from({ length: n }, (_, i) => `<li><a href="/p${i % 97}">Page ${i}</a></li>`).join('\n').slice(0, n));
+const page = (n: number) =>
+  Buffer.from(
+    Array.from({ length: n }, (_, i) => `<li><a href="/p${i % 97}">Page ${i}</a></li>`)
+      .join('\n')
+      .slice(0, n),
+  );
 
 /** A base and a successor of the kinds a docs update makes: a line inserted everywhere, an edit, a shrink, random bytes. */
 function pairs(): [Buffer, Buffer][] {

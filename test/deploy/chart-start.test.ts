@@ -41,8 +41,12 @@ function bundleFor(path: string): Promise<string> | null {
   if (!pkg && !raw) return null;
   const key = pkg ? `${pkg[1]}/${pkg[2]}` : 'raw';
   if (!made.has(key)) {
-    made.set(key, makePackage({ outDir: join(work, 'bundles', key.replace('/', '_')), domain: pkg?.[1], version: pkg?.[2] ?? 'raw', signKey: keyPath })
-      .then((p) => (pkg ? p.pkgPath : p.archivePath)));
+    made.set(
+      key,
+      makePackage({ outDir: join(work, 'bundles', key.replace('/', '_')), domain: pkg?.[1], version: pkg?.[2] ?? 'raw', signKey: keyPath }).then((p) =>
+        pkg ? p.pkgPath : p.archivePath,
+      ),
+    );
   }
   return made.get(key)!;
 }
@@ -55,8 +59,14 @@ beforeAll(async () => {
   pubPem = await readFile(join(work, 'release.pub'), 'utf8');
   bundles = createServer((req, res) => {
     const file = bundleFor(new URL(req.url!, 'http://x').pathname);
-    if (!file) { res.writeHead(404).end(); return; }
-    void file.then((f) => { res.writeHead(200, { 'content-type': 'application/octet-stream' }); createReadStream(f).pipe(res); });
+    if (!file) {
+      res.writeHead(404).end();
+      return;
+    }
+    void file.then((f) => {
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      createReadStream(f).pipe(res);
+    });
   });
   await new Promise<void>((r) => bundles.listen(0, '127.0.0.1', r));
   origin = `http://127.0.0.1:${(bundles.address() as { port: number }).port}`;
@@ -70,7 +80,12 @@ afterAll(async () => {
 /** `helm install|upgrade` commands in a text: continuation lines joined, comment markers of values.yaml stripped. */
 function helmCommands(text: string): string[] {
   const lines = text.split('\n').map((l) => l.replace(/^#\s?/, ''));
-  return lines.join('\n').replace(/\\\n\s*/g, ' ').split('\n').map((l) => l.trim()).filter((l) => /^helm (install|upgrade) /.test(l));
+  return lines
+    .join('\n')
+    .replace(/\\\n\s*/g, ' ')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => /^helm (install|upgrade) /.test(l));
 }
 
 /** The --set pairs of a documented command (anything else this test does not know is a failure, not a silent skip). */
@@ -85,7 +100,13 @@ function setsOf(cmd: string): string[] {
   return sets;
 }
 
-interface Obj { kind: string; metadata: { name: string }; data?: Record<string, string>; spec?: any } // eslint-disable-line @typescript-eslint/no-explicit-any
+interface Obj {
+  kind: string;
+  metadata: { name: string };
+  data?: Record<string, string>;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  spec?: any;
+}
 
 /** A Secret/ConfigMap volume as the kubelet writes it: files behind a `..data` symlink, read-only. */
 async function projected(dir: string, files: Record<string, string>): Promise<void> {
@@ -101,7 +122,9 @@ async function projected(dir: string, files: Record<string, string>): Promise<vo
 async function startPod(cmd: string, n: number): Promise<void> {
   const r = helm.run(['template', 'docs', join(ROOT, CHART_PATH), '--namespace', 'docs', ...setsOf(cmd).flatMap((s) => ['--set', s])]);
   expect(r.status, `${cmd}\n${r.stderr}`).toBe(0);
-  const objects = parseAllDocuments(r.stdout).map((d) => d.toJS() as Obj).filter(Boolean);
+  const objects = parseAllDocuments(r.stdout)
+    .map((d) => d.toJS() as Obj)
+    .filter(Boolean);
   const dep = objects.find((o) => o.kind === 'Deployment' && o.metadata.name === 'docs-airlock')!;
   const pod = dep.spec.template.spec;
   const c = pod.containers[0];
@@ -114,7 +137,13 @@ async function startPod(cmd: string, n: number): Promise<void> {
   const fsGroup: number | undefined = uid === undefined ? undefined : pod.securityContext.fsGroup;
   const mounts: Array<{ name: string; mountPath: string }> = c.volumeMounts;
   // One pass over every mount path, longest first (the temp root itself starts with /tmp).
-  const paths = new RegExp(`(^|[\\s"'])(${mounts.map((m) => m.mountPath).sort((a, b) => b.length - a.length).join('|')})(?=/|$|[\\s"'])`, 'gm');
+  const paths = new RegExp(
+    `(^|[\\s"'])(${mounts
+      .map((m) => m.mountPath)
+      .sort((a, b) => b.length - a.length)
+      .join('|')})(?=/|$|[\\s"'])`,
+    'gm',
+  );
   const relocate = (s: string) => s.replace(paths, (_m, pre: string, p: string) => `${pre}${root}${p}`);
   // Mount points in path order, as the runtime mounts them (a parent volume first).
   for (const m of [...mounts].sort((a, b) => a.mountPath.length - b.mountPath.length)) {
@@ -129,7 +158,9 @@ async function startPod(cmd: string, n: number): Promise<void> {
       const cm = objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name === vol.configMap.name);
       const data: Record<string, string> = cm ? { ...cm.data! } : { 'release.pub': pubPem }; // an existing ConfigMap: the documented keys
       if (data['values.yaml']) {
-        data['values.yaml'] = relocate(data['values.yaml']).replace(/^host: .*$/m, 'host: "127.0.0.1"').replace(/^port: .*$/m, 'port: 0');
+        data['values.yaml'] = relocate(data['values.yaml'])
+          .replace(/^host: .*$/m, 'host: "127.0.0.1"')
+          .replace(/^port: .*$/m, 'port: 0');
       }
       await projected(dir, data);
     } else if (vol.secret) {
@@ -142,7 +173,10 @@ async function startPod(cmd: string, n: number): Promise<void> {
   const env = Object.fromEntries((c.env as Array<{ name: string; value: string }>).map((e) => [e.name, relocate(e.value)]));
   const args = (c.args as string[]).map(relocate);
   const child = startAirlock(args, {
-    cwd: '/', uid, gid, bareEnv: true,
+    cwd: '/',
+    uid,
+    gid,
+    bareEnv: true,
     env: { NODE_ENV: 'production', TMPDIR: `${root}/tmp`, HOME: `${root}/data`, ...env, AIRLOCK_PORT: '0' },
   });
   const err = () => child.stderr();
@@ -150,11 +184,20 @@ async function startPod(cmd: string, n: number): Promise<void> {
     let status = 0;
     let origin: string | undefined;
     // Ready (200), or gone, or 30 s passed: whichever comes first.
-    await until(async () => {
-      origin ??= /serving \S+ at (http:\/\/127\.0\.0\.1:\d+)\//.exec(err())?.[1];
-      status = origin === undefined ? 0 : await fetch(`${origin}/_airlock/ready`).then((x) => x.status, () => 0);
-      return status === 200 || child.done();
-    }, { timeoutMs: 30_000, intervalMs: 100 }).catch(() => undefined);
+    await until(
+      async () => {
+        origin ??= /serving \S+ at (http:\/\/127\.0\.0\.1:\d+)\//.exec(err())?.[1];
+        status =
+          origin === undefined
+            ? 0
+            : await fetch(`${origin}/_airlock/ready`).then(
+                (x) => x.status,
+                () => 0,
+              );
+        return status === 200 || child.done();
+      },
+      { timeoutMs: 30_000, intervalMs: 100 },
+    ).catch(() => undefined);
     expect(status, `${cmd}\n${err()}`).toBe(200);
     const page = await fetch(`${origin!}/`);
     expect(page.status).toBe(200);
@@ -167,17 +210,27 @@ async function startPod(cmd: string, n: number): Promise<void> {
 }
 
 const docs = helmCommands(await readFile(join(ROOT, 'docs/kubernetes.md'), 'utf8'));
-const valuesComments = helmCommands((await readFile(join(ROOT, CHART_PATH, 'values.yaml'), 'utf8')).split('\n').filter((l) => l.startsWith('#')).join('\n'));
+const valuesComments = helmCommands(
+  (await readFile(join(ROOT, CHART_PATH, 'values.yaml'), 'utf8'))
+    .split('\n')
+    .filter((l) => l.startsWith('#'))
+    .join('\n'),
+);
 
 describe('documented chart examples start', () => {
-  it('the examples are found (the guide\'s install, raw-archive and upgrade commands; the two in values.yaml)', () => {
+  it("the examples are found (the guide's install, raw-archive and upgrade commands; the two in values.yaml)", () => {
     expect(docs.length).toBeGreaterThanOrEqual(3);
     expect(docs.some((c) => c.startsWith('helm upgrade'))).toBe(true);
     expect(valuesComments.length).toBe(2);
   });
 
-  it.each([...docs.map((c) => ['docs/kubernetes.md', c] as const), ...valuesComments.map((c) => ['values.yaml', c] as const)].map(([w, c], i) => [w, c, i] as const))(
-    '%s: %s — the pod it renders starts and is ready', async (_where, cmd, i) => {
+  it.each(
+    [...docs.map((c) => ['docs/kubernetes.md', c] as const), ...valuesComments.map((c) => ['values.yaml', c] as const)].map(([w, c], i) => [w, c, i] as const),
+  )(
+    '%s: %s — the pod it renders starts and is ready',
+    async (_where, cmd, i) => {
       await startPod(cmd, i);
-    }, 60_000);
+    },
+    60_000,
+  );
 });

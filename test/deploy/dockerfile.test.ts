@@ -24,9 +24,15 @@ let text: string;
 let work: string;
 
 const strict = {
-  deprecatedMaintainer: ValidationSeverity.ERROR, directiveCasing: ValidationSeverity.ERROR, emptyContinuationLine: ValidationSeverity.ERROR,
-  instructionCasing: ValidationSeverity.ERROR, instructionCmdMultiple: ValidationSeverity.ERROR, instructionEntrypointMultiple: ValidationSeverity.ERROR,
-  instructionHealthcheckMultiple: ValidationSeverity.ERROR, instructionJSONInSingleQuotes: ValidationSeverity.ERROR, instructionWorkdirRelative: ValidationSeverity.ERROR,
+  deprecatedMaintainer: ValidationSeverity.ERROR,
+  directiveCasing: ValidationSeverity.ERROR,
+  emptyContinuationLine: ValidationSeverity.ERROR,
+  instructionCasing: ValidationSeverity.ERROR,
+  instructionCmdMultiple: ValidationSeverity.ERROR,
+  instructionEntrypointMultiple: ValidationSeverity.ERROR,
+  instructionHealthcheckMultiple: ValidationSeverity.ERROR,
+  instructionJSONInSingleQuotes: ValidationSeverity.ERROR,
+  instructionWorkdirRelative: ValidationSeverity.ERROR,
 };
 
 beforeAll(async () => {
@@ -55,17 +61,23 @@ function runtimeStage() {
 describe('Dockerfile', () => {
   it('lints clean with every dockerfile-utils rule set to error (and the linter does catch a broken one)', () => {
     expect(validate(text, strict)).toEqual([]);
-    const broken = text.replace('WORKDIR /app', 'workdir app').replace(/^CMD .*$/m, "CMD ['serve']\nCMD [\"serve\"]");
+    const broken = text.replace('WORKDIR /app', 'workdir app').replace(/^CMD .*$/m, 'CMD [\'serve\']\nCMD ["serve"]');
     expect(validate(broken, strict).length).toBeGreaterThanOrEqual(3);
   });
 
   it('is multi-stage on Node 24, installs production dependencies with npm ci --omit=dev, runs as a numeric non-root user under tini', () => {
     const { froms, one, json, env, df } = runtimeStage();
     expect(froms.length).toBeGreaterThanOrEqual(2);
-    const arg = df.getInstructions().find((i) => i.getKeyword() === 'ARG')!.getArgumentsContent()!;
+    const arg = df
+      .getInstructions()
+      .find((i) => i.getKeyword() === 'ARG')!
+      .getArgumentsContent()!;
     expect(arg).toMatch(/^NODE_IMAGE=node:24[-.]/);
     expect(froms.every((f) => f.getArgumentsContent()!.startsWith('${NODE_IMAGE}'))).toBe(true);
-    const runs = df.getInstructions().filter((i) => i.getKeyword() === 'RUN').map((i) => i.getArgumentsContent()!);
+    const runs = df
+      .getInstructions()
+      .filter((i) => i.getKeyword() === 'RUN')
+      .map((i) => i.getArgumentsContent()!);
     expect(runs.some((r) => r.includes('npm ci --omit=dev'))).toBe(true);
     // every COPY --from names an earlier stage
     const stages = froms.map((f) => f.getBuildStage()).filter(Boolean);
@@ -84,7 +96,7 @@ describe('Dockerfile', () => {
     expect(one('HEALTHCHECK')[0]!.getArgumentsContent()).toContain('/_airlock/health');
   });
 
-  it('the image tag, the chart\'s appVersion and the documented build command agree: airlock:<package.json version>', async () => {
+  it("the image tag, the chart's appVersion and the documented build command agree: airlock:<package.json version>", async () => {
     const { version } = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { version: string };
     const chart = await readFile(join(ROOT, 'deploy/helm/airlock/Chart.yaml'), 'utf8');
     expect(/^appVersion: "?([^"\n]+)"?$/m.exec(chart)?.[1]).toBe(version);
@@ -107,7 +119,10 @@ describe('Dockerfile', () => {
       const args = c.getArguments().map((a) => a.getValue());
       for (const src of args.slice(0, -1)) {
         expect(spawnSync('test', ['-e', join(ROOT, src)]).status, src).toBe(0);
-        expect(ignored.some((p) => src === p || src.startsWith(p + '/')), src).toBe(false);
+        expect(
+          ignored.some((p) => src === p || src.startsWith(p + '/')),
+          src,
+        ).toBe(false);
       }
     }
   });
@@ -142,7 +157,10 @@ describe('Dockerfile', () => {
     const cmd = json('CMD').map((a) => (a === '0.0.0.0' ? '127.0.0.1' : a === '8080' ? '0' : a));
     const imageEnv = { ...env, AIRLOCK_STORE: store, TMPDIR: tmp, HOME: data };
     const child = spawn(process.execPath, [entry[1]!.replace('/app', app), ...cmd], {
-      env: { PATH: process.env.PATH, ...imageEnv }, stdio: ['ignore', 'pipe', 'pipe'], cwd: app, ...user,
+      env: { PATH: process.env.PATH, ...imageEnv },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: app,
+      ...user,
     });
     let out = '';
     let err = '';
@@ -157,17 +175,34 @@ describe('Dockerfile', () => {
       expect(page.status).toBe(200);
       expect(page.headers.get('x-airlock-version')).toBe('img-1');
       // The HEALTHCHECK's own command, as the engine would run it inside the container.
-      const hc = JSON.parse(runtimeStage().one('HEALTHCHECK')[0]!.getArgumentsContent()!.replace(/^[\s\S]*CMD\s+/, '')) as string[];
+      const hc = JSON.parse(
+        runtimeStage()
+          .one('HEALTHCHECK')[0]!
+          .getArgumentsContent()!
+          .replace(/^[\s\S]*CMD\s+/, ''),
+      ) as string[];
       expect(hc[0]).toBe('node');
-      const health = spawnSync(process.execPath, hc.slice(1), { env: { PATH: process.env.PATH, ...imageEnv, AIRLOCK_PORT: String(port) }, timeout: 10_000, ...user });
+      const health = spawnSync(process.execPath, hc.slice(1), {
+        env: { PATH: process.env.PATH, ...imageEnv, AIRLOCK_PORT: String(port) },
+        timeout: 10_000,
+        ...user,
+      });
       expect(health.status, String(health.stderr)).toBe(0);
     } finally {
       child.kill('SIGTERM');
     }
     expect(await exited).toBe(0);
     // The health check fails once nothing answers.
-    const down = spawnSync(process.execPath, JSON.parse(runtimeStage().one('HEALTHCHECK')[0]!.getArgumentsContent()!.replace(/^[\s\S]*CMD\s+/, '')).slice(1) as string[],
-      { env: { PATH: process.env.PATH, AIRLOCK_PORT: String(port) }, timeout: 10_000 });
+    const down = spawnSync(
+      process.execPath,
+      JSON.parse(
+        runtimeStage()
+          .one('HEALTHCHECK')[0]!
+          .getArgumentsContent()!
+          .replace(/^[\s\S]*CMD\s+/, ''),
+      ).slice(1) as string[],
+      { env: { PATH: process.env.PATH, AIRLOCK_PORT: String(port) }, timeout: 10_000 },
+    );
     expect(down.status).toBe(1);
   }, 60_000);
 });

@@ -30,20 +30,31 @@ afterAll(async () => {
   await rm(work, { recursive: true, force: true });
 });
 
-interface K8sObject { apiVersion: string; kind: string; metadata: { name: string }; spec?: Record<string, unknown>; data?: Record<string, string> }
+interface K8sObject {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string };
+  spec?: Record<string, unknown>;
+  data?: Record<string, string>;
+}
 const MODELS: Record<string, new (o: never) => { validate(): void }> = {
-  'v1/ConfigMap': core.ConfigMap, 'v1/Service': core.Service, 'v1/PersistentVolumeClaim': core.PersistentVolumeClaim, 'v1/Secret': core.Secret,
-  'apps/v1/Deployment': apps.Deployment, 'policy/v1/PodDisruptionBudget': policy.PodDisruptionBudget,
+  'v1/ConfigMap': core.ConfigMap,
+  'v1/Service': core.Service,
+  'v1/PersistentVolumeClaim': core.PersistentVolumeClaim,
+  'v1/Secret': core.Secret,
+  'apps/v1/Deployment': apps.Deployment,
+  'policy/v1/PodDisruptionBudget': policy.PodDisruptionBudget,
   'monitoring.coreos.com/v1/ServiceMonitor': ServiceMonitor,
 };
-
 
 async function renderWith(values: Record<string, unknown>): Promise<{ status: number | null; objects: K8sObject[]; stderr: string }> {
   const file = join(work, `values-${Math.random().toString(36).slice(2)}.json`);
   await writeFile(file, JSON.stringify(values));
   const r = helm.run(['template', 'docs', CHART, '--namespace', 'docs', '--values', file]);
   if (r.status !== 0) return { status: r.status, objects: [], stderr: r.stderr };
-  const objects = parseAllDocuments(r.stdout).map((d) => d.toJS() as K8sObject).filter(Boolean);
+  const objects = parseAllDocuments(r.stdout)
+    .map((d) => d.toJS() as K8sObject)
+    .filter(Boolean);
   return { status: 0, objects, stderr: r.stderr };
 }
 
@@ -58,13 +69,23 @@ const find = (objects: K8sObject[], kind: string, name: string) => objects.find(
 
 describe('helm chart deploy/helm/airlock', () => {
   it('lints clean (helm lint --strict)', () => {
-    const r = helm.run(['lint', CHART, '--strict', '--set', 'staticExport.bundleUrl=https://bucket.example/docs.airlock', '--set', 'trust.existingSecret=release-keys']);
+    const r = helm.run([
+      'lint',
+      CHART,
+      '--strict',
+      '--set',
+      'staticExport.bundleUrl=https://bucket.example/docs.airlock',
+      '--set',
+      'trust.existingSecret=release-keys',
+    ]);
     expect(r.status, r.stdout + r.stderr).toBe(0);
     expect(r.stdout).toContain('0 chart(s) failed');
   });
 
   it('default values: Deployment, Service, PDB and the values ConfigMap validate; probes, non-root, read-only root, resources', async () => {
-    const { status, objects, stderr } = await renderWith({ staticExport: { bundleUrl: 'https://bucket.example/export.tar.gz', version: 'v7', allowUnsigned: true } });
+    const { status, objects, stderr } = await renderWith({
+      staticExport: { bundleUrl: 'https://bucket.example/export.tar.gz', version: 'v7', allowUnsigned: true },
+    });
     expect(status, stderr).toBe(0);
     validateAll(objects);
     expect(objects.map((o) => o.kind).sort()).toEqual(['ConfigMap', 'Deployment', 'PodDisruptionBudget', 'Service']);
@@ -89,18 +110,30 @@ describe('helm chart deploy/helm/airlock', () => {
   });
 
   it('the values file the chart renders is what airlock serve --values reads, with no unknown key', async () => {
-    const { objects } = await renderWith({ staticExport: { bundleUrl: 'https://bucket.example/export.tar.gz', version: 'v7', domain: 'docs.example.com', allowUnsigned: true }, deployment: { type: 'client-hosted' }, features: { search: true, analytics: false } });
+    const { objects } = await renderWith({
+      staticExport: { bundleUrl: 'https://bucket.example/export.tar.gz', version: 'v7', domain: 'docs.example.com', allowUnsigned: true },
+      deployment: { type: 'client-hosted' },
+      features: { search: true, analytics: false },
+    });
     const file = join(work, 'rendered-values.yaml');
     await writeFile(file, find(objects, 'ConfigMap', 'docs-airlock')!.data!['values.yaml']!);
     const loaded = await loadValues(file);
     expect(loaded.warnings).toEqual([]);
-    expect(loaded.values).toMatchObject({ staticExport: { enabled: true, bundleUrl: 'https://bucket.example/export.tar.gz', version: 'v7', domain: 'docs.example.com' },
-      deployment: { type: 'client-hosted' }, features: { search: true, analytics: false }, store: '/data/store', port: 8080, host: '0.0.0.0' });
+    expect(loaded.values).toMatchObject({
+      staticExport: { enabled: true, bundleUrl: 'https://bucket.example/export.tar.gz', version: 'v7', domain: 'docs.example.com' },
+      deployment: { type: 'client-hosted' },
+      features: { search: true, analytics: false },
+      store: '/data/store',
+      port: 8080,
+      host: '0.0.0.0',
+    });
   });
 
-  it('staticExport.download bounds are accepted by the chart\'s schema and reach the values file airlock reads', async () => {
+  it("staticExport.download bounds are accepted by the chart's schema and reach the values file airlock reads", async () => {
     const download = { headersTimeoutSeconds: 0.5, minBytesPerSecond: 4096, rateWindowSeconds: 10, timeoutSeconds: 7200, maxBytes: 8_000_000_000 };
-    const { status, objects, stderr } = await renderWith({ staticExport: { bundleUrl: 'https://bucket.example/export.tar.gz', allowUnsigned: true, download } });
+    const { status, objects, stderr } = await renderWith({
+      staticExport: { bundleUrl: 'https://bucket.example/export.tar.gz', allowUnsigned: true, download },
+    });
     expect(status, stderr).toBe(0);
     const file = join(work, 'rendered-download-values.yaml');
     await writeFile(file, find(objects, 'ConfigMap', 'docs-airlock')!.data!['values.yaml']!);
@@ -113,12 +146,22 @@ describe('helm chart deploy/helm/airlock', () => {
     const { status, objects, stderr } = await renderWith({
       staticExport: { bundleUrl: 'https://bucket.example/docs-2026-05-01.airlock' },
       mirror: { enabled: true, tokensSecret: 'mirror-tokens', secretSecret: 'mirror-secret', publicUrl: 'http://mirror.internal' },
-      metrics: { serviceMonitor: { enabled: true, labels: { release: 'prom' } } }, trust: { existingSecret: 'release-keys' }, replicaCount: 5,
+      metrics: { serviceMonitor: { enabled: true, labels: { release: 'prom' } } },
+      trust: { existingSecret: 'release-keys' },
+      replicaCount: 5,
     });
     expect(status, stderr).toBe(0);
     validateAll(objects);
     const kinds = objects.map((o) => `${o.kind}/${o.metadata.name}`).sort();
-    expect(kinds).toEqual(expect.arrayContaining(['Deployment/docs-airlock-mirror', 'PersistentVolumeClaim/docs-airlock-mirror', 'Service/docs-airlock-mirror', 'ServiceMonitor/docs-airlock', 'ConfigMap/docs-airlock-mirror']));
+    expect(kinds).toEqual(
+      expect.arrayContaining([
+        'Deployment/docs-airlock-mirror',
+        'PersistentVolumeClaim/docs-airlock-mirror',
+        'Service/docs-airlock-mirror',
+        'ServiceMonitor/docs-airlock',
+        'ConfigMap/docs-airlock-mirror',
+      ]),
+    );
     const sm = find(objects, 'ServiceMonitor', 'docs-airlock')!;
     expect((sm.spec!.endpoints as Array<{ path: string }>)[0]!.path).toBe('/_airlock/metrics');
     const dep = new apps.Deployment(find(objects, 'Deployment', 'docs-airlock') as never);
@@ -128,20 +171,36 @@ describe('helm chart deploy/helm/airlock', () => {
     await writeFile(file, find(objects, 'ConfigMap', 'docs-airlock-mirror')!.data!['values.yaml']!);
     const loaded = await loadValues(file);
     expect(loaded.warnings).toEqual([]);
-    expect(loaded.values.mirror).toMatchObject({ enabled: true, tokensFile: '/etc/airlock-mirror/tokens/tokens', secretFile: '/etc/airlock-mirror/secret/secret' });
+    expect(loaded.values.mirror).toMatchObject({
+      enabled: true,
+      tokensFile: '/etc/airlock-mirror/tokens/tokens',
+      secretFile: '/etc/airlock-mirror/secret/secret',
+    });
   });
 
-  it('a fleet: replicas follow this release\'s mirror with a token from a Secret, over HTTPS from a TLS Secret; airlock reads the values it renders', async () => {
+  it("a fleet: replicas follow this release's mirror with a token from a Secret, over HTTPS from a TLS Secret; airlock reads the values it renders", async () => {
     const { status, objects, stderr } = await renderWith({
-      mirror: { enabled: true, tokensSecret: 'mirror-tokens' }, follow: { enabled: true, tokenSecret: 'follow-token', pollSeconds: 1.5 },
-      skewGraceSeconds: 120, tls: { secretName: 'docs-tls' }, trust: { existingSecret: 'release-keys' },
+      mirror: { enabled: true, tokensSecret: 'mirror-tokens' },
+      follow: { enabled: true, tokenSecret: 'follow-token', pollSeconds: 1.5 },
+      skewGraceSeconds: 120,
+      tls: { secretName: 'docs-tls' },
+      trust: { existingSecret: 'release-keys' },
     });
     expect(status, stderr).toBe(0);
     validateAll(objects);
     const dep = new apps.Deployment(find(objects, 'Deployment', 'docs-airlock') as never);
     const pod = dep.spec!.template.spec!;
     const c = pod.containers[0]!;
-    expect(c.args).toEqual(['serve', '--values', '/etc/airlock/values.yaml', '--metrics', '--tls-cert', '/etc/airlock-tls/tls.crt', '--tls-key', '/etc/airlock-tls/tls.key']);
+    expect(c.args).toEqual([
+      'serve',
+      '--values',
+      '/etc/airlock/values.yaml',
+      '--metrics',
+      '--tls-cert',
+      '/etc/airlock-tls/tls.crt',
+      '--tls-key',
+      '/etc/airlock-tls/tls.key',
+    ]);
     for (const probe of [c.readinessProbe!, c.livenessProbe!, c.startupProbe!]) expect(probe.httpGet!.scheme).toBe('HTTPS');
     expect(pod.volumes!.find((v) => v.name === 'tls')!.secret!.secretName).toBe('docs-tls');
     expect(pod.volumes!.find((v) => v.name === 'follow-token')!.secret).toMatchObject({ secretName: 'follow-token', items: [{ key: 'token', path: 'token' }] });
@@ -150,10 +209,13 @@ describe('helm chart deploy/helm/airlock', () => {
     await writeFile(file, find(objects, 'ConfigMap', 'docs-airlock')!.data!['values.yaml']!);
     const loaded = await loadValues(file);
     expect(loaded.warnings).toEqual([]);
-    expect(loaded.values).toMatchObject({ skewGraceSeconds: 120, follow: { url: 'http://docs-airlock-mirror.docs.svc', tokenFile: '/etc/airlock-follow/token', pollSeconds: 1.5, allowUnsigned: false } });
+    expect(loaded.values).toMatchObject({
+      skewGraceSeconds: 120,
+      follow: { url: 'http://docs-airlock-mirror.docs.svc', tokenFile: '/etc/airlock-follow/token', pollSeconds: 1.5, allowUnsigned: false },
+    });
   });
 
-  it('follow.enabled with neither follow.url nor the release\'s mirror fails to render, naming both', async () => {
+  it("follow.enabled with neither follow.url nor the release's mirror fails to render, naming both", async () => {
     const r = await renderWith({ follow: { enabled: true, tokenSecret: 't' } });
     expect(r.status).not.toBe(0);
     expect(r.stderr).toMatch(/follow\.url.*mirror\.enabled/);
@@ -162,14 +224,17 @@ describe('helm chart deploy/helm/airlock', () => {
     expect(find(ok.objects, 'ConfigMap', 'docs-airlock')!.data!['values.yaml']).toContain('url: "http://mirror.internal:8080"');
   });
 
-  it('inline trust keys become a ConfigMap mounted as the store\'s trusted-keys/', async () => {
-    const { status, objects, stderr } = await renderWith({ staticExport: { bundleUrl: 'https://bucket.example/docs.airlock' }, trust: { keys: { 'release.pub': '-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA\n-----END PUBLIC KEY-----\n' } } });
+  it("inline trust keys become a ConfigMap mounted as the store's trusted-keys/", async () => {
+    const { status, objects, stderr } = await renderWith({
+      staticExport: { bundleUrl: 'https://bucket.example/docs.airlock' },
+      trust: { keys: { 'release.pub': '-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA\n-----END PUBLIC KEY-----\n' } },
+    });
     expect(status, stderr).toBe(0);
     validateAll(objects);
     expect(find(objects, 'ConfigMap', 'docs-airlock-trust')!.data!['release.pub']).toContain('BEGIN PUBLIC KEY');
   });
 
-  it('without a bundle to serve the render fails with what to set (each replica\'s store starts empty: no crash-looping pods)', async () => {
+  it("without a bundle to serve the render fails with what to set (each replica's store starts empty: no crash-looping pods)", async () => {
     for (const values of [{}, { staticExport: { enabled: false }, trust: { existingSecret: 'k' } }, { trust: { existingSecret: 'k' } }]) {
       const r = await renderWith(values);
       expect(r.status, JSON.stringify(values)).not.toBe(0);
@@ -179,7 +244,12 @@ describe('helm chart deploy/helm/airlock', () => {
   });
 
   it('a raw export archive needs staticExport.allowUnsigned spelled out (airlock refuses it unsigned), query strings of presigned links included', async () => {
-    for (const url of ['https://bucket.example/export.tar.gz', 'https://bucket.example/a/export.TGZ?X-Amz-Signature=abc', 'https://bucket.example/export.zip', 'https://bucket.example/export.tar']) {
+    for (const url of [
+      'https://bucket.example/export.tar.gz',
+      'https://bucket.example/a/export.TGZ?X-Amz-Signature=abc',
+      'https://bucket.example/export.zip',
+      'https://bucket.example/export.tar',
+    ]) {
       const r = await renderWith({ staticExport: { bundleUrl: url }, trust: { existingSecret: 'release-keys' } });
       expect(r.status, url).not.toBe(0);
       expect(r.stderr).toMatch(/raw export archive.*unsigned.*staticExport\.allowUnsigned=true/);
@@ -192,7 +262,11 @@ describe('helm chart deploy/helm/airlock', () => {
     const r = await renderWith({ staticExport: { bundleUrl: 'https://bucket.example/docs.airlock' } });
     expect(r.status).not.toBe(0);
     expect(r.stderr).toMatch(/trust\.existingSecret.*trust\.existingConfigMap.*trust\.keys/);
-    for (const trust of [{ existingSecret: 's' }, { existingConfigMap: 'c' }, { keys: { 'r.pub': '-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA\n-----END PUBLIC KEY-----\n' } }]) {
+    for (const trust of [
+      { existingSecret: 's' },
+      { existingConfigMap: 'c' },
+      { keys: { 'r.pub': '-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA\n-----END PUBLIC KEY-----\n' } },
+    ]) {
       const ok = await renderWith({ staticExport: { bundleUrl: 'https://bucket.example/docs.airlock' }, trust });
       expect(ok.status, ok.stderr).toBe(0);
     }
@@ -201,8 +275,12 @@ describe('helm chart deploy/helm/airlock', () => {
     expect(follow.stderr).toMatch(/follow\.allowUnsigned/);
   });
 
-  it('the emptyDir is the store itself, so the trust keys mounted inside it leave it writable for the pod\'s user', async () => {
-    const { objects } = await renderWith({ staticExport: { bundleUrl: 'https://bucket.example/docs.airlock' }, trust: { existingSecret: 'release-keys' }, mirror: { enabled: true, tokensSecret: 'm' } });
+  it("the emptyDir is the store itself, so the trust keys mounted inside it leave it writable for the pod's user", async () => {
+    const { objects } = await renderWith({
+      staticExport: { bundleUrl: 'https://bucket.example/docs.airlock' },
+      trust: { existingSecret: 'release-keys' },
+      mirror: { enabled: true, tokensSecret: 'm' },
+    });
     for (const name of ['docs-airlock', 'docs-airlock-mirror']) {
       const dep = new apps.Deployment(find(objects, 'Deployment', name) as never);
       const mounts = dep.spec!.template.spec!.containers[0]!.volumeMounts!;
@@ -232,7 +310,7 @@ describe('helm chart deploy/helm/airlock', () => {
     [{ follow: { url: 'file:///etc/passwd' } }, 'url'],
     [{ skewGraceSeconds: -1 }, 'skewGraceSeconds'],
     [{ tls: { secretName: 7 } }, 'secretName'],
-  ])('a values file with wrong types is refused by the chart\'s schema: %j', async (values, key) => {
+  ])("a values file with wrong types is refused by the chart's schema: %j", async (values, key) => {
     const r = await renderWith(values);
     expect(r.status).not.toBe(0);
     expect(r.stderr).toContain(key);

@@ -24,7 +24,11 @@ async function call(method: 'GET' | 'POST', path: string, o: { key?: string; bod
   const text = await res.body.text();
   return { status: res.statusCode, headers: res.headers, text, json: () => JSON.parse(text) as Record<string, unknown> };
 }
-const ask = (text: string, extra: Record<string, unknown> = {}) => ({ fp: 'fp', messages: [{ id: 'm', role: 'user', parts: [{ type: 'text', text }] }], ...extra });
+const ask = (text: string, extra: Record<string, unknown> = {}) => ({
+  fp: 'fp',
+  messages: [{ id: 'm', role: 'user', parts: [{ type: 'text', text }] }],
+  ...extra,
+});
 
 describe('export API', () => {
   it('admin auth: missing → 401, assistant key → 403, unknown → 401; every answer is {error}', async () => {
@@ -37,7 +41,9 @@ describe('export API', () => {
 
   it('unknown domain → 404, invalid body → 400 naming the field, unknown route → 404 {error}', async () => {
     const k = emu.keys.admin;
-    expect((await call('POST', '/v1/static-export/jobs', { key: k, body: { domain: 'nope.example.com' } })).json().error).toBe('domain not found: nope.example.com');
+    expect((await call('POST', '/v1/static-export/jobs', { key: k, body: { domain: 'nope.example.com' } })).json().error).toBe(
+      'domain not found: nope.example.com',
+    );
     const bad = await call('POST', '/v1/static-export/jobs', { key: k, body: { domian: 'x' } });
     expect(bad.status).toBe(400);
     expect(bad.json().error).toMatch(/domain/);
@@ -79,15 +85,30 @@ describe('assistant and search', () => {
     expect(r.status).toBe(200);
     expect(r.headers['content-type']).toMatch(/^text\/event-stream/);
     expect(r.headers['x-vercel-ai-ui-message-stream']).toBe('v1');
-    const events = r.text.split('\n\n').filter(Boolean).map((e) => e.replace(/^data: /, ''));
+    const events = r.text
+      .split('\n\n')
+      .filter(Boolean)
+      .map((e) => e.replace(/^data: /, ''));
     expect(events.at(-1)).toBe('[DONE]');
     const chunks = events.slice(0, -1).map((e) => JSON.parse(e) as { type: string; url?: string });
-    expect(chunks.map((c) => c.type).filter((t) => t !== 'text-delta')).toEqual(['start', 'start-step', 'source-url', 'text-start', 'text-end', 'finish-step', 'finish']);
+    expect(chunks.map((c) => c.type).filter((t) => t !== 'text-delta')).toEqual([
+      'start',
+      'start-step',
+      'source-url',
+      'text-start',
+      'text-end',
+      'finish-step',
+      'finish',
+    ]);
     expect(chunks.find((c) => c.type === 'source-url')!.url).toBe('https://docs.example.com/guide/tokens');
   });
 
   it('an invalid request gets 400 listing every problem', async () => {
-    const body = { messages: [{ id: 'm', role: 'user', parts: [{ type: 'video', text: 'x' }] }], currentPath: 'x'.repeat(201), context: [{ type: 'file', value: 1 }] };
+    const body = {
+      messages: [{ id: 'm', role: 'user', parts: [{ type: 'video', text: 'x' }] }],
+      currentPath: 'x'.repeat(201),
+      context: [{ type: 'file', value: 1 }],
+    };
     const r = await call('POST', '/discovery/v2/assistant/docs.example.com/message', { key: emu.keys.assistant, body });
     expect(r.status).toBe(400);
     const paths = (r.json().problems as { path: string }[]).map((p) => p.path);
@@ -97,7 +118,9 @@ describe('assistant and search', () => {
   it('search answers from the fixture pages (GET and POST)', async () => {
     const g = (await call('GET', '/discovery/v2/search/docs.example.com?q=install', { key: emu.keys.assistant })).json() as { results: { path: string }[] };
     expect(g.results[0]!.path).toBe('guide/install.html');
-    const p = (await call('POST', '/discovery/v2/search/docs.example.com', { key: emu.keys.assistant, body: { query: 'tokens' } })).json() as { results: { path: string }[] };
+    const p = (await call('POST', '/discovery/v2/search/docs.example.com', { key: emu.keys.assistant, body: { query: 'tokens' } })).json() as {
+      results: { path: string }[];
+    };
     expect(p.results[0]!.path).toBe('guide/tokens.html');
     expect((await call('GET', '/discovery/v2/search/docs.example.com?q=x', { key: emu.keys.admin })).status).toBe(403);
   });

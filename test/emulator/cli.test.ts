@@ -9,7 +9,9 @@ import { until } from '../helpers/wait.js';
 afterEach(() => stopAll());
 
 /** Start `airlock emulate`, wait for its banner, and collect everything it prints; `stop` sends a signal and resolves with the exit code. */
-async function emulate(extra: string[] = []): Promise<{ out: () => string; url: string; adminFile: string; assistantFile: string; stop(sig: NodeJS.Signals): Promise<number | null> }> {
+async function emulate(
+  extra: string[] = [],
+): Promise<{ out: () => string; url: string; adminFile: string; assistantFile: string; stop(sig: NodeJS.Signals): Promise<number | null> }> {
   const p = startAirlock(['emulate', '--port', '0', ...extra]);
   const out = () => p.stdout() + p.stderr();
   await until(() => out().includes('try:'), { timeoutMs: 5000, intervalMs: 25 }).catch(() => undefined);
@@ -17,7 +19,16 @@ async function emulate(extra: string[] = []): Promise<{ out: () => string; url: 
   const adminFile = /admin key file:\s+(\S+)/.exec(out())?.[1];
   const assistantFile = /assistant key file:\s+(\S+)/.exec(out())?.[1];
   if (!url || !adminFile || !assistantFile) throw new Error(`no banner: ${out()}`);
-  return { out, url, adminFile, assistantFile, stop: async (sig) => { p.kill(sig); return (await p.exit()).code; } };
+  return {
+    out,
+    url,
+    adminFile,
+    assistantFile,
+    stop: async (sig) => {
+      p.kill(sig);
+      return (await p.exit()).code;
+    },
+  };
 }
 
 describe('airlock emulate', () => {
@@ -30,8 +41,16 @@ describe('airlock emulate', () => {
     expect(assistantKey).toMatch(/^svc_dsc_/);
     const c = new ServiceClient({ baseUrl: e.url, adminKey, assistantKey });
     const job = await c.startExport('docs.example.com');
-    const status = job.status === 'completed' ? job.status
-      : await until(async () => { const st = (await c.getExport(job.jobId)).status; return st === 'completed' && st; }, { timeoutMs: 5000, intervalMs: 50 }).catch(() => 'not completed');
+    const status =
+      job.status === 'completed'
+        ? job.status
+        : await until(
+            async () => {
+              const st = (await c.getExport(job.jobId)).status;
+              return st === 'completed' && st;
+            },
+            { timeoutMs: 5000, intervalMs: 50 },
+          ).catch(() => 'not completed');
     expect(status).toBe('completed');
     const link = await c.getBundle(job.jobId);
     expect(link.sizeBytes).toBeGreaterThan(1000);
@@ -85,7 +104,7 @@ describe('airlock emulate', () => {
     }
   });
 
-  it('--keys-dir never replaces or removes the user\'s files, and never follows a link: an existing admin.key, a link, a loop, a dangling link, a file are exit 2 in words', async () => {
+  it("--keys-dir never replaces or removes the user's files, and never follows a link: an existing admin.key, a link, a loop, a dangling link, a file are exit 2 in words", async () => {
     const base = mkdtempSync(join(tmpdir(), 'airlock-keysdir-hostile-'));
     try {
       const own = join(base, 'own');

@@ -56,7 +56,12 @@ describe('emulated object storage', () => {
       parser.on('end', resolve).on('error', reject);
       Readable.from([r.body]).pipe(parser as unknown as NodeJS.WritableStream);
     });
-    expect(names.filter((n) => !n.endsWith('/')).sort()).toEqual(['site/_next/static/app.js', 'site/guide/install.html', 'site/guide/tokens.html', 'site/index.html']);
+    expect(names.filter((n) => !n.endsWith('/')).sort()).toEqual([
+      'site/_next/static/app.js',
+      'site/guide/install.html',
+      'site/guide/tokens.html',
+      'site/index.html',
+    ]);
   });
 
   it('a zip domain gets export.zip', async () => {
@@ -98,7 +103,12 @@ describe('emulated object storage', () => {
     const sig = new URL(link.bundleUrl).searchParams.get('X-Amz-Signature')!;
     const flipped = sig.slice(0, -1) + (sig.endsWith('0') ? '1' : '0');
     const other = link.bundleUrl.replace(/\/bundle\.tar\.gz\?/, '/secret.tar.gz?');
-    for (const url of [tamper(link.bundleUrl, 'X-Amz-Expires', '604800'), tamper(link.bundleUrl, 'X-Amz-Signature', flipped), other, link.bundleUrl.split('?')[0]!]) {
+    for (const url of [
+      tamper(link.bundleUrl, 'X-Amz-Expires', '604800'),
+      tamper(link.bundleUrl, 'X-Amz-Signature', flipped),
+      other,
+      link.bundleUrl.split('?')[0]!,
+    ]) {
       const r = await get(url);
       expect(r.status, url).toBe(403);
       expect(r.body.toString()).toContain('<Code>SignatureDoesNotMatch</Code>');
@@ -138,7 +148,10 @@ describe('emulated object storage', () => {
     let got = 0;
     const err = await (async () => {
       for await (const c of res.body) got += (c as Buffer).length;
-    })().then(() => null, (e: unknown) => e);
+    })().then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(err).toBeTruthy();
     expect(got).toBe(100);
     expect(emu.state.objectRequests.at(-1)!.bytesSent).toBe(100);

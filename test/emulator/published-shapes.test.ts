@@ -18,8 +18,15 @@ let clock = Date.now();
 beforeAll(async () => {
   site = tinySite();
   emu = await startEmulator({
-    sites: { 'docs.example.com': { dir: site.dir } }, timings: FAST, agentJobMs: 60, now: () => clock,
-    agentJobs: [{ projectId: 'p1', id: 'agj_ok', outcome: 'completed' }, { projectId: 'p1', id: 'agj_bad', outcome: 'failed' }, { projectId: 'p1', id: 'agj_old', outcome: 'archived' }],
+    sites: { 'docs.example.com': { dir: site.dir } },
+    timings: FAST,
+    agentJobMs: 60,
+    now: () => clock,
+    agentJobs: [
+      { projectId: 'p1', id: 'agj_ok', outcome: 'completed' },
+      { projectId: 'p1', id: 'agj_bad', outcome: 'failed' },
+      { projectId: 'p1', id: 'agj_old', outcome: 'archived' },
+    ],
   });
 });
 afterAll(async () => {
@@ -125,7 +132,11 @@ describe('emulator: the published static-export shapes, field for field', () => 
       expect(r.json.error).toBeTypeOf('string');
     }
     emu.setFaults({ staticExportDisabled: true });
-    for (const [m, path] of [['POST', '/v1/static-export/jobs'], ['GET', '/v1/static-export/jobs/se_0000000000000000'], ['POST', '/v1/static-export/jobs/se_0000000000000000/bundle']] as const) {
+    for (const [m, path] of [
+      ['POST', '/v1/static-export/jobs'],
+      ['GET', '/v1/static-export/jobs/se_0000000000000000'],
+      ['POST', '/v1/static-export/jobs/se_0000000000000000/bundle'],
+    ] as const) {
       const r = await call(m, path, { body: { domain: 'docs.example.com' } });
       expect(r).toEqual({ status: 403, json: { error: 'static export is not enabled for this organization' } });
     }
@@ -184,10 +195,18 @@ describe('emulator: the published agent-job shape', () => {
   });
 
   it('the control endpoint makes a job with a chosen id and outcome; bad seeds are 400', async () => {
-    const r = await request(`${emu.url}/_emulator/agent-jobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ projectId: 'p9', id: 'agj_mine', outcome: 'failed' }) });
+    const r = await request(`${emu.url}/_emulator/agent-jobs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ projectId: 'p9', id: 'agj_mine', outcome: 'failed' }),
+    });
     expect(r.statusCode).toBe(201);
     expect(await r.body.json()).toEqual({ projectId: 'p9', id: 'agj_mine' });
-    const bad = await request(`${emu.url}/_emulator/agent-jobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ projectId: 'p9', id: '../x' }) });
+    const bad = await request(`${emu.url}/_emulator/agent-jobs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ projectId: 'p9', id: '../x' }),
+    });
     expect(bad.statusCode).toBe(400);
     await bad.body.dump();
   });

@@ -10,10 +10,26 @@ const job = { jobId: 'j', domain: 'd', createdAt: 0, fail: false, pages: 40 };
 
 describe('job lifecycle', () => {
   it('queued → running with growing progress and pages → completed', () => {
-    expect(jobView(job, 50, T)).toEqual({ jobId: 'j', status: 'queued', progress: 0, pageCount: 0, createdAt: new Date(0).toISOString(), updatedAt: new Date(0).toISOString(), error: null });
+    expect(jobView(job, 50, T)).toEqual({
+      jobId: 'j',
+      status: 'queued',
+      progress: 0,
+      pageCount: 0,
+      createdAt: new Date(0).toISOString(),
+      updatedAt: new Date(0).toISOString(),
+      error: null,
+    });
     expect(jobView(job, 600, T)).toMatchObject({ status: 'running', progress: 50, pageCount: 20 });
     expect(jobView(job, 1099, T).progress).toBeLessThan(100);
-    expect(jobView(job, 1100, T)).toEqual({ jobId: 'j', status: 'completed', progress: 100, pageCount: 40, createdAt: new Date(0).toISOString(), updatedAt: new Date(1100).toISOString(), error: null });
+    expect(jobView(job, 1100, T)).toEqual({
+      jobId: 'j',
+      status: 'completed',
+      progress: 100,
+      pageCount: 40,
+      createdAt: new Date(0).toISOString(),
+      updatedAt: new Date(1100).toISOString(),
+      error: null,
+    });
     expect(jobView({ ...job, pages: null }, 1100, T).pageCount).toBe(0);
   });
   it('a failing job fails halfway with an error text', () => {

@@ -15,8 +15,16 @@ describe('vendor table matching', () => {
   });
 
   it('does not match look-alike hosts, same-origin assets or unparsable URLs', () => {
-    for (const u of ['https://notgoogle-analytics.com/x.js', 'https://plausible.io.example.org/js/script.js', '/_next/static/chunks/main.js',
-      '/js/posthog.com.js', 'http://[::1', '', 'https://cdn.example.org/matomo.json', 'https://docs.example.org/guides/matomo.js.html']) {
+    for (const u of [
+      'https://notgoogle-analytics.com/x.js',
+      'https://plausible.io.example.org/js/script.js',
+      '/_next/static/chunks/main.js',
+      '/js/posthog.com.js',
+      'http://[::1',
+      '',
+      'https://cdn.example.org/matomo.json',
+      'https://docs.example.org/guides/matomo.js.html',
+    ]) {
       expect(vendorForUrl(u), u).toBeUndefined();
     }
   });
@@ -37,7 +45,7 @@ describe('hide selectors', () => {
     expect(checkSelector(' nav > .search ')).toBe('nav > .search');
   });
 
-  it('overrides replace a feature\'s defaults; the style hides only features that are off', () => {
+  it("overrides replace a feature's defaults; the style hides only features that are off", () => {
     expect(widgetsFor('search', { search: { selectors: ['.my-search'] } }).selectors).toEqual(['.my-search']);
     const style = hideStyle(resolveFeatures({ deployment: 'client-hosted', enable: ['search'] }), { assistant: { selectors: ['.bot'] } })!;
     expect(style.code).toContain('.bot');

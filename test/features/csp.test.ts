@@ -1,8 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { EXIT, UsageError } from '../../src/errors.js';
-import {
-  ANALYTICS_VENDORS, DEPLOYMENTS, cspFor, featuresDocument, featuresScript, resolveFeatures, transformHtmlDetailed,
-} from '../../src/features/index.js';
+import { ANALYTICS_VENDORS, DEPLOYMENTS, cspFor, featuresDocument, featuresScript, resolveFeatures, transformHtmlDetailed } from '../../src/features/index.js';
 import { directive, fixturePages, metaFlags, scriptFlags, sha256Source } from './helpers.js';
 
 const ORIGINS = {

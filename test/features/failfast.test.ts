@@ -11,7 +11,15 @@ describe('fail fast for features that are off', () => {
   });
 
   it('leaves site pages alone, also pages that merely live under /discovery/', () => {
-    for (const p of ['/', '/index.html', '/discovery', '/discovery/intro', '/docs/discovery/v2/search', '/discoveryv2/search', '/_next/static/chunks/assistant-b03338ff.js']) {
+    for (const p of [
+      '/',
+      '/index.html',
+      '/discovery',
+      '/discovery/intro',
+      '/docs/discovery/v2/search',
+      '/discoveryv2/search',
+      '/_next/static/chunks/assistant-b03338ff.js',
+    ]) {
       expect(featureForPath('GET', p), p).toBeNull();
     }
   });

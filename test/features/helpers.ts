@@ -32,7 +32,13 @@ export function inlineScripts(html: string): Array<{ attrs: string; text: string
 export function metaFlags(html: string): unknown {
   const m = /<meta name="airlock-features" content="([^"]*)">/.exec(html);
   if (!m) throw new Error('no airlock-features meta');
-  return JSON.parse(m[1]!.replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&'));
+  return JSON.parse(
+    m[1]!
+      .replace(/&quot;/g, '"')
+      .replace(/&lt;/g, '<')
+      .replace(/&gt;/g, '>')
+      .replace(/&amp;/g, '&'),
+  );
 }
 
 export function scriptFlags(html: string): unknown {
@@ -43,7 +49,10 @@ export function scriptFlags(html: string): unknown {
 
 /** A directive's source list from a CSP header value. */
 export function directive(csp: string, name: string): string[] {
-  const d = csp.split(';').map((s) => s.trim().split(/\s+/)).find((p) => p[0] === name);
+  const d = csp
+    .split(';')
+    .map((s) => s.trim().split(/\s+/))
+    .find((p) => p[0] === name);
   if (!d) throw new Error(`no ${name} in ${csp}`);
   return d.slice(1);
 }

@@ -51,10 +51,22 @@ describe('vendor mapping in the page transform', () => {
       expect(out.match(/window\.__AIRLOCK_FEATURES__=/g), implied).toHaveLength(1);
     }
     // never inside an svg's foreign content
-    const svg = (await transformHtmlDetailed('<!doctype html><p>intro</p><svg><title>icon</title></svg>', { features: AIR.features, deployment: AIR.deployment, vendorMap })).html.toString();
+    const svg = (
+      await transformHtmlDetailed('<!doctype html><p>intro</p><svg><title>icon</title></svg>', {
+        features: AIR.features,
+        deployment: AIR.deployment,
+        vendorMap,
+      })
+    ).html.toString();
     expect(svg.indexOf('airlock-features')).toBeLessThan(svg.indexOf('<svg>'));
     // an explicit head or body still gets it inside, at its start
-    const explicit = (await transformHtmlDetailed('<html><head><title>T</title></head><body><script>run()</script></body></html>', { features: AIR.features, deployment: AIR.deployment, vendorMap })).html.toString();
+    const explicit = (
+      await transformHtmlDetailed('<html><head><title>T</title></head><body><script>run()</script></body></html>', {
+        features: AIR.features,
+        deployment: AIR.deployment,
+        vendorMap,
+      })
+    ).html.toString();
     expect(explicit).toMatch(/^<html><head><meta name="airlock-features"/);
   });
 
@@ -135,18 +147,20 @@ describe('relative stylesheet references (vendoring), resolved against the page 
 });
 
 describe('run-time loads of vendored URLs (/_airlock/vendor-map.js)', () => {
-  it('the map script goes first in <head>, after airlock\'s flags and before the site\'s scripts, only when third-party URLs are carried', async () => {
+  it("the map script goes first in <head>, after airlock's flags and before the site's scripts, only when third-party URLs are carried", async () => {
     const html = '<!DOCTYPE html><html><head><script>site()</script></head><body></body></html>';
     const out = (await transformHtmlDetailed(html, { features: AIR.features, deployment: AIR.deployment, vendorMap })).html.toString();
     const tag = '<script src="/_airlock/vendor-map.js" data-airlock="vendor-map"></script>';
     expect(out.indexOf(tag)).toBeGreaterThan(out.indexOf('__AIRLOCK_FEATURES__'));
     expect(out.indexOf(tag)).toBeLessThan(out.indexOf('site()'));
     for (const m of [undefined, {}, { '/css/site.css': S }] as Array<Record<string, string> | undefined>) {
-      expect((await transformHtmlDetailed(html, { features: AIR.features, deployment: AIR.deployment, ...(m ? { vendorMap: m } : {}) })).html.toString()).not.toContain('vendor-map');
+      expect(
+        (await transformHtmlDetailed(html, { features: AIR.features, deployment: AIR.deployment, ...(m ? { vendorMap: m } : {}) })).html.toString(),
+      ).not.toContain('vendor-map');
     }
   });
 
-  it('vendorMapScript: the carried https URLs → their copies (not the site stylesheets\' paths), markup-safe; none without third-party URLs', () => {
+  it("vendorMapScript: the carried https URLs → their copies (not the site stylesheets' paths), markup-safe; none without third-party URLs", () => {
     const file = (urls: string[], site: string[] = []) => ({ path: `vendor/${'d'.repeat(64)}.js`, file: '/x', size: 1, sha256: 'd'.repeat(64), urls, site });
     expect(vendorMapScript([])).toBeNull();
     expect(vendorMapScript([file([], ['css/site.css'])])).toBeNull();

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import {
-  ANALYTICS_VENDORS, cspFor, featuresDocument, featuresScript, resolveFeatures, transformHtml, transformHtmlDetailed,
+  ANALYTICS_VENDORS,
+  cspFor,
+  featuresDocument,
+  featuresScript,
+  resolveFeatures,
+  transformHtml,
+  transformHtmlDetailed,
   type ResolvedFeatures,
 } from '../../src/features/index.js';
 import { fixturePages, inlineScripts, metaFlags, scriptFlags, sha256Source } from './helpers.js';
@@ -55,7 +61,7 @@ describe('transformHtml on the committed fixture site', () => {
     expect(out).not.toContain('data-airlock="hide"');
   });
 
-  it("the flags go first in <head>", async () => {
+  it('the flags go first in <head>', async () => {
     const [, bytes] = pages.find(([p]) => p === 'index.html')!;
     const out = (await transformHtml(bytes, ctx(AIR))).toString();
     expect(out).toMatch(/<head><meta name="airlock-features" [^>]*><script>window\.__AIRLOCK_FEATURES__=/);
@@ -81,7 +87,14 @@ describe('transformHtml on the committed fixture site', () => {
       const res = await transformHtmlDetailed(bytes, ctx(AIR));
       const out = res.html.toString();
       expect(bytes.toString(), path).toContain('id="search-bar"');
-      for (const gone of ['id="search-bar"', 'id="assistant-widget"', 'data-search-results', 'data-assistant-input', '/_next/static/chunks/search-', '/_next/static/chunks/assistant-']) {
+      for (const gone of [
+        'id="search-bar"',
+        'id="assistant-widget"',
+        'data-search-results',
+        'data-assistant-input',
+        '/_next/static/chunks/search-',
+        '/_next/static/chunks/assistant-',
+      ]) {
         expect(out, `${gone} in ${path}`).not.toContain(gone);
       }
       expect(res.removed.widget, path).toBeGreaterThanOrEqual(2);
@@ -100,13 +113,18 @@ describe('transformHtml on the committed fixture site', () => {
     expect(out).not.toContain('id="search-bar"');
     expect(out).not.toContain('/_next/static/chunks/search-');
     const cloud = (await transformHtml(bytes, ctx(resolveFeatures({ deployment: 'cloud' })))).toString();
-    for (const kept of ['id="search-bar"', 'id="assistant-widget"', '/_next/static/chunks/search-', '/_next/static/chunks/assistant-']) expect(cloud).toContain(kept);
+    for (const kept of ['id="search-bar"', 'id="assistant-widget"', '/_next/static/chunks/search-', '/_next/static/chunks/assistant-'])
+      expect(cloud).toContain(kept);
   });
 
   it('configured widgets: listed scripts and selectors go; a selector the streaming rewriter cannot match is still hidden', async () => {
-    const page = '<!DOCTYPE html><html><head><script src="/js/bot.js"></script><script src="/js/app.js"></script></head>' +
+    const page =
+      '<!DOCTYPE html><html><head><script src="/js/bot.js"></script><script src="/js/app.js"></script></head>' +
       '<body><aside class="bot">ask</aside><h2>t</h2><p class="after">x</p><p>y</p></body></html>';
-    const res = await transformHtmlDetailed(page, ctx(AIR, { hideSelectors: { assistant: { selectors: ['aside.bot', 'h2 + p'], scripts: [/^\/js\/bot\.js$/] } } }));
+    const res = await transformHtmlDetailed(
+      page,
+      ctx(AIR, { hideSelectors: { assistant: { selectors: ['aside.bot', 'h2 + p'], scripts: [/^\/js\/bot\.js$/] } } }),
+    );
     const out = res.html.toString();
     expect(out).not.toContain('<aside');
     expect(out).not.toContain('/js/bot.js');
@@ -118,7 +136,8 @@ describe('transformHtml on the committed fixture site', () => {
 });
 
 describe('resource hints to other origins', () => {
-  const page = '<!DOCTYPE html><html><head><title>t</title>' +
+  const page =
+    '<!DOCTYPE html><html><head><title>t</title>' +
     '<link rel="preconnect" href="https://fonts.gstatic.com" crossorigin>' +
     '<link rel="dns-prefetch" href="//cdn.jsdelivr.net">' +
     '<link rel="preload" as="font" type="font/woff2" href="https://fonts.gstatic.com/s/inter/v13/x.woff2" crossorigin>' +
@@ -146,7 +165,8 @@ describe('resource hints to other origins', () => {
 });
 
 describe('embeds and refreshes to other origins (air-gapped)', () => {
-  const page = '<!DOCTYPE html><html><head><title>t</title><meta http-equiv="refresh" content="0; url=https://old.example.com/docs">' +
+  const page =
+    '<!DOCTYPE html><html><head><title>t</title><meta http-equiv="refresh" content="0; url=https://old.example.com/docs">' +
     '<meta http-equiv="refresh" content="5; url=/docs/intro"></head><body>' +
     '<iframe src="https://www.youtube-nocookie.com/embed/abc" title="Product &quot;tour&quot;"></iframe>' +
     '<iframe src="/demo/embed.html" title="own"></iframe><embed src="//cdn.example.net/x.svg"><object data="https://cdn.example.net/y.pdf"></object>' +
@@ -157,7 +177,9 @@ describe('embeds and refreshes to other origins (air-gapped)', () => {
     const out = res.html.toString();
     expect(out).not.toMatch(/<iframe[^>]*youtube/);
     expect(out).toContain('<a href="https://www.youtube.com/watch?v=abc" rel="noreferrer" data-airlock="embed-link">Product &quot;tour&quot;</a>');
-    expect(out).toContain('<a href="https://cdn.example.net/y.pdf" rel="noreferrer" data-airlock="embed-removed">object (embedded from another site, not available here)</a>');
+    expect(out).toContain(
+      '<a href="https://cdn.example.net/y.pdf" rel="noreferrer" data-airlock="embed-removed">object (embedded from another site, not available here)</a>',
+    );
     expect(out).not.toMatch(/<embed|<object/);
     expect(out).toContain('<iframe src="/demo/embed.html" title="own"></iframe>');
     expect(out).not.toContain('url=https://old.example.com');
@@ -166,13 +188,15 @@ describe('embeds and refreshes to other origins (air-gapped)', () => {
   });
 
   it('a frame of javascript:, data: or another non-web scheme (entity- or tab-obfuscated too) becomes plain text, never a link and never an empty box', async () => {
-    const frames = '<iframe src="javascript:alert(1)" title="jsframe"></iframe><iframe src="JaVa&#x09;ScRiPt:alert(2)" title="jsframe2"></iframe>'
-      + '<iframe src="data:text/html,<script>alert(3)</script>" title="dataframe"></iframe><object data="javascript:alert(4)"></object><embed src="vbscript:x">';
+    const frames =
+      '<iframe src="javascript:alert(1)" title="jsframe"></iframe><iframe src="JaVa&#x09;ScRiPt:alert(2)" title="jsframe2"></iframe>' +
+      '<iframe src="data:text/html,<script>alert(3)</script>" title="dataframe"></iframe><object data="javascript:alert(4)"></object><embed src="vbscript:x">';
     const res = await transformHtmlDetailed(`<!DOCTYPE html><html><head></head><body>${frames}<iframe src="/own.html"></iframe></body></html>`, ctx(AIR));
     const out = res.html.toString();
     expect(out).not.toMatch(/<iframe[^>]*(javascript|ScRiPt|data:)|<object|<embed/i);
     expect(out).not.toMatch(/href="(javascript|data|vbscript):/i);
-    for (const t of ['jsframe', 'jsframe2', 'dataframe', 'object', 'embed']) expect(out).toContain(`<span data-airlock="embed-removed">${t} (embedded from another site, not available here)</span>`);
+    for (const t of ['jsframe', 'jsframe2', 'dataframe', 'object', 'embed'])
+      expect(out).toContain(`<span data-airlock="embed-removed">${t} (embedded from another site, not available here)</span>`);
     expect(out).toContain('<iframe src="/own.html"></iframe>');
     expect(res.removed).toMatchObject({ 'off-origin-embed': 5 });
   });
@@ -184,7 +208,7 @@ describe('embeds and refreshes to other origins (air-gapped)', () => {
   });
 });
 
-describe('transformHtml on each vendor\'s real-world tag shape', () => {
+describe("transformHtml on each vendor's real-world tag shape", () => {
   for (const s of VENDOR_SAMPLES) {
     it(`${s.vendor}: removed when analytics is off, kept when on`, async () => {
       const page = `<!DOCTYPE html><html><head><title>t</title>\n${s.html}\n</head><body><p>x</p></body></html>`;
@@ -199,17 +223,19 @@ describe('transformHtml on each vendor\'s real-world tag shape', () => {
     });
   }
 
-  it('a script with data-domain or data-website-id that is not a tracker\'s script name is kept', async () => {
-    const page = '<html><head><script defer data-domain="docs.example.com" src="/js/app.js"></script><script data-website-id="x" src="/assets/search.js"></script></head></html>';
+  it("a script with data-domain or data-website-id that is not a tracker's script name is kept", async () => {
+    const page =
+      '<html><head><script defer data-domain="docs.example.com" src="/js/app.js"></script><script data-website-id="x" src="/assets/search.js"></script></head></html>';
     const out = (await transformHtml(page, ctx(AIR))).toString();
     expect(out).toContain('src="/js/app.js"');
     expect(out).toContain('src="/assets/search.js"');
   });
 
   it('a tracker tag whose src is written with character references is judged as the browser reads it, and removed', async () => {
-    const page = '<html><head><script defer data-domain="docs.example.com" src="https://plausible.corp.example/js/scr&#105;pt.js"></script>'
-      + '<script data-website-id="x" src="https://umami.corp.example/script&#46;js"></script>'
-      + '<script src="https://www.google&#x2d;analytics.com/analytics.js"></script></head><body><p>x</p></body></html>';
+    const page =
+      '<html><head><script defer data-domain="docs.example.com" src="https://plausible.corp.example/js/scr&#105;pt.js"></script>' +
+      '<script data-website-id="x" src="https://umami.corp.example/script&#46;js"></script>' +
+      '<script src="https://www.google&#x2d;analytics.com/analytics.js"></script></head><body><p>x</p></body></html>';
     const out = (await transformHtml(page, ctx(AIR))).toString();
     expect(out).not.toContain('plausible.corp.example');
     expect(out).not.toContain('umami.corp.example');
@@ -237,7 +263,7 @@ describe('transformHtml on each vendor\'s real-world tag shape', () => {
     expect(res.removed['spoofed-flags']).toBe(1);
   });
 
-  it('an export\'s own CSP meta is dropped (it would intersect with and block the served policy)', async () => {
+  it("an export's own CSP meta is dropped (it would intersect with and block the served policy)", async () => {
     const out = (await transformHtml(nextPage(`<meta http-equiv="Content-Security-Policy" content="script-src 'none'">`), ctx(AIR))).toString();
     expect(out).not.toContain('http-equiv');
   });
@@ -254,10 +280,10 @@ describe('malformed HTML still produces a page', () => {
     ['stray closing tags', '</html></head><html><head></head></body></html></html><p>after'],
     ['no head, no body', '<p>just a fragment'],
     ['empty document', ''],
-    ['an inline analytics script cut off by end of file', '<html><head><script>gtag(\'config\',\'G-1\');'],
+    ['an inline analytics script cut off by end of file', "<html><head><script>gtag('config','G-1');"],
     ['an ordinary inline script cut off by end of file', '<html><head><script>var keep = 1;'],
     ['binary garbage', Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 7919 + 13) % 256))],
-    ['attribute soup', '<html><head><script src=https://www.googletagmanager.com/gtm.js?id=1 async<meta name=docs-api-base content=\'x"y\'></head>'],
+    ['attribute soup', "<html><head><script src=https://www.googletagmanager.com/gtm.js?id=1 async<meta name=docs-api-base content='x\"y'></head>"],
     ['nested heads', '<html><head><head><title>a</title></head><body><head></head></body></html>'],
   ];
   for (const [name, input] of cases) {

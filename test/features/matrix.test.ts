@@ -1,8 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { EXIT, UsageError } from '../../src/errors.js';
-import {
-  DEPLOYMENTS, FEATURES, FEATURE_KEY, MATRIX, featuresDocument, featuresJson, formatMatrix, resolveFeatures,
-} from '../../src/features/index.js';
+import { DEPLOYMENTS, FEATURES, FEATURE_KEY, MATRIX, featuresDocument, featuresJson, formatMatrix, resolveFeatures } from '../../src/features/index.js';
 
 function usageError(fn: () => unknown): UsageError {
   try {
@@ -34,10 +32,30 @@ describe('the deployment matrix (deployment types and features)', () => {
   });
 
   it('cloud: everything on; client-hosted: configurable ones off until enabled', () => {
-    expect(resolveFeatures({ deployment: 'cloud' }).features).toEqual({ search: true, assistant: true, analytics: true, apiPlayground: true, staticExport: true, localSearch: false });
-    expect(resolveFeatures({ deployment: 'client-hosted' }).features).toEqual({ search: false, assistant: false, analytics: false, apiPlayground: true, staticExport: true, localSearch: false });
-    expect(resolveFeatures({ deployment: 'client-hosted', enable: ['assistant,analytics'] }).features)
-      .toEqual({ search: false, assistant: true, analytics: true, apiPlayground: true, staticExport: true, localSearch: false });
+    expect(resolveFeatures({ deployment: 'cloud' }).features).toEqual({
+      search: true,
+      assistant: true,
+      analytics: true,
+      apiPlayground: true,
+      staticExport: true,
+      localSearch: false,
+    });
+    expect(resolveFeatures({ deployment: 'client-hosted' }).features).toEqual({
+      search: false,
+      assistant: false,
+      analytics: false,
+      apiPlayground: true,
+      staticExport: true,
+      localSearch: false,
+    });
+    expect(resolveFeatures({ deployment: 'client-hosted', enable: ['assistant,analytics'] }).features).toEqual({
+      search: false,
+      assistant: true,
+      analytics: true,
+      apiPlayground: true,
+      staticExport: true,
+      localSearch: false,
+    });
     expect(resolveFeatures({ enable: ['api-playground'] }).features.apiPlayground).toBe(true);
     expect(resolveFeatures({ enable: ['apiPlayground'] }).features.apiPlayground).toBe(true);
   });
@@ -77,8 +95,14 @@ describe('the deployment matrix (deployment types and features)', () => {
   });
 
   it('--disable turns off an on feature; static-export cannot be disabled; both flags at once is refused', () => {
-    expect(resolveFeatures({ deployment: 'cloud', disable: ['analytics', 'search'] }).features)
-      .toEqual({ search: false, assistant: true, analytics: false, apiPlayground: true, staticExport: true, localSearch: false });
+    expect(resolveFeatures({ deployment: 'cloud', disable: ['analytics', 'search'] }).features).toEqual({
+      search: false,
+      assistant: true,
+      analytics: false,
+      apiPlayground: true,
+      staticExport: true,
+      localSearch: false,
+    });
     expect(resolveFeatures({ deployment: 'air-gapped', disable: ['search'] }).features.search).toBe(false);
     const e = usageError(() => resolveFeatures({ deployment: 'cloud', disable: ['static-export'] }));
     expect(e.code).toBe('AIRLOCK_FEATURE_REQUIRED');
@@ -87,7 +111,10 @@ describe('the deployment matrix (deployment types and features)', () => {
   });
 
   it('featuresDocument keeps the contract key order whatever order the flags object has', () => {
-    const doc = featuresDocument({ deployment: 'cloud', features: { localSearch: true, staticExport: true, apiPlayground: false, analytics: true, assistant: false, search: true } });
+    const doc = featuresDocument({
+      deployment: 'cloud',
+      features: { localSearch: true, staticExport: true, apiPlayground: false, analytics: true, assistant: false, search: true },
+    });
     expect(Object.keys(doc)).toEqual(['deployment', 'features']);
     expect(Object.keys(doc.features)).toEqual(['search', 'assistant', 'analytics', 'apiPlayground', 'staticExport', 'localSearch']);
   });

@@ -20,8 +20,14 @@ async function serve(o: Partial<ObjectServerOptions> = {}) {
   return srv;
 }
 
-beforeEach(async () => { dir = await mkdtemp(join(tmpdir(), 'airlock-dl-')); });
-afterEach(async () => { await srv?.close(); srv = undefined; await rm(dir, { recursive: true, force: true }); });
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'airlock-dl-'));
+});
+afterEach(async () => {
+  await srv?.close();
+  srv = undefined;
+  await rm(dir, { recursive: true, force: true });
+});
 
 describe('download', () => {
   it('streams the object to the part with sha256 and md5, and never sends an Authorization header', async () => {
@@ -47,9 +53,18 @@ describe('download', () => {
   it('restarts from zero when If-Range says the object changed (200 to a Range request)', async () => {
     const changed = Buffer.concat([body.subarray(0, 100), randomBytes(5)]);
     // After the first (dropped) request the object is replaced: its ETag no longer matches If-Range.
-    const s = await serve({ dropAfter: (i) => (i === 0 ? 100_000 : undefined), statusFor: (i) => { if (i === 1) s.options.body = changed; return undefined; } });
+    const s = await serve({
+      dropAfter: (i) => (i === 0 ? 100_000 : undefined),
+      statusFor: (i) => {
+        if (i === 1) s.options.body = changed;
+        return undefined;
+      },
+    });
     const r = await download({ url: s.url, partPath: part(), retry: FAST });
-    expect(s.requests.map((q) => [q.range, q.status])).toEqual([[undefined, 200], ['bytes=100000-', 200]]);
+    expect(s.requests.map((q) => [q.range, q.status])).toEqual([
+      [undefined, 200],
+      ['bytes=100000-', 200],
+    ]);
     expect(r).toMatchObject({ sha256: sha(changed), size: 105 });
     expect((await readFile(part())).equals(changed)).toBe(true);
   });
@@ -58,7 +73,11 @@ describe('download', () => {
     const s = await serve({ dropAfter: (i) => (i === 0 ? 100_000 : undefined), rangeStartOverride: 50_000 });
     const r = await download({ url: s.url, partPath: part(), retry: FAST });
     // The misplaced 206 is not spliced in: the download starts over with a plain GET.
-    expect(s.requests.map((q) => [q.range, q.status])).toEqual([[undefined, 200], ['bytes=100000-', 206], [undefined, 200]]);
+    expect(s.requests.map((q) => [q.range, q.status])).toEqual([
+      [undefined, 200],
+      ['bytes=100000-', 206],
+      [undefined, 200],
+    ]);
     expect(r).toMatchObject({ sha256: sha(body), restarts: 1 });
   });
 
@@ -77,19 +96,36 @@ describe('download', () => {
   it('asks for a fresh link when the link expires mid-download and resumes from the same offset', async () => {
     let fresh = 0;
     // The first request's link expires while its body is in flight, and the connection drops.
-    const s = await serve({ dropAfter: (i) => { if (i === 0) { s.expireToken('t0'); return 200_000; } return undefined; } });
+    const s = await serve({
+      dropAfter: (i) => {
+        if (i === 0) {
+          s.expireToken('t0');
+          return 200_000;
+        }
+        return undefined;
+      },
+    });
     const r = await download({ url: s.url, partPath: part(), retry: FAST, getFreshUrl: async () => ({ url: s.linkFor(`t${++fresh}`) }) });
     expect(r.sha256).toBe(sha(body));
     expect(fresh).toBe(1);
-    expect(s.requests.map((q) => [q.token, q.status, q.range])).toEqual([['t0', 200, undefined], ['t0', 403, 'bytes=200000-'], ['t1', 206, 'bytes=200000-']]);
+    expect(s.requests.map((q) => [q.token, q.status, q.range])).toEqual([
+      ['t0', 200, undefined],
+      ['t0', 403, 'bytes=200000-'],
+      ['t1', 206, 'bytes=200000-'],
+    ]);
     expect(s.bytesSent).toBe(body.length);
   });
 
   it('renews a link whose expiresAt has already passed before sending any request with it', async () => {
     const s = await serve();
     s.expireToken('t0');
-    const r = await download({ url: s.url, expiresAt: new Date(Date.now() - 1000).toISOString(), partPath: part(), retry: FAST,
-      getFreshUrl: async () => ({ url: s.linkFor('t1'), expiresAt: new Date(Date.now() + 60_000) }) });
+    const r = await download({
+      url: s.url,
+      expiresAt: new Date(Date.now() - 1000).toISOString(),
+      partPath: part(),
+      retry: FAST,
+      getFreshUrl: async () => ({ url: s.linkFor('t1'), expiresAt: new Date(Date.now() + 60_000) }),
+    });
     expect(r.freshLinks).toBe(1);
     expect(s.requests.map((q) => q.token)).toEqual(['t1']);
   });
@@ -131,17 +167,21 @@ describe('download', () => {
     expect(existsSync(part())).toBe(false);
   });
 
-  it('the caller\'s check runs alongside the MD5 read-back; a wrong MD5 wins over its error (the transfer explains the bad bytes)', async () => {
+  it("the caller's check runs alongside the MD5 read-back; a wrong MD5 wins over its error (the transfer explains the bad bytes)", async () => {
     const good = await serve();
     const r = await download({ url: good.url, partPath: part(), retry: FAST, alongside: async (p) => (await readFile(p)).length });
     expect(r).toMatchObject({ alongside: body.length, md5: createHash('md5').update(body).digest('hex') });
     expect(r.bytesMs).toBeGreaterThanOrEqual(0);
     const bad = await serve({ etag: `"${'0'.repeat(32)}"` });
     await rm(part(), { force: true });
-    const err = await download({ url: bad.url, partPath: part(), retry: FAST, alongside: () => Promise.reject(new Error('scan failed')) }).catch((e: unknown) => e);
+    const err = await download({ url: bad.url, partPath: part(), retry: FAST, alongside: () => Promise.reject(new Error('scan failed')) }).catch(
+      (e: unknown) => e,
+    );
     expect(err).toMatchObject({ code: 'AIRLOCK_MD5_MISMATCH', exitCode: 4 });
     expect(existsSync(part())).toBe(false);
-    const scanErr = await download({ url: good.url, partPath: part(), retry: FAST, alongside: () => Promise.reject(new Error('scan failed')) }).catch((e: unknown) => e);
+    const scanErr = await download({ url: good.url, partPath: part(), retry: FAST, alongside: () => Promise.reject(new Error('scan failed')) }).catch(
+      (e: unknown) => e,
+    );
     expect(scanErr).toMatchObject({ message: 'scan failed' });
   });
 
@@ -171,7 +211,10 @@ describe('download', () => {
     const s = await serve({});
     const ac = new AbortController();
     ac.abort();
-    const err = (await download({ url: s.url, partPath: part(), signal: ac.signal, retry: FAST }).then(() => null, (e: unknown) => e)) as AirlockError;
+    const err = (await download({ url: s.url, partPath: part(), signal: ac.signal, retry: FAST }).then(
+      () => null,
+      (e: unknown) => e,
+    )) as AirlockError;
     expect(err).toMatchObject({ code: 'AIRLOCK_INTERRUPTED' });
     expect(err.message).toContain('nothing was downloaded yet');
     expect(err.message).not.toContain(part());
@@ -181,8 +224,16 @@ describe('download', () => {
   it('an interrupted run (abort) keeps the part and sidecar; the next run resumes from them without re-downloading', async () => {
     const s = await serve({ throttleBytesPer50ms: 64 * 1024 });
     const ac = new AbortController();
-    const first = download({ url: s.url, partPath: part(), jobId: 'j1', signal: ac.signal, retry: FAST,
-      onProgress: (p) => { if (p.bytes >= 200_000) ac.abort(); } });
+    const first = download({
+      url: s.url,
+      partPath: part(),
+      jobId: 'j1',
+      signal: ac.signal,
+      retry: FAST,
+      onProgress: (p) => {
+        if (p.bytes >= 200_000) ac.abort();
+      },
+    });
     await expect(first).rejects.toMatchObject({ code: 'AIRLOCK_INTERRUPTED' });
     const kept = (await stat(part())).size;
     expect(kept).toBeGreaterThanOrEqual(200_000);
@@ -218,15 +269,20 @@ describe('download', () => {
     let budget = 250_000;
     const openFile = async (p: string, flags: string) => {
       const fh = await open(p, flags);
-      return new Proxy(fh, { get(t, k) {
-        if (k !== 'write') { const v = Reflect.get(t, k); return typeof v === 'function' ? v.bind(t) : v; }
-        return async (buf: Buffer, off: number, len: number, pos: number) => {
-          if (budget <= 0) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
-          const n = Math.min(len, budget);
-          budget -= n;
-          return t.write(buf, off, n, pos);
-        };
-      } });
+      return new Proxy(fh, {
+        get(t, k) {
+          if (k !== 'write') {
+            const v = Reflect.get(t, k);
+            return typeof v === 'function' ? v.bind(t) : v;
+          }
+          return async (buf: Buffer, off: number, len: number, pos: number) => {
+            if (budget <= 0) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+            const n = Math.min(len, budget);
+            budget -= n;
+            return t.write(buf, off, n, pos);
+          };
+        },
+      });
     };
     const err = await download({ url: s.url, partPath: part(), jobId: 'j', retry: FAST, openFile }).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'AIRLOCK_NO_SPACE', exitCode: 1 });

@@ -5,7 +5,13 @@ import { startEmulator, packageRoot, type RunningEmulator, type StartOptions } f
 import { ServiceClient } from '../../src/upstream/index.js';
 
 /** Shared set-up of the fetch tests: a fast emulator (short job lifecycle), a client, a temp folder. */
-export interface Rig { emu: RunningEmulator; client: ServiceClient; dir: string; out: string; close(): Promise<void> }
+export interface Rig {
+  emu: RunningEmulator;
+  client: ServiceClient;
+  dir: string;
+  out: string;
+  close(): Promise<void>;
+}
 
 export const SITE_DIR = join(packageRoot(), 'fixtures', 'site');
 
@@ -17,7 +23,16 @@ export async function rig(o: StartOptions = {}): Promise<Rig> {
   });
   const client = new ServiceClient({ baseUrl: emu.url, adminKey: emu.keys.admin, retry: { retries: 4, baseMs: 10, maxMs: 1500 } });
   const dir = await mkdtemp(join(tmpdir(), 'airlock-fetch-'));
-  return { emu, client, dir, out: join(dir, 'out'), async close() { await emu.close(); await rm(dir, { recursive: true, force: true }); } };
+  return {
+    emu,
+    client,
+    dir,
+    out: join(dir, 'out'),
+    async close() {
+      await emu.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 /** Everything under a folder, relative, sorted (to prove nothing was written elsewhere). */

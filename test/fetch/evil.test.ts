@@ -6,7 +6,10 @@ import { MODE, siteFiles, tar, tgz, zip } from '../helpers/evil-archives.js';
 import { FAST, rig, tree, type Rig } from './emu.js';
 
 let r: Rig | undefined;
-afterEach(async () => { await r?.close(); r = undefined; });
+afterEach(async () => {
+  await r?.close();
+  r = undefined;
+});
 
 const site = siteFiles();
 /** Each attack as the export archive the (compromised) service hands out. */
@@ -18,7 +21,11 @@ const EVIL: Array<[string, string, Buffer]> = [
   ['character device in a tar.gz', 'evil.tar.gz', tgz([...site, { name: 'dev', type: '3' }])],
   ['symlink in a zip (unix mode)', 'evil.zip', zip([...site, { name: 'link', data: '/etc/passwd', unixMode: MODE.symlink }])],
   // (a case pair such as INDEX.html beside index.html is refused only where the destination folds case: fetch extracts nothing)
-  ['duplicate path after NFC normalisation in a zip', 'evil.zip', zip([...site, { name: 'cafe\u0301.html', data: 'one' }, { name: 'caf\u00e9.html', data: 'shadow' }])],
+  [
+    'duplicate path after NFC normalisation in a zip',
+    'evil.zip',
+    zip([...site, { name: 'cafe\u0301.html', data: 'one' }, { name: 'caf\u00e9.html', data: 'shadow' }]),
+  ],
   ['exact duplicate path in a tar', 'evil.tar', tar([...site, { name: 'index.html', data: 'shadow' }])],
   ['NUL byte in a zip entry name', 'evil.zip', zip([...site, { name: Buffer.from('a\0b.html'), data: 'x' }])],
   ['backslash traversal in a zip name', 'evil.zip', zip([...site, { name: '..\\evil.txt', data: 'pwned' }])],

@@ -9,7 +9,10 @@ import { ServiceClient } from '../../src/upstream/index.js';
 import { FAST, rig, tree, type Rig } from './emu.js';
 
 let r: Rig | undefined;
-afterEach(async () => { await r?.close(); r = undefined; });
+afterEach(async () => {
+  await r?.close();
+  r = undefined;
+});
 
 const base = (x: Rig, domain = 'docs.example.com') => ({ client: x.client, domain, outDir: x.out, ...FAST });
 const objectGets = (x: Rig) => x.emu.state.objectRequests.filter((q) => q.method === 'GET');
@@ -20,7 +23,13 @@ describe('fetchPackage against the emulator', () => {
     const events: FetchEvent[] = [];
     const s = await fetchPackage({ ...base(r), versionLabel: 'v1', onEvent: (e) => events.push(e) });
     expect(s.package).toBe(join(r.out, 'docs.example.com-v1.airlock'));
-    expect(s).toMatchObject({ version: 'v1', domain: 'docs.example.com', signed: false, resumedBytes: 0, archive: { name: 'bundle.tar.gz', format: 'tar.gz' } });
+    expect(s).toMatchObject({
+      version: 'v1',
+      domain: 'docs.example.com',
+      signed: false,
+      resumedBytes: 0,
+      archive: { name: 'bundle.tar.gz', format: 'tar.gz' },
+    });
     expect(s.files).toBeGreaterThan(3);
     const layout = await readPackage(s.package);
     expect(layout.manifest).toMatchObject({ jobId: s.jobId, version: 'v1', archive: { sha256: s.archive.sha256, size: s.archive.size } });
@@ -80,8 +89,17 @@ describe('fetchPackage against the emulator', () => {
     let clock = Date.now();
     r = await rig({ timings: { queuedMs: 30, runningMs: 300 }, now: () => clock });
     const rr = r;
-    const client = { startExport: rr.client.startExport.bind(rr.client), getExport: rr.client.getExport.bind(rr.client),
-      getBundle: async (id: string) => { try { return await rr.client.getBundle(id); } finally { clock += 100; } } };
+    const client = {
+      startExport: rr.client.startExport.bind(rr.client),
+      getExport: rr.client.getExport.bind(rr.client),
+      getBundle: async (id: string) => {
+        try {
+          return await rr.client.getBundle(id);
+        } finally {
+          clock += 100;
+        }
+      },
+    };
     const job = await client.startExport('docs.example.com');
     const link = await bundleWhenReady(client, job.jobId, { intervalMs: 40, timeoutMs: 5000 });
     expect(link.bundleUrl).toContain('/_objects/');
@@ -104,8 +122,15 @@ describe('fetchPackage against the emulator', () => {
   it('link expired before the download → a fresh link, no request with the stale one', async () => {
     r = await rig({ faults: { linkLifetimeSeconds: 0 } });
     const rr = r;
-    const client = { startExport: rr.client.startExport.bind(rr.client), getExport: rr.client.getExport.bind(rr.client),
-      getBundle: async (id: string) => { const l = await rr.client.getBundle(id); rr.emu.setFaults({ linkLifetimeSeconds: 900 }); return l; } };
+    const client = {
+      startExport: rr.client.startExport.bind(rr.client),
+      getExport: rr.client.getExport.bind(rr.client),
+      getBundle: async (id: string) => {
+        const l = await rr.client.getBundle(id);
+        rr.emu.setFaults({ linkLifetimeSeconds: 900 });
+        return l;
+      },
+    };
     const s = await fetchPackage({ ...base(r), client });
     expect(s.freshLinks).toBe(1);
     expect(objectGets(r).map((q) => q.status)).toEqual([200]);
@@ -121,13 +146,20 @@ describe('fetchPackage against the emulator', () => {
     r.emu.setFaults({ dropAfterBytes: { bytes: cut, times: 1 } });
     const rr = r;
     // expiresAt reported far ahead, so only the storage's own 400 can reveal the expiry.
-    const client = { startExport: rr.client.startExport.bind(rr.client), getExport: rr.client.getExport.bind(rr.client),
-      getBundle: async (id: string) => ({ ...(await rr.client.getBundle(id)), expiresAt: new Date(Date.now() + 3_600_000).toISOString() }) };
+    const client = {
+      startExport: rr.client.startExport.bind(rr.client),
+      getExport: rr.client.getExport.bind(rr.client),
+      getBundle: async (id: string) => ({ ...(await rr.client.getBundle(id)), expiresAt: new Date(Date.now() + 3_600_000).toISOString() }),
+    };
     const before = objectGets(r).length;
     jump = () => ((objectGets(rr)[before]?.bytesSent ?? 0) >= cut ? 3_600_000 : 0);
     const s = await fetchPackage({ ...base(r), versionLabel: 'b', client });
     const gets = objectGets(r).slice(before);
-    expect(gets.map((q) => [q.status, q.headers.range])).toEqual([[200, undefined], [400, `bytes=${cut}-`], [206, `bytes=${cut}-`]]);
+    expect(gets.map((q) => [q.status, q.headers.range])).toEqual([
+      [200, undefined],
+      [400, `bytes=${cut}-`],
+      [206, `bytes=${cut}-`],
+    ]);
     expect(s.freshLinks).toBe(1);
     expect(gets.reduce((n, q) => n + q.bytesSent, 0)).toBe(size);
   });
@@ -154,7 +186,14 @@ describe('fetchPackage against the emulator', () => {
     r = await rig({ faults: { throttleBytesPerSec: 30_000 } });
     const ac = new AbortController();
     const events: FetchEvent[] = [];
-    const first = fetchPackage({ ...base(r), signal: ac.signal, onEvent: (e) => { events.push(e); if (e.type === 'download' && e.progress.bytes > (e.progress.total ?? 0) / 4) ac.abort(); } });
+    const first = fetchPackage({
+      ...base(r),
+      signal: ac.signal,
+      onEvent: (e) => {
+        events.push(e);
+        if (e.type === 'download' && e.progress.bytes > (e.progress.total ?? 0) / 4) ac.abort();
+      },
+    });
     await expect(first).rejects.toMatchObject({ code: 'AIRLOCK_INTERRUPTED' });
     const part = partPathFor(r.out, 'docs.example.com');
     const kept = (await readFile(part)).length;

@@ -19,7 +19,12 @@ let keys: { keyPath: string; pubPath: string; fingerprint: string };
 beforeAll(async () => {
   r = await mirrorRig(); // docs.example.com v1, unsigned
   keys = await generateKeyPair(join(r.dir, 'release'));
-  const { pkgPath } = await makePackage({ domain: 'signed.example.com', version: 's1', signKey: await loadPrivateKey(keys.keyPath), outDir: join(r.dir, 'signed-pkgs') });
+  const { pkgPath } = await makePackage({
+    domain: 'signed.example.com',
+    version: 's1',
+    signKey: await loadPrivateKey(keys.keyPath),
+    outDir: join(r.dir, 'signed-pkgs'),
+  });
   await importPackage(pkgPath, { store: r.store, trust: [await loadPublicKey(keys.pubPath)], activate: false });
 }, 30_000);
 afterAll(async () => r.close());
@@ -30,10 +35,22 @@ async function fetchFrom(domain: string, o: { trust?: boolean; versionLabel?: st
   const events: FetchEvent[] = [];
   const client = new ServiceClient({ baseUrl: r.url, adminKey: TOKEN, retry: { retries: 1, baseMs: 1, maxMs: 2 } });
   const run = fetchPackage({
-    client, domain, outDir: out, versionLabel: o.versionLabel, trust: o.trust ? [await loadPublicKey(keys.pubPath)] : [],
-    pollIntervalMs: 20, onEvent: (e) => events.push(e),
+    client,
+    domain,
+    outDir: out,
+    versionLabel: o.versionLabel,
+    trust: o.trust ? [await loadPublicKey(keys.pubPath)] : [],
+    pollIntervalMs: 20,
+    onEvent: (e) => events.push(e),
   });
-  return { out, events, result: await run.then((s) => ({ ok: true as const, s }), (err: unknown) => ({ ok: false as const, err: err as Error & { code?: string; exitCode?: number } })) };
+  return {
+    out,
+    events,
+    result: await run.then(
+      (s) => ({ ok: true as const, s }),
+      (err: unknown) => ({ ok: false as const, err: err as Error & { code?: string; exitCode?: number } }),
+    ),
+  };
 }
 
 describe('fetch from a mirror: what the signature state says', () => {
@@ -67,20 +84,25 @@ describe('fetch from a mirror: checks before the download', () => {
     expect(await readFile(path, 'utf8')).toBe('an older package');
   });
 
-  it('--version-label other than the mirror\'s version: usage error (2) before the download, no folder created', async () => {
+  it("--version-label other than the mirror's version: usage error (2) before the download, no folder created", async () => {
     const { out, events, result } = await fetchFrom('docs.example.com', { versionLabel: 'v7' });
     expect(!result.ok && result.err).toMatchObject({ code: 'AIRLOCK_USAGE', exitCode: 2 });
-    expect(result.ok || result.err.message).toContain('the mirror\'s package is version v1');
+    expect(result.ok || result.err.message).toContain("the mirror's package is version v1");
     expect(events.filter((e) => e.type === 'download')).toEqual([]);
     expect(existsSync(out)).toBe(false);
   });
 
   it('the CLI says so: an unchecked signature is a warning and "unverified" in --json', async () => {
-    const run = await airlockAsync(['fetch', '--domain', 'signed.example.com', '--api-url', r.url, '--out', join(r.dir, 'cli'), '--json'], { env: { AIRLOCK_ADMIN_KEY: TOKEN } });
+    const run = await airlockAsync(['fetch', '--domain', 'signed.example.com', '--api-url', r.url, '--out', join(r.dir, 'cli'), '--json'], {
+      env: { AIRLOCK_ADMIN_KEY: TOKEN },
+    });
     expect(run.status, run.stderr).toBe(0);
     expect(JSON.parse(run.stdout)).toMatchObject({ signed: false, signature: 'unverified', form: 'package' });
     expect(run.stderr).toContain("warning: the mirror's package carries a signature that was NOT checked (no --trust)");
-    const trusted = await airlockAsync(['fetch', '--domain', 'signed.example.com', '--api-url', r.url, '--out', join(r.dir, 'cli2'), '--trust', keys.pubPath, '--json'], { env: { AIRLOCK_ADMIN_KEY: TOKEN } });
+    const trusted = await airlockAsync(
+      ['fetch', '--domain', 'signed.example.com', '--api-url', r.url, '--out', join(r.dir, 'cli2'), '--trust', keys.pubPath, '--json'],
+      { env: { AIRLOCK_ADMIN_KEY: TOKEN } },
+    );
     expect(trusted.status, trusted.stderr).toBe(0);
     expect(JSON.parse(trusted.stdout)).toMatchObject({ signed: true, signature: 'verified', signer: keys.fingerprint });
     expect(trusted.stderr).not.toContain('NOT checked');

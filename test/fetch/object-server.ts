@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
  */
 export interface ObjectServerOptions {
   body: Buffer;
-  etag?: string | null;          // default: the plain MD5 ETag; null: none
+  etag?: string | null; // default: the plain MD5 ETag; null: none
   /** Per request (0-based): destroy the socket after this many body bytes. */
   dropAfter?: (requestIndex: number) => number | undefined;
   /** Per request: answer this status instead (e.g. 500 burst, 429). */
@@ -43,10 +43,22 @@ export async function startObjectServer(options: ObjectServerOptions): Promise<O
     const o = options;
     const idx = requests.length;
     const token = new URL(req.url ?? '/', 'http://x').searchParams.get('token');
-    const rec = { range: req.headers.range, ifRange: req.headers['if-range'] as string | undefined, authorization: req.headers.authorization, token, status: 0, sent: 0 };
+    const rec = {
+      range: req.headers.range,
+      ifRange: req.headers['if-range'] as string | undefined,
+      authorization: req.headers.authorization,
+      token,
+      status: 0,
+      sent: 0,
+    };
     requests.push(rec);
-    const send = (status: number, headers: Record<string, string | number>, body?: string) => { rec.status = status; res.writeHead(status, headers); res.end(body); };
-    if (!token || expired.has(token)) return send(403, { 'content-type': 'application/xml' }, '<Error><Code>AccessDenied</Code><Message>Request has expired</Message></Error>');
+    const send = (status: number, headers: Record<string, string | number>, body?: string) => {
+      rec.status = status;
+      res.writeHead(status, headers);
+      res.end(body);
+    };
+    if (!token || expired.has(token))
+      return send(403, { 'content-type': 'application/xml' }, '<Error><Code>AccessDenied</Code><Message>Request has expired</Message></Error>');
     const forced = o.statusFor?.(idx);
     if (forced) return send(forced, forced === 429 && o.retryAfter ? { 'retry-after': o.retryAfter } : {}, 'fault');
     const etag = o.etag === undefined ? `"${createHash('md5').update(o.body).digest('hex')}"` : o.etag;
@@ -94,8 +106,14 @@ export async function startObjectServer(options: ObjectServerOptions): Promise<O
     linkFor: (t) => `${base}/bucket/bundle.tar.gz?token=${t}&X-Amz-Signature=abc`,
     expireToken: (t) => expired.add(t),
     requests,
-    get bytesSent() { return state.bytesSent; },
+    get bytesSent() {
+      return state.bytesSent;
+    },
     options,
-    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }

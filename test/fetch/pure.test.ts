@@ -74,4 +74,3 @@ describe('labels and domains', () => {
     expect(checkDomain('docs.example.com')).toBe('docs.example.com');
   });
 });
-

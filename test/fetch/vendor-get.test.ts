@@ -18,7 +18,14 @@ async function listen(handler: Parameters<typeof createServer>[1]): Promise<{ se
 }
 
 const ORIGIN = 'https://fonts.googleapis.com';
-const get = (port: number) => vendorGet(`${ORIGIN}/font.css`, { mirrors: new Map([[ORIGIN, `http://127.0.0.1:${port}`]]), maxBytes: 1 << 20, timeoutMs: 5_000, maxRedirects: 3, userAgent: 'test' });
+const get = (port: number) =>
+  vendorGet(`${ORIGIN}/font.css`, {
+    mirrors: new Map([[ORIGIN, `http://127.0.0.1:${port}`]]),
+    maxBytes: 1 << 20,
+    timeoutMs: 5_000,
+    maxRedirects: 3,
+    userAgent: 'test',
+  });
 const LIBRARY = /ECONNREFUSED|ECONNRESET|UND_ERR|other side closed|fetch failed|SocketError|\bconnect E/;
 
 describe('vendorGet network failures', () => {
@@ -26,7 +33,10 @@ describe('vendorGet network failures', () => {
     const { server, port } = await listen(() => {});
     servers.pop();
     await new Promise((r) => server.close(r));
-    const err = await get(port).then(() => null, (e: Error) => e);
+    const err = await get(port).then(
+      () => null,
+      (e: Error) => e,
+    );
     expect(err!.message).toContain(`--vendor: cannot vendor ${ORIGIN}/font.css: `);
     expect(err!.message).toContain('connection refused');
     expect(err!.message).not.toMatch(LIBRARY);
@@ -38,7 +48,10 @@ describe('vendorGet network failures', () => {
       res.write('body{');
       setImmediate(() => res.socket?.destroy());
     });
-    const err = await get(port).then(() => null, (e: Error) => e);
+    const err = await get(port).then(
+      () => null,
+      (e: Error) => e,
+    );
     expect(err!.message).toMatch(/^--vendor: cannot vendor https:\/\/fonts\.googleapis\.com\/font\.css: reading the body failed: \S/);
     expect(err!.message).not.toMatch(LIBRARY);
   });
@@ -57,8 +70,16 @@ describe('vendorGet bounds', () => {
       res.on('close', () => timers.forEach(clearInterval));
     });
     const t0 = performance.now();
-    const err = await vendorGet(`${ORIGIN}/slow.css`, { mirrors: new Map([[ORIGIN, `http://127.0.0.1:${port}`]]), maxBytes: 1 << 20, timeoutMs: 500, maxRedirects: 3, userAgent: 'test' })
-      .then(() => null, (e: Error) => e);
+    const err = await vendorGet(`${ORIGIN}/slow.css`, {
+      mirrors: new Map([[ORIGIN, `http://127.0.0.1:${port}`]]),
+      maxBytes: 1 << 20,
+      timeoutMs: 500,
+      maxRedirects: 3,
+      userAgent: 'test',
+    }).then(
+      () => null,
+      (e: Error) => e,
+    );
     for (const t of timers) clearInterval(t);
     expect(err!.message).toMatch(/^--vendor: cannot vendor https:\/\/fonts\.googleapis\.com\/slow\.css: .*0\.5 s/);
     expect(err!.message).not.toMatch(LIBRARY);
@@ -66,15 +87,33 @@ describe('vendorGet bounds', () => {
   });
 });
 
-describe('vendorGet never reaches into the connected side\'s own network because a page named an address (SSRF)', () => {
+describe("vendorGet never reaches into the connected side's own network because a page named an address (SSRF)", () => {
   const direct = (url: string) => vendorGet(url, { mirrors: new Map(), maxBytes: 1 << 20, timeoutMs: 5_000, maxRedirects: 3, userAgent: 'test' });
 
   it('loopback, private, link-local and mapped addresses, literal or by a name that resolves to one: refused before any connection', async () => {
     let connections = 0;
     const { server, port } = await listen(() => {});
     server.on('connection', () => connections++);
-    for (const host of ['127.0.0.1', 'localhost', '[::1]', '[::ffff:127.0.0.1]', '2130706433', '0x7f.1', '10.0.0.1', '172.16.5.4', '192.168.1.1', '169.254.169.254', '[fe80::1]', '[fd00::1]', '0.0.0.0', '100.64.0.1']) {
-      const err = await direct(`https://${host}:${port}/a.css`).then(() => null, (e: Error & { code?: string }) => e);
+    for (const host of [
+      '127.0.0.1',
+      'localhost',
+      '[::1]',
+      '[::ffff:127.0.0.1]',
+      '2130706433',
+      '0x7f.1',
+      '10.0.0.1',
+      '172.16.5.4',
+      '192.168.1.1',
+      '169.254.169.254',
+      '[fe80::1]',
+      '[fd00::1]',
+      '0.0.0.0',
+      '100.64.0.1',
+    ]) {
+      const err = await direct(`https://${host}:${port}/a.css`).then(
+        () => null,
+        (e: Error & { code?: string }) => e,
+      );
       expect(err, host).not.toBeNull();
       expect((err as { code?: string }).code, host).toBe('AIRLOCK_VENDOR_PRIVATE');
       expect(err!.message, host).toMatch(/is not a public internet address .*--vendor-mirror/);
@@ -90,8 +129,16 @@ describe('vendorGet never reaches into the connected side\'s own network because
       res.writeHead(302, { location: `https://127.0.0.1:${inner.port}/secret` });
       res.end();
     });
-    const err = await vendorGet(`${ORIGIN}/font.css`, { mirrors: new Map([[ORIGIN, `http://127.0.0.1:${port}`]]), maxBytes: 1 << 20, timeoutMs: 5_000, maxRedirects: 3, userAgent: 'test' })
-      .then(() => null, (e: Error & { code?: string }) => e);
+    const err = await vendorGet(`${ORIGIN}/font.css`, {
+      mirrors: new Map([[ORIGIN, `http://127.0.0.1:${port}`]]),
+      maxBytes: 1 << 20,
+      timeoutMs: 5_000,
+      maxRedirects: 3,
+      userAgent: 'test',
+    }).then(
+      () => null,
+      (e: Error & { code?: string }) => e,
+    );
     expect((err as { code?: string }).code).toBe('AIRLOCK_VENDOR_PRIVATE');
     expect(connections).toBe(0);
   });

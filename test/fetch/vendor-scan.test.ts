@@ -10,8 +10,12 @@ describe('cssRefs', () => {
 @font-face{src:url("https://fonts.gstatic.com/s/f.woff2") format("woff2"),url(f.ttf)}
 .y{background:url( data:image/png;base64,AAAA )}.z{background-image:url( "sp ace.png" )}`;
     expect(cssRefs(css).map((r) => [r.via, r.url])).toEqual([
-      ['import', 'a.css'], ['import', 'b.css'], ['import', 'c.css'],
-      ['url', 'https://fonts.gstatic.com/s/f.woff2'], ['url', 'f.ttf'], ['url', 'sp ace.png'],
+      ['import', 'a.css'],
+      ['import', 'b.css'],
+      ['import', 'c.css'],
+      ['url', 'https://fonts.gstatic.com/s/f.woff2'],
+      ['url', 'f.ttf'],
+      ['url', 'sp ace.png'],
     ]);
   });
 
@@ -48,7 +52,13 @@ describe('flags and downloads', () => {
 
   it('parseMirror takes an https origin on the left and an http(s) base on the right', () => {
     expect(parseMirror('https://fonts.googleapis.com=http://127.0.0.1:8080/gf/')).toEqual(['https://fonts.googleapis.com', 'http://127.0.0.1:8080/gf']);
-    for (const bad of ['https://a.test', 'http://a.test=http://b.test', 'https://a.test/path=http://b.test', 'https://a.test=ftp://b.test', 'https://a.test=http://b.test/?q=1']) {
+    for (const bad of [
+      'https://a.test',
+      'http://a.test=http://b.test',
+      'https://a.test/path=http://b.test',
+      'https://a.test=ftp://b.test',
+      'https://a.test=http://b.test/?q=1',
+    ]) {
       expect(() => parseMirror(bad), bad).toThrow(/--vendor-mirror/);
     }
   });

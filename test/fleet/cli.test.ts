@@ -7,10 +7,14 @@ import { run, tempDir } from '../mirror/helpers.js';
 
 describe('serve --follow: options', () => {
   it('the values file sets the follower, the mirror lead and the skew grace; flags win', () => {
-    const { values, warnings } = checkValues({
-      follow: { url: 'http://mirror.internal:8080', tokenFile: '/run/token', trust: ['/keys/a.pub'], allowUnsigned: false, pollSeconds: 1.5 },
-      mirror: { fleetLeadSeconds: 3 }, skewGraceSeconds: 120,
-    }, 'values.yaml');
+    const { values, warnings } = checkValues(
+      {
+        follow: { url: 'http://mirror.internal:8080', tokenFile: '/run/token', trust: ['/keys/a.pub'], allowUnsigned: false, pollSeconds: 1.5 },
+        mirror: { fleetLeadSeconds: 3 },
+        skewGraceSeconds: 120,
+      },
+      'values.yaml',
+    );
     expect(warnings).toEqual([]);
     const s = mergeSettings({}, values);
     expect(s.follow).toEqual({ url: 'http://mirror.internal:8080', tokenFile: '/run/token', trust: ['/keys/a.pub'], allowUnsigned: false, pollMs: 1500 });
@@ -34,13 +38,21 @@ describe('serve --follow: options', () => {
       await expect(followToken(undefined, {})).rejects.toMatchObject({ exitCode: 2 });
       await expect(followToken(undefined, { AIRLOCK_MIRROR_TOKEN: 'two words' })).rejects.toMatchObject({ exitCode: 2 });
       const env = { AIRLOCK_MIRROR_TOKEN: '', AIRLOCK_MIRROR_TOKEN_FILE: '' };
-      const noToken = await run(['serve', '--store', join(t.dir, 's'), '--follow', 'http://127.0.0.1:9', '--port', '0'], { ...env, AIRLOCK_MIRROR_TOKEN: undefined, AIRLOCK_MIRROR_TOKEN_FILE: undefined });
+      const noToken = await run(['serve', '--store', join(t.dir, 's'), '--follow', 'http://127.0.0.1:9', '--port', '0'], {
+        ...env,
+        AIRLOCK_MIRROR_TOKEN: undefined,
+        AIRLOCK_MIRROR_TOKEN_FILE: undefined,
+      });
       expect(noToken.code).toBe(2);
       expect(noToken.stderr).toMatch(/AIRLOCK_MIRROR_TOKEN/);
-      const workers = await run(['serve', '--store', join(t.dir, 's'), '--follow', 'http://127.0.0.1:9', '--workers', '2', '--port', '0'], { AIRLOCK_MIRROR_TOKEN: 'svc_x' });
+      const workers = await run(['serve', '--store', join(t.dir, 's'), '--follow', 'http://127.0.0.1:9', '--workers', '2', '--port', '0'], {
+        AIRLOCK_MIRROR_TOKEN: 'svc_x',
+      });
       expect(workers.code).toBe(2);
       expect(workers.stderr).toMatch(/--workers 1/);
-      const pinned = await run(['serve', '--store', join(t.dir, 's'), '--follow', 'http://127.0.0.1:9', '--version', 'v1', '--port', '0'], { AIRLOCK_MIRROR_TOKEN: 'svc_x' });
+      const pinned = await run(['serve', '--store', join(t.dir, 's'), '--follow', 'http://127.0.0.1:9', '--version', 'v1', '--port', '0'], {
+        AIRLOCK_MIRROR_TOKEN: 'svc_x',
+      });
       expect(pinned.code).toBe(2);
       const grace = await run(['serve', '--store', join(t.dir, 's'), '--skew-grace', 'soon', '--port', '0']);
       expect(grace.code).toBe(2);

@@ -11,17 +11,44 @@ import { cleanupAfterEach } from '../helpers/scope.js';
 /** serve --follow in process: a mirror and replicas (servers + followers) on 127.0.0.1. */
 const cleanups = cleanupAfterEach();
 
-interface Replica { store: string; srv: AirlockServer; f: Follower; url: string; switched: Array<{ v: string; at: number }> }
+interface Replica {
+  store: string;
+  srv: AirlockServer;
+  f: Follower;
+  url: string;
+  switched: Array<{ v: string; at: number }>;
+}
 
 async function replica(root: string, name: string, mirror: string, pkgV1: string, signer: Signer, trust: string[], mirrorUrl = mirror): Promise<Replica> {
   const store = join(root, name);
   await addVersion(store, pkgV1, signer, true);
   const switched: Array<{ v: string; at: number }> = [];
-  const f = new Follower({ mirror: mirrorUrl, token: FLEET_TOKEN, store, trust, allowUnsigned: false, pollMs: 150, replicaId: name, log: (l) => process.env.FDEBUG && console.log(name, l), onSwitch: (v, at) => switched.push({ v, at }) });
-  const srv = await createAirlockServer({ store, lease: false, log: () => {}, app: readyRoutes(() => null, () => f.status) });
+  const f = new Follower({
+    mirror: mirrorUrl,
+    token: FLEET_TOKEN,
+    store,
+    trust,
+    allowUnsigned: false,
+    pollMs: 150,
+    replicaId: name,
+    log: (l) => process.env.FDEBUG && console.log(name, l),
+    onSwitch: (v, at) => switched.push({ v, at }),
+  });
+  const srv = await createAirlockServer({
+    store,
+    lease: false,
+    log: () => {},
+    app: readyRoutes(
+      () => null,
+      () => f.status,
+    ),
+  });
   const url = (await srv.listen(0)).replace(/\/$/, '');
   f.start(targetOf(srv));
-  cleanups.push(async () => { await f.stop(); await srv.close(100); });
+  cleanups.push(async () => {
+    await f.stop();
+    await srv.close(100);
+  });
   return { store, srv, f, url, switched };
 }
 
@@ -68,7 +95,7 @@ describe('serve --follow', () => {
     for (const r of rs) {
       expect(r.f.status.lastSwitch?.version).toBe('v2');
       expect((await readdir(join(r.store, 'versions'))).sort()).toEqual(['v1', 'v2']);
-      const ready = await (await fetch(r.url + '/_airlock/ready')).json() as { version: string; follow: { mirror_state: string } };
+      const ready = (await (await fetch(r.url + '/_airlock/ready')).json()) as { version: string; follow: { mirror_state: string } };
       expect(ready.version).toBe('v2');
       expect(ready.follow.mirror_state).toBe('ok');
     }
@@ -79,7 +106,11 @@ describe('serve --follow', () => {
     const { dir, other, mstore, m, rs } = await fleet(2, 600, (i) => i !== 1);
     await addVersion(mstore, await sitePackage(dir, 'v2', other), other, true);
     expect(await until(() => rs[1]!.f.status.refused?.version === 'v2', 10_000)).toBe(true);
-    const fleetView = async () => (await fetch(m.url + '/_airlock/fleet', { headers: { authorization: `Bearer ${FLEET_TOKEN}` } })).json() as Promise<{ phase: string; held: { replica: string; reason: string } | null }>;
+    const fleetView = async () =>
+      (await fetch(m.url + '/_airlock/fleet', { headers: { authorization: `Bearer ${FLEET_TOKEN}` } })).json() as Promise<{
+        phase: string;
+        held: { replica: string; reason: string } | null;
+      }>;
     expect(await until(async () => (await fleetView()).phase === 'held', 5_000)).toBe(true);
     // Long enough for a switch to have happened (lead 600 ms, polls every 150 ms).
     await new Promise((r) => setTimeout(r, 1500));
@@ -87,7 +118,7 @@ describe('serve --follow', () => {
     const view = await fleetView();
     expect(view.held?.replica).toBe('r1');
     expect(view.held?.reason).toMatch(/AIRLOCK_/);
-    const ready = await (await fetch(rs[1]!.url + '/_airlock/ready')).json() as { follow: { refused: { version: string; reason: string } } };
+    const ready = (await (await fetch(rs[1]!.url + '/_airlock/ready')).json()) as { follow: { refused: { version: string; reason: string } } };
     expect(ready.follow.refused.version).toBe('v2');
     // The refused version never entered r1's store.
     expect(await readdir(join(rs[1]!.store, 'versions'))).toEqual(['v1']);
@@ -100,7 +131,7 @@ describe('serve --follow', () => {
     expect(await until(() => rs[0]!.f.status.mirror_state === 'unreachable', 5_000)).toBe(true);
     const r = await fetch(rs[0]!.url + '/index.html');
     expect(r.status).toBe(200);
-    const ready = await (await fetch(rs[0]!.url + '/_airlock/ready')).json() as { status: string; follow: { mirror_state: string; error: string } };
+    const ready = (await (await fetch(rs[0]!.url + '/_airlock/ready')).json()) as { status: string; follow: { mirror_state: string; error: string } };
     expect(ready.status).toBe('ready');
     expect(ready.follow.mirror_state).toBe('unreachable');
     expect(ready.follow.error).toMatch(/^AIRLOCK_MIRROR_UNREACHABLE: could not connect to 127\.0\.0\.1:\d+ \(connection refused\)$/);

@@ -16,8 +16,12 @@ const cleanups = cleanupAfterEach();
 
 describe('fleet rollout state (pure)', () => {
   const log: string[] = [];
-  const report = (replica: string, o: { serving?: string; prepared?: string | null; refused?: { version: string; reason: string } | null } = {}) =>
-    ({ replica, serving: o.serving ?? 'v1', prepared: o.prepared ?? null, refused: o.refused ?? null });
+  const report = (replica: string, o: { serving?: string; prepared?: string | null; refused?: { version: string; reason: string } | null } = {}) => ({
+    replica,
+    serving: o.serving ?? 'v1',
+    prepared: o.prepared ?? null,
+    refused: o.refused ?? null,
+  });
 
   it('switches only once every live replica prepared the version; a silent replica stops counting', () => {
     const r = new Rollout({ leadMs: 1000, prepareTimeoutMs: 60_000, replicaTtlMs: 5000, log: (l) => log.push(l) });
@@ -61,7 +65,12 @@ describe('fleet endpoint fuzz (bounded)', () => {
     const before = JSON.stringify([await readdir(join(store, 'versions')), await readFile(join(store, 'state.json'), 'utf8')]);
     const m = await startMirror(t.dir, store);
     cleanups.push(() => m.srv.close(100));
-    const post = (body: Buffer | string, token = FLEET_TOKEN) => fetch(m.url + '/_airlock/fleet/poll', { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: typeof body === 'string' ? body : new Uint8Array(body) });
+    const post = (body: Buffer | string, token = FLEET_TOKEN) =>
+      fetch(m.url + '/_airlock/fleet/poll', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: typeof body === 'string' ? body : new Uint8Array(body),
+      });
     const valid = Buffer.from(JSON.stringify({ replica: 'r1', serving: 'v1', prepared: null, refused: null }));
     expect((await post(valid)).status).toBe(200);
     expect((await post(valid, 'svc_wrong_token_xxxxxxxxxxxxxxxxxxxx')).status).toBe(403);
@@ -89,7 +98,17 @@ describe('fleet endpoint fuzz (bounded)', () => {
     const signer = await makeSigner(join(t.dir, 'signer'));
     const store = join(t.dir, 'store');
     await addVersion(store, await sitePackage(t.dir, 'v1', signer), signer, true);
-    const valid: FleetAnswer = { version: 'v2', packageSha256: 'a'.repeat(64), packageUrl: 'http://127.0.0.1:1/_airlock/objects/v2/package.airlock?x', phase: 'switch', activateInMs: 0, activateAt: null, held: null, replicas: 1, prepared: 1 };
+    const valid: FleetAnswer = {
+      version: 'v2',
+      packageSha256: 'a'.repeat(64),
+      packageUrl: 'http://127.0.0.1:1/_airlock/objects/v2/package.airlock?x',
+      phase: 'switch',
+      activateInMs: 0,
+      activateAt: null,
+      held: null,
+      replicas: 1,
+      prepared: 1,
+    };
     const bodies: Buffer[] = [];
     for (const mu of mutants(Buffer.from(JSON.stringify(valid)), 40, 0xbad)) bodies.push(mu.bytes);
     for (const mu of jsonMutants(valid, 40, 0xbad1)) bodies.push(Buffer.from(toJson(mu.value)));
@@ -104,10 +123,28 @@ describe('fleet endpoint fuzz (bounded)', () => {
       res.end(n++ % 2 === 1 ? calm : bodies[i++ % bodies.length]);
     });
     await new Promise<void>((r) => hostile.listen(0, '127.0.0.1', r));
-    cleanups.push(() => new Promise((r) => { hostile.closeAllConnections(); hostile.close(() => r()); }));
-    const f = new Follower({ mirror: `http://127.0.0.1:${(hostile.address() as AddressInfo).port}`, token: FLEET_TOKEN, store, trust: [signer.pubPath], allowUnsigned: false, pollMs: 40, replicaId: 'r', log: () => {} });
+    cleanups.push(
+      () =>
+        new Promise((r) => {
+          hostile.closeAllConnections();
+          hostile.close(() => r());
+        }),
+    );
+    const f = new Follower({
+      mirror: `http://127.0.0.1:${(hostile.address() as AddressInfo).port}`,
+      token: FLEET_TOKEN,
+      store,
+      trust: [signer.pubPath],
+      allowUnsigned: false,
+      pollMs: 40,
+      replicaId: 'r',
+      log: () => {},
+    });
     const srv = await createAirlockServer({ store, lease: false, log: () => {} });
-    cleanups.push(async () => { await f.stop(); await srv.close(100); });
+    cleanups.push(async () => {
+      await f.stop();
+      await srv.close(100);
+    });
     f.start(targetOf(srv));
     // About 11 s on an idle 2-core machine (mostly the follower's backoff timers): 50 s of room.
     await until(() => i >= bodies.length, { timeoutMs: 50_000, intervalMs: 50 }).catch(() => undefined);
@@ -116,4 +153,3 @@ describe('fleet endpoint fuzz (bounded)', () => {
     expect(await readdir(join(store, 'versions'))).toEqual(['v1']);
   }, 90_000);
 });
-

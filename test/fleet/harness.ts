@@ -16,13 +16,21 @@ import { addVersion, FLEET_TOKEN, makeSigner, PAGES, sitePackage, type Signer } 
 export const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((p) => existsSync(p)) ?? 'nginx';
 
 export interface Fleet {
-  dir: string; signer: Signer; mirrorStore: string; mirror: Running; replicas: Running[]; lb: string;
+  dir: string;
+  signer: Signer;
+  mirrorStore: string;
+  mirror: Running;
+  replicas: Running[];
+  lb: string;
   /** Import and activate `label` on the mirror: the rollout starts. */
   roll(label: string): Promise<void>;
   ready(url: string): Promise<ReadyBody>;
   stop(): Promise<void>;
 }
-export interface ReadyBody { version: string; follow?: { lastSwitch: { version: string; atMs: number } | null; mirror_state: string } }
+export interface ReadyBody {
+  version: string;
+  follow?: { lastSwitch: { version: string; atMs: number } | null; mirror_state: string };
+}
 
 async function freePort(): Promise<number> {
   const s = createServer();
@@ -32,13 +40,18 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-export async function startNginx(dir: string, upstreams: string[]): Promise<{ url: string; child: ChildProcess; stop(): Promise<void>; errors(): Promise<string> }> {
+export async function startNginx(
+  dir: string,
+  upstreams: string[],
+): Promise<{ url: string; child: ChildProcess; stop(): Promise<void>; errors(): Promise<string> }> {
   const prefix = join(dir, 'nginx');
   await mkdir(join(prefix, 'tmp'), { recursive: true });
   const port = await freePort();
   const conf = join(prefix, 'nginx.conf');
   const asRoot = process.getuid?.() === 0 ? 'user root;\n' : '';
-  await writeFile(conf, `${asRoot}worker_processes 1;
+  await writeFile(
+    conf,
+    `${asRoot}worker_processes 1;
 pid ${prefix}/nginx.pid;
 error_log ${prefix}/error.log warn;
 events { worker_connections 4096; }
@@ -59,7 +72,8 @@ ${upstreams.map((u) => `    server ${new URL(u).host};`).join('\n')}
     }
   }
 }
-`);
+`,
+  );
   const child = spawn(NGINX, ['-p', prefix, '-e', join(prefix, 'error.log'), '-c', conf, '-g', 'daemon off;'], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
@@ -68,13 +82,21 @@ ${upstreams.map((u) => `    server ${new URL(u).host};`).join('\n')}
   const t0 = Date.now();
   for (;;) {
     if (child.exitCode !== null) throw new Error(`nginx exited ${child.exitCode}: ${stderr}`);
-    const ok = await new Promise<boolean>((r) => request(url + '/_airlock/health', { agent: false }, (res) => { res.resume(); r(res.statusCode === 200); }).on('error', () => r(false)).end());
+    const ok = await new Promise<boolean>((r) =>
+      request(url + '/_airlock/health', { agent: false }, (res) => {
+        res.resume();
+        r(res.statusCode === 200);
+      })
+        .on('error', () => r(false))
+        .end(),
+    );
     if (ok) break;
     if (Date.now() - t0 > 10_000) throw new Error(`nginx did not answer: ${stderr}`);
     await new Promise((r) => setTimeout(r, 50));
   }
   return {
-    url, child,
+    url,
+    child,
     stop: async () => {
       if (child.exitCode === null) child.kill('SIGTERM');
       await exited;
@@ -99,16 +121,45 @@ export async function startFleet(o: { dir: string; replicas: number; pollMs: num
     const mirror = await start(['serve', '--store', mirrorStore, '--mirror', '--mirror-tokens', tokens, '--fleet-lead-ms', String(o.leadMs), '--port', '0']);
     procs.push(mirror);
     const env = { AIRLOCK_MIRROR_TOKEN: FLEET_TOKEN };
-    const replicas = await Promise.all(Array.from({ length: o.replicas }, (_, i) =>
-      start(['serve', '--store', join(dir, `replica-${i}`), '--follow', mirror.url, '--trust', signer.pubPath, '--follow-poll-ms', String(o.pollMs), '--port', '0', ...(o.replicaArgs ?? [])], env, 60_000)));
+    const replicas = await Promise.all(
+      Array.from({ length: o.replicas }, (_, i) =>
+        start(
+          [
+            'serve',
+            '--store',
+            join(dir, `replica-${i}`),
+            '--follow',
+            mirror.url,
+            '--trust',
+            signer.pubPath,
+            '--follow-poll-ms',
+            String(o.pollMs),
+            '--port',
+            '0',
+            ...(o.replicaArgs ?? []),
+          ],
+          env,
+          60_000,
+        ),
+      ),
+    );
     procs.push(...replicas);
-    nginx = await startNginx(dir, replicas.map((r) => r.url));
+    nginx = await startNginx(
+      dir,
+      replicas.map((r) => r.url),
+    );
     const ready = async (url: string) => {
       const r = await fetch(url + '/_airlock/ready');
-      return await r.json() as ReadyBody;
+      return (await r.json()) as ReadyBody;
     };
     return {
-      dir, signer, mirrorStore, mirror, replicas, lb: nginx.url, ready,
+      dir,
+      signer,
+      mirrorStore,
+      mirror,
+      replicas,
+      lb: nginx.url,
+      ready,
       roll: async (label) => addVersion(mirrorStore, await sitePackage(dir, label, signer), signer, true),
       stop: stopAll,
     };
@@ -119,8 +170,12 @@ export async function startFleet(o: { dir: string; replicas: number; pollMs: num
 }
 
 export interface LoadStats {
-  requests: number; failed: number; asset404: number; pages: Map<string, number>;
-  latencies: number[]; errors: string[];
+  requests: number;
+  failed: number;
+  asset404: number;
+  pages: Map<string, number>;
+  latencies: number[];
+  errors: string[];
 }
 
 /**
@@ -131,22 +186,25 @@ export interface LoadStats {
 export async function runLoad(url: string, o: { readers: number; holdMs: number; maxMs: number; signal: AbortSignal }): Promise<LoadStats> {
   const agent = new Agent({ keepAlive: true, maxSockets: o.readers * 2 });
   const s: LoadStats = { requests: 0, failed: 0, asset404: 0, pages: new Map(), latencies: [], errors: [] };
-  const get = (path: string) => new Promise<{ status: number; body: string; version: string }>((resolve) => {
-    const t0 = performance.now();
-    const req = request(url + path, { agent }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (body += c));
-      res.on('end', () => {
-        s.latencies.push(performance.now() - t0);
-        resolve({ status: res.statusCode ?? 0, body, version: String(res.headers['x-airlock-version'] ?? '') });
+  const get = (path: string) =>
+    new Promise<{ status: number; body: string; version: string }>((resolve) => {
+      const t0 = performance.now();
+      const req = request(url + path, { agent }, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => {
+          s.latencies.push(performance.now() - t0);
+          resolve({ status: res.statusCode ?? 0, body, version: String(res.headers['x-airlock-version'] ?? '') });
+        });
+        res.on('error', (e) => resolve({ status: 0, body: String(e), version: '' }));
       });
-      res.on('error', (e) => resolve({ status: 0, body: String(e), version: '' }));
+      req.on('error', (e) => resolve({ status: 0, body: String(e), version: '' }));
+      req.end();
     });
-    req.on('error', (e) => resolve({ status: 0, body: String(e), version: '' }));
-    req.end();
-  });
-  const note = (what: string) => { if (s.errors.length < 20) s.errors.push(what); };
+  const note = (what: string) => {
+    if (s.errors.length < 20) s.errors.push(what);
+  };
   const end = Date.now() + o.maxMs;
   const reader = async (i: number) => {
     let n = i;
@@ -154,7 +212,11 @@ export async function runLoad(url: string, o: { readers: number; holdMs: number;
       const page = '/' + PAGES[n++ % PAGES.length]!.replace(/\.html$/, '');
       const p = await get(page);
       s.requests++;
-      if (p.status !== 200) { s.failed++; note(`${page}: ${p.status} ${p.body.slice(0, 100)}`); continue; }
+      if (p.status !== 200) {
+        s.failed++;
+        note(`${page}: ${p.status} ${p.body.slice(0, 100)}`);
+        continue;
+      }
       const v = /data-version="([^"]+)"/.exec(p.body)?.[1] ?? '?';
       s.pages.set(v, (s.pages.get(v) ?? 0) + 1);
       if (o.holdMs > 0) await new Promise((r) => setTimeout(r, Math.random() * o.holdMs));
@@ -162,7 +224,13 @@ export async function runLoad(url: string, o: { readers: number; holdMs: number;
       for (const a of assets) {
         const r = await get(a);
         s.requests++;
-        if (r.status === 404) { s.asset404++; note(`${a} (page of ${v}): 404 from ${r.version}`); } else if (r.status !== 200) { s.failed++; note(`${a}: ${r.status}`); }
+        if (r.status === 404) {
+          s.asset404++;
+          note(`${a} (page of ${v}): 404 from ${r.version}`);
+        } else if (r.status !== 200) {
+          s.failed++;
+          note(`${a}: ${r.status}`);
+        }
       }
     }
   };

@@ -22,10 +22,26 @@ beforeAll(async () => {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
-afterAll(() => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }));
+afterAll(
+  () =>
+    new Promise<void>((r) => {
+      server.closeAllConnections();
+      server.close(() => r());
+    }),
+);
 
 const report = { replica: 'r1', serving: 'v1', prepared: null, refused: null };
-const valid: FleetAnswer = { version: 'v2', packageSha256: 'a'.repeat(64), packageUrl: 'http://127.0.0.1:1/p', phase: 'preparing', activateInMs: null, activateAt: null, held: null, replicas: 1, prepared: 0 };
+const valid: FleetAnswer = {
+  version: 'v2',
+  packageSha256: 'a'.repeat(64),
+  packageUrl: 'http://127.0.0.1:1/p',
+  phase: 'preparing',
+  activateInMs: null,
+  activateAt: null,
+  held: null,
+  replicas: 1,
+  prepared: 0,
+};
 const poll = () => pollMirror(base, 'tok', report, new AbortController().signal);
 
 describe('pollMirror', () => {

@@ -25,7 +25,8 @@ export async function writeSite(dir: string, label: string, blobBytes = 0): Prom
   const assets = [`assets/app.${hash8(js + label)}.js`, `assets/app.${hash8(css + label)}.css`];
   const files: Record<string, string | Buffer> = { [assets[0]!]: js, [assets[1]!]: css, 'assets/logo.svg': '<svg xmlns="http://www.w3.org/2000/svg"/>\n' };
   for (const p of PAGES) {
-    files[p] = `<!doctype html><html><head><title>${label} ${p}</title><link rel="stylesheet" href="/${assets[1]}"></head>` +
+    files[p] =
+      `<!doctype html><html><head><title>${label} ${p}</title><link rel="stylesheet" href="/${assets[1]}"></head>` +
       `<body><h1 data-version="${label}">${label}</h1><img src="/assets/logo.svg"><script src="/${assets[0]}"></script></body></html>\n`;
   }
   files['404.html'] = `<!doctype html><title>not found (${label})</title>\n`;
@@ -37,7 +38,10 @@ export async function writeSite(dir: string, label: string, blobBytes = 0): Prom
   return { assets };
 }
 
-export interface Signer { keyPath: string; pubPath: string }
+export interface Signer {
+  keyPath: string;
+  pubPath: string;
+}
 export const makeSigner = (prefix: string): Promise<Signer> => generateKeyPair(prefix);
 
 /** A signed package of a fresh site for `label`. */
@@ -54,8 +58,17 @@ export async function addVersion(store: string, pkg: string, signer: Signer | nu
 }
 
 /** An in-process mirror (serve --mirror) over `store`. */
-export async function startMirror(root: string, store: string, o: { leadMs?: number; port?: number; log?: (l: string) => void } = {}): Promise<{ url: string; srv: AirlockServer }> {
-  const mirror = await createMirror({ store, tokensFile: await tokensFile(join(root, 'mirror-tokens'), [FLEET_TOKEN]), log: o.log ?? (() => {}), fleetLeadMs: o.leadMs });
+export async function startMirror(
+  root: string,
+  store: string,
+  o: { leadMs?: number; port?: number; log?: (l: string) => void } = {},
+): Promise<{ url: string; srv: AirlockServer }> {
+  const mirror = await createMirror({
+    store,
+    tokensFile: await tokensFile(join(root, 'mirror-tokens'), [FLEET_TOKEN]),
+    log: o.log ?? (() => {}),
+    fleetLeadMs: o.leadMs,
+  });
   const srv = await createAirlockServer({ store, app: mirror.app, appPrefixes: mirror.appPrefixes, log: () => {}, lease: false });
   const url = (await srv.listen(o.port ?? 0, '127.0.0.1')).replace(/\/$/, '');
   return { url, srv };

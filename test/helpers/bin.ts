@@ -14,26 +14,48 @@ import { until, Stop } from './wait.js';
 
 export const BIN = fileURLToPath(new URL('../../dist/src/cli/bin.js', import.meta.url));
 
-export interface RunResult { status: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }
+export interface RunResult {
+  status: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
 
 /**
  * Options shared by every launcher: `nodeArgs` go before the binary (e.g. `--import preload`);
  * `bareEnv` gives the child only PATH and `env` instead of this process's environment.
  */
-export interface LaunchOptions { env?: NodeJS.ProcessEnv; bareEnv?: boolean; cwd?: string; uid?: number; gid?: number; nodeArgs?: string[] }
+export interface LaunchOptions {
+  env?: NodeJS.ProcessEnv;
+  bareEnv?: boolean;
+  cwd?: string;
+  uid?: number;
+  gid?: number;
+  nodeArgs?: string[];
+}
 
 const argv = (args: string[], o: LaunchOptions) => [...(o.nodeArgs ?? []), BIN, ...args];
-const envOf = (o: LaunchOptions): NodeJS.ProcessEnv => (o.bareEnv ? { PATH: process.env.PATH, ...o.env } : { ...process.env, AIRLOCK_STORE: undefined, ...o.env });
+const envOf = (o: LaunchOptions): NodeJS.ProcessEnv =>
+  o.bareEnv ? { PATH: process.env.PATH, ...o.env } : { ...process.env, AIRLOCK_STORE: undefined, ...o.env };
 
 export function airlock(args: string[], o: LaunchOptions & { timeoutMs?: number; input?: string } = {}): RunResult {
   const r: SpawnSyncReturns<string> = spawnSync(process.execPath, argv(args, o), {
-    encoding: 'utf8', timeout: o.timeoutMs ?? 30_000, cwd: o.cwd, input: o.input, uid: o.uid, gid: o.gid, env: envOf(o),
+    encoding: 'utf8',
+    timeout: o.timeoutMs ?? 30_000,
+    cwd: o.cwd,
+    input: o.input,
+    uid: o.uid,
+    gid: o.gid,
+    env: envOf(o),
   });
   return { status: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr };
 }
 
 /** `stdin: 'ignore'` gives the child /dev/null instead of an open pipe nobody writes to; `during` may poke the running child. */
-export function airlockAsync(args: string[], o: LaunchOptions & { timeoutMs?: number; stdin?: 'pipe' | 'ignore'; during?: (child: ChildProcess) => void } = {}): Promise<RunResult> {
+export function airlockAsync(
+  args: string[],
+  o: LaunchOptions & { timeoutMs?: number; stdin?: 'pipe' | 'ignore'; during?: (child: ChildProcess) => void } = {},
+): Promise<RunResult> {
   return new Promise((resolve) => {
     const c = spawn(process.execPath, argv(args, o), { cwd: o.cwd, env: envOf(o), uid: o.uid, gid: o.gid, stdio: [o.stdin ?? 'pipe', 'pipe', 'pipe'] });
     let stdout = '';
@@ -42,7 +64,10 @@ export function airlockAsync(args: string[], o: LaunchOptions & { timeoutMs?: nu
     c.stdout!.on('data', (d) => (stdout += d));
     c.stderr!.on('data', (d) => (stderr += d));
     o.during?.(c);
-    c.on('close', (status, signal) => { clearTimeout(timer); resolve({ status, signal, stdout, stderr }); });
+    c.on('close', (status, signal) => {
+      clearTimeout(timer);
+      resolve({ status, signal, stdout, stderr });
+    });
   });
 }
 
@@ -73,9 +98,11 @@ export function startAirlock(args: string[], o: LaunchOptions & { stdio?: StdioO
     o.onStderr?.(err);
   });
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.on('exit', (code, signal) => resolve({ code, signal })));
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
   const closed = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.on('close', (code, signal) => resolve({ code, signal })));
+    child.on('close', (code, signal) => resolve({ code, signal })),
+  );
   let done = false;
   const p: Proc = {
     closed: () => closed,
@@ -84,12 +111,15 @@ export function startAirlock(args: string[], o: LaunchOptions & { stdio?: StdioO
     stderr: () => err,
     done: () => done,
     waitFor(re, timeoutMs = 20_000, from = 'stdout') {
-      return until(() => {
-        const m = re.exec(from === 'stdout' ? out : err);
-        if (m) return m;
-        if (done) throw new Stop(`exited before printing ${re}; stderr:\n${err}`);
-        return undefined;
-      }, { timeoutMs, intervalMs: 10, what: () => `something matching ${re} (stderr:\n${err})` });
+      return until(
+        () => {
+          const m = re.exec(from === 'stdout' ? out : err);
+          if (m) return m;
+          if (done) throw new Stop(`exited before printing ${re}; stderr:\n${err}`);
+          return undefined;
+        },
+        { timeoutMs, intervalMs: 10, what: () => `something matching ${re} (stderr:\n${err})` },
+      );
     },
     async exit(timeoutMs = 20_000) {
       const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
@@ -113,10 +143,12 @@ export function startAirlock(args: string[], o: LaunchOptions & { stdio?: StdioO
 
 /** SIGTERM (then, after `timeoutMs`, SIGKILL) to every started process still running, and await their exits. */
 export async function stopAll(timeoutMs = 10_000): Promise<void> {
-  await Promise.all([...started].map((p) => {
-    p.kill('SIGTERM');
-    return p.exit(timeoutMs);
-  }));
+  await Promise.all(
+    [...started].map((p) => {
+      p.kill('SIGTERM');
+      return p.exit(timeoutMs);
+    }),
+  );
 }
 
 export interface Server extends Proc {
@@ -131,7 +163,10 @@ export interface Server extends Proc {
  * line (`ready`, by default `http://…` alone on a line) on stdout, within `timeoutMs`. If it exits
  * first, the error carries its `code` and `stderr`; if it stays silent, it is SIGKILLed.
  */
-export async function startServer(args: string[], o: LaunchOptions & { timeoutMs?: number; ready?: RegExp; onStderr?: (all: string) => void } = {}): Promise<Server> {
+export async function startServer(
+  args: string[],
+  o: LaunchOptions & { timeoutMs?: number; ready?: RegExp; onStderr?: (all: string) => void } = {},
+): Promise<Server> {
   const p = startAirlock(args, o);
   try {
     const m = await p.waitFor(o.ready ?? /^(http:\/\/\S+)\n/m, o.timeoutMs ?? 20_000);

@@ -35,7 +35,10 @@ export function cdnCss(): string {
 }
 export const COLORS_CSS = '.airlock-banner{color:#fff;background-color:#7a1fa2}\nh1{letter-spacing:0.2em;text-transform:uppercase}\n';
 /** A 1×1 PNG (written out here: it is ours). */
-export const DOT_PNG = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000' + '1f15c4890000000d49444154789c63f8cf60f01f0005000201e5274fc00000000049454e44ae426082', 'hex');
+export const DOT_PNG = Buffer.from(
+  '89504e470d0a1a0a0000000d4948445200000001000000010806000000' + '1f15c4890000000d49444154789c63f8cf60f01f0005000201e5274fc00000000049454e44ae426082',
+  'hex',
+);
 
 export interface FakeCdn {
   port: number;
@@ -64,10 +67,14 @@ export async function startFakeCdn(): Promise<FakeCdn> {
     if (url.startsWith('/fonts.googleapis.com/css2?')) return send(res, 'text/css; charset=utf-8', fontCss());
     // The reference: the page as it renders online, every third-party URL reachable here.
     if (url === '/ref/' || url === '/css/site.css') {
-      const local = (t: string) => t.replace(/https:\/\/(fonts\.googleapis\.com|fonts\.gstatic\.com|cdn\.jsdelivr\.net)\//g, `http://127.0.0.1:${port}/ref/$1/`);
-      return url === '/ref/' ? send(res, 'text/html; charset=utf-8', local(vendorSite({ script: false })['index.html']!)) : send(res, 'text/css', local(vendorSite()['css/site.css']!));
+      const local = (t: string) =>
+        t.replace(/https:\/\/(fonts\.googleapis\.com|fonts\.gstatic\.com|cdn\.jsdelivr\.net)\//g, `http://127.0.0.1:${port}/ref/$1/`);
+      return url === '/ref/'
+        ? send(res, 'text/html; charset=utf-8', local(vendorSite({ script: false })['index.html']!))
+        : send(res, 'text/css', local(vendorSite()['css/site.css']!));
     }
-    if (url.startsWith('/ref/fonts.googleapis.com/css2?')) return send(res, 'text/css; charset=utf-8', fontCss().replace('https://fonts.gstatic.com/', `http://127.0.0.1:${port}/fonts.gstatic.com/`));
+    if (url.startsWith('/ref/fonts.googleapis.com/css2?'))
+      return send(res, 'text/css; charset=utf-8', fontCss().replace('https://fonts.gstatic.com/', `http://127.0.0.1:${port}/fonts.gstatic.com/`));
     if (url.startsWith('/ref/cdn.jsdelivr.net/') || url.startsWith('/ref/fonts.gstatic.com/')) {
       res.writeHead(308, { location: url.slice(4), 'content-length': 0 });
       return res.end();
@@ -76,7 +83,8 @@ export async function startFakeCdn(): Promise<FakeCdn> {
     if (url === '/cdn.jsdelivr.net/npm/airlock-test-theme@1.0.0/dist/theme.min.css') return send(res, 'text/css', cdnCss());
     if (url === '/cdn.jsdelivr.net/npm/airlock-test-theme@1.0.0/dist/theme-colors.css') return send(res, 'text/css', COLORS_CSS);
     if (url === '/cdn.jsdelivr.net/npm/airlock-test-theme@1.0.0/img/dot.png') return send(res, 'image/png', DOT_PNG);
-    if (url === '/cdn.jsdelivr.net/npm/airlock-test-theme@1.0.0/dist/theme.min.js') return send(res, 'text/javascript', 'document.documentElement.dataset.theme="vendored";\n');
+    if (url === '/cdn.jsdelivr.net/npm/airlock-test-theme@1.0.0/dist/theme.min.js')
+      return send(res, 'text/javascript', 'document.documentElement.dataset.theme="vendored";\n');
     const many = /^\/cdn\.jsdelivr\.net\/many\/(\d{1,4})\.png$/.exec(url);
     if (many) return send(res, 'image/png', Buffer.concat([DOT_PNG, Buffer.from(many[1]!)])); // distinct bytes each
     res.writeHead(404, { 'content-length': 0 });
@@ -85,9 +93,15 @@ export async function startFakeCdn(): Promise<FakeCdn> {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   port = (server.address() as { port: number }).port;
   return {
-    port, requests, routes,
+    port,
+    requests,
+    routes,
     mirrors: HOSTS.flatMap((h) => ['--vendor-mirror', `https://${h}=http://127.0.0.1:${port}/${h}`]),
-    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }
 

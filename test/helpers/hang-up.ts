@@ -54,7 +54,8 @@ export function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
 
 /** How many descriptors of this process point at a file `match` accepts, after a bounded wait for them to close (closes are asynchronous). */
 export async function openDescriptors(match: (target: string) => boolean): Promise<number> {
-  const count = async () => (await Promise.all((await readdir('/proc/self/fd')).map((fd) => readlink(`/proc/self/fd/${fd}`).catch(() => '')))).filter(match).length;
+  const count = async () =>
+    (await Promise.all((await readdir('/proc/self/fd')).map((fd) => readlink(`/proc/self/fd/${fd}`).catch(() => '')))).filter(match).length;
   await until(async () => (await count()) === 0, { timeoutMs: 1000, intervalMs: 20 }).catch(() => undefined);
   return count();
 }

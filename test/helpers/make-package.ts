@@ -56,7 +56,10 @@ export async function makeArchive(siteDir: string, format: ArchiveFormat, outPat
     zip.end();
     await pipeline(zip.outputStream, createWriteStream(outPath));
   } else {
-    await tar.create({ gzip: format === 'tar.gz', file: outPath, cwd: siteDir, portable: true, mtime: FIXED_TIME, prefix: wrap ? 'site' : undefined, noDirRecurse: true }, files);
+    await tar.create(
+      { gzip: format === 'tar.gz', file: outPath, cwd: siteDir, portable: true, mtime: FIXED_TIME, prefix: wrap ? 'site' : undefined, noDirRecurse: true },
+      files,
+    );
   }
   return files;
 }
@@ -78,7 +81,11 @@ export async function makePackage(o: MakePackageOptions): Promise<{ pkgPath: str
     files.push({ path: p, size: data.length, sha256: sha256(data) });
   }
   const manifest: Manifest = {
-    format: 'airlock-package/1', domain, version, jobId: `job_${version}`, createdAt: FIXED_TIME.toISOString(),
+    format: 'airlock-package/1',
+    domain,
+    version,
+    jobId: `job_${version}`,
+    createdAt: FIXED_TIME.toISOString(),
     pageCount: paths.filter((p) => p.endsWith('.html') && p !== '404.html').length,
     archive: { name: archiveName, format, size: (await stat(archivePath)).size, sha256: await fileSha256(archivePath) },
     files,

@@ -4,7 +4,11 @@ import { readPackage } from '../../src/package/reader.js';
 import { BLOCK, MIN_TAIL, encodeHeader, padded } from '../../src/package/tar-header.js';
 
 /** Test helper (several signers): Ed25519 key pairs and packages with hand-made signature members. */
-export interface Pair { priv: KeyObject; pub: KeyObject; pem: string }
+export interface Pair {
+  priv: KeyObject;
+  pub: KeyObject;
+  pem: string;
+}
 export function pair(): Pair {
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
   return { priv: privateKey, pub: publicKey, pem: publicKey.export({ type: 'spki', format: 'pem' }) as string };

@@ -6,7 +6,12 @@
 import { createRng, type Rng } from '../../fixtures/prng.js';
 
 export type Mutation = 'flip' | 'truncate' | 'splice' | 'zero' | 'extend' | 'duplicate';
-export interface Mutant { bytes: Buffer; mutation: Mutation; at: number; index: number }
+export interface Mutant {
+  bytes: Buffer;
+  mutation: Mutation;
+  at: number;
+  index: number;
+}
 
 function mutateOnce(rng: Rng, input: Buffer): { bytes: Buffer; mutation: Mutation; at: number } {
   const len = input.length;
@@ -16,7 +21,10 @@ function mutateOnce(rng: Rng, input: Buffer): { bytes: Buffer; mutation: Mutatio
     case 'flip': {
       const b = Buffer.from(input);
       const n = rng.int(1, 4);
-      for (let i = 0; i < n && len > 0; i++) { const j = rng.int(0, len - 1); b[j] = b[j]! ^ (1 << rng.int(0, 7)); }
+      for (let i = 0; i < n && len > 0; i++) {
+        const j = rng.int(0, len - 1);
+        b[j] = b[j]! ^ (1 << rng.int(0, 7));
+      }
       return { bytes: b, mutation, at };
     }
     case 'truncate':
@@ -73,7 +81,14 @@ export function* jsonMutants(value: unknown, count: number, seed = 0x15011): Gen
     ['control characters', () => '\u001b[31mred\u001b]0;title\u0007\r\n\u0000'],
     ['array', () => []],
     ['object', () => ({})],
-    ['deep', () => { let d: unknown = 1; for (let i = 0; i < 5000; i++) d = [d]; return d; }],
+    [
+      'deep',
+      () => {
+        let d: unknown = 1;
+        for (let i = 0; i < 5000; i++) d = [d];
+        return d;
+      },
+    ],
     ['boolean', () => rng.pick([true, false])],
   ];
   for (let index = 0; index < count; index++) {
@@ -81,7 +96,10 @@ export function* jsonMutants(value: unknown, count: number, seed = 0x15011): Gen
     const path = rng.pick(paths);
     const [what, make] = rng.pick(replacements);
     const v = make();
-    if (path.length === 0) { yield { value: v, what: `root → ${what}`, index }; continue; }
+    if (path.length === 0) {
+      yield { value: v, what: `root → ${what}`, index };
+      continue;
+    }
     let parent = copy as Record<string, unknown>;
     for (const k of path.slice(0, -1)) parent = parent[k] as Record<string, unknown>;
     const last = path[path.length - 1]!;
@@ -96,10 +114,16 @@ export function toJson(v: unknown): string {
   if (Array.isArray(v)) {
     let depth = 0;
     let inner: unknown = v;
-    while (Array.isArray(inner) && inner.length === 1) { inner = inner[0]; depth++; }
+    while (Array.isArray(inner) && inner.length === 1) {
+      inner = inner[0];
+      depth++;
+    }
     if (depth > 1) return '['.repeat(depth) + toJson(inner) + ']'.repeat(depth);
     return `[${v.map(toJson).join(',')}]`;
   }
-  if (v !== null && typeof v === 'object') return `{${Object.entries(v).map(([k, x]) => `${JSON.stringify(k)}:${toJson(x)}`).join(',')}}`;
+  if (v !== null && typeof v === 'object')
+    return `{${Object.entries(v)
+      .map(([k, x]) => `${JSON.stringify(k)}:${toJson(x)}`)
+      .join(',')}}`;
   return JSON.stringify(v) ?? 'null';
 }

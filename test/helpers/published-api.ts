@@ -21,12 +21,26 @@ export const DOC_AGENT_COMPLETED = 'agj_done';
 export const DOC_AGENT_FAILED = 'agj_broken';
 /** What the documented job record looks like (and fields the documentation does not list). */
 export const docJob = (status: string, progress: number, pageCount: number, error: string | null = null) => ({
-  jobId: DOC_JOB_ID, status, progress, pageCount, createdAt: DOC_CREATED_AT, updatedAt: '2025-06-01T12:00:05Z', error,
-  organizationId: 'org_42', links: { self: `/v1/static-export/jobs/${DOC_JOB_ID}` },
+  jobId: DOC_JOB_ID,
+  status,
+  progress,
+  pageCount,
+  createdAt: DOC_CREATED_AT,
+  updatedAt: '2025-06-01T12:00:05Z',
+  error,
+  organizationId: 'org_42',
+  links: { self: `/v1/static-export/jobs/${DOC_JOB_ID}` },
 });
 export const docAgentJob = (id: string, status: string, prLink: string | null) => ({
-  id, status, source: { repository: 'example/docs', ref: 'main' }, model: 'agent-model-1', prLink,
-  createdAt: DOC_CREATED_AT, archivedAt: status === 'archived' ? '2025-06-02T00:00:00Z' : null, projectId: DOC_PROJECT, steps: [{ name: 'plan' }],
+  id,
+  status,
+  source: { repository: 'example/docs', ref: 'main' },
+  model: 'agent-model-1',
+  prLink,
+  createdAt: DOC_CREATED_AT,
+  archivedAt: status === 'archived' ? '2025-06-02T00:00:00Z' : null,
+  projectId: DOC_PROJECT,
+  steps: [{ name: 'plan' }],
 });
 
 /** How many single-element arrays nest at `v` (the mutation fuzzer's "deep" values), counted without recursion. */
@@ -54,7 +68,11 @@ export function jsonText(body: unknown): string {
 }
 
 export type Route = 'create' | 'job' | 'bundle' | 'agent' | 'object';
-export interface Answer { status: number; body: unknown; raw?: boolean }
+export interface Answer {
+  status: number;
+  body: unknown;
+  raw?: boolean;
+}
 export interface PublishedApi {
   url: string;
   archive: Buffer;
@@ -68,8 +86,10 @@ export interface PublishedApi {
 
 /** The documented bundle answer of a running server (its link points at that server's object route). */
 export const docBundle = (api: PublishedApi) => ({
-  jobId: DOC_JOB_ID, bundleUrl: `${api.url}/exports/${DOC_JOB_ID}/bundle.tar.gz?X-Amz-Signature=abc&X-Amz-Expires=900`,
-  sizeBytes: api.archive.length, expiresAt: new Date(Date.now() + 900_000).toISOString(),
+  jobId: DOC_JOB_ID,
+  bundleUrl: `${api.url}/exports/${DOC_JOB_ID}/bundle.tar.gz?X-Amz-Signature=abc&X-Amz-Expires=900`,
+  sizeBytes: api.archive.length,
+  expiresAt: new Date(Date.now() + 900_000).toISOString(),
 });
 
 /** `failed`: the job fails; `bundle409First`: that many 409s first; `immediate`: the first GET already says completed. */
@@ -77,7 +97,11 @@ export async function startPublishedApi(o: { failed?: boolean; bundle409First?: 
   const archive = tgz(siteFiles('site/'));
   const counts: Record<string, number> = {};
   const api: PublishedApi = {
-    url: '', archive, answers: {}, calls: [], close: async () => {},
+    url: '',
+    archive,
+    answers: {},
+    calls: [],
+    close: async () => {},
     reset() {
       for (const k of Object.keys(counts)) delete counts[k];
       api.calls.length = 0;
@@ -87,7 +111,11 @@ export async function startPublishedApi(o: { failed?: boolean; bundle409First?: 
   const documented = (route: Route, n: number, req: IncomingMessage, body: string): Answer => {
     if (route === 'create') {
       let parsed: unknown;
-      try { parsed = JSON.parse(body); } catch { return { status: 400, body: { error: 'Request body must be JSON' } }; }
+      try {
+        parsed = JSON.parse(body);
+      } catch {
+        return { status: 400, body: { error: 'Request body must be JSON' } };
+      }
       const domain = (parsed as { domain?: unknown } | null)?.domain;
       if (typeof domain !== 'string') return { status: 400, body: { error: 'domain is required' } };
       if (domain !== DOC_DOMAIN) return { status: 404, body: { error: `Domain ${domain} not found` } };
@@ -108,7 +136,8 @@ export async function startPublishedApi(o: { failed?: boolean; bundle409First?: 
     }
     const id = decodeURIComponent(req.url!.split('/').pop() ?? '');
     if (!req.url!.startsWith(`/v2/agent/${DOC_PROJECT}/job/`)) return { status: 404, body: { error: 'Project not found' } };
-    if (id === DOC_AGENT_COMPLETED) return { status: 200, body: n === 0 ? docAgentJob(id, 'active', null) : docAgentJob(id, 'completed', 'https://github.com/example/docs/pull/17') };
+    if (id === DOC_AGENT_COMPLETED)
+      return { status: 200, body: n === 0 ? docAgentJob(id, 'active', null) : docAgentJob(id, 'completed', 'https://github.com/example/docs/pull/17') };
     if (id === DOC_AGENT_FAILED) return { status: 200, body: n === 0 ? docAgentJob(id, 'active', null) : docAgentJob(id, 'failed', null) };
     return { status: 404, body: { error: 'Agent job not found' } };
   };
@@ -143,13 +172,18 @@ export async function startPublishedApi(o: { failed?: boolean; bundle409First?: 
       }
       if (route === 'unknown') return send({ status: 404, body: { error: 'Not found' } });
       if (auth !== `Bearer ${DOC_KEY}` && auth !== `Bearer ${DOC_FORBIDDEN_KEY}`) return send({ status: 401, body: { error: 'Invalid API key' } });
-      if (auth === `Bearer ${DOC_FORBIDDEN_KEY}` && route !== 'agent') return send({ status: 403, body: { error: 'Static export is not enabled for this organization' } });
-      const n = counts[route] = (counts[route] ?? -1) + 1;
+      if (auth === `Bearer ${DOC_FORBIDDEN_KEY}` && route !== 'agent')
+        return send({ status: 403, body: { error: 'Static export is not enabled for this organization' } });
+      const n = (counts[route] = (counts[route] ?? -1) + 1);
       send(api.answers[route]?.(n) ?? documented(route, n, req, body));
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   api.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  api.close = () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); });
+  api.close = () =>
+    new Promise<void>((r) => {
+      server.closeAllConnections();
+      server.close(() => r());
+    });
   return api;
 }

@@ -5,7 +5,9 @@
 import { request } from 'node:http';
 import { start, type Running } from '../mirror/helpers.js';
 
-export interface RunningBin extends Running { origin: string }
+export interface RunningBin extends Running {
+  origin: string;
+}
 
 /** `airlock ARGS` as a server (test/mirror/helpers.ts `start`), with its origin and no AIRLOCK_STORE from the caller. */
 export async function startBin(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 60_000): Promise<RunningBin> {
@@ -13,7 +15,12 @@ export async function startBin(args: string[], env: NodeJS.ProcessEnv = {}, time
   return { ...r, origin: r.url };
 }
 
-export interface Answer { status: number; location: string | undefined; body: Buffer; headers: Record<string, string | string[] | undefined> }
+export interface Answer {
+  status: number;
+  location: string | undefined;
+  body: Buffer;
+  headers: Record<string, string | string[] | undefined>;
+}
 
 /** One GET, no redirect followed. */
 export function get(url: string, headers: Record<string, string> = {}): Promise<Answer> {

@@ -4,7 +4,11 @@
  * `timeoutMs` have passed (or when `fn` throws a `Stop`, for a condition that can no longer come).
  * For a plain assertion that must come true, tests use vitest's `vi.waitFor` instead.
  */
-export interface UntilOptions { timeoutMs: number; intervalMs?: number; what?: string | (() => string) }
+export interface UntilOptions {
+  timeoutMs: number;
+  intervalMs?: number;
+  what?: string | (() => string);
+}
 
 /** Thrown from an `until` callback: stop waiting now, with this error. */
 export class Stop extends Error {}

@@ -6,7 +6,9 @@ import { makePackage } from '../helpers/make-package.js';
 import { mirrorRig, TOKEN, type MirrorRig } from './rig.js';
 
 let r: MirrorRig;
-beforeAll(async () => { r = await mirrorRig(); });
+beforeAll(async () => {
+  r = await mirrorRig();
+});
 afterAll(async () => r.close());
 
 const jobs = '/v1/static-export/jobs';
@@ -48,13 +50,13 @@ describe('mirror API: jobs and bundle', () => {
   it('POST jobs {domain} → 202 completed job of the active version; GET job; bundle link on the mirror without the admin token', async () => {
     const res = await r.api(jobs, { method: 'POST', body: JSON.stringify({ domain: 'docs.example.com' }) });
     expect(res.status).toBe(202);
-    const job = await res.json() as Record<string, unknown>;
+    const job = (await res.json()) as Record<string, unknown>;
     // The published job record, field for field (the mirror keeps its own mv_ ids).
     expect(Object.keys(job).sort()).toEqual(['createdAt', 'error', 'jobId', 'pageCount', 'progress', 'status', 'updatedAt']);
     expect(job).toMatchObject({ jobId: 'mv_v1', status: 'completed', progress: 100, error: null });
     expect(Number.isInteger(job.pageCount)).toBe(true);
     expect(await (await r.api(`${jobs}/${String(job.jobId)}`)).json()).toEqual(job);
-    const b = await (await r.api(`${jobs}/${String(job.jobId)}/bundle`, { method: 'POST' })).json() as Record<string, unknown>;
+    const b = (await (await r.api(`${jobs}/${String(job.jobId)}/bundle`, { method: 'POST' })).json()) as Record<string, unknown>;
     // The published bundle answer plus the mirror's documented extensions.
     expect(Object.keys(b).sort()).toEqual(['bundleUrl', 'expiresAt', 'jobId', 'packageSha256', 'packageUrl', 'sizeBytes', 'version']);
     expect(b).toMatchObject({ jobId: job.jobId, sizeBytes: expect.any(Number) as number, version: 'v1' });
@@ -82,20 +84,43 @@ describe('mirror API: jobs and bundle', () => {
     expect(((await res.json()) as { error: string }).error).toContain('names the key "domain" twice');
   });
   it('a version whose manifest has pageCount null still answers an integer: its HTML pages (404.html aside)', async () => {
-    const { pkgPath, manifest } = await makePackage({ domain: 'nopages.example.com', version: 'np1', outDir: join(r.dir, 'np'), mutate: (m) => { m.pageCount = null; } });
+    const { pkgPath, manifest } = await makePackage({
+      domain: 'nopages.example.com',
+      version: 'np1',
+      outDir: join(r.dir, 'np'),
+      mutate: (m) => {
+        m.pageCount = null;
+      },
+    });
     await importPackage(pkgPath, { store: r.store, trust: [], allowUnsigned: true });
-    const job = await (await r.api(jobs, { method: 'POST', body: JSON.stringify({ domain: 'nopages.example.com' }) })).json() as Record<string, unknown>;
+    const job = (await (await r.api(jobs, { method: 'POST', body: JSON.stringify({ domain: 'nopages.example.com' }) })).json()) as Record<string, unknown>;
     const html = manifest.files.filter((f) => f.path.endsWith('.html') && !f.path.endsWith('404.html')).length;
     expect(html).toBeGreaterThan(0);
     expect(job).toMatchObject({ jobId: 'mv_np1', pageCount: html, error: null });
   });
   it('path traversal through job ids: dot segments, encoded slashes, absent prefix, labels the store lacks → 4xx, never a job', async () => {
     const tricks = [
-      'mv_..', 'mv_.', 'mv_.hidden', 'mv_..%2F..%2Fstate.json', '..%2Fversions%2Fv1', 'mv_v1%2F..%2F..', 'mv_v1%00', 'mv_%2e%2e',
-      'v1', 'mv_', 'mv_v1/../../state.json', '%2e%2e%2f%2e%2e%2fetc%2fpasswd', 'mv_' + 'a'.repeat(65), 'MV_v1', 'mv_v1%20',
+      'mv_..',
+      'mv_.',
+      'mv_.hidden',
+      'mv_..%2F..%2Fstate.json',
+      '..%2Fversions%2Fv1',
+      'mv_v1%2F..%2F..',
+      'mv_v1%00',
+      'mv_%2e%2e',
+      'v1',
+      'mv_',
+      'mv_v1/../../state.json',
+      '%2e%2e%2f%2e%2e%2fetc%2fpasswd',
+      'mv_' + 'a'.repeat(65),
+      'MV_v1',
+      'mv_v1%20',
     ];
     for (const id of tricks) {
-      for (const [path, method] of [[`${jobs}/${id}`, 'GET'], [`${jobs}/${id}/bundle`, 'POST']] as const) {
+      for (const [path, method] of [
+        [`${jobs}/${id}`, 'GET'],
+        [`${jobs}/${id}/bundle`, 'POST'],
+      ] as const) {
         const res = await raw(path, method);
         expect([400, 404], `${method} ${path} → ${res.status} ${res.body}`).toContain(res.status);
         expect(res.body).not.toContain('"status":"completed"');

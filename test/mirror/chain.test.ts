@@ -15,7 +15,10 @@ let t: Awaited<ReturnType<typeof tempDir>>;
 const servers: Running[] = [];
 
 beforeAll(async () => {
-  emu = await startEmulator({ timings: { queuedMs: 20, runningMs: 60 }, sites: { 'docs.example.com': { dir: join(packageRoot(), 'fixtures', 'site'), format: 'tar.gz' } } });
+  emu = await startEmulator({
+    timings: { queuedMs: 20, runningMs: 60 },
+    sites: { 'docs.example.com': { dir: join(packageRoot(), 'fixtures', 'site'), format: 'tar.gz' } },
+  });
   t = await tempDir('airlock-chain-');
 });
 afterAll(async () => {
@@ -28,7 +31,10 @@ describe('two-hop mirror chain', () => {
   it('emulator → mirror A → mirror B: byte-identical package whose signature verifies at the end', async () => {
     const d = t.dir;
     const keys = await generateKeyPair(join(d, 'release'));
-    const f0 = await run(['fetch', '--domain', 'docs.example.com', '--api-url', emu.url, '--out', join(d, 'hop0'), '--sign-key', keys.keyPath, '--version-label', 'v1'], { AIRLOCK_ADMIN_KEY: emu.keys.admin });
+    const f0 = await run(
+      ['fetch', '--domain', 'docs.example.com', '--api-url', emu.url, '--out', join(d, 'hop0'), '--sign-key', keys.keyPath, '--version-label', 'v1'],
+      { AIRLOCK_ADMIN_KEY: emu.keys.admin },
+    );
     expect(f0.code, f0.stderr).toBe(0);
     const pkg0 = f0.stdout.trim();
 
@@ -41,7 +47,10 @@ describe('two-hop mirror chain', () => {
       const tokens = await tokensFile(join(d, `tokens${hop}`), [token]);
       const mirror = await start(['serve', '--store', store, '--mirror', '--mirror-tokens', tokens, '--port', '0']);
       servers.push(mirror);
-      const f = await run(['fetch', '--domain', 'docs.example.com', '--api-url', mirror.url, '--out', join(d, `from${hop}`), '--trust', keys.pubPath, '--json'], { AIRLOCK_ADMIN_KEY: token });
+      const f = await run(
+        ['fetch', '--domain', 'docs.example.com', '--api-url', mirror.url, '--out', join(d, `from${hop}`), '--trust', keys.pubPath, '--json'],
+        { AIRLOCK_ADMIN_KEY: token },
+      );
       expect(f.code, f.stderr).toBe(0);
       const summary = JSON.parse(f.stdout) as { package: string; form?: string; signed: boolean; version: string };
       expect(summary).toMatchObject({ form: 'package', signed: true, version: 'v1' });

@@ -7,7 +7,9 @@ import { prune, readState } from '../../src/store/index.js';
 import { mirrorRig, type MirrorRig } from './rig.js';
 
 let r: MirrorRig;
-beforeAll(async () => { r = await mirrorRig(3 * 1024 * 1024); });
+beforeAll(async () => {
+  r = await mirrorRig(3 * 1024 * 1024);
+});
 afterAll(async () => r.close());
 
 /** A reader that stops after its first chunk until `gate` opens, so the download surely spans the import, activation and prune. */
@@ -32,9 +34,12 @@ function gatedDownload(url: string, gate: Promise<void>, started: () => void): P
 }
 
 describe('mirror under concurrent downloads', () => {
-  it('downloads in flight while v2 and v3 are imported and activated and v1 is pruned all complete with v1\'s exact bytes', async () => {
-    const meta = JSON.parse(await readFile(join(r.store, 'versions', 'v1', 'version.json'), 'utf8')) as { archive: { sha256: string; size: number }; packageSha256: string };
-    const b = await (await r.api('/v1/static-export/jobs/mv_v1/bundle', { method: 'POST' })).json() as { bundleUrl: string; packageUrl: string };
+  it("downloads in flight while v2 and v3 are imported and activated and v1 is pruned all complete with v1's exact bytes", async () => {
+    const meta = JSON.parse(await readFile(join(r.store, 'versions', 'v1', 'version.json'), 'utf8')) as {
+      archive: { sha256: string; size: number };
+      packageSha256: string;
+    };
+    const b = (await (await r.api('/v1/static-export/jobs/mv_v1/bundle', { method: 'POST' })).json()) as { bundleUrl: string; packageUrl: string };
     let open!: () => void;
     const gate = new Promise<void>((res) => (open = res));
     let started = 0;
@@ -51,7 +56,12 @@ describe('mirror under concurrent downloads', () => {
       for (let i = 0; i < 500 && r.srv.current().version !== 'v3'; i++) await new Promise((res) => setTimeout(res, 20));
       expect(r.srv.current().version).toBe('v3');
       expect(await prune(r.store, 1)).toContain('v1');
-      expect(await access(join(r.store, 'versions', 'v1')).then(() => true, () => false)).toBe(false);
+      expect(
+        await access(join(r.store, 'versions', 'v1')).then(
+          () => true,
+          () => false,
+        ),
+      ).toBe(false);
     } finally {
       open(); // however this ends: no download is left waiting on the gate
     }
@@ -63,7 +73,9 @@ describe('mirror under concurrent downloads', () => {
     });
     // After the prune, v1's link is a clean 404, and v2 is served.
     expect((await fetch(b.bundleUrl)).status).toBe(404);
-    const j = await (await r.api('/v1/static-export/jobs', { method: 'POST', body: JSON.stringify({ domain: 'docs.example.com' }) })).json() as { jobId: string };
+    const j = (await (await r.api('/v1/static-export/jobs', { method: 'POST', body: JSON.stringify({ domain: 'docs.example.com' }) })).json()) as {
+      jobId: string;
+    };
     expect(j.jobId).toBe('mv_v3');
   }, 30_000);
 });

@@ -46,12 +46,17 @@ afterAll(async () => {
 });
 
 describe('mirror: a version imported from a delta', () => {
-  it('has no package file until asked; the bundle link names the full package\'s sha256 and both links serve its exact bytes', async () => {
+  it("has no package file until asked; the bundle link names the full package's sha256 and both links serve its exact bytes", async () => {
     const dir = join(r.store, 'versions', 'd2');
     expect(existsSync(join(dir, 'package.airlock'))).toBe(false);
     const job = await r.api(jobs, { method: 'POST', body: JSON.stringify({ domain: 'docs.example.com', version: 'd2' }) });
     expect(job.status).toBe(202);
-    const b = await (await r.api(`${jobs}/mv_d2/bundle`, { method: 'POST' })).json() as { bundleUrl: string; packageUrl: string; packageSha256: string; sizeBytes: number };
+    const b = (await (await r.api(`${jobs}/mv_d2/bundle`, { method: 'POST' })).json()) as {
+      bundleUrl: string;
+      packageUrl: string;
+      packageSha256: string;
+      sizeBytes: number;
+    };
     expect(b.packageSha256).toBe(sha(full));
     const pkg = Buffer.from(await (await fetch(b.packageUrl)).arrayBuffer());
     expect(pkg.equals(full)).toBe(true);
@@ -70,14 +75,16 @@ describe('mirror: a version imported from a delta', () => {
     await writeFile(join(dir, 'site', 'index.html'), 'tampered after the import');
     const bundle = await r.api(`${jobs}/mv_e2/bundle`, { method: 'POST' });
     expect(bundle.status).toBe(503);
-    const body = await bundle.json() as { error: string };
+    const body = (await bundle.json()) as { error: string };
     expect(body.error).toMatch(/cannot be prepared now/);
     expect(body.error).not.toContain(r.store);
     expect(existsSync(join(dir, 'package.airlock'))).toBe(false);
     expect((await readdir(dir)).filter((n) => n.startsWith('.package'))).toEqual([]);
     // A link signed earlier (or by another worker) reaches the object endpoint: the same refusal, S3-shaped.
     const expires = Math.floor(Date.now() / 1000) + 600;
-    const object = await fetch(`${r.url}/_airlock/objects/e2/package.airlock?${signLink(secret, { label: 'e2', name: 'package.airlock', form: 'airlock', expires })}`);
+    const object = await fetch(
+      `${r.url}/_airlock/objects/e2/package.airlock?${signLink(secret, { label: 'e2', name: 'package.airlock', form: 'airlock', expires })}`,
+    );
     expect(object.status).toBe(503);
     expect(await object.text()).toMatch(/<Code>ServiceUnavailable<\/Code>/);
     expect(existsSync(join(dir, 'package.airlock'))).toBe(false);

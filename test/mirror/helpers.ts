@@ -7,7 +7,11 @@ export { BIN } from '../helpers/bin.js';
 
 /** Shared by test/mirror and test/values: the compiled CLI, run or started as a server (test/helpers/bin.ts). */
 
-export interface Ran { code: number | null; stdout: string; stderr: string }
+export interface Ran {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
 
 /** Run the binary to completion (bounded). */
 export async function run(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 30_000): Promise<Ran> {

@@ -17,7 +17,7 @@ let pkg: Buffer;
 
 beforeAll(async () => {
   r = await mirrorRig(64 * 1024);
-  links = await (await r.api('/v1/static-export/jobs/mv_v1/bundle', { method: 'POST' })).json() as typeof links;
+  links = (await (await r.api('/v1/static-export/jobs/mv_v1/bundle', { method: 'POST' })).json()) as typeof links;
   const meta = JSON.parse(await readFile(join(r.store, 'versions', 'v1', 'version.json'), 'utf8')) as { archive: { offset: number; size: number } };
   pkg = await readFile(join(r.store, 'versions', 'v1', 'package.airlock'));
   archive = pkg.subarray(meta.archive.offset, meta.archive.offset + meta.archive.size);
@@ -31,7 +31,8 @@ const get = async (url: string, headers: Record<string, string> = {}, method = '
 };
 const withParam = (url: string, k: string, v: string | null) => {
   const u = new URL(url);
-  if (v === null) u.searchParams.delete(k); else u.searchParams.set(k, v);
+  if (v === null) u.searchParams.delete(k);
+  else u.searchParams.set(k, v);
   return u.toString();
 };
 
@@ -102,7 +103,7 @@ describe('mirror object links', () => {
       const g = await get(links.bundleUrl);
       expect(g.res.status).toBe(403);
       expect(g.body.toString()).toContain('<Code>AccessDenied</Code><Message>Request has expired</Message>');
-      const fresh = await (await r.api('/v1/static-export/jobs/mv_v1/bundle', { method: 'POST' })).json() as typeof links;
+      const fresh = (await (await r.api('/v1/static-export/jobs/mv_v1/bundle', { method: 'POST' })).json()) as typeof links;
       expect((await get(fresh.bundleUrl)).body.equals(archive)).toBe(true);
     } finally {
       r.clock.now = saved;
@@ -127,7 +128,10 @@ describe('mirror object links', () => {
     });
     try {
       const name = new URL(links.bundleUrl).pathname.split('/').pop()!;
-      await requestAndHangUp(server, `/_airlock/objects/v1/${name}?${signLink(secret, { label: 'v1', name, form: 'archive', expires: Math.floor(Date.now() / 1000) + 600 })}`);
+      await requestAndHangUp(
+        server,
+        `/_airlock/objects/v1/${name}?${signLink(secret, { label: 'v1', name, form: 'archive', expires: Math.floor(Date.now() / 1000) + 600 })}`,
+      );
       const { thrown, res } = await within(handled, 10_000, 'the object handler ending');
       expect(thrown).toBeUndefined();
       expect(errors).toEqual([]);
@@ -141,12 +145,22 @@ describe('mirror object links', () => {
     const secretFile = join(r.dir, 'metric-secret');
     await writeFile(secretFile, Buffer.alloc(32, 9));
     const statuses: number[] = [];
-    const mirror = await createMirror({ store: r.store, tokensFile: await tokensFile(join(r.dir, 'metric-tokens'), [TOKEN]), secretFile, log: () => {}, onDownload: (s) => statuses.push(s) });
+    const mirror = await createMirror({
+      store: r.store,
+      tokensFile: await tokensFile(join(r.dir, 'metric-tokens'), [TOKEN]),
+      secretFile,
+      log: () => {},
+      onDownload: (s) => statuses.push(s),
+    });
     const name = new URL(links.bundleUrl).pathname.split('/').pop()!;
     const path = `/_airlock/objects/v1/${name}?${signLink(Buffer.alloc(32, 9), { label: 'v1', name, form: 'archive', expires: Math.floor(Date.now() / 1000) + 600 })}`;
     let done!: () => void;
     let handled = new Promise<void>((resolve) => (done = resolve));
-    const app: Handler = (req, res) => void (mirror.app.fetch(new Request(`http://127.0.0.1${req.url}`), { incoming: req, outgoing: res }) as Promise<Response>).then(() => done(), () => done());
+    const app: Handler = (req, res) =>
+      void (mirror.app.fetch(new Request(`http://127.0.0.1${req.url}`), { incoming: req, outgoing: res }) as Promise<Response>).then(
+        () => done(),
+        () => done(),
+      );
     let answerAtOnce = false;
     // The first request: the app runs only once the client has hung up. The control: answered.
     const server = await serverAfterHangUp(app, () => (answerAtOnce ? app : undefined));

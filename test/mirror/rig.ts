@@ -10,7 +10,11 @@ import { tempDir, tokensFile } from './helpers.js';
 /** An in-process mirror over a temp store holding `v1` (the fixture site plus a random blob). */
 export const TOKEN = 'svc_mirror_test_' + 'k'.repeat(24);
 export interface MirrorRig {
-  dir: string; store: string; url: string; srv: AirlockServer; clock: { now: number };
+  dir: string;
+  store: string;
+  url: string;
+  srv: AirlockServer;
+  clock: { now: number };
   addVersion(label: string, blobBytes?: number): Promise<string>;
   api(path: string, init?: RequestInit & { token?: string | null }): Promise<Response>;
   close(): Promise<void>;
@@ -32,11 +36,22 @@ export async function mirrorRig(blobBytes = 0, o: { secretFile?: string } = {}):
   };
   await addVersion('v1');
   const clock = { now: Date.now() };
-  const mirror = await createMirror({ store, tokensFile: await tokensFile(join(t.dir, 'tokens'), [TOKEN]), secretFile: o.secretFile, log: () => {}, now: () => clock.now });
+  const mirror = await createMirror({
+    store,
+    tokensFile: await tokensFile(join(t.dir, 'tokens'), [TOKEN]),
+    secretFile: o.secretFile,
+    log: () => {},
+    now: () => clock.now,
+  });
   const srv = await createAirlockServer({ store, app: mirror.app, appPrefixes: mirror.appPrefixes, log: () => {}, pollMs: 50 });
   const url = (await srv.listen(0, '127.0.0.1')).replace(/\/$/, '');
   return {
-    dir: t.dir, store, url, srv, clock, addVersion,
+    dir: t.dir,
+    store,
+    url,
+    srv,
+    clock,
+    addVersion,
     api: (path, init = {}) => {
       const token = init.token === undefined ? TOKEN : init.token;
       const headers: Record<string, string> = { 'content-type': 'application/json', ...(token === null ? {} : { authorization: `Bearer ${token}` }) };

@@ -24,7 +24,9 @@ beforeAll(async () => {
   good = (await makePackage({ outDir: join(dir, 'good'), signKey: signer.privateKey })).pkgPath;
   goodTar = (await makePackage({ outDir: join(dir, 'good-tar'), format: 'tar', signKey: signer.privateKey })).pkgPath;
 });
-afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
 
 async function variant(edit: (m: Member[]) => Member[]): Promise<string> {
   const p = path();
@@ -39,7 +41,11 @@ const editManifest = (m: Member[], f: (j: Record<string, unknown>) => void): Mem
   return resign([{ name: 'airlock.json', data: Buffer.from(JSON.stringify(j)) }, ...m.slice(1)]);
 };
 const refused = (code: string, subject?: string | RegExp) =>
-  expect.objectContaining({ exitCode: 4, code, ...(subject ? { details: expect.objectContaining({ subject: typeof subject === 'string' ? subject : expect.stringMatching(subject) }) } : {}) });
+  expect.objectContaining({
+    exitCode: 4,
+    code,
+    ...(subject ? { details: expect.objectContaining({ subject: typeof subject === 'string' ? subject : expect.stringMatching(subject) }) } : {}),
+  });
 
 describe('bad packages', () => {
   it('the good package verifies (the baseline every case below changes one thing of)', async () => {
@@ -68,18 +74,30 @@ describe('bad packages', () => {
   });
 
   it('a wrong file digest in the manifest names the file', async () => {
-    const p = await variant((m) => editManifest(m, (j) => { (j.files as { sha256: string }[])[3]!.sha256 = 'f'.repeat(64); }));
+    const p = await variant((m) =>
+      editManifest(m, (j) => {
+        (j.files as { sha256: string }[])[3]!.sha256 = 'f'.repeat(64);
+      }),
+    );
     const file = (JSON.parse((await readPackage(p)).manifestBytes.toString()) as { files: { path: string }[] }).files[3]!.path;
     await expect(verifyPackage(p, { trust })).rejects.toThrow(refused('AIRLOCK_DIGEST_MISMATCH', file));
   });
 
   it('a file listed in the manifest but missing from the archive', async () => {
-    const p = await variant((m) => editManifest(m, (j) => { (j.files as unknown[]).push({ path: 'zz/missing.html', size: 1, sha256: '0'.repeat(64) }); }));
+    const p = await variant((m) =>
+      editManifest(m, (j) => {
+        (j.files as unknown[]).push({ path: 'zz/missing.html', size: 1, sha256: '0'.repeat(64) });
+      }),
+    );
     await expect(verifyPackage(p, { trust })).rejects.toThrow(refused('AIRLOCK_MISSING_FILE', 'zz/missing.html'));
   });
 
   it('an extra file in the archive that the manifest does not list', async () => {
-    const p = await variant((m) => editManifest(m, (j) => { j.files = (j.files as { path: string }[]).filter((f) => f.path !== 'robots.txt'); }));
+    const p = await variant((m) =>
+      editManifest(m, (j) => {
+        j.files = (j.files as { path: string }[]).filter((f) => f.path !== 'robots.txt');
+      }),
+    );
     await expect(verifyPackage(p, { trust })).rejects.toThrow(refused('AIRLOCK_EXTRA_FILE', 'robots.txt'));
   });
 
@@ -106,7 +124,12 @@ describe('bad packages', () => {
   });
 
   it('a manifest lacking fields names them', async () => {
-    const p = await variant((m) => editManifest(m, (j) => { delete j.files; delete j.archive; }));
+    const p = await variant((m) =>
+      editManifest(m, (j) => {
+        delete j.files;
+        delete j.archive;
+      }),
+    );
     await expect(readPackage(p)).rejects.toThrow(/archive: .*files: /s);
     await expect(readPackage(p)).rejects.toThrow(refused('AIRLOCK_BAD_MANIFEST'));
   });

@@ -44,7 +44,9 @@ beforeAll(async () => {
   await importPackage(good, { store: pristine, trust });
   await cp(pristine, store, { recursive: true });
 });
-afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
 
 /**
  * JSON text of a mutant without recursion: jsonMutants nests values 5,000 deep, and JSON.stringify
@@ -55,7 +57,10 @@ function stringifyFlat(root: unknown): string {
   const todo: unknown[] = [root];
   while (todo.length) {
     const v = todo.pop();
-    if (typeof v === 'symbol') { out.push(v.description!); continue; }
+    if (typeof v === 'symbol') {
+      out.push(v.description!);
+      continue;
+    }
     if (Array.isArray(v)) {
       out.push('[');
       todo.push(Symbol(']'));
@@ -87,7 +92,9 @@ async function throughEverything(what: string, p: string): Promise<{ verify: 'ok
   const verify = await outcome(what, 'verify', () => verifyPackage(p, { trust }));
   const before = await treeDigest(store);
   let status: string | undefined;
-  const imported = await outcome(what, 'import', async () => { status = (await importPackage(p, { store, trust })).status; });
+  const imported = await outcome(what, 'import', async () => {
+    status = (await importPackage(p, { store, trust })).status;
+  });
   if (imported === 4 || status === 'unchanged') expect(await treeDigest(store), `${what}: a refused import changed the store`).toBe(before);
   if (status === 'imported') {
     // A valid new version (a harmless manifest change such as another label): it must have verified too.

@@ -11,10 +11,20 @@ import { base256, reseal } from './craft.js';
 /** Every numeric field of a package's tar headers is bounded; none escapes as a code-less exit 1. */
 
 const FIELDS: Array<[string, number, number]> = [
-  ['mode', 100, 8], ['uid', 108, 8], ['gid', 116, 8], ['size', 124, 12], ['mtime', 136, 12], ['devmajor', 329, 8], ['devminor', 337, 8],
+  ['mode', 100, 8],
+  ['uid', 108, 8],
+  ['gid', 116, 8],
+  ['size', 124, 12],
+  ['mtime', 136, 12],
+  ['devmajor', 329, 8],
+  ['devminor', 337, 8],
 ];
 const header = () => encodeHeader('airlock.json', 1234, new Date('2025-01-15T12:00:00Z'));
-const withField = (at: number, field: Buffer) => { const h = header(); field.copy(h, at); return reseal(h); };
+const withField = (at: number, field: Buffer) => {
+  const h = header();
+  field.copy(h, at);
+  return reseal(h);
+};
 
 describe('parseNumeric', () => {
   it('reads octal (space/NUL padded, empty = 0) and base-256 below 2^53', () => {
@@ -41,18 +51,24 @@ describe('decodeHeader: numeric fields', () => {
   });
   it.each(FIELDS)('base-256 %s of 2^53 or more: exit 4 AIRLOCK_PACKAGE_HEADER naming the member and the field', (field, at, width) => {
     for (const value of [2n ** 53n, 2n ** BigInt(8 * (width - 1)) - 1n]) {
-      expect(() => decodeHeader(withField(at, base256(value, width)), 0, 'airlock.json')).toThrow(expect.objectContaining({
-        exitCode: 4, code: 'AIRLOCK_PACKAGE_HEADER', details: expect.objectContaining({ subject: 'airlock.json', field }),
-      }));
+      expect(() => decodeHeader(withField(at, base256(value, width)), 0, 'airlock.json')).toThrow(
+        expect.objectContaining({
+          exitCode: 4,
+          code: 'AIRLOCK_PACKAGE_HEADER',
+          details: expect.objectContaining({ subject: 'airlock.json', field }),
+        }),
+      );
     }
   });
   it.each(FIELDS)('%s with characters that are not octal digits: exit 4 naming the field', (field, at, width) => {
-    expect(() => decodeHeader(withField(at, Buffer.from('9'.repeat(width - 1) + '\0')), 0, 'airlock.json'))
-      .toThrow(expect.objectContaining({ exitCode: 4, code: 'AIRLOCK_PACKAGE_HEADER', details: expect.objectContaining({ field }) }));
+    expect(() => decodeHeader(withField(at, Buffer.from('9'.repeat(width - 1) + '\0')), 0, 'airlock.json')).toThrow(
+      expect.objectContaining({ exitCode: 4, code: 'AIRLOCK_PACKAGE_HEADER', details: expect.objectContaining({ field }) }),
+    );
   });
   it('a size that passes 2^53 once padded to blocks is refused too', () => {
-    expect(() => decodeHeader(withField(124, base256(BigInt(Number.MAX_SAFE_INTEGER), 12)), 0, 'airlock.json'))
-      .toThrow(expect.objectContaining({ code: 'AIRLOCK_PACKAGE_HEADER' }));
+    expect(() => decodeHeader(withField(124, base256(BigInt(Number.MAX_SAFE_INTEGER), 12)), 0, 'airlock.json')).toThrow(
+      expect.objectContaining({ code: 'AIRLOCK_PACKAGE_HEADER' }),
+    );
   });
 });
 
@@ -63,9 +79,14 @@ describe('readPackage / verifyPackage on a header with a huge base-256 size', ()
     dir = await mkdtemp(join(tmpdir(), 'airlock-header-'));
     good = (await makePackage({ outDir: dir })).pkgPath;
   });
-  afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
 
-  it.each([['airlock.json', 0], ['bundle.tar.gz', 1]])('base-256 size 2^54 on %s: exit 4 naming it (was "parsed number outside of javascript safe integer range", exit 1)', async (member, index) => {
+  it.each([
+    ['airlock.json', 0],
+    ['bundle.tar.gz', 1],
+  ])('base-256 size 2^54 on %s: exit 4 naming it (was "parsed number outside of javascript safe integer range", exit 1)', async (member, index) => {
     const bytes = await readFile(good);
     const at = index === 0 ? 0 : (await readPackage(good)).archive.offset - BLOCK;
     const h = Buffer.from(bytes.subarray(at, at + BLOCK));

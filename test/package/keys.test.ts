@@ -6,8 +6,12 @@ import { join } from 'node:path';
 import { fingerprint, generateKeyPair, loadPrivateKey, loadPublicKey } from '../../src/package/keys.js';
 
 let dir: string;
-beforeEach(async () => { dir = await mkdtemp(join(tmpdir(), 'airlock-keys-')); });
-afterEach(async () => { await rm(dir, { recursive: true, force: true }); });
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'airlock-keys-'));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
 
 describe('keys', () => {
   it('writes a PKCS#8 private key with mode 0600 and an SPKI public key that belong together', async () => {

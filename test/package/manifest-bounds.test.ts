@@ -6,13 +6,23 @@ import { MANIFEST_BOUNDS, parseManifest, serializeManifest, type Manifest } from
 
 /** The manifest is bounded before parsing, its strings validated at the edge, its declared sizes held to the archive limits. */
 const good = (): Manifest => ({
-  format: 'airlock-package/1', domain: 'docs.example.com', version: 'v1', jobId: 'se_3f9a2c1b8e7d4a06', createdAt: '2025-01-15T12:00:00.000Z',
-  pageCount: 1, archive: { name: 'bundle.tar.gz', format: 'tar.gz', size: 10, sha256: 'a'.repeat(64) },
+  format: 'airlock-package/1',
+  domain: 'docs.example.com',
+  version: 'v1',
+  jobId: 'se_3f9a2c1b8e7d4a06',
+  createdAt: '2025-01-15T12:00:00.000Z',
+  pageCount: 1,
+  archive: { name: 'bundle.tar.gz', format: 'tar.gz', size: 10, sha256: 'a'.repeat(64) },
   files: [{ path: 'index.html', size: 3, sha256: 'b'.repeat(64) }],
 });
 const bytesOf = (m: unknown) => Buffer.from(JSON.stringify(m));
 const refused = (code: string, message?: RegExp) =>
-  expect.objectContaining({ exitCode: 4, code, details: expect.objectContaining({ subject: 'airlock.json' }), ...(message ? { message: expect.stringMatching(message) } : {}) });
+  expect.objectContaining({
+    exitCode: 4,
+    code,
+    details: expect.objectContaining({ subject: 'airlock.json' }),
+    ...(message ? { message: expect.stringMatching(message) } : {}),
+  });
 
 describe('checkJsonBounds (before JSON.parse)', () => {
   const bounds = { maxBytes: 1000, maxDepth: 4 };
@@ -23,7 +33,9 @@ describe('checkJsonBounds (before JSON.parse)', () => {
     expect(() => checkJsonBounds(Buffer.from('{"a":{"b":[{"c":[1]}]}}'), bounds, 'airlock.json')).toThrow(/deeper/);
   });
   it('refuses more bytes than the limit without looking at them', () => {
-    expect(() => checkJsonBounds(Buffer.alloc(1001, 0x20), bounds, 'airlock.json')).toThrow(refused('AIRLOCK_BAD_MANIFEST', /1001 bytes, more than the limit of 1000/));
+    expect(() => checkJsonBounds(Buffer.alloc(1001, 0x20), bounds, 'airlock.json')).toThrow(
+      refused('AIRLOCK_BAD_MANIFEST', /1001 bytes, more than the limit of 1000/),
+    );
   });
 });
 
@@ -35,7 +47,9 @@ describe('parseManifest bounds', () => {
   it('a 200,000-file manifest (the default maxFiles) with long paths passes the bounds and the schema', () => {
     const m = good();
     m.files = Array.from({ length: 200_000 }, (_, i) => ({
-      path: `docs/section-${i % 97}/a-rather-long-page-name-for-a-real-site-${i}/index.html`, size: i, sha256: createHash('sha256').update(String(i)).digest('hex'),
+      path: `docs/section-${i % 97}/a-rather-long-page-name-for-a-real-site-${i}/index.html`,
+      size: i,
+      sha256: createHash('sha256').update(String(i)).digest('hex'),
     }));
     const bytes = serializeManifest(m);
     expect(bytes.length).toBeGreaterThan(40e6);
@@ -56,7 +70,11 @@ describe('parseManifest bounds', () => {
 });
 
 describe('manifest strings validated at the edge (nothing a terminal would obey)', () => {
-  const edit = (f: (m: Record<string, unknown>) => void) => { const m = good() as unknown as Record<string, unknown>; f(m); return bytesOf(m); };
+  const edit = (f: (m: Record<string, unknown>) => void) => {
+    const m = good() as unknown as Record<string, unknown>;
+    f(m);
+    return bytesOf(m);
+  };
   it.each([
     ['domain', 'docs.example.com\u001b]0;pwned\u0007'],
     ['domain', '\u001b[2J\u001b[Hdocs.example.com'],
@@ -70,21 +88,55 @@ describe('manifest strings validated at the edge (nothing a terminal would obey)
     ['jobId', 'x'.repeat(257)],
     ['version', 'v1\u001b[0m'],
   ])('terminal escape injection: %s %j is refused (exit 4)', (field, value) => {
-    expect(() => parseManifest(edit((m) => { m[field] = value; }))).toThrow(refused('AIRLOCK_BAD_MANIFEST', new RegExp(`^airlock\\.json is not a valid .*${field}`)));
+    expect(() =>
+      parseManifest(
+        edit((m) => {
+          m[field] = value;
+        }),
+      ),
+    ).toThrow(refused('AIRLOCK_BAD_MANIFEST', new RegExp(`^airlock\\.json is not a valid .*${field}`)));
   });
   it.each([
-    '../etc/passwd', '/etc/passwd', 'a/../../b', 'C:evil.html', 'a\\b.html', 'a\u0000b', 'red\u001b[31m.html', 'a\nb.html',
-    './index.html', 'a//b.html', 'dir/', '',
+    '../etc/passwd',
+    '/etc/passwd',
+    'a/../../b',
+    'C:evil.html',
+    'a\\b.html',
+    'a\u0000b',
+    'red\u001b[31m.html',
+    'a\nb.html',
+    './index.html',
+    'a//b.html',
+    'dir/',
+    '',
   ])('a file path the archive reader could never produce (%j) is refused', (path) => {
-    expect(() => parseManifest(edit((m) => { (m.files as { path: string }[])[0]!.path = path; }))).toThrow(refused('AIRLOCK_BAD_MANIFEST', /files\.0\.path/));
+    expect(() =>
+      parseManifest(
+        edit((m) => {
+          (m.files as { path: string }[])[0]!.path = path;
+        }),
+      ),
+    ).toThrow(refused('AIRLOCK_BAD_MANIFEST', /files\.0\.path/));
   });
   it('real-world names pass: spaces, Unicode, case pairs, folders named like pages', () => {
     for (const path of ['docs/a b.html', 'docs/日本語/index.html', 'rules/A001/index.html', 'docs/intro.html/index.html', '.well-known/x']) {
-      expect(parseManifest(edit((m) => { (m.files as { path: string }[])[0]!.path = path; })).files[0]!.path).toBe(path);
+      expect(
+        parseManifest(
+          edit((m) => {
+            (m.files as { path: string }[])[0]!.path = path;
+          }),
+        ).files[0]!.path,
+      ).toBe(path);
     }
   });
   it('the bad string itself is not echoed into the message', () => {
-    expect(() => parseManifest(edit((m) => { m.domain = '\u001b]0;pwned\u0007'; }))).toThrow(expect.objectContaining({ message: expect.not.stringContaining('\u001b') }));
+    expect(() =>
+      parseManifest(
+        edit((m) => {
+          m.domain = '\u001b]0;pwned\u0007';
+        }),
+      ),
+    ).toThrow(expect.objectContaining({ message: expect.not.stringContaining('\u001b') }));
   });
 });
 
@@ -95,7 +147,9 @@ describe('checkManifestLimits', () => {
     expect(() => checkManifestLimits({ files: files(4, Number.MAX_SAFE_INTEGER) })).toThrow(refused('AIRLOCK_TOO_LARGE'));
   });
   it('more files than maxFiles: exit 4 AIRLOCK_TOO_MANY_FILES', () => {
-    expect(() => checkManifestLimits({ files: files(11, 1) }, { maxFiles: 10 })).toThrow(refused('AIRLOCK_TOO_MANY_FILES', /lists 11 files, more than the limit of 10/));
+    expect(() => checkManifestLimits({ files: files(11, 1) }, { maxFiles: 10 })).toThrow(
+      refused('AIRLOCK_TOO_MANY_FILES', /lists 11 files, more than the limit of 10/),
+    );
   });
   it('exactly at the limits passes', () => {
     expect(() => checkManifestLimits({ files: files(10, 100) }, { maxFiles: 10, maxExpandedBytes: 1000 })).not.toThrow();

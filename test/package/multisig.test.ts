@@ -12,8 +12,12 @@ import { makePackage } from '../helpers/make-package.js';
 import { pair, signaturesBy, withSignatures } from '../helpers/multisig.js';
 
 let dir: string;
-beforeAll(async () => { dir = await mkdtemp(join(tmpdir(), 'airlock-multisig-')); });
-afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'airlock-multisig-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
 
 const [a, b, c] = [pair(), pair(), pair()];
 
@@ -40,7 +44,10 @@ describe('several signatures (trust policy, several signers)', () => {
     const members = ['airlock.json.sig', 'airlock.json.sig.2', 'airlock.json.sig.3'];
     for (const [i, k] of [a, b, c].entries()) {
       await writeFile(join(x, `k${i}.pub`), k.pem);
-      const r = spawnSync('openssl', ['pkeyutl', '-verify', '-pubin', '-inkey', `k${i}.pub`, '-rawin', '-in', 'airlock.json', '-sigfile', members[i]!], { cwd: x, encoding: 'utf8' });
+      const r = spawnSync('openssl', ['pkeyutl', '-verify', '-pubin', '-inkey', `k${i}.pub`, '-rawin', '-in', 'airlock.json', '-sigfile', members[i]!], {
+        cwd: x,
+        encoding: 'utf8',
+      });
       expect(r.status, r.stderr).toBe(0);
       expect(r.stdout).toContain('Signature Verified Successfully');
     }
@@ -74,10 +81,18 @@ describe('several signatures (trust policy, several signers)', () => {
     const { pkgPath } = await makePackage({ outDir: join(dir, 'p4') });
     const [sa] = await signaturesBy(pkgPath, [a.priv]);
     const many = join(dir, 'many.airlock');
-    await withSignatures(pkgPath, many, Array.from({ length: 2000 }, () => sa!));
+    await withSignatures(
+      pkgPath,
+      many,
+      Array.from({ length: 2000 }, () => sa!),
+    );
     await expect(readPackage(many)).rejects.toMatchObject({ code: 'AIRLOCK_TOO_MANY_SIGNATURES', exitCode: 4, details: { subject: 'airlock.json.sig.33' } });
     const ok32 = join(dir, 'ok32.airlock');
-    await withSignatures(pkgPath, ok32, Array.from({ length: 32 }, () => sa!));
+    await withSignatures(
+      pkgPath,
+      ok32,
+      Array.from({ length: 32 }, () => sa!),
+    );
     expect((await readPackage(ok32)).signatures).toHaveLength(32);
     await expect(addSignature(ok32, b.priv)).rejects.toMatchObject({ code: 'AIRLOCK_TOO_MANY_SIGNATURES', exitCode: 4 });
   });
@@ -92,7 +107,7 @@ describe('several signatures (trust policy, several signers)', () => {
     await expect(readPackage(bad)).rejects.toMatchObject({ exitCode: 4 });
   });
 
-  it('a stranger\'s extra signature is ignored once a trusted key verifies; tampering breaks them all', async () => {
+  it("a stranger's extra signature is ignored once a trusted key verifies; tampering breaks them all", async () => {
     const { pkgPath } = await makePackage({ outDir: join(dir, 'p6'), signKey: c.priv });
     await addSignature(pkgPath, a.priv);
     expect(checkSignature(await readPackage(pkgPath), { trust: [a.pub] }).signers).toEqual([fingerprint(a.pub)]);

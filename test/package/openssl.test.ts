@@ -9,8 +9,12 @@ import { makePackage } from '../helpers/make-package.js';
 
 /** The signature "verifies with stock OpenSSL" — checked against the real openssl binary. */
 let dir: string;
-beforeAll(async () => { dir = await mkdtemp(join(tmpdir(), 'airlock-openssl-')); });
-afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'airlock-openssl-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
 
 const openssl = (args: string[], cwd: string) => spawnSync('openssl', args, { cwd, encoding: 'utf8' });
 

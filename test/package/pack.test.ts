@@ -10,11 +10,19 @@ import { siteTar, siteZip, tgz, siteFiles } from '../helpers/evil-archives.js';
 /** `pack` (archive → scanned → manifest → package) and the raw-archive mistake. */
 let dir: string;
 let n = 0;
-const fresh = async () => { const d = join(dir, `case-${++n}`); await mkdir(d, { recursive: true }); return d; };
+const fresh = async () => {
+  const d = join(dir, `case-${++n}`);
+  await mkdir(d, { recursive: true });
+  return d;
+};
 const signer = generateKeyPairSync('ed25519');
 
-beforeAll(async () => { dir = await mkdtemp(join(tmpdir(), 'airlock-pack-')); });
-afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'airlock-pack-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
 
 describe('packArchive', () => {
   it.each(['tar.gz', 'tar', 'zip'] as const)('%s: a signed package that verifies, with the scan as its manifest', async (format) => {
@@ -31,7 +39,7 @@ describe('packArchive', () => {
     expect(v.manifest.files.some((f) => f.path === 'index.html')).toBe(true); // the wrapping folder is stripped
   });
 
-  it('default version label: the archive file\'s modification time, YYYYMMDD-HHMMSS UTC', async () => {
+  it("default version label: the archive file's modification time, YYYYMMDD-HHMMSS UTC", async () => {
     const d = await fresh();
     const archivePath = join(d, 'export.zip');
     await writeFile(archivePath, siteZip());
@@ -46,8 +54,9 @@ describe('packArchive', () => {
     const d = await fresh();
     const archivePath = join(d, 'evil.tar.gz');
     await writeFile(archivePath, tgz([{ name: '../escape.html', data: 'x' }, ...siteFiles()]));
-    await expect(packArchive({ archivePath, domain: 'docs.example.com', version: 'v1', outDir: join(d, 'out'), signKey: signer.privateKey }))
-      .rejects.toMatchObject({ exitCode: 4, code: 'AIRLOCK_UNSAFE_PATH', details: { subject: '../escape.html' } });
+    await expect(
+      packArchive({ archivePath, domain: 'docs.example.com', version: 'v1', outDir: join(d, 'out'), signKey: signer.privateKey }),
+    ).rejects.toMatchObject({ exitCode: 4, code: 'AIRLOCK_UNSAFE_PATH', details: { subject: '../escape.html' } });
     expect(await readdir(join(d, 'out')).catch(() => [])).toEqual([]);
     expect(await readdir(d)).toEqual(['evil.tar.gz']);
   });
@@ -58,8 +67,11 @@ describe('packArchive', () => {
     await writeFile(archivePath, 'not an archive at all');
     const out = join(d, 'docs.example.com-v1.airlock');
     await writeFile(out, 'precious');
-    await expect(packArchive({ archivePath, domain: 'docs.example.com', version: 'v1', outDir: d }))
-      .rejects.toMatchObject({ exitCode: 2, code: 'AIRLOCK_EXISTS', details: { subject: out } });
+    await expect(packArchive({ archivePath, domain: 'docs.example.com', version: 'v1', outDir: d })).rejects.toMatchObject({
+      exitCode: 2,
+      code: 'AIRLOCK_EXISTS',
+      details: { subject: out },
+    });
     expect(await readFile(out, 'utf8')).toBe('precious');
   });
 
@@ -68,20 +80,31 @@ describe('packArchive', () => {
     const archivePath = join(d, 'a.tar');
     await writeFile(archivePath, siteTar());
     await expect(packArchive({ archivePath, domain: '../etc', outDir: d })).rejects.toMatchObject({ exitCode: 2, details: { subject: '--domain' } });
-    await expect(packArchive({ archivePath, domain: 'd.example', version: '../x', outDir: d })).rejects.toMatchObject({ exitCode: 2, details: { subject: '--version-label' } });
+    await expect(packArchive({ archivePath, domain: 'd.example', version: '../x', outDir: d })).rejects.toMatchObject({
+      exitCode: 2,
+      details: { subject: '--version-label' },
+    });
     await expect(packArchive({ archivePath: join(d, 'nope.tar'), domain: 'd.example', outDir: d })).rejects.toMatchObject({ exitCode: 2 });
-    await expect(packArchive({ archivePath: d, domain: 'd.example', outDir: d })).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/is a folder; give the export archive itself/) });
+    await expect(packArchive({ archivePath: d, domain: 'd.example', outDir: d })).rejects.toMatchObject({
+      exitCode: 2,
+      message: expect.stringMatching(/is a folder; give the export archive itself/),
+    });
     if (process.getuid?.() !== 0) {
       await chmod(archivePath, 0);
-      await expect(packArchive({ archivePath, domain: 'd.example', version: 'v1', outDir: d })).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/cannot be read \(permission denied\)/) });
+      await expect(packArchive({ archivePath, domain: 'd.example', version: 'v1', outDir: d })).rejects.toMatchObject({
+        exitCode: 2,
+        message: expect.stringMatching(/cannot be read \(permission denied\)/),
+      });
     }
   });
 
   it('a package given as the archive: exit 4 AIRLOCK_ALREADY_A_PACKAGE', async () => {
     const d = await fresh();
     const { pkgPath } = await makePackage({ outDir: d });
-    await expect(packArchive({ archivePath: pkgPath, domain: 'docs.example.com', version: 'v2', outDir: join(d, 'out') }))
-      .rejects.toMatchObject({ exitCode: 4, code: 'AIRLOCK_ALREADY_A_PACKAGE' });
+    await expect(packArchive({ archivePath: pkgPath, domain: 'docs.example.com', version: 'v2', outDir: join(d, 'out') })).rejects.toMatchObject({
+      exitCode: 4,
+      code: 'AIRLOCK_ALREADY_A_PACKAGE',
+    });
   });
 
   it('not an archive at all: exit 4 naming it, nothing written', async () => {
@@ -116,7 +139,9 @@ describe('a raw export archive given where a package is expected (the most commo
     const p = join(d, `export.${format}`);
     await writeFile(p, build());
     const want = expect.objectContaining({
-      exitCode: 4, code: 'AIRLOCK_NOT_A_PACKAGE', details: expect.objectContaining({ subject: p, format }),
+      exitCode: 4,
+      code: 'AIRLOCK_NOT_A_PACKAGE',
+      details: expect.objectContaining({ subject: p, format }),
       message: expect.stringContaining(`is an export archive (${format}), not an .airlock package; turn it into one with \`airlock pack ${p} --domain D\``),
     });
     await expect(readPackage(p)).rejects.toThrow(want);

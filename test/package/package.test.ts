@@ -13,27 +13,41 @@ import { writePackage } from '../../src/package/writer.js';
 
 let dir: string;
 const { privateKey, publicKey } = generateKeyPairSync('ed25519');
-beforeAll(async () => { dir = await mkdtemp(join(tmpdir(), 'airlock-pkg-')); });
-afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'airlock-pkg-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
 
 describe('writePackage / readPackage', () => {
   it('refuses, before writing a byte, a manifest larger than readers accept (long paths at scale): exit 4 AIRLOCK_BAD_MANIFEST naming both sizes', async () => {
     const { archivePath, manifest } = await makePackage({ outDir: join(dir, 'too-long') });
     const segment = 'p'.repeat(200);
     const path = (i: number) => `${Array.from({ length: 20 }, () => segment).join('/')}/${String(i).padStart(8, '0')}.html`; // ~4 KiB, under the path limit
-    const files = Array.from({ length: 34_000 }, (_, i) => ({ path: path(i), size: 0, sha256: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855' }));
+    const files = Array.from({ length: 34_000 }, (_, i) => ({
+      path: path(i),
+      size: 0,
+      sha256: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
+    }));
     const outPath = join(dir, 'too-long', 'big.airlock');
-    const err = await writePackage({ outPath, manifest: { ...manifest, files }, archivePath }).then(() => null, (e: Error & { code: string; exitCode: number }) => e);
+    const err = await writePackage({ outPath, manifest: { ...manifest, files }, archivePath }).then(
+      () => null,
+      (e: Error & { code: string; exitCode: number }) => e,
+    );
     expect(err).toMatchObject({ code: 'AIRLOCK_BAD_MANIFEST', exitCode: 4 });
     expect(err!.message).toMatch(/^airlock\.json would be \d{9} bytes, more than the limit of 134217728 that verify and import accept/);
     expect(await readdir(join(dir, 'too-long'))).not.toContain('big.airlock');
     expect((await readdir(join(dir, 'too-long'))).filter((n) => n.includes('.tmp'))).toEqual([]);
   }, 60_000);
 
-  it('refuses to write an invalid manifest naming the fields in words, never the validation library\'s', async () => {
+  it("refuses to write an invalid manifest naming the fields in words, never the validation library's", async () => {
     const { archivePath, manifest } = await makePackage({ outDir: join(dir, 'invalid') });
     const bad = { ...manifest, version: 7, files: [{ path: 'a.html', size: '1' }], archive: [] } as unknown as typeof manifest;
-    const err = await writePackage({ outPath: join(dir, 'invalid', 'bad.airlock'), manifest: bad, archivePath }).then(() => null, (e: Error) => e);
+    const err = await writePackage({ outPath: join(dir, 'invalid', 'bad.airlock'), manifest: bad, archivePath }).then(
+      () => null,
+      (e: Error) => e,
+    );
     expect(err).toMatchObject({ code: 'AIRLOCK_USAGE' });
     expect(err!.message).toMatch(/^refusing to write an invalid manifest: .*version: must be a text string/);
     expect(err!.message).not.toMatch(/Invalid input|expected \w+, received|Too big|Too small|Unrecognized key|Invalid option/);
@@ -61,7 +75,10 @@ describe('writePackage / readPackage', () => {
   it('is deterministic: the same manifest and archive give the same package bytes', async () => {
     const a = await makePackage({ outDir: join(dir, 'det-a'), format: 'zip', signKey: privateKey });
     const b = await makePackage({ outDir: join(dir, 'det-b'), format: 'zip', signKey: privateKey });
-    const digest = async (p: string) => createHash('sha256').update(await readFile(p)).digest('hex');
+    const digest = async (p: string) =>
+      createHash('sha256')
+        .update(await readFile(p))
+        .digest('hex');
     expect(await digest(a.pkgPath)).toBe(await digest(b.pkgPath));
   });
 

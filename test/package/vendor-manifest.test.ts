@@ -50,13 +50,18 @@ beforeAll(async () => {
   const font = Buffer.from('wOF2 a font, as far as this test cares');
   const css = Buffer.from(`@font-face{font-family:X;src:url("${sha(font)}.woff2")}`);
   const v = [record(font, 'woff2', 'https://fonts.gstatic.com/s/x/v1/x.woff2'), record(css, 'css', 'https://fonts.googleapis.com/css2?family=X')];
-  files = new Map([[v[0]!.path, font], [v[1]!.path, css]]);
+  files = new Map([
+    [v[0]!.path, font],
+    [v[1]!.path, css],
+  ]);
   manifest = { ...made.manifest, vendor: v };
   await writeFile(join(dir, 'bundle.tar.gz'), bundle().data);
   store = join(dir, 'store');
   await importPackage(made.pkgPath, { store, trust: [publicKey], allowUnsigned: true });
 });
-afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
 
 const members = () => manifest.vendor!.map((r) => ({ name: r.path, data: files.get(r.path)! }));
 
@@ -76,7 +81,9 @@ describe('the vendor field', () => {
     const archive = join(dir, 'bundle.tar.gz');
     const wrong = new Map(files);
     wrong.set(manifest.vendor![0]!.path, Buffer.from('not the font'));
-    await expect(writePackage({ outPath: join(dir, 'never.airlock'), manifest, archivePath: archive, vendorBytes: wrong })).rejects.toThrow(/does not match its manifest record/);
+    await expect(writePackage({ outPath: join(dir, 'never.airlock'), manifest, archivePath: archive, vendorBytes: wrong })).rejects.toThrow(
+      /does not match its manifest record/,
+    );
   });
 
   it('schema bounds: escaping or foreign paths, a path not naming its digest, http URLs, credentials, duplicates, too many, too big', () => {
@@ -122,7 +129,10 @@ describe('the vendor field', () => {
     // Structural mutants of the field (each with its own label, so an accepted one is a new version).
     for (const m of jsonMutants(manifest.vendor, 60, 0x17f0)) {
       // 5,000 nested arrays overflow JSON.stringify itself; the depth bound before parsing is tested in manifest-bounds.test.ts
-      if (m.what.endsWith('→ deep')) { skipped++; continue; }
+      if (m.what.endsWith('→ deep')) {
+        skipped++;
+        continue;
+      }
       const label = `jm${i++}`;
       await check(`vendor mutant #${m.index} (${m.what})`, await pkgWith(`${label}.airlock`, { ...manifest, version: label, vendor: m.value }, members()));
     }

@@ -20,13 +20,21 @@ beforeAll(async () => {
   key = await makeKey(dir);
   other = await makeKey(dir, 'other');
 });
-afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
 
 /** A signed package split into volumes of `split` bytes in a folder of its own; returns the volume paths. */
-async function splitSet(o: { version?: string; split?: number; signed?: boolean; extra?: number } = {}): Promise<{ vols: string[]; folder: string; pkgBytes: Buffer }> {
+async function splitSet(
+  o: { version?: string; split?: number; signed?: boolean; extra?: number } = {},
+): Promise<{ vols: string[]; folder: string; pkgBytes: Buffer }> {
   const folder = join(dir, `set-${n++}`);
   await mkdir(folder);
-  const pkg = await buildPackage(folder, { version: o.version ?? 'v1', files: sampleSite(o.version ?? 'v1', o.extra ?? 24), key: o.signed === false ? undefined : key });
+  const pkg = await buildPackage(folder, {
+    version: o.version ?? 'v1',
+    files: sampleSite(o.version ?? 'v1', o.extra ?? 24),
+    key: o.signed === false ? undefined : key,
+  });
   const pkgBytes = await readFile(pkg);
   const r = await splitPackage(pkg, { split: o.split ?? 4096, signKey: o.signed === false ? undefined : key.priv });
   await rm(pkg);
@@ -34,7 +42,10 @@ async function splitSet(o: { version?: string; split?: number; signed?: boolean;
 }
 
 async function refusal(p: Promise<unknown>): Promise<AirlockError> {
-  const err = await p.then(() => null, (e: unknown) => e);
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(AirlockError);
   return err as AirlockError;
 }
@@ -56,7 +67,7 @@ describe('--split SIZE', () => {
     }
   });
 
-  it('fat32 math: a 10 GB package makes 3 volumes, each below FAT32\'s 4 GiB − 1 file limit, payloads adding up exactly', () => {
+  it("fat32 math: a 10 GB package makes 3 volumes, each below FAT32's 4 GiB − 1 file limit, payloads adding up exactly", () => {
     const size = 10_000_000_000;
     for (const signed of [true, false]) {
       const p = planVolumes(size, SPLIT_PRESETS.fat32!, signed);
@@ -123,7 +134,14 @@ describe('volumes: split, then read in place', () => {
     const { vols, folder } = await splitSet();
     const media = [join(folder, 'a'), join(folder, 'b'), join(folder, 'c')];
     for (const m of media) await mkdir(m);
-    const moved = await Promise.all(vols.map(async (v, i) => { const to = join(media[i % 3]!, basename(v)); await copyFile(v, to); await rm(v); return to; }));
+    const moved = await Promise.all(
+      vols.map(async (v, i) => {
+        const to = join(media[i % 3]!, basename(v));
+        await copyFile(v, to);
+        await rm(v);
+        return to;
+      }),
+    );
     await expect(openVolumes([moved[0]!], { trust: [key.pub] })).rejects.toMatchObject({ code: 'AIRLOCK_VOLUME_MISSING' });
     const set = await openVolumes([moved[0]!], { trust: [key.pub], dirs: [media[1]!, media[2]!] });
     expect(set.paths).toEqual(moved);
@@ -176,7 +194,7 @@ describe('volume attacks and accidents are refused (exit 4) naming the volume, b
     expect(e.details.subject).toBe(vols[1]);
   });
 
-  it('foreign volume: another package\'s .002 under this set\'s name is refused naming it', async () => {
+  it("foreign volume: another package's .002 under this set's name is refused naming it", async () => {
     const a = await splitSet({ version: 'v1' });
     const b = await splitSet({ version: 'v1', extra: 25 }); // same name, different package
     await copyFile(b.vols[1]!, a.vols[1]!);
@@ -223,7 +241,7 @@ describe('volume attacks and accidents are refused (exit 4) naming the volume, b
     expect((await openVolumes([u.vols[0]!], { trust: [], allowUnsigned: true })).signed).toBe(false);
   });
 
-  it('header fuzz: bounded mutations of a volume\'s header and table are all refused (exit 4) and the store stays as it was', async () => {
+  it("header fuzz: bounded mutations of a volume's header and table are all refused (exit 4) and the store stays as it was", async () => {
     const { vols } = await splitSet();
     const store = join(dir, `fuzz-store-${n++}`);
     await mkdir(store);
@@ -236,7 +254,10 @@ describe('volume attacks and accidents are refused (exit 4) naming the volume, b
     for (const m of mutants(original.subarray(0, header + 16), 120, 0x1515)) {
       if (Date.now() - start > 20_000) break;
       await writeFile(vols[1]!, Buffer.concat([m.bytes, original.subarray(header + 16)]));
-      const err = await importVolumes([vols[0]!], { store, trust: [key.pub] }).then(() => null, (e: unknown) => e);
+      const err = await importVolumes([vols[0]!], { store, trust: [key.pub] }).then(
+        () => null,
+        (e: unknown) => e,
+      );
       if (err === null) {
         // Only a mutation that changed nothing may pass.
         expect(Buffer.concat([m.bytes, original.subarray(header + 16)]).equals(original), `mutant ${m.index} (${m.mutation}) was accepted`).toBe(true);

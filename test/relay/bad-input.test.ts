@@ -76,10 +76,13 @@ describe('relay bad input: refused before any upstream call', () => {
   it('memory exhaustion: a 10 MB chunked body (no Content-Length) is cut off at the cap with 413', async () => {
     const u = new URL(msgUrl);
     const status = await new Promise<number>((resolve, reject) => {
-      const req = request({ host: u.hostname, port: u.port, path: u.pathname, method: 'POST', headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' } }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
+      const req = request(
+        { host: u.hostname, port: u.port, path: u.pathname, method: 'POST', headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' } },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
       req.on('error', (e: NodeJS.ErrnoException) => (e.code === 'EPIPE' || e.code === 'ECONNRESET' ? undefined : reject(e)));
       const chunk = Buffer.alloc(64 * 1024, 0x61);
       let sent = 0;

@@ -25,7 +25,9 @@ describe('airlock serve relaying to airlock emulate (binaries)', () => {
     const url = (await emu.waitFor(/listening on (http:\/\/\S+)/, 15_000))[1]!;
     const keyFile = (await emu.waitFor(/assistant key file: +(\S+)/, 15_000))[1]!;
     const key = (await readFile(keyFile, 'utf8')).trim();
-    const srv = run(['serve', '--store', fx.store, '--port', '0', '--deployment', 'client-hosted', '--enable', 'assistant', '--assistant-url', url], { AIRLOCK_ASSISTANT_KEY: key });
+    const srv = run(['serve', '--store', fx.store, '--port', '0', '--deployment', 'client-hosted', '--enable', 'assistant', '--assistant-url', url], {
+      AIRLOCK_ASSISTANT_KEY: key,
+    });
     const origin = (await srv.waitFor(/^(http:\/\/\S+?)\/?\n/m, 15_000))[1]!;
 
     const res = await postJson(`${origin}/discovery/v2/assistant/docs.example.com/message`, assistantBody());
@@ -47,7 +49,9 @@ describe('airlock serve relaying to airlock emulate (binaries)', () => {
 
   it('a wrong key type exits 5 before listening and never prints the key', async () => {
     const admin = 'svc_admin0123456789abcdef';
-    const p = run(['serve', '--store', fx.store, '--port', '0', '--deployment', 'cloud', '--assistant-url', 'http://127.0.0.1:9'], { AIRLOCK_ASSISTANT_KEY: admin });
+    const p = run(['serve', '--store', fx.store, '--port', '0', '--deployment', 'cloud', '--assistant-url', 'http://127.0.0.1:9'], {
+      AIRLOCK_ASSISTANT_KEY: admin,
+    });
     expect((await p.exit()).code).toBe(5);
     expect(p.stderr()).toMatch(/assistant key/);
     expect(p.stdout() + p.stderr()).not.toContain(admin);
@@ -57,7 +61,9 @@ describe('airlock serve relaying to airlock emulate (binaries)', () => {
     const noKey = run(['serve', '--store', fx.store, '--port', '0', '--deployment', 'cloud', '--assistant-url', 'http://127.0.0.1:9']);
     expect((await noKey.exit()).code).toBe(5);
     expect(noKey.stderr()).toContain('AIRLOCK_ASSISTANT_KEY');
-    const noUrl = run(['serve', '--store', fx.store, '--port', '0', '--deployment', 'client-hosted', '--enable', 'search'], { AIRLOCK_ASSISTANT_KEY: 'svc_dsc_abc123' });
+    const noUrl = run(['serve', '--store', fx.store, '--port', '0', '--deployment', 'client-hosted', '--enable', 'search'], {
+      AIRLOCK_ASSISTANT_KEY: 'svc_dsc_abc123',
+    });
     expect((await noUrl.exit()).code).toBe(2);
     expect(noUrl.stderr()).toContain('--assistant-url');
   });

@@ -27,7 +27,11 @@ export function fixtureStoreForFile(): { readonly store: string } {
   afterAll(async () => {
     await fx?.cleanup();
   });
-  return { get store() { return fx!.store; } };
+  return {
+    get store() {
+      return fx!.store;
+    },
+  };
 }
 
 export interface Running {
@@ -72,5 +76,9 @@ export function assistantBody(over: Record<string, unknown> = {}): Record<string
 }
 
 export function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
-  return fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  return fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
 }

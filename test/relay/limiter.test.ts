@@ -17,7 +17,10 @@ describe('FixedWindowLimiter (pure, injected clock)', () => {
 
   it('a refusal by one limit spends none of the others', () => {
     const l = new FixedWindowLimiter(() => 0);
-    const hits = (ip: string) => [{ key: 'org', rule: hour }, { key: ip, rule: day }];
+    const hits = (ip: string) => [
+      { key: 'org', rule: hour },
+      { key: ip, rule: day },
+    ];
     expect(l.take(hits('a')).ok).toBe(true);
     expect(l.take(hits('a')).ok).toBe(true);
     for (let i = 0; i < 10; i++) expect(l.take(hits('a')).ok).toBe(false); // ip a is out; org keeps 1
@@ -29,7 +32,10 @@ describe('FixedWindowLimiter (pure, injected clock)', () => {
   it('reports the longest wait when several limits refuse', () => {
     const l = new FixedWindowLimiter(() => 0);
     const one = (r: LimitRule) => ({ ...r, limit: 1 });
-    const hits = [{ key: 'org', rule: one(hour) }, { key: 'ip', rule: one(day) }];
+    const hits = [
+      { key: 'org', rule: one(hour) },
+      { key: 'ip', rule: one(day) },
+    ];
     l.take(hits);
     const r = l.take(hits);
     expect(r.ok === false && r.retryAfterMs).toBe(86_400_000);

@@ -23,7 +23,11 @@ const calls = () => emu.state.apiRequests.filter((r) => r.path.startsWith('/disc
 describe('relay rate limits', () => {
   it('quota exhaustion: a tight loop past the organisation limit gets 429 + Retry-After, and the upstream is not called', async () => {
     let now = 1_000_000;
-    const air = await startAirlock(fx.store, { deployment: 'cloud' }, { upstreamUrl: emu.url, key: emu.keys.assistant, limits: { orgPerHour: 5 }, now: () => now });
+    const air = await startAirlock(
+      fx.store,
+      { deployment: 'cloud' },
+      { upstreamUrl: emu.url, key: emu.keys.assistant, limits: { orgPerHour: 5 }, now: () => now },
+    );
     cleanups.push(() => air.close());
     const url = `${air.origin}/discovery/v2/assistant/docs.example.com/message`;
     const statuses: number[] = [];
@@ -55,7 +59,11 @@ describe('relay rate limits', () => {
   });
 
   it('the per-IP daily limit answers 429 with a day-long Retry-After', async () => {
-    const air = await startAirlock(fx.store, { deployment: 'cloud' }, { upstreamUrl: emu.url, key: emu.keys.assistant, limits: { ipPerDay: 3, orgPerHour: 100 } });
+    const air = await startAirlock(
+      fx.store,
+      { deployment: 'cloud' },
+      { upstreamUrl: emu.url, key: emu.keys.assistant, limits: { ipPerDay: 3, orgPerHour: 100 } },
+    );
     cleanups.push(() => air.close());
     const url = `${air.origin}/discovery/v2/search/docs.example.com?q=token`;
     const statuses: number[] = [];

@@ -9,7 +9,13 @@ import { until } from '../helpers/wait.js';
 const fx = fixtureStoreForFile();
 const cleanups = cleanupAfterEach();
 
-interface Timed { status: number; headers: Record<string, string | string[] | undefined>; chunks: Array<{ at: number; text: string }>; end: number; start: number }
+interface Timed {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  chunks: Array<{ at: number; text: string }>;
+  end: number;
+  start: number;
+}
 
 /** POST with node:http and time-stamp every chunk as it arrives (fetch would hide the chunking). */
 function timedPost(url: string, body: unknown): Promise<Timed> {
@@ -28,7 +34,7 @@ function timedPost(url: string, body: unknown): Promise<Timed> {
 }
 
 describe('relay streaming', () => {
-  it('passes the emulator\'s SSE answer through unbuffered: first chunk long before the last', async () => {
+  it("passes the emulator's SSE answer through unbuffered: first chunk long before the last", async () => {
     const emu = await startEmulator({ streamDelayMs: 15 });
     cleanups.push(() => emu.close());
     const air = await startAirlock(fx.store, { deployment: 'client-hosted', enable: ['assistant'] }, { upstreamUrl: emu.url, key: emu.keys.assistant });
@@ -106,7 +112,11 @@ describe('relay streaming', () => {
     cleanups.push(() => emu.close());
     const air = await startAirlock(fx.store, { deployment: 'client-hosted', enable: ['search'] }, { upstreamUrl: emu.url, key: emu.keys.assistant });
     cleanups.push(() => air.close());
-    const post = await fetch(`${air.origin}/discovery/v2/search/docs.example.com`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: 'access token', pageSize: 5 }) });
+    const post = await fetch(`${air.origin}/discovery/v2/search/docs.example.com`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: 'access token', pageSize: 5 }),
+    });
     expect(post.status).toBe(200);
     const hits = (await post.json()) as { results: Array<{ path: string }> };
     expect(hits.results.length).toBeGreaterThan(0);
@@ -114,7 +124,11 @@ describe('relay streaming', () => {
     expect(get.status).toBe(200);
     expect(((await get.json()) as { query: string }).query).toBe('webhooks');
     // assistant is off in this configuration: fail-fast 404, the emulator not called for it
-    const off = await fetch(`${air.origin}/discovery/v2/assistant/docs.example.com/message`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const off = await fetch(`${air.origin}/discovery/v2/assistant/docs.example.com/message`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(off.status).toBe(404);
     expect(emu.state.apiRequests.map((r) => r.path)).toEqual(['/discovery/v2/search/docs.example.com', '/discovery/v2/search/docs.example.com']);
   });

@@ -9,8 +9,16 @@ const cleanups = cleanupAfterEach();
 
 // Generous timeouts, so a loaded machine cannot turn an upstream's answer into a 504; the test of
 // a slow upstream asks for a short headers timeout itself.
-async function relayTo(upstreamUrl: string, timeouts: RelaySettings['timeouts'] = { connectMs: 5000, headersMs: 5000, idleMs: 5000 }, maxAnswerBytes?: number): Promise<Running> {
-  const air = await startAirlock(fx.store, { deployment: 'cloud' }, { upstreamUrl, key: KEY, timeouts, ...(maxAnswerBytes === undefined ? {} : { maxAnswerBytes }) });
+async function relayTo(
+  upstreamUrl: string,
+  timeouts: RelaySettings['timeouts'] = { connectMs: 5000, headersMs: 5000, idleMs: 5000 },
+  maxAnswerBytes?: number,
+): Promise<Running> {
+  const air = await startAirlock(
+    fx.store,
+    { deployment: 'cloud' },
+    { upstreamUrl, key: KEY, timeouts, ...(maxAnswerBytes === undefined ? {} : { maxAnswerBytes }) },
+  );
   cleanups.push(() => air.close());
   return air;
 }
@@ -18,7 +26,9 @@ const msg = (air: Running) => `${air.origin}/discovery/v2/assistant/docs.example
 
 describe('relay upstream failures', () => {
   it('slow upstream (no headers) is 504 JSON within the bounded timeout', async () => {
-    const up = await fakeUpstream(() => { /* never answers */ });
+    const up = await fakeUpstream(() => {
+      /* never answers */
+    });
     cleanups.push(up.close);
     const air = await relayTo(up.url, { connectMs: 5000, headersMs: 400, idleMs: 5000 });
     const t0 = Date.now();
@@ -67,14 +77,18 @@ describe('relay upstream failures', () => {
     expect(res.headers.get('retry-after')).toBe('17');
   });
 
-  it('credential leak: the reader\'s cookies and Authorization are not forwarded; the relay\'s key is', async () => {
+  it("credential leak: the reader's cookies and Authorization are not forwarded; the relay's key is", async () => {
     const up = await fakeUpstream((_req, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       res.end('data: [DONE]\n\n');
     });
     cleanups.push(up.close);
     const air = await relayTo(up.url);
-    const res = await postJson(msg(air), assistantBody({ currentPath: '/' + 'p'.repeat(199) }), { cookie: 'session=reader-secret', authorization: 'Bearer reader-token', 'x-forwarded-for': '10.9.9.9' });
+    const res = await postJson(msg(air), assistantBody({ currentPath: '/' + 'p'.repeat(199) }), {
+      cookie: 'session=reader-secret',
+      authorization: 'Bearer reader-token',
+      'x-forwarded-for': '10.9.9.9',
+    });
     expect(res.status).toBe(200);
     expect(await res.text()).toBe('data: [DONE]\n\n');
     const s = up.seen[0]!;
@@ -113,7 +127,9 @@ describe('relay upstream failures', () => {
       const text = await res.text();
       expect(text).not.toContain('<script>');
       expect(text).not.toContain(KEY);
-      expect((JSON.parse(text) as { error: string }).error).toMatch(/^the (assistant|search) service answered with type "text\/html", not (an event stream|JSON)$/);
+      expect((JSON.parse(text) as { error: string }).error).toMatch(
+        /^the (assistant|search) service answered with type "text\/html", not (an event stream|JSON)$/,
+      );
     }
   });
 
@@ -130,7 +146,7 @@ describe('relay upstream failures', () => {
     const air = await relayTo(up.url);
     for (const res of [await postJson(msg(air), assistantBody()), await fetch(`${air.origin}/discovery/v2/search/docs.example.com?q=x`)]) {
       expect(res.status).toBe(502);
-      expect((await res.json() as { error: string }).error).toMatch(/service sent a compressed answer \("gzip"\), which the relay does not pass on$/);
+      expect(((await res.json()) as { error: string }).error).toMatch(/service sent a compressed answer \("gzip"\), which the relay does not pass on$/);
     }
     expect(asked).toEqual(['identity', 'identity']);
   });
@@ -159,7 +175,11 @@ describe('relay upstream failures', () => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.write('{"results":["');
       const chunk = 'x'.repeat(64 * 1024);
-      const pump = () => { while (res.write(chunk)) { /* until the socket pushes back */ } };
+      const pump = () => {
+        while (res.write(chunk)) {
+          /* until the socket pushes back */
+        }
+      };
       res.on('drain', pump);
       pump();
     });
@@ -176,7 +196,11 @@ describe('relay upstream failures', () => {
     const up = await fakeUpstream((_req, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       const chunk = `data: ${JSON.stringify({ type: 'text-delta', id: 't', delta: 'y'.repeat(60 * 1024) })}\n\n`;
-      const pump = () => { while (res.write(chunk)) { /* until the socket pushes back */ } };
+      const pump = () => {
+        while (res.write(chunk)) {
+          /* until the socket pushes back */
+        }
+      };
       res.on('drain', pump);
       pump();
     });
@@ -186,7 +210,9 @@ describe('relay upstream failures', () => {
     expect(res.status).toBe(200);
     const text = await res.text();
     expect(text.length).toBeLessThan((1 << 20) + 64 * 1024 + 4096);
-    expect(text.endsWith(`data: ${JSON.stringify({ type: 'error', errorText: 'the assistant service sent an answer larger than 1 MiB; it was cut there' })}\n\n`)).toBe(true);
+    expect(
+      text.endsWith(`data: ${JSON.stringify({ type: 'error', errorText: 'the assistant service sent an answer larger than 1 MiB; it was cut there' })}\n\n`),
+    ).toBe(true);
   });
 
   it('a search answer that trickles past its deadline is 504 in words', async () => {
@@ -196,7 +222,10 @@ describe('relay upstream failures', () => {
       res.write('{"results":[');
       timers.push(setInterval(() => res.write(' '), 50));
     });
-    cleanups.push(async () => { for (const t of timers) clearInterval(t); await up.close(); });
+    cleanups.push(async () => {
+      for (const t of timers) clearInterval(t);
+      await up.close();
+    });
     const air = await relayTo(up.url, { connectMs: 5000, headersMs: 5000, idleMs: 5000, answerMs: 500 });
     const t0 = Date.now();
     const res = await fetch(`${air.origin}/discovery/v2/search/docs.example.com?q=x`);

@@ -7,7 +7,8 @@ import { extractPage, type ExtractedPage } from '../../src/search/extract.js';
 import { readSearchCache, writeSearchCache, SEARCH_CACHE_NAME } from '../../src/search/cache-file.js';
 
 const html: Record<string, string> = {
-  'guide/webhooks.html': '<title>Webhooks</title><main><h1 id="top">Webhooks</h1><p>Receive events.</p><h2 id="verify">Verify signatures</h2><p>Check the HMAC signature of each delivery.</p><h2 id="retry">Retries</h2><p>Failed deliveries are retried with backoff.</p></main>',
+  'guide/webhooks.html':
+    '<title>Webhooks</title><main><h1 id="top">Webhooks</h1><p>Receive events.</p><h2 id="verify">Verify signatures</h2><p>Check the HMAC signature of each delivery.</p><h2 id="retry">Retries</h2><p>Failed deliveries are retried with backoff.</p></main>',
   'guide/tokens.html': '<title>Access tokens</title><main><h1>Access tokens</h1><p>Rotate tokens every 90 days. Webhooks are unrelated.</p></main>',
   'ja/index.html': '<title>設定</title><main><h1 id="s">ローカライズ設定</h1><p>アクセストークンを構成します。</p></main>',
   'xss.html': '<title>Escapes</title><main><p>Use &lt;script&gt;alert(1)&lt;/script&gt; literally in snippets about escapes.</p></main>',

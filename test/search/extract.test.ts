@@ -3,13 +3,16 @@ import { decodeEntities, extractPage, MAX_PAGE_TEXT, MAX_SECTIONS } from '../../
 import { scanHtml } from '../../src/search/scan-html.js';
 import { queryTokens, tokenize } from '../../src/search/tokenize.js';
 
-const page = (body: string, head = '<title>Guide &amp; more</title>') => `<!doctype html><html><head>${head}<script>var nav="in head"</script></head><body>${body}</body></html>`;
+const page = (body: string, head = '<title>Guide &amp; more</title>') =>
+  `<!doctype html><html><head>${head}<script>var nav="in head"</script></head><body>${body}</body></html>`;
 
 describe('extractPage: main content only, sections by heading', () => {
   it('takes main, leaves nav, header, footer, aside, script and style out', () => {
-    const p = extractPage(page(`<header>Site header</header><nav><a>Navlink</a></nav><aside>Sidebar</aside>
+    const p = extractPage(
+      page(`<header>Site header</header><nav><a>Navlink</a></nav><aside>Sidebar</aside>
       <main><h1 id="intro">Intro</h1><p>Alpha <b>beta</b></p><script>var hidden = "scripted"</script><style>.x{}</style>
-      <h2 id="install">Install it</h2><p>Run npm &lt;install&gt;</p></main><footer>Copyright</footer>`));
+      <h2 id="install">Install it</h2><p>Run npm &lt;install&gt;</p></main><footer>Copyright</footer>`),
+    );
     expect(p.title).toBe('Guide & more');
     expect(p.sections).toEqual([
       { anchor: 'intro', heading: 'Intro', text: 'Alpha beta' },
@@ -27,7 +30,9 @@ describe('extractPage: main content only, sections by heading', () => {
   });
 
   it('without main: body minus chrome; an id inside the heading names the section; no title falls back to the h1', () => {
-    const p = extractPage('<body><header>H</header><h1>Top</h1><p>lead</p><h2><a id="deep" href="#deep">Deep</a> link</h2><p>one</p><aside>no</aside><footer>F</footer></body>');
+    const p = extractPage(
+      '<body><header>H</header><h1>Top</h1><p>lead</p><h2><a id="deep" href="#deep">Deep</a> link</h2><p>one</p><aside>no</aside><footer>F</footer></body>',
+    );
     expect(p.title).toBe('Top');
     expect(p.sections).toEqual([
       { anchor: null, heading: 'Top', text: 'lead' },
@@ -63,7 +68,11 @@ describe('extractPage: main content only, sections by heading', () => {
 
   it('scanHtml skips raw text elements whole (a </div> inside a script closes nothing)', () => {
     const texts: string[] = [];
-    scanHtml('<div><script>if (a</div>) x()</script>kept</div><textarea><b>no</b></textarea>', { open: () => {}, text: (s) => void (s.trim() && texts.push(s.trim())), title: () => {} });
+    scanHtml('<div><script>if (a</div>) x()</script>kept</div><textarea><b>no</b></textarea>', {
+      open: () => {},
+      text: (s) => void (s.trim() && texts.push(s.trim())),
+      title: () => {},
+    });
     expect(texts).toEqual(['kept']);
   });
 });
@@ -92,7 +101,9 @@ describe('tokenize: Intl.Segmenter for scripts without spaces', () => {
 
 describe('extractPage: language and link share', () => {
   it("takes <html lang> as the page's language (lower-cased, a tag only) and measures the share of link text", () => {
-    const listing = extractPage('<html lang="zh-CN"><title>Index</title><main><ul><li><a href="/a">alpha entry</a></li><li><a href="/b">beta entry</a></li></ul> x</main></html>');
+    const listing = extractPage(
+      '<html lang="zh-CN"><title>Index</title><main><ul><li><a href="/a">alpha entry</a></li><li><a href="/b">beta entry</a></li></ul> x</main></html>',
+    );
     expect(listing.lang).toBe('zh-cn');
     expect(listing.linkShare).toBeGreaterThan(0.7);
     const article = extractPage('<html lang="not a tag!"><main><p>Plenty of prose here with one <a href="/x">link</a> in it.</p></main></html>');

@@ -9,7 +9,8 @@ function index(html: Record<string, string>): (q: string, o?: QueryOptions) => P
   return async (q, o) => (await idx.query(q, async () => null, o)).map((h) => h.metadata.page);
 }
 const filler = (n: number, w = 'lorem ipsum dolor sit amet') => Array.from({ length: n }, () => w).join(' ');
-const page = (title: string, body: string, lang?: string) => `<html${lang ? ` lang="${lang}"` : ''}><title>${title}</title><main><h1>${title}</h1><p>${body}</p></main></html>`;
+const page = (title: string, body: string, lang?: string) =>
+  `<html${lang ? ` lang="${lang}"` : ''}><title>${title}</title><main><h1>${title}</h1><p>${body}</p></main></html>`;
 
 describe('search ranking', () => {
   it('the page whose title and file name are the query comes before pages that only use its words', async () => {
@@ -44,7 +45,7 @@ describe('search ranking', () => {
     expect(await q('subprocess')).toEqual(['/library/subprocess', '/genindex-s']);
   });
 
-  it("a contents page keeps its weight when its title or file name is what the reader typed; two neighbouring words name a file", async () => {
+  it('a contents page keeps its weight when its title or file name is what the reader typed; two neighbouring words name a file', async () => {
     const toc = (n: number, w: string) => Array.from({ length: n }, (_, i) => `<li><a href="/t${i}">${w} part ${i}</a></li>`).join('');
     const q = index({
       'textsearch.html': `<title>Chapter 12. Full Text Search</title><main><h1>Full Text Search</h1><ul>${toc(12, 'text search')}</ul></main>`,

@@ -74,7 +74,8 @@ async function start(store: string, o: { cacheBytes?: number; log?: (l: string) 
 
 const decode = (enc: unknown, body: Buffer) => (enc === 'br' ? brotliDecompressSync(body) : enc === 'gzip' ? gunzipSync(body) : body);
 const tag = (content: string | Buffer, coding: 'br' | 'gz' | null) => `"${sha256(Buffer.from(content)).slice(0, 32)}${coding ? '-' + coding : ''}"`;
-const variantFiles = async (store: string, label = 'v1') => (await readdir(join(store, 'versions', label, 'variants')).catch(() => [] as string[])).filter((f) => /\.(br|gz)$/.test(f));
+const variantFiles = async (store: string, label = 'v1') =>
+  (await readdir(join(store, 'versions', label, 'variants')).catch(() => [] as string[])).filter((f) => /\.(br|gz)$/.test(f));
 
 describe('compressed from the first request, before any variant is built', () => {
   it('the first request for a large script is compressed (gzip on a tie, br when preferred); the later variant has the same bytes and ETag', async () => {

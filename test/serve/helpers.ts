@@ -40,12 +40,28 @@ export async function writeVersion(store: string, label: string, files: SiteFile
     }
   }
   records.sort((a, b) => (a.path < b.path ? -1 : 1));
-  const manifest = { format: 'airlock-package/1', domain: 'docs.example.com', version: label, jobId: null, createdAt: '2025-01-01T00:00:00Z', pageCount: 3,
-    archive: { name: 'bundle.tar.gz', format: 'tar.gz', size: 1, sha256: '0'.repeat(64) }, files: records };
+  const manifest = {
+    format: 'airlock-package/1',
+    domain: 'docs.example.com',
+    version: label,
+    jobId: null,
+    createdAt: '2025-01-01T00:00:00Z',
+    pageCount: 3,
+    archive: { name: 'bundle.tar.gz', format: 'tar.gz', size: 1, sha256: '0'.repeat(64) },
+    files: records,
+  };
   await writeFile(join(dir, 'airlock.json'), JSON.stringify(manifest));
-  const meta = { label, domain: 'docs.example.com', importedAt: o.importedAt ?? '2025-01-02T03:04:05.000Z', packageSha256: 'a'.repeat(64),
-    archive: { name: 'bundle.tar.gz', format: 'tar.gz', offset: 1536, size: 1, sha256: '0'.repeat(64) }, signer: null, pageCount: 3,
-    fileCount: records.length, totalBytes: records.reduce((n, r) => n + r.size, 0) };
+  const meta = {
+    label,
+    domain: 'docs.example.com',
+    importedAt: o.importedAt ?? '2025-01-02T03:04:05.000Z',
+    packageSha256: 'a'.repeat(64),
+    archive: { name: 'bundle.tar.gz', format: 'tar.gz', offset: 1536, size: 1, sha256: '0'.repeat(64) },
+    signer: null,
+    pageCount: 3,
+    fileCount: records.length,
+    totalBytes: records.reduce((n, r) => n + r.size, 0),
+  };
   await writeFile(join(dir, 'version.json'), JSON.stringify(meta));
   if (o.variants !== false) {
     await mkdir(join(dir, 'variants'), { recursive: true });
@@ -69,14 +85,22 @@ export function labelledSite(label: string): SiteFiles {
   };
 }
 
-export interface RawResponse { status: number; headers: Record<string, string>; body: Buffer; raw: string }
+export interface RawResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+  raw: string;
+}
 
 /** Send bytes exactly as given (no client normalises the path) and read one response to EOF. */
 export function rawRequest(port: number, text: string | Buffer, timeoutMs = 5000): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     const sock = connect(port, '127.0.0.1');
     const chunks: Buffer[] = [];
-    const timer = setTimeout(() => { sock.destroy(); reject(new Error('raw request timed out')); }, timeoutMs);
+    const timer = setTimeout(() => {
+      sock.destroy();
+      reject(new Error('raw request timed out'));
+    }, timeoutMs);
     sock.on('data', (c) => chunks.push(c));
     sock.on('error', reject);
     sock.on('close', () => {
@@ -99,7 +123,11 @@ export function rawRequest(port: number, text: string | Buffer, timeoutMs = 5000
 export const rawGet = (port: number, target: string, extra = '') =>
   rawRequest(port, `GET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n${extra}\r\n`);
 
-export interface Resp { status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }
+export interface Resp {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+}
 
 export function get(url: string, headers: Record<string, string> = {}, method = 'GET'): Promise<Resp> {
   return new Promise((resolve, reject) => {

@@ -14,11 +14,14 @@ function harness(size: number) {
   const slot = (): PageSlot => {
     spawned++;
     return {
-      run: (job) => new Promise((resolve) => {
-        started.push(job.path);
-        gates.set(job.path, () => resolve({ sha256: job.sha256, size: 1, scriptHashes: [], styleHashes: [] }));
-      }),
-      end: async () => { ended++; },
+      run: (job) =>
+        new Promise((resolve) => {
+          started.push(job.path);
+          gates.set(job.path, () => resolve({ sha256: job.sha256, size: 1, scriptHashes: [], styleHashes: [] }));
+        }),
+      end: async () => {
+        ended++;
+      },
     };
   };
   const q = new PageWorkers(size, slot);
@@ -27,7 +30,9 @@ function harness(size: number) {
     gates.get(path)!();
     for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
   };
-  const tick = async () => { for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r)); };
+  const tick = async () => {
+    for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+  };
   return { q, job, started, finish, tick, counts: () => ({ spawned, ended }) };
 }
 
@@ -108,7 +113,9 @@ describe('HTML page queue', () => {
           }
           return { sha256: job.sha256, size: 1, scriptHashes: [], styleHashes: [] };
         },
-        end: async () => { ended++; },
+        end: async () => {
+          ended++;
+        },
         dead: () => dead,
       };
     };
@@ -123,7 +130,12 @@ describe('HTML page queue', () => {
     const pages = ['b1', 'b2', 'b3', 'b4'].map((p) => q.submit(m.job(p), false));
     expect(await settle(pages)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
     await expect(pages[1]).rejects.toThrow(/b2: HTML transform worker exited with code 134/);
-    expect(m.ran).toEqual([[1, 'b1'], [1, 'b2'], [2, 'b3'], [2, 'b4']]);
+    expect(m.ran).toEqual([
+      [1, 'b1'],
+      [1, 'b2'],
+      [2, 'b3'],
+      [2, 'b4'],
+    ]);
     await new Promise((r) => setImmediate(r));
     expect(m.counts()).toEqual({ spawned: 2, ended: 2 }); // the dead one ended too
   });

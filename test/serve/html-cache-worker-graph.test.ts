@@ -18,7 +18,9 @@ function graph(entry: string): { files: string[]; packages: Set<string> } {
     if (seen.has(file)) return;
     seen.add(file);
     const text = readFileSync(file, 'utf8');
-    const specs = [...text.matchAll(/^\s*(?:import|export)\s+(?!type\b)[^;]*?\bfrom\s+'([^']+)'/gm), ...text.matchAll(/^\s*import\s+'([^']+)'/gm)].map((m) => m[1]!);
+    const specs = [...text.matchAll(/^\s*(?:import|export)\s+(?!type\b)[^;]*?\bfrom\s+'([^']+)'/gm), ...text.matchAll(/^\s*import\s+'([^']+)'/gm)].map(
+      (m) => m[1]!,
+    );
     for (const spec of specs) {
       if (spec.startsWith('.')) visit(join(dirname(file), spec.replace(/\.js$/, '.ts')));
       else if (!spec.startsWith('node:')) packages.add(spec);

@@ -11,7 +11,11 @@ import { until } from '../helpers/wait.js';
 
 let root: string | undefined;
 const servers: AirlockServer[] = [];
-cleanupServeAfterEach(() => { const r = { servers: servers.splice(0), root }; root = undefined; return r; });
+cleanupServeAfterEach(() => {
+  const r = { servers: servers.splice(0), root };
+  root = undefined;
+  return r;
+});
 
 const MARK = '<!-- transformed -->';
 const page = (i: number, extra = '') => `<!doctype html><title>p${i}</title><p>${'page text '.repeat(150)}${i}</p>${extra}`;
@@ -23,7 +27,13 @@ function site(n: number): SiteFiles {
 
 /** An in-process transform that counts its calls: proves when the cache is (not) used. */
 function counting(tag = MARK) {
-  const c = { calls: 0, hook: (html: Buffer) => { c.calls++; return { html: Buffer.concat([html, Buffer.from(tag)]), scriptHashes: [`'sha256-${sha256(html).slice(0, 43)}='`] }; } };
+  const c = {
+    calls: 0,
+    hook: (html: Buffer) => {
+      c.calls++;
+      return { html: Buffer.concat([html, Buffer.from(tag)]), scriptHashes: [`'sha256-${sha256(html).slice(0, 43)}='`] };
+    },
+  };
   return c;
 }
 
@@ -165,7 +175,11 @@ describe('transformed HTML cached on disk per (version, options)', () => {
     idx.pages[sha256(page(1))]!.scriptHashes.push("'unsafe-inline'", 'https://evil.example');
     await writeFile(join(dir, 'index.json'), JSON.stringify(idx));
     const again = counting();
-    const { base } = await start({ store, htmlTransform: { run: again.hook, key: 'k' }, csp: ({ scriptHashes }) => `script-src 'self' ${scriptHashes.join(' ')}` });
+    const { base } = await start({
+      store,
+      htmlTransform: { run: again.hook, key: 'k' },
+      csp: ({ scriptHashes }) => `script-src 'self' ${scriptHashes.join(' ')}`,
+    });
     expect(again.calls).toBe(1);
     const csp = (await get(base + '/docs/p1')).headers['content-security-policy'] as string;
     expect(csp).not.toContain('unsafe-inline');
@@ -193,7 +207,8 @@ describe('transformed HTML cached on disk per (version, options)', () => {
   it('each page carries the CSP of the inline code it kept; other responses the policy without page hashes', async () => {
     const store = await storeWith(site(3));
     const { base } = await start({
-      store, htmlTransform: { run: counting().hook, key: 'k' },
+      store,
+      htmlTransform: { run: counting().hook, key: 'k' },
       csp: ({ scriptHashes }) => `script-src 'self'${scriptHashes.map((h) => ' ' + h).join('')}`,
     });
     const a = await get(base + '/docs/p1');
@@ -236,7 +251,9 @@ describe('transformed HTML cached on disk per (version, options)', () => {
       // (our handler is the server's first 'request' listener), then give it a moment to ask for the
       // page. Connections alone were not enough with test files running side by side.
       let heads = 0;
-      srv.server.on('request', () => { heads++; });
+      srv.server.on('request', () => {
+        heads++;
+      });
       const asked = get(base + '/docs/p19', { 'accept-encoding': 'br' });
       const plainAsked = get(base + '/docs/p18', { 'accept-encoding': 'identity' });
       await until(() => heads >= 2, { timeoutMs: 5000, intervalMs: 10 }).catch(() => undefined);
@@ -314,8 +331,11 @@ describe('transformed HTML cached on disk per (version, options)', () => {
     const saved = process.env.TMPDIR;
     process.env.TMPDIR = scratchParent; // os.tmpdir() reads it at each call
     try {
-      const srv = await createAirlockServer({ site: { dir: siteDir, files: [{ path: 'index.html', size: page(0).length, sha256: sha256(page(0)) }] },
-        htmlTransform: { run: counting().hook }, log: () => {} });
+      const srv = await createAirlockServer({
+        site: { dir: siteDir, files: [{ path: 'index.html', size: page(0).length, sha256: sha256(page(0)) }] },
+        htmlTransform: { run: counting().hook },
+        log: () => {},
+      });
       const base = (await srv.listen(0)).slice(0, -1);
       expect((await get(base + '/', { 'accept-encoding': 'identity' })).body.toString()).toBe(page(0) + MARK);
       expect(await readdir(scratchParent)).toHaveLength(1);

@@ -27,9 +27,26 @@ const SEEDS = [
 ];
 /** Path tricks spliced into the request target of a seed. */
 const TARGETS = [
-  '/..', '/../airlock.json', '/%2e%2e%2fversion.json', '/guide/..%2f..%2f..%2fsecret.txt', '/guide%5c..%5cindex.html', '//etc/passwd',
-  '/%00', '/index.html%00.txt', '/.state.json', '/versions/v1/version.json', '/' + 'a/'.repeat(3000), '/%', '/%ff%fe', '/guide/intro/',
-  '/_airlock/../guide/intro', '/_airlock/%2e%2e/state.json', 'http://evil.example/guide/intro', '*', '/?' + 'q'.repeat(9000), '/\u00e9t\u00e9',
+  '/..',
+  '/../airlock.json',
+  '/%2e%2e%2fversion.json',
+  '/guide/..%2f..%2f..%2fsecret.txt',
+  '/guide%5c..%5cindex.html',
+  '//etc/passwd',
+  '/%00',
+  '/index.html%00.txt',
+  '/.state.json',
+  '/versions/v1/version.json',
+  '/' + 'a/'.repeat(3000),
+  '/%',
+  '/%ff%fe',
+  '/guide/intro/',
+  '/_airlock/../guide/intro',
+  '/_airlock/%2e%2e/state.json',
+  'http://evil.example/guide/intro',
+  '*',
+  '/?' + 'q'.repeat(9000),
+  '/\u00e9t\u00e9',
 ];
 
 let root: string;
@@ -62,7 +79,11 @@ function complete(data: Buffer, head: boolean): boolean {
   const lines = data.subarray(0, end).toString('latin1').split('\r\n');
   const status = Number(lines[0]!.split(' ')[1]);
   if (head || status === 204 || status === 304 || (status >= 100 && status < 200)) return true;
-  const field = (name: string) => lines.find((l) => l.toLowerCase().startsWith(name + ':'))?.slice(name.length + 1).trim();
+  const field = (name: string) =>
+    lines
+      .find((l) => l.toLowerCase().startsWith(name + ':'))
+      ?.slice(name.length + 1)
+      .trim();
   const length = field('content-length');
   if (length !== undefined) return data.length >= end + 4 + Number(length);
   if (field('transfer-encoding')?.toLowerCase() === 'chunked') return data.includes('\r\n0\r\n\r\n', end);

@@ -53,7 +53,7 @@ describe('URL forms and redirects', () => {
     const r2 = await get(base + '/guide/intro/');
     expect([r2.status, r2.headers.location]).toEqual([308, '/guide/intro']);
   });
-  it('unknown paths get 404 with the export\'s 404.html, no-cache, no validators', async () => {
+  it("unknown paths get 404 with the export's 404.html, no-cache, no validators", async () => {
     const r = await get(base + '/no/such/page');
     expect(r.status).toBe(404);
     expect(r.body.toString()).toContain('not found page version=v1');
@@ -145,7 +145,10 @@ describe('validators and conditional requests', () => {
 
 describe('Range (RFC 9110 §14)', () => {
   it('bounded, open-ended and suffix ranges -> 206 with Content-Range (memory and streamed files)', async () => {
-    for (const [p, full] of [['/small.txt', Buffer.from('0123456789abcdefghij')], ['/big.bin', BIG]] as const) {
+    for (const [p, full] of [
+      ['/small.txt', Buffer.from('0123456789abcdefghij')],
+      ['/big.bin', BIG],
+    ] as const) {
       const size = full.length;
       const a = await get(base + p, { range: 'bytes=2-5' });
       expect([a.status, a.headers['content-range']]).toEqual([206, `bytes 2-5/${size}`]);
@@ -199,7 +202,12 @@ describe('Accept-Encoding negotiation', () => {
 describe('/_airlock/ routes', () => {
   it('health, version and features', async () => {
     expect(JSON.parse((await get(base + '/_airlock/health')).body.toString())).toEqual({ status: 'ok', version: 'v1' });
-    expect(JSON.parse((await get(base + '/_airlock/version')).body.toString())).toEqual({ version: 'v1', domain: 'docs.example.com', importedAt: '2025-01-02T03:04:05.000Z', pageCount: 3 });
+    expect(JSON.parse((await get(base + '/_airlock/version')).body.toString())).toEqual({
+      version: 'v1',
+      domain: 'docs.example.com',
+      importedAt: '2025-01-02T03:04:05.000Z',
+      pageCount: 3,
+    });
     const f = JSON.parse((await get(base + '/_airlock/features')).body.toString());
     expect(f.deployment).toBe('air-gapped');
   });

@@ -31,8 +31,10 @@ beforeAll(async () => {
   await writeVersion(store, 'v1', labelledSite('v1'));
   await setActive(store, 'v1');
   const tokens = await tokensFile(join(root, 'tokens'), [TOKEN]);
-  serve = startAirlock(['serve', '--store', store, '--port', '0', '--deployment', 'cloud', '--assistant-url', 'http://127.0.0.1:9', '--mirror', '--mirror-tokens', tokens],
-    { env: { AIRLOCK_ASSISTANT_KEY: 'svc_dsc_' + 'a'.repeat(32) } });
+  serve = startAirlock(
+    ['serve', '--store', store, '--port', '0', '--deployment', 'cloud', '--assistant-url', 'http://127.0.0.1:9', '--mirror', '--mirror-tokens', tokens],
+    { env: { AIRLOCK_ASSISTANT_KEY: 'svc_dsc_' + 'a'.repeat(32) } },
+  );
   const { pkgPath } = await makePackage({ outDir: join(root, 'pkg') });
   preview = startAirlock(['preview', pkgPath, '--port', '0']);
   [servePort, previewPort] = await Promise.all([portOf(serve), portOf(preview)]);

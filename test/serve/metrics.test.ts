@@ -6,7 +6,12 @@ import { mutants } from '../helpers/mutate.js';
 
 let root: string | undefined;
 let srv: AirlockServer | undefined;
-cleanupServeAfterEach(() => { const r = { servers: [srv], root }; srv = undefined; root = undefined; return r; });
+cleanupServeAfterEach(() => {
+  const r = { servers: [srv], root };
+  srv = undefined;
+  root = undefined;
+  return r;
+});
 
 async function serveTwo(metrics = true) {
   root = await tempRoot('airlock-metrics-');
@@ -44,7 +49,22 @@ describe('GET /_airlock/metrics', () => {
     // The latency histogram in Prometheus' form: cumulative buckets ending at +Inf = the count.
     expect(text).toContain('# TYPE airlock_http_request_duration_seconds histogram');
     const buckets = text.split('\n').filter((l) => l.startsWith('airlock_http_request_duration_seconds_bucket{le="'));
-    expect(buckets.map((l) => /le="([^"]+)"/.exec(l)![1])).toEqual(['0.0005', '0.001', '0.0025', '0.005', '0.01', '0.025', '0.05', '0.1', '0.25', '0.5', '1', '2.5', '10', '+Inf']);
+    expect(buckets.map((l) => /le="([^"]+)"/.exec(l)![1])).toEqual([
+      '0.0005',
+      '0.001',
+      '0.0025',
+      '0.005',
+      '0.01',
+      '0.025',
+      '0.05',
+      '0.1',
+      '0.25',
+      '0.5',
+      '1',
+      '2.5',
+      '10',
+      '+Inf',
+    ]);
     const counts = buckets.map((l) => Number(l.split(' ').pop()));
     expect(counts.every((n, i) => i === 0 || n >= counts[i - 1]!)).toBe(true);
     expect(counts.at(-1)).toBe(6);

@@ -7,28 +7,42 @@ import { resolveFeatures, transformHtml } from '../../src/features/index.js';
 import { cleanup, get, setActive, tempRoot, writeVersion } from './helpers.js';
 
 describe('where a site was published, from the export itself', () => {
-  it('the package domain, the home page\'s canonical link, og:url and <base>, and the sitemap give its origins', () => {
+  it("the package domain, the home page's canonical link, og:url and <base>, and the sitemap give its origins", () => {
     const home = `<head><link rel="canonical" href="https://Org.Example.io/project/"><meta property="og:url" content="http://www.example.org/project/">
       <base href="https://mirror.example.net/"></head>`;
     const sitemap = '<urlset><url><loc>https://org.example.io/project/guide/</loc></url><url><loc>https://sitemap.example.com/project/</loc></url></urlset>';
     const a = learnAddress('docs.example.com', home, sitemap);
-    expect(a.origins).toEqual(['http://docs.example.com', 'http://www.example.org', 'https://docs.example.com', 'https://mirror.example.net',
-      'https://org.example.io', 'https://sitemap.example.com']);
+    expect(a.origins).toEqual([
+      'http://docs.example.com',
+      'http://www.example.org',
+      'https://docs.example.com',
+      'https://mirror.example.net',
+      'https://org.example.io',
+      'https://sitemap.example.com',
+    ]);
     expect(a.homePath).toBe('/project/');
   });
-  it('without a self link, the sitemap\'s common folder is the home path; a root site has none', () => {
+  it("without a self link, the sitemap's common folder is the home path; a root site has none", () => {
     const sitemap = ['/project/a/', '/project/b/c', '/project/'].map((p) => `<url><loc>https://org.example.io${p}</loc></url>`).join('');
     expect(learnAddress('', '<p>no head</p>', sitemap)).toEqual({ origins: ['https://org.example.io'], homePath: '/project/' });
     expect(learnAddress('docs.example.com', '<link rel="canonical" href="https://docs.example.com/">', '').homePath).toBeNull();
   });
   it('what is not a web URL or a host name is ignored: relative canonicals, javascript:, odd domains', () => {
-    const a = learnAddress('not a domain/x', '<link rel=canonical href="/relative/"><meta property="og:url" content="javascript:alert(1)">', '<loc>ftp://x.example/</loc>');
+    const a = learnAddress(
+      'not a domain/x',
+      '<link rel=canonical href="/relative/"><meta property="og:url" content="javascript:alert(1)">',
+      '<loc>ftp://x.example/</loc>',
+    );
     expect(a).toEqual({ origins: [], homePath: null });
   });
 });
 
-describe('links to the site\'s own published origins', () => {
-  const ctx = { ...{ features: resolveFeatures({ deployment: 'air-gapped' }).features }, deployment: 'air-gapped' as const, ownOrigins: ['https://docs.example.com', 'http://docs.example.com'] };
+describe("links to the site's own published origins", () => {
+  const ctx = {
+    ...{ features: resolveFeatures({ deployment: 'air-gapped' }).features },
+    deployment: 'air-gapped' as const,
+    ownOrigins: ['https://docs.example.com', 'http://docs.example.com'],
+  };
   it('become same-origin links, query and fragment kept; other origins stay', async () => {
     const page = `<html><head></head><body>
 <a id="a" href="https://docs.example.com/guide/start?x=1&amp;y=2#top">start</a>
@@ -48,15 +62,20 @@ describe('links to the site\'s own published origins', () => {
   });
 
   it('a path that starts with // stays on this origin: never a protocol-relative link to another site', async () => {
-    const hrefs = ['https://docs.example.com//evil.example/x', 'https://docs.example.com/\\evil.example/x', 'https://docs.example.com/./\t/evil.example/x',
-      'https://docs.example.com/a/..//evil.example/x', 'https://docs.example.com///evil.example/x'];
+    const hrefs = [
+      'https://docs.example.com//evil.example/x',
+      'https://docs.example.com/\\evil.example/x',
+      'https://docs.example.com/./\t/evil.example/x',
+      'https://docs.example.com/a/..//evil.example/x',
+      'https://docs.example.com///evil.example/x',
+    ];
     const page = hrefs.map((h, i) => `<a id="x${i}" href="${h}">x</a>`).join('\n');
     const out = (await transformHtml(page, ctx)).toString();
     for (let i = 0; i < hrefs.length; i++) expect(out, hrefs[i]).toContain(`<a id="x${i}" href="/evil.example/x">`);
     expect(out).not.toContain('href="//');
   });
 
-  it('frames, forms and a meta refresh to the site\'s own address are made same-origin too, and air-gapped keeps them; its resources (which an export may not hold) are left to the CSP', async () => {
+  it("frames, forms and a meta refresh to the site's own address are made same-origin too, and air-gapped keeps them; its resources (which an export may not hold) are left to the CSP", async () => {
     const page = `<html><head><meta http-equiv="refresh" content="5; url=https://docs.example.com/new/">
 <link rel="stylesheet" href="https://docs.example.com/assets/site.css"><script src="https://docs.example.com/assets/app.js"></script></head>
 <body><img src="https://docs.example.com/img/logo.png"><iframe src="https://docs.example.com/embed/demo.html" title="demo"></iframe>
@@ -117,7 +136,12 @@ describe('a site published under a sub-path, served from a store', () => {
   });
 
   it('a miss under the sub-path gets the nearest 404.html up its path, as at the root', async () => {
-    for (const [path, page] of [['/product/x', 'not in the product docs'], ['/project/product/x', 'not in the product docs'], ['/project/x', 'missing'], ['/x', 'missing']] as const) {
+    for (const [path, page] of [
+      ['/product/x', 'not in the product docs'],
+      ['/project/product/x', 'not in the product docs'],
+      ['/project/x', 'missing'],
+      ['/x', 'missing'],
+    ] as const) {
       const r = await get(base + path);
       expect([r.status, r.body.toString()], path).toEqual([404, expect.stringContaining(page) as string]);
     }

@@ -15,9 +15,18 @@ describe('parseTarget', () => {
     expect(parseTarget('/%252e%252e/x')).toMatchObject({ ok: true, path: '/%2e%2e/x' }); // double-encoded stays literal
   });
   it.each([
-    ['/a%2fb', 'encoded slash'], ['/a%2Fb', 'encoded slash upper'], ['/a%5cb', 'encoded backslash'], ['/a\\b', 'raw backslash'],
-    ['/a%00b', 'NUL'], ['/%c0%ae%c0%ae/x', 'overlong dot'], ['/%ff', 'invalid utf-8'], ['/%zz', 'bad escape'], ['/%e', 'short escape'],
-    ['http://evil.example/', 'absolute-form'], ['*', 'asterisk-form'], ['/a%0d%0ab', 'encoded CRLF'],
+    ['/a%2fb', 'encoded slash'],
+    ['/a%2Fb', 'encoded slash upper'],
+    ['/a%5cb', 'encoded backslash'],
+    ['/a\\b', 'raw backslash'],
+    ['/a%00b', 'NUL'],
+    ['/%c0%ae%c0%ae/x', 'overlong dot'],
+    ['/%ff', 'invalid utf-8'],
+    ['/%zz', 'bad escape'],
+    ['/%e', 'short escape'],
+    ['http://evil.example/', 'absolute-form'],
+    ['*', 'asterisk-form'],
+    ['/a%0d%0ab', 'encoded CRLF'],
   ])('400 for %s (%s)', (url) => {
     expect(parseTarget(url)).toMatchObject({ ok: false, status: 400 });
   });
@@ -30,11 +39,23 @@ describe('parseTarget', () => {
 });
 
 describe('buildRoutes', () => {
-  const files = ['index.html', 'a/b.html', 'a/index.html', 'c/index.html', 'c.html', '.env', 'x/.git/config', '_airlock/health', 'img/logo.png'].map((path) => ({ path }));
+  const files = ['index.html', 'a/b.html', 'a/index.html', 'c/index.html', 'c.html', '.env', 'x/.git/config', '_airlock/health', 'img/logo.png'].map(
+    (path) => ({ path }),
+  );
   const r = buildRoutes(files);
-  const to = (k: string) => { const v = r.get(k); return v?.kind === 'file' ? v.file.path : v?.kind === 'redirect' ? `308 ${v.location}` : undefined; };
+  const to = (k: string) => {
+    const v = r.get(k);
+    return v?.kind === 'file' ? v.file.path : v?.kind === 'redirect' ? `308 ${v.location}` : undefined;
+  };
   it('maps every URL form of a page to its file', () => {
-    expect([to('/'), to('/index.html'), to('/a/b'), to('/a/b.html'), to('/a/'), to('/a/index.html')]).toEqual(['index.html', 'index.html', 'a/b.html', 'a/b.html', 'a/index.html', 'a/index.html']);
+    expect([to('/'), to('/index.html'), to('/a/b'), to('/a/b.html'), to('/a/'), to('/a/index.html')]).toEqual([
+      'index.html',
+      'index.html',
+      'a/b.html',
+      'a/b.html',
+      'a/index.html',
+      'a/index.html',
+    ]);
   });
   it('redirects once between folder and page forms, never to a redirect', () => {
     expect([to('/a'), to('/a/b/')]).toEqual(['308 /a/', '308 /a/b']);
@@ -54,10 +75,18 @@ describe('buildRoutes', () => {
 
 describe('parseRange (RFC 9110 §14)', () => {
   it.each([
-    ['bytes=0-9', { kind: 'range', start: 0, end: 9 }], ['bytes=5-', { kind: 'range', start: 5, end: 99 }], ['bytes=-10', { kind: 'range', start: 90, end: 99 }],
-    ['bytes=90-200', { kind: 'range', start: 90, end: 99 }], ['bytes=-500', { kind: 'range', start: 0, end: 99 }],
-    ['bytes=100-', { kind: 'unsatisfiable' }], ['bytes=-0', { kind: 'unsatisfiable' }],
-    ['bytes=9-1', { kind: 'none' }], ['bytes=0-1,5-6', { kind: 'none' }], ['items=0-1', { kind: 'none' }], ['bytes=abc', { kind: 'none' }], ['bytes=-', { kind: 'none' }],
+    ['bytes=0-9', { kind: 'range', start: 0, end: 9 }],
+    ['bytes=5-', { kind: 'range', start: 5, end: 99 }],
+    ['bytes=-10', { kind: 'range', start: 90, end: 99 }],
+    ['bytes=90-200', { kind: 'range', start: 90, end: 99 }],
+    ['bytes=-500', { kind: 'range', start: 0, end: 99 }],
+    ['bytes=100-', { kind: 'unsatisfiable' }],
+    ['bytes=-0', { kind: 'unsatisfiable' }],
+    ['bytes=9-1', { kind: 'none' }],
+    ['bytes=0-1,5-6', { kind: 'none' }],
+    ['items=0-1', { kind: 'none' }],
+    ['bytes=abc', { kind: 'none' }],
+    ['bytes=-', { kind: 'none' }],
     ['bytes=99999999999999999999-', { kind: 'none' }],
   ])('%s on 100 bytes', (h, want) => {
     expect(parseRange(h, 100)).toEqual(want);
@@ -84,14 +113,27 @@ describe('conditionals (RFC 9110 §13)', () => {
     expect(evaluate({ 'if-match': '"abc"' }, v)).toBe('ok');
   });
   it('If-Range holds only for the same strong ETag or the exact date', () => {
-    expect([ifRangeHolds('"abc"', v), ifRangeHolds('"x"', v), ifRangeHolds('W/"abc"', v), ifRangeHolds(date(1_000_000), v), ifRangeHolds(date(5), v)]).toEqual([true, false, false, true, false]);
+    expect([ifRangeHolds('"abc"', v), ifRangeHolds('"x"', v), ifRangeHolds('W/"abc"', v), ifRangeHolds(date(1_000_000), v), ifRangeHolds(date(5), v)]).toEqual([
+      true,
+      false,
+      false,
+      true,
+      false,
+    ]);
   });
 });
 
 describe('negotiate (RFC 9110 §12.5.3)', () => {
   const both = { br: true, gzip: true };
   it.each([
-    ['gzip, deflate, br', 'br'], ['gzip', 'gzip'], ['br;q=0.5, gzip;q=0.8', 'gzip'], ['br;q=0, gzip;q=0', null], ['*', 'br'], ['*;q=0, gzip', 'gzip'], ['identity', null], [undefined, null],
+    ['gzip, deflate, br', 'br'],
+    ['gzip', 'gzip'],
+    ['br;q=0.5, gzip;q=0.8', 'gzip'],
+    ['br;q=0, gzip;q=0', null],
+    ['*', 'br'],
+    ['*;q=0, gzip', 'gzip'],
+    ['identity', null],
+    [undefined, null],
   ])('%s -> %s', (h, want) => {
     expect(negotiate(h, both)).toBe(want);
   });
@@ -102,7 +144,12 @@ describe('negotiate (RFC 9110 §12.5.3)', () => {
 
 describe('file metadata', () => {
   it('content types carry a charset for text', () => {
-    expect([contentTypeFor('a/b.html'), contentTypeFor('x.js'), contentTypeFor('logo.png'), contentTypeFor('LICENSE')]).toEqual(['text/html; charset=utf-8', 'text/javascript; charset=utf-8', 'image/png', 'application/octet-stream']);
+    expect([contentTypeFor('a/b.html'), contentTypeFor('x.js'), contentTypeFor('logo.png'), contentTypeFor('LICENSE')]).toEqual([
+      'text/html; charset=utf-8',
+      'text/javascript; charset=utf-8',
+      'image/png',
+      'application/octet-stream',
+    ]);
   });
   it('immutable only for content-hashed names, never HTML', () => {
     const cc = (p: string) => cacheControlFor(p, contentTypeFor(p));
@@ -115,6 +162,11 @@ describe('file metadata', () => {
     expect(cc('_next/static/page.html')).toBe('no-cache');
   });
   it('knows which types are compressible', () => {
-    expect([compressible('text/css; charset=utf-8'), compressible('application/json'), compressible('image/svg+xml'), compressible('image/png')]).toEqual([true, true, true, false]);
+    expect([compressible('text/css; charset=utf-8'), compressible('application/json'), compressible('image/svg+xml'), compressible('image/png')]).toEqual([
+      true,
+      true,
+      true,
+      false,
+    ]);
   });
 });

@@ -33,7 +33,12 @@ describe('folders named like pages (docs/intro.html/index.html redirect stubs)',
   it('documented URL forms: /a/b.html reaches a folder page a/b/index.html with one 308', () => {
     const r2 = buildRoutes(files('index.html', 'guide/index.html', 'guide/setup/index.html'));
     const to2 = resolver(r2);
-    expect([to2('/guide.html'), to2('/guide/setup.html'), to2('/guide/setup'), to2('/guide/setup/')]).toEqual(['308 /guide/', '308 /guide/setup/', '308 /guide/setup/', 'guide/setup/index.html']);
+    expect([to2('/guide.html'), to2('/guide/setup.html'), to2('/guide/setup'), to2('/guide/setup/')]).toEqual([
+      '308 /guide/',
+      '308 /guide/setup/',
+      '308 /guide/setup/',
+      'guide/setup/index.html',
+    ]);
     expectSingleHops(r2);
   });
 });
@@ -42,7 +47,12 @@ describe('paths that differ only in case', () => {
   it('rules/A001/ and rules/a001/ are two pages with their own URL forms', () => {
     const r = buildRoutes(files('index.html', 'rules/A001/index.html', 'rules/a001/index.html', 'Guide.html', 'guide.html'));
     const to = resolver(r);
-    expect([to('/rules/A001/'), to('/rules/a001/'), to('/rules/A001'), to('/rules/a001.html')]).toEqual(['rules/A001/index.html', 'rules/a001/index.html', '308 /rules/A001/', '308 /rules/a001/']);
+    expect([to('/rules/A001/'), to('/rules/a001/'), to('/rules/A001'), to('/rules/a001.html')]).toEqual([
+      'rules/A001/index.html',
+      'rules/a001/index.html',
+      '308 /rules/A001/',
+      '308 /rules/a001/',
+    ]);
     expect([to('/Guide'), to('/guide'), to('/GUIDE')]).toEqual(['Guide.html', 'guide.html', undefined]);
     expectSingleHops(r);
   });
@@ -53,8 +63,15 @@ describe('sites built for a sub-path', () => {
   const r = buildRoutes(site, 'docs');
   const to = resolver(r);
   it('every URL form is also served under the prefix; redirects keep it; /docs -> /docs/', () => {
-    expect([to('/docs/'), to('/docs'), to('/docs/guide/'), to('/docs/guide'), to('/docs/guide/setup'), to('/docs/guide/setup/'), to('/docs/assets/main.3f2a9c1b.css')])
-      .toEqual(['index.html', '308 /docs/', 'guide/index.html', '308 /docs/guide/', 'guide/setup.html', '308 /docs/guide/setup', 'assets/main.3f2a9c1b.css']);
+    expect([
+      to('/docs/'),
+      to('/docs'),
+      to('/docs/guide/'),
+      to('/docs/guide'),
+      to('/docs/guide/setup'),
+      to('/docs/guide/setup/'),
+      to('/docs/assets/main.3f2a9c1b.css'),
+    ]).toEqual(['index.html', '308 /docs/', 'guide/index.html', '308 /docs/guide/', 'guide/setup.html', '308 /docs/guide/setup', 'assets/main.3f2a9c1b.css']);
     expect([to('/'), to('/guide/setup')]).toEqual(['index.html', 'guide/setup.html']); // still served at the root
     expectSingleHops(r);
   });
@@ -62,14 +79,19 @@ describe('sites built for a sub-path', () => {
     expect(to('/docs/old/')).toBe('docs/old/index.html');
     expect(to('/docs/docs/old/')).toBe('docs/old/index.html');
   });
-  it('detects the prefix from the pages\' links (Docusaurus baseUrl, Next.js basePath), and only then', () => {
+  it("detects the prefix from the pages' links (Docusaurus baseUrl, Next.js basePath), and only then", () => {
     const plain = buildRoutes(site);
     const isUrl = (p: string) => plain.has(p);
-    const built = '<link rel="stylesheet" href="/docs/assets/main.3f2a9c1b.css"><a href="/docs/guide">Guide</a><a href="/docs/guide/setup#x">Setup</a><a href="/docs/">Home</a>';
+    const built =
+      '<link rel="stylesheet" href="/docs/assets/main.3f2a9c1b.css"><a href="/docs/guide">Guide</a><a href="/docs/guide/setup#x">Setup</a><a href="/docs/">Home</a>';
     expect(detectBasePath(built, isUrl)).toBe('docs');
-    expect(detectBasePath('<a href="/guide">Guide</a><a href="/guide/setup">Setup</a><link href="/assets/main.3f2a9c1b.css" rel="stylesheet">', isUrl)).toBeNull();
+    expect(
+      detectBasePath('<a href="/guide">Guide</a><a href="/guide/setup">Setup</a><link href="/assets/main.3f2a9c1b.css" rel="stylesheet">', isUrl),
+    ).toBeNull();
     expect(detectBasePath('<a href="/docs/guide">one broken-looking link</a>', isUrl)).toBeNull();
-    expect(detectBasePath('<a href="/x/guide">a</a><a href="/x/guide/setup">b</a><a href="/guide">c</a><a href="/guide/setup">d</a><a href="/">e</a>', isUrl)).toBeNull();
+    expect(
+      detectBasePath('<a href="/x/guide">a</a><a href="/x/guide/setup">b</a><a href="/guide">c</a><a href="/guide/setup">d</a><a href="/">e</a>', isUrl),
+    ).toBeNull();
     expect(detectBasePath('<a href="//cdn.example.com/guide">a</a><a href="//cdn.example.com/guide/setup">b</a>', isUrl)).toBeNull();
     expect(detectBasePath('<a href="/_airlock/guide">a</a><a href="/_airlock/guide/setup">b</a>', isUrl)).toBeNull();
   });

@@ -42,8 +42,19 @@ describe('runServer', () => {
     trap = trapSignals();
     let closed = 0;
     const err = await runServer({
-      server: { store }, port, host: '127.0.0.1', workers: 1, trap, hangup: 'reload',
-      onUrl: () => { throw new Error('must not listen'); }, log: () => {}, onClosed: async () => { closed++; },
+      server: { store },
+      port,
+      host: '127.0.0.1',
+      workers: 1,
+      trap,
+      hangup: 'reload',
+      onUrl: () => {
+        throw new Error('must not listen');
+      },
+      log: () => {},
+      onClosed: async () => {
+        closed++;
+      },
     }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AirlockError);
     expect((err as AirlockError).code).toBe('AIRLOCK_LISTEN');
@@ -57,8 +68,16 @@ describe('runServer', () => {
     trap = trapSignals();
     let url = '';
     const done = runServer({
-      server: { store }, port: 0, host: '127.0.0.1', workers: 1, trap, hangup: 'reload',
-      onUrl: (u) => { url = u; }, log: () => {},
+      server: { store },
+      port: 0,
+      host: '127.0.0.1',
+      workers: 1,
+      trap,
+      hangup: 'reload',
+      onUrl: (u) => {
+        url = u;
+      },
+      log: () => {},
     });
     await until(() => !!url, { timeoutMs: 10_000, intervalMs: 10 }).catch(() => undefined);
     expect((await get(url + '_airlock/health')).status).toBe(200);
@@ -76,7 +95,20 @@ describe('runServer', () => {
     trap = trapSignals();
     process.emit('SIGINT', 'SIGINT');
     let listened = false;
-    expect(await runServer({ server: { store }, port: 0, host: '127.0.0.1', workers: 1, trap, hangup: 'stop', onUrl: () => { listened = true; }, log: () => {} })).toBe(0);
+    expect(
+      await runServer({
+        server: { store },
+        port: 0,
+        host: '127.0.0.1',
+        workers: 1,
+        trap,
+        hangup: 'stop',
+        onUrl: () => {
+          listened = true;
+        },
+        log: () => {},
+      }),
+    ).toBe(0);
     expect(listened).toBe(false);
     expect(await leases()).toEqual([]);
   });

@@ -18,9 +18,23 @@ describe('sendFile', () => {
     const file = join(dir, 'big-page.html');
     await writeFile(file, Buffer.alloc(256 * 1024, 'a'));
     const rep = new Rep(file, null, 256 * 1024, null, {
-      base: [], contentType: 'text/html; charset=utf-8', cacheControl: 'no-cache', lastModified: new Date(0).toUTCString(), vary: false, sha256: 'ab'.repeat(32),
+      base: [],
+      contentType: 'text/html; charset=utf-8',
+      cacheControl: 'no-cache',
+      lastModified: new Date(0).toUTCString(),
+      vary: false,
+      sha256: 'ab'.repeat(32),
     });
-    const ready: FileEntry = { path: '/big-page.html', sha256: 'ab'.repeat(32), lastModifiedSec: 0, identity: rep, br: null, gzip: null, has: { br: false, gzip: false }, resolve: null };
+    const ready: FileEntry = {
+      path: '/big-page.html',
+      sha256: 'ab'.repeat(32),
+      lastModifiedSec: 0,
+      identity: rep,
+      br: null,
+      gzip: null,
+      has: { br: false, gzip: false },
+      resolve: null,
+    };
     let gone!: () => void;
     const clientGone = new Promise<void>((resolve) => (gone = resolve));
     // The page is "transformed" only after the reader hung up: the response is destroyed by then.

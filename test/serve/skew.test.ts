@@ -6,13 +6,24 @@ import { cleanupServeAfterEach, get, setActive, tempRoot, writeVersion } from '.
 /** Skew protection: a previous (or the coming) version's non-HTML files answer while the active one lacks them. */
 let root: string | undefined;
 let srv: AirlockServer | undefined;
-cleanupServeAfterEach(() => { const r = { servers: [srv], root }; srv = undefined; root = undefined; return r; });
+cleanupServeAfterEach(() => {
+  const r = { servers: [srv], root };
+  srv = undefined;
+  root = undefined;
+  return r;
+});
 
 const page = (v: string) => `<!doctype html><h1>${v}</h1><script src="/assets/app.${v}.js"></script>`;
 async function store() {
   root = await tempRoot('airlock-skew-');
   const s = join(root, 'store');
-  await writeVersion(s, 'v1', { 'index.html': page('v1'), 'old.html': 'only in v1', 'assets/app.v1.js': 'v1 chunk', 'shared.css': 'v1 css', 'data/v1.json': '{"v":1}' });
+  await writeVersion(s, 'v1', {
+    'index.html': page('v1'),
+    'old.html': 'only in v1',
+    'assets/app.v1.js': 'v1 chunk',
+    'shared.css': 'v1 css',
+    'data/v1.json': '{"v":1}',
+  });
   await writeVersion(s, 'v2', { 'index.html': page('v2'), 'assets/app.v2.js': 'v2 chunk', 'shared.css': 'v2 css' });
   await setActive(s, 'v1');
   return s;

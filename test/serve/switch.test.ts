@@ -8,7 +8,12 @@ import { cleanupServeAfterEach, get, labelledSite, setActive, tempRoot, writeVer
 
 let root: string | undefined;
 let srv: AirlockServer | undefined;
-cleanupServeAfterEach(() => { const r = { servers: [srv], root }; srv = undefined; root = undefined; return r; });
+cleanupServeAfterEach(() => {
+  const r = { servers: [srv], root };
+  srv = undefined;
+  root = undefined;
+  return r;
+});
 
 async function twoVersions() {
   root = await tempRoot('airlock-switch-');
@@ -27,7 +32,9 @@ async function twoVersions() {
 function swaps() {
   const seen: Array<{ label: string; at: number }> = [];
   return {
-    onVersion: (idx: { version: string }) => { seen.push({ label: idx.version, at: Date.now() }); },
+    onVersion: (idx: { version: string }) => {
+      seen.push({ label: idx.version, at: Date.now() });
+    },
     /** ms from `since` until a swap to `label` after the first `from` swaps (Infinity past 5 s). */
     async until(label: string, since: number, from: number): Promise<number> {
       for (let i = 0; i < 500; i++) {

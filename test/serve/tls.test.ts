@@ -26,8 +26,29 @@ afterEach(async () => {
 function makeCert(dir: string, name: string): { cert: string; key: string } {
   const cert = join(dir, `${name}.crt`);
   const key = join(dir, `${name}.key`);
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', key, '-out', cert, '-days', '2',
-    '-subj', `/CN=${name}`, '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+      '-days',
+      '2',
+      '-subj',
+      `/CN=${name}`,
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+    ],
+    { stdio: 'ignore' },
+  );
   return { cert, key };
 }
 
@@ -49,7 +70,10 @@ function h2get(session: ClientHttp2Session, path: string): Promise<{ status: num
     let body = '';
     let status = 0;
     let version = '';
-    req.on('response', (h) => { status = Number(h[':status']); version = String(h['x-airlock-version']); });
+    req.on('response', (h) => {
+      status = Number(h[':status']);
+      version = String(h['x-airlock-version']);
+    });
     req.setEncoding('utf8');
     req.on('data', (c: string) => (body += c));
     req.on('end', () => resolve({ status, body, version }));
@@ -93,7 +117,10 @@ async function setup(logs: string[], o: { logBeside?: boolean } = {}) {
   await secretVolume(vol, a, 1);
   const files = { cert: join(vol, 'tls.crt'), key: join(vol, 'tls.key') };
   // logBeside: the log is also written into the certificate's folder, as `2> secret/err.log` would.
-  const log = (l: string) => { logs.push(l); if (o.logBeside) appendFileSync(join(vol, 'err.log'), l + '\n'); };
+  const log = (l: string) => {
+    logs.push(l);
+    if (o.logBeside) appendFileSync(join(vol, 'err.log'), l + '\n');
+  };
   srv = await createAirlockServer({ store, lease: false, log, tls: { pair: await loadTlsPair(files), files } });
   const url = await srv.listen(0);
   return { url, port: Number(new URL(url).port), vol, a, b, files };
@@ -113,7 +140,9 @@ describe('TLS', () => {
         let body = '';
         res.on('data', (c: Buffer) => (body += c.toString()));
         res.on('end', () => resolve({ status: res.statusCode!, version: res.httpVersion, body }));
-      }).on('error', reject).end();
+      })
+        .on('error', reject)
+        .end();
     });
     expect(h1).toEqual({ status: 200, version: '1.1', body: 'x' });
     expect((await h2get(s, '/nope')).status).toBe(404);
@@ -134,7 +163,7 @@ describe('TLS', () => {
     expect(logs.some((l) => /TLS certificate reloaded/.test(l))).toBe(true);
   });
 
-  it('a log written into the certificate folder, or any unrelated file there, reloads nothing: only the pair\'s own files do', async () => {
+  it("a log written into the certificate folder, or any unrelated file there, reloads nothing: only the pair's own files do", async () => {
     const logs: string[] = [];
     const { port, vol, b } = await setup(logs, { logBeside: true });
     const reloads = () => logs.filter((l) => /TLS certificate reloaded/.test(l)).length;

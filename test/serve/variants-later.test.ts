@@ -14,7 +14,11 @@ import { cleanupServeAfterEach, get, setActive, tempRoot, writeVersion, type Sit
  */
 let root: string | undefined;
 const servers: AirlockServer[] = [];
-cleanupServeAfterEach(() => { const r = { servers: servers.splice(0), root }; root = undefined; return r; });
+cleanupServeAfterEach(() => {
+  const r = { servers: servers.splice(0), root };
+  root = undefined;
+  return r;
+});
 
 const css = (i: number) => `.c${i}{color:#${(i * 4099).toString(16).padStart(6, '0').slice(0, 6)};margin:${i}px}\n`.repeat(200);
 function site(n: number): SiteFiles {
@@ -90,7 +94,10 @@ describe('a server precompresses a version whose import did not', () => {
     servers.push(srv);
     await new Promise((r) => setTimeout(r, 150));
     expect((await listVersions(store))[0]!.precompressed).toBe(false);
-    await readdir(join(store, 'versions', 'v1', 'variants')).then((f) => expect(f).toEqual([]), (err: NodeJS.ErrnoException) => expect(err.code).toBe('ENOENT'));
+    await readdir(join(store, 'versions', 'v1', 'variants')).then(
+      (f) => expect(f).toEqual([]),
+      (err: NodeJS.ErrnoException) => expect(err.code).toBe('ENOENT'),
+    );
     await srv.listen(0);
     await srv.prepared();
     expect((await listVersions(store))[0]!.precompressed).toBe(true);

@@ -18,17 +18,23 @@ import { readState } from '../../src/store/state.js';
 const fail = vi.hoisted(() => ({ state: false, seen: false }));
 vi.mock('../../src/store/state.js', async (orig) => {
   const m = await orig<typeof import('../../src/store/state.js')>();
-  return { ...m, writeState: async (...a: Parameters<typeof m.writeState>) => {
-    if (fail.state) throw Object.assign(new Error('injected: the disk went away'), { code: 'EIO' });
-    return m.writeState(...a);
-  } };
+  return {
+    ...m,
+    writeState: async (...a: Parameters<typeof m.writeState>) => {
+      if (fail.state) throw Object.assign(new Error('injected: the disk went away'), { code: 'EIO' });
+      return m.writeState(...a);
+    },
+  };
 });
 vi.mock('../../src/store/admit.js', async (orig) => {
   const m = await orig<typeof import('../../src/store/admit.js')>();
-  return { ...m, recordSeen: async (...a: Parameters<typeof m.recordSeen>) => {
-    if (fail.seen) throw Object.assign(new Error('injected: the disk went away'), { code: 'EIO' });
-    return m.recordSeen(...a);
-  } };
+  return {
+    ...m,
+    recordSeen: async (...a: Parameters<typeof m.recordSeen>) => {
+      if (fail.seen) throw Object.assign(new Error('injected: the disk went away'), { code: 'EIO' });
+      return m.recordSeen(...a);
+    },
+  };
 });
 
 let dir: string;
@@ -53,7 +59,9 @@ beforeAll(async () => {
   expect(d.status, d.stderr).toBe(0);
   delta = (JSON.parse(d.stdout) as { delta: string }).delta;
 }, 60_000);
-afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
 
 async function freshStore(): Promise<string> {
   const store = join(dir, `s${++n}`);
@@ -67,11 +75,15 @@ describe('a failed import commits', () => {
       const store = await freshStore();
       const before = await storeDigest(store);
       const log = join(store, 'audit.log');
-      const r = importPackage(kind === 'full' ? pkgs.v3! : delta, { store, trust: [key.pub], onProgress: (e) => {
-        if (e.phase !== 'extracted') return;
-        rmSync(log);
-        mkdirSync(log); // between the checks before the work and the commit
-      } });
+      const r = importPackage(kind === 'full' ? pkgs.v3! : delta, {
+        store,
+        trust: [key.pub],
+        onProgress: (e) => {
+          if (e.phase !== 'extracted') return;
+          rmSync(log);
+          mkdirSync(log); // between the checks before the work and the commit
+        },
+      });
       await expect(r).rejects.toMatchObject({ code: 'AIRLOCK_AUDIT_BROKEN', exitCode: 4, message: expect.stringContaining('is a folder, not a regular file') });
       expect(existsSync(join(store, 'versions', 'v3'))).toBe(false);
       expect(existsSync(join(store, 'staging'))).toBe(false);
@@ -90,7 +102,10 @@ describe('a failed import commits', () => {
     }
     expect(await storeDigest(store)).toBe(before);
     const lines = await readAudit(store);
-    expect(lines.slice(-2).map((l) => [l.outcome, l.version, l.reason])).toEqual([['imported', 'v3', null], ['failed', 'v3', 'EIO']]);
+    expect(lines.slice(-2).map((l) => [l.outcome, l.version, l.reason])).toEqual([
+      ['imported', 'v3', null],
+      ['failed', 'v3', 'EIO'],
+    ]);
     expect(lines[lines.length - 1]!.detail).toMatch(new RegExp(`^line ${lines.length - 1} \\(imported\\) did not take effect`));
     expect((await verifyAudit(store)).ok).toBe(true);
   }, 30_000);

@@ -7,8 +7,12 @@ import { appendAudit, auditPaths, readAudit, verifyAudit } from '../../src/store
 import { makeTempDir } from './helpers.js';
 
 let dir: string;
-beforeAll(async () => { dir = await makeTempDir('airlock-audit-'); });
-afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
+beforeAll(async () => {
+  dir = await makeTempDir('airlock-audit-');
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
 
 let n = 0;
 async function logWith(lines: number): Promise<string> {
@@ -42,9 +46,15 @@ describe('audit log hash chain (trust policy, several signers)', () => {
   it('edited line: detected (in the middle, and the last one)', async () => {
     const store = await logWith(5);
     const lines = await textLines(store);
-    await rewrite(store, lines.map((l, i) => (i === 2 ? l.replace('event 2', 'event X') : l)));
+    await rewrite(
+      store,
+      lines.map((l, i) => (i === 2 ? l.replace('event 2', 'event X') : l)),
+    );
     expect((await verifyAudit(store)).problem).toMatch(/line 4 does not follow line 3/);
-    await rewrite(store, lines.map((l, i) => (i === 4 ? l.replace('event 4', 'event Y') : l)));
+    await rewrite(
+      store,
+      lines.map((l, i) => (i === 4 ? l.replace('event 4', 'event Y') : l)),
+    );
     expect((await verifyAudit(store)).problem).toMatch(/line 5, the last acknowledged one, does not match/);
   });
 

@@ -52,7 +52,9 @@ beforeAll(async () => {
   before = await treeDigest(pristine);
   pristineLines = await auditCount(pristine);
 }, 60_000);
-afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
 
 let n = 0;
 async function tryImport(bytes: Buffer, what: string): Promise<'ok' | 4> {
@@ -102,9 +104,14 @@ describe('delta package fuzz (bounded)', () => {
         return null; // too deep for JSON.stringify here; the byte bound is covered by the reader tests
       }
       const out = join(dir, name);
-      const members = [{ name: 'airlock.json', body: { bytes } }, { name: 'airlock.json.sig', body: { bytes: sign(null, bytes, signer.privateKey) } },
+      const members = [
+        { name: 'airlock.json', body: { bytes } },
+        { name: 'airlock.json.sig', body: { bytes: sign(null, bytes, signer.privateKey) } },
         { name: 'ops.json.gz', body: { bytes: opsGz } },
-        { name: 'target.json.gz', body: { bytes: l.target.patch } }, { name: 'target.json.sig', body: { bytes: l.target.signature! } }, { name: 'payload.gz', body: { bytes: payload } }];
+        { name: 'target.json.gz', body: { bytes: l.target.patch } },
+        { name: 'target.json.sig', body: { bytes: l.target.signature! } },
+        { name: 'payload.gz', body: { bytes: payload } },
+      ];
       await writeMembers(out, members, new Date(0));
       const b = await readFile(out);
       await rm(out);

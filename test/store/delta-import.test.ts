@@ -14,8 +14,12 @@ import { makePackage } from '../helpers/make-package.js';
  * computed list must be exactly what the rebuild made on disk.
  */
 let dir: string;
-beforeAll(async () => { dir = await mkdtemp(join(tmpdir(), 'airlock-delta-import-')); });
-afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'airlock-delta-import-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
 
 async function walkFolders(root: string): Promise<string[]> {
   const out = [root];

@@ -47,7 +47,9 @@ beforeAll(async () => {
   v3 = await signedPackage(dir, 'v3', [alice, bob], { sequence: 3000 });
   ({ delta, full } = await makeDelta({ oldPkg: v1, newPkg: v2, outDir: join(dir, 'out'), signKey: alice.priv }));
 }, 60_000);
-afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
 
 /** A 2-of-3 store (alice, bob, carol) holding v1. */
 async function policyStore(): Promise<string> {
@@ -69,7 +71,11 @@ async function copyDelta(): Promise<{ delta: string; full: string }> {
 }
 
 /** Rewrite a delta with exactly these target signature members (names given or numbered) and, optionally, other manifest bytes. */
-async function rewrite(from: string, out: string, o: { targetSigs?: Buffer[]; names?: string[]; manifest?: Buffer; envelopeSig?: Buffer | null }): Promise<string> {
+async function rewrite(
+  from: string,
+  out: string,
+  o: { targetSigs?: Buffer[]; names?: string[]; manifest?: Buffer; envelopeSig?: Buffer | null },
+): Promise<string> {
   const { fh, size } = await openFile(from, 'delta');
   const members = await readMembers(fh, size, DELTA_ORDER, 'delta').finally(() => fh.close());
   const l = await readDelta(from);
@@ -78,7 +84,9 @@ async function rewrite(from: string, out: string, o: { targetSigs?: Buffer[]; na
   const env = o.envelopeSig === undefined ? l.signature : o.envelopeSig;
   if (env) list.push({ name: 'airlock.json.sig', body: { bytes: env } });
   list.push({ name: 'ops.json.gz', body: body('ops.json.gz') }, { name: 'target.json.gz', body: body('target.json.gz') });
-  (o.targetSigs ?? l.target.signatures).forEach((s, i) => list.push({ name: o.names?.[i] ?? (i === 0 ? 'target.json.sig' : `target.json.sig.${i + 1}`), body: { bytes: s } }));
+  (o.targetSigs ?? l.target.signatures).forEach((s, i) =>
+    list.push({ name: o.names?.[i] ?? (i === 0 ? 'target.json.sig' : `target.json.sig.${i + 1}`), body: { bytes: s } }),
+  );
   list.push({ name: 'payload.gz', body: body('payload.gz') });
   await writeMembers(out, list, new Date(0));
   return out;
@@ -128,14 +136,27 @@ describe('delta packages under a trust policy', () => {
     for (const [i, k] of [alice, bob].entries()) {
       await writeFile(join(dir, `k${i}.pub`), k.pem);
       await writeFile(join(dir, `s${i}.sig`), sl.signatures[i]!);
-      execFileSync('openssl', ['pkeyutl', '-verify', '-pubin', '-inkey', join(dir, `k${i}.pub`), '-rawin', '-in', join(dir, 'm.json'), '-sigfile', join(dir, `s${i}.sig`)]);
+      execFileSync('openssl', [
+        'pkeyutl',
+        '-verify',
+        '-pubin',
+        '-inkey',
+        join(dir, `k${i}.pub`),
+        '-rawin',
+        '-in',
+        join(dir, 'm.json'),
+        '-sigfile',
+        join(dir, `s${i}.sig`),
+      ]);
     }
   });
 
   it('duplicate target signatures by one key count once: refused under 2-of-3', async () => {
     const store = await policyStore();
     const l = await readDelta(delta);
-    const dup = await rewrite(delta, join(dir, 'dup.delta.airlock'), { targetSigs: [l.target.signatures[0]!, l.target.signatures[0]!, l.target.signatures[0]!] });
+    const dup = await rewrite(delta, join(dir, 'dup.delta.airlock'), {
+      targetSigs: [l.target.signatures[0]!, l.target.signatures[0]!, l.target.signatures[0]!],
+    });
     await refused(dup, store, 'AIRLOCK_THRESHOLD');
   });
 
@@ -158,7 +179,10 @@ describe('delta packages under a trust policy', () => {
     expect((await readDelta(edited)).target.signatures).toHaveLength(2);
     await refused(edited, store, 'AIRLOCK_UNTRUSTED_SIGNATURE');
     // Re-signed by a key outside the policy, or unsigned: the same.
-    const resigned = await rewrite(c.delta, join(dir, 'resigned.delta.airlock'), { manifest: Buffer.from(JSON.stringify(env) + '\n'), envelopeSig: sign(null, Buffer.from(JSON.stringify(env) + '\n'), dave.priv) });
+    const resigned = await rewrite(c.delta, join(dir, 'resigned.delta.airlock'), {
+      manifest: Buffer.from(JSON.stringify(env) + '\n'),
+      envelopeSig: sign(null, Buffer.from(JSON.stringify(env) + '\n'), dave.priv),
+    });
     await refused(resigned, store, 'AIRLOCK_UNTRUSTED_SIGNATURE');
     const unsigned = await rewrite(c.delta, join(dir, 'unsigned-env.delta.airlock'), { envelopeSig: null });
     await refused(unsigned, store, 'AIRLOCK_UNTRUSTED_SIGNATURE');
@@ -186,7 +210,10 @@ describe('delta packages under a trust policy', () => {
     expect(Date.now() - t0).toBeLessThan(5_000);
     expect(await treeDigest(store)).toBe(before);
     await expectRefusalLogged(store, lines, 'AIRLOCK_PACKAGE_MEMBERS');
-    const gap = await rewrite(delta, join(dir, 'gap.delta.airlock'), { targetSigs: [l.target.signatures[0]!, l.target.signatures[0]!], names: ['target.json.sig', 'target.json.sig.3'] });
+    const gap = await rewrite(delta, join(dir, 'gap.delta.airlock'), {
+      targetSigs: [l.target.signatures[0]!, l.target.signatures[0]!],
+      names: ['target.json.sig', 'target.json.sig.3'],
+    });
     await expect(readDelta(gap)).rejects.toMatchObject({ code: 'AIRLOCK_PACKAGE_MEMBERS', exitCode: 4 });
     const short = await rewrite(delta, join(dir, 'short.delta.airlock'), { targetSigs: [Buffer.alloc(63)] });
     await expect(readDelta(short)).rejects.toMatchObject({ code: 'AIRLOCK_BAD_SIGNATURE', exitCode: 4 });
@@ -210,7 +237,13 @@ describe('delta packages under a trust policy', () => {
     const before = await treeDigest(store, { all: true });
     const v = airlock(['verify', c.delta, '--store', store, '--json']);
     expect(v.status, v.stderr).toBe(0);
-    expect(JSON.parse(v.stdout)).toMatchObject({ ok: true, kind: 'delta', signer: fingerprint(alice.pub), targetSignatures: 2, decision: { rule: 'policy', policySerial: 1 } });
+    expect(JSON.parse(v.stdout)).toMatchObject({
+      ok: true,
+      kind: 'delta',
+      signer: fingerprint(alice.pub),
+      targetSignatures: 2,
+      decision: { rule: 'policy', policySerial: 1 },
+    });
     const edited = await rewrite(c.delta, join(dir, 'verify-unsigned.delta.airlock'), { envelopeSig: null });
     const bad = airlock(['verify', edited, '--store', store]);
     expect(bad.status).toBe(4);
@@ -240,7 +273,11 @@ describe('delta packages without a policy: freshness and the audit log too', () 
     expect((await imp(v1, store)).status).toBe('imported');
     const c = await copyDelta();
     expect((await imp(c.delta, store)).status).toBe('imported');
-    expect((await readAudit(store)).at(-1)).toMatchObject({ outcome: 'imported', version: 'v2', detail: expect.stringMatching(/^sequence \d+; delta from v1; no trust policy: signed by a trusted key$/) });
+    expect((await readAudit(store)).at(-1)).toMatchObject({
+      outcome: 'imported',
+      version: 'v2',
+      detail: expect.stringMatching(/^sequence \d+; delta from v1; no trust policy: signed by a trusted key$/),
+    });
     const other = join(dir, `flat${++n}`);
     await mkdir(join(other, 'trusted-keys'), { recursive: true });
     await writeFile(join(other, 'trusted-keys', 'alice.pub'), alice.pem);

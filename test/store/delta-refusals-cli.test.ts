@@ -22,7 +22,8 @@ let n = 0;
 function site(tag: string, pages = 30): Record<string, string> {
   const nav = Array.from({ length: pages }, (_, i) => `<a href="/p${i}">Page ${i}</a>`).join('\n');
   const files: Record<string, string> = { 'index.html': `<html><nav>${nav}</nav><h1>home ${tag}</h1></html>` };
-  for (let i = 0; i < pages; i++) files[`docs/p${i}.html`] = `<html><nav>${nav}</nav><main>${'Lorem ipsum dolor sit amet. '.repeat(30)} page ${i} ${tag}</main></html>`;
+  for (let i = 0; i < pages; i++)
+    files[`docs/p${i}.html`] = `<html><nav>${nav}</nav><main>${'Lorem ipsum dolor sit amet. '.repeat(30)} page ${i} ${tag}</main></html>`;
   return files;
 }
 const keyFile = () => join(dir, 'signer.key');
@@ -43,7 +44,9 @@ beforeAll(async () => {
   pristine = join(dir, 'pristine');
   expect(importInto(v1, pristine).status).toBe(0);
 }, 60_000);
-afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
 
 async function storeWithV1(): Promise<{ store: string; before: string }> {
   const store = join(dir, `store-${++n}`);
@@ -94,32 +97,49 @@ describe('delta import refusals (store unchanged)', () => {
   });
 
   it('a rebuilt file that does not match the target manifest (a copy from the wrong base file, delta signed by the trusted key): exit 4', async () => {
-    const pkg = await craftDelta(delta, crafted('wrong-copy'), { key: key.priv, ops: (ops, blobs) => {
-      const i = ops.findIndex((op) => op.path === 'docs/p3.html');
-      const victim = ops[i]!;
-      if (victim.kind !== 'copy') blobs.splice(ops.slice(0, i).filter((op) => op.kind !== 'copy').length, 1);
-      ops[i] = { kind: 'copy', path: 'docs/p3.html', from: 'docs/p4.html' };
-      return relayout(ops);
-    } });
-    expect(await refused(pkg, 'AIRLOCK_DIGEST_MISMATCH')).toMatch(/files rebuilt from this delta do not give the signed target manifest.*a copy, patch or whole file is wrong; the delta built docs\/new\.html, .*\(\d+ in all\)/s);
+    const pkg = await craftDelta(delta, crafted('wrong-copy'), {
+      key: key.priv,
+      ops: (ops, blobs) => {
+        const i = ops.findIndex((op) => op.path === 'docs/p3.html');
+        const victim = ops[i]!;
+        if (victim.kind !== 'copy') blobs.splice(ops.slice(0, i).filter((op) => op.kind !== 'copy').length, 1);
+        ops[i] = { kind: 'copy', path: 'docs/p3.html', from: 'docs/p4.html' };
+        return relayout(ops);
+      },
+    });
+    expect(await refused(pkg, 'AIRLOCK_DIGEST_MISMATCH')).toMatch(
+      /files rebuilt from this delta do not give the signed target manifest.*a copy, patch or whole file is wrong; the delta built docs\/new\.html, .*\(\d+ in all\)/s,
+    );
   });
 
   it('the same wrong copy with the target manifest inline (exact digests): exit 4 naming the file rebuilt wrong', async () => {
     const baseBytes = await readFile(join(pristine, 'versions/v1/airlock.json')); // v1's file is rebuilt with other content by the impostor test
     const bytes = (await readPackage(full)).manifestBytes;
-    const pkg = await craftDelta(delta, crafted('wrong-copy-inline'), { key: key.priv, targetBytes: bytes, baseBytes, targetSig: sign(null, bytes, key.priv),
-      edit: (m) => { m.target.manifestSha256 = createHash('sha256').update(bytes).digest('hex'); },
+    const pkg = await craftDelta(delta, crafted('wrong-copy-inline'), {
+      key: key.priv,
+      targetBytes: bytes,
+      baseBytes,
+      targetSig: sign(null, bytes, key.priv),
+      edit: (m) => {
+        m.target.manifestSha256 = createHash('sha256').update(bytes).digest('hex');
+      },
       ops: (ops, blobs) => {
         const i = ops.findIndex((op) => op.path === 'docs/p3.html');
         if (ops[i]!.kind !== 'copy') blobs.splice(ops.slice(0, i).filter((op) => op.kind !== 'copy').length, 1);
         ops[i] = { kind: 'copy', path: 'docs/p3.html', from: 'docs/p4.html' };
         return relayout(ops);
-      } });
-    expect(await refused(pkg, 'AIRLOCK_DIGEST_MISMATCH')).toMatch(/docs\/p3\.html was rebuilt with sha256 [0-9a-f]{64} but the target manifest says [0-9a-f]{64}/);
+      },
+    });
+    expect(await refused(pkg, 'AIRLOCK_DIGEST_MISMATCH')).toMatch(
+      /docs\/p3\.html was rebuilt with sha256 [0-9a-f]{64} but the target manifest says [0-9a-f]{64}/,
+    );
   });
 
   it('a patch applied to another base file than it was made for: exit 4 AIRLOCK_DELTA_PATCH', async () => {
-    const pkg = await craftDelta(delta, crafted('wrong-source'), { key: key.priv, ops: (ops) => ops.map((op) => (op.path === 'docs/p5.html' && op.kind === 'patch' ? { ...op, from: 'docs/p9.html' } : op)) });
+    const pkg = await craftDelta(delta, crafted('wrong-source'), {
+      key: key.priv,
+      ops: (ops) => ops.map((op) => (op.path === 'docs/p5.html' && op.kind === 'patch' ? { ...op, from: 'docs/p9.html' } : op)),
+    });
     expect(await refused(pkg, 'AIRLOCK_DELTA_PATCH')).toContain('docs/p5.html');
   });
 
@@ -128,7 +148,10 @@ describe('delta import refusals (store unchanged)', () => {
     // is read (and fails) while the patch of docs/p0.html, 2nd, which names a base file the base
     // does not list, is refused first. The import must still exit 4 with p0's refusal, not die on
     // the read nobody took.
-    const pkg = await craftDelta(delta, crafted('missing-source'), { key: key.priv, ops: (ops) => ops.map((op) => (op.path === 'docs/p0.html' && op.kind === 'patch' ? { ...op, from: 'docs/gone.html' } : op)) });
+    const pkg = await craftDelta(delta, crafted('missing-source'), {
+      key: key.priv,
+      ops: (ops) => ops.map((op) => (op.path === 'docs/p0.html' && op.kind === 'patch' ? { ...op, from: 'docs/gone.html' } : op)),
+    });
     for (const [victim, delta_, code, message] of [
       ['docs/p8.html', pkg, 'AIRLOCK_BAD_DELTA', 'the delta builds "docs/p0.html" from "docs/gone.html"'],
       ['docs/p7.html', delta, 'AIRLOCK_DELTA_PATCH', 'the patch for docs/p7.html'],
@@ -153,9 +176,15 @@ describe('delta import refusals (store unchanged)', () => {
   });
 
   it('zip-slip in a delta: an op writing ../../evil.html, or reading ../../../etc/passwd, is refused before a byte is written', async () => {
-    const out = await craftDelta(delta, crafted('slip-write'), { key: key.priv, ops: (ops) => [...ops, { kind: 'copy', path: '../../evil.html', from: 'index.html' }] });
+    const out = await craftDelta(delta, crafted('slip-write'), {
+      key: key.priv,
+      ops: (ops) => [...ops, { kind: 'copy', path: '../../evil.html', from: 'index.html' }],
+    });
     expect(await refused(out, 'AIRLOCK_BAD_DELTA')).toContain('../../evil.html');
-    const inp = await craftDelta(delta, crafted('slip-read'), { key: key.priv, ops: (ops) => ops.map((op) => (op.path === 'index.html' && op.kind === 'patch' ? { ...op, from: '../../../etc/passwd' } : op)) });
+    const inp = await craftDelta(delta, crafted('slip-read'), {
+      key: key.priv,
+      ops: (ops) => ops.map((op) => (op.path === 'index.html' && op.kind === 'patch' ? { ...op, from: '../../../etc/passwd' } : op)),
+    });
     expect(await refused(inp, 'AIRLOCK_BAD_DELTA')).toContain('etc/passwd');
   });
 
@@ -164,7 +193,15 @@ describe('delta import refusals (store unchanged)', () => {
     const t = JSON.parse((await readPackage(full)).manifestBytes.toString()) as { files: { path: string }[] };
     t.files[0]!.path = '../outside.html';
     const bytes = Buffer.from(JSON.stringify(t));
-    const pkg = await craftDelta(delta, crafted('slip-target'), { key: key.priv, targetBytes: bytes, baseBytes, targetSig: sign(null, bytes, key.priv), edit: (m) => { m.target.manifestSha256 = createHash('sha256').update(bytes).digest('hex'); } });
+    const pkg = await craftDelta(delta, crafted('slip-target'), {
+      key: key.priv,
+      targetBytes: bytes,
+      baseBytes,
+      targetSig: sign(null, bytes, key.priv),
+      edit: (m) => {
+        m.target.manifestSha256 = createHash('sha256').update(bytes).digest('hex');
+      },
+    });
     await refused(pkg, 'AIRLOCK_BAD_MANIFEST');
   });
 

@@ -32,23 +32,31 @@ describe('manifestWatch: entries held against the signed manifest as they are re
     const w = manifestWatch(m);
     feed(w, 'a/index.html', 'x');
     feed(w, 'b.html', 'b'); // only the unwrapped reading survives
-    expect(() => feed(w, 'a/b.html', 'b')).toThrow(expect.objectContaining({ code: 'AIRLOCK_EXTRA_FILE', exitCode: 4, details: expect.objectContaining({ subject: 'a/b.html' }) }));
+    expect(() => feed(w, 'a/b.html', 'b')).toThrow(
+      expect.objectContaining({ code: 'AIRLOCK_EXTRA_FILE', exitCode: 4, details: expect.objectContaining({ subject: 'a/b.html' }) }),
+    );
   });
 
   it('an entry the manifest does not list is refused before any byte of it is read (AIRLOCK_EXTRA_FILE naming it)', () => {
     const w = manifestWatch(manifest([rec('index.html', 'home')]));
-    expect(() => w.entry('evil.js', 10)).toThrow(expect.objectContaining({ code: 'AIRLOCK_EXTRA_FILE', message: 'evil.js is in bundle.tar.gz but not listed in the manifest' }));
+    expect(() => w.entry('evil.js', 10)).toThrow(
+      expect.objectContaining({ code: 'AIRLOCK_EXTRA_FILE', message: 'evil.js is in bundle.tar.gz but not listed in the manifest' }),
+    );
   });
 
   it('an entry larger (or smaller) than declared is refused from its header (AIRLOCK_SIZE_MISMATCH)', () => {
     const w = manifestWatch(manifest([rec('index.html', 'home')]));
-    expect(() => w.entry('index.html', 5_000_000_000)).toThrow(expect.objectContaining({ code: 'AIRLOCK_SIZE_MISMATCH', exitCode: 4, details: expect.objectContaining({ subject: 'index.html', expected: 4 }) }));
+    expect(() => w.entry('index.html', 5_000_000_000)).toThrow(
+      expect.objectContaining({ code: 'AIRLOCK_SIZE_MISMATCH', exitCode: 4, details: expect.objectContaining({ subject: 'index.html', expected: 4 }) }),
+    );
   });
 
   it('a digest that differs is refused as soon as the entry ends (AIRLOCK_DIGEST_MISMATCH naming the manifest path)', () => {
     const w = manifestWatch(manifest([rec('index.html', 'home')]));
     w.entry('site/index.html', 4);
-    expect(() => w.done('site/index.html', 4, sha('HOME'))).toThrow(expect.objectContaining({ code: 'AIRLOCK_DIGEST_MISMATCH', details: expect.objectContaining({ subject: 'index.html' }) }));
+    expect(() => w.done('site/index.html', 4, sha('HOME'))).toThrow(
+      expect.objectContaining({ code: 'AIRLOCK_DIGEST_MISMATCH', details: expect.objectContaining({ subject: 'index.html' }) }),
+    );
   });
 });
 
@@ -72,9 +80,18 @@ describe('extraction with a manifest watch', () => {
     const files = [rec('index.html', 'home'), ...Array.from({ length: 10 }, (_, i) => rec(`p/${String(i).padStart(3, '0')}.html`, `page ${i}`))];
     const watch = manifestWatch(manifest(files));
     let seen = 0;
-    const counting: EntryWatch = { entry: (p, s) => { seen++; watch.entry(p, s); }, done: watch.done };
+    const counting: EntryWatch = {
+      entry: (p, s) => {
+        seen++;
+        watch.entry(p, s);
+      },
+      done: watch.done,
+    };
     const dest = join(dir, 'out-unlisted');
-    await expect(extractArchive({ path: archive }, dest, { watch: counting })).rejects.toMatchObject({ code: 'AIRLOCK_EXTRA_FILE', details: { subject: 'p/010.html' } });
+    await expect(extractArchive({ path: archive }, dest, { watch: counting })).rejects.toMatchObject({
+      code: 'AIRLOCK_EXTRA_FILE',
+      details: { subject: 'p/010.html' },
+    });
     expect(seen).toBeLessThanOrEqual(13); // index.html, p/000..p/010 (a folder entry is not a file)
     const written = await readdir(dest, { recursive: true });
     expect(written.length).toBeLessThan(15);
@@ -95,7 +112,12 @@ describe('extraction with a manifest watch', () => {
     const ac = new AbortController();
     const reason = new Error('stop');
     let n = 0;
-    const watch: EntryWatch = { entry: () => { if (++n === 20) ac.abort(reason); }, done: () => {} };
+    const watch: EntryWatch = {
+      entry: () => {
+        if (++n === 20) ac.abort(reason);
+      },
+      done: () => {},
+    };
     const dest = join(dir, 'out-abort');
     await expect(extractArchive({ path: archive }, dest, { watch, signal: ac.signal })).rejects.toBe(reason);
     expect(n).toBeLessThanOrEqual(21);

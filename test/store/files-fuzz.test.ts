@@ -33,7 +33,10 @@ const copyStore = (): Promise<string> => copyOf(dir, pristine);
 /** Array nesting depth, counted without recursion. */
 function depth(v: unknown): number {
   let d = 0;
-  while (Array.isArray(v) && v.length === 1) { d++; v = v[0]; }
+  while (Array.isArray(v) && v.length === 1) {
+    d++;
+    v = v[0];
+  }
   return d;
 }
 /** JSON text of a mutant; the 5,000-deep arrays jsonMutants makes are written without recursion. */

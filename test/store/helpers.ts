@@ -10,7 +10,11 @@ import { join, relative } from 'node:path';
 import { walk } from '../helpers/walk.js';
 import * as tar from 'tar';
 
-export interface TestKey { priv: KeyObject; pub: KeyObject; pubPath: string }
+export interface TestKey {
+  priv: KeyObject;
+  pub: KeyObject;
+  pubPath: string;
+}
 
 export async function makeTempDir(prefix = 'airlock-store-test-'): Promise<string> {
   return mkdtemp(join(tmpdir(), prefix));
@@ -35,18 +39,25 @@ export function sampleSite(tag: string, extraFiles = 0): Record<string, string |
   return files;
 }
 
-
 const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
 
-export interface BuildOptions { version: string; files: Record<string, string | Buffer>; key?: TestKey; domain?: string;
+export interface BuildOptions {
+  version: string;
+  files: Record<string, string | Buffer>;
+  key?: TestKey;
+  domain?: string;
   /** Corrupt the manifest's digest of the first file (a package that must be refused). */
   lie?: boolean;
   /** Change the manifest before it is signed (a signed package whose archive does not match it). */
   tamper?: (manifest: TestManifest) => void;
   /** Package file name (default `<version>.airlock`). */
-  name?: string }
+  name?: string;
+}
 
-export interface TestManifest { archive: { size: number; sha256: string }; files: { path: string; size: number; sha256: string }[] }
+export interface TestManifest {
+  archive: { size: number; sha256: string };
+  files: { path: string; size: number; sha256: string }[];
+}
 
 /** Write `<dir>/<version>.airlock` and return its path. */
 export async function buildPackage(dir: string, o: BuildOptions): Promise<string> {
@@ -62,15 +73,22 @@ export async function buildPackage(dir: string, o: BuildOptions): Promise<string
   const bundle = join(pkgDir, 'bundle.tar.gz');
   await tar.c({ file: bundle, cwd: site, gzip: true, portable: true }, paths);
   const bundleBytes = await readFile(bundle);
-  const files = await Promise.all(paths.map(async (p) => {
-    const body = await readFile(join(site, p));
-    return { path: p, size: body.length, sha256: sha256(body) };
-  }));
+  const files = await Promise.all(
+    paths.map(async (p) => {
+      const body = await readFile(join(site, p));
+      return { path: p, size: body.length, sha256: sha256(body) };
+    }),
+  );
   if (o.lie && files[0]) files[0].sha256 = sha256('not the content');
   const manifest = {
-    format: 'airlock-package/1', domain: o.domain ?? 'docs.example.com', version: o.version, jobId: null,
-    createdAt: new Date().toISOString(), pageCount: paths.filter((p) => p.endsWith('.html')).length,
-    archive: { name: 'bundle.tar.gz', format: 'tar.gz', size: bundleBytes.length, sha256: sha256(bundleBytes) }, files,
+    format: 'airlock-package/1',
+    domain: o.domain ?? 'docs.example.com',
+    version: o.version,
+    jobId: null,
+    createdAt: new Date().toISOString(),
+    pageCount: paths.filter((p) => p.endsWith('.html')).length,
+    archive: { name: 'bundle.tar.gz', format: 'tar.gz', size: bundleBytes.length, sha256: sha256(bundleBytes) },
+    files,
   };
   o.tamper?.(manifest);
   const manifestBytes = Buffer.from(JSON.stringify(manifest, null, 2) + '\n');
@@ -107,7 +125,10 @@ export async function treeDigest(root: string, o: { all?: boolean } = {}): Promi
       else h.update(await readFile(p));
     }
   };
-  await stat(root).then(() => visit(root), () => h.update('(absent)'));
+  await stat(root).then(
+    () => visit(root),
+    () => h.update('(absent)'),
+  );
   return h.digest('hex');
 }
 

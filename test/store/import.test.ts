@@ -31,7 +31,10 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 const newStore = async (name: string) => join(dir, `store-${name}`);
-const sha = async (p: string) => createHash('sha256').update(await readFile(p)).digest('hex');
+const sha = async (p: string) =>
+  createHash('sha256')
+    .update(await readFile(p))
+    .digest('hex');
 
 describe('importPackage', () => {
   it('imports a signed package: complete version, exact package and manifest kept, staging gone', async () => {
@@ -46,7 +49,9 @@ describe('importPackage', () => {
     expect(meta).toMatchObject({ label: 'v1', packageSha256: await sha(v1), signer: expect.stringMatching(/^sha256:/), fileCount: manifest.files.length });
     // Trust policy: every store keeps an audit log and the highest sequence seen (trust/seen.json).
     expect((await readdir(store)).sort()).toEqual(['audit.head', 'audit.log', 'trust', 'versions']);
-    expect(await readAudit(store)).toMatchObject([{ n: 1, command: 'import', outcome: 'imported', version: 'v1', packageSha256: await sha(v1), signers: [meta.signer] }]);
+    expect(await readAudit(store)).toMatchObject([
+      { n: 1, command: 'import', outcome: 'imported', version: 'v1', packageSha256: await sha(v1), signers: [meta.signer] },
+    ]);
     expect(await verifyAudit(store)).toMatchObject({ ok: true, lines: 1 });
     expect((await readState(store)).active).toBeNull();
     const loaded = await loadVersion(store, 'v1');
@@ -138,17 +143,31 @@ describe('importPackage', () => {
     expect(line.detail).toMatch(/it has no sequence, and its createdAt .* is below \d+, the highest this store has imported for docs.example.com \(v2\)/);
     expect(JSON.parse(await readFile(join(store, 'trust', 'seen.json'), 'utf8')).domains['docs.example.com']).toMatchObject({ version: 'v2' });
     // --allow-downgrade imports it, and the line says so.
-    await expect(importPackage(v1, { store, trust: [key.pub], allowDowngrade: true })).resolves.toMatchObject({ status: 'imported', overridden: ['AIRLOCK_DOWNGRADE'] });
+    await expect(importPackage(v1, { store, trust: [key.pub], allowDowngrade: true })).resolves.toMatchObject({
+      status: 'imported',
+      overridden: ['AIRLOCK_DOWNGRADE'],
+    });
     expect((await readAudit(store)).at(-1)).toMatchObject({ outcome: 'imported', reason: 'AIRLOCK_ALLOW_DOWNGRADE', version: 'v1' });
   });
 
   it('a fleet follower waives only the order rule (allowDowngrade: [AIRLOCK_DOWNGRADE]): an older package imports, an expired one is still refused', async () => {
     const store = await newStore('follower');
     await importPackage(v2, { store, trust: [key.pub] });
-    await expect(importPackage(v1, { store, trust: [key.pub], allowDowngrade: ['AIRLOCK_DOWNGRADE'] })).resolves.toMatchObject({ status: 'imported', overridden: ['AIRLOCK_DOWNGRADE'] });
-    const stale = await buildPackage(dir, { version: 'v8', files: sampleSite('eight'), key, tamper: (m) => Object.assign(m, { expiresAt: '2020-01-01T00:00:00Z' }) });
+    await expect(importPackage(v1, { store, trust: [key.pub], allowDowngrade: ['AIRLOCK_DOWNGRADE'] })).resolves.toMatchObject({
+      status: 'imported',
+      overridden: ['AIRLOCK_DOWNGRADE'],
+    });
+    const stale = await buildPackage(dir, {
+      version: 'v8',
+      files: sampleSite('eight'),
+      key,
+      tamper: (m) => Object.assign(m, { expiresAt: '2020-01-01T00:00:00Z' }),
+    });
     const lines = await auditCount(store);
-    await expect(importPackage(stale, { store, trust: [key.pub], allowDowngrade: ['AIRLOCK_DOWNGRADE'] })).rejects.toMatchObject({ code: 'AIRLOCK_EXPIRED', exitCode: 4 });
+    await expect(importPackage(stale, { store, trust: [key.pub], allowDowngrade: ['AIRLOCK_DOWNGRADE'] })).rejects.toMatchObject({
+      code: 'AIRLOCK_EXPIRED',
+      exitCode: 4,
+    });
     await expectRefusalLogged(store, lines, 'AIRLOCK_EXPIRED');
   });
 
@@ -169,16 +188,23 @@ describe('importPackage', () => {
   it('concurrent imports into a store without a policy append to one unbroken chain, and each domain is recorded in seen.json', async () => {
     const store = await newStore('concurrent');
     await mkdir(join(dir, 'conc'), { recursive: true });
-    const pkgs = await Promise.all(Array.from({ length: 6 }, (_, i) => buildPackage(join(dir, 'conc'), { version: `c${i}`, files: sampleSite(`c${i}`), key, domain: `d${i}.example.com` })));
+    const pkgs = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => buildPackage(join(dir, 'conc'), { version: `c${i}`, files: sampleSite(`c${i}`), key, domain: `d${i}.example.com` })),
+    );
     const rs = await Promise.all(pkgs.map((p) => importPackage(p, { store, trust: [key.pub], lockTimeoutMs: 30_000 })));
     expect(rs.map((r) => r.status)).toEqual(Array(6).fill('imported'));
     expect(await verifyAudit(store)).toMatchObject({ ok: true, lines: 6, pending: false });
     expect(new Set((await readAudit(store)).map((l) => l.domain)).size).toBe(6);
-    expect(Object.keys(JSON.parse(await readFile(join(store, 'trust', 'seen.json'), 'utf8')).domains).sort()).toEqual(Array.from({ length: 6 }, (_, i) => `d${i}.example.com`));
+    expect(Object.keys(JSON.parse(await readFile(join(store, 'trust', 'seen.json'), 'utf8')).domains).sort()).toEqual(
+      Array.from({ length: 6 }, (_, i) => `d${i}.example.com`),
+    );
   });
 
   it('a missing package file is a usage error naming it', async () => {
     const store = await newStore('missing');
-    await expect(importPackage(join(dir, 'nope.airlock'), { store, trust: [] })).rejects.toMatchObject({ exitCode: 2, details: { subject: expect.stringContaining('nope.airlock') } });
+    await expect(importPackage(join(dir, 'nope.airlock'), { store, trust: [] })).rejects.toMatchObject({
+      exitCode: 2,
+      details: { subject: expect.stringContaining('nope.airlock') },
+    });
   });
 });

@@ -36,11 +36,15 @@ async function deadPid(): Promise<number> {
 async function mostInside(store: string, holdMs: number): Promise<number> {
   let inside = 0;
   let maxInside = 0;
-  await Promise.all(Array.from({ length: 8 }, () => withLock(store, async () => {
-    maxInside = Math.max(maxInside, ++inside);
-    await new Promise((r) => setTimeout(r, holdMs)); // time inside the lock, not a wait for a condition
-    inside--;
-  })));
+  await Promise.all(
+    Array.from({ length: 8 }, () =>
+      withLock(store, async () => {
+        maxInside = Math.max(maxInside, ++inside);
+        await new Promise((r) => setTimeout(r, holdMs)); // time inside the lock, not a wait for a condition
+        inside--;
+      }),
+    ),
+  );
   return maxInside;
 }
 
@@ -84,7 +88,7 @@ describe('store lock', () => {
     await expect(readdir(store)).resolves.toEqual([]);
   });
 
-  it('a pid reused by another process does not keep a dead holder\'s lock (start marker differs)', async () => {
+  it("a pid reused by another process does not keep a dead holder's lock (start marker differs)", async () => {
     const store = await makeTempDir();
     dirs.push(store);
     // Our own (live) pid, but a start marker from a different process lifetime.

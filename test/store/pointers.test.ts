@@ -39,7 +39,12 @@ describe('activate and rollback', () => {
     await expect(rollback(store)).resolves.toBe('v1');
     expect(await readState(store)).toMatchObject({ active: 'v1', previous: 'v2' });
     await expect(rollback(store)).resolves.toBe('v2');
-    expect((await readAudit(store)).map((l) => `${l.command} ${l.outcome} ${l.version}`)).toEqual(['activate activated v1', 'activate activated v2', 'rollback rolled-back v1', 'rollback rolled-back v2']);
+    expect((await readAudit(store)).map((l) => `${l.command} ${l.outcome} ${l.version}`)).toEqual([
+      'activate activated v1',
+      'activate activated v2',
+      'rollback rolled-back v1',
+      'rollback rolled-back v2',
+    ]);
     expect((await readdir(store)).sort()).toEqual(['audit.head', 'audit.log', 'state.json', 'versions']); // no temp or lock files left
   });
 
@@ -83,7 +88,11 @@ describe('list', () => {
     await activate(store, 'v1');
     await activate(store, 'v2');
     const list = await listVersions(store);
-    expect(list.map((v) => [v.version, v.active, v.previous])).toEqual([['v3', false, false], ['v2', true, false], ['v1', false, true]]);
+    expect(list.map((v) => [v.version, v.active, v.previous])).toEqual([
+      ['v3', false, false],
+      ['v2', true, false],
+      ['v1', false, true],
+    ]);
   });
 
   it('an empty or missing store lists nothing', async () => {
@@ -99,7 +108,12 @@ describe('prune', () => {
     expect(deleted(planPrune(['v5', 'v4', 'v3', 'v2', 'v1'], 2, { active: 'v1', previous: null }, []))).toEqual(['v3', 'v2']);
     expect(deleted(planPrune(['v2', 'v1'], 0, none, []))).toEqual(['v2', 'v1']);
     expect(deleted(planPrune(['v1'], 5, none, []))).toEqual([]);
-    expect(planPrune(['v4', 'v3', 'v2', 'v1'], 1, { active: 'v4', previous: 'v2' }, [{ pid: 7, version: 'v2' }, { pid: 9, version: 'v2' }])).toEqual([
+    expect(
+      planPrune(['v4', 'v3', 'v2', 'v1'], 1, { active: 'v4', previous: 'v2' }, [
+        { pid: 7, version: 'v2' },
+        { pid: 9, version: 'v2' },
+      ]),
+    ).toEqual([
       { version: 'v4', deleted: false, reasons: [{ why: 'newest', keep: 1 }, { why: 'active' }] },
       { version: 'v3', deleted: true, reasons: [] },
       { version: 'v2', deleted: false, reasons: [{ why: 'previous' }, { why: 'leased', pids: [7, 9] }] },
@@ -116,12 +130,16 @@ describe('prune', () => {
     expect((await listVersions(store)).map((v) => v.version)).toEqual(['v5', 'v2', 'v1']);
     expect((await readdir(store)).sort()).toEqual(['audit.head', 'audit.log', 'state.json', 'versions']);
     // Trust policy: every store records activations and prunes in its audit log.
-    expect((await readAudit(store)).map((l) => `${l.command} ${l.outcome} ${l.version ?? ''}`)).toEqual(['activate activated v1', 'activate activated v2', 'prune pruned ']);
+    expect((await readAudit(store)).map((l) => `${l.command} ${l.outcome} ${l.version ?? ''}`)).toEqual([
+      'activate activated v1',
+      'activate activated v2',
+      'prune pruned ',
+    ]);
     expect((await readAudit(store))[2]!.detail).toMatch(/^keep 1; deleted v[34], v[34]$/);
     expect((await verifyAudit(store)).ok).toBe(true);
   });
 
-  it('never deletes a version leased by a live server; a dead server\'s lease is ignored and removed', async () => {
+  it("never deletes a version leased by a live server; a dead server's lease is ignored and removed", async () => {
     const store = await storeWith('v1', 'v2', 'v3');
     const lease = await acquireLease(store, 'v1');
     const dead = spawn(process.execPath, ['-e', '0']);

@@ -28,7 +28,9 @@ beforeAll(async () => {
   await importPackage(v1!.pkgPath, { store: pristine, trust: [], allowUnsigned: true });
   await importPackage(d.delta, { store: pristine, trust: [], allowUnsigned: true });
 });
-afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
 
 let n = 0;
 async function copyStore(): Promise<{ store: string; v2: string }> {
@@ -71,7 +73,13 @@ describe('the package of a delta-imported version, built on first use', () => {
     const m = join(v2, 'airlock.json');
     const text = await readFile(m, 'utf8');
     const sha = (JSON.parse(text) as { archive: { sha256: string } }).archive.sha256;
-    await writeFile(m, text.replace(sha, sha.replace(/^./, (c) => (c === '0' ? '1' : '0'))));
+    await writeFile(
+      m,
+      text.replace(
+        sha,
+        sha.replace(/^./, (c) => (c === '0' ? '1' : '0')),
+      ),
+    );
     await expect(storedPackage(store, 'v2')).rejects.toMatchObject({ code: 'AIRLOCK_ARCHIVE_DIGEST' });
     expect(await leftovers(v2)).toEqual([]);
   });

@@ -15,22 +15,49 @@ import { installPolicy, lastAudit, signBytes, signedPackage, storeDigest, type N
 
 /** Bounded mutation fuzz (trust policy, several signers): the policy file and the signature members. Seeded, so a failure replays. */
 let dir: string;
-beforeAll(async () => { dir = await makeTempDir('airlock-trust-fuzz-'); });
-afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
+beforeAll(async () => {
+  dir = await makeTempDir('airlock-trust-fuzz-');
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
 
 function rng(seed: number) {
   let s = seed >>> 0;
-  return (n: number) => { s = (s * 1664525 + 1013904223) >>> 0; return s % n; };
+  return (n: number) => {
+    s = (s * 1664525 + 1013904223) >>> 0;
+    return s % n;
+  };
 }
 function mutate(bytes: Buffer, r: (n: number) => number): Buffer {
   const b = Buffer.from(bytes);
   switch (r(6)) {
-    case 0: { const i = r(b.length); b[i] = b[i]! ^ (1 << r(8)); return b; }
-    case 1: return b.subarray(0, r(b.length));
-    case 2: { const i = r(b.length); return Buffer.concat([b.subarray(0, i), Buffer.from('"' + 'A'.repeat(300_000) + '"'), b.subarray(i)]); }
-    case 3: { const i = r(b.length); return Buffer.concat([b.subarray(0, i), Buffer.from('['.repeat(5000) + ']'.repeat(5000)), b.subarray(i)]); }
-    case 4: { const i = r(b.length); return Buffer.concat([b.subarray(0, i), Buffer.from(',"threshold":{"default":1,"domains":{}}'), b.subarray(i)]); }
-    default: { const i = r(b.length); const j = r(b.length); b[i] = b[j]!; b[j] = 0x22; return b; }
+    case 0: {
+      const i = r(b.length);
+      b[i] = b[i]! ^ (1 << r(8));
+      return b;
+    }
+    case 1:
+      return b.subarray(0, r(b.length));
+    case 2: {
+      const i = r(b.length);
+      return Buffer.concat([b.subarray(0, i), Buffer.from('"' + 'A'.repeat(300_000) + '"'), b.subarray(i)]);
+    }
+    case 3: {
+      const i = r(b.length);
+      return Buffer.concat([b.subarray(0, i), Buffer.from('['.repeat(5000) + ']'.repeat(5000)), b.subarray(i)]);
+    }
+    case 4: {
+      const i = r(b.length);
+      return Buffer.concat([b.subarray(0, i), Buffer.from(',"threshold":{"default":1,"domains":{}}'), b.subarray(i)]);
+    }
+    default: {
+      const i = r(b.length);
+      const j = r(b.length);
+      b[i] = b[j]!;
+      b[j] = 0x22;
+      return b;
+    }
   }
 }
 
@@ -97,9 +124,18 @@ describe('trust fuzz (trust policy, several signers)', () => {
       const member = r(2);
       const header = first + member * 1024;
       let out: Buffer;
-      if (i % 10 === 9) out = b.subarray(0, header + r(1024)); // truncated inside the signatures
-      else if (r(3) === 0) { const at = header + r(512); b[at] = b[at]! ^ (1 << r(8)); out = b; } // header
-      else { const at = header + 512 + r(64); b[at] = b[at]! ^ (1 << r(8)); out = b; } // signature bytes
+      if (i % 10 === 9)
+        out = b.subarray(0, header + r(1024)); // truncated inside the signatures
+      else if (r(3) === 0) {
+        const at = header + r(512);
+        b[at] = b[at]! ^ (1 << r(8));
+        out = b;
+      } // header
+      else {
+        const at = header + 512 + r(64);
+        b[at] = b[at]! ^ (1 << r(8));
+        out = b;
+      } // signature bytes
       await writeFile(bad, out);
       await expect(importPackage(bad, { store, trust: [] })).rejects.toMatchObject({ exitCode: 4 });
       expect(await storeDigest(store)).toBe(before);
@@ -122,7 +158,8 @@ describe('trust fuzz (trust policy, several signers)', () => {
       if (m.equals(target === 'log' ? goodLog : goodHead)) continue;
       await writeFile(target === 'log' ? log : head, m);
       const v = await verifyAudit(store).catch((err: unknown) => err);
-      if (v instanceof AirlockError) expect(v.exitCode).toBe(4); // a damaged head: AIRLOCK_AUDIT_BROKEN
+      if (v instanceof AirlockError)
+        expect(v.exitCode).toBe(4); // a damaged head: AIRLOCK_AUDIT_BROKEN
       else expect(v, JSON.stringify(v)).toMatchObject({ ok: false });
       await writeFile(log, goodLog);
       await writeFile(head, goodHead);
@@ -150,4 +187,3 @@ describe('trust fuzz (trust policy, several signers)', () => {
     }
   }, 50_000);
 });
-

@@ -9,12 +9,21 @@ import { buildPackage, sampleSite } from './helpers.js';
 import type { Pair } from '../helpers/multisig.js';
 
 /** Test helpers for the trust policy's store tests. */
-export interface Named extends Pair { name: string }
+export interface Named extends Pair {
+  name: string;
+}
 
-export async function installPolicy(store: string, keys: Named[], threshold: number, o: { identity?: string; domains?: Record<string, number>; expired?: string[] } = {}): Promise<Buffer> {
+export async function installPolicy(
+  store: string,
+  keys: Named[],
+  threshold: number,
+  o: { identity?: string; domains?: Record<string, number>; expired?: string[] } = {},
+): Promise<Buffer> {
   const bytes = newPolicy({
     keys: keys.map((k) => ({ name: k.name, pem: k.pem, expiresAt: o.expired?.includes(k.name) ? '2020-01-01T00:00:00.000Z' : null })),
-    threshold, domains: o.domains, identity: o.identity ?? null,
+    threshold,
+    domains: o.domains,
+    identity: o.identity ?? null,
   });
   // A key that expired since: installed while it was live (an expired key cannot be installed).
   await initPolicy(store, bytes, [], o.expired?.length ? { now: new Date('2019-01-01T00:00:00Z') } : {});
@@ -24,9 +33,20 @@ export async function installPolicy(store: string, keys: Named[], threshold: num
 export const signBytes = (bytes: Buffer, keys: KeyObject[]): Buffer[] => keys.map((k) => sign(null, bytes, k));
 
 /** A package signed by each of `signers` (in order), with manifest fields set before signing. */
-export async function signedPackage(dir: string, version: string, signers: Pair[], fields: { sequence?: number; expiresAt?: string; audience?: string; domain?: string; createdAt?: string } = {}): Promise<string> {
+export async function signedPackage(
+  dir: string,
+  version: string,
+  signers: Pair[],
+  fields: { sequence?: number; expiresAt?: string; audience?: string; domain?: string; createdAt?: string } = {},
+): Promise<string> {
   const { domain, ...rest } = fields;
-  const pkg = await buildPackage(dir, { version, files: sampleSite(version), domain, name: `${version}-${Math.random().toString(36).slice(2, 8)}.airlock`, tamper: (m) => Object.assign(m, rest) });
+  const pkg = await buildPackage(dir, {
+    version,
+    files: sampleSite(version),
+    domain,
+    name: `${version}-${Math.random().toString(36).slice(2, 8)}.airlock`,
+    tamper: (m) => Object.assign(m, rest),
+  });
   for (const s of signers) await addSignature(pkg, s.priv);
   return pkg;
 }
@@ -45,7 +65,10 @@ export async function storeDigest(root: string): Promise<string> {
       else h.update(await readFile(p));
     }
   };
-  await stat(root).then(() => visit(root), () => h.update('(absent)'));
+  await stat(root).then(
+    () => visit(root),
+    () => h.update('(absent)'),
+  );
   return h.digest('hex');
 }
 

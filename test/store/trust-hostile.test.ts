@@ -12,8 +12,12 @@ import { pair } from '../helpers/multisig.js';
 
 /** Unit tests for the trust layer's refusals of hostile keys, policy text and stores. */
 let dir: string;
-beforeAll(async () => { dir = await makeTempDir('airlock-trust-hostile-'); });
-afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
+beforeAll(async () => {
+  dir = await makeTempDir('airlock-trust-hostile-');
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
 
 const refuse = (why: string) => new UsageError(`the key ${why}`);
 
@@ -64,7 +68,9 @@ describe('duplicate keys in policy JSON', () => {
 
   it('parsePolicy refuses a duplicated key (exit 4 AIRLOCK_BAD_POLICY), never echoing the text', () => {
     const p = newPolicy({ keys: [{ name: 'alice', pem: pair().pem }], threshold: 1 }).toString();
-    expect(() => parsePolicy(Buffer.from(p.replace('"serial": 1,', '"serial": 1, "serial": 2,')), 'P')).toThrow(expect.objectContaining({ code: 'AIRLOCK_BAD_POLICY', exitCode: 4, message: expect.stringContaining('names the key "serial" twice') }));
+    expect(() => parsePolicy(Buffer.from(p.replace('"serial": 1,', '"serial": 1, "serial": 2,')), 'P')).toThrow(
+      expect.objectContaining({ code: 'AIRLOCK_BAD_POLICY', exitCode: 4, message: expect.stringContaining('names the key "serial" twice') }),
+    );
     expect(() => parsePolicy(Buffer.from('root:x:0:0:SECRET'), 'P')).toThrow(expect.objectContaining({ message: 'P is not valid JSON' }));
   });
 });
@@ -82,7 +88,10 @@ describe('the policy chain', () => {
 
   it('an expired key cannot be installed; one that expires later can', async () => {
     const bytes = newPolicy({ keys: [{ name: 'alice', pem: pair().pem, expiresAt: '2020-01-01T00:00:00.000Z' }], threshold: 1 });
-    await expect(initPolicy(join(dir, 'expired'), bytes, [])).rejects.toMatchObject({ exitCode: 2, message: expect.stringContaining('key "alice" expires at 2020-01-01') });
+    await expect(initPolicy(join(dir, 'expired'), bytes, [])).rejects.toMatchObject({
+      exitCode: 2,
+      message: expect.stringContaining('key "alice" expires at 2020-01-01'),
+    });
     await expect(initPolicy(join(dir, 'expired'), bytes, [], { now: new Date('2019-06-01T00:00:00Z') })).resolves.toBeTruthy();
   });
 });

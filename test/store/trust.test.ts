@@ -16,8 +16,12 @@ import { pair, signaturesBy, withSignatures } from '../helpers/multisig.js';
 import { installPolicy, lastAudit, signBytes, signedPackage, storeDigest, type Named } from './trust-helpers.js';
 
 let dir: string;
-beforeAll(async () => { dir = await makeTempDir('airlock-trust-'); });
-afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
+beforeAll(async () => {
+  dir = await makeTempDir('airlock-trust-');
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
 
 const named = (name: string): Named => ({ name, ...pair() });
 const [alice, bob, carol, dave] = [named('alice'), named('bob'), named('carol'), named('dave')];
@@ -82,7 +86,7 @@ describe('trust policy: thresholds', () => {
 });
 
 describe('trust policy: rotation', () => {
-  it('rotation signed by threshold keys replaces the policy; a retired key\'s package is refused', async () => {
+  it("rotation signed by threshold keys replaces the policy; a retired key's package is refused", async () => {
     const store = freshStore();
     await installPolicy(store, [alice, bob, carol], 2);
     const next = newPolicy({ keys: [bob, carol, dave].map((k) => ({ name: k.name, pem: k.pem })), threshold: 2, serial: 2 });
@@ -111,14 +115,19 @@ describe('trust policy: rotation', () => {
   it('replaying an old policy (serial not above the current) is refused', async () => {
     const store = freshStore();
     const first = await installPolicy(store, [alice, bob], 1);
-    await expect(rotatePolicy(store, readNewPolicy(first, signBytes(first, [alice.priv, bob.priv]), 'old'))).rejects.toMatchObject({ code: 'AIRLOCK_POLICY_REPLAY', exitCode: 4 });
+    await expect(rotatePolicy(store, readNewPolicy(first, signBytes(first, [alice.priv, bob.priv]), 'old'))).rejects.toMatchObject({
+      code: 'AIRLOCK_POLICY_REPLAY',
+      exitCode: 4,
+    });
   });
 
   it('a rotation signed by an expired key of the current policy is refused', async () => {
     const store = freshStore();
     await installPolicy(store, [alice, bob, carol], 2, { expired: ['bob'] });
     const next = newPolicy({ keys: [alice, dave].map((k) => ({ name: k.name, pem: k.pem })), threshold: 1, serial: 2 });
-    await expect(rotatePolicy(store, readNewPolicy(next, signBytes(next, [alice.priv, bob.priv]), 'next'))).rejects.toMatchObject({ code: 'AIRLOCK_POLICY_THRESHOLD' });
+    await expect(rotatePolicy(store, readNewPolicy(next, signBytes(next, [alice.priv, bob.priv]), 'next'))).rejects.toMatchObject({
+      code: 'AIRLOCK_POLICY_THRESHOLD',
+    });
   });
 });
 
@@ -219,7 +228,11 @@ describe('audit log and import (trust policy, several signers)', () => {
     const base = await signedPackage(dir, 'many', [], { sequence: 1 });
     const [sa] = await signaturesBy(base, [alice.priv]);
     const many = join(dir, 'many-sigs.airlock');
-    await withSignatures(base, many, Array.from({ length: 3000 }, () => sa!));
+    await withSignatures(
+      base,
+      many,
+      Array.from({ length: 3000 }, () => sa!),
+    );
     await refused(many, store, 'AIRLOCK_TOO_MANY_SIGNATURES');
   });
 
@@ -251,6 +264,10 @@ describe('stores without a policy', () => {
     // Since the trust policy: every store keeps the audit log and the highest sequence seen; no policy appears.
     expect((await readdir(store)).sort()).toEqual(['audit.head', 'audit.log', 'trust', 'trusted-keys', 'versions']);
     expect(await readdir(join(store, 'trust'))).toEqual(['seen.json']);
-    expect(await lastAudit(store)).toMatchObject({ outcome: 'imported', signers: [fingerprint(alice.pub)], detail: expect.stringMatching(/^sequence \d+; no trust policy: signed by a trusted key$/) });
+    expect(await lastAudit(store)).toMatchObject({
+      outcome: 'imported',
+      signers: [fingerprint(alice.pub)],
+      detail: expect.stringMatching(/^sequence \d+; no trust policy: signed by a trusted key$/),
+    });
   });
 });

@@ -17,7 +17,14 @@ afterAll(async () => {
 describe('precompressed variants', () => {
   it('selects text types of at least 1 KB, once per digest', () => {
     const f = (path: string, size: number, sha = path.padEnd(64, '0')) => ({ path, size, sha256: sha });
-    const picked = selectForVariants([f('a.html', 5000), f('b.png', 5000), f('c.css', 100), f('d.js', 2000, 'd'.repeat(64)), f('e.js', 2000, 'd'.repeat(64)), f('s.svg', 4000)]);
+    const picked = selectForVariants([
+      f('a.html', 5000),
+      f('b.png', 5000),
+      f('c.css', 100),
+      f('d.js', 2000, 'd'.repeat(64)),
+      f('e.js', 2000, 'd'.repeat(64)),
+      f('s.svg', 4000),
+    ]);
     expect(picked.map((p) => p.path)).toEqual(['a.html', 'd.js', 's.svg']);
     expect(isCompressibleType('application/json')).toBe(true);
     expect(isCompressibleType('image/png')).toBe(false);
@@ -53,7 +60,15 @@ describe('precompressed variants', () => {
     const stop = new AbortController();
     const reason = new Error('stopped by the test');
     let reported = 0;
-    await expect(buildVariants(store, 'v2', { poolSize: 2, signal: stop.signal, onProgress: () => { if (++reported === 1) stop.abort(reason); } })).rejects.toBe(reason);
+    await expect(
+      buildVariants(store, 'v2', {
+        poolSize: 2,
+        signal: stop.signal,
+        onProgress: () => {
+          if (++reported === 1) stop.abort(reason);
+        },
+      }),
+    ).rejects.toBe(reason);
     const loaded = await loadVersion(store, 'v2');
     expect((await readdir(loaded.dir + '/variants')).filter((n) => n.endsWith('.tmp'))).toEqual([]);
     expect(await readdir(join(store, 'leases'))).toEqual([]);

@@ -22,7 +22,14 @@ let clock = Date.now();
 
 beforeAll(async () => {
   site = tinySite();
-  emu = await startEmulator({ sites: { [DOMAIN]: { dir: site.dir } }, timings: FAST, forbiddenKeys: [FORBIDDEN], agentJobMs: 150, streamDelayMs: 5, now: () => clock });
+  emu = await startEmulator({
+    sites: { [DOMAIN]: { dir: site.dir } },
+    timings: FAST,
+    forbiddenKeys: [FORBIDDEN],
+    agentJobMs: 150,
+    streamDelayMs: 5,
+    now: () => clock,
+  });
 });
 afterAll(async () => {
   const all = seen.join('\n');
@@ -39,7 +46,10 @@ function client(o: Partial<ConstructorParameters<typeof ServiceClient>[0]> = {})
   return new ServiceClient({ baseUrl: emu.url, adminKey: emu.keys.admin, assistantKey: emu.keys.assistant, retry: { retries: 3, baseMs: 5, maxMs: 20 }, ...o });
 }
 async function failure(p: Promise<unknown>): Promise<AirlockError> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(AirlockError);
   seen.push(JSON.stringify((err as AirlockError).toJSON()), (err as Error).message);
   return err as AirlockError;
@@ -192,7 +202,10 @@ describe('ServiceClient against the emulator', () => {
     expect(finishThreadId(chunks.at(-1)!.c)).toMatch(/^thr_/);
     const sources = chunks.filter((x) => x.c.type === 'source-url').map((x) => (x.c as { url: string }).url);
     expect(sources[0]).toBe('https://docs.example.com/guide/install');
-    const text = chunks.filter((x) => x.c.type === 'text-delta').map((x) => (x.c as { delta: string }).delta).join('');
+    const text = chunks
+      .filter((x) => x.c.type === 'text-delta')
+      .map((x) => (x.c as { delta: string }).delta)
+      .join('');
     expect(text).toContain('npm install gizmo');
     expect(chunks.at(-1)!.t - chunks[0]!.t).toBeGreaterThan(20);
     const again: UiMessageChunk[] = [];
@@ -216,7 +229,14 @@ describe('ServiceClient against a broken server', () => {
   });
   // A generous timeout, so a loaded machine cannot turn a bad answer into a timeout; only the
   // headers-timeout test asks for a short one.
-  const c = (timeoutMs = 5000) => new ServiceClient({ baseUrl: url, adminKey: 'svc_brokentest0123', assistantKey: 'svc_dsc_brokentest0123', retry: { retries: 1, baseMs: 1, maxMs: 2 }, timeoutMs });
+  const c = (timeoutMs = 5000) =>
+    new ServiceClient({
+      baseUrl: url,
+      adminKey: 'svc_brokentest0123',
+      assistantKey: 'svc_dsc_brokentest0123',
+      retry: { retries: 1, baseMs: 1, maxMs: 2 },
+      timeoutMs,
+    });
 
   it('a response that breaks what airlock needs is an UpstreamError naming the fields', async () => {
     answer = (res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jobId: 5, status: 'exploded' }));

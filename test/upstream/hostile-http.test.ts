@@ -21,14 +21,23 @@ const MODES: Record<string, { mode: Mode; say: RegExp }> = {
     say: /did not answer with valid HTTP \(its response headers are too large\)/,
   },
   'a control character in the status line': { mode: (c) => c.end('HTTP/1.1 200 O\rK\r\nContent-Length: 2\r\n\r\nok'), say: /did not answer with valid HTTP/ },
-  'closes mid-headers': { mode: (c) => c.end('HTTP/1.1 200 OK\r\nContent-Le'), say: /the connection to 127\.0\.0\.1:\d+ was closed before the answer was complete|went under 1 KiB\/s/ },
-  'closes mid-body': { mode: (c) => c.end('HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"jobId":'), say: /was closed before the answer was complete|ended before the length it announced|went under 1 KiB\/s/ },
-  'trickles': {
+  'closes mid-headers': {
+    mode: (c) => c.end('HTTP/1.1 200 OK\r\nContent-Le'),
+    say: /the connection to 127\.0\.0\.1:\d+ was closed before the answer was complete|went under 1 KiB\/s/,
+  },
+  'closes mid-body': {
+    mode: (c) => c.end('HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"jobId":'),
+    say: /was closed before the answer was complete|ended before the length it announced|went under 1 KiB\/s/,
+  },
+  trickles: {
     mode: (c) => {
       c.write('HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n');
       const t = setInterval(() => (c.destroyed ? clearInterval(t) : c.write(' ')), 50);
       timers.add(t);
-      c.on('close', () => { clearInterval(t); timers.delete(t); });
+      c.on('close', () => {
+        clearInterval(t);
+        timers.delete(t);
+      });
     },
     say: /went under 1 KiB\/s|stopped for|no complete answer from 127\.0\.0\.1:\d+ within/,
   },
@@ -57,7 +66,12 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   for (const t of timers) clearInterval(t);
-  for (const s of servers) await new Promise<void>((r) => { s.close(() => r()); (s as unknown as { closeAllConnections?: () => void }).closeAllConnections?.(); setTimeout(r, 500).unref(); });
+  for (const s of servers)
+    await new Promise<void>((r) => {
+      s.close(() => r());
+      (s as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
+      setTimeout(r, 500).unref();
+    });
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -74,28 +88,41 @@ function plain(r: { status: number | null; stderr: string }, say: RegExp, what: 
 }
 
 describe('a hostile HTTP peer: plain words under a stable code, never AIRLOCK_INTERNAL or library text', () => {
-  it.each(Object.keys(MODES))('bundle download of serve --values: %s', async (name) => {
-    const values = join(dir, `${name.replace(/\W+/g, '-')}.yaml`);
-    await writeFile(values, [
-      'staticExport:',
-      `  bundleUrl: ${urls[name]}/bundle.tar.gz?X-Amz-Signature=secret-signature`,
-      '  allowUnsigned: true',
-      '  download: {headersTimeoutSeconds: 0.3, minBytesPerSecond: 1024, rateWindowSeconds: 1, timeoutSeconds: 10}',
-      '',
-    ].join('\n'));
-    const t0 = performance.now();
-    const r = await airlockAsync(['serve', '--values', values, '--store', join(dir, `store-${name.replace(/\W+/g, '-')}`), '--port', '0'], { timeoutMs: 25_000 });
-    plain(r, MODES[name]!.say, name);
-    expect(performance.now() - t0).toBeLessThan(20_000);
-  }, 30_000);
+  it.each(Object.keys(MODES))(
+    'bundle download of serve --values: %s',
+    async (name) => {
+      const values = join(dir, `${name.replace(/\W+/g, '-')}.yaml`);
+      await writeFile(
+        values,
+        [
+          'staticExport:',
+          `  bundleUrl: ${urls[name]}/bundle.tar.gz?X-Amz-Signature=secret-signature`,
+          '  allowUnsigned: true',
+          '  download: {headersTimeoutSeconds: 0.3, minBytesPerSecond: 1024, rateWindowSeconds: 1, timeoutSeconds: 10}',
+          '',
+        ].join('\n'),
+      );
+      const t0 = performance.now();
+      const r = await airlockAsync(['serve', '--values', values, '--store', join(dir, `store-${name.replace(/\W+/g, '-')}`), '--port', '0'], {
+        timeoutMs: 25_000,
+      });
+      plain(r, MODES[name]!.say, name);
+      expect(performance.now() - t0).toBeLessThan(20_000);
+    },
+    30_000,
+  );
 
   // fetch's API timeouts are not injectable (30 s per request): the peers that answer at once.
-  it.each(Object.keys(MODES).filter((n) => !/trickles|stalls/.test(n)))('export API of fetch: %s', async (name) => {
-    const r = await airlockAsync(['fetch', '--domain', 'docs.example.com', '--api-url', urls[name]!, '--out', join(dir, 'out')], {
-      env: { AIRLOCK_ADMIN_KEY: 'svc_hostiletestkey0123456789', AIRLOCK_ADMIN_KEY_FILE: undefined },
-      timeoutMs: 60_000,
-    });
-    plain(r, MODES[name]!.say, name);
-    expect(r.stderr).not.toContain('svc_hostiletestkey0123456789');
-  }, 65_000);
+  it.each(Object.keys(MODES).filter((n) => !/trickles|stalls/.test(n)))(
+    'export API of fetch: %s',
+    async (name) => {
+      const r = await airlockAsync(['fetch', '--domain', 'docs.example.com', '--api-url', urls[name]!, '--out', join(dir, 'out')], {
+        env: { AIRLOCK_ADMIN_KEY: 'svc_hostiletestkey0123456789', AIRLOCK_ADMIN_KEY_FILE: undefined },
+        timeoutMs: 60_000,
+      });
+      plain(r, MODES[name]!.say, name);
+      expect(r.stderr).not.toContain('svc_hostiletestkey0123456789');
+    },
+    65_000,
+  );
 });

@@ -2,7 +2,16 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { AirlockError, AuthError, EXIT } from '../../src/errors.js';
 import { ServiceClient } from '../../src/upstream/index.js';
 import {
-  DOC_AGENT_COMPLETED, DOC_AGENT_FAILED, DOC_DOMAIN, DOC_FORBIDDEN_KEY, DOC_JOB_ID, DOC_KEY, DOC_PROJECT, docJob, startPublishedApi, type PublishedApi,
+  DOC_AGENT_COMPLETED,
+  DOC_AGENT_FAILED,
+  DOC_DOMAIN,
+  DOC_FORBIDDEN_KEY,
+  DOC_JOB_ID,
+  DOC_KEY,
+  DOC_PROJECT,
+  docJob,
+  startPublishedApi,
+  type PublishedApi,
 } from '../helpers/published-api.js';
 
 /**
@@ -10,11 +19,17 @@ import {
  * node:http server written from the documentation alone (test/helpers/published-api.ts).
  */
 let api: PublishedApi | undefined;
-afterEach(async () => { await api?.close(); api = undefined; });
+afterEach(async () => {
+  await api?.close();
+  api = undefined;
+});
 
 const client = (key = DOC_KEY) => new ServiceClient({ baseUrl: api!.url, adminKey: key, retry: { retries: 1, baseMs: 1, maxMs: 2 } });
 async function failure(p: Promise<unknown>): Promise<AirlockError> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(AirlockError);
   return err as AirlockError;
 }
@@ -76,7 +91,13 @@ describe('the client against the published API', () => {
     api = await startPublishedApi();
     const c = client();
     const active = await c.getAgentJob(DOC_PROJECT, DOC_AGENT_COMPLETED);
-    expect(active).toMatchObject({ id: DOC_AGENT_COMPLETED, status: 'active', source: { repository: 'example/docs', ref: 'main' }, model: 'agent-model-1', projectId: DOC_PROJECT });
+    expect(active).toMatchObject({
+      id: DOC_AGENT_COMPLETED,
+      status: 'active',
+      source: { repository: 'example/docs', ref: 'main' },
+      model: 'agent-model-1',
+      projectId: DOC_PROJECT,
+    });
     expect(active.prLink).toBeUndefined();
     const done = await c.waitForAgentJob(DOC_PROJECT, DOC_AGENT_COMPLETED, { intervalMs: 10, timeoutMs: 5000 });
     expect(done).toMatchObject({ status: 'completed', prLink: 'https://github.com/example/docs/pull/17' });
@@ -88,7 +109,10 @@ describe('the client against the published API', () => {
   it('tolerance, exactly as far as the contract says: null for every optional field and extra fields pass; a missing status or an unknown one does not', async () => {
     api = await startPublishedApi();
     const c = client();
-    api.answers.job = () => ({ status: 200, body: { jobId: DOC_JOB_ID, status: 'running', progress: null, pageCount: null, createdAt: null, updatedAt: null, error: null, future: [1, 2] } });
+    api.answers.job = () => ({
+      status: 200,
+      body: { jobId: DOC_JOB_ID, status: 'running', progress: null, pageCount: null, createdAt: null, updatedAt: null, error: null, future: [1, 2] },
+    });
     expect(await c.getExport(DOC_JOB_ID)).toMatchObject({ jobId: DOC_JOB_ID, status: 'running', future: [1, 2] });
     api.answers.job = () => ({ status: 200, body: { status: 'completed' } });
     expect(await c.getExport(DOC_JOB_ID)).toEqual({ jobId: DOC_JOB_ID, status: 'completed' });
@@ -96,11 +120,17 @@ describe('the client against the published API', () => {
     expect((await failure(c.getExport(DOC_JOB_ID))).code).toBe('AIRLOCK_UPSTREAM_SCHEMA');
     api.answers.job = () => ({ status: 200, body: docJob('paused', 10, 1) });
     expect((await failure(c.getExport(DOC_JOB_ID))).message).toMatch(/status: /);
-    api.answers.bundle = () => ({ status: 200, body: { bundleUrl: 'https://objects.example.com/b.tar.gz?sig=1', sizeBytes: null, expiresAt: null, jobId: null } });
+    api.answers.bundle = () => ({
+      status: 200,
+      body: { bundleUrl: 'https://objects.example.com/b.tar.gz?sig=1', sizeBytes: null, expiresAt: null, jobId: null },
+    });
     expect(await c.getBundle(DOC_JOB_ID)).toMatchObject({ bundleUrl: 'https://objects.example.com/b.tar.gz?sig=1' });
     api.answers.bundle = () => ({ status: 200, body: { bundleUrl: 'file:///etc/passwd', sizeBytes: 1, expiresAt: '2030-01-01T00:00:00Z' } });
     expect((await failure(c.getBundle(DOC_JOB_ID))).code).toBe('AIRLOCK_UPSTREAM_SCHEMA');
-    api.answers.agent = () => ({ status: 200, body: { id: null, status: 'completed', source: null, model: null, prLink: null, createdAt: null, archivedAt: null } });
+    api.answers.agent = () => ({
+      status: 200,
+      body: { id: null, status: 'completed', source: null, model: null, prLink: null, createdAt: null, archivedAt: null },
+    });
     expect(await c.getAgentJob(DOC_PROJECT, 'agj_x')).toMatchObject({ id: 'agj_x', status: 'completed' });
   });
 

@@ -5,11 +5,14 @@ import { JobPool } from '../../src/util/pool.js';
 function gated() {
   const started: string[] = [];
   const gates = new Map<string, () => void>();
-  const job = (name: string) => () => new Promise<void>((resolve) => {
-    started.push(name);
-    gates.set(name, resolve);
-  });
-  const tick = async () => { for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r)); };
+  const job = (name: string) => () =>
+    new Promise<void>((resolve) => {
+      started.push(name);
+      gates.set(name, resolve);
+    });
+  const tick = async () => {
+    for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+  };
   const finish = async (name: string) => {
     gates.get(name)!();
     await tick();
@@ -40,7 +43,12 @@ describe('JobPool', () => {
     for (const name of ['b1', 'b2']) await pool.submit(g.job(name), 0, { tag: { name, urgent: false } });
     await g.tick();
     expect(g.started).toEqual([]);
-    expect(pool.moveToFront((t) => t!.name === 'b2', (t) => void (t!.urgent = true))).toBe(true);
+    expect(
+      pool.moveToFront(
+        (t) => t!.name === 'b2',
+        (t) => void (t!.urgent = true),
+      ),
+    ).toBe(true);
     expect(pool.moveToFront((t) => t!.name === 'nope')).toBe(false);
     expect(g.started).toEqual(['b2']);
     open = true;
@@ -57,7 +65,10 @@ describe('JobPool', () => {
     const dropped: unknown[] = [];
     for (const n of ['a', 'b', 'c']) await pool.submit(g.job(n), 0, { onDrop: (why) => dropped.push([n, why]) });
     pool.dropQueued('stopped');
-    expect(dropped).toEqual([['b', 'stopped'], ['c', 'stopped']]);
+    expect(dropped).toEqual([
+      ['b', 'stopped'],
+      ['c', 'stopped'],
+    ]);
     expect(pool.waiting).toBe(0);
     await g.finish('a');
     await pool.drain();
@@ -69,7 +80,14 @@ describe('JobPool', () => {
     const dropped: unknown[] = [];
     const ran: string[] = [];
     let fail!: () => void;
-    await pool.submit(() => new Promise<void>((_, reject) => { ran.push('a'); fail = () => reject(new Error('disk full')); }), 0);
+    await pool.submit(
+      () =>
+        new Promise<void>((_, reject) => {
+          ran.push('a');
+          fail = () => reject(new Error('disk full'));
+        }),
+      0,
+    );
     await pool.submit(async () => void ran.push('b'), 0, { onDrop: (why) => dropped.push(why) });
     fail();
     await expect(pool.drain()).rejects.toThrow('disk full');

@@ -13,7 +13,9 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'airlock-read-ahead-'));
   for (let i = 0; i < 10; i++) await writeFile(file(`f${i}`), `file ${i} `.repeat(i + 1));
 });
-afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
 
 describe('readUpTo', () => {
   it('reads at most max bytes: a file that grew past its listed size shows one byte more, never the rest', async () => {
@@ -36,7 +38,10 @@ describe('readUpTo', () => {
     expect(spawnSync('mkfifo', [file('fifo')]).status).toBe(0);
     // In a child with a time limit: a blocking open would hang this test process for good.
     const script = file('read-fifo.mjs');
-    await writeFile(script, `const m = await import(${JSON.stringify(fileURLToPath(new URL('../../src/util/read-ahead.ts', import.meta.url)))});\nconst b = await m.readUpTo(${JSON.stringify(file('fifo'))}, 100);\nprocess.exit(b.length === 0 ? 0 : 3);\n`);
+    await writeFile(
+      script,
+      `const m = await import(${JSON.stringify(fileURLToPath(new URL('../../src/util/read-ahead.ts', import.meta.url)))});\nconst b = await m.readUpTo(${JSON.stringify(file('fifo'))}, 100);\nprocess.exit(b.length === 0 ? 0 : 3);\n`,
+    );
     const r = spawnSync(process.execPath, ['--import', 'tsx', script], { timeout: 15_000, encoding: 'utf8' });
     expect(r.signal, 'readUpTo blocked on the FIFO').toBeNull();
     expect(r.status, r.stderr).toBe(0);
@@ -46,7 +51,12 @@ describe('readUpTo', () => {
 describe('ReadAhead', () => {
   it('hands out each file in list order with its size + 1 bytes at most, however small the window', async () => {
     const list = Array.from({ length: 10 }, (_, i) => ({ path: file(`f${i}`), size: `file ${i} `.length * (i + 1) }));
-    for (const limit of [{ files: 1, bytes: 0 }, { files: 3, bytes: 20 }, { files: 32, bytes: 1 << 20 }, { files: 4, bytes: 1 << 20, blocking: false }]) {
+    for (const limit of [
+      { files: 1, bytes: 0 },
+      { files: 3, bytes: 20 },
+      { files: 32, bytes: 1 << 20 },
+      { files: 4, bytes: 1 << 20, blocking: false },
+    ]) {
       const ahead = new ReadAhead(list, limit);
       for (const [i, f] of list.entries()) expect((await ahead.take(f.path, f.size)).toString()).toBe(`file ${i} `.repeat(i + 1));
       await ahead.settle();
@@ -66,7 +76,11 @@ describe('ReadAhead', () => {
     const onUnhandled = (reason: unknown) => unhandled.push(reason);
     process.on('unhandledRejection', onUnhandled);
     try {
-      const list = [{ path: file('f0'), size: 7 }, { path: file('missing-1'), size: 5 }, { path: file('missing-2'), size: 5 }];
+      const list = [
+        { path: file('f0'), size: 7 },
+        { path: file('missing-1'), size: 5 },
+        { path: file('missing-2'), size: 5 },
+      ];
       const ahead = new ReadAhead(list, { files: 3, bytes: 1 << 20 });
       expect((await ahead.take(file('f0'), 7)).toString()).toBe('file 0 ');
       await expect(ahead.take(file('missing-1'), 5)).rejects.toMatchObject({ code: 'ENOENT' });

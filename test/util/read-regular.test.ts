@@ -9,7 +9,9 @@ const rule = { maxBytes: 16, refuse: (why: string) => new Error(`F ${why}`) };
 
 describe('readRegularFile: only a regular file, bounded before reading', () => {
   let dir: string;
-  beforeEach(() => { dir = mkdtempSync(join(tmpdir(), 'airlock-rr-')); });
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'airlock-rr-'));
+  });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
   it('reads a small regular file whole', async () => {

@@ -16,7 +16,9 @@ import { parse } from 'yaml';
  */
 let dir: string;
 let n = 0;
-beforeAll(async () => { dir = await mkdtemp(join(tmpdir(), 'airlock-values-bounds-')); });
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'airlock-values-bounds-'));
+});
 afterAll(async () => rm(dir, { recursive: true, force: true }));
 
 async function file(text: string | Buffer): Promise<string> {
@@ -56,11 +58,20 @@ mirror:
 describe('values file bounds (through the binary)', () => {
   it('billion laughs: exit 2 AIRLOCK_BAD_VALUES naming the alias budget, at once', async () => {
     const lol = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
-    for (let i = 1; i < 10; i++) lol.push(`${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(9).fill('*' + String.fromCharCode(96 + i)).join(',')}]`);
+    for (let i = 1; i < 10; i++)
+      lol.push(
+        `${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(9)
+          .fill('*' + String.fromCharCode(96 + i))
+          .join(',')}]`,
+      );
     const t0 = performance.now();
     const r = await serveWith(lol.join('\n') + '\n');
     expect(r.status).toBe(2);
-    expect(r.stderr).toMatch(new RegExp(`values file ${r.path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} refused: its 81 aliases expand to 4,412,961,486 more nodes, more than 10,000 \\(an alias bomb\\?\\)`));
+    expect(r.stderr).toMatch(
+      new RegExp(
+        `values file ${r.path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} refused: its 81 aliases expand to 4,412,961,486 more nodes, more than 10,000 \\(an alias bomb\\?\\)`,
+      ),
+    );
     expect(r.stderr).toContain('[AIRLOCK_BAD_VALUES]');
     expect(performance.now() - t0).toBeLessThan(10_000); // ~0.8 s, most of it Node's start
   });
@@ -150,15 +161,16 @@ describe('values file bounds (through the binary)', () => {
     // --enable search under air-gapped is itself a usage error, so a mutant that still loads exits 2 too.
     const all = [...mutants(Buffer.from(VALID), 16, 0x7a1)];
     for (let at = 0; at < all.length; at += 4) {
-      await Promise.all(all.slice(at, at + 4).map(async (m) => {
-        const r = await serveWith(m.bytes, ['--deployment', 'air-gapped', '--enable', 'search']);
-        expect(r.status, `mutant ${m.index} (${m.mutation} at ${m.at}): ${r.stderr}`).toBe(2);
-        expect(r.stderr).not.toContain('AIRLOCK_INTERNAL');
-      }));
+      await Promise.all(
+        all.slice(at, at + 4).map(async (m) => {
+          const r = await serveWith(m.bytes, ['--deployment', 'air-gapped', '--enable', 'search']);
+          expect(r.status, `mutant ${m.index} (${m.mutation} at ${m.at}): ${r.stderr}`).toBe(2);
+          expect(r.stderr).not.toContain('AIRLOCK_INTERNAL');
+        }),
+      );
     }
   }, 60_000);
 });
-
 
 describe('values file mutation fuzz (in process)', () => {
   it('600 byte mutants: each loads or is refused with AIRLOCK_BAD_VALUES (exit 2) naming the file', async () => {
@@ -166,7 +178,10 @@ describe('values file mutation fuzz (in process)', () => {
     let refused = 0;
     for (const m of mutants(Buffer.from(VALID), 600, 0xfa11)) {
       await writeFile(p, m.bytes);
-      const err = await loadValues(p).then(() => null, (e: unknown) => e);
+      const err = await loadValues(p).then(
+        () => null,
+        (e: unknown) => e,
+      );
       if (err === null) continue;
       refused++;
       const what = `mutant ${m.index} (${m.mutation} at ${m.at}): ${String(err)}`;
@@ -183,7 +198,10 @@ describe('values file mutation fuzz (in process)', () => {
     const base = parse(VALID) as unknown;
     for (const m of jsonMutants(base, 300, 0x5eed5)) {
       await writeFile(p, toJson(m.value));
-      const err = await loadValues(p).then(() => null, (e: unknown) => e);
+      const err = await loadValues(p).then(
+        () => null,
+        (e: unknown) => e,
+      );
       if (err === null) continue;
       const what = `${m.what}: ${String(err)}`;
       expect((err as AirlockError).exitCode, what).toBe(2);

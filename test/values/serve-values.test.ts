@@ -17,7 +17,10 @@ let n = 0;
 const running: Running[] = [];
 
 beforeAll(async () => {
-  emu = await startEmulator({ timings: { queuedMs: 10, runningMs: 30 }, sites: { 'docs.example.com': { dir: join(packageRoot(), 'fixtures', 'site'), format: 'tar.gz' } } });
+  emu = await startEmulator({
+    timings: { queuedMs: 10, runningMs: 30 },
+    sites: { 'docs.example.com': { dir: join(packageRoot(), 'fixtures', 'site'), format: 'tar.gz' } },
+  });
   t = await tempDir('airlock-values-');
   pkgV1 = (await makePackage({ outDir: join(t.dir, 'pkgs'), version: 'v1' })).pkgPath;
 });
@@ -25,7 +28,10 @@ afterEach(async () => {
   for (const s of running.splice(0)) await s.stop();
   emu.setFaults({ linkLifetimeSeconds: 900, truncateObjectAt: null, serveArchive: [], throttleBytesPerSec: null });
 });
-afterAll(async () => { await emu.close(); await t.cleanup(); });
+afterAll(async () => {
+  await emu.close();
+  await t.cleanup();
+});
 
 /** A fresh store (optionally holding v1, active) and a values file in its own folder. */
 async function setup(yaml: string, withV1 = true): Promise<{ dir: string; store: string; values: string }> {
@@ -50,11 +56,16 @@ async function holds(f: () => Promise<boolean>, ms = 20_000): Promise<void> {
   await until(f, { timeoutMs: ms, intervalMs: 50 });
 }
 
-const ready = async (url: string) => { const r = await fetch(url + '/_airlock/ready'); return { status: r.status, body: await r.json() as Record<string, unknown> }; };
+const ready = async (url: string) => {
+  const r = await fetch(url + '/_airlock/ready');
+  return { status: r.status, body: (await r.json()) as Record<string, unknown> };
+};
 
 describe('airlock serve --values', () => {
   it('no network: a pinned version already in the store is served without touching bundleUrl; unknown keys warned by path; flags win', async () => {
-    const { values } = await setup(`staticExport:\n  enabled: true\n  bundleUrl: http://127.0.0.1:1/bundle.tar.gz\n  version: v1\n  colour: red\nstore: STORE\nport: 1\nextra: 1\n`);
+    const { values } = await setup(
+      `staticExport:\n  enabled: true\n  bundleUrl: http://127.0.0.1:1/bundle.tar.gz\n  version: v1\n  colour: red\nstore: STORE\nport: 1\nextra: 1\n`,
+    );
     const s = await start(['serve', '--values', values, '--port', '0']);
     running.push(s);
     expect(s.url).not.toMatch(/:1$/);
@@ -73,8 +84,10 @@ describe('airlock serve --values', () => {
     expect(r.stderr).toContain('staticExport.enabled');
   });
 
-  it('unpinned: downloads the service\'s raw bundle, imports it as bundle-<sha> and serves it; ready 200', async () => {
-    const { values, store } = await setup(`staticExport:\n  bundleUrl: ${await bundleLink()}\n  allowUnsigned: true\n  domain: docs.example.com\nstore: STORE\n`);
+  it("unpinned: downloads the service's raw bundle, imports it as bundle-<sha> and serves it; ready 200", async () => {
+    const { values, store } = await setup(
+      `staticExport:\n  bundleUrl: ${await bundleLink()}\n  allowUnsigned: true\n  domain: docs.example.com\nstore: STORE\n`,
+    );
     const s = await start(['serve', '--values', values, '--port', '0']);
     running.push(s);
     // The store's v1 is served while the bundle downloads; the import activates the new version.

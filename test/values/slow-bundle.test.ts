@@ -32,7 +32,10 @@ afterEach(async () => {
   for (const s of running.splice(0)) await s.stop();
   for (const x of timers) clearInterval(x);
   timers.clear();
-  for (const s of servers.splice(0)) { if ('closeAllConnections' in s) s.closeAllConnections(); await new Promise<void>((r) => s.close(() => r())); }
+  for (const s of servers.splice(0)) {
+    if ('closeAllConnections' in s) s.closeAllConnections();
+    await new Promise<void>((r) => s.close(() => r()));
+  }
 });
 afterAll(async () => t.cleanup());
 
@@ -53,7 +56,10 @@ async function setup(url: string, download: string, withV1 = true): Promise<{ va
   return { values, store };
 }
 
-const ready = async (url: string) => { const r = await fetch(url + '/_airlock/ready'); return { status: r.status, body: await r.json() as Record<string, unknown> }; };
+const ready = async (url: string) => {
+  const r = await fetch(url + '/_airlock/ready');
+  return { status: r.status, body: (await r.json()) as Record<string, unknown> };
+};
 const until = <T>(f: () => Promise<T | null | undefined | false>, ms: number): Promise<T> => untilValue(f, { timeoutMs: ms, intervalMs: 50 });
 
 describe('serve --values: a slow bundle server', () => {
@@ -86,10 +92,15 @@ describe('serve --values: a slow bundle server', () => {
     running.push(s);
     expect((await ready(s.url)).status).toBe(200);
     expect(performance.now() - t0).toBeLessThan(20_000); // was ~156 s: the download came first
-    const warned = await until(async () => { const r = await ready(s.url); return r.body.warning ? r : null; }, 20_000);
+    const warned = await until(async () => {
+      const r = await ready(s.url);
+      return r.body.warning ? r : null;
+    }, 20_000);
     expect(warned.status).toBe(200);
     expect(warned.body).toMatchObject({ version: 'v1', bundle: { state: 'failed' } });
-    expect(String((warned.body.bundle as { error: string }).error)).toMatch(/^AIRLOCK_DOWNLOAD_(TOO_SLOW|FAILED): .*(went under 1 KiB\/s for 1 s|no response headers from 127\.0\.0\.1:\d+ within 0\.3 s)/);
+    expect(String((warned.body.bundle as { error: string }).error)).toMatch(
+      /^AIRLOCK_DOWNLOAD_(TOO_SLOW|FAILED): .*(went under 1 KiB\/s for 1 s|no response headers from 127\.0\.0\.1:\d+ within 0\.3 s)/,
+    );
     expect(performance.now() - t0).toBeLessThan(40_000);
   }, 60_000);
 
@@ -104,7 +115,9 @@ describe('serve --values: a slow bundle server', () => {
     const t0 = performance.now();
     const r = await airlockAsync(['serve', '--values', values, '--port', '0'], { timeoutMs: 30_000 });
     expect(r.status, r.stderr).toBe(1);
-    expect(r.stderr).toMatch(/staticExport.bundleUrl: the bundle download from http:\/\/127\.0\.0\.1:\d+ went under 1 KiB\/s for 1 s \(\d+ bytes came in that time\)/);
+    expect(r.stderr).toMatch(
+      /staticExport.bundleUrl: the bundle download from http:\/\/127\.0\.0\.1:\d+ went under 1 KiB\/s for 1 s \(\d+ bytes came in that time\)/,
+    );
     expect(r.stderr).toMatch(/\[AIRLOCK_DOWNLOAD_TOO_SLOW\]\s*$/);
     expect(performance.now() - t0).toBeLessThan(25_000); // had no bound at all
   }, 40_000);
@@ -119,14 +132,19 @@ describe('serve --values: a slow bundle server', () => {
     const { values } = await setup(url, '{minBytesPerSecond: 1024, rateWindowSeconds: 1, timeoutSeconds: 1.5}', false);
     const r = await airlockAsync(['serve', '--values', values, '--port', '0'], { timeoutMs: 20_000 });
     expect(r.status, r.stderr).toBe(1);
-    expect(r.stderr).toMatch(/staticExport.bundleUrl: the bundle download from http:\/\/127\.0\.0\.1:\d+ did not finish within 1\.5 s.*\[AIRLOCK_DOWNLOAD_TIMEOUT\]\s*$/s);
+    expect(r.stderr).toMatch(
+      /staticExport.bundleUrl: the bundle download from http:\/\/127\.0\.0\.1:\d+ did not finish within 1\.5 s.*\[AIRLOCK_DOWNLOAD_TIMEOUT\]\s*$/s,
+    );
   }, 30_000);
 
   it('an endless body with no announced length stops at staticExport.download.maxBytes, and no part is kept', async () => {
     let sent = 0;
     const url = await bundleServer((_req, res) => {
       res.writeHead(200, { 'transfer-encoding': 'chunked' });
-      const x = setInterval(() => { res.write(Buffer.alloc(64 * 1024)); sent += 64 * 1024; }, 5);
+      const x = setInterval(() => {
+        res.write(Buffer.alloc(64 * 1024));
+        sent += 64 * 1024;
+      }, 5);
       timers.add(x);
       res.on('close', () => clearInterval(x));
     });
@@ -163,7 +181,9 @@ describe('serve --values: a slow bundle server', () => {
     const { values } = await setup(url, '{maxBytes: 1048576}', false);
     const r = await airlockAsync(['serve', '--values', values, '--port', '0'], { timeoutMs: 30_000 });
     expect(r.status, r.stderr).toBe(4);
-    expect(r.stderr).toMatch(/announces 52428800 bytes \(Content-Length\), more than the 1048576 allowed \(staticExport\.download\.maxBytes\); nothing was downloaded.*\[AIRLOCK_TOO_LARGE\]/s);
+    expect(r.stderr).toMatch(
+      /announces 52428800 bytes \(Content-Length\), more than the 1048576 allowed \(staticExport\.download\.maxBytes\); nothing was downloaded.*\[AIRLOCK_TOO_LARGE\]/s,
+    );
     expect(r.stderr).not.toContain('secret-signature');
   }, 40_000);
 
@@ -178,7 +198,10 @@ describe('serve --values: a slow bundle server', () => {
     const { values } = await setup(url, '{headersTimeoutSeconds: 2, minBytesPerSecond: 1024, rateWindowSeconds: 1, timeoutSeconds: 10}');
     const s = await start(['serve', '--values', values, '--port', '0'], {}, 20_000);
     running.push(s);
-    const warned = await until(async () => { const r = await ready(s.url); return r.body.warning ? r : null; }, 20_000);
+    const warned = await until(async () => {
+      const r = await ready(s.url);
+      return r.body.warning ? r : null;
+    }, 20_000);
     expect(warned.status).toBe(200);
     expect(warned.body).toMatchObject({ version: 'v1', bundle: { state: 'failed' } });
     const error = String((warned.body.bundle as { error: string }).error);

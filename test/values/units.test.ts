@@ -4,7 +4,10 @@ import { afterFailure, checkValues, mergeSettings, planStart } from '../../src/v
 
 describe('values file checks', () => {
   it('unknown keys are warnings naming each key path; known keys are kept', () => {
-    const { values, warnings } = checkValues({ port: 9000, colour: 'red', staticExport: { version: 'v1', bundelUrl: 'x' }, mirror: { enabled: true, extra: { a: 1 } } }, 'v.yaml');
+    const { values, warnings } = checkValues(
+      { port: 9000, colour: 'red', staticExport: { version: 'v1', bundelUrl: 'x' }, mirror: { enabled: true, extra: { a: 1 } } },
+      'v.yaml',
+    );
     expect(values.port).toBe(9000);
     expect(values.staticExport?.version).toBe('v1');
     expect(warnings.join('\n')).toContain('unknown key colour');
@@ -15,7 +18,11 @@ describe('values file checks', () => {
   it('wrong types are a UsageError (exit 2) naming every bad key path', () => {
     const bad = { port: 'eighty', staticExport: { enabled: 'yes', bundleUrl: 'ftp://x/y' }, deployment: { type: 'moon' }, features: { search: 1 } };
     let err: unknown;
-    try { checkValues(bad, 'v.yaml'); } catch (e) { err = e; }
+    try {
+      checkValues(bad, 'v.yaml');
+    } catch (e) {
+      err = e;
+    }
     expect(err).toBeInstanceOf(UsageError);
     const e = err as UsageError;
     expect(e.exitCode).toBe(2);
@@ -27,9 +34,27 @@ describe('values file checks', () => {
     expect(() => checkValues({ staticExport: { version: '../x' } }, 'v')).toThrow(/staticExport\.version/);
   });
   it('flags win over values, key by key and feature by feature', () => {
-    const { values } = checkValues({ port: 9000, host: '0.0.0.0', store: '/s', deployment: { type: 'cloud' }, features: { search: false, analytics: true }, staticExport: { version: 'v1', bundleUrl: 'https://x/b.tgz' } }, 'v');
+    const { values } = checkValues(
+      {
+        port: 9000,
+        host: '0.0.0.0',
+        store: '/s',
+        deployment: { type: 'cloud' },
+        features: { search: false, analytics: true },
+        staticExport: { version: 'v1', bundleUrl: 'https://x/b.tgz' },
+      },
+      'v',
+    );
     const s = mergeSettings({ port: '0', version: 'v2', enable: ['search'], deployment: 'client-hosted' }, values);
-    expect(s).toMatchObject({ port: '0', host: '0.0.0.0', store: '/s', version: 'v2', deployment: 'client-hosted', enable: ['search', 'analytics'], disable: [] });
+    expect(s).toMatchObject({
+      port: '0',
+      host: '0.0.0.0',
+      store: '/s',
+      version: 'v2',
+      deployment: 'client-hosted',
+      enable: ['search', 'analytics'],
+      disable: [],
+    });
     expect(s.staticExport).toMatchObject({ bundleUrl: 'https://x/b.tgz', allowUnsigned: false });
     expect(mergeSettings({}, { staticExport: { enabled: false, bundleUrl: 'https://x/b' } }).staticExport).toBeNull();
   });
@@ -60,10 +85,16 @@ describe('start-up planner', () => {
     expect(afterFailure(p as Extract<typeof p, { kind: 'download' }>, 'boom', '/s').serve).toBe('v1');
   });
   it('nothing to serve: pinned without bundleUrl, or no active version — with advice', () => {
-    expect(planStart({ version: 'v9', worker: false, values: true }, store, '/s')).toMatchObject({ kind: 'fail', message: expect.stringMatching(/airlock import.*staticExport\.bundleUrl.*\(v1, v2\)/) as string });
-    expect(planStart({ worker: false, values: true }, { active: null, labels: [] }, '/s')).toMatchObject({ kind: 'fail', message: expect.stringMatching(/--activate.*staticExport\.bundleUrl/) as string });
+    expect(planStart({ version: 'v9', worker: false, values: true }, store, '/s')).toMatchObject({
+      kind: 'fail',
+      message: expect.stringMatching(/airlock import.*staticExport\.bundleUrl.*\(v1, v2\)/) as string,
+    });
+    expect(planStart({ worker: false, values: true }, { active: null, labels: [] }, '/s')).toMatchObject({
+      kind: 'fail',
+      message: expect.stringMatching(/--activate.*staticExport\.bundleUrl/) as string,
+    });
   });
-  it('nothing to serve without a values file: the store\'s versions and what to run, no values keys', () => {
+  it("nothing to serve without a values file: the store's versions and what to run, no values keys", () => {
     const pinned = planStart({ version: 'v9', worker: false }, store, '/s');
     expect(pinned).toMatchObject({ kind: 'fail', message: 'version v9 is not in store /s; it holds v1, v2' });
     const empty = planStart({ worker: false }, { active: null, labels: [] }, '/s');

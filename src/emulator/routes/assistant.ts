@@ -1,4 +1,3 @@
-
 import { Hono, type Context } from 'hono';
 import { stream } from 'hono/streaming';
 import { getConnInfo } from '@hono/node-server/conninfo';

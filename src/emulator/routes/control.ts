@@ -1,4 +1,3 @@
-
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { describeZodError } from '../../upstream/describe.js';
@@ -10,7 +9,10 @@ import { jobView } from '../lifecycle.js';
 export const AgentJobSeedSchema = z.strictObject({
   projectId: z.string().regex(/^[A-Za-z0-9._-]{1,100}$/),
   /** A chosen id (default: random `agj_…`), so a test or a reader of the README can name it in advance. */
-  id: z.string().regex(/^[A-Za-z0-9._-]{1,100}$/).optional(),
+  id: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]{1,100}$/)
+    .optional(),
   outcome: z.enum(['completed', 'failed', 'archived']).default('completed'),
 });
 

@@ -1,4 +1,3 @@
-
 import { randomBytes } from 'node:crypto';
 import { Hono } from 'hono';
 import { StartExportRequestSchema } from '../../upstream/index.js';
@@ -29,8 +28,13 @@ export function jobRoutes(ctx: EmulatorContext): Hono<Env> {
     const site = Object.hasOwn(ctx.sites, domain) ? ctx.sites[domain] : undefined;
     const pages = site ? (await listFiles(site.dir)).filter((p) => p.endsWith('.html')).length : null;
     const job = {
-      jobId: `se_${randomBytes(8).toString('hex')}`, domain, createdAt: ctx.now(), fail: ctx.state.faults.failingDomains.includes(domain), pages,
-      version: version ?? undefined, paths: paths ?? undefined,
+      jobId: `se_${randomBytes(8).toString('hex')}`,
+      domain,
+      createdAt: ctx.now(),
+      fail: ctx.state.faults.failingDomains.includes(domain),
+      pages,
+      version: version ?? undefined,
+      paths: paths ?? undefined,
     };
     ctx.state.jobs.set(job.jobId, job);
     return c.json(jobView(job, job.createdAt, ctx.timings), 202);

@@ -29,9 +29,17 @@ export function handleObject(ctx: EmulatorContext, req: IncomingMessage, res: Se
   rec.status = serve();
 
   function serve(): number {
-    if (req.headers.authorization) return xmlError(res, 400, 'InvalidArgument', 'Only one auth mechanism allowed; only the X-Amz-Algorithm query parameter or the Authorization header should be specified', method);
+    if (req.headers.authorization)
+      return xmlError(
+        res,
+        400,
+        'InvalidArgument',
+        'Only one auth mechanism allowed; only the X-Amz-Algorithm query parameter or the Authorization header should be specified',
+        method,
+      );
     const check = checkPresigned(ctx.secret, method, key, url.searchParams, ctx.now());
-    if (check === 'bad-signature') return xmlError(res, 403, 'SignatureDoesNotMatch', 'The request signature we calculated does not match the signature you provided.', method);
+    if (check === 'bad-signature')
+      return xmlError(res, 403, 'SignatureDoesNotMatch', 'The request signature we calculated does not match the signature you provided.', method);
     if (check === 'expired') {
       return ctx.state.faults.storage === 'gcs'
         ? xmlError(res, 400, 'ExpiredToken', 'The provided token has expired.', method)
@@ -44,7 +52,10 @@ export function handleObject(ctx: EmulatorContext, req: IncomingMessage, res: Se
     const md5 = f.wrongEtag ? createHash('md5').update(`wrong:${obj.md5}`).digest('hex') : obj.md5;
     const etag = `"${md5}"`;
     const headers: Record<string, string | number> = {
-      etag, 'last-modified': obj.lastModified.toUTCString(), 'accept-ranges': 'bytes', 'content-type': obj.contentType,
+      etag,
+      'last-modified': obj.lastModified.toUTCString(),
+      'accept-ranges': 'bytes',
+      'content-type': obj.contentType,
       'content-disposition': `attachment; filename="${obj.name}"`,
     };
     // If-Range (RFC 9110 §13.1.5): a stale validator means "send the whole new object".

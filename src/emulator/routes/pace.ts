@@ -26,7 +26,11 @@ export function pace(body: ReadStream, res: ServerResponse, o: { dropAfter: numb
 }
 
 /** Resolves true when the whole body was written, false when it was cut on purpose. */
-async function copy(body: ReadStream, res: ServerResponse, o: { dropAfter: number | null; bytesPerSec: number | null; onBytes: (n: number) => void }): Promise<boolean> {
+async function copy(
+  body: ReadStream,
+  res: ServerResponse,
+  o: { dropAfter: number | null; bytesPerSec: number | null; onBytes: (n: number) => void },
+): Promise<boolean> {
   const started = Date.now();
   let sent = 0;
   if (o.dropAfter === 0) return false;

@@ -3,14 +3,29 @@ import { HTMLRewriter } from 'html-rewriter-wasm';
 import { UsageError } from '../../errors.js';
 import { extractArchive, readArchive, type ArchiveLimits } from '../../archive/index.js';
 import {
-  MAX_VENDOR_FILES, MAX_VENDOR_FILE_BYTES, MAX_VENDOR_TOTAL_BYTES, MAX_VENDOR_URLS, VENDOR_KINDS, vendorUrlProblem,
-  type VendorKind, type VendorRecord, type VendoredFiles,
+  MAX_VENDOR_FILES,
+  MAX_VENDOR_FILE_BYTES,
+  MAX_VENDOR_TOTAL_BYTES,
+  MAX_VENDOR_URLS,
+  VENDOR_KINDS,
+  vendorUrlProblem,
+  type VendorKind,
+  type VendorRecord,
+  type VendoredFiles,
 } from '../../package/index.js';
 import { cssRefs, resolveRef, rewriteCss } from './css.js';
 import { decodeAttr } from '../../features/html-attr.js';
 import { vendorForUrl } from '../../features/analytics.js';
 import { vendorError, vendorGet, type Got, type VendorGetOptions } from './get.js';
-import { OBSERVE_MAX_PAGES, OBSERVE_MAX_REQUESTS, OBSERVE_PAGE_TIMEOUT_MS, observePages, samplePages, type ObserveReport, type ObservedRequest } from './observe.js';
+import {
+  OBSERVE_MAX_PAGES,
+  OBSERVE_MAX_REQUESTS,
+  OBSERVE_PAGE_TIMEOUT_MS,
+  observePages,
+  samplePages,
+  type ObserveReport,
+  type ObservedRequest,
+} from './observe.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -49,7 +64,16 @@ export interface ObserveAsk {
 }
 
 /** Hosts that serve web-font stylesheets (their `<link rel=stylesheet>` is a font, not a style). */
-export const FONT_CSS_HOSTS: readonly string[] = ['fonts.googleapis.com', 'fonts.bunny.net', 'use.typekit.net', 'fonts.cdnfonts.com', 'api.fontshare.com', 'rsms.me', 'fast.fonts.net', 'cloud.typography.com'];
+export const FONT_CSS_HOSTS: readonly string[] = [
+  'fonts.googleapis.com',
+  'fonts.bunny.net',
+  'use.typekit.net',
+  'fonts.cdnfonts.com',
+  'api.fontshare.com',
+  'rsms.me',
+  'fast.fonts.net',
+  'cloud.typography.com',
+];
 const FONT_EXT = /\.(woff2?|ttf|otf)$/i;
 /** Pages and stylesheets of the export larger than this are not scanned (generated API references). */
 const MAX_SCAN_BYTES = 8 * 1024 * 1024;
@@ -61,8 +85,12 @@ const LOCAL = 'https://airlock.invalid/';
 
 export function parseKinds(spec: string): Set<VendorKind> {
   const kinds = new Set<VendorKind>();
-  for (const k of spec.split(',').map((s) => s.trim()).filter(Boolean)) {
-    if (!(VENDOR_KINDS as readonly string[]).includes(k)) throw new UsageError(`--vendor: unknown kind ${JSON.stringify(k)}; the kinds are ${VENDOR_KINDS.join(', ')}`, { subject: '--vendor' });
+  for (const k of spec
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
+    if (!(VENDOR_KINDS as readonly string[]).includes(k))
+      throw new UsageError(`--vendor: unknown kind ${JSON.stringify(k)}; the kinds are ${VENDOR_KINDS.join(', ')}`, { subject: '--vendor' });
     kinds.add(k as VendorKind);
   }
   if (kinds.size === 0) throw new UsageError('--vendor needs at least one kind: fonts, styles or scripts', { subject: '--vendor' });
@@ -89,7 +117,11 @@ export function extensionOf(bytes: Buffer, contentType: string, as: 'css' | 'scr
   return null;
 }
 
-interface Found { url: string; kind: VendorKind; as: 'css' | 'script' | 'asset' }
+interface Found {
+  url: string;
+  kind: VendorKind;
+  as: 'css' | 'script' | 'asset';
+}
 
 /** External references of one page: stylesheets and scripts. */
 async function scanHtml(html: Buffer, found: (f: Found) => void, report: (url: string) => void, refs?: string[]): Promise<void> {
@@ -181,8 +213,7 @@ export async function collectVendored(archivePath: string, strip: string, o: Col
       const refs: string[] = [];
       await scanHtml(bytes, found, report, o.observe ? refs : undefined);
       if (o.observe && pages.length < MAX_PAGES_LISTED) pages.push({ path, refs });
-    }
-    else {
+    } else {
       const text = bytes.toString('utf8');
       const before = wanted.size;
       scanSiteCss(path, text, found, report);
@@ -252,7 +283,12 @@ export async function collectVendored(archivePath: string, strip: string, o: Col
     try {
       const got = await get(url);
       const ext = extensionOf(got.bytes, got.contentType, as);
-      if (ext === null) throw vendorError(url, `unexpected content (type ${JSON.stringify(got.contentType)}) for a ${as === 'asset' ? 'font or image' : as === 'css' ? 'stylesheet' : 'script'}`, 'AIRLOCK_VENDOR_TYPE');
+      if (ext === null)
+        throw vendorError(
+          url,
+          `unexpected content (type ${JSON.stringify(got.contentType)}) for a ${as === 'asset' ? 'font or image' : as === 'css' ? 'stylesheet' : 'script'}`,
+          'AIRLOCK_VENDOR_TYPE',
+        );
       let bytes = got.bytes;
       if (ext === 'css') bytes = Buffer.from(await vendorRefs(bytes.toString('utf8'), url, kind, depth), 'utf8');
       return keep(url, kind, bytes, ext);
@@ -290,7 +326,13 @@ function observedFound(q: ObservedRequest): Found {
 }
 
 /** Render the sample of pages from an extracted copy of the verified archive (removed afterwards). */
-async function observe(archivePath: string, o: CollectOptions, ask: ObserveAsk, pages: Array<{ path: string; refs: string[] }>, get: (url: string) => Promise<Got>) {
+async function observe(
+  archivePath: string,
+  o: CollectOptions,
+  ask: ObserveAsk,
+  pages: Array<{ path: string; refs: string[] }>,
+  get: (url: string) => Promise<Got>,
+) {
   const sample = samplePages(pages, Math.min(ask.maxPages ?? OBSERVE_MAX_PAGES, OBSERVE_MAX_PAGES));
   const dir = await mkdtemp(join(tmpdir(), 'airlock-observe-'));
   try {
@@ -298,7 +340,9 @@ async function observe(archivePath: string, o: CollectOptions, ask: ObserveAsk, 
     const scan = await extractArchive({ path: archivePath }, tree, { limits: o.limits, signal: o.signal });
     const files = new Map(scan.files.map((f) => [f.path, join(tree, ...f.path.split('/'))]));
     return await observePages(files, sample, {
-      chromium: ask.chromium, get, signal: o.signal,
+      chromium: ask.chromium,
+      get,
+      signal: o.signal,
       maxPages: ask.maxPages ?? OBSERVE_MAX_PAGES,
       pageTimeoutMs: ask.pageTimeoutMs ?? OBSERVE_PAGE_TIMEOUT_MS,
       maxRequests: Math.min(ask.maxRequests ?? OBSERVE_MAX_REQUESTS, OBSERVE_MAX_REQUESTS),

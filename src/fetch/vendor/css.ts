@@ -15,7 +15,8 @@ export interface CssRef {
 }
 
 // One alternation so that comments and strings are consumed before anything inside them can match.
-const TOKENS = /\/\*[\s\S]*?(?:\*\/|$)|@import\s+(?:url\(\s*)?(["'])((?:\\.|(?!\1)[^\\\n])*)\1|@import\s+url\(\s*([^"'()\s]+)\s*\)|url\(\s*(["'])((?:\\.|(?!\4)[^\\\n])*)\4\s*\)|url\(\s*([^"'()\s]+)\s*\)|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'/gid;
+const TOKENS =
+  /\/\*[\s\S]*?(?:\*\/|$)|@import\s+(?:url\(\s*)?(["'])((?:\\.|(?!\1)[^\\\n])*)\1|@import\s+url\(\s*([^"'()\s]+)\s*\)|url\(\s*(["'])((?:\\.|(?!\4)[^\\\n])*)\4\s*\)|url\(\s*([^"'()\s]+)\s*\)|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'/dgi;
 
 export function cssRefs(text: string): CssRef[] {
   const refs: CssRef[] = [];

@@ -23,12 +23,20 @@ export interface VendorGetOptions {
   userAgent: string;
 }
 
-export interface Got { url: string; bytes: Buffer; contentType: string }
+export interface Got {
+  url: string;
+  bytes: Buffer;
+  contentType: string;
+}
 
 /** `--vendor-mirror https://fonts.googleapis.com=http://127.0.0.1:8080` → [origin, base]. */
 export function parseMirror(spec: string): [string, string] {
   const eq = spec.indexOf('=');
-  const bad = (why: string) => new UsageError(`--vendor-mirror ${JSON.stringify(spec)}: ${why}; expected https://ORIGIN=URL, e.g. https://fonts.googleapis.com=https://cdn-mirror.corp.example/fonts.googleapis.com`, { subject: '--vendor-mirror' });
+  const bad = (why: string) =>
+    new UsageError(
+      `--vendor-mirror ${JSON.stringify(spec)}: ${why}; expected https://ORIGIN=URL, e.g. https://fonts.googleapis.com=https://cdn-mirror.corp.example/fonts.googleapis.com`,
+      { subject: '--vendor-mirror' },
+    );
   if (eq <= 0) throw bad('no "="');
   let from: URL;
   let to: URL;
@@ -39,7 +47,8 @@ export function parseMirror(spec: string): [string, string] {
     throw bad('not two URLs');
   }
   if (from.protocol !== 'https:' || from.pathname !== '/' || from.search || from.username || from.password) throw bad('the left side must be an https origin');
-  if ((to.protocol !== 'https:' && to.protocol !== 'http:') || to.search || to.hash || to.username || to.password) throw bad('the right side must be an http(s) URL without query or credentials');
+  if ((to.protocol !== 'https:' && to.protocol !== 'http:') || to.search || to.hash || to.username || to.password)
+    throw bad('the right side must be an http(s) URL without query or credentials');
   return [from.origin, to.href.replace(/\/$/, '')];
 }
 
@@ -52,13 +61,17 @@ export function target(url: string, mirrors: ReadonlyMap<string, string>): strin
   const u = new URL(url);
   const base = mirrors.get(u.origin);
   if (base !== undefined) return base + u.pathname + u.search;
-  if (u.protocol !== 'https:') throw vendorError(url, `not https (only https is fetched; map its origin with --vendor-mirror ${u.origin}=URL to fetch it from a mirror)`, 'AIRLOCK_VENDOR_INSECURE');
+  if (u.protocol !== 'https:')
+    throw vendorError(
+      url,
+      `not https (only https is fetched; map its origin with --vendor-mirror ${u.origin}=URL to fetch it from a mirror)`,
+      'AIRLOCK_VENDOR_INSECURE',
+    );
   return u.href;
 }
 
 /** A network failure in words (the tool's one network describer), never undici's or the errno's text. */
-const netWords = (err: unknown, to: string, timeoutMs: number): string =>
-  describeNetError(err, { url: to, timeoutMs })?.reason ?? 'the connection failed';
+const netWords = (err: unknown, to: string, timeoutMs: number): string => describeNetError(err, { url: to, timeoutMs })?.reason ?? 'the connection failed';
 
 /**
  * Addresses that are not the public internet: this machine, private and carrier networks,
@@ -69,9 +82,34 @@ const netWords = (err: unknown, to: string, timeoutMs: number): string =>
  * addresses are checked against the IPv4 ranges (BlockList does that).
  */
 const NOT_PUBLIC = new BlockList();
-for (const [net, bits] of [['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 3]] as const) NOT_PUBLIC.addSubnet(net, bits, 'ipv4');
-for (const [net, bits] of [['::', 128], ['::1', 128], ['64:ff9b:1::', 48], ['100::', 64], ['2001:db8::', 32], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8]] as const) NOT_PUBLIC.addSubnet(net, bits, 'ipv6');
+for (const [net, bits] of [
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 3],
+] as const)
+  NOT_PUBLIC.addSubnet(net, bits, 'ipv4');
+for (const [net, bits] of [
+  ['::', 128],
+  ['::1', 128],
+  ['64:ff9b:1::', 48],
+  ['100::', 64],
+  ['2001:db8::', 32],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['fec0::', 10],
+  ['ff00::', 8],
+] as const)
+  NOT_PUBLIC.addSubnet(net, bits, 'ipv6');
 
 export function isPublicAddress(address: string): boolean {
   const family = isIP(address);
@@ -79,13 +117,20 @@ export function isPublicAddress(address: string): boolean {
 }
 
 class PrivateAddress extends Error {
-  constructor(readonly host: string, readonly address: string) {
+  constructor(
+    readonly host: string,
+    readonly address: string,
+  ) {
     super(`${host} resolves to ${address}`);
   }
 }
 
 /** dns.lookup for the connection itself (no second lookup a rebinding name could answer differently): only public addresses. */
-function publicLookup(hostname: string, options: LookupOptions, cb: (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void): void {
+function publicLookup(
+  hostname: string,
+  options: LookupOptions,
+  cb: (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void,
+): void {
   dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
     if (err) return cb(err, []);
     const bad = addresses.find((a) => !isPublicAddress(a.address));
@@ -100,9 +145,12 @@ function privateIn(err: unknown): PrivateAddress | null {
   return null;
 }
 
-const notPublic = (url: string, host: string, address: string) => vendorError(url,
-  `${host}${address === host ? '' : ` (${address})`} is not a public internet address (this machine, a private or link-local network); a page's addresses are fetched only from the internet: map its origin with --vendor-mirror ORIGIN=URL to fetch it from a mirror you name`,
-  'AIRLOCK_VENDOR_PRIVATE');
+const notPublic = (url: string, host: string, address: string) =>
+  vendorError(
+    url,
+    `${host}${address === host ? '' : ` (${address})`} is not a public internet address (this machine, a private or link-local network); a page's addresses are fetched only from the internet: map its origin with --vendor-mirror ORIGIN=URL to fetch it from a mirror you name`,
+    'AIRLOCK_VENDOR_PRIVATE',
+  );
 
 let shared: Agent | null = null;
 let publicOnly: Agent | null = null;
@@ -123,12 +171,20 @@ export async function vendorGet(url: string, o: VendorGetOptions): Promise<Got> 
       const host = new URL(to).hostname.replace(/^\[|\]$/g, '');
       if (isIP(host) !== 0 && !isPublicAddress(host)) throw notPublic(url, host, host);
     }
-    const dispatcher = o.dispatcher ?? (mirrored ? (shared ??= new Agent({ connections: 4 })) : (publicOnly ??= new Agent({ connections: 4, connect: { lookup: publicLookup } })));
+    const dispatcher =
+      o.dispatcher ??
+      (mirrored ? (shared ??= new Agent({ connections: 4 })) : (publicOnly ??= new Agent({ connections: 4, connect: { lookup: publicLookup } })));
     const signal = AbortSignal.any([timeoutSignal(o.timeoutMs), ...(o.signal ? [o.signal] : [])]);
     let res: Dispatcher.ResponseData;
     try {
-      res = await request(to, { method: 'GET', dispatcher, signal, headersTimeout: o.timeoutMs, bodyTimeout: o.timeoutMs,
-        headers: { 'user-agent': o.userAgent, accept: '*/*', 'accept-encoding': 'identity' } });
+      res = await request(to, {
+        method: 'GET',
+        dispatcher,
+        signal,
+        headersTimeout: o.timeoutMs,
+        bodyTimeout: o.timeoutMs,
+        headers: { 'user-agent': o.userAgent, accept: '*/*', 'accept-encoding': 'identity' },
+      });
     } catch (err) {
       if (o.signal?.aborted) throw err;
       const p = privateIn(err);

@@ -28,10 +28,18 @@ export interface VendorFlags {
 }
 
 /** What `--vendor-observe` and `--vendor-chromium` ask for. */
-export interface ObserveFlags { observe?: boolean; chromium?: string; env?: NodeJS.ProcessEnv }
+export interface ObserveFlags {
+  observe?: boolean;
+  chromium?: string;
+  env?: NodeJS.ProcessEnv;
+}
 
 /** Parse the flags (usage errors, exit 2, before anything runs). */
-export function vendorFlags(kinds: string | undefined, mirrors: readonly string[] | undefined, ob: ObserveFlags = {}): Pick<VendorFlags, 'kinds' | 'mirrors' | 'observe'> | null {
+export function vendorFlags(
+  kinds: string | undefined,
+  mirrors: readonly string[] | undefined,
+  ob: ObserveFlags = {},
+): Pick<VendorFlags, 'kinds' | 'mirrors' | 'observe'> | null {
   if (kinds === undefined) {
     if (mirrors && mirrors.length > 0) throw new UsageError('--vendor-mirror needs --vendor', { subject: '--vendor-mirror' });
     if (ob.observe) throw new UsageError('--vendor-observe needs --vendor', { subject: '--vendor-observe' });
@@ -44,25 +52,36 @@ export function vendorFlags(kinds: string | undefined, mirrors: readonly string[
 }
 
 /** The --vendor options as a command parsed them. */
-export interface VendorArgs { vendor?: string; 'vendor-mirror'?: string[]; 'vendor-observe'?: boolean }
+export interface VendorArgs {
+  vendor?: string;
+  'vendor-mirror'?: string[];
+  'vendor-observe'?: boolean;
+}
 
 /**
  * vendorFlags for `fetch` or `pack`, with the --vendor-observe report kept for the summary
  * (`observed()`) and its line (observeLine) handed to `say` as soon as it comes.
  */
-export function vendorAsk(command: string, v: VendorArgs, ob: Omit<ObserveFlags, 'observe'>, say: (line: string) => void): { asked: ReturnType<typeof vendorFlags>; observed: () => ObserveReport | undefined } {
+export function vendorAsk(
+  command: string,
+  v: VendorArgs,
+  ob: Omit<ObserveFlags, 'observe'>,
+  say: (line: string) => void,
+): { asked: ReturnType<typeof vendorFlags>; observed: () => ObserveReport | undefined } {
   const asked = vendorFlags(v.vendor, v['vendor-mirror'], { ...ob, observe: v['vendor-observe'] });
   let observed: ObserveReport | undefined;
-  if (asked?.observe) asked.observe.onReport = (r) => {
-    observed = r;
-    say(observeLine(command, r));
-  };
+  if (asked?.observe)
+    asked.observe.onReport = (r) => {
+      observed = r;
+      say(observeLine(command, r));
+    };
   return { asked, observed: () => observed };
 }
 
 /** The line `fetch` or `pack` prints about `--vendor-observe`: what it rendered, or why it could not (the static scan still ran). */
 export function observeLine(command: string, r: ObserveReport): string {
-  if (!r.browser) return `airlock ${command}: --vendor-observe: ${r.reason}; carried only what the pages and stylesheets name statically (install chromium, or name it with --vendor-chromium or AIRLOCK_CHROMIUM)`;
+  if (!r.browser)
+    return `airlock ${command}: --vendor-observe: ${r.reason}; carried only what the pages and stylesheets name statically (install chromium, or name it with --vendor-chromium or AIRLOCK_CHROMIUM)`;
   return `airlock ${command}: --vendor-observe: rendered ${r.pages} page(s) in Chromium; ${r.requests} off-origin URL(s) requested${r.timedOut ? `, ${r.timedOut} page(s) stopped at the time limit` : ''}`;
 }
 
@@ -70,8 +89,15 @@ export function observeLine(command: string, r: ObserveReport): string {
 export function vendorCollector(f: VendorFlags): VendorCollector {
   return async (archivePath, scan) => {
     const r = await collectVendored(archivePath, scan.strip, {
-      kinds: f.kinds, mirrors: f.mirrors, timeoutMs: f.timeoutMs ?? 30_000, maxRedirects: 5, userAgent: BROWSER_UA,
-      signal: f.signal, limits: f.limits, onFile: f.onFile, ...(f.observe ? { observe: f.observe } : {}),
+      kinds: f.kinds,
+      mirrors: f.mirrors,
+      timeoutMs: f.timeoutMs ?? 30_000,
+      maxRedirects: 5,
+      userAgent: BROWSER_UA,
+      signal: f.signal,
+      limits: f.limits,
+      onFile: f.onFile,
+      ...(f.observe ? { observe: f.observe } : {}),
     });
     for (const u of r.skipped) f.onSkipped?.(u);
     return r;

@@ -29,10 +29,12 @@ export interface ObserveOptions {
 }
 
 export type ObservedType = 'script' | 'stylesheet' | 'font';
-export interface ObservedRequest { url: string; type: ObservedType }
+export interface ObservedRequest {
+  url: string;
+  type: ObservedType;
+}
 export type ObserveReport =
-  | { browser: true; chromium: string; pages: number; requests: number; timedOut: number; capped: boolean }
-  | { browser: false; reason: string };
+  { browser: true; chromium: string; pages: number; requests: number; timedOut: number; capped: boolean } | { browser: false; reason: string };
 
 export const OBSERVE_MAX_PAGES = 50;
 export const OBSERVE_PAGE_TIMEOUT_MS = 15_000;
@@ -95,7 +97,13 @@ export async function observePages(files: ReadonlyMap<string, string>, sample: r
     // The proxy leads nowhere: whatever the route handler does not answer (a WebSocket) cannot leave.
     // The export's scripts run in this browser: its sandbox stays on unless we run as root, where Chromium refuses it.
     const args = CHROMIUM_ARGS.filter((a) => a !== '--no-sandbox' || process.getuid?.() === 0);
-    browser = await pw.chromium.launch({ executablePath: o.chromium, args: [...args, '--proxy-server=http://127.0.0.1:9'], headless: true, chromiumSandbox: !args.includes('--no-sandbox'), timeout: 30_000 });
+    browser = await pw.chromium.launch({
+      executablePath: o.chromium,
+      args: [...args, '--proxy-server=http://127.0.0.1:9'],
+      headless: true,
+      chromiumSandbox: !args.includes('--no-sandbox'),
+      timeout: 30_000,
+    });
   } catch {
     return empty(`Chromium at ${o.chromium} did not start`);
   }
@@ -134,7 +142,11 @@ export async function observePages(files: ReadonlyMap<string, string>, sample: r
     }
     try {
       const g = await download(url);
-      await route.fulfill({ status: 200, body: g.bytes, headers: { 'content-type': g.contentType || 'application/octet-stream', 'access-control-allow-origin': '*' } });
+      await route.fulfill({
+        status: 200,
+        body: g.bytes,
+        headers: { 'content-type': g.contentType || 'application/octet-stream', 'access-control-allow-origin': '*' },
+      });
     } catch {
       await route.abort('failed');
     }
@@ -162,7 +174,8 @@ export async function observePages(files: ReadonlyMap<string, string>, sample: r
     await browser.close().catch(() => {});
   }
   const requests: ObservedRequest[] = [];
-  for (const [url, type] of seen) if (CARRIED.has(type) && !skipped.has(url) && vendorForUrl(url) === undefined) requests.push({ url, type: type as ObservedType });
+  for (const [url, type] of seen)
+    if (CARRIED.has(type) && !skipped.has(url) && vendorForUrl(url) === undefined) requests.push({ url, type: type as ObservedType });
   return { report: { browser: true, chromium: o.chromium, pages, requests: seen.size, timedOut, capped }, requests, skipped: [...skipped], got };
 }
 

@@ -32,7 +32,13 @@ export const SIGNATURE_BYTES = 64;
 export const tableRoom = (count: number): number => TABLE_BASE + MAX_NAME + count * ENTRY_ROOM;
 export const headerSize = (count: number, signed: boolean): number => FIXED + tableRoom(count) + (signed ? SIGNATURE_BYTES : 0);
 
-export interface FixedHeader { index: number; count: number; tableLength: number; signatureLength: number; packageId: string }
+export interface FixedHeader {
+  index: number;
+  count: number;
+  tableLength: number;
+  signatureLength: number;
+  packageId: string;
+}
 
 export function encodeFixed(h: FixedHeader): Buffer {
   const b = Buffer.alloc(FIXED);
@@ -64,19 +70,29 @@ export function decodeFixed(b: Buffer, subject: string): FixedHeader {
   if (count < 1 || count > MAX_VOLUMES) throw bad(subject, `claims a set of ${count} volumes (1..${MAX_VOLUMES})`);
   if (index < 1 || index > count) throw bad(subject, `claims to be volume ${index} of ${count}`);
   if (tableLength !== tableRoom(count)) throw bad(subject, `has a volume table of ${tableLength} bytes; a set of ${count} has ${tableRoom(count)}`);
-  if (signatureLength !== 0 && signatureLength !== SIGNATURE_BYTES) throw bad(subject, `has a ${signatureLength}-byte table signature (0 or ${SIGNATURE_BYTES})`);
+  if (signatureLength !== 0 && signatureLength !== SIGNATURE_BYTES)
+    throw bad(subject, `has a ${signatureLength}-byte table signature (0 or ${SIGNATURE_BYTES})`);
   return { index, count, tableLength, signatureLength, packageId: b.subarray(32, 64).toString('hex') };
 }
 
 const HEX64 = /^[0-9a-f]{64}$/;
-export const TableSchema = z.object({
-  format: z.literal(TABLE_FORMAT),
-  packageId: z.string().regex(HEX64),
-  // A file name, never a path: it is joined onto the folders searched for the other volumes.
-  name: z.string().min(1).max(MAX_NAME).refine((n) => !/[/\\]/.test(n) && !CONTROL_CHARS.test(n) && n !== '.' && n !== '..', 'must be a file name'),
-  packageSize: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
-  volumes: z.array(z.object({ size: z.number().int().positive().max(Number.MAX_SAFE_INTEGER), sha256: z.string().regex(HEX64) }).strict()).min(1).max(MAX_VOLUMES),
-}).strict();
+export const TableSchema = z
+  .object({
+    format: z.literal(TABLE_FORMAT),
+    packageId: z.string().regex(HEX64),
+    // A file name, never a path: it is joined onto the folders searched for the other volumes.
+    name: z
+      .string()
+      .min(1)
+      .max(MAX_NAME)
+      .refine((n) => !/[/\\]/.test(n) && !CONTROL_CHARS.test(n) && n !== '.' && n !== '..', 'must be a file name'),
+    packageSize: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
+    volumes: z
+      .array(z.object({ size: z.number().int().positive().max(Number.MAX_SAFE_INTEGER), sha256: z.string().regex(HEX64) }).strict())
+      .min(1)
+      .max(MAX_VOLUMES),
+  })
+  .strict();
 export type VolumeTable = z.infer<typeof TableSchema>;
 
 /** Table bytes padded with spaces to exactly `room` (JSON allows trailing whitespace). */
@@ -90,13 +106,23 @@ export function encodeTable(t: VolumeTable, room: number): Buffer {
 export function decodeTable(bytes: Buffer, fixed: FixedHeader, subject: string): VolumeTable {
   // Our table is flat (depth 3); anything deeper is hostile and never reaches the schema walk.
   checkJsonBounds(bytes, { maxBytes: MAX_TABLE_BYTES, maxDepth: 4 }, `the volume table of ${subject}`);
-  const raw = parseJsonText(bytes, (why) => new MalformedError('AIRLOCK_VOLUME_TABLE', `volume ${subject}: the volume table ${why}`, { subject }), 'a volume table');
+  const raw = parseJsonText(
+    bytes,
+    (why) => new MalformedError('AIRLOCK_VOLUME_TABLE', `volume ${subject}: the volume table ${why}`, { subject }),
+    'a volume table',
+  );
   const r = TableSchema.safeParse(raw);
-  if (!r.success) throw new MalformedError('AIRLOCK_VOLUME_TABLE', `volume ${subject}: invalid volume table: ${describeIssues(r.error.issues, 3).join('; ')}`, { subject });
+  if (!r.success)
+    throw new MalformedError('AIRLOCK_VOLUME_TABLE', `volume ${subject}: invalid volume table: ${describeIssues(r.error.issues, 3).join('; ')}`, { subject });
   const t = r.data;
-  if (t.volumes.length !== fixed.count) throw new MalformedError('AIRLOCK_VOLUME_TABLE', `volume ${subject}: the header says ${fixed.count} volumes but the table lists ${t.volumes.length}`, { subject });
-  if (t.packageId !== fixed.packageId) throw new MalformedError('AIRLOCK_VOLUME_TABLE', `volume ${subject}: the header's package id differs from the table's`, { subject });
-  if (t.volumes.reduce((n, v) => n + v.size, 0) !== t.packageSize) throw new MalformedError('AIRLOCK_VOLUME_TABLE', `volume ${subject}: the volume sizes do not add up to the package size ${t.packageSize}`, { subject });
+  if (t.volumes.length !== fixed.count)
+    throw new MalformedError('AIRLOCK_VOLUME_TABLE', `volume ${subject}: the header says ${fixed.count} volumes but the table lists ${t.volumes.length}`, {
+      subject,
+    });
+  if (t.packageId !== fixed.packageId)
+    throw new MalformedError('AIRLOCK_VOLUME_TABLE', `volume ${subject}: the header's package id differs from the table's`, { subject });
+  if (t.volumes.reduce((n, v) => n + v.size, 0) !== t.packageSize)
+    throw new MalformedError('AIRLOCK_VOLUME_TABLE', `volume ${subject}: the volume sizes do not add up to the package size ${t.packageSize}`, { subject });
   return t;
 }
 

@@ -13,7 +13,17 @@ export const SPLIT_PRESETS: Readonly<Record<string, number>> = { fat32: 4000 * M
 export const MIN_SPLIT = 4096;
 
 const UNITS: Readonly<Record<string, number>> = {
-  '': 1, b: 1, k: 1024, m: MiB, g: 1024 * MiB, kib: 1024, mib: MiB, gib: 1024 * MiB, kb: 1e3, mb: 1e6, gb: 1e9,
+  '': 1,
+  b: 1,
+  k: 1024,
+  m: MiB,
+  g: 1024 * MiB,
+  kib: 1024,
+  mib: MiB,
+  gib: 1024 * MiB,
+  kb: 1e3,
+  mb: 1e6,
+  gb: 1e9,
 };
 
 /** `--split SIZE`: a preset, or a number with an optional unit (K/M/G and KiB/MiB/GiB: powers of 1024; KB/MB/GB: of 1000). */
@@ -23,15 +33,24 @@ export function parseSplitSize(text: string): number {
   const m = /^(\d{1,16})\s*([a-z]{0,3})$/i.exec(text.trim());
   const unit = m ? UNITS[m[2]!.toLowerCase()] : undefined;
   if (!m || unit === undefined) {
-    throw new UsageError(`--split ${JSON.stringify(text)}: give bytes with an optional unit (4000MiB, 700M, 4GB) or a preset (${Object.keys(SPLIT_PRESETS).join(', ')})`, { subject: '--split' });
+    throw new UsageError(
+      `--split ${JSON.stringify(text)}: give bytes with an optional unit (4000MiB, 700M, 4GB) or a preset (${Object.keys(SPLIT_PRESETS).join(', ')})`,
+      { subject: '--split' },
+    );
   }
   const bytes = Number(m[1]) * unit;
-  if (!Number.isSafeInteger(bytes)) throw new UsageError(`--split ${JSON.stringify(text)}: a volume can be at most ${Number.MAX_SAFE_INTEGER} bytes`, { subject: '--split' });
+  if (!Number.isSafeInteger(bytes))
+    throw new UsageError(`--split ${JSON.stringify(text)}: a volume can be at most ${Number.MAX_SAFE_INTEGER} bytes`, { subject: '--split' });
   if (bytes < MIN_SPLIT) throw new UsageError(`--split ${JSON.stringify(text)}: a volume must be at least ${MIN_SPLIT} bytes`, { subject: '--split' });
   return bytes;
 }
 
-export interface VolumePlan { count: number; header: number; payload: number; sizes: number[] }
+export interface VolumePlan {
+  count: number;
+  header: number;
+  payload: number;
+  sizes: number[];
+}
 
 /**
  * How a package of `size` bytes splits into volumes of at most `split` bytes each, headers

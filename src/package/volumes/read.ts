@@ -4,7 +4,18 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { DigestMismatchError, MalformedError, SignatureError, UsageError, type ErrorCode } from '../../errors.js';
 import { SpanFile, type FileSpan } from '../../archive/index.js';
 import { fingerprint } from '../keys.js';
-import { FIXED, MAX_TABLE_BYTES, SIGNATURE_BYTES, decodeFixed, decodeTable, isVolumeHead, parseVolumeName, volumeName, type FixedHeader, type VolumeTable } from './format.js';
+import {
+  FIXED,
+  MAX_TABLE_BYTES,
+  SIGNATURE_BYTES,
+  decodeFixed,
+  decodeTable,
+  isVolumeHead,
+  parseVolumeName,
+  volumeName,
+  type FixedHeader,
+  type VolumeTable,
+} from './format.js';
 import { headMembers, readExactAt } from './write.js';
 import { openInputFile } from '../reader.js';
 import { kindOf } from '../../util/fsx.js';
@@ -13,7 +24,13 @@ import { describeFsError } from '../../util/fs-words.js';
 /** Folders searched for the other volumes (--volumes): a few mounts, not a crawl. */
 export const MAX_VOLUME_DIRS = 32;
 
-interface Head { path: string; key: string; size: number; fixed: FixedHeader; tail: Buffer /* table + signature */ }
+interface Head {
+  path: string;
+  key: string;
+  size: number;
+  fixed: FixedHeader;
+  tail: Buffer; /* table + signature */
+}
 
 export interface VolumeSet {
   /** The package, read in place from the volumes' payloads (readPackage, verifyPackage, importPackage take it). */
@@ -35,7 +52,8 @@ export interface OpenVolumesOptions {
   onVolume?: (index: number, count: number, path: string) => void;
 }
 
-const vol = (code: ErrorCode, message: string, subject: string, extra: Record<string, unknown> = {}) => new MalformedError(code, message, { subject, ...extra });
+const vol = (code: ErrorCode, message: string, subject: string, extra: Record<string, unknown> = {}) =>
+  new MalformedError(code, message, { subject, ...extra });
 
 /**
  * Does the file start with the volume magic? False for anything that is not a readable regular
@@ -64,8 +82,10 @@ async function readHead(path: string): Promise<Head> {
     const head = await readExactAt(fh, 0, Math.min(FIXED, st.size), path);
     const fixed = decodeFixed(head, path);
     const tailLength = fixed.tableLength + fixed.signatureLength;
-    if (tailLength > MAX_TABLE_BYTES + SIGNATURE_BYTES) throw vol('AIRLOCK_VOLUME_HEADER', `volume ${path}: header of ${tailLength} bytes is over the limit`, path);
-    if (st.size < FIXED + tailLength) throw vol('AIRLOCK_VOLUME_TRUNCATED', `volume ${path} is truncated: it ends inside its header (${st.size} bytes); copy it again from the original`, path);
+    if (tailLength > MAX_TABLE_BYTES + SIGNATURE_BYTES)
+      throw vol('AIRLOCK_VOLUME_HEADER', `volume ${path}: header of ${tailLength} bytes is over the limit`, path);
+    if (st.size < FIXED + tailLength)
+      throw vol('AIRLOCK_VOLUME_TRUNCATED', `volume ${path} is truncated: it ends inside its header (${st.size} bytes); copy it again from the original`, path);
     const tail = await readExactAt(fh, FIXED, tailLength, path);
     return { path, key: `${st.dev}:${st.ino}`, size: st.size, fixed, tail };
   } finally {
@@ -78,15 +98,28 @@ function checkTableSignature(head: Head, o: OpenVolumesOptions): { signed: boole
   const sig = head.tail.subarray(head.fixed.tableLength);
   if (sig.length === 0) {
     if (o.allowUnsigned) return { signed: false, signer: null, key: null };
-    throw new SignatureError('AIRLOCK_UNSIGNED', `the volume table of ${head.path} is not signed; pass --allow-unsigned to accept unsigned volumes`, { subject: head.path });
+    throw new SignatureError('AIRLOCK_UNSIGNED', `the volume table of ${head.path} is not signed; pass --allow-unsigned to accept unsigned volumes`, {
+      subject: head.path,
+    });
   }
   for (const key of o.trust) {
     if (key.asymmetricKeyType === 'ed25519' && verify(null, table, key, sig)) return { signed: true, signer: fingerprint(key), key };
   }
-  throw new SignatureError('AIRLOCK_UNTRUSTED_SIGNATURE', `the volume table of ${head.path} does not verify with any trusted key${o.trust.length ? '' : ' (none given: pass --trust PUBFILE)'}: signed by an untrusted key, or the table was altered`, { subject: head.path });
+  throw new SignatureError(
+    'AIRLOCK_UNTRUSTED_SIGNATURE',
+    `the volume table of ${head.path} does not verify with any trusted key${o.trust.length ? '' : ' (none given: pass --trust PUBFILE)'}: signed by an untrusted key, or the table was altered`,
+    { subject: head.path },
+  );
 }
 
-export interface VolumeInfo { path: string; index: number; count: number; signed: boolean; table: VolumeTable; /** Where the payload starts in every volume of the set. */ headerBytes: number }
+export interface VolumeInfo {
+  path: string;
+  index: number;
+  count: number;
+  signed: boolean;
+  table: VolumeTable;
+  /** Where the payload starts in every volume of the set. */ headerBytes: number;
+}
 
 /** One volume's header and table, for `inspect` (bounded; the signature is NOT checked). */
 export async function describeVolume(path: string): Promise<VolumeInfo> {
@@ -110,7 +143,12 @@ export async function openVolumes(given: string[], o: OpenVolumesOptions): Promi
   const ref = heads[0]!;
   for (const h of heads.slice(1)) {
     if (h.fixed.packageId !== ref.fixed.packageId || !h.tail.equals(ref.tail)) {
-      throw vol('AIRLOCK_VOLUME_MIXED', `the volumes given belong to two packages: ${ref.path} (package ${ref.fixed.packageId.slice(0, 12)}) and ${h.path} (package ${h.fixed.packageId.slice(0, 12)})`, h.path, { other: ref.path });
+      throw vol(
+        'AIRLOCK_VOLUME_MIXED',
+        `the volumes given belong to two packages: ${ref.path} (package ${ref.fixed.packageId.slice(0, 12)}) and ${h.path} (package ${h.fixed.packageId.slice(0, 12)})`,
+        h.path,
+        { other: ref.path },
+      );
     }
   }
   const trust = checkTableSignature(ref, o);
@@ -124,12 +162,20 @@ export async function openVolumes(given: string[], o: OpenVolumesOptions): Promi
     if (seen.has(h.key)) return;
     seen.add(h.key);
     if (h.fixed.packageId !== ref.fixed.packageId || !h.tail.equals(ref.tail)) {
-      throw vol('AIRLOCK_VOLUME_FOREIGN', `volume ${h.path} belongs to another package (${h.fixed.packageId.slice(0, 12)}, not ${ref.fixed.packageId.slice(0, 12)}): remove it or give the right one`, h.path);
+      throw vol(
+        'AIRLOCK_VOLUME_FOREIGN',
+        `volume ${h.path} belongs to another package (${h.fixed.packageId.slice(0, 12)}, not ${ref.fixed.packageId.slice(0, 12)}): remove it or give the right one`,
+        h.path,
+      );
     }
     const named = parseVolumeName(basename(h.path))?.index ?? null;
     const expected = wantIndex ?? named;
     if (expected !== null && expected !== h.fixed.index) {
-      throw vol('AIRLOCK_VOLUME_ORDER', `volume ${h.path} is named as volume ${expected} but holds volume ${h.fixed.index} of ${count} (renamed or reordered): give each volume its own name`, h.path);
+      throw vol(
+        'AIRLOCK_VOLUME_ORDER',
+        `volume ${h.path} is named as volume ${expected} but holds volume ${h.fixed.index} of ${count} (renamed or reordered): give each volume its own name`,
+        h.path,
+      );
     }
     slots[h.fixed.index - 1]!.push(h);
   };
@@ -143,11 +189,20 @@ export async function openVolumes(given: string[], o: OpenVolumesOptions): Promi
         const st = await stat(p).catch((err: NodeJS.ErrnoException) => {
           if (err.code === 'ENOENT' || err.code === 'ENOTDIR') return null;
           // A loop of symbolic links or an unreadable name is there but cannot be a volume: said so, not "missing".
-          throw vol('AIRLOCK_VOLUME_NOT_A_FILE', `volume ${i} of ${count} (${p}) ${describeFsError(err)}: copy that volume again from the original`, p, { index: i, count });
+          throw vol('AIRLOCK_VOLUME_NOT_A_FILE', `volume ${i} of ${count} (${p}) ${describeFsError(err)}: copy that volume again from the original`, p, {
+            index: i,
+            count,
+          });
         });
         if (!st || seen.has(`${st.dev}:${st.ino}`)) continue;
         // Something else under a volume's name (a FIFO, a device, a folder) is never opened: that volume of the set is bad.
-        if (!st.isFile()) throw vol('AIRLOCK_VOLUME_NOT_A_FILE', `volume ${i} of ${count} (${p}) is ${kindOf(st)}, not a regular file: copy that volume again from the original`, p, { index: i, count });
+        if (!st.isFile())
+          throw vol(
+            'AIRLOCK_VOLUME_NOT_A_FILE',
+            `volume ${i} of ${count} (${p}) is ${kindOf(st)}, not a regular file: copy that volume again from the original`,
+            p,
+            { index: i, count },
+          );
         place(await readHead(p), i);
       }
     }
@@ -158,12 +213,28 @@ export async function openVolumes(given: string[], o: OpenVolumesOptions): Promi
   for (let i = 1; i <= count; i++) {
     const found = slots[i - 1]!;
     const want = volumeName(table.name, i);
-    if (found.length === 0) throw vol('AIRLOCK_VOLUME_MISSING', `volume ${i} of ${count} (${want}) is missing: not given and not found in ${dirs.join(', ')}; add its folder with --volumes DIR`, want, { index: i, count });
-    if (found.length > 1) throw vol('AIRLOCK_VOLUME_DUPLICATE', `volume ${i} of ${count} is there twice: ${found.map((h) => h.path).join(' and ')}; keep one`, found[1]!.path, { index: i });
+    if (found.length === 0)
+      throw vol(
+        'AIRLOCK_VOLUME_MISSING',
+        `volume ${i} of ${count} (${want}) is missing: not given and not found in ${dirs.join(', ')}; add its folder with --volumes DIR`,
+        want,
+        { index: i, count },
+      );
+    if (found.length > 1)
+      throw vol('AIRLOCK_VOLUME_DUPLICATE', `volume ${i} of ${count} is there twice: ${found.map((h) => h.path).join(' and ')}; keep one`, found[1]!.path, {
+        index: i,
+      });
     const h = found[0]!;
     const need = FIXED + h.tail.length + table.volumes[i - 1]!.size;
-    if (h.size < need) throw vol('AIRLOCK_VOLUME_TRUNCATED', `volume ${h.path} is truncated: ${h.size} bytes of ${need}; copy it again from the original`, h.path, { index: i });
-    if (h.size > need) throw vol('AIRLOCK_VOLUME_SIZE', `volume ${h.path} is ${h.size} bytes, ${h.size - need} more than its table says; copy it again from the original`, h.path, { index: i });
+    if (h.size < need)
+      throw vol('AIRLOCK_VOLUME_TRUNCATED', `volume ${h.path} is truncated: ${h.size} bytes of ${need}; copy it again from the original`, h.path, { index: i });
+    if (h.size > need)
+      throw vol(
+        'AIRLOCK_VOLUME_SIZE',
+        `volume ${h.path} is ${h.size} bytes, ${h.size - need} more than its table says; copy it again from the original`,
+        h.path,
+        { index: i },
+      );
     chosen.push(h);
   }
   const spans = chosen.map((h, i) => ({ path: h.path, start: FIXED + h.tail.length, length: table.volumes[i]!.size }));
@@ -176,7 +247,11 @@ export async function openVolumes(given: string[], o: OpenVolumesOptions): Promi
     else o.onVolume?.(i + 1, count, spans[i]!.path);
   }
   if (bad.length > 0) {
-    throw new DigestMismatchError('AIRLOCK_VOLUME_DIGEST', `${bad.length === 1 ? 'volume' : 'volumes'} ${bad.join(', ')} ${bad.length === 1 ? 'does' : 'do'} not match the sha256 in the signed volume table: damaged in transit; copy ${bad.length === 1 ? 'it' : 'them'} again from the original (the other volumes are fine)`, { subject: bad[0]!, volumes: bad });
+    throw new DigestMismatchError(
+      'AIRLOCK_VOLUME_DIGEST',
+      `${bad.length === 1 ? 'volume' : 'volumes'} ${bad.join(', ')} ${bad.length === 1 ? 'does' : 'do'} not match the sha256 in the signed volume table: damaged in transit; copy ${bad.length === 1 ? 'it' : 'them'} again from the original (the other volumes are fine)`,
+      { subject: bad[0]!, volumes: bad },
+    );
   }
 
   // The table is bound to the package inside: its id is the manifest's sha256, signed by the same key.
@@ -189,10 +264,16 @@ export async function openVolumes(given: string[], o: OpenVolumesOptions): Promi
     await file.close();
   }
   if (createHash('sha256').update(headM.manifest).digest('hex') !== table.packageId) {
-    throw new DigestMismatchError('AIRLOCK_VOLUME_FOREIGN', `the package inside the volumes is not the one their table names (${table.packageId.slice(0, 12)})`, { subject: input.path });
+    throw new DigestMismatchError(
+      'AIRLOCK_VOLUME_FOREIGN',
+      `the package inside the volumes is not the one their table names (${table.packageId.slice(0, 12)})`,
+      { subject: input.path },
+    );
   }
   if (trust.key && !(headM.signature && verify(null, headM.manifest, trust.key, headM.signature))) {
-    throw new SignatureError('AIRLOCK_VOLUME_SIGNER', `the volume table is signed by ${trust.signer} but the package inside is not signed by that key`, { subject: input.path });
+    throw new SignatureError('AIRLOCK_VOLUME_SIGNER', `the volume table is signed by ${trust.signer} but the package inside is not signed by that key`, {
+      subject: input.path,
+    });
   }
   return { input, table, paths: chosen.map((h) => h.path), signed: trust.signed, signer: trust.signer };
 }

@@ -12,9 +12,16 @@ import { planVolumes } from './plan.js';
 const CHUNK = 1024 * 1024;
 const ZERO = Buffer.alloc(CHUNK);
 
-export interface SplitResult { volumes: string[]; count: number; volumeBytes: number; packageId: string }
+export interface SplitResult {
+  volumes: string[];
+  count: number;
+  volumeBytes: number;
+  packageId: string;
+}
 
-interface Reader { read(b: Buffer, o: number, l: number, p: number): Promise<{ bytesRead: number }> }
+interface Reader {
+  read(b: Buffer, o: number, l: number, p: number): Promise<{ bytesRead: number }>;
+}
 
 export async function readExactAt(fh: Reader, pos: number, n: number, subject: string): Promise<Buffer> {
   const buf = Buffer.alloc(n);
@@ -29,13 +36,16 @@ export async function readExactAt(fh: Reader, pos: number, n: number, subject: s
 
 /** The package id: sha256 of the first member, airlock.json (of a full or a delta package). */
 export async function packageIdOf(fh: Reader, subject: string): Promise<string> {
-  return createHash('sha256').update((await headMembers(fh, subject)).manifest).digest('hex');
+  return createHash('sha256')
+    .update((await headMembers(fh, subject)).manifest)
+    .digest('hex');
 }
 
 /** The first member (airlock.json) of a full or delta package and its optional airlock.json.sig: bounded reads of the head only. */
 export async function headMembers(fh: Reader, subject: string): Promise<{ manifest: Buffer; signature: Buffer | null }> {
   const h = decodeHeader(await readExactAt(fh, 0, BLOCK, subject), 0, subject);
-  if (h.name !== 'airlock.json' || h.size > MAX_MANIFEST_BYTES) throw new MalformedError('AIRLOCK_PACKAGE_MEMBERS', `${subject} does not start with airlock.json`, { subject });
+  if (h.name !== 'airlock.json' || h.size > MAX_MANIFEST_BYTES)
+    throw new MalformedError('AIRLOCK_PACKAGE_MEMBERS', `${subject} does not start with airlock.json`, { subject });
   const manifest = await readExactAt(fh, BLOCK, h.size, subject);
   const next = BLOCK + padded(h.size);
   const s = decodeHeader(await readExactAt(fh, next, BLOCK, subject), next, subject);
@@ -61,7 +71,8 @@ async function writeAt(fh: FileHandle, buf: Buffer, pos: number): Promise<void> 
  */
 export async function splitPackage(pkgPath: string, o: { split: number; signKey?: KeyObject; signal?: AbortSignal }): Promise<SplitResult> {
   const name = basename(pkgPath);
-  if (Buffer.byteLength(name) > MAX_NAME) throw new MalformedError('AIRLOCK_VOLUME_TABLE', `package name ${name} is longer than ${MAX_NAME} bytes`, { subject: name });
+  if (Buffer.byteLength(name) > MAX_NAME)
+    throw new MalformedError('AIRLOCK_VOLUME_TABLE', `package name ${name} is longer than ${MAX_NAME} bytes`, { subject: name });
   const src = await open(pkgPath, 'r');
   const temps: string[] = [];
   const published: string[] = [];
@@ -70,7 +81,14 @@ export async function splitPackage(pkgPath: string, o: { split: number; signKey?
     const packageId = await packageIdOf(src, pkgPath);
     const plan = planVolumes(size, o.split, Boolean(o.signKey));
     const finals = plan.sizes.map((_, i) => join(dirname(pkgPath), volumeName(name, i + 1)));
-    for (const f of finals) if (await access(f).then(() => true, () => false)) throw outputExists(f, 'remove the old volumes first');
+    for (const f of finals)
+      if (
+        await access(f).then(
+          () => true,
+          () => false,
+        )
+      )
+        throw outputExists(f, 'remove the old volumes first');
 
     const volumes: VolumeTable['volumes'] = [];
     let pos = 0;
@@ -99,7 +117,8 @@ export async function splitPackage(pkgPath: string, o: { split: number; signKey?
         await out.close();
       }
     }
-    if (pos !== size || (await src.stat()).size !== size) throw new MalformedError('AIRLOCK_PACKAGE_CHANGED', `${pkgPath} changed while it was being split`, { subject: pkgPath });
+    if (pos !== size || (await src.stat()).size !== size)
+      throw new MalformedError('AIRLOCK_PACKAGE_CHANGED', `${pkgPath} changed while it was being split`, { subject: pkgPath });
 
     const table = encodeTable({ format: TABLE_FORMAT, packageId, name, packageSize: size, volumes }, tableRoom(plan.count));
     const signature = o.signKey ? sign(null, table, o.signKey) : Buffer.alloc(0);

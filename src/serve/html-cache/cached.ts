@@ -4,8 +4,16 @@
  * start is on the path of the first pages served after a switch (zod alone took 50-80 ms of a
  * worker's 120-160 ms start; see html-cache/pool.ts).
  */
-export interface CachedRep { sha256: string; size: number }
-export interface CachedPage extends CachedRep { br?: CachedRep; gz?: CachedRep; scriptHashes: string[]; styleHashes: string[] }
+export interface CachedRep {
+  sha256: string;
+  size: number;
+}
+export interface CachedPage extends CachedRep {
+  br?: CachedRep;
+  gz?: CachedRep;
+  scriptHashes: string[];
+  styleHashes: string[];
+}
 export type CacheEncoding = 'html' | 'br' | 'gz';
 
 /** Name of a cached file inside the key folder (pure; digests only, never a request path). */

@@ -10,7 +10,11 @@ import type { CachedPage, CachedRep } from './cached.js';
  * it as `<original sha256>.html|.html.br|.html.gz`. Written last and atomically, so an index only
  * ever lists files that were complete when it was written; the reader still checks them.
  */
-const Header = z.object({ format: z.literal(1), key: z.string(), pages: z.custom<Record<string, unknown>>((v) => typeof v === 'object' && v !== null && !Array.isArray(v)) });
+const Header = z.object({
+  format: z.literal(1),
+  key: z.string(),
+  pages: z.custom<Record<string, unknown>>((v) => typeof v === 'object' && v !== null && !Array.isArray(v)),
+});
 
 const SHA = /^[0-9a-f]{64}$/;
 // The hashes go into a Content-Security-Policy header: only well-formed hash sources, so a damaged
@@ -41,12 +45,17 @@ export function parsePage(v: unknown, seen: Set<string>): CachedPage | null {
   const p = v as CachedPage;
   if ((p.br !== undefined && !isRep(p.br)) || (p.gz !== undefined && !isRep(p.gz))) return null;
   if (!hashList(p.scriptHashes, seen) || !hashList(p.styleHashes, seen)) return null;
-  return { sha256: p.sha256, size: p.size, ...(p.br ? { br: { sha256: p.br.sha256, size: p.br.size } } : {}),
-    ...(p.gz ? { gz: { sha256: p.gz.sha256, size: p.gz.size } } : {}), scriptHashes: p.scriptHashes, styleHashes: p.styleHashes };
+  return {
+    sha256: p.sha256,
+    size: p.size,
+    ...(p.br ? { br: { sha256: p.br.sha256, size: p.br.size } } : {}),
+    ...(p.gz ? { gz: { sha256: p.gz.sha256, size: p.gz.size } } : {}),
+    scriptHashes: p.scriptHashes,
+    styleHashes: p.styleHashes,
+  };
 }
 
 export const INDEX_NAME = 'index.json';
-
 
 /** The pages of a key folder's index; null when it is missing, unreadable or of another key/format. */
 export async function readHtmlIndex(dir: string, key: string): Promise<Map<string, CachedPage> | null> {

@@ -27,7 +27,10 @@ export function stableStringify(value: unknown): string {
  * 16 hex characters = 64 bits: collisions between a handful of configurations are not a concern.
  */
 export function cacheKey(parts: unknown): string {
-  return createHash('sha256').update(stableStringify({ format: HTML_CACHE_FORMAT, parts })).digest('hex').slice(0, 16);
+  return createHash('sha256')
+    .update(stableStringify({ format: HTML_CACHE_FORMAT, parts }))
+    .digest('hex')
+    .slice(0, 16);
 }
 
 let codeDigest: Promise<string> | undefined;
@@ -42,7 +45,10 @@ export function transformCodeDigest(): Promise<string> {
     const dir = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'features');
     const h = createHash('sha256');
     for (const name of (await readdir(dir)).filter((n) => /\.(js|ts)$/.test(n) && !n.endsWith('.d.ts')).sort()) {
-      h.update(name).update('\0').update(await readFile(join(dir, name))).update('\0');
+      h.update(name)
+        .update('\0')
+        .update(await readFile(join(dir, name)))
+        .update('\0');
     }
     const require = createRequire(import.meta.url);
     h.update((require('html-rewriter-wasm/package.json') as { version: string }).version);

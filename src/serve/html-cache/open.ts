@@ -10,9 +10,17 @@ import { defaultPoolSize, PageWorkers, workerSlot } from './pool.js';
 
 /** How pages are transformed: src/features options run on worker threads, or a function in-process. */
 export type PageBuilder = { context: TransformContext } | { run: PageTransform };
-export interface HtmlFile { path: string; sha256: string }
+export interface HtmlFile {
+  path: string;
+  sha256: string;
+}
 export interface OpenHtmlCache {
-  dir: string; key: string; siteDir: string; files: readonly HtmlFile[]; builder: PageBuilder; poolSize?: number;
+  dir: string;
+  key: string;
+  siteDir: string;
+  files: readonly HtmlFile[];
+  builder: PageBuilder;
+  poolSize?: number;
   /** Files above this size get their size checked at open (default 64 KiB: the server's streaming threshold). */
   statAbove?: number;
   /** Build only pages a request asks for until `release` (the background build waits). */
@@ -50,12 +58,22 @@ async function intact(dir: string, index: Map<string, CachedPage>, wanted: reado
     const p = index.get(sha);
     if (!p || !present(sha, 'html', p) || !present(sha, 'br', p.br) || !present(sha, 'gz', p.gz)) continue;
     good.add(sha);
-    for (const [enc, rep] of [['html', p], ['br', p.br], ['gz', p.gz]] as const) if (rep && rep.size > statAbove) big.push([sha, enc, rep]);
+    for (const [enc, rep] of [
+      ['html', p],
+      ['br', p.br],
+      ['gz', p.gz],
+    ] as const)
+      if (rep && rep.size > statAbove) big.push([sha, enc, rep]);
   }
-  await Promise.all(big.map(async ([sha, enc, rep]) => {
-    const size = await stat(join(dir, cachedName(sha, enc))).then((s) => s.size, () => -1);
-    if (size !== rep.size) good.delete(sha);
-  }));
+  await Promise.all(
+    big.map(async ([sha, enc, rep]) => {
+      const size = await stat(join(dir, cachedName(sha, enc))).then(
+        (s) => s.size,
+        () => -1,
+      );
+      if (size !== rep.size) good.delete(sha);
+    }),
+  );
   return good;
 }
 
@@ -63,7 +81,13 @@ async function intact(dir: string, index: Map<string, CachedPage>, wanted: reado
 async function probeWritable(dir: string): Promise<void> {
   await mkdir(dir, { recursive: true });
   // A link here (into another store or anywhere) is never written through.
-  if ((await lstat(dir)).isSymbolicLink()) throw new StoreError('AIRLOCK_STORE_PATH', `${dir} is a symbolic link, which is not followed (airlock keeps prepared pages there); move it out of the store`, { subject: dir }, EXIT.USAGE);
+  if ((await lstat(dir)).isSymbolicLink())
+    throw new StoreError(
+      'AIRLOCK_STORE_PATH',
+      `${dir} is a symbolic link, which is not followed (airlock keeps prepared pages there); move it out of the store`,
+      { subject: dir },
+      EXIT.USAGE,
+    );
   const probe = join(dir, `.probe.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`);
   await writeFile(probe, '', { flag: 'wx' });
   await rm(probe, { force: true });
@@ -87,13 +111,22 @@ export async function openHtmlCache(o: OpenHtmlCache): Promise<HtmlCache> {
   for (const sha of good) pages.set(sha, index.get(sha)!);
   const missing = wanted.filter((sha) => !good.has(sha));
   if (missing.length === 0) {
-    return { dir: o.dir, pages, missing: 0, page: (sha) => Promise.reject(new Error(`no page ${sha}`)), done: Promise.resolve({ built: 0, failed: [] }), stop: async () => {}, release: () => {} };
+    return {
+      dir: o.dir,
+      pages,
+      missing: 0,
+      page: (sha) => Promise.reject(new Error(`no page ${sha}`)),
+      done: Promise.resolve({ built: 0, failed: [] }),
+      stop: async () => {},
+      release: () => {},
+    };
   }
   await probeWritable(o.dir);
   const b = o.builder;
-  const queue = 'context' in b
-    ? new PageWorkers(o.poolSize ?? defaultPoolSize(), () => workerSlot(b.context))
-    : new PageWorkers(4, () => ({ run: (job) => buildPage(job, b.run), end: async () => {} }));
+  const queue =
+    'context' in b
+      ? new PageWorkers(o.poolSize ?? defaultPoolSize(), () => workerSlot(b.context))
+      : new PageWorkers(4, () => ({ run: (job) => buildPage(job, b.run), end: async () => {} }));
   if (o.held) queue.hold();
   const jobOf = (sha: string): PageJob => {
     const f = byDigest.get(sha)!;
@@ -103,21 +136,29 @@ export async function openHtmlCache(o: OpenHtmlCache): Promise<HtmlCache> {
   const failed: string[] = [];
   let stopped = false;
   const settle = (sha: string, p: Promise<CachedPage>) => {
-    const tracked = p.then((page) => {
-      pages.set(sha, page);
-      inFlight.delete(sha);
-      return page;
-    }, (err: unknown) => {
-      inFlight.delete(sha);
-      throw err;
-    });
+    const tracked = p.then(
+      (page) => {
+        pages.set(sha, page);
+        inFlight.delete(sha);
+        return page;
+      },
+      (err: unknown) => {
+        inFlight.delete(sha);
+        throw err;
+      },
+    );
     inFlight.set(sha, tracked);
     return tracked;
   };
-  const all = missing.map((sha) => settle(sha, queue.submit(jobOf(sha), false)).then(() => true, (err: unknown) => {
-    if (!stopped) failed.push(`${byDigest.get(sha)!.path}: ${err instanceof Error ? err.message : String(err)}`);
-    return false;
-  }));
+  const all = missing.map((sha) =>
+    settle(sha, queue.submit(jobOf(sha), false)).then(
+      () => true,
+      (err: unknown) => {
+        if (!stopped) failed.push(`${byDigest.get(sha)!.path}: ${err instanceof Error ? err.message : String(err)}`);
+        return false;
+      },
+    ),
+  );
   const publish = async () => {
     await fsyncDir(o.dir); // the renames first, then the index that names them
     await writeHtmlIndex(o.dir, o.key, pages);

@@ -16,7 +16,12 @@ const gz = promisify(gzip);
 export type PageTransform = TransformHtml;
 
 /** One page to build: its bytes at `src`, results under `dir` named by `sha256` (the original digest). */
-export interface PageJob { src: string; path: string; sha256: string; dir: string }
+export interface PageJob {
+  src: string;
+  path: string;
+  sha256: string;
+  dir: string;
+}
 
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
@@ -47,7 +52,9 @@ async function put(dir: string, name: string, data: Buffer, blocking: boolean): 
   return { sha256: sha(data), size: data.length };
 }
 
-const BR_PARAMS = (size: number) => ({ params: { [constants.BROTLI_PARAM_QUALITY]: 5, [constants.BROTLI_PARAM_SIZE_HINT]: size, [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT } });
+const BR_PARAMS = (size: number) => ({
+  params: { [constants.BROTLI_PARAM_QUALITY]: 5, [constants.BROTLI_PARAM_SIZE_HINT]: size, [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT },
+});
 
 /**
  * Transform one page and write it with its br/gzip copies (each kept only when smaller). Brotli
@@ -67,7 +74,11 @@ export async function buildPage(job: PageJob, transform: PageTransform, o: { blo
   const [b, g] = blocking
     ? [brotliCompressSync(html, BR_PARAMS(html.length)), gzipSync(html, { level: 6 })]
     : await Promise.all([br(html, BR_PARAMS(html.length)), gz(html, { level: 6 })]);
-  const page: CachedPage = { ...(await put(job.dir, name('html'), html, blocking)), scriptHashes: [...(hashes.scriptHashes ?? [])], styleHashes: [...(hashes.styleHashes ?? [])] };
+  const page: CachedPage = {
+    ...(await put(job.dir, name('html'), html, blocking)),
+    scriptHashes: [...(hashes.scriptHashes ?? [])],
+    styleHashes: [...(hashes.styleHashes ?? [])],
+  };
   if (b.length < html.length) page.br = await put(job.dir, name('br'), b, blocking);
   if (g.length < html.length) page.gz = await put(job.dir, name('gz'), g, blocking);
   return page;

@@ -15,7 +15,10 @@ export const defaultPoolSize = (): number => Math.max(1, availableParallelism())
 /** Builds one page; resolves with its cache entry or rejects naming the page. */
 export type PageRunner = (job: PageJob) => Promise<CachedPage>;
 
-interface PageTag { job: PageJob; urgent: boolean }
+interface PageTag {
+  job: PageJob;
+  urgent: boolean;
+}
 
 const asError = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err)));
 
@@ -40,10 +43,17 @@ export class PageWorkers {
   private readonly parked: PageSlot[] = [];
   private respawns = 0;
 
-  constructor(private readonly size: number, private readonly slot: () => PageSlot) {
+  constructor(
+    private readonly size: number,
+    private readonly slot: () => PageSlot,
+  ) {
     // The next page a free worker may build: an urgent one, or a background one within the background's share.
-    this.pool = new JobPool<PageTag>(size, Number.POSITIVE_INFINITY, Number.POSITIVE_INFINITY,
-      (t) => t!.urgent || (!this.held && this.background < Math.max(1, this.size - 1)));
+    this.pool = new JobPool<PageTag>(
+      size,
+      Number.POSITIVE_INFINITY,
+      Number.POSITIVE_INFINITY,
+      (t) => t!.urgent || (!this.held && this.background < Math.max(1, this.size - 1)),
+    );
   }
 
   submit(job: PageJob, urgent: boolean): Promise<CachedPage> {
@@ -60,7 +70,10 @@ export class PageWorkers {
 
   /** Moves a queued page to the front (a request now waits for it); false when it is not queued. */
   hurry(sha256: string): boolean {
-    return this.pool.moveToFront((t) => t!.job.sha256 === sha256, (t) => void (t!.urgent = true));
+    return this.pool.moveToFront(
+      (t) => t!.job.sha256 === sha256,
+      (t) => void (t!.urgent = true),
+    );
   }
 
   hold(): void {

@@ -21,11 +21,17 @@ export const SEARCH_MAX_BODY = 8 * 1024;
 const Body = z.looseObject({
   query: z.string().trim().min(1).max(500),
   pageSize: z.number().int().min(1).max(MAX_PAGE_SIZE).nullish(),
-  filter: z.looseObject({
-    path: z.string().max(300).regex(/^\//, 'must start with /').nullish(),
-    // the reader's language: its pages first, other languages' copies of a page dropped
-    language: z.string().max(35).regex(/^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8}){0,3}$/, 'must be a language tag such as en or zh-CN').nullish(),
-  }).nullish(),
+  filter: z
+    .looseObject({
+      path: z.string().max(300).regex(/^\//, 'must start with /').nullish(),
+      // the reader's language: its pages first, other languages' copies of a page dropped
+      language: z
+        .string()
+        .max(35)
+        .regex(/^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8}){0,3}$/, 'must be a language tag such as en or zh-CN')
+        .nullish(),
+    })
+    .nullish(),
   // the page the reader is on: its version's (and language's) copies of a page first
   page: z.string().max(2000).regex(/^\//, 'must start with /').nullish(),
 });

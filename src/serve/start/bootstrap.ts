@@ -8,14 +8,23 @@ import { refuseConnect } from '../../util/http-connect.js';
  * answers 503 (send no traffic yet), everything else 503 with Retry-After. Replaced by the real
  * server on the same port once a version can be served.
  */
-export interface Bootstrap { port: number; url: string; close(): Promise<void> }
+export interface Bootstrap {
+  port: number;
+  url: string;
+  close(): Promise<void>;
+}
 
 export function startBootstrap(port: number, host: string, phase: () => string): Promise<Bootstrap> {
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     const json = (status: number, body: unknown) => {
       const text = JSON.stringify(body) + '\n';
-      res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-store', ...(status === 503 ? { 'Retry-After': '5' } : {}) });
+      res.writeHead(status, {
+        'Content-Type': 'application/json',
+        'Content-Length': Buffer.byteLength(text),
+        'Cache-Control': 'no-store',
+        ...(status === 503 ? { 'Retry-After': '5' } : {}),
+      });
       res.end(req.method === 'HEAD' ? undefined : text);
     };
     if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -34,10 +43,11 @@ export function startBootstrap(port: number, host: string, phase: () => string):
       resolve({
         port: a.port,
         url: `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}/`,
-        close: () => new Promise<void>((r) => {
-          server.close(() => r());
-          server.closeAllConnections();
-        }),
+        close: () =>
+          new Promise<void>((r) => {
+            server.close(() => r());
+            server.closeAllConnections();
+          }),
       });
     });
   });

@@ -16,7 +16,11 @@ import type { ServeSettings } from '../../values/settings.js';
  * changes nothing.
  */
 export interface PrepareOptions {
-  settings: ServeSettings; store: string; port: number; host: string; worker: boolean;
+  settings: ServeSettings;
+  store: string;
+  port: number;
+  host: string;
+  worker: boolean;
   log: (line: string) => void;
   /** The command's stop signal: a download in progress stops (its part is kept to resume) and no fallback is served. */
   signal?: AbortSignal;
@@ -28,7 +32,13 @@ export interface PrepareOptions {
   /** The bundle's state for /_airlock/ready while the store's active version is served. */
   onBundle?: (status: BundleStatus) => void;
 }
-export interface BundleStatus { state: 'downloading' | 'installed' | 'failed'; url: string; since: string; version?: string; error?: string }
+export interface BundleStatus {
+  state: 'downloading' | 'installed' | 'failed';
+  url: string;
+  since: string;
+  version?: string;
+  error?: string;
+}
 export interface Prepared {
   /** Pinned version to serve (undefined: the store's active one). */
   version?: string;
@@ -60,7 +70,11 @@ export async function prepareStart(o: PrepareOptions): Promise<Prepared> {
   const state = await readState(o.store);
   const labels = (await listVersions(o.store)).map((v) => v.version);
   const se = o.settings.staticExport;
-  const plan = planStart({ version: o.settings.version, bundleUrl: se?.bundleUrl, worker: o.worker, values: o.settings.valuesFile }, { active: state.active, labels }, o.store);
+  const plan = planStart(
+    { version: o.settings.version, bundleUrl: se?.bundleUrl, worker: o.worker, values: o.settings.valuesFile },
+    { active: state.active, labels },
+    o.store,
+  );
   if (plan.kind === 'fail') throw new StoreError('AIRLOCK_NOTHING_TO_SERVE', plan.message, { subject: plan.subject });
   if (plan.kind === 'serve') {
     o.log(`airlock serve: ${plan.why}`);
@@ -68,14 +82,30 @@ export async function prepareStart(o: PrepareOptions): Promise<Prepared> {
   }
   let phase = 'downloading the bundle';
   // The download and import code (undici, the package reader) loads only for a bundle to get (start-up).
-  const install = async () => (await import('../../store/bundle-install.js')).installBundle({
-    url: plan.url, store: o.store, label: plan.label, domain: se!.domain, trust: se!.trust, allowUnsigned: se!.allowUnsigned, limits: se!.limits, maxBytes: se!.maxBytes,
-    activate: plan.label === undefined, signal: o.signal, onProgress: o.onDownload, log: (l) => { phase = l.replace(/^airlock serve: /, ''); o.log(l); },
-  });
+  const install = async () =>
+    (await import('../../store/bundle-install.js')).installBundle({
+      url: plan.url,
+      store: o.store,
+      label: plan.label,
+      domain: se!.domain,
+      trust: se!.trust,
+      allowUnsigned: se!.allowUnsigned,
+      limits: se!.limits,
+      maxBytes: se!.maxBytes,
+      activate: plan.label === undefined,
+      signal: o.signal,
+      onProgress: o.onDownload,
+      log: (l) => {
+        phase = l.replace(/^airlock serve: /, '');
+        o.log(l);
+      },
+    });
   const t0 = performance.now();
   const imported = (r: Awaited<ReturnType<typeof installBundle>>) => {
     o.onImport?.((performance.now() - t0) / 1000, 'ok');
-    o.log(`airlock serve: ${r.status === 'imported' ? 'imported' : 'already had'} version ${r.version} from the bundle (${r.form})${plan.label === undefined ? ', now active' : ''}`);
+    o.log(
+      `airlock serve: ${r.status === 'imported' ? 'imported' : 'already had'} version ${r.version} from the bundle (${r.form})${plan.label === undefined ? ', now active' : ''}`,
+    );
   };
   if (plan.fallback !== null) {
     // The store has a good version: serve it now (ready 200) and let the download run; the
@@ -86,19 +116,24 @@ export async function prepareStart(o: PrepareOptions): Promise<Prepared> {
     const since = () => new Date().toISOString();
     o.log(`airlock serve: serving the store's active version ${fallback} while the bundle downloads`);
     o.onBundle?.({ state: 'downloading', url, since: since() });
-    const background = install().then((r) => {
-      imported(r);
-      o.onBundle?.({ state: 'installed', url, since: since(), version: r.version });
-    }, (err: unknown) => {
-      if (o.signal?.aborted) return;
-      o.onImport?.((performance.now() - t0) / 1000, 'failed');
-      const e = toAirlockError(err);
-      o.onBundle?.({ state: 'failed', url, since: since(), error: `${e.code}: ${e.message}` });
-      o.onWarning?.(fallbackWarning(e, fallback, o.log));
-    });
+    const background = install().then(
+      (r) => {
+        imported(r);
+        o.onBundle?.({ state: 'installed', url, since: since(), version: r.version });
+      },
+      (err: unknown) => {
+        if (o.signal?.aborted) return;
+        o.onImport?.((performance.now() - t0) / 1000, 'failed');
+        const e = toAirlockError(err);
+        o.onBundle?.({ state: 'failed', url, since: since(), error: `${e.code}: ${e.message}` });
+        o.onWarning?.(fallbackWarning(e, fallback, o.log));
+      },
+    );
     return { version: undefined, port: o.port, warning: null, background };
   }
-  const boot = await startBootstrap(o.port, o.host, () => phase).catch((err: unknown) => { throw listenError(err, o.host, o.port); });
+  const boot = await startBootstrap(o.port, o.host, () => phase).catch((err: unknown) => {
+    throw listenError(err, o.host, o.port);
+  });
   o.log(`airlock serve: starting at ${boot.url} (health 200, ready 503 until a version is served)`);
   try {
     imported(await install());

@@ -7,14 +7,24 @@ import { indexOf, type AppEnv } from '../app.js';
  * older version because the bundle could not be installed (loud, for whoever reads the probe),
  * and the bundle's state while it downloads behind the version served (`bundle`).
  */
-export function readyRoutes(warning: () => string[] | null, follow: (() => object | null) | null = null, bundle: (() => object | null) | null = null): Hono<AppEnv> {
+export function readyRoutes(
+  warning: () => string[] | null,
+  follow: (() => object | null) | null = null,
+  bundle: (() => object | null) | null = null,
+): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   // A follower stays ready whatever its mirror does (it serves what it has): `follow` says why it
   // has not switched (mirror unreachable, a version refused, a download failing).
   app.get('/_airlock/ready', (c) => {
     const f = follow?.() ?? null;
     const b = bundle?.() ?? null;
-    return c.json({ status: 'ready', version: indexOf(c).version, ...(warning() ? { warning: warning() } : {}), ...(f ? { follow: f } : {}), ...(b ? { bundle: b } : {}) });
+    return c.json({
+      status: 'ready',
+      version: indexOf(c).version,
+      ...(warning() ? { warning: warning() } : {}),
+      ...(f ? { follow: f } : {}),
+      ...(b ? { bundle: b } : {}),
+    });
   });
   return app;
 }

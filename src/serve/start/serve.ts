@@ -26,9 +26,14 @@ export interface ServeOptions {
   valuesFile?: string;
   tlsFiles: TlsFiles | null;
   metrics: boolean;
-  workers?: number; cacheMb?: number; rateLimitOrgHour?: number; rateLimitIpDay?: number;
-  accessLog?: string; assistantUrl?: string;
-  env: NodeJS.ProcessEnv; cwd: string;
+  workers?: number;
+  cacheMb?: number;
+  rateLimitOrgHour?: number;
+  rateLimitIpDay?: number;
+  accessLog?: string;
+  assistantUrl?: string;
+  env: NodeJS.ProcessEnv;
+  cwd: string;
   log: (line: string) => void;
   onUrl: (url: string) => void;
   /** Takes the command's signal trap over: from then on no signal ends the process before its clean-up. */
@@ -36,7 +41,11 @@ export interface ServeOptions {
   /** The reporter of the start-up download, made once there may be one. */
   progress: () => Promise<StartProgress>;
 }
-export interface StartProgress { log(line: string): void; onDownload(p: DownloadProgress): void; end(): void }
+export interface StartProgress {
+  log(line: string): void;
+  onDownload(p: DownloadProgress): void;
+  end(): void;
+}
 
 export async function startServe(o: ServeOptions): Promise<number> {
   const tls = o.tlsFiles && { pair: await (await import('../tls.js')).loadTlsPair(o.tlsFiles), files: o.tlsFiles };
@@ -51,13 +60,21 @@ export async function startServe(o: ServeOptions): Promise<number> {
   // Only a bundle to download may create the store; otherwise a missing one is a wrong --store (exit 2).
   const workers = o.workers ?? 1;
   const grace = numberOption(s.skewGrace, '--skew-grace', FLAG_RANGES['skew-grace']) ?? 600;
-  const basePath = s.basePath === undefined ? undefined : (await import('../base-path.js')).parseBasePath(s.basePath, o.flags['base-path'] !== undefined ? '--base-path' : 'basePath');
-  if (s.follow && workers > 1) throw new UsageError('--follow runs one process per replica (--workers 1): each worker would import on its own', { subject: '--follow' });
-  if (s.follow && version !== undefined) throw new UsageError('--follow and a pinned --version exclude each other: a follower serves what the mirror activates', { subject: '--follow' });
-  if (s.follow && s.staticExport?.bundleUrl) throw new UsageError('--follow and staticExport.bundleUrl exclude each other: a follower gets its versions from the mirror', { subject: '--follow' });
+  const basePath =
+    s.basePath === undefined
+      ? undefined
+      : (await import('../base-path.js')).parseBasePath(s.basePath, o.flags['base-path'] !== undefined ? '--base-path' : 'basePath');
+  if (s.follow && workers > 1)
+    throw new UsageError('--follow runs one process per replica (--workers 1): each worker would import on its own', { subject: '--follow' });
+  if (s.follow && version !== undefined)
+    throw new UsageError('--follow and a pinned --version exclude each other: a follower serves what the mirror activates', { subject: '--follow' });
+  if (s.follow && s.staticExport?.bundleUrl)
+    throw new UsageError('--follow and staticExport.bundleUrl exclude each other: a follower gets its versions from the mirror', { subject: '--follow' });
   if (!s.staticExport?.bundleUrl && !s.follow) await requireStore(store);
   // The follower (and the fleet code) loads only with --follow (start-up).
-  const following = s.follow ? await (await import('./follow.js')).makeFollower(s, { store, env: o.env, log: o.log, onImport: metrics?.importDone, onRefused: metrics?.refused }) : null;
+  const following = s.follow
+    ? await (await import('./follow.js')).makeFollower(s, { store, env: o.env, log: o.log, onImport: metrics?.importDone, onRefused: metrics?.refused })
+    : null;
   const follower = following?.follower ?? null;
   const host = s.host ?? '127.0.0.1';
   const limits = { orgPerHour: o.rateLimitOrgHour ?? DEFAULT_LIMITS.orgPerHour, ipPerDay: o.rateLimitIpDay ?? DEFAULT_LIMITS.ipPerDay };
@@ -65,7 +82,10 @@ export async function startServe(o: ServeOptions): Promise<number> {
   const cacheMb = o.cacheMb ?? 64;
   if (cluster.isPrimary) await probeListen(host, port); // before a download or a long load
   const [{ featureOptions }, { runServer }, { extraRoutes }, { prepareStart }] = await Promise.all([
-    import('../features.js'), import('../run.js'), import('./routes.js'), import('./prepare.js'),
+    import('../features.js'),
+    import('../run.js'),
+    import('./routes.js'),
+    import('./prepare.js'),
   ]);
   // From here no signal ends the process before the lease is released and the relay closed.
   // SIGHUP means "re-read the active version": ignored until there is a server to do it.
@@ -79,16 +99,37 @@ export async function startServe(o: ServeOptions): Promise<number> {
     let warning: string[] | null = null;
     let bundle: object | null = null;
     const extras = await extraRoutes({
-      settings: s, store, warning: () => warning, workers, features, log: o.log, onMirrorDownload: metrics?.mirrorDownload,
-      follow: follower && (() => follower.status), bundle: () => bundle,
+      settings: s,
+      store,
+      warning: () => warning,
+      workers,
+      features,
+      log: o.log,
+      onMirrorDownload: metrics?.mirrorDownload,
+      follow: follower && (() => follower.status),
+      bundle: () => bundle,
     });
-    const listenPort = follower ? await (await import('./follow.js')).fillEmptyReplica(follower, { url: s.follow!.url, store, port, host, signal: trap.signal, log: o.log }) : port;
+    const listenPort = follower
+      ? await (await import('./follow.js')).fillEmptyReplica(follower, { url: s.follow!.url, store, port, host, signal: trap.signal, log: o.log })
+      : port;
     if (listenPort === null) return 0;
     const progress = await o.progress();
     const prepared = await prepareStart({
-      settings: { ...s, version }, store, port: listenPort, host, worker: cluster.isWorker, log: (line) => progress.log(line), signal: trap.signal,
-      onDownload: progress.onDownload, onImport: metrics?.importDone,
-      onWarning: (w) => { warning = w; }, onBundle: (b) => { bundle = b; },
+      settings: { ...s, version },
+      store,
+      port: listenPort,
+      host,
+      worker: cluster.isWorker,
+      log: (line) => progress.log(line),
+      signal: trap.signal,
+      onDownload: progress.onDownload,
+      onImport: metrics?.importDone,
+      onWarning: (w) => {
+        warning = w;
+      },
+      onBundle: (b) => {
+        bundle = b;
+      },
     }).catch((err: unknown) => {
       if (trap.signal.aborted) return null; // stopped during the bundle download: the part is kept for the next start
       throw err;
@@ -99,12 +140,31 @@ export async function startServe(o: ServeOptions): Promise<number> {
     if (prepared === null) return 0;
     warning = prepared.warning;
     const code = await runServer({
-      server: { store, version: prepared.version, cacheBytes: cacheMb * 1024 * 1024, ...features, ...extras, metrics, skewGraceMs: Math.round(grace * 1000), basePath, tls: tls ?? undefined },
-      port: prepared.port, host, workers, accessLog: o.accessLog, trap, hangup: 'reload', onUrl: o.onUrl, log: o.log,
-      attach: following ? (srv) => {
-        following.follower.start(following.fleet.targetOf(srv));
-        return following.follower;
-      } : undefined,
+      server: {
+        store,
+        version: prepared.version,
+        cacheBytes: cacheMb * 1024 * 1024,
+        ...features,
+        ...extras,
+        metrics,
+        skewGraceMs: Math.round(grace * 1000),
+        basePath,
+        tls: tls ?? undefined,
+      },
+      port: prepared.port,
+      host,
+      workers,
+      accessLog: o.accessLog,
+      trap,
+      hangup: 'reload',
+      onUrl: o.onUrl,
+      log: o.log,
+      attach: following
+        ? (srv) => {
+            following.follower.start(following.fleet.targetOf(srv));
+            return following.follower;
+          }
+        : undefined,
     });
     await prepared.background; // stopped with the server (the trap's signal): its part is kept to resume
     return code;

@@ -38,7 +38,12 @@ export async function appendAuditLocked(store: string, event: AuditEvent): Promi
     } finally {
       await log.fh.close();
     }
-    head = await writeLine(store, head, { command: 'audit', outcome: 'repaired', reason: 'AIRLOCK_AUDIT_TORN', detail: `removed ${s.torn} unacknowledged bytes after line ${s.lines} (an append cut short by a crash)` });
+    head = await writeLine(store, head, {
+      command: 'audit',
+      outcome: 'repaired',
+      reason: 'AIRLOCK_AUDIT_TORN',
+      detail: `removed ${s.torn} unacknowledged bytes after line ${s.lines} (an append cut short by a crash)`,
+    });
   }
   return writeLine(store, head, event);
 }
@@ -47,13 +52,27 @@ export async function appendAuditLocked(store: string, event: AuditEvent): Promi
 async function writeLine(store: string, h: Head, e: AuditEvent): Promise<Head & AuditLine> {
   const p = auditPaths(store);
   const line: AuditLine = {
-    n: h.count + 1, time: new Date().toISOString(), user: osUser(), command: e.command, outcome: e.outcome, reason: e.reason ?? null,
-    package: e.package ?? null, packageSha256: e.packageSha256 ?? null, domain: e.domain ?? null, version: e.version ?? null,
-    signers: e.signers ?? [], detail: e.detail ?? null, prevHash: h.hash,
+    n: h.count + 1,
+    time: new Date().toISOString(),
+    user: osUser(),
+    command: e.command,
+    outcome: e.outcome,
+    reason: e.reason ?? null,
+    package: e.package ?? null,
+    packageSha256: e.packageSha256 ?? null,
+    domain: e.domain ?? null,
+    version: e.version ?? null,
+    signers: e.signers ?? [],
+    detail: e.detail ?? null,
+    prevHash: h.hash,
   };
   const text = JSON.stringify(line);
   const data = Buffer.from(text + '\n', 'utf8');
-  const log = await openRegularFileIfExists(p.log, (why) => broken(store, `${p.log} ${why}`), constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | NOFOLLOW);
+  const log = await openRegularFileIfExists(
+    p.log,
+    (why) => broken(store, `${p.log} ${why}`),
+    constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | NOFOLLOW,
+  );
   if (!log) throw broken(store, `${p.log} cannot be created`);
   try {
     let done = 0;
@@ -74,11 +93,23 @@ async function writeLine(store: string, h: Head, e: AuditEvent): Promise<Head & 
  * line cannot be written, the caller's error still stands.
  */
 export async function auditNotApplied(store: string, line: AuditLine, err: unknown, what?: string): Promise<void> {
-  const code = err instanceof AirlockError ? err.code : typeof (err as NodeJS.ErrnoException)?.code === 'string' ? (err as NodeJS.ErrnoException).code! : 'AIRLOCK_INTERNAL';
+  const code =
+    err instanceof AirlockError
+      ? err.code
+      : typeof (err as NodeJS.ErrnoException)?.code === 'string'
+        ? (err as NodeJS.ErrnoException).code!
+        : 'AIRLOCK_INTERNAL';
   const why = err instanceof AirlockError ? err.message : describeFsError(err);
   await appendAuditLocked(store, {
-    command: line.command, outcome: 'failed', reason: code, package: line.package, packageSha256: line.packageSha256, domain: line.domain, version: line.version,
-    signers: line.signers, detail: `line ${line.n} (${line.outcome}) did not take effect${what ? ` for ${what}` : ''}: ${why}`.slice(0, 2000),
+    command: line.command,
+    outcome: 'failed',
+    reason: code,
+    package: line.package,
+    packageSha256: line.packageSha256,
+    domain: line.domain,
+    version: line.version,
+    signers: line.signers,
+    detail: `line ${line.n} (${line.outcome}) did not take effect${what ? ` for ${what}` : ''}: ${why}`.slice(0, 2000),
   }).catch(() => {});
 }
 
@@ -86,4 +117,3 @@ export async function auditNotApplied(store: string, line: AuditLine, err: unkno
 export async function appendAudit(store: string, event: AuditEvent, o?: LockOptions): Promise<AuditLine> {
   return withLock(store, () => appendAuditLocked(store, event), o);
 }
-

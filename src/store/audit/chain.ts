@@ -48,7 +48,8 @@ function explainLine(bytes: Buffer, n: number, prevHash: string): string | null 
   } catch {
     return `line ${n} is not JSON (edited or torn)`;
   }
-  if (typeof line !== 'object' || line === null || line.n !== n) return `line ${n} is numbered ${JSON.stringify(line?.n ?? null)} (a line was deleted, inserted, duplicated or moved)`;
+  if (typeof line !== 'object' || line === null || line.n !== n)
+    return `line ${n} is numbered ${JSON.stringify(line?.n ?? null)} (a line was deleted, inserted, duplicated or moved)`;
   if (line.prevHash !== prevHash) return `line ${n} does not follow line ${n - 1} (prevHash differs: line ${n - 1} or one before it was edited or deleted)`;
   return null;
 }
@@ -85,7 +86,17 @@ export async function scanChain(store: string): Promise<Scan> {
   const p = auditPaths(store);
   const head = await readHead(store);
   const log = await openLog(store);
-  const empty = (problem: string | null): Scan => ({ head, lines: 0, lastHash: GENESIS, end: 0, problem, line: problem ? 1 : null, pending: false, torn: 0, history: newHistory() });
+  const empty = (problem: string | null): Scan => ({
+    head,
+    lines: 0,
+    lastHash: GENESIS,
+    end: 0,
+    problem,
+    line: problem ? 1 : null,
+    pending: false,
+    torn: 0,
+    history: newHistory(),
+  });
   if (!log) return empty(head && head.count > 0 ? `${p.log} is missing but ${p.head} acknowledges ${head.count} lines` : null);
   try {
     if (!head) return empty(log.size > 0 ? `${p.head} is missing (check the log with airlock audit verify)` : null);
@@ -119,7 +130,17 @@ export async function scanChain(store: string): Promise<Scan> {
         return false;
       },
     });
-    const scan: Scan = { head, lines: n, lastHash: prev, end: read.end, problem, line: problem ? n + 1 : null, pending: n === head.count + 1, torn: read.tail, history };
+    const scan: Scan = {
+      head,
+      lines: n,
+      lastHash: prev,
+      end: read.end,
+      problem,
+      line: problem ? n + 1 : null,
+      pending: n === head.count + 1,
+      torn: read.tail,
+      history,
+    };
     if (!scan.problem && n < head.count) {
       scan.line = n + 1;
       scan.problem = read.tail
@@ -132,7 +153,14 @@ export async function scanChain(store: string): Promise<Scan> {
   }
 }
 
-export interface AuditReport { ok: boolean; lines: number; head: Head | null; lastHash: string; problem: string | null; pending: boolean }
+export interface AuditReport {
+  ok: boolean;
+  lines: number;
+  head: Head | null;
+  lastHash: string;
+  problem: string | null;
+  pending: boolean;
+}
 
 /**
  * Check the whole chain against the head (read only): see scanChain. One complete, chained line
@@ -170,4 +198,3 @@ export async function auditHistory(store: string): Promise<AuditHistory> {
   if (s.problem) throw broken(store, `${s.problem}; check it with airlock audit verify`, { line: s.line });
   return s.history;
 }
-

@@ -44,7 +44,12 @@ export interface AuditEvent {
   signers?: string[];
   detail?: string | null;
 }
-export interface AuditLine extends Required<AuditEvent> { n: number; time: string; user: string; prevHash: string }
+export interface AuditLine extends Required<AuditEvent> {
+  n: number;
+  time: string;
+  user: string;
+  prevHash: string;
+}
 
 const HeadSchema = z.object({ count: z.number().int().nonnegative(), hash: z.string().regex(/^[0-9a-f]{64}$/), size: z.number().int().nonnegative() }).strict();
 export type Head = z.infer<typeof HeadSchema>;

@@ -8,7 +8,12 @@ import type { AuditLine } from './files.js';
  * carries it (importLine; lines written before lines carried it name only the domain), and the
  * SHA-256 of each accepted policy's bytes, by serial, where its line records one (policyDetail).
  */
-export interface AuditHistory { policySerial: number; importedDomains: Set<string>; importedSequence: Map<string, number>; policyDigests: Map<number, string> }
+export interface AuditHistory {
+  policySerial: number;
+  importedDomains: Set<string>;
+  importedSequence: Map<string, number>;
+  policyDigests: Map<number, string>;
+}
 
 /** The detail of a trust init or rotate line, carrying the accepted policy's SHA-256 (learn reads it back). */
 export function policyDetail(detail: string, policySha256: string): string {
@@ -18,15 +23,22 @@ const POLICY_SHA256 = /; policy sha256 ([0-9a-f]{64})$/;
 
 /** The detail of an import's line, carrying the sequence seen.json is about to record (learn reads it back). */
 export function importDetail(sequence: number | null, detail: string | null | undefined): string | null {
-  return sequence === null ? detail ?? null : `sequence ${sequence}${detail ? `; ${detail}` : ''}`;
+  return sequence === null ? (detail ?? null) : `sequence ${sequence}${detail ? `; ${detail}` : ''}`;
 }
 const SEQUENCE = /^sequence (\d+)(?:;|$)/;
 
 /** How writeLine lays out the outcomes that matter to AuditHistory (JSON.stringify of AuditLine, in its key order). */
-const OUTCOME = { init: Buffer.from('"outcome":"policy-init"'), rotated: Buffer.from('"outcome":"policy-rotated"'), imported: Buffer.from('"outcome":"imported"'), failed: Buffer.from('"outcome":"failed"') };
+const OUTCOME = {
+  init: Buffer.from('"outcome":"policy-init"'),
+  rotated: Buffer.from('"outcome":"policy-rotated"'),
+  imported: Buffer.from('"outcome":"imported"'),
+  failed: Buffer.from('"outcome":"failed"'),
+};
 
 /** The history being learnt, and the last import's line (a `failed` line naming it takes its sequence back). */
-export interface Learning extends AuditHistory { last: { n: number; domain: string; before: number | undefined } | null }
+export interface Learning extends AuditHistory {
+  last: { n: number; domain: string; before: number | undefined } | null;
+}
 export const newHistory = (): Learning => ({ policySerial: 0, importedDomains: new Set(), importedSequence: new Map(), policyDigests: new Map(), last: null });
 
 /** Fold one chained line into `h` (only the few lines that matter are parsed). */
@@ -60,4 +72,3 @@ export function learn(h: Learning, line: Buffer): void {
     }
   }
 }
-

@@ -34,7 +34,8 @@ export async function readLines(fh: FileHandle, sink: LineSink, from = 0): Promi
     for (let nl = view.indexOf(0x0a, scanFrom); nl >= 0; nl = view.indexOf(0x0a, start)) {
       const end = base + nl + 1;
       if (skipping) skipping = false;
-      else if (nl - start > MAX_LINE_BYTES ? !sink.overlong(Buffer.from(view.subarray(start, start + 200))) : !sink.line(view, start, nl, end)) return { end: lastEnd, tail: 0, stopped: true };
+      else if (nl - start > MAX_LINE_BYTES ? !sink.overlong(Buffer.from(view.subarray(start, start + 200))) : !sink.line(view, start, nl, end))
+        return { end: lastEnd, tail: 0, stopped: true };
       lastEnd = end;
       start = nl + 1;
     }
@@ -53,4 +54,3 @@ export async function readLines(fh: FileHandle, sink: LineSink, from = 0): Promi
   }
   return { end: lastEnd, tail: skipping ? 0 : have, stopped: false };
 }
-

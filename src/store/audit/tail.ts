@@ -14,7 +14,8 @@ export async function readAuditTail(store: string, limit = 1000): Promise<{ line
   if (!log) return { lines: [], earlierUnread: false };
   const newestFirst: AuditLine[] = [];
   const add = (line: Buffer) => {
-    if (line.length > MAX_LINE_BYTES) return void newestFirst.push(unreadable(`(longer than ${MAX_LINE_BYTES} bytes) ${line.toString('utf8', 0, 200).slice(0, 160)}`));
+    if (line.length > MAX_LINE_BYTES)
+      return void newestFirst.push(unreadable(`(longer than ${MAX_LINE_BYTES} bytes) ${line.toString('utf8', 0, 200).slice(0, 160)}`));
     const text = line.toString('utf8');
     let v: unknown = null;
     if (text.startsWith('{')) {
@@ -54,7 +55,8 @@ export async function readAuditTail(store: string, limit = 1000): Promise<{ line
       }
       if (newestFirst.length >= limit) break;
       carry = Buffer.from(data.subarray(0, end));
-      if (pos === 0 && !tail && carry.length > 0) add(carry); // the log's first line
+      if (pos === 0 && !tail && carry.length > 0)
+        add(carry); // the log's first line
       else if (carry.length > MAX_LINE_BYTES) {
         // Longer than a line may be (a complete one, or bytes after the last line that verify names
         // as the next line): one unreadable entry, and nothing before it is read.

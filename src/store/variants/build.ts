@@ -35,7 +35,12 @@ export interface VariantsOptions {
  */
 export const BR_QUALITY = 5;
 export const GZIP_LEVEL = 6;
-export interface VariantsReport { candidates: number; br: number; gz: number; failed: string[] }
+export interface VariantsReport {
+  candidates: number;
+  br: number;
+  gz: number;
+  failed: string[];
+}
 
 /**
  * Precompress a committed version's text files into variants/<sha256>.br|.gz, then publish
@@ -54,23 +59,40 @@ export async function buildVariants(store: string, label: string, o: VariantsOpt
     const todo = selectForVariants(manifest.files.filter((f) => !o.exclude?.(f.path))).filter((f) => !index.has(f.sha256));
     const report: VariantsReport = { candidates: todo.length, br: 0, gz: 0, failed: [] };
     // Nothing left and the index published: write nothing (a read-only store stays untouched).
-    if (todo.length === 0 && await access(p.variantsIndex).then(() => true, () => false)) return report;
+    if (
+      todo.length === 0 &&
+      (await access(p.variantsIndex).then(
+        () => true,
+        () => false,
+      ))
+    )
+      return report;
     await mkdir(p.variants, { recursive: true });
     let done = 0;
-    const jobs = todo.map((f) => ({ src: join(p.site, ...f.path.split('/')), destBase: join(p.variants, f.sha256), brQuality: o.brQuality ?? BR_QUALITY, gzipLevel: o.gzipLevel ?? GZIP_LEVEL }));
+    const jobs = todo.map((f) => ({
+      src: join(p.site, ...f.path.split('/')),
+      destBase: join(p.variants, f.sha256),
+      brQuality: o.brQuality ?? BR_QUALITY,
+      gzipLevel: o.gzipLevel ?? GZIP_LEVEL,
+    }));
     const byBase = new Map(todo.map((f, i) => [jobs[i]!.destBase, f]));
-    await runVariantJobs(jobs, o.poolSize ?? defaultPoolSize(), (job, r) => {
-      const f = byBase.get(job.destBase)!;
-      if (r.error) report.failed.push(f.path);
-      else if (r.br || r.gz) {
-        const sizes = { ...(r.br ? { br: r.br } : {}), ...(r.gz ? { gz: r.gz } : {}) };
-        index.set(f.sha256, sizes);
-        o.onVariant?.(f.sha256, sizes);
-      }
-      if (r.br) report.br++;
-      if (r.gz) report.gz++;
-      o.onProgress?.(++done, todo.length);
-    }, o.signal).catch(async (err: unknown) => {
+    await runVariantJobs(
+      jobs,
+      o.poolSize ?? defaultPoolSize(),
+      (job, r) => {
+        const f = byBase.get(job.destBase)!;
+        if (r.error) report.failed.push(f.path);
+        else if (r.br || r.gz) {
+          const sizes = { ...(r.br ? { br: r.br } : {}), ...(r.gz ? { gz: r.gz } : {}) };
+          index.set(f.sha256, sizes);
+          o.onVariant?.(f.sha256, sizes);
+        }
+        if (r.br) report.br++;
+        if (r.gz) report.gz++;
+        o.onProgress?.(++done, todo.length);
+      },
+      o.signal,
+    ).catch(async (err: unknown) => {
       await removeOwnTemp(p.variants); // the workers are stopped: their half-written files go
       throw err;
     });

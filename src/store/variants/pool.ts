@@ -53,7 +53,12 @@ function variantWorker() {
  * through `onResult`. A worker's failure or an abort fails the jobs still in flight at once (the
  * others' compressions are not waited for) and the workers are terminated before this returns.
  */
-export async function runVariantJobs(jobs: Omit<VariantJob, 'id'>[], size: number, onResult: (job: Omit<VariantJob, 'id'>, r: VariantResult) => void, signal?: AbortSignal): Promise<void> {
+export async function runVariantJobs(
+  jobs: Omit<VariantJob, 'id'>[],
+  size: number,
+  onResult: (job: Omit<VariantJob, 'id'>, r: VariantResult) => void,
+  signal?: AbortSignal,
+): Promise<void> {
   signal?.throwIfAborted();
   const workers = Array.from({ length: Math.min(size, jobs.length) }, variantWorker);
   const idle = [...workers];

@@ -8,7 +8,11 @@ export function isCompressibleType(type: string): boolean {
   return /^text\//.test(type) || /^application\/(javascript|json|xml|manifest\+json|ld\+json)$/.test(type) || /\+xml$/.test(type);
 }
 
-export interface SiteFile { path: string; size: number; sha256: string }
+export interface SiteFile {
+  path: string;
+  size: number;
+  sha256: string;
+}
 
 /** The distinct contents (by digest) worth precompressing (pure). */
 export function selectForVariants(files: readonly SiteFile[]): SiteFile[] {

@@ -8,16 +8,32 @@ import { writeDurably } from '../../util/fsx.js';
  * job: compress `src` with brotli and gzip; write each variant only if it is smaller, durably
  * (util/fsx writeDurably; the builder syncs the folder once before publishing the index).
  */
-export interface VariantJob { id: number; src: string; destBase: string; brQuality: number; gzipLevel: number }
-export interface VariantResult { id: number; br?: number; gz?: number; error?: string }
+export interface VariantJob {
+  id: number;
+  src: string;
+  destBase: string;
+  brQuality: number;
+  gzipLevel: number;
+}
+export interface VariantResult {
+  id: number;
+  br?: number;
+  gz?: number;
+  error?: string;
+}
 
 const write = (path: string, data: Buffer) => writeDurably(path, (fh) => fh.writeFile(data), { syncFolder: false });
 
 async function run(job: VariantJob): Promise<VariantResult> {
   const data = await readFile(job.src);
   const out: VariantResult = { id: job.id };
-  const br = brotliCompressSync(data, { params: {
-    [Z.BROTLI_PARAM_QUALITY]: job.brQuality, [Z.BROTLI_PARAM_SIZE_HINT]: data.length, [Z.BROTLI_PARAM_MODE]: Z.BROTLI_MODE_TEXT } });
+  const br = brotliCompressSync(data, {
+    params: {
+      [Z.BROTLI_PARAM_QUALITY]: job.brQuality,
+      [Z.BROTLI_PARAM_SIZE_HINT]: data.length,
+      [Z.BROTLI_PARAM_MODE]: Z.BROTLI_MODE_TEXT,
+    },
+  });
   if (br.length < data.length) {
     await write(`${job.destBase}.br`, br);
     out.br = br.length;
@@ -32,6 +48,9 @@ async function run(job: VariantJob): Promise<VariantResult> {
 
 const port = parentPort!;
 port.on('message', (job: VariantJob) => {
-  run(job).then((r) => port.postMessage(r), (err: unknown) => port.postMessage({ id: job.id, error: err instanceof Error ? err.message : String(err) } satisfies VariantResult));
+  run(job).then(
+    (r) => port.postMessage(r),
+    (err: unknown) => port.postMessage({ id: job.id, error: err instanceof Error ? err.message : String(err) } satisfies VariantResult),
+  );
 });
 port.postMessage({ id: -1 } satisfies VariantResult); // ready: its modules are loaded

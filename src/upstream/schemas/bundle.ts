@@ -14,6 +14,9 @@ export const BundleLinkSchema = z.looseObject({
   bundleUrl: z.url({ protocol: /^https?$/ }).max(16_384),
   expiresAt: optional(TimeSchema),
   jobId: optional(IdSchema),
-  sizeBytes: z.custom<number>((v) => typeof v === 'number' && !Number.isNaN(v), 'expected the archive size in bytes (a number)').nullish().transform((v) => v ?? undefined),
+  sizeBytes: z
+    .custom<number>((v) => typeof v === 'number' && !Number.isNaN(v), 'expected the archive size in bytes (a number)')
+    .nullish()
+    .transform((v) => v ?? undefined),
 });
 export type BundleLink = z.infer<typeof BundleLinkSchema>;

@@ -7,7 +7,10 @@ import { z } from 'zod';
  * airlock truly needs is required, and that stays strict.
  */
 export function optional<T extends z.ZodType>(schema: T) {
-  return schema.nullish().catch(undefined).transform((v): z.output<T> | undefined => v ?? undefined);
+  return schema
+    .nullish()
+    .catch(undefined)
+    .transform((v): z.output<T> | undefined => v ?? undefined);
 }
 
 /** Ids are printed and put into URL paths and file names: printable ASCII, no spaces, bounded. */

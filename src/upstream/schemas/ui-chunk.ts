@@ -26,9 +26,33 @@ const Finish = z.looseObject({
 const ErrorChunk = z.looseObject({ type: z.literal('error'), errorText: z.string() });
 
 const KnownChunkSchema = z.discriminatedUnion('type', [
-  Start, StartStep, TextStart, TextDelta, TextEnd, ReasoningStart, ReasoningDelta, ReasoningEnd, SourceUrl, FinishStep, Finish, ErrorChunk,
+  Start,
+  StartStep,
+  TextStart,
+  TextDelta,
+  TextEnd,
+  ReasoningStart,
+  ReasoningDelta,
+  ReasoningEnd,
+  SourceUrl,
+  FinishStep,
+  Finish,
+  ErrorChunk,
 ]);
-const KNOWN = new Set(['start', 'start-step', 'text-start', 'text-delta', 'text-end', 'reasoning-start', 'reasoning-delta', 'reasoning-end', 'source-url', 'finish-step', 'finish', 'error']);
+const KNOWN = new Set([
+  'start',
+  'start-step',
+  'text-start',
+  'text-delta',
+  'text-end',
+  'reasoning-start',
+  'reasoning-delta',
+  'reasoning-end',
+  'source-url',
+  'finish-step',
+  'finish',
+  'error',
+]);
 const OtherChunk = z.looseObject({ type: z.string().min(1) });
 
 /**

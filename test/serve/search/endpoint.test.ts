@@ -27,7 +27,9 @@ async function start(o: { disable?: string[] } = {}): Promise<{ origin: string; 
 
 const post = (origin: string, body: unknown, o: { domain?: string; type?: string; raw?: string } = {}) =>
   fetch(`${origin}/_airlock/search/${o.domain ?? 'docs.example.com'}`, {
-    method: 'POST', headers: { 'content-type': o.type ?? 'application/json' }, body: o.raw ?? JSON.stringify(body),
+    method: 'POST',
+    headers: { 'content-type': o.type ?? 'application/json' },
+    body: o.raw ?? JSON.stringify(body),
   });
 
 /** Poll until the index answers (bounded); returns the first 200 response's JSON. */
@@ -44,7 +46,11 @@ async function ready(origin: string, query = 'webhooks'): Promise<unknown> {
   }
 }
 
-interface Hit { content: string; path: string; metadata: { title: string; heading: string; anchor: string | null; page: string; score: number } }
+interface Hit {
+  content: string;
+  path: string;
+  metadata: { title: string; heading: string; anchor: string | null; page: string; score: number };
+}
 
 beforeAll(async () => {
   fx = await fixtureStore();
@@ -94,7 +100,9 @@ describe('local search endpoint', () => {
     expect(filtered.every((h) => h.metadata.page.startsWith('/getting-started/'))).toBe(true);
     expect(await (await post(origin, { query: 'zzqqxxnotaword' })).json()).toEqual([]);
     // the reader's language and page order copies of a page; on a one-language site they change nothing
-    const withReader = ((await (await post(origin, { query: 'webhooks', filter: { language: 'en-US' }, page: '/getting-started/' })).json()) as Hit[]).map((h) => h.metadata.page);
+    const withReader = ((await (await post(origin, { query: 'webhooks', filter: { language: 'en-US' }, page: '/getting-started/' })).json()) as Hit[]).map(
+      (h) => h.metadata.page,
+    );
     expect(withReader).toEqual(full);
   });
 
@@ -106,9 +114,23 @@ describe('local search endpoint', () => {
     expect((await post(origin, null, { type: 'text/plain', raw: '{"query":"x"}' })).status).toBe(415);
     expect((await post(origin, null, { raw: '{"query":' })).status).toBe(400);
     expect((await post(origin, { query: 'x'.repeat(9000) })).status).toBe(413);
-    for (const bad of [{}, { query: '' }, { query: 5 }, { query: 'x', pageSize: 0 }, { query: 'x', pageSize: 51 }, { query: 'x', pageSize: 1.5 },
-      { query: 'x', filter: 'a' }, { query: 'x', filter: { path: 'no-slash' } }, { query: 'x', filter: { language: 'en us' } }, { query: 'x', filter: { language: 5 } },
-      { query: 'x', page: 'no-slash' }, { query: 'x', page: '/' + 'a'.repeat(2000) }, [], 'q', null]) {
+    for (const bad of [
+      {},
+      { query: '' },
+      { query: 5 },
+      { query: 'x', pageSize: 0 },
+      { query: 'x', pageSize: 51 },
+      { query: 'x', pageSize: 1.5 },
+      { query: 'x', filter: 'a' },
+      { query: 'x', filter: { path: 'no-slash' } },
+      { query: 'x', filter: { language: 'en us' } },
+      { query: 'x', filter: { language: 5 } },
+      { query: 'x', page: 'no-slash' },
+      { query: 'x', page: '/' + 'a'.repeat(2000) },
+      [],
+      'q',
+      null,
+    ]) {
       const r = await post(origin, bad);
       expect(r.status, JSON.stringify(bad)).toBe(400);
       expect(((await r.json()) as { error: string }).error).toMatch(/search request|body/);
@@ -118,16 +140,33 @@ describe('local search endpoint', () => {
   it('fuzz: mutated bodies (flips, truncations, huge and nested values) get 400/413, never 500, and the server keeps serving', async () => {
     const valid = JSON.stringify({ query: 'webhooks rate limits', pageSize: 5, filter: { path: '/api-reference/' } });
     let seed = 17;
-    const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) >>> 0) % n);
+    const rnd = (n: number) => (seed = (seed * 1103515245 + 12345) >>> 0) % n;
     const bodies: string[] = [];
     for (let i = 0; i < 150; i++) {
       const b = Buffer.from(valid);
       const kind = i % 5;
-      if (kind === 0) for (let k = 0; k < 1 + rnd(4); k++) { const at = rnd(b.length); b[at] = b[at]! ^ (1 << rnd(8)); }
-      if (kind === 1) { bodies.push(valid.slice(0, rnd(valid.length))); continue; }
-      if (kind === 2) { bodies.push(JSON.stringify({ query: 'a'.repeat(rnd(2) ? 501 : 7000), pageSize: 5 })); continue; }
-      if (kind === 3) { const d = 1 + rnd(3000); bodies.push(`{"query":"x","filter":${'['.repeat(d)}${']'.repeat(d)}}`); continue; }
-      if (kind === 4) { bodies.push(JSON.stringify({ query: 'x', pageSize: [1e308, -1, '5', null, true][rnd(5)], filter: { path: '/'.repeat(rnd(400)) } })); continue; }
+      if (kind === 0)
+        for (let k = 0; k < 1 + rnd(4); k++) {
+          const at = rnd(b.length);
+          b[at] = b[at]! ^ (1 << rnd(8));
+        }
+      if (kind === 1) {
+        bodies.push(valid.slice(0, rnd(valid.length)));
+        continue;
+      }
+      if (kind === 2) {
+        bodies.push(JSON.stringify({ query: 'a'.repeat(rnd(2) ? 501 : 7000), pageSize: 5 }));
+        continue;
+      }
+      if (kind === 3) {
+        const d = 1 + rnd(3000);
+        bodies.push(`{"query":"x","filter":${'['.repeat(d)}${']'.repeat(d)}}`);
+        continue;
+      }
+      if (kind === 4) {
+        bodies.push(JSON.stringify({ query: 'x', pageSize: [1e308, -1, '5', null, true][rnd(5)], filter: { path: '/'.repeat(rnd(400)) } }));
+        continue;
+      }
       bodies.push(b.toString('latin1'));
     }
     for (const raw of bodies) {
@@ -188,7 +227,9 @@ describe('--disable local-search', () => {
     expect((await post(origin, { query: 'webhooks' })).status).toBe(404);
     expect((await fetch(`${origin}/_airlock/search.js`)).status).toBe(404);
     const on = await start();
-    expect(await (await fetch(`${on.origin}/getting-started/`)).text()).toContain('<script src="/_airlock/search.js" defer data-airlock="local-search"></script>');
+    expect(await (await fetch(`${on.origin}/getting-started/`)).text()).toContain(
+      '<script src="/_airlock/search.js" defer data-airlock="local-search"></script>',
+    );
     const js = await fetch(`${on.origin}/_airlock/search.js`);
     expect(js.headers.get('content-type')).toContain('text/javascript');
   });
