@@ -6,7 +6,7 @@ import { NUMBERS, usage } from './serve-flags.js';
 import { UsageError } from '../errors.js';
 
 // Start-up: `serve --help` and a plain `serve` load only what they use. The assembly
-// (src/serve/start/serve.ts) imports the server and what the options ask for where they ask.
+// (src/start/serve.ts) imports the server and what the options ask for where they ask.
 
 const command: Command = {
   summary: 'serve the active (or pinned) version of a store',
@@ -46,7 +46,7 @@ const command: Command = {
     );
     if ((values['tls-cert'] === undefined) !== (values['tls-key'] === undefined))
       throw new UsageError('--tls-cert and --tls-key go together', { subject: values['tls-cert'] === undefined ? '--tls-cert' : '--tls-key' });
-    const { startServe } = await import('../serve/start/serve.js');
+    const { startServe } = await import('../start/serve.js');
     return startServe({
       flags: {
         ...values,

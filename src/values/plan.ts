@@ -1,5 +1,5 @@
 /**
- * Start-up decision of `airlock serve` with a values file (pure; src/serve/start/prepare.ts runs it).
+ * Start-up decision of `airlock serve` with a values file (pure; src/start/prepare.ts runs it).
  * The chart's promise: `staticExport.version` pins a reproducible rollout, `bundleUrl` is fetched
  * on start and becomes the active version. Order: a pinned version already in the store is served
  * with no network at all; otherwise download; a failed download falls back to the active version

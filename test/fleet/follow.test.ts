@@ -3,7 +3,7 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Follower, targetOf } from '../../src/fleet/index.js';
 import { createAirlockServer, type AirlockServer } from '../../src/serve/index.js';
-import { readyRoutes } from '../../src/serve/start/ready.js';
+import { readyRoutes } from '../../src/start/ready.js';
 import { tempDir } from '../mirror/helpers.js';
 import { addVersion, FLEET_TOKEN, makeSigner, sitePackage, startMirror, type Signer } from './rig.js';
 import { cleanupAfterEach } from '../helpers/scope.js';

@@ -4,7 +4,7 @@ import { startAirlock, type Proc } from '../helpers/proc.js';
 import { makePackage } from '../helpers/make-package.js';
 import { tokensFile } from '../mirror/helpers.js';
 import { startEmulator } from '../../src/emulator/index.js';
-import { startBootstrap } from '../../src/serve/start/bootstrap.js';
+import { startBootstrap } from '../../src/start/bootstrap.js';
 import { cleanup, labelledSite, rawRequest, setActive, tempRoot, writeVersion } from './helpers.js';
 
 /**

@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import { indexOf, type AppEnv } from '../app.js';
+import { indexOf, type AppEnv } from '../serve/app.js';
 
 /**
  * `GET /_airlock/ready`: mounted only on the real server, which exists only once a version can be

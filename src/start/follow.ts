@@ -1,7 +1,7 @@
-import type { Follower } from '../../fleet/follow.js';
-import type { ServeSettings } from '../../values/settings.js';
-import { readState } from '../../store/state.js';
-import { listenError } from '../../util/listen.js';
+import type { Follower } from '../fleet/follow.js';
+import type { ServeSettings } from '../values/settings.js';
+import { readState } from '../store/state.js';
+import { listenError } from '../util/listen.js';
 import { startBootstrap } from './bootstrap.js';
 
 /** serve --follow: the follower of the mirror, made before anything listens (the fleet loads only then). */
@@ -14,9 +14,9 @@ export async function makeFollower(
     onImport?: (seconds: number, result: 'ok' | 'failed') => void;
     onRefused?: (version: string) => void;
   },
-): Promise<{ follower: Follower; fleet: typeof import('../../fleet/index.js') } | null> {
+): Promise<{ follower: Follower; fleet: typeof import('../fleet/index.js') } | null> {
   if (!s.follow) return null;
-  const fleet = await import('../../fleet/index.js');
+  const fleet = await import('../fleet/index.js');
   const follower = new fleet.Follower({
     mirror: s.follow.url,
     token: await fleet.followToken(s.follow.tokenFile, o.env),

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { refuseConnect } from '../../util/http-connect.js';
+import { refuseConnect } from '../util/http-connect.js';
 
 /**
  * The listener that holds the port while a bundle downloads at start-up: health answers 200 (the

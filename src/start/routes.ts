@@ -1,8 +1,8 @@
 import { Hono } from 'hono';
-import { UsageError } from '../../errors.js';
-import type { AirlockServerOptions, AppEnv } from '../index.js';
+import { UsageError } from '../errors.js';
+import type { AirlockServerOptions, AppEnv } from '../serve/index.js';
 import { readyRoutes } from './ready.js';
-import type { ServeSettings } from '../../values/settings.js';
+import type { ServeSettings } from '../values/settings.js';
 
 /**
  * The extra routes `airlock serve` mounts on the server's hono app: /_airlock/ready (with the
@@ -33,7 +33,7 @@ export async function extraRoutes(o: {
   // The mirror (and the export client it answers for) loads only with --mirror (start-up).
   const mirror = m
     ? await (
-        await import('../../mirror/index.js')
+        await import('../mirror/index.js')
       ).createMirror({
         store: o.store,
         tokensFile: m.tokensFile,

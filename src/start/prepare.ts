@@ -1,12 +1,12 @@
-import { AirlockError, EXIT, StoreError, toAirlockError } from '../../errors.js';
-import { listVersions } from '../../store/list.js';
-import { readState } from '../../store/state.js';
-import { listenError } from '../../util/listen.js';
-import type { DownloadProgress } from '../../fetch/index.js';
+import { AirlockError, EXIT, StoreError, toAirlockError } from '../errors.js';
+import { listVersions } from '../store/list.js';
+import { readState } from '../store/state.js';
+import { listenError } from '../util/listen.js';
+import type { DownloadProgress } from '../fetch/index.js';
 import { startBootstrap } from './bootstrap.js';
-import type { installBundle } from '../../store/bundle-install.js';
-import { afterFailure, planStart } from '../../values/plan.js';
-import type { ServeSettings } from '../../values/settings.js';
+import type { installBundle } from '../store/bundle-install.js';
+import { afterFailure, planStart } from '../values/plan.js';
+import type { ServeSettings } from '../values/settings.js';
 
 /**
  * Runs the start-up plan (I/O), then tells serve what to serve. With a version already active
@@ -83,7 +83,7 @@ export async function prepareStart(o: PrepareOptions): Promise<Prepared> {
   let phase = 'downloading the bundle';
   // The download and import code (undici, the package reader) loads only for a bundle to get (start-up).
   const install = async () =>
-    (await import('../../store/bundle-install.js')).installBundle({
+    (await import('../store/bundle-install.js')).installBundle({
       url: plan.url,
       store: o.store,
       label: plan.label,

@@ -1,17 +1,17 @@
 import cluster from 'node:cluster';
-import { UsageError } from '../../errors.js';
-import { resolveFeatures } from '../../features/resolve.js';
-import type { DownloadProgress } from '../../fetch/download.js';
-import { checkLabel } from '../../package/label.js';
-import { relayConfig } from '../../relay/config.js';
-import { DEFAULT_LIMITS } from '../../relay/limits.js';
-import { requireStore } from '../../store/location.js';
-import { resolveStore } from '../../store/paths.js';
-import { probeListen } from '../../util/listen.js';
-import { numberOption } from '../../util/number-option.js';
-import type { SignalTrap } from '../../util/signals.js';
-import { FLAG_RANGES, mergeSettings, type ServeFlags } from '../../values/settings.js';
-import type { TlsFiles } from '../tls.js';
+import { UsageError } from '../errors.js';
+import { resolveFeatures } from '../features/resolve.js';
+import type { DownloadProgress } from '../fetch/download.js';
+import { checkLabel } from '../package/label.js';
+import { relayConfig } from '../relay/config.js';
+import { DEFAULT_LIMITS } from '../relay/limits.js';
+import { requireStore } from '../store/location.js';
+import { resolveStore } from '../store/paths.js';
+import { probeListen } from '../util/listen.js';
+import { numberOption } from '../util/number-option.js';
+import type { SignalTrap } from '../util/signals.js';
+import { FLAG_RANGES, mergeSettings, type ServeFlags } from '../values/settings.js';
+import type { TlsFiles } from '../serve/tls.js';
 
 /**
  * `airlock serve` assembled from plain options: values file merged under the flags, TLS, metrics,
@@ -48,10 +48,10 @@ export interface StartProgress {
 }
 
 export async function startServe(o: ServeOptions): Promise<number> {
-  const tls = o.tlsFiles && { pair: await (await import('../tls.js')).loadTlsPair(o.tlsFiles), files: o.tlsFiles };
-  const metrics = o.metrics ? (await import('../metrics.js')).createMetrics() : undefined;
+  const tls = o.tlsFiles && { pair: await (await import('../serve/tls.js')).loadTlsPair(o.tlsFiles), files: o.tlsFiles };
+  const metrics = o.metrics ? (await import('../serve/metrics.js')).createMetrics() : undefined;
   // Values file: flags given on the command line win over it, key by key.
-  const loaded = o.valuesFile === undefined ? null : await (await import('../../values/load.js')).loadValues(o.valuesFile);
+  const loaded = o.valuesFile === undefined ? null : await (await import('../values/load.js')).loadValues(o.valuesFile);
   for (const w of loaded?.warnings ?? []) o.log(`airlock serve: warning: ${w}`);
   const s = mergeSettings(o.flags, loaded?.values);
   const resolved = resolveFeatures({ deployment: s.deployment, enable: s.enable, disable: s.disable });
@@ -63,7 +63,7 @@ export async function startServe(o: ServeOptions): Promise<number> {
   const basePath =
     s.basePath === undefined
       ? undefined
-      : (await import('../base-path.js')).parseBasePath(s.basePath, o.flags['base-path'] !== undefined ? '--base-path' : 'basePath');
+      : (await import('../serve/base-path.js')).parseBasePath(s.basePath, o.flags['base-path'] !== undefined ? '--base-path' : 'basePath');
   if (s.follow && workers > 1)
     throw new UsageError('--follow runs one process per replica (--workers 1): each worker would import on its own', { subject: '--follow' });
   if (s.follow && version !== undefined)
@@ -82,8 +82,8 @@ export async function startServe(o: ServeOptions): Promise<number> {
   const cacheMb = o.cacheMb ?? 64;
   if (cluster.isPrimary) await probeListen(host, port); // before a download or a long load
   const [{ featureOptions }, { runServer }, { extraRoutes }, { prepareStart }] = await Promise.all([
-    import('../features.js'),
-    import('../run.js'),
+    import('../serve/features.js'),
+    import('../serve/run.js'),
     import('./routes.js'),
     import('./prepare.js'),
   ]);
@@ -92,7 +92,7 @@ export async function startServe(o: ServeOptions): Promise<number> {
   const trap = o.trap();
   trap.onHangup(() => {});
   const relayCfg = relayConfig(resolved, o.assistantUrl, o.env);
-  const relay = relayCfg && (await import('../../relay/routes.js')).createRelay({ ...relayCfg, resolved, limits, log: o.log });
+  const relay = relayCfg && (await import('../relay/routes.js')).createRelay({ ...relayCfg, resolved, limits, log: o.log });
   try {
     const features = featureOptions(resolved, relay, { log: o.log });
     // Mirror tokens and secret are read before any download: a bad file fails fast (exit 2).
