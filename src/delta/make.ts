@@ -105,6 +105,7 @@ export async function makeDelta(o: DeltaOptions): Promise<DeltaSummary> {
   const work = join(o.outDir, `.airlock-delta-${randomBytes(6).toString('hex')}`);
   await mkdir(work);
   let wroteFull = false;
+  let wroteDelta = false;
   try {
     const [oldSite, newSite] = [join(work, 'old'), join(work, 'new')];
     await extracted(o.oldPkg, oldL, oldSite);
@@ -124,8 +125,10 @@ export async function makeDelta(o: DeltaOptions): Promise<DeltaSummary> {
     }
     const tarSize = (await stat(tarPath)).size;
     const target: Manifest = { ...nm, archive: { name: CANONICAL_ARCHIVE, format: 'tar', size: tarSize, sha256: await hashByteSource({ path: tarPath }) } };
+    o.signal?.throwIfAborted();
     const full = await writePackage({ outPath: fOut, manifest: target, archivePath: tarPath, signKey: o.signKey, exclusive: true });
     wroteFull = true;
+    o.signal?.throwIfAborted();
     const targetL = await readPackage(fOut);
 
     // 2. The operations and the payload they point into.
@@ -159,7 +162,9 @@ export async function makeDelta(o: DeltaOptions): Promise<DeltaSummary> {
         yield bytes;
       }
     };
-    await pipeline(Readable.from(blobs()), createGzip({ level: 9 }), createWriteStream(payloadPath, { flags: 'wx' }));
+    // The signal reaches the compression too: one large file's patch and gzip can take seconds.
+    await pipeline(Readable.from(blobs()), createGzip({ level: 9 }), createWriteStream(payloadPath, { flags: 'wx' }), { signal: o.signal });
+    o.signal?.throwIfAborted();
     const payloadSize = (await stat(payloadPath)).size;
     const targetPaths = new Set(nm.files.map((f) => f.path));
     const templates = manifestTemplates(oldL, targetL);
@@ -182,7 +187,11 @@ export async function makeDelta(o: DeltaOptions): Promise<DeltaSummary> {
     const targetPatch = gzipSync(Buffer.from(createDelta(new Uint8Array(from), new Uint8Array(to))), { level: 9 });
     members.push({ name: DELTA_MEMBERS.target, body: { bytes: targetPatch } });
     for (const [i, sig] of targetSignatures(newL, targetL).entries()) members.push({ name: targetSignatureMember(i + 1), body: { bytes: sig } });
+    o.signal?.throwIfAborted();
     const written = await writeMembers(dOut, [...members, { name: DELTA_MEMBERS.payload, body: { file: payloadPath, size: payloadSize } }], mtime);
+    wroteDelta = true;
+    // A stop asked for while the delta was written is still a stop: all or nothing, nothing kept.
+    o.signal?.throwIfAborted();
     return {
       delta: written.path,
       full: full.path,
@@ -196,6 +205,7 @@ export async function makeDelta(o: DeltaOptions): Promise<DeltaSummary> {
     };
   } catch (err) {
     if (wroteFull) await rm(fOut, { force: true }); // all or nothing: no target without its delta
+    if (wroteDelta) await rm(dOut, { force: true });
     await rm(work, { recursive: true, force: true });
     if (created !== undefined) await removeEmptyUpTo(o.outDir, created); // a refused or interrupted run leaves no new folder
     throw err;

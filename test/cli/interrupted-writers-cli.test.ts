@@ -29,8 +29,9 @@ async function keyFile(k: TestKey): Promise<string> {
 beforeAll(async () => {
   dir = await makeTempDir('airlock-interrupted-writers-');
   key = await makeKey(dir);
-  // Incompressible bytes, so that signing (a copy of the whole package) runs long enough to be stopped part-way.
-  big = await buildPackage(dir, { version: 'v9', files: { ...sampleSite('v9'), 'blob.bin': randomBytes(48 << 20) }, key, name: 'big.airlock' });
+  // Incompressible bytes, so that signing (a copy of the whole package) runs long enough to be stopped part-way;
+  // last in path order, so that a delta spends its last seconds on this one file (no check between files then).
+  big = await buildPackage(dir, { version: 'v9', files: { ...sampleSite('v9'), 'zzz-last.bin': randomBytes(48 << 20) }, key, name: 'big.airlock' });
   small = {
     v1: await buildPackage(dir, { version: 'v1', files: sampleSite('v1'), key, name: 'v1.airlock' }),
     v2: await buildPackage(dir, { version: 'v2', files: sampleSite('v2', 5), key, name: 'v2.airlock' }),
@@ -104,6 +105,19 @@ describe('a writer stopped part-way', () => {
     expect(JSON.parse(p.stdout())).toMatchObject({ ok: false, code: 'AIRLOCK_INTERRUPTED', exitCode: 1 });
     expect(await readdir(parent)).toEqual([]);
   });
+});
+
+it('delta stopped late (the full package already written, the payload being compressed): exit 1 AIRLOCK_INTERRUPTED, neither package kept', async () => {
+  const out = join(dir, 'delta-late');
+  await mkdir(out);
+  const p = startAirlock(['delta', small.v1, big, '--out', out, '--json']);
+  const name = await stopWhenCreated(p, out, /\.full\.airlock$/, 'SIGTERM');
+  const { code } = await p.exit(30_000);
+  expect(name).toMatch(/-v9\.full\.airlock$/);
+  expect(code, p.stderr()).toBe(1);
+  expect(p.stderr()).toMatch(/interrupted by SIGTERM; no delta and no full package were written \[AIRLOCK_INTERRUPTED\]/);
+  expect(JSON.parse(p.stdout())).toMatchObject({ ok: false, code: 'AIRLOCK_INTERRUPTED' });
+  expect(await readdir(out)).toEqual([]);
 });
 
 describe('inputs that are not what the flag expects', () => {
