@@ -3,7 +3,8 @@ import { resolveStore } from '../store/paths.js';
 import { numeric, parse } from './args.js';
 import { printResult, type Command } from './context.js';
 import { shown } from '../util/terminal.js';
-import { UsageError } from '../errors.js';
+import { AirlockError, UsageError } from '../errors.js';
+import { interruptedError, trapFor } from './interrupt.js';
 
 const USAGE = `usage: airlock prune --keep N [--store DIR] [--json]
 
@@ -43,7 +44,10 @@ const command: Command = {
     const keep = numbers.keep;
     if (keep === undefined) throw new UsageError('missing required --keep N', { subject: '--keep' });
     const store = resolveStore(values.store, ctx.env, ctx.cwd);
-    const report = await pruneReport(store, keep);
+    const trap = trapFor(ctx);
+    const report = await pruneReport(store, keep, { signal: trap.signal }).catch((err: unknown) => {
+      throw trap.signal.aborted ? interruptedError(trap, err instanceof AirlockError ? err.message : 'nothing was deleted', err) : err;
+    });
     printResult(ctx, Boolean(values.json), { ok: true, store, ...report }, () => {
       if (report.versions.length === 0) return 'no versions in the store';
       const lines = report.versions.map((v) =>

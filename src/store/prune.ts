@@ -82,6 +82,14 @@ export async function pruneReport(store: string, keep: number, o?: LockOptions):
       const gone: string[] = [];
       try {
         for (const entry of doomed) {
+          // A stop asked for (the command's signal) ends the prune between two versions: each one is
+          // wholly there or wholly gone, and the `failed` line below says which.
+          if (o?.signal?.aborted) {
+            const left = doomed.map((e) => e.version).filter((v) => !gone.includes(v));
+            throw new StoreError('AIRLOCK_INTERRUPTED', `prune stopped: deleted ${gone.join(', ') || 'none'}; still in the store: ${left.join(', ')}`, {
+              subject: store,
+            });
+          }
           // Move out first (one atomic rename), so nobody ever sees a half-deleted version; then
           // look at the leases again: a server that leased it meanwhile gets it back at once.
           await mkdir(staging, { recursive: true });
@@ -109,8 +117,9 @@ export async function pruneReport(store: string, keep: number, o?: LockOptions):
               .join(', ')} (deleted: ${gone.join(', ') || 'none'})`,
           );
         throw err;
+      } finally {
+        await rmdir(staging).catch(() => {}); // only when empty
       }
-      await rmdir(staging).catch(() => {}); // only when empty
       const deleted = plan.filter((e) => e.deleted).map((e) => e.version);
       const kept = doomed.filter((e) => !e.deleted).map((e) => e.version);
       if (line && kept.length) {
