@@ -131,8 +131,13 @@ async function refusedSha256(pkg: PackageInput): Promise<string | null> {
 
 async function importChecked(pkg: PackageInput, size: number, kind: 'dir' | 'missing', layout: PackageLayout, o: ImportOptions): Promise<ImportResult> {
   const { store, signal } = o;
-  const admission = await admitPackage(store, layout, { trust: o.trust, allowUnsigned: o.allowUnsigned, allowDowngrade: o.allowDowngrade });
-  const signer = admission.signers[0] ?? null;
+  const admit = () => admitPackage(store, layout, { trust: o.trust, allowUnsigned: o.allowUnsigned, allowDowngrade: o.allowDowngrade });
+  // Before the lock, to refuse early. Another import holding the lock may be between writing the
+  // audit log's line and its head: what looks like a broken log then is decided under the lock.
+  const early = await admit().catch((err: unknown) => {
+    if (err instanceof AirlockError && err.code === 'AIRLOCK_AUDIT_BROKEN') return null;
+    throw err;
+  });
   const label = layout.manifest.version;
   // The label names a folder: re-check it here whatever the manifest schema allowed.
   if (!VERSION_LABEL.test(label))
@@ -140,28 +145,39 @@ async function importChecked(pkg: PackageInput, size: number, kind: 'dir' | 'mis
       subject: 'airlock.json',
     });
   checkDeclared(layout, o.limits);
-  const c: Checked = {
+  const c: Omit<Checked, 'admission'> & { admission: Admission | null } = {
     pkg,
     size,
     layout,
-    signer,
+    signer: early?.signers[0] ?? null,
     label,
     needed: requiredBytes(
       size,
       layout.manifest.files.map((f) => f.size),
     ),
-    admission,
+    admission: early,
   };
   if (kind === 'missing') await checkFreeSpace(await existingAncestor(store), c.needed, store);
   let created: string[] = [];
   try {
     signal?.throwIfAborted();
     if (kind === 'missing') created = await createStore(store);
-    return await withLock(store, (lock) => importLocked(c, o, lock), {
-      timeoutMs: o.lockTimeoutMs,
-      signal,
-      onWait: (pid) => o.onProgress?.({ phase: 'lock-wait', pid }),
-    });
+    return await withLock(
+      store,
+      async (lock) => {
+        let admission = c.admission;
+        if (admission === null) {
+          await beginLocked(o); // a log broken indeed is refused here, as always
+          admission = await admit();
+        }
+        return importLocked({ ...c, admission, signer: admission.signers[0] ?? null }, o, lock);
+      },
+      {
+        timeoutMs: o.lockTimeoutMs,
+        signal,
+        onWait: (pid) => o.onProgress?.({ phase: 'lock-wait', pid }),
+      },
+    );
   } catch (err) {
     await removeCreated(created); // only folders left empty: a store this command made goes away
     throw explain(err, store, label, signal);
