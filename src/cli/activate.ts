@@ -2,6 +2,7 @@ import { activate } from '../store/activate.js';
 import { resolveStore } from '../store/paths.js';
 import { checkVersionLabel, parse } from './args.js';
 import { printResult, type Command } from './context.js';
+import { stopOrFinish } from './interrupt.js';
 import { UsageError } from '../errors.js';
 
 const command: Command = {
@@ -21,7 +22,7 @@ Exit codes: 0 ok, 1 failure (e.g. no such version), 2 usage, 4 the audit log doe
     if (positionals.length !== 1) throw new UsageError('activate takes exactly one version label', { subject: 'V' });
     const label = checkVersionLabel(positionals[0]!, 'version label');
     const store = resolveStore(values.store, ctx.env, ctx.cwd);
-    await activate(store, label);
+    await stopOrFinish(ctx, 'activate', 'nothing was changed: the active version is as it was', (lock) => activate(store, label, lock));
     printResult(ctx, Boolean(values.json), { ok: true, store, active: label }, () => `active: ${label}`);
     return 0;
   },

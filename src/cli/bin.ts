@@ -3,7 +3,7 @@ import { trapFromStart } from './interrupt.js';
 
 // Signals are trapped before anything else loads: a Ctrl-C in the first instant says what it
 // interrupted (nothing yet) and exits with the documented code, never a bare "killed by SIGINT".
-trapFromStart(process.argv[2]);
+trapFromStart(process.argv[2], { json: process.argv.includes('--json') });
 const { EXIT } = await import('../errors.js');
 const { redact } = await import('../util/redact.js');
 const { main } = await import('./main.js');

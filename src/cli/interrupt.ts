@@ -1,10 +1,10 @@
 import { AirlockError, EXIT } from '../errors.js';
 import { trapSignals, type SignalTrap } from '../util/signals.js';
-import { defaultContext, log, type CliContext } from './context.js';
+import { defaultContext, jsonText, log, type CliContext } from './context.js';
 
 /** Servers: a signal is their normal stop (exit 0), as their --help says. */
 const SERVERS = new Set(['serve', 'preview', 'emulate', 'demo']);
-/** Commands that only read: a signal at any moment changes nothing. */
+/** Commands that only read: a signal at any moment changes nothing. Every other command takes its trap over (trapFor, stopOrFinish). */
 const READ_ONLY = new Set(['inspect', 'verify', 'list', 'audit', 'agent-job']);
 
 /** The process's one trap, set by the binary before anything else loads (`trapFromStart`). */
@@ -20,15 +20,25 @@ let running = false;
  * saying what was interrupted and what that left: nothing, before the command started or for a
  * command that only reads. Exit 1 (AIRLOCK_INTERRUPTED); a server stops with 0.
  */
-export function trapFromStart(command: string | undefined, ctx: CliContext = defaultContext()): void {
+export function trapFromStart(command: string | undefined, o: { json?: boolean } = {}, ctx: CliContext = defaultContext()): void {
   const trap = trapSignals({ notice: (line) => log(ctx, line) });
   processTrap = trap;
   trap.signal.addEventListener('abort', () => {
     if (adopted) return;
     const name = command && /^[a-z-]{1,20}$/.test(command) ? `airlock ${command}` : 'airlock';
     const server = SERVERS.has(command ?? '');
-    const left = !running ? ' before it started; nothing was changed' : READ_ONLY.has(command ?? '') ? '; it only reads: nothing was changed' : ' while it ran';
-    log(ctx, `${name}: ${server ? 'stopped' : 'interrupted'} by ${trap.received}${left}${server ? '' : ' [AIRLOCK_INTERRUPTED]'}`);
+    if (server) log(ctx, `${name}: stopped by ${trap.received}${running ? '' : ' before it started; nothing was changed'}`);
+    else {
+      const left = !running
+        ? 'before it started; nothing was changed'
+        : READ_ONLY.has(command ?? '')
+          ? 'it only reads: nothing was changed'
+          : 'nothing was changed';
+      const err = interruptedError(trap, left);
+      // A script that asked for --json gets its one document, as for any other failure.
+      if (o.json) ctx.stdout.write(jsonText({ ok: false, ...err.toJSON() }, 0) + '\n');
+      log(ctx, `${name}: error: ${err.message} [${err.code}]`);
+    }
     process.exit(server ? EXIT.OK : EXIT.FAILURE);
   });
 }
@@ -50,6 +60,38 @@ export function trapFor(ctx: CliContext): SignalTrap {
     return processTrap;
   }
   return trapSignals({ notice: (line) => log(ctx, line) });
+}
+
+/** What stopOrFinish hands the work: the trap's signal, and a lock wait that says whom it waits for (the store lock's options). */
+export interface StopAt {
+  signal: AbortSignal;
+  onWait: (holderPid: number) => void;
+}
+
+/**
+ * How a command that writes something small or in one step (sign, pack, keygen, activate, rollback,
+ * trust, receipt) meets a signal. It takes the trap over for its whole run, so a signal never ends
+ * it half-way, and `work` gets the trap's signal, which it honours only where stopping changes
+ * nothing: waiting for the store lock, reading and writing a file not yet given its name
+ * (writeDurably's `signal`). A signal there: the work stops and cleans up, and the command says
+ * `untouched` (exit 1, AIRLOCK_INTERRUPTED). A signal once the change is under way comes too late
+ * to stop it: the command finishes, reports as usual (exit 0) and says the signal came after.
+ */
+export async function stopOrFinish<T>(ctx: CliContext, command: string, untouched: string, work: (stop: StopAt) => Promise<T>): Promise<T> {
+  const trap = trapFor(ctx);
+  let result: T;
+  try {
+    result = await work({ signal: trap.signal, onWait: (pid) => log(ctx, `airlock ${command}: waiting for the store lock held by process ${pid}`) });
+  } catch (err) {
+    throw trap.signal.aborted ? interruptedError(trap, untouched, err) : err;
+  }
+  finishedAfter(ctx, command, trap);
+  return result;
+}
+
+/** A command that finished although a signal came (too late to stop its change) says so. */
+export function finishedAfter(ctx: CliContext, command: string, trap: SignalTrap): void {
+  if (trap.received) log(ctx, `airlock ${command}: ${trap.received} arrived once the change was under way: finished it (exit 0)`);
 }
 
 /**

@@ -6,6 +6,7 @@ import { describeFsError } from '../util/fsx.js';
 import { parse, requireString } from './args.js';
 import { refuseInStore } from './out-file.js';
 import { printResult, type Command } from './context.js';
+import { stopOrFinish } from './interrupt.js';
 
 const USAGE = `usage: airlock keygen --out PREFIX [--json]
 
@@ -46,7 +47,7 @@ const command: Command = {
     const prefix = resolve(ctx.cwd, out);
     await checkPrefix(out, prefix);
     await refuseInStore(prefix, '--out', 'file');
-    const r = await generateKeyPair(prefix).catch((err: NodeJS.ErrnoException) => {
+    const r = await stopOrFinish(ctx, 'keygen', 'no key was written', () => generateKeyPair(prefix)).catch((err: NodeJS.ErrnoException) => {
       if (err instanceof AirlockError || typeof err?.code !== 'string') throw err;
       throw new AirlockError('AIRLOCK_KEY_WRITE', `cannot write the key pair ${prefix}.key/.pub: ${describeFsError(err, 'write')}`, EXIT.FAILURE, {
         subject: err.path ?? prefix,

@@ -47,6 +47,7 @@ async function usage(): Promise<string> {
   lines.push('', 'airlock <command> --help for its options; airlock --version for the tool version.');
   lines.push('Ctrl-C (SIGINT) or SIGTERM, from the first instant: the command says what it interrupted and what');
   lines.push('that left, and exits 1 (AIRLOCK_INTERRUPTED); the servers (serve, preview, emulate, demo) stop with 0.');
+  lines.push('A command whose one change is already under way (a package taking its name) finishes it and exits 0.');
   return lines.join('\n') + '\n';
 }
 

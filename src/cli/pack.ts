@@ -11,6 +11,7 @@ import { SPLIT_HELP, splitOption } from './volumes.js';
 import { splitWritten } from '../package/volumes/split-written.js';
 import { vendorAsk, vendorCollector } from '../fetch/vendor/index.js';
 import { VENDOR_HELP } from './vendor-help.js';
+import { finishedAfter, interruptedError, trapFor } from './interrupt.js';
 
 const usage = `usage: airlock pack ARCHIVE --domain D [--version-label V] [--sign-key FILE] [--expires-at TIME] [--audience ID] [--out DIR] [--split SIZE] [--vendor KINDS [--vendor-mirror ORIGIN=URL]... [--vendor-observe [--vendor-chromium PATH]]] [--json]
 
@@ -72,8 +73,14 @@ const command: Command = {
     const signKey = values['sign-key'] ? await loadPrivateKey(resolve(ctx.cwd, values['sign-key'])) : undefined;
     const archivePath = resolve(ctx.cwd, positionals[0]!);
     if (!values.json) log(ctx, `checking ${archivePath}`);
+    // Stops while it reads and writes (nothing is left); once the package has its name, it finishes.
+    const trap = trapFor(ctx);
+    const stopped = (left: string) => (err: unknown) => {
+      throw trap.signal.aborted ? interruptedError(trap, left, err) : err;
+    };
     const r = await packArchive({
       archivePath,
+      signal: trap.signal,
       domain,
       version,
       outDir,
@@ -83,9 +90,11 @@ const command: Command = {
       ...(vendor.asked
         ? { vendor: vendorCollector({ ...vendor.asked, onSkipped: (u) => log(ctx, shown`airlock pack: --vendor: not vendored (not an https URL): ${u}`) }) }
         : {}),
-    });
+    }).catch(stopped('no package was written'));
     if (!signKey) log(ctx, `warning: ${r.package} is unsigned (no --sign-key); importers must pass --allow-unsigned to accept it`);
-    const volumes = split === undefined ? null : await splitWritten(r.package, split, signKey);
+    const volumes =
+      split === undefined ? null : await splitWritten(r.package, split, signKey, trap.signal).catch(stopped(shown`the package is kept, unsplit: ${r.package}`));
+    finishedAfter(ctx, 'pack', trap);
     printResult(ctx, Boolean(values.json), { ok: true, ...r, volumes, ...(vendor.observed() ? { vendorObserve: vendor.observed() } : {}) }, () =>
       volumes ? volumes.volumes.join('\n') : r.package,
     );

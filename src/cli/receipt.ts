@@ -6,6 +6,7 @@ import { makeReceipt } from '../store/receipt.js';
 import { shown } from '../util/terminal.js';
 import { parse, requireString } from './args.js';
 import { printResult, type Command } from './context.js';
+import { stopOrFinish } from './interrupt.js';
 import { checkOutFile, writeOutFile } from './out-file.js';
 
 const USAGE = `usage: airlock receipt [--store DIR] --out FILE [--force] [--json]
@@ -34,8 +35,11 @@ const command: Command = {
     await requireStore(store);
     const rule = { flag: '--out', force: Boolean(values.force), hasForce: true, store };
     await checkOutFile(out, rule); // before reading the store: a refused FILE costs nothing
-    const receipt = await makeReceipt(store);
-    await writeOutFile(out, JSON.stringify(receipt, null, 2) + '\n', rule);
+    const receipt = await stopOrFinish(ctx, 'receipt', shown`nothing was written to ${out}`, async () => {
+      const r = await makeReceipt(store);
+      await writeOutFile(out, JSON.stringify(r, null, 2) + '\n', rule);
+      return r;
+    });
     printResult(ctx, Boolean(values.json), receipt, () => shown`${out}` + `: ${receipt.versions.length} version(s)`);
     return 0;
   },

@@ -2,6 +2,7 @@ import { resolveStore } from '../store/paths.js';
 import { rollback } from '../store/activate.js';
 import { parse } from './args.js';
 import { printResult, type Command } from './context.js';
+import { stopOrFinish } from './interrupt.js';
 import { UsageError } from '../errors.js';
 
 const command: Command = {
@@ -19,7 +20,7 @@ Exit codes: 0 ok, 1 failure (e.g. no previous version), 2 usage, 4 the audit log
     const { values, positionals } = parse(argv, { store: { type: 'string' }, json: { type: 'boolean' } });
     if (positionals.length) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`, { subject: positionals[0] });
     const store = resolveStore(values.store, ctx.env, ctx.cwd);
-    const label = await rollback(store);
+    const label = await stopOrFinish(ctx, 'rollback', 'nothing was changed: the active version is as it was', (lock) => rollback(store, lock));
     printResult(ctx, Boolean(values.json), { ok: true, store, active: label }, () => `active: ${label}`);
     return 0;
   },

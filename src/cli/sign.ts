@@ -5,6 +5,7 @@ import { addDeltaSignature, isDeltaPackage } from '../delta/index.js';
 import { resolve } from 'node:path';
 import { parse, requireString } from './args.js';
 import { printResult, type Command } from './context.js';
+import { stopOrFinish } from './interrupt.js';
 import { shown } from '../util/terminal.js';
 
 const USAGE = `usage: airlock sign PKG --key KEYFILE [--full FULL.airlock] [--json]
@@ -38,7 +39,8 @@ const command: Command = {
     const key = await loadPrivateKey(resolve(ctx.cwd, keyFile), { shown: keyFile, flag: '--key' });
     const pkg = resolve(ctx.cwd, positionals[0]!);
     if (await isDeltaPackage(pkg)) {
-      const d = await addDeltaSignature(pkg, key, { full: values.full === undefined ? undefined : resolve(ctx.cwd, values.full) });
+      const full = values.full === undefined ? undefined : resolve(ctx.cwd, values.full);
+      const d = await stopOrFinish(ctx, 'sign', shown`${pkg} is as it was`, ({ signal }) => addDeltaSignature(pkg, key, { full, signal }));
       printResult(
         ctx,
         Boolean(values.json),
@@ -62,7 +64,7 @@ const command: Command = {
       return 0;
     }
     if (values.full !== undefined) throw new UsageError('--full applies to a delta package only', { subject: '--full' });
-    const r = await addSignature(pkg, key);
+    const r = await stopOrFinish(ctx, 'sign', shown`${pkg} is as it was`, ({ signal }) => addSignature(pkg, key, { signal }));
     printResult(
       ctx,
       Boolean(values.json),

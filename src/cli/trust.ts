@@ -7,6 +7,7 @@ import { resolveStore } from '../store/paths.js';
 import { numeric, parse, parseIntFlag, requireString } from './args.js';
 import { checkOutFile } from './out-file.js';
 import { printResult, type Command } from './context.js';
+import { stopOrFinish, type StopAt } from './interrupt.js';
 
 const common = {
   store: { type: 'string' },
@@ -36,34 +37,32 @@ const command: Command = {
       await checkOutFile(out, { flag: '--out', force: false });
       return out;
     };
-    let report: TrustReport;
-    switch (sub) {
-      case 'init':
-        report = await initFromFlags(store, flags, values['sign-key'] ?? [], ctx.cwd);
-        break;
-      case 'draft': {
-        const serial = parseIntFlag(requireString(values.serial, '--serial'), '--serial', 1)!;
-        report = await draftToFile(await outFile(), flags, serial, ctx.cwd);
-        break;
-      }
-      case 'sign': {
-        if (positionals.length !== 1) throw new UsageError('trust sign takes exactly one POLICY.json', { subject: 'POLICY' });
-        const out = await outFile();
-        report = await signPolicyFile(positionals[0]!, requireString(values.key?.[0], '--key'), out, ctx.cwd);
-        break;
-      }
-      case 'rotate':
-        report = await rotateFromFiles(store, requireString(values.policy, '--policy'), values.sig ?? [], ctx.cwd);
-        break;
-      // The chain is verified from its root: a broken one is exit 4 with its code, naming the file.
-      case 'show':
-        report = await showPolicy(store());
-        break;
-      default:
-        throw new UsageError(`trust takes init, draft, sign, rotate or show, got ${JSON.stringify(sub ?? '')}`, { subject: 'trust' });
-    }
+    const report = await stopOrFinish(ctx, 'trust', 'nothing was changed', subcommand);
     printResult(ctx, Boolean(values.json), report.json, report.text);
     return 0;
+
+    async function subcommand(lock: StopAt): Promise<TrustReport> {
+      switch (sub) {
+        case 'init':
+          return initFromFlags(store, flags, values['sign-key'] ?? [], ctx.cwd, lock);
+        case 'draft': {
+          const serial = parseIntFlag(requireString(values.serial, '--serial'), '--serial', 1)!;
+          return draftToFile(await outFile(), flags, serial, ctx.cwd);
+        }
+        case 'sign': {
+          if (positionals.length !== 1) throw new UsageError('trust sign takes exactly one POLICY.json', { subject: 'POLICY' });
+          const out = await outFile();
+          return signPolicyFile(positionals[0]!, requireString(values.key?.[0], '--key'), out, ctx.cwd);
+        }
+        case 'rotate':
+          return rotateFromFiles(store, requireString(values.policy, '--policy'), values.sig ?? [], ctx.cwd, lock);
+        // The chain is verified from its root: a broken one is exit 4 with its code, naming the file.
+        case 'show':
+          return showPolicy(store());
+        default:
+          throw new UsageError(`trust takes init, draft, sign, rotate or show, got ${JSON.stringify(sub ?? '')}`, { subject: 'trust' });
+      }
+    }
   },
 };
 export default command;

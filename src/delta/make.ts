@@ -1,7 +1,7 @@
 import { randomBytes, sign, type KeyObject } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, open, readFile, rm, rmdir, stat } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { mkdir, open, readFile, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
 import { createGzip, gzipSync } from 'node:zlib';
@@ -17,6 +17,7 @@ import { DELTA_FORMAT, DELTA_MEMBERS, encodeDeltaManifest, sha256Hex, targetSign
 import { digestTemplate, fillDigests } from './template.js';
 import { basePeers, planFile } from './plan.js';
 import { writeMembers } from './write.js';
+import { removeEmptyUpTo } from '../util/fsx.js';
 
 export interface DeltaOptions {
   oldPkg: string;
@@ -211,19 +212,5 @@ export async function makeDelta(o: DeltaOptions): Promise<DeltaSummary> {
     throw err;
   } finally {
     await rm(work, { recursive: true, force: true });
-  }
-}
-
-/** Remove `dir` and its parents up to `top` (the first folder this run created), each only when empty. */
-async function removeEmptyUpTo(dir: string, top: string): Promise<void> {
-  for (let d = dir; d.startsWith(top); d = dirname(d)) {
-    if (
-      !(await rmdir(d).then(
-        () => true,
-        () => false,
-      )) ||
-      d === top
-    )
-      return;
   }
 }

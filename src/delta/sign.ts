@@ -30,7 +30,7 @@ export interface DeltaSignResult {
  * copied byte for byte; a key that already signed the target adds nothing. Atomic (writeMembers):
  * the result is re-read before it replaces the delta.
  */
-export async function addDeltaSignature(deltaPath: string, key: KeyObject, o: { full?: string } = {}): Promise<DeltaSignResult> {
+export async function addDeltaSignature(deltaPath: string, key: KeyObject, o: { full?: string; signal?: AbortSignal } = {}): Promise<DeltaSignResult> {
   const path = resolve(deltaPath);
   const l = await readDelta(path);
   const full = o.full ? resolve(o.full) : fullPath(dirname(path), l.manifest);
@@ -91,6 +91,7 @@ export async function addDeltaSignature(deltaPath: string, key: KeyObject, o: { 
 
   await writeMembers(path, out, new Date(Math.floor(Date.parse(l.manifest.createdAt) / 1000) * 1000), {
     replace: true,
+    signal: o.signal,
     check: async (tmp) => {
       const again = await readDelta(tmp);
       if (

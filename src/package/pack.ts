@@ -10,7 +10,7 @@ import type { VendorRecord } from './vendor.js';
 import { countPages } from './pages.js';
 import { sniff } from './sniff.js';
 import { BLOCK } from './tar-header.js';
-import { describeFsError, faultOf, openRegularFile, type FileFault } from '../util/fsx.js';
+import { describeFsError, faultOf, openRegularFile, removeEmptyUpTo, type FileFault } from '../util/fsx.js';
 import { outputExists, writePackage } from './writer.js';
 
 /** The package member name for each format (the package format), whatever the archive file was called. */
@@ -49,6 +49,7 @@ export async function writeScannedPackage(o: {
   meta: PackageMeta;
   signKey?: KeyObject;
   vendor?: VendoredFiles;
+  signal?: AbortSignal;
 }): Promise<{ path: string; sha256: string; manifest: Manifest }> {
   const { scan, meta } = o;
   const now = new Date();
@@ -75,6 +76,7 @@ export async function writeScannedPackage(o: {
     signKey: o.signKey,
     exclusive: true,
     vendorBytes: o.vendor?.bytes,
+    signal: o.signal,
   });
   return { ...written, manifest };
 }
@@ -89,6 +91,8 @@ export interface PackOptions {
   expiresAt?: string;
   audience?: string;
   vendor?: VendorCollector;
+  /** A stop asked for (pack's signal trap): nothing is written, and a folder pack created is removed. */
+  signal?: AbortSignal;
 }
 export interface PackSummary {
   package: string;
@@ -180,14 +184,21 @@ export async function packArchive(o: PackOptions): Promise<PackSummary> {
     () => null,
   );
   if (outIsFolder === false) throw new UsageError(`the output folder ${outDir} is not a folder`, { subject: outDir });
-  const scan = await scanArchive({ path: archivePath }, { limits: o.limits });
+  const scan = await scanArchive({ path: archivePath }, { limits: o.limits, signal: o.signal });
   // Created only now, so a refused archive leaves no trace, not even an empty folder.
-  await mkdir(outDir, { recursive: true }).catch((err: NodeJS.ErrnoException) => {
+  const created = await mkdir(outDir, { recursive: true }).catch((err: NodeJS.ErrnoException) => {
     throw new UsageError(`cannot create the output folder ${outDir}: ${describeFsError(err, 'write')}; choose another --out`, { subject: outDir });
   });
   const meta: PackageMeta = { domain, version, jobId: null, pageCount: null, expiresAt: o.expiresAt, audience: o.audience };
-  const vendor = o.vendor ? await o.vendor(archivePath, scan) : undefined;
-  const written = await writeScannedPackage({ outPath, archivePath, scan, meta, signKey: o.signKey, vendor });
+  let written: Awaited<ReturnType<typeof writeScannedPackage>>;
+  let vendor: VendoredFiles | undefined;
+  try {
+    vendor = o.vendor ? await o.vendor(archivePath, scan) : undefined;
+    written = await writeScannedPackage({ outPath, archivePath, scan, meta, signKey: o.signKey, vendor, signal: o.signal });
+  } catch (err) {
+    if (created !== undefined) await removeEmptyUpTo(outDir, created); // a refused or interrupted pack leaves no new folder
+    throw err;
+  }
   return {
     package: written.path,
     version,

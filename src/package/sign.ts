@@ -25,7 +25,7 @@ export interface SignResult {
  * copy would count once anyway). Atomic (writeDurably): the result is re-read before it replaces the package.
  * The archive bytes are hashed as they are copied and must still match the manifest.
  */
-export async function addSignature(pkgPath: string, key: KeyObject): Promise<SignResult> {
+export async function addSignature(pkgPath: string, key: KeyObject, o: { signal?: AbortSignal } = {}): Promise<SignResult> {
   const path = resolve(pkgPath);
   const layout = await readPackage(path);
   const pub = createPublicKey(key);
@@ -61,6 +61,7 @@ export async function addSignature(pkgPath: string, key: KeyObject): Promise<Sig
         const h = createHash('sha256');
         const buf = Buffer.allocUnsafe(CHUNK);
         for (let pos = from; pos < fileSize;) {
+          o.signal?.throwIfAborted();
           const { bytesRead } = await src.read(buf, 0, Math.min(CHUNK, fileSize - pos), pos);
           if (bytesRead === 0) throw new MalformedError('AIRLOCK_TRUNCATED', `${path} shrank while it was being signed`, { subject: path });
           const chunk = buf.subarray(0, bytesRead);
@@ -80,6 +81,7 @@ export async function addSignature(pkgPath: string, key: KeyObject): Promise<Sig
         }
       },
       {
+        signal: o.signal,
         check: async (tmp) => {
           const again = await readPackage(tmp);
           if (!again.manifestBytes.equals(layout.manifestBytes) || again.signatures.length !== signatures.length) {

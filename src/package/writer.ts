@@ -25,13 +25,14 @@ class Out {
 }
 
 /** Copy the archive into the package, checking its sha256 and size against the manifest on the way. */
-async function copyArchive(out: Out, archivePath: string, manifest: Manifest): Promise<void> {
+async function copyArchive(out: Out, archivePath: string, manifest: Manifest, signal?: AbortSignal): Promise<void> {
   const src = await open(archivePath, 'r');
   try {
     const h = createHash('sha256');
     const buf = Buffer.allocUnsafe(CHUNK);
     let total = 0;
     for (;;) {
+      signal?.throwIfAborted();
       const { bytesRead } = await src.read(buf, 0, CHUNK, null);
       if (bytesRead === 0) break;
       const chunk = buf.subarray(0, bytesRead);
@@ -68,6 +69,8 @@ export async function writePackage(o: {
   exclusive?: boolean;
   /** Vendoring: the bytes of each file the manifest's `vendor` lists, by its member path. */
   vendorBytes?: ReadonlyMap<string, Buffer>;
+  /** A stop asked for: the write is dropped, unless the package already has its name (writeDurably). */
+  signal?: AbortSignal;
 }): Promise<{ path: string; sha256: string }> {
   const checked = ManifestSchema.safeParse(o.manifest);
   if (!checked.success) throw new UsageError(`refusing to write an invalid manifest: ${describeZodError(checked.error)}`, { subject: 'airlock.json' });
@@ -90,7 +93,7 @@ export async function writePackage(o: {
       const out = new Out(fh);
       await out.member('airlock.json', manifestBytes.length, mtime, () => out.write(manifestBytes));
       if (signature) await out.member('airlock.json.sig', signature.length, mtime, () => out.write(signature));
-      await out.member(o.manifest.archive.name, o.manifest.archive.size, mtime, () => copyArchive(out, o.archivePath, o.manifest));
+      await out.member(o.manifest.archive.name, o.manifest.archive.size, mtime, () => copyArchive(out, o.archivePath, o.manifest, o.signal));
       for (const r of o.manifest.vendor ?? []) {
         const bytes = o.vendorBytes?.get(r.path);
         if (!bytes || bytes.length !== r.size || createHash('sha256').update(bytes).digest('hex') !== r.sha256) {
@@ -101,7 +104,7 @@ export async function writePackage(o: {
       await out.write(Buffer.alloc(MIN_TAIL));
       return out.hash.digest('hex');
     },
-    { exclusive: o.exclusive },
+    { exclusive: o.exclusive, signal: o.signal },
   );
   return { path: o.outPath, sha256 };
 }

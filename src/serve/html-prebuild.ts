@@ -18,14 +18,24 @@ export interface PrebuildReport {
  * loads the version without transforming a page. Resumable: pages already cached are kept.
  * Holds a lease so prune leaves the version alone meanwhile.
  */
-export async function prebuildHtmlCache(store: string, label: string, o: { resolved?: ResolvedFeatures; poolSize?: number } = {}): Promise<PrebuildReport> {
+export async function prebuildHtmlCache(
+  store: string,
+  label: string,
+  o: { resolved?: ResolvedFeatures; poolSize?: number; signal?: AbortSignal } = {},
+): Promise<PrebuildReport> {
   const lease = await acquireLease(store, label);
   try {
     const src = await loadFromStore(store, label);
     const scratch = () =>
       Promise.reject(new StoreError('AIRLOCK_STORE_READONLY', `cannot write the HTML cache into version ${label} of ${store}`, { subject: store }));
     const r = await openPages(src, { context: htmlContextFor(o.resolved ?? resolveFeatures({})) }, { scratch, log: () => {}, poolSize: o.poolSize });
-    const { built, failed } = await r.done;
+    // A stop asked for ends the build at once: pages under way finish, queued ones are dropped.
+    const stop = () => void r.stop();
+    if (o.signal?.aborted)
+      stop(); // before the listener: an aborted signal fires no event
+    else o.signal?.addEventListener('abort', stop, { once: true });
+    const { built, failed } = await r.done.finally(() => o.signal?.removeEventListener('abort', stop));
+    o.signal?.throwIfAborted();
     if (failed.length > 0)
       throw new StoreError('AIRLOCK_HTML_TRANSFORM', `cannot prepare the HTML of version ${label}: ${failed.slice(0, 3).join('; ')}`, { subject: label });
     return { key: r.key!, pages: r.ready.size + r.later.size, built };

@@ -15,7 +15,7 @@ export type PackageSource = { kind: 'file'; path: string } | { kind: 'volumes'; 
  */
 export interface Preparers {
   isTransformedPage(path: string): boolean;
-  prebuildHtmlCache(store: string, label: string): Promise<unknown>;
+  prebuildHtmlCache(store: string, label: string, o: { signal?: AbortSignal }): Promise<unknown>;
 }
 
 export interface ImportPreparedOptions extends Omit<ImportOptions, 'activate' | 'willActivate' | 'onProgress'> {
@@ -69,8 +69,7 @@ export async function importPrepared(src: PackageSource, o: ImportPreparedOption
   }
   if (prepareHtml) {
     o.onProgress({ phase: 'html' });
-    html = await serve!.prebuildHtmlCache(store, result.version);
-    signal?.throwIfAborted(); // the HTML step is not interruptible: it ends, then the signal is honoured
+    html = await serve!.prebuildHtmlCache(store, result.version, { signal });
   }
   if (activating) {
     await activate(store, result.version, { signal });

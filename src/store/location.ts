@@ -1,7 +1,7 @@
-import { lstat, mkdir, readlink, rmdir, stat } from 'node:fs/promises';
+import { lstat, mkdir, readlink, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { EXIT, StoreError } from '../errors.js';
-import { kindOf } from '../util/fsx.js';
+import { kindOf, removeEmptyUpTo } from '../util/fsx.js';
 import { escapeControls, quoted } from '../util/terminal.js';
 import { describeFsError } from '../util/fs-words.js';
 
@@ -104,15 +104,7 @@ export async function existingAncestor(store: string): Promise<string> {
 
 /** Remove folders this command created, innermost first, and only while they are empty. */
 export async function removeCreated(created: readonly string[]): Promise<void> {
-  for (const dir of [...created].reverse()) {
-    if (
-      !(await rmdir(dir).then(
-        () => true,
-        () => false,
-      ))
-    )
-      return;
-  }
+  if (created.length > 0) await removeEmptyUpTo(created.at(-1)!, created[0]!);
 }
 
 /** Every folder airlock keeps inside a store, with what it keeps there (the words of a refusal). */

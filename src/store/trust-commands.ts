@@ -1,3 +1,4 @@
+import type { LockOptions } from './lock.js';
 import { sign } from 'node:crypto';
 import { stat, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
@@ -52,13 +53,14 @@ async function writeNew(out: string, data: Uint8Array): Promise<void> {
 }
 
 /** trust init: the first policy (serial 1) from the flags, signed by the --sign-key files, installed. */
-export async function initFromFlags(store: () => string, v: PolicyFlags, signKeys: string[], cwd: string): Promise<TrustReport> {
+export async function initFromFlags(store: () => string, v: PolicyFlags, signKeys: string[], cwd: string, lock?: LockOptions): Promise<TrustReport> {
   const bytes = await policyFromFlags(v, cwd, 1);
   const keys = await Promise.all(signKeys.map((p) => loadPrivateKey(resolve(cwd, p), { shown: p, flag: '--sign-key' })));
   const p = await initPolicy(
     store(),
     bytes,
     keys.map((k) => sign(null, bytes, k)),
+    { lock },
   );
   return {
     json: {
@@ -91,7 +93,7 @@ export async function signPolicyFile(given: string, keyFile: string, out: string
 }
 
 /** trust rotate: the policy document `given` with its signature files, accepted by the current policy. */
-export async function rotateFromFiles(store: () => string, given: string, sigFiles: string[], cwd: string): Promise<TrustReport> {
+export async function rotateFromFiles(store: () => string, given: string, sigFiles: string[], cwd: string, lock?: LockOptions): Promise<TrustReport> {
   const bytes = await readPolicyDocument(cwd, given);
   const sigs = await Promise.all(
     sigFiles.map(async (p) => {
@@ -106,7 +108,7 @@ export async function rotateFromFiles(store: () => string, given: string, sigFil
       return sig;
     }),
   );
-  const r = await rotatePolicy(store(), readNewPolicy(bytes, sigs, given));
+  const r = await rotatePolicy(store(), readNewPolicy(bytes, sigs, given), { lock });
   return { json: { ok: true, store: store(), ...r }, text: () => shown`trust policy ${r.previous} -> ${r.serial}, signed by ${r.signers.join(', ')}` };
 }
 

@@ -2,8 +2,8 @@ import { AirlockError, EXIT, UsageError } from '../errors.js';
 import { appendAudit, appendAuditLocked } from './audit/append.js';
 import { auditWritable } from './audit/chain.js';
 import { policyDetail } from './audit/learn.js';
-import { createStore, storeKind } from './location.js';
-import { withLock } from './lock.js';
+import { createStore, removeCreated, storeKind } from './location.js';
+import { withLock, type LockOptions } from './lock.js';
 import {
   checkKeysLive,
   checkRotation,
@@ -21,25 +21,32 @@ import {
  * `airlock trust init`: the store's first policy (serial 1), its root of trust, set by the operator
  * on the isolated side (as TUF's root is installed out of band). Creates the store if missing.
  */
-export async function initPolicy(store: string, bytes: Buffer, signatures: Buffer[], o: { now?: Date } = {}): Promise<LoadedPolicy> {
+export async function initPolicy(store: string, bytes: Buffer, signatures: Buffer[], o: { now?: Date; lock?: LockOptions } = {}): Promise<LoadedPolicy> {
   const parsed = { ...parsePolicy(bytes, 'the new policy'), bytes, signatures };
   if (parsed.policy.serial !== 1) throw new UsageError(`a first policy has serial 1, not ${parsed.policy.serial}`, { subject: 'serial' });
   checkKeysLive(parsed, o.now ?? new Date());
-  if ((await storeKind(store)) === 'missing') await createStore(store);
-  return withLock(store, async () => {
-    // A store that had a policy and lost part of it is broken (exit 4), not a place for a new root.
-    const current = (await loadPolicyChain(store, { emptyIsNone: true }))?.current;
-    if (current)
-      throw new AirlockError(
-        'AIRLOCK_EXISTS',
-        `store ${store} already has a trust policy (serial ${current.policy.serial}); change it with airlock trust rotate`,
-        EXIT.USAGE,
-        { subject: store },
-      );
-    await auditWritable(store); // a chain that does not verify refuses (exit 4) before the policy is written
-    await writePolicy(store, bytes, signatures, 1);
-    await appendAuditLocked(store, { command: 'trust init', outcome: 'policy-init', detail: policyDetail(describe(parsed), policyDigest(parsed.bytes)) });
-    return parsed;
+  const created = (await storeKind(store)) === 'missing' ? await createStore(store) : [];
+  return withLock(
+    store,
+    async () => {
+      // A store that had a policy and lost part of it is broken (exit 4), not a place for a new root.
+      const current = (await loadPolicyChain(store, { emptyIsNone: true }))?.current;
+      if (current)
+        throw new AirlockError(
+          'AIRLOCK_EXISTS',
+          `store ${store} already has a trust policy (serial ${current.policy.serial}); change it with airlock trust rotate`,
+          EXIT.USAGE,
+          { subject: store },
+        );
+      await auditWritable(store); // a chain that does not verify refuses (exit 4) before the policy is written
+      await writePolicy(store, bytes, signatures, 1);
+      await appendAuditLocked(store, { command: 'trust init', outcome: 'policy-init', detail: policyDetail(describe(parsed), policyDigest(parsed.bytes)) });
+      return parsed;
+    },
+    o.lock,
+  ).catch(async (err: unknown) => {
+    await removeCreated(created); // only folders left empty: a store this command made goes away
+    throw err;
   });
 }
 
@@ -61,29 +68,33 @@ export function readNewPolicy(bytes: Buffer, signatures: Buffer[], subject: stri
 export async function rotatePolicy(
   store: string,
   next: LoadedPolicy,
-  o: { now?: Date } = {},
+  o: { now?: Date; lock?: LockOptions } = {},
 ): Promise<{ previous: number; serial: number; signers: string[] }> {
   const now = o.now ?? new Date();
   checkKeysLive(next, now);
   if ((await storeKind(store)) === 'missing') throw new UsageError(`store ${store} does not exist; start it with airlock trust init`, { subject: store });
   try {
-    return await withLock(store, async () => {
-      const current = await loadPolicy(store);
-      if (!current) throw new UsageError(`store ${store} has no trust policy yet; start one with airlock trust init`, { subject: store });
-      const by = checkRotation(current, next, now);
-      await auditWritable(store); // a chain that does not verify refuses (exit 4) before the policy is written
-      await writePolicy(store, next.bytes, next.signatures, next.policy.serial);
-      await appendAuditLocked(store, {
-        command: 'trust rotate',
-        outcome: 'policy-rotated',
-        signers: by.map((k) => k.fingerprint),
-        detail: policyDetail(
-          `serial ${current.policy.serial} -> ${next.policy.serial}, signed by ${by.map((k) => k.name).join(', ')}; ${describe(next)}`,
-          policyDigest(next.bytes),
-        ),
-      });
-      return { previous: current.policy.serial, serial: next.policy.serial, signers: by.map((k) => k.name) };
-    });
+    return await withLock(
+      store,
+      async () => {
+        const current = await loadPolicy(store);
+        if (!current) throw new UsageError(`store ${store} has no trust policy yet; start one with airlock trust init`, { subject: store });
+        const by = checkRotation(current, next, now);
+        await auditWritable(store); // a chain that does not verify refuses (exit 4) before the policy is written
+        await writePolicy(store, next.bytes, next.signatures, next.policy.serial);
+        await appendAuditLocked(store, {
+          command: 'trust rotate',
+          outcome: 'policy-rotated',
+          signers: by.map((k) => k.fingerprint),
+          detail: policyDetail(
+            `serial ${current.policy.serial} -> ${next.policy.serial}, signed by ${by.map((k) => k.name).join(', ')}; ${describe(next)}`,
+            policyDigest(next.bytes),
+          ),
+        });
+        return { previous: current.policy.serial, serial: next.policy.serial, signers: by.map((k) => k.name) };
+      },
+      o.lock,
+    );
   } catch (err) {
     if (err instanceof AirlockError && err.exitCode === EXIT.VERIFICATION && (await loadPolicy(store).then(Boolean, () => false))) {
       await appendAudit(store, {

@@ -1,4 +1,4 @@
-import { access, link, open, readlink, rename, rm, mkdir, mkdtemp, type FileHandle } from 'node:fs/promises';
+import { access, link, open, readlink, rename, rm, rmdir, mkdir, mkdtemp, type FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, basename, join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
@@ -70,6 +70,12 @@ export interface DurableWrite {
    * anything names them (precompressed variants). Its own sync error then surfaces there.
    */
   syncFolder?: boolean;
+  /**
+   * A stop asked for (a command's signal trap): checked once the file is complete and synced,
+   * before it gets its name. Aborted by then, the write is dropped (the temp file removed, the path
+   * as it was); past that point the write finishes. The last moment a stop changes nothing.
+   */
+  signal?: AbortSignal;
 }
 
 /**
@@ -111,6 +117,7 @@ async function fillAndName<T>(tmp: string, fh: FileHandle, path: string, fill: (
   try {
     result = await fill(fh);
     await fh.sync();
+    o.signal?.throwIfAborted();
   } catch (err) {
     await fh.close().catch(() => {});
     await rm(tmp, { force: true });
@@ -119,6 +126,7 @@ async function fillAndName<T>(tmp: string, fh: FileHandle, path: string, fill: (
   try {
     await fh.close();
     await o.check?.(tmp);
+    o.signal?.throwIfAborted();
     await (o.exclusive ? publishNew(tmp, path) : rename(tmp, path));
   } finally {
     await rm(tmp, { force: true }); // gone after a rename; the spare name after a link
@@ -293,4 +301,18 @@ export async function openRegularFile(path: string, refuse: (why: string, fault:
   const opened = await openRegularFileIfExists(path, refuse);
   if (opened === null) throw refuse(describeFsError({ code: 'ENOENT' }), 'missing');
   return opened.fh;
+}
+
+/** Remove `dir` and its parents up to `top` (the first folder this run created: what `mkdir(dir, { recursive: true })` returned), each only when empty. */
+export async function removeEmptyUpTo(dir: string, top: string): Promise<void> {
+  for (let d = dir; d.startsWith(top); d = dirname(d)) {
+    if (
+      !(await rmdir(d).then(
+        () => true,
+        () => false,
+      )) ||
+      d === top
+    )
+      return;
+  }
 }

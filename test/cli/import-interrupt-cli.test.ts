@@ -128,6 +128,22 @@ describe('airlock import interrupted', () => {
     expect((await readdir(store)).filter((e) => e !== 'leases').sort()).toEqual(['audit.head', 'audit.log', 'trust', 'versions']);
     expect(JSON.parse(airlock(['audit', 'verify', '--store', store, '--json']).stdout)).toMatchObject({ ok: true, lines: 1 });
   });
+
+  it('SIGTERM while the HTML is being prepared: answered at once (queued pages dropped), the version whole and inactive, exit 1', async () => {
+    const store = join(dir, `store-${++n}`);
+    const run = start(['import', big, '--store', store, '--trust', key.pubPath, '--activate', '--prepare-html', '--no-precompress']);
+    await until('the HTML step', () => run.stderr().includes('transforming HTML'));
+    const sent = Date.now();
+    run.child.kill('SIGTERM');
+    const r = await run.done;
+    // The step used to run to its end (3,000 pages: seconds) before the signal was honoured.
+    expect(Date.now() - sent).toBeLessThan(2_000);
+    expect(r.status).toBe(1);
+    expect(run.stderr()).toMatch(/interrupted by SIGTERM; version big was committed to store .*but not activated.*\[AIRLOCK_INTERRUPTED\]/);
+    expect(await readdir(join(store, 'leases')).catch(() => [])).toEqual([]);
+    expect(JSON.parse(airlock(['list', '--store', store, '--json']).stdout)).toMatchObject({ active: null, versions: [{ version: 'big', fileCount: 3001 }] });
+    expect((await readdir(store, { recursive: true })).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+  });
 });
 
 describe('airlock import that loses its lock', () => {

@@ -1,5 +1,5 @@
 /**
- * Writers of the connected side (sign, delta) stopped by a signal part-way, and flags and files they
+ * Writers of the connected side (sign, pack, delta) stopped by a signal part-way, and flags and files they
  * are given that are not what they expect, through the built binary: a stop leaves no hidden temp
  * file on the medium and says AIRLOCK_INTERRUPTED; a FIFO, a folder or a device given as --full is
  * named for what it is, never "missing"; a --split too large is refused as too large.
@@ -68,16 +68,101 @@ describe('a writer stopped part-way', () => {
       await cp(big, pkg);
       const before = execFileSync('sha256sum', [pkg], { encoding: 'utf8' }).split(' ')[0];
       const second = await keyFile(await makeKey(media, 'second'));
-      const p = startAirlock(['sign', pkg, '--key', second]);
+      const p = startAirlock(['sign', pkg, '--key', second, '--json']);
       const tmp = await stopWhenCreated(p, media, /\.tmp$/, sig);
       const { code } = await p.exit(30_000);
       expect(tmp).toMatch(/^\.big\.airlock\.\d+\.[0-9a-f]+\.tmp$/);
       expect(code, p.stderr()).toBe(1);
-      expect(p.stderr()).toContain('[AIRLOCK_INTERRUPTED]');
+      expect(p.stderr()).toContain(`interrupted by ${sig}; ${pkg} is as it was [AIRLOCK_INTERRUPTED]`);
+      expect(JSON.parse(p.stdout())).toMatchObject({ ok: false, code: 'AIRLOCK_INTERRUPTED', exitCode: 1 });
       expect((await readdir(media)).sort()).toEqual(['big.airlock', 'second.key', 'second.pub']);
       expect(execFileSync('sha256sum', [pkg], { encoding: 'utf8' }).split(' ')[0]).toBe(before);
     },
   );
+
+  it('sign stopped the moment the signed package takes its name: it says what is true (exit 0 and signed, or exit 1 and unchanged), never interrupted when signed', async () => {
+    const media = join(dir, 'media-sign-rename');
+    await mkdir(media);
+    const pkg = join(media, 'big.airlock');
+    await cp(big, pkg);
+    const before = execFileSync('sha256sum', [pkg], { encoding: 'utf8' }).split(' ')[0];
+    const second = await keyFile(await makeKey(media, 'second'));
+    const p = startAirlock(['sign', pkg, '--key', second, '--json']);
+    await new Promise<void>((resolve, reject) => {
+      // The temp file is renamed onto big.airlock: the first event naming big.airlock once the temp file exists.
+      let writing = false;
+      const w = watch(media, (_event, name) => {
+        if (name?.endsWith('.tmp')) writing = true;
+        else if (writing && name === 'big.airlock') {
+          w.close();
+          p.kill('SIGTERM');
+          resolve();
+        }
+      });
+      void p.exit().then(() => {
+        w.close();
+        reject(new Error(`sign ended first: ${p.stderr()}`));
+      });
+    });
+    const { code } = await p.exit(30_000);
+    const signed = execFileSync('sha256sum', [pkg], { encoding: 'utf8' }).split(' ')[0] !== before;
+    const doc = JSON.parse(p.stdout()) as { ok: boolean; added?: boolean; code?: string };
+    if (signed) {
+      expect(code, p.stderr()).toBe(0);
+      expect(doc).toMatchObject({ ok: true, added: true });
+      expect(p.stderr()).not.toContain('AIRLOCK_INTERRUPTED');
+    } else {
+      expect(code, p.stderr()).toBe(1);
+      expect(doc).toMatchObject({ ok: false, code: 'AIRLOCK_INTERRUPTED' });
+    }
+    expect((await readdir(media)).sort()).toEqual(['big.airlock', 'second.key', 'second.pub']);
+  });
+
+  it('pack stopped by SIGTERM while it writes the package: exit 1, one JSON document saying no package was written, and the --out folder it made is gone', async () => {
+    const site = join(dir, 'pack-site');
+    await mkdir(site);
+    await writeFile(join(site, 'index.html'), '<title>t</title>');
+    await writeFile(join(site, 'big.bin'), randomBytes(48 << 20));
+    const archive = join(dir, 'pack-site.tar');
+    execFileSync('tar', ['-cf', archive, '-C', site, '.']);
+    const parent = join(dir, 'pack-parent');
+    await mkdir(parent);
+    const out = join(parent, 'made-by-pack');
+    const p = startAirlock([
+      'pack',
+      archive,
+      '--domain',
+      'docs.example.com',
+      '--version-label',
+      'v1',
+      '--sign-key',
+      await keyFile(key),
+      '--out',
+      out,
+      '--json',
+    ]);
+    await new Promise<void>((resolve, reject) => {
+      const w = watch(parent, () => {
+        w.close();
+        // The package's temp file appears inside the new --out folder: stop the command as it writes.
+        const inner = watch(out, (_event, name) => {
+          if (!name?.endsWith('.tmp')) return;
+          inner.close();
+          p.kill('SIGTERM');
+          resolve();
+        });
+      });
+      void p.exit().then(() => {
+        w.close();
+        reject(new Error(`pack ended first: ${p.stderr()}`));
+      });
+    });
+    const { code } = await p.exit(30_000);
+    expect(code, p.stderr()).toBe(1);
+    expect(p.stderr()).toMatch(/interrupted by SIGTERM; no package was written \[AIRLOCK_INTERRUPTED\]/);
+    expect(JSON.parse(p.stdout())).toMatchObject({ ok: false, code: 'AIRLOCK_INTERRUPTED', exitCode: 1 });
+    expect(await readdir(parent)).toEqual([]);
+  });
 
   it('delta stopped by SIGTERM while it works: exit 1 AIRLOCK_INTERRUPTED in words and in --json, and the --out folder it made is gone', async () => {
     const parent = join(dir, 'delta-parent');
