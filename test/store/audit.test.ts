@@ -4,6 +4,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { appendAudit, auditPaths, readAudit, verifyAudit } from '../../src/store/audit.js';
+import { auditHistory } from '../../src/store/audit/chain.js';
 import { makeTempDir } from './helpers.js';
 
 let dir: string;
@@ -94,6 +95,30 @@ describe('audit log hash chain (trust policy, several signers)', () => {
     await Promise.all(Array.from({ length: 12 }, (_, i) => appendAudit(store, { command: 'test', outcome: 'ok', detail: `w${i}` })));
     expect(await verifyAudit(store)).toMatchObject({ ok: true, lines: 12 });
   });
+
+  it('readers outside the lock (verify, trust show, a pre-lock admission) never call a healthy log broken while another process appends', async () => {
+    const auditJs = fileURLToPath(new URL('../../dist/src/store/audit.js', import.meta.url));
+    const store = await logWith(0); // a new store: the first line is written before its head exists
+    const script = `const m = await import(${JSON.stringify(auditJs)});
+      process.stdout.write('go\\n');
+      for (let i = 0; i < 150; i++) await m.appendAudit(${JSON.stringify(store)}, { command: 'child', outcome: 'ok', detail: 'x'.repeat(i % 500) });`;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let running = true;
+    const exited = new Promise<number | null>((r) => child.once('exit', (code) => ((running = false), r(code))));
+    await new Promise((r) => child.stdout.once('data', r));
+    const alarms: string[] = [];
+    let reads = 0;
+    while (running) {
+      const r = await verifyAudit(store);
+      if (!r.ok) alarms.push(r.problem!);
+      await auditHistory(store).catch((err: Error) => alarms.push(err.message));
+      reads++;
+    }
+    expect(await exited).toBe(0);
+    expect(reads).toBeGreaterThan(10);
+    expect(alarms).toEqual([]);
+    expect(await verifyAudit(store)).toMatchObject({ ok: true, lines: 150 });
+  }, 60_000);
 
   it('kill -9 during appends: the chain still verifies or the torn tail is detected, and the next append recovers', async () => {
     const auditJs = fileURLToPath(new URL('../../dist/src/store/audit.js', import.meta.url));

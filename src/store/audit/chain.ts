@@ -1,4 +1,5 @@
 import { hash } from 'node:crypto';
+import { lstat } from 'node:fs/promises';
 import { auditPaths, broken, GENESIS, MAX_LINE_BYTES, openLog, readHead, type AuditLine, type Head } from './files.js';
 import { learn, newHistory, type AuditHistory } from './learn.js';
 import { readLines } from './lines.js';
@@ -83,6 +84,34 @@ export interface Scan {
  * verify calls them a break, an append repairs them and says so in the log.
  */
 export async function scanChain(store: string): Promise<Scan> {
+  // Outside the lock (verify, trust show, an admission before the lock) another process may append
+  // while this reads: a line past the head, a log before its first head, a line half written. Such
+  // a view is only trusted as a break once the files held still for a whole pass; under the lock
+  // nothing moves, and a real break (a stable file) costs two stats more.
+  for (let attempt = 1; ; attempt++) {
+    const before = await filesState(store);
+    const s = await scanOnce(store);
+    if (!s.problem && !s.torn) return s;
+    if ((await filesState(store)) === before || attempt === SETTLE_ATTEMPTS) return s;
+    await new Promise((r) => setTimeout(r, 5 * attempt));
+  }
+}
+
+/** Passes over a log that keeps changing under a reader before its last view is reported as is. */
+const SETTLE_ATTEMPTS = 8;
+
+/** Identity, size and change time of the head and the log: equal before and after a pass means no append ran meanwhile. */
+async function filesState(store: string): Promise<string> {
+  const p = auditPaths(store);
+  const one = (path: string) =>
+    lstat(path, { bigint: true }).then(
+      (st) => `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`,
+      () => 'none',
+    );
+  return `${await one(p.head)}|${await one(p.log)}`;
+}
+
+async function scanOnce(store: string): Promise<Scan> {
   const p = auditPaths(store);
   const head = await readHead(store);
   const log = await openLog(store);
