@@ -3,6 +3,7 @@ import { numeric, parse } from './args.js';
 import { FLAG_RANGES } from '../values/settings.js';
 import { log, out, type CliContext, type Command } from './context.js';
 import { trapFor } from './interrupt.js';
+import { refuseInStore } from './out-file.js';
 import { whenAborted } from '../util/signals.js';
 
 const command: Command = {
@@ -20,17 +21,20 @@ Ctrl-C (SIGINT, SIGTERM, SIGHUP) stops it and removes the key files.
   --host H          address to listen on (default 127.0.0.1; the emulator is for local use)
   --keys-dir DIR    write the key files here (created, mode 0700, when missing; its parent must
                     exist), so scripts know their path; they appear once the emulator listens.
-                    An existing admin.key or assistant.key there is never replaced (exit 2)
+                    An existing admin.key or assistant.key there is never replaced, and a folder
+                    inside an airlock store is refused (exit 2)
 
 Exit codes: 0 stopped, 1 failure (e.g. the port is taken), 2 usage.`,
   async run(argv: string[], ctx: CliContext) {
     const { values, numbers } = parse(argv, { port: numeric(FLAG_RANGES.port), host: { type: 'string' }, 'keys-dir': { type: 'string' } }, false);
     const port = numbers.port ?? 0;
     const host = values.host ?? '127.0.0.1';
+    const keysDir = values['keys-dir'] === undefined ? undefined : resolve(ctx.cwd, values['keys-dir']);
+    if (keysDir !== undefined) await refuseInStore(keysDir, '--keys-dir', 'folder'); // secrets never land among a store's files
     const { startLocalEmulator } = await import('../emulator/local.js');
     // From here no signal ends the process before the emulator is closed and its key folder gone.
     const trap = trapFor(ctx);
-    const emu = await startLocalEmulator({ port, host, ...(values['keys-dir'] === undefined ? {} : { keysDir: resolve(ctx.cwd, values['keys-dir']) }) });
+    const emu = await startLocalEmulator({ port, host, ...(keysDir === undefined ? {} : { keysDir }) });
     try {
       const { adminFile, assistantFile } = emu;
       if (!['127.0.0.1', '::1', 'localhost'].includes(host)) log(ctx, `airlock emulate: warning: listening on ${host}; the emulator is for local use`);

@@ -2,7 +2,8 @@
  * Output folders and files a user names that are not what they look like, through the built
  * binary: a dangling symbolic link as --out (pack, delta, fetch) or as TMPDIR is named as one, with
  * its code, before any work or request (never a raw ENOENT, never "its folder does not exist"); an
- * access log inside the store is refused before serving (appending there would break the store).
+ * access log inside the store is refused before serving (appending there would break the store),
+ * and so is an emulator's key folder (secrets among the store's files).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
@@ -82,6 +83,23 @@ describe('serve --access-log inside the store', () => {
       expect(r.status, r.stderr).toBe(2);
       expect(r.stderr).toMatch(/is inside the store .*\[AIRLOCK_ACCESS_LOG\]/);
       expect(r.stderr).not.toMatch(/serving \S+ at http/); // never listened
+      expect(await treeDigest(store, { all: true })).toBe(before);
+    },
+  );
+});
+
+describe('emulate --keys-dir inside a store', () => {
+  it.each(['.', 'versions', 'versions/v1/site'])(
+    '--keys-dir STORE/%s: exit 2 before listening, no key file written there, the store unchanged',
+    async (sub) => {
+      const store = join(dir, `store-keys-${sub.replace(/\W/g, '-')}`);
+      const imp = await airlockAsync(['import', pkgs.v1, '--store', store, '--trust', key.pubPath, '--activate']);
+      expect(imp.status, imp.stderr).toBe(0);
+      const before = await treeDigest(store, { all: true });
+      const r = await airlockAsync(['emulate', '--port', '0', '--keys-dir', join(store, sub)]);
+      expect(r.status, r.stderr).toBe(2);
+      expect(r.stderr).toMatch(/--keys-dir must name a folder outside it .*\[AIRLOCK_OUT_PATH\]/);
+      expect(r.stdout).not.toMatch(/http:/); // never listened
       expect(await treeDigest(store, { all: true })).toBe(before);
     },
   );
