@@ -52,6 +52,7 @@ const command: Command = {
       outDir,
       signKey,
       signal: trap.signal,
+      splitting: split !== undefined,
     }).catch((err: unknown) => {
       throw trap.signal.aborted ? interruptedError(trap, 'no delta and no full package were written', err) : err;
     });

@@ -81,6 +81,7 @@ const command: Command = {
     const r = await packArchive({
       archivePath,
       signal: trap.signal,
+      splitting: split !== undefined,
       domain,
       version,
       outDir,

@@ -18,6 +18,7 @@ import { digestTemplate, fillDigests } from './template.js';
 import { basePeers, planFile } from './plan.js';
 import { writeMembers } from './write.js';
 import { removeEmptyUpTo } from '../util/fsx.js';
+import { refuseExistingVolumes } from '../package/volumes/split-written.js';
 
 export interface DeltaOptions {
   oldPkg: string;
@@ -25,6 +26,8 @@ export interface DeltaOptions {
   outDir: string;
   signKey?: KeyObject;
   signal?: AbortSignal;
+  /** The delta will be split into volumes (--split): a volume name already taken is refused first. */
+  splitting?: boolean;
 }
 export interface DeltaSummary {
   delta: string;
@@ -103,6 +106,7 @@ export async function makeDelta(o: DeltaOptions): Promise<DeltaSummary> {
       )
     )
       throw outputExists(p);
+  if (o.splitting) await refuseExistingVolumes(dOut);
   const work = join(o.outDir, `.airlock-delta-${randomBytes(6).toString('hex')}`);
   await mkdir(work);
   let wroteFull = false;

@@ -1,3 +1,4 @@
+import { refuseExistingVolumes } from './volumes/split-written.js';
 import type { KeyObject } from 'node:crypto';
 import { access, mkdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
@@ -93,6 +94,8 @@ export interface PackOptions {
   vendor?: VendorCollector;
   /** A stop asked for (pack's signal trap): nothing is written, and a folder pack created is removed. */
   signal?: AbortSignal;
+  /** The package will be split into volumes (--split): a volume name already taken is refused first. */
+  splitting?: boolean;
 }
 export interface PackSummary {
   package: string;
@@ -174,6 +177,7 @@ export async function packArchive(o: PackOptions): Promise<PackSummary> {
     )
   )
     throw outputExists(outPath, 'remove it or choose another --version-label');
+  if (o.splitting) await refuseExistingVolumes(outPath);
   if (sniff(await head(archivePath)).kind === 'package') {
     throw new MalformedError('AIRLOCK_ALREADY_A_PACKAGE', `${archivePath} is already an .airlock package; verify or import it as it is`, {
       subject: archivePath,

@@ -104,3 +104,38 @@ describe('emulate --keys-dir inside a store', () => {
     },
   );
 });
+
+describe('--split with a volume name already taken', () => {
+  it('pack --split: exit 2 AIRLOCK_EXISTS naming the volume, before any package is written', async () => {
+    const out = join(dir, 'split-taken');
+    await mkdir(out);
+    await writeFile(join(out, 'docs.example.com-v7.airlock.002'), 'mine');
+    const r = await airlockAsync([
+      'pack',
+      join(dir, 'export.tar.gz'),
+      '--domain',
+      'docs.example.com',
+      '--version-label',
+      'v7',
+      '--out',
+      out,
+      '--split',
+      '4096',
+    ]);
+    expect(r.status, r.stderr).toBe(2);
+    expect(r.stderr).toMatch(/docs\.example\.com-v7\.airlock\.002 .*\[AIRLOCK_EXISTS\]/);
+    expect(r.stderr).not.toContain('the package itself is kept'); // refused before the package was written
+    expect(await readdir(out)).toEqual(['docs.example.com-v7.airlock.002']);
+  });
+
+  it('delta --split: exit 2 AIRLOCK_EXISTS naming the volume, no delta and no full package written', async () => {
+    const out = join(dir, 'split-taken-delta');
+    await mkdir(out);
+    const taken = 'docs.example.com-v2.delta.airlock.001';
+    await writeFile(join(out, taken), 'mine');
+    const r = await airlockAsync(['delta', pkgs.v1, pkgs.v2, '--out', out, '--split', '4096']);
+    expect(r.status, r.stderr).toBe(2);
+    expect(r.stderr).toContain('[AIRLOCK_EXISTS]');
+    expect(await readdir(out)).toEqual([taken]);
+  });
+});
