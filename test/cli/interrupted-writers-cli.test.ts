@@ -225,7 +225,7 @@ describe('inputs that are not what the flag expects', () => {
     expect([2, 4]).toContain(r.status);
   });
 
-  it.each(['9007199254740992', '99999999999G'])('--split %s is refused as too large, not as too small', async (size) => {
+  it.each(['9007199254740992', '99999999999G', '18446744073709551617K'])('--split %s is refused as too large, not as too small', async (size) => {
     const r = await airlockAsync(['delta', small.v1, small.v2, '--out', join(dir, `split-${size}`), '--split', size]);
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/a volume can be at most \d+ bytes \[AIRLOCK_USAGE\]/);

@@ -30,7 +30,7 @@ const UNITS: Readonly<Record<string, number>> = {
 export function parseSplitSize(text: string): number {
   const preset = SPLIT_PRESETS[text.toLowerCase()];
   if (preset !== undefined) return preset;
-  const m = /^(\d{1,16})\s*([a-z]{0,3})$/i.exec(text.trim());
+  const m = /^(\d{1,40})\s*([a-z]{0,3})$/i.exec(text.trim()); // any length of digits: too many is "at most", not "give bytes"
   const unit = m ? UNITS[m[2]!.toLowerCase()] : undefined;
   if (!m || unit === undefined) {
     throw new UsageError(
