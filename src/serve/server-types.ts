@@ -41,6 +41,8 @@ export interface AirlockServerOptions {
   pollMs?: number;
   /** Skew protection (skew.ts): ms a previous version's non-HTML files keep answering after a switch (default 10 min; 0: off). */
   skewGraceMs?: number;
+  /** Milliseconds since the epoch (default Date.now): the skew grace period's clock; tests move it. */
+  clock?: () => number;
   /** The site's sub-path (base-path.ts parseBasePath: segments, or null for the root only); undefined: detected per version. */
   basePath?: string | null;
   /** Count requests and switches for `GET /_airlock/metrics` (src/serve/metrics.ts). */

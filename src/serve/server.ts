@@ -71,7 +71,7 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
   o.metrics?.serving(current.version);
   o.onVersion?.(current);
   const app = buildApp({ features: o.features ?? (() => AIR_GAPPED), extra: o.app, metrics: o.metrics });
-  const skew = o.store && !o.site && o.version === undefined ? new SkewGuard({ graceMs: o.skewGraceMs ?? 600_000 }) : null;
+  const skew = o.store && !o.site && o.version === undefined ? new SkewGuard({ graceMs: o.skewGraceMs ?? 600_000, now: o.clock }) : null;
   const bodyCache = new BodyCache(o.cacheBytes ?? 64 * 1024 * 1024);
   const versions = new ServedVersions(
     {

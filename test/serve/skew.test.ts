@@ -61,13 +61,14 @@ describe('skew protection', () => {
 
   it('the grace period ends: the old chunks are 404 again; grace 0 turns protection off', async () => {
     const s = await store();
-    // 2 s of grace: the first request must fall inside it even on a loaded machine (300 ms did not
-    // always); the second comes after it.
-    srv = await createAirlockServer({ store: s, lease: false, log: () => {}, skewGraceMs: 2000 });
+    // A clock the test moves: just inside the grace the old chunk answers, just past it not.
+    let now = 1_000_000;
+    srv = await createAirlockServer({ store: s, lease: false, log: () => {}, skewGraceMs: 2000, clock: () => now });
     const base = (await srv.listen(0)).slice(0, -1);
     await switchTo(s, 'v2');
+    now += 1999;
     expect((await get(base + '/assets/app.v1.js')).status).toBe(200);
-    await new Promise((r) => setTimeout(r, 2100));
+    now += 2;
     expect((await get(base + '/assets/app.v1.js')).status).toBe(404);
     await srv.close();
     await setActive(s, 'v1');
