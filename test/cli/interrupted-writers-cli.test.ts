@@ -58,17 +58,41 @@ function stopWhenCreated(p: Proc, folder: string, re: RegExp, sig: NodeJS.Signal
   });
 }
 
+/** `sign --json` of a copy of the big package on a medium of its own (a folder), by a second key. */
+async function startSigning(name: string): Promise<{ media: string; pkg: string; before: string; p: Proc }> {
+  const media = join(dir, name);
+  await mkdir(media);
+  const pkg = join(media, 'big.airlock');
+  await cp(big, pkg);
+  const before = execFileSync('sha256sum', [pkg], { encoding: 'utf8' }).split(' ')[0]!;
+  const second = await keyFile(await makeKey(media, 'second'));
+  return { media, pkg, before, p: startAirlock(['sign', pkg, '--key', second, '--json']) };
+}
+
+/** SIGTERM to `p` once `out` (a folder the command makes in `parent`) holds a name matching `re` (watches, not polls). */
+function stopInNewFolder(p: Proc, parent: string, out: string, re: RegExp): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const w = watch(parent, () => {
+      w.close();
+      const inner = watch(out, (_event, name) => {
+        if (!name || !re.test(name)) return;
+        inner.close();
+        p.kill('SIGTERM');
+        resolve();
+      });
+    });
+    void p.exit().then(() => {
+      w.close();
+      reject(new Error(`ended first: ${p.stderr()}`));
+    });
+  });
+}
+
 describe('a writer stopped part-way', () => {
   it.each(['SIGTERM', 'SIGINT'] as const)(
     'sign stopped by %s while it writes: exit 1 AIRLOCK_INTERRUPTED, the package unchanged, no hidden temp file left beside it',
     async (sig) => {
-      const media = join(dir, `media-sign-${sig}`);
-      await mkdir(media);
-      const pkg = join(media, 'big.airlock');
-      await cp(big, pkg);
-      const before = execFileSync('sha256sum', [pkg], { encoding: 'utf8' }).split(' ')[0];
-      const second = await keyFile(await makeKey(media, 'second'));
-      const p = startAirlock(['sign', pkg, '--key', second, '--json']);
+      const { media, pkg, before, p } = await startSigning(`media-sign-${sig}`);
       const tmp = await stopWhenCreated(p, media, /\.tmp$/, sig);
       const { code } = await p.exit(30_000);
       expect(tmp).toMatch(/^\.big\.airlock\.\d+\.[0-9a-f]+\.tmp$/);
@@ -81,13 +105,7 @@ describe('a writer stopped part-way', () => {
   );
 
   it('sign stopped the moment the signed package takes its name: it says what is true (exit 0 and signed, or exit 1 and unchanged), never interrupted when signed', async () => {
-    const media = join(dir, 'media-sign-rename');
-    await mkdir(media);
-    const pkg = join(media, 'big.airlock');
-    await cp(big, pkg);
-    const before = execFileSync('sha256sum', [pkg], { encoding: 'utf8' }).split(' ')[0];
-    const second = await keyFile(await makeKey(media, 'second'));
-    const p = startAirlock(['sign', pkg, '--key', second, '--json']);
+    const { media, pkg, before, p } = await startSigning('media-sign-rename');
     await new Promise<void>((resolve, reject) => {
       // The temp file is renamed onto big.airlock: the first event naming big.airlock once the temp file exists.
       let writing = false;
@@ -141,22 +159,8 @@ describe('a writer stopped part-way', () => {
       out,
       '--json',
     ]);
-    await new Promise<void>((resolve, reject) => {
-      const w = watch(parent, () => {
-        w.close();
-        // The package's temp file appears inside the new --out folder: stop the command as it writes.
-        const inner = watch(out, (_event, name) => {
-          if (!name?.endsWith('.tmp')) return;
-          inner.close();
-          p.kill('SIGTERM');
-          resolve();
-        });
-      });
-      void p.exit().then(() => {
-        w.close();
-        reject(new Error(`pack ended first: ${p.stderr()}`));
-      });
-    });
+    // The package's temp file appears inside the new --out folder: stop the command as it writes.
+    await stopInNewFolder(p, parent, out, /\.tmp$/);
     const { code } = await p.exit(30_000);
     expect(code, p.stderr()).toBe(1);
     expect(p.stderr()).toMatch(/interrupted by SIGTERM; no package was written \[AIRLOCK_INTERRUPTED\]/);
@@ -169,21 +173,8 @@ describe('a writer stopped part-way', () => {
     await mkdir(parent);
     const out = join(parent, 'made-by-delta');
     const p = startAirlock(['delta', small.v1, big, '--out', out, '--json']);
-    await new Promise<void>((resolve, reject) => {
-      const w = watch(parent, () => {
-        w.close();
-        // The work folder appears inside the new --out folder: stop the command once it is at work.
-        const inner = watch(out, () => {
-          inner.close();
-          p.kill('SIGTERM');
-          resolve();
-        });
-      });
-      void p.exit().then(() => {
-        w.close();
-        reject(new Error(`delta ended first: ${p.stderr()}`));
-      });
-    });
+    // The work folder appears inside the new --out folder: stop the command once it is at work.
+    await stopInNewFolder(p, parent, out, /./);
     const { code } = await p.exit(30_000);
     expect(code, p.stderr()).toBe(1);
     expect(p.stderr()).toMatch(/interrupted by SIGTERM; no delta and no full package were written \[AIRLOCK_INTERRUPTED\]/);
