@@ -1,4 +1,5 @@
-import cliProgress from 'cli-progress';
+import { createRequire } from 'node:module';
+import type CliProgress from 'cli-progress';
 import { redact } from '../util/redact.js';
 import { escapeControls } from '../util/terminal.js';
 import { amount, type Unit } from '../util/units.js';
@@ -9,6 +10,9 @@ import { amount, type Unit } from '../util/units.js';
  * never one per file or chunk. Log lines go through `log`, which ends a running bar first, so
  * nothing is ever glued to a bar. Sizes in binary units (KiB, MiB, GiB).
  */
+/** At the first bar drawn: only a terminal shows one; a command whose stderr is a file or a pipe never loads it. */
+const loadBars = (): typeof CliProgress => createRequire(import.meta.url)('cli-progress') as typeof CliProgress;
+
 export interface ProgressOptions {
   interactive: boolean;
   now?: () => number;
@@ -24,7 +28,7 @@ interface Step {
 }
 
 export class Progress {
-  private bar: cliProgress.SingleBar | null = null;
+  private bar: CliProgress.SingleBar | null = null;
   private step: Step | null = null;
   private readonly now: () => number;
   private readonly everyMs: number;
@@ -75,6 +79,7 @@ export class Progress {
 
   private draw(label: string, done: number, total: number | undefined, text: string, finished: boolean): void {
     if (this.bar === null) {
+      const cliProgress = loadBars();
       this.bar = new cliProgress.SingleBar(
         {
           stream: this.stream as NodeJS.WriteStream,

@@ -1,6 +1,6 @@
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../serve/index.js';
-import { StartExportRequestSchema } from '../upstream/index.js';
+import { StartExportRequestSchema } from '../upstream/schemas/export-job.js';
 import { jobView, labelOfJob } from './jobs.js';
 import { PACKAGE_NAME } from './objects.js';
 import { packageOf } from './packages.js';
@@ -8,7 +8,7 @@ import { pageCountOf } from './pages.js';
 import { signLink } from './sign.js';
 import { checkBearer } from './tokens.js';
 import { readVersion, versionForDomain, type MirrorVersion } from './versions.js';
-import { describeZodError } from '../upstream/index.js';
+import { describeZodError } from '../upstream/describe.js';
 import { requestJson } from '../util/json-body.js';
 
 /**

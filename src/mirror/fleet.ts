@@ -8,7 +8,7 @@ import { PACKAGE_NAME } from './objects.js';
 import { signLink } from './sign.js';
 import { checkBearer } from './tokens.js';
 import { readVersion } from './versions.js';
-import { describeZodError } from '../upstream/index.js';
+import { describeZodError } from '../upstream/describe.js';
 
 /**
  * Rollout coordination for replicas that follow this mirror (`airlock serve --follow URL`), in

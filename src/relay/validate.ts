@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AssistantRequestSchema } from '../upstream/index.js';
+import { AssistantRequestSchema } from '../upstream/schemas/assistant.js';
 import { describeIssue, describeIssues } from '../upstream/describe.js';
 
 export interface Problem {

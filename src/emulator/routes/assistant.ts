@@ -1,7 +1,7 @@
 import { Hono, type Context } from 'hono';
 import { stream } from 'hono/streaming';
 import { getConnInfo } from '@hono/node-server/conninfo';
-import { AssistantRequestSchema } from '../../upstream/index.js';
+import { AssistantRequestSchema } from '../../upstream/schemas/assistant.js';
 import { answerChunks } from '../answer.js';
 import { apiGuard, type Env } from '../auth.js';
 import { knownDomain, type EmulatorContext } from '../context.js';

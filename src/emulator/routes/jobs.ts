@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Hono } from 'hono';
-import { StartExportRequestSchema } from '../../upstream/index.js';
+import { StartExportRequestSchema } from '../../upstream/schemas/export-job.js';
 import { describeZodError } from '../../upstream/describe.js';
 import { requestJson } from '../../util/json-body.js';
 import { apiGuard, exportEnabled, type Env } from '../auth.js';

@@ -4,7 +4,7 @@ import { indexOf, type AppEnv } from '../app.js';
 import { MAX_PAGE_SIZE } from '../../search/engine.js';
 import type { LocalSearch } from '../../search/service.js';
 import { readJsonBody } from '../../util/json-body.js';
-import { describeZodError } from '../../upstream/index.js';
+import { describeZodError } from '../../upstream/describe.js';
 
 /**
  * `POST /_airlock/search/{domain}` — the service's published search shape (`{query, pageSize,
