@@ -12,7 +12,7 @@ import { checkOutFolder } from './out-file.js';
 import { log, printResult, type CliContext, type Command } from './context.js';
 import { splitOption } from './volumes.js';
 import { checkBase, fetchAndCarry } from '../fetch/carry.js';
-import { vendorAsk, vendorCollector } from '../fetch/vendor/index.js';
+import { vendorAsk, vendorCollector } from '../fetch/vendor/flags.js';
 import { interruptedCall, trapFor } from './interrupt.js';
 import { shown } from '../util/terminal.js';
 

@@ -9,7 +9,7 @@ import { log, printResult, type CliContext, type Command } from './context.js';
 import { shown } from '../util/terminal.js';
 import { splitOption } from './volumes.js';
 import { splitWritten } from '../package/volumes/split-written.js';
-import { vendorAsk, vendorCollector } from '../fetch/vendor/index.js';
+import { vendorAsk, vendorCollector } from '../fetch/vendor/flags.js';
 import { finishedAfter, interruptedError, trapFor } from './interrupt.js';
 import { usage } from './pack-flags.js';
 

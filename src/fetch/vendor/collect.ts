@@ -1,13 +1,11 @@
 import { createHash } from 'node:crypto';
 import { HTMLRewriter } from 'html-rewriter-wasm';
-import { UsageError } from '../../errors.js';
 import { extractArchive, readArchive, type ArchiveLimits } from '../../archive/index.js';
 import {
   MAX_VENDOR_FILES,
   MAX_VENDOR_FILE_BYTES,
   MAX_VENDOR_TOTAL_BYTES,
   MAX_VENDOR_URLS,
-  VENDOR_KINDS,
   vendorUrlProblem,
   type VendorKind,
   type VendorRecord,
@@ -83,19 +81,7 @@ const MAX_CSS_DEPTH = 4;
 export const BROWSER_UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
 const LOCAL = 'https://airlock.invalid/';
 
-export function parseKinds(spec: string): Set<VendorKind> {
-  const kinds = new Set<VendorKind>();
-  for (const k of spec
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean)) {
-    if (!(VENDOR_KINDS as readonly string[]).includes(k))
-      throw new UsageError(`--vendor: unknown kind ${JSON.stringify(k)}; the kinds are ${VENDOR_KINDS.join(', ')}`, { subject: '--vendor' });
-    kinds.add(k as VendorKind);
-  }
-  if (kinds.size === 0) throw new UsageError('--vendor needs at least one kind: fonts, styles or scripts', { subject: '--vendor' });
-  return kinds;
-}
+export { parseKinds } from './flags.js';
 
 const isFontCss = (url: string) => FONT_CSS_HOSTS.includes(new URL(url).hostname);
 

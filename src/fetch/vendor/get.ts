@@ -1,7 +1,7 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
 import { Agent, request, type Dispatcher } from 'undici';
-import { AirlockError, EXIT, UsageError, type ErrorCode } from '../../errors.js';
+import { AirlockError, EXIT, type ErrorCode } from '../../errors.js';
 import { safeUrl } from '../validators.js';
 import { describeNetError } from '../../upstream/index.js';
 import { timeoutSignal } from '../../util/timeout-signal.js';
@@ -29,28 +29,7 @@ export interface Got {
   contentType: string;
 }
 
-/** `--vendor-mirror https://fonts.googleapis.com=http://127.0.0.1:8080` → [origin, base]. */
-export function parseMirror(spec: string): [string, string] {
-  const eq = spec.indexOf('=');
-  const bad = (why: string) =>
-    new UsageError(
-      `--vendor-mirror ${JSON.stringify(spec)}: ${why}; expected https://ORIGIN=URL, e.g. https://fonts.googleapis.com=https://cdn-mirror.corp.example/fonts.googleapis.com`,
-      { subject: '--vendor-mirror' },
-    );
-  if (eq <= 0) throw bad('no "="');
-  let from: URL;
-  let to: URL;
-  try {
-    from = new URL(spec.slice(0, eq));
-    to = new URL(spec.slice(eq + 1));
-  } catch {
-    throw bad('not two URLs');
-  }
-  if (from.protocol !== 'https:' || from.pathname !== '/' || from.search || from.username || from.password) throw bad('the left side must be an https origin');
-  if ((to.protocol !== 'https:' && to.protocol !== 'http:') || to.search || to.hash || to.username || to.password)
-    throw bad('the right side must be an http(s) URL without query or credentials');
-  return [from.origin, to.href.replace(/\/$/, '')];
-}
+export { parseMirror } from './flags.js';
 
 export function vendorError(url: string, why: string, code: ErrorCode = 'AIRLOCK_VENDOR_FETCH'): AirlockError {
   return new AirlockError(code, `--vendor: cannot vendor ${safeUrl(url)}: ${why}`, EXIT.FAILURE, { subject: safeUrl(url) });
