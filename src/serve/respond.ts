@@ -11,7 +11,11 @@ const REASONS: Record<number, string> = {
 };
 
 export function sendStatus(res: ServerResponse, idx: LoadedIndex, status: number, head: boolean, extra: string[] = []): void {
-  const body = (REASONS[status] ?? 'Error') + '\n';
+  sendText(res, idx, status, extra, (REASONS[status] ?? 'Error') + '\n', head);
+}
+
+/** A short plain-text answer of this server (never cached), with the version's base headers and `extra`. */
+function sendText(res: ServerResponse, idx: LoadedIndex, status: number, extra: string[], body: string, head: boolean): void {
   res.writeHead(status, [
     ...idx.base,
     ...extra,
@@ -33,17 +37,5 @@ export function safeQuery(q: string): string {
 /** A single 308 (RFC 9110 §15.4.9: method and body kept) to a path of this site. */
 export function sendRedirect(res: ServerResponse, idx: LoadedIndex, location: string, query: string, head: boolean): void {
   const to = query === '' ? location : `${location}?${safeQuery(query)}`;
-  const body = `Permanent Redirect: ${to}\n`;
-  res.writeHead(308, [
-    ...idx.base,
-    'Location',
-    to,
-    'Cache-Control',
-    'no-cache',
-    'Content-Type',
-    'text/plain; charset=utf-8',
-    'Content-Length',
-    String(Buffer.byteLength(body)),
-  ]);
-  res.end(head ? undefined : body);
+  sendText(res, idx, 308, ['Location', to], `Permanent Redirect: ${to}\n`, head);
 }
