@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -88,6 +89,27 @@ describe('audit log hash chain (trust policy, several signers)', () => {
     await appendAudit(store, { command: 'test', outcome: 'ok' });
     expect(await verifyAudit(store)).toMatchObject({ ok: true, lines: 4, pending: false });
     expect((await readAudit(store)).map((l) => l.outcome)).not.toContain('repaired');
+  });
+
+  it("a crash between a new store's first line and its first head: the line is pending, then adopted; two lines without a head are a break", async () => {
+    const store = await logWith(1);
+    await rm(auditPaths(store).head); // as if killed before the first head was written
+    expect(await verifyAudit(store)).toMatchObject({ ok: true, lines: 1, pending: true });
+    await appendAudit(store, { command: 'test', outcome: 'ok' });
+    expect(await verifyAudit(store)).toMatchObject({ ok: true, lines: 2, pending: false });
+    await rm(auditPaths(store).head);
+    expect(await verifyAudit(store)).toMatchObject({ ok: false, problem: expect.stringMatching(/audit\.head is missing/) });
+    await expect(appendAudit(store, { command: 'test', outcome: 'ok' })).rejects.toMatchObject({ code: 'AIRLOCK_AUDIT_BROKEN' });
+  });
+
+  it('the log removed from a store that holds versions: broken (exit 4), and no append starts a new log over it', async () => {
+    const store = await logWith(2);
+    await mkdir(join(store, 'versions', 'v1'), { recursive: true });
+    await rm(auditPaths(store).log);
+    await rm(auditPaths(store).head);
+    expect(await verifyAudit(store)).toMatchObject({ ok: false, problem: expect.stringMatching(/audit\.log is missing but the store holds versions/) });
+    await expect(appendAudit(store, { command: 'test', outcome: 'ok' })).rejects.toMatchObject({ code: 'AIRLOCK_AUDIT_BROKEN', exitCode: 4 });
+    expect(existsSync(auditPaths(store).log)).toBe(false);
   });
 
   it('concurrent appends (one store, many writers) keep one unbroken chain', async () => {

@@ -1,5 +1,6 @@
 import { hash } from 'node:crypto';
-import { lstat } from 'node:fs/promises';
+import { lstat, readdir } from 'node:fs/promises';
+import { storePaths } from '../paths.js';
 import { auditPaths, broken, GENESIS, MAX_LINE_BYTES, openLog, readHead, type AuditLine, type Head } from './files.js';
 import { learn, newHistory, type AuditHistory } from './learn.js';
 import { readLines } from './lines.js';
@@ -126,9 +127,16 @@ async function scanOnce(store: string): Promise<Scan> {
     torn: 0,
     history: newHistory(),
   });
-  if (!log) return empty(head && head.count > 0 ? `${p.log} is missing but ${p.head} acknowledges ${head.count} lines` : null);
+  if (!log) {
+    if (head && head.count > 0) return empty(`${p.log} is missing but ${p.head} acknowledges ${head.count} lines`);
+    // Every version enters the store after its line is written: versions without a log mean the log was removed.
+    return empty((await holdsVersions(store)) ? `${p.log} is missing but the store holds versions (the log was removed)` : null);
+  }
   try {
-    if (!head) return empty(log.size > 0 ? `${p.head} is missing (check the log with airlock audit verify)` : null);
+    // No head yet: the log may hold the first append's line alone (a crash, or another process
+    // between its two writes): pending as any line past the head. More than that is a break.
+    const acked: Head = head ?? { count: 0, hash: GENESIS, size: 0 };
+    const noHead = `${p.head} is missing (check the log with airlock audit verify)`;
     let n = 0;
     let prev = GENESIS;
     let problem: string | null = null;
@@ -136,8 +144,8 @@ async function scanOnce(store: string): Promise<Scan> {
     const read = await readLines(log.fh, {
       line(buf, start, stop, end) {
         const k = n + 1;
-        if (k > head.count + 1) {
-          problem = `line ${k} is past line ${head.count}, the last acknowledged in ${p.head} (a line was appended behind airlock's back)`;
+        if (k > acked.count + 1) {
+          problem = head ? `line ${k} is past line ${head.count}, the last acknowledged in ${p.head} (a line was appended behind airlock's back)` : noHead;
           return false;
         }
         const r = checkLine(buf, start, stop, k, prev);
@@ -145,7 +153,7 @@ async function scanOnce(store: string): Promise<Scan> {
           problem = r.problem;
           return false;
         }
-        if (k === head.count && (r !== head.hash || end !== head.size)) {
+        if (k === acked.count && (r !== acked.hash || end !== acked.size)) {
           problem = `line ${k}, the last acknowledged one, does not match ${p.head} (the line or the head was edited)`;
           return false;
         }
@@ -166,15 +174,15 @@ async function scanOnce(store: string): Promise<Scan> {
       end: read.end,
       problem,
       line: problem ? n + 1 : null,
-      pending: n === head.count + 1,
+      pending: n === acked.count + 1,
       torn: read.tail,
       history,
     };
-    if (!scan.problem && n < head.count) {
+    if (!scan.problem && n < acked.count) {
       scan.line = n + 1;
       scan.problem = read.tail
-        ? `line ${n + 1} is cut short (torn bytes at byte ${read.end}) but ${p.head} acknowledges ${head.count} lines`
-        : `line ${n + 1} is missing: the log holds ${n} lines but ${head.count} were acknowledged (truncated tail)`;
+        ? `line ${n + 1} is cut short (torn bytes at byte ${read.end}) but ${p.head} acknowledges ${acked.count} lines`
+        : `line ${n + 1} is missing: the log holds ${n} lines but ${acked.count} were acknowledged (truncated tail)`;
     }
     return scan;
   } finally {
@@ -226,4 +234,12 @@ export async function auditHistory(store: string): Promise<AuditHistory> {
   const s = await scanChain(store);
   if (s.problem) throw broken(store, `${s.problem}; check it with airlock audit verify`, { line: s.line });
   return s.history;
+}
+
+/** Whether STORE/versions holds anything (a folder that cannot be read counts as holding: fail closed). */
+async function holdsVersions(store: string): Promise<boolean> {
+  return readdir(storePaths(store).versions).then(
+    (names) => names.length > 0,
+    (err: NodeJS.ErrnoException) => err.code !== 'ENOENT',
+  );
 }
