@@ -1,6 +1,5 @@
 import { hash } from 'node:crypto';
-import { lstat, readdir } from 'node:fs/promises';
-import { storePaths } from '../paths.js';
+import { lstat } from 'node:fs/promises';
 import { auditPaths, broken, GENESIS, MAX_LINE_BYTES, openLog, readHead, type AuditLine, type Head } from './files.js';
 import { learn, newHistory, type AuditHistory } from './learn.js';
 import { readLines } from './lines.js';
@@ -127,11 +126,7 @@ async function scanOnce(store: string): Promise<Scan> {
     torn: 0,
     history: newHistory(),
   });
-  if (!log) {
-    if (head && head.count > 0) return empty(`${p.log} is missing but ${p.head} acknowledges ${head.count} lines`);
-    // Every version enters the store after its line is written: versions without a log mean the log was removed.
-    return empty((await holdsVersions(store)) ? `${p.log} is missing but the store holds versions (the log was removed)` : null);
-  }
+  if (!log) return empty(head && head.count > 0 ? `${p.log} is missing but ${p.head} acknowledges ${head.count} lines` : null);
   try {
     // No head yet: the log may hold the first append's line alone (a crash, or another process
     // between its two writes): pending as any line past the head. More than that is a break.
@@ -234,12 +229,4 @@ export async function auditHistory(store: string): Promise<AuditHistory> {
   const s = await scanChain(store);
   if (s.problem) throw broken(store, `${s.problem}; check it with airlock audit verify`, { line: s.line });
   return s.history;
-}
-
-/** Whether STORE/versions holds anything (a folder that cannot be read counts as holding: fail closed). */
-async function holdsVersions(store: string): Promise<boolean> {
-  return readdir(storePaths(store).versions).then(
-    (names) => names.length > 0,
-    (err: NodeJS.ErrnoException) => err.code !== 'ENOENT',
-  );
 }
