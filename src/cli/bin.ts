@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { trapFromStart } from './interrupt.js';
 
-// Signals are trapped before anything else loads: a Ctrl-C in the first instant says what it
+// Signals are trapped before anything else loads: a Ctrl-C once this line runs says what it
 // interrupted (nothing yet) and exits with the documented code, never a bare "killed by SIGINT".
 trapFromStart(process.argv[2], { json: process.argv.includes('--json') });
 const { EXIT } = await import('../errors.js');

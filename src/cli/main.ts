@@ -45,8 +45,10 @@ async function usage(): Promise<string> {
     lines.push(`  ${name.padEnd(9)} ${summary}`);
   }
   lines.push('', 'airlock <command> --help for its options; airlock --version for the tool version.');
-  lines.push('Ctrl-C (SIGINT) or SIGTERM, from the first instant: the command says what it interrupted and what');
-  lines.push('that left, and exits 1 (AIRLOCK_INTERRUPTED); the servers (serve, preview, emulate, demo) stop with 0.');
+  lines.push('Ctrl-C (SIGINT) or SIGTERM, once Node.js has started (a tenth of a second or so; before that a signal');
+  lines.push('ends the process as any program, 130 or 143 in the shell, with nothing done): the command says what it');
+  lines.push('interrupted and what that left, and exits 1 (AIRLOCK_INTERRUPTED); the servers (serve, preview,');
+  lines.push('emulate, demo) stop with 0.');
   lines.push('A command whose one change is already under way (a package taking its name) finishes it and exits 0.');
   return lines.join('\n') + '\n';
 }
