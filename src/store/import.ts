@@ -55,9 +55,6 @@ export async function importPackage(pkgPath: PackageInput, o: ImportOptions): Pr
   const size = await packageSize(pkg);
   const { store } = o;
   const kind = await storeKind(store);
-  // Every store records every import and every refusal in its audit log; a store that
-  // does not exist yet is not created by a refusal (so that refusal has no log to go to).
-  const audited = kind === 'dir';
   let layout: PackageLayout | null = null;
   const delta: { domain?: string; version?: string } = {};
   try {
@@ -66,7 +63,10 @@ export async function importPackage(pkgPath: PackageInput, o: ImportOptions): Pr
     layout = await readPackage(pkg);
     return await importChecked(pkg, size, kind, layout, o);
   } catch (err) {
-    if (audited) await auditRefusal(store, pkg, layout?.manifest ?? delta, err, o);
+    // Every store records every refusal in its audit log. A store that does not exist is not
+    // created by a refusal (that refusal has no log to go to); one that came to exist meanwhile
+    // (another import made it while this one was checked) gets the line like any other.
+    if (kind === 'dir' || (await storeKind(store).catch(() => null)) === 'dir') await auditRefusal(store, pkg, layout?.manifest ?? delta, err, o);
     throw err;
   }
 }
@@ -129,13 +129,18 @@ async function refusedSha256(pkg: PackageInput): Promise<string | null> {
   return fileSha256(pkg).catch(() => null);
 }
 
+/** Refusals about the store's own files, which a command half-way through its change can show to a reader outside the lock. */
+const SETTLED_UNDER_LOCK: ReadonlySet<string> = new Set(['AIRLOCK_AUDIT_BROKEN', 'AIRLOCK_BAD_SEEN', 'AIRLOCK_POLICY_BROKEN']);
+
 async function importChecked(pkg: PackageInput, size: number, kind: 'dir' | 'missing', layout: PackageLayout, o: ImportOptions): Promise<ImportResult> {
   const { store, signal } = o;
   const admit = () => admitPackage(store, layout, { trust: o.trust, allowUnsigned: o.allowUnsigned, allowDowngrade: o.allowDowngrade });
-  // Before the lock, to refuse early. Another import holding the lock may be between writing the
-  // audit log's line and its head: what looks like a broken log then is decided under the lock.
+  // Before the lock, to refuse early. Another command holding the lock may be half-way through
+  // its change (the audit line written, not yet its head; the import logged, trust/seen.json not
+  // yet written; a policy entering the chain): what looks like a damaged store then is decided
+  // under the lock, where a store damaged indeed is refused as always.
   const early = await admit().catch((err: unknown) => {
-    if (err instanceof AirlockError && err.code === 'AIRLOCK_AUDIT_BROKEN') return null;
+    if (err instanceof AirlockError && SETTLED_UNDER_LOCK.has(err.code)) return null;
     throw err;
   });
   const label = layout.manifest.version;

@@ -207,4 +207,20 @@ describe('importPackage', () => {
       details: { subject: expect.stringContaining('nope.airlock') },
     });
   });
+
+  it('three imports at once into a new store, ten rounds: each ends imported or refused for a rule of its package (never as if the store were damaged), and each is in the audit log', async () => {
+    await mkdir(join(dir, 'third'));
+    const v3 = await buildPackage(join(dir, 'third'), { version: 'v3', files: sampleSite('three'), key });
+    for (let round = 0; round < 10; round++) {
+      const store = await newStore(`three-at-once-${round}`);
+      const results = await Promise.allSettled([v1, v2, v3].map((p) => importPackage(p, { store, trust: [key.pub], activate: true })));
+      const outcomes = results.map((r) => (r.status === 'fulfilled' ? r.value.status : (r.reason as { code?: string }).code));
+      for (const o of outcomes) expect(['imported', 'AIRLOCK_DOWNGRADE'], `round ${round}: ${outcomes.join(', ')}`).toContain(o);
+      expect(
+        (await readAudit(store)).filter((l) => l.command === 'import' && l.outcome !== 'failed'),
+        `round ${round}`,
+      ).toHaveLength(3);
+      expect((await verifyAudit(store)).ok).toBe(true);
+    }
+  });
 });
