@@ -89,6 +89,12 @@ async function takeOver(lockPath: string, observed: string): Promise<void> {
  * written complete under a temp name and published with link(2), which fails if S/lock exists:
  * nobody ever sees a half-written lock. Waits at most `timeoutMs` for a live holder.
  */
+/** Whether another live process holds the store lock now (a reader outside the lock asks; any doubt is no). */
+export async function lockedByOther(store: string): Promise<boolean> {
+  const held = await readOwner(storePaths(store).lock).catch(() => null);
+  return Boolean(held?.owner && held.owner.pid !== self.pid && isAlive(held.owner.pid, held.owner.start));
+}
+
 export async function acquireLock(store: string, o: LockOptions = {}): Promise<StoreLock> {
   const lockPath = storePaths(store).lock;
   await requireStore(store); // a lock never creates a store (only import does, before locking)

@@ -90,15 +90,14 @@ describe('audit log hash chain (trust policy, several signers)', () => {
     expect((await readAudit(store)).map((l) => l.outcome)).not.toContain('repaired');
   });
 
-  it("a crash between a new store's first line and its first head: the line is pending, then adopted; two lines without a head are a break", async () => {
-    const store = await logWith(1);
-    await rm(auditPaths(store).head); // as if killed before the first head was written
-    expect(await verifyAudit(store)).toMatchObject({ ok: true, lines: 1, pending: true });
-    await appendAudit(store, { command: 'test', outcome: 'ok' });
-    expect(await verifyAudit(store)).toMatchObject({ ok: true, lines: 2, pending: false });
+  it("a new store's first line without its head, no one appending: a break (a log cut to its first line with its head deleted never passes for a new one)", async () => {
+    const store = await logWith(3);
+    const first = (await readFile(auditPaths(store).log, 'utf8')).split('\n')[0] + '\n';
+    await writeFile(auditPaths(store).log, first);
     await rm(auditPaths(store).head);
     expect(await verifyAudit(store)).toMatchObject({ ok: false, problem: expect.stringMatching(/audit\.head is missing/) });
-    await expect(appendAudit(store, { command: 'test', outcome: 'ok' })).rejects.toMatchObject({ code: 'AIRLOCK_AUDIT_BROKEN' });
+    await expect(appendAudit(store, { command: 'test', outcome: 'ok' })).rejects.toMatchObject({ code: 'AIRLOCK_AUDIT_BROKEN', exitCode: 4 });
+    expect(await readFile(auditPaths(store).log, 'utf8')).toBe(first);
   });
 
   it('concurrent appends (one store, many writers) keep one unbroken chain', async () => {

@@ -3,6 +3,7 @@ import { lstat } from 'node:fs/promises';
 import { auditPaths, broken, GENESIS, MAX_LINE_BYTES, openLog, readHead, type AuditLine, type Head } from './files.js';
 import { learn, newHistory, type AuditHistory } from './learn.js';
 import { readLines } from './lines.js';
+import { lockedByOther } from '../lock.js';
 
 /** The chain: checking every line against the one before it and the head (verify, and before every append). */
 
@@ -128,10 +129,12 @@ async function scanOnce(store: string): Promise<Scan> {
   });
   if (!log) return empty(head && head.count > 0 ? `${p.log} is missing but ${p.head} acknowledges ${head.count} lines` : null);
   try {
-    // No head yet: the log may hold the first append's line alone (a crash, or another process
-    // between its two writes): pending as any line past the head. More than that is a break.
-    const acked: Head = head ?? { count: 0, hash: GENESIS, size: 0 };
+    // No head: a break (a log cut to its first line and its head deleted must not pass for a new
+    // one), except while another live process holds the store lock: that is a new store's first
+    // append between its two writes, seen by a reader outside the lock; its line is pending.
     const noHead = `${p.head} is missing (check the log with airlock audit verify)`;
+    if (!head && (log.size === 0 || !(await lockedByOther(store)))) return empty(log.size > 0 ? noHead : null);
+    const acked: Head = head ?? { count: 0, hash: GENESIS, size: 0 };
     let n = 0;
     let prev = GENESIS;
     let problem: string | null = null;
