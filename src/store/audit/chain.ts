@@ -132,7 +132,7 @@ async function scanOnce(store: string): Promise<Scan> {
     // No head: a break (a log cut to its first line and its head deleted must not pass for a new
     // one), except while another live process holds the store lock: that is a new store's first
     // append between its two writes, seen by a reader outside the lock; its line is pending.
-    const noHead = `${p.head} is missing (check the log with airlock audit verify)`;
+    const noHead = `${p.head} is missing`;
     if (!head && (log.size === 0 || !(await lockedByOther(store)))) return empty(log.size > 0 ? noHead : null);
     const acked: Head = head ?? { count: 0, hash: GENESIS, size: 0 };
     let n = 0;
