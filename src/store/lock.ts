@@ -1,4 +1,4 @@
-import { link, stat, unlink, writeFile } from 'node:fs/promises';
+import { link, lstat, stat, unlink, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { EXIT, StoreError } from '../errors.js';
@@ -117,7 +117,19 @@ export async function acquireLock(store: string, o: LockOptions = {}): Promise<S
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw storePathError(store, err, `take its lock ${lockPath}`) ?? err;
       }
       const held = await readOwner(lockPath);
-      if (!held) continue; // released between our link and read: try again at once
+      if (!held) {
+        // Released between our link and read: try again at once. Unless the name is there but
+        // reads as missing: a dangling symbolic link, which no airlock process writes.
+        const st = await lstat(lockPath).catch(() => null);
+        if (st?.isSymbolicLink())
+          throw new StoreError(
+            'AIRLOCK_STORE_PATH',
+            `store lock ${lockPath} is a symbolic link to nothing; no airlock process writes such a lock: remove it`,
+            { subject: lockPath },
+            EXIT.USAGE,
+          );
+        continue;
+      }
       if (!held.owner || !isAlive(held.owner.pid, held.owner.start)) {
         await takeOver(lockPath, held.raw);
         continue;

@@ -75,6 +75,22 @@ describe('store paths', () => {
     expect(await readFile(file, 'utf8')).toBe('not a store');
   });
 
+  it('the store lock a dangling symbolic link: import, activate, rollback and prune exit 2 AIRLOCK_STORE_PATH naming it at once (they waited forever, silently); the link stays', async () => {
+    const store = join(dir, 'lock-dangling');
+    for (const v of ['v1', 'v2']) await writeVersion(store, v, { 'index.html': `<p>${v}</p>` });
+    await setActive(store, 'v2');
+    await symlink('nowhere-at-all', join(store, 'lock'));
+    for (const args of [['import', pkg, '--allow-unsigned'], ['activate', 'v1'], ['rollback'], ['prune', '--keep', '1']]) {
+      const r = airlock([...args, '--store', store], { timeoutMs: 15_000 });
+      expect(r.status, `${args[0]}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toContain(`store lock ${join(store, 'lock')} is a symbolic link to nothing`);
+      expect(r.stderr).toContain('[AIRLOCK_STORE_PATH]');
+      expect(r.stderr).not.toMatch(ERRNO);
+    }
+    expect(await readlink(join(store, 'lock'))).toBe('nowhere-at-all');
+    expect(await readFile(join(store, 'state.json'), 'utf8')).toContain('"v2"');
+  });
+
   it('a store path that is a dangling symbolic link: import exits 2 AIRLOCK_STORE_PATH naming it and where it points (escaped); nothing is created', async () => {
     const link = join(dir, 'dangling');
     const target = join(dir, 'nowhere\x1b[31m');
