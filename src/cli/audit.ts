@@ -1,5 +1,6 @@
 import { UsageError } from '../errors.js';
 import { resolveStore } from '../store/paths.js';
+import { requireStore } from '../store/location.js';
 import { verifyAudit } from '../store/audit.js';
 import { readAuditTail } from '../store/audit.js';
 import { numeric, parse } from './args.js';
@@ -31,6 +32,7 @@ const command: Command = {
     const { values, positionals, numbers } = parse(rest, { store: { type: 'string' }, json: { type: 'boolean' }, last: numeric({ min: 1, max: 1_000_000 }) });
     if (positionals.length) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`, { subject: positionals[0] });
     const store = resolveStore(values.store, ctx.env, ctx.cwd);
+    await requireStore(store); // a mistyped --store is no store, not a clean log of 0 lines
     const json = Boolean(values.json);
     if (sub === 'verify') {
       const r = await verifyAudit(store);

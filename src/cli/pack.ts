@@ -1,3 +1,4 @@
+import { rm, rmdir, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { checkDomain, checkLabel } from '../package/label.js';
@@ -43,6 +44,10 @@ const command: Command = {
     const version = values['version-label'] === undefined ? undefined : checkLabel(values['version-label']);
     const outDir = resolve(ctx.cwd, values.out ?? '.');
     await checkOutFolder(outDir, '--out');
+    const outExisted = await stat(outDir).then(
+      () => true,
+      () => false,
+    );
     const signKey = values['sign-key'] ? await loadPrivateKey(resolve(ctx.cwd, values['sign-key'])) : undefined;
     const archivePath = resolve(ctx.cwd, positionals[0]!);
     if (!values.json) log(ctx, `checking ${archivePath}`);
@@ -67,7 +72,16 @@ const command: Command = {
     }).catch(stopped('no package was written'));
     if (!signKey) log(ctx, `warning: ${r.package} is unsigned (no --sign-key); importers must pass --allow-unsigned to accept it`);
     const volumes =
-      split === undefined ? null : await splitWritten(r.package, split, signKey, trap.signal).catch(stopped(shown`the package is kept, unsplit: ${r.package}`));
+      split === undefined
+        ? null
+        : await splitWritten(r.package, split, signKey, trap.signal).catch(async (err: unknown) => {
+            // Volumes are the one change asked for: stopped while splitting, the package they come from goes too.
+            if (trap.signal.aborted) {
+              await rm(r.package, { force: true });
+              if (!outExisted) await rmdir(outDir).catch(() => {});
+            }
+            return stopped('no package and no volume were written')(err);
+          });
     finishedAfter(ctx, 'pack', trap);
     printResult(ctx, Boolean(values.json), { ok: true, ...r, volumes, ...(vendor.observed() ? { vendorObserve: vendor.observed() } : {}) }, () =>
       volumes ? volumes.volumes.join('\n') : r.package,

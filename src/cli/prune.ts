@@ -4,7 +4,7 @@ import { numeric, parse } from './args.js';
 import { printResult, type Command } from './context.js';
 import { shown } from '../util/terminal.js';
 import { AirlockError, UsageError } from '../errors.js';
-import { interruptedError, trapFor } from './interrupt.js';
+import { finishedAfter, interruptedError, trapFor } from './interrupt.js';
 
 const USAGE = `usage: airlock prune --keep N [--store DIR] [--json]
 
@@ -55,6 +55,7 @@ const command: Command = {
       );
       return [...lines, report.deleted.length ? `${report.deleted.length} deleted` : 'nothing to delete'].join('\n');
     });
+    finishedAfter(ctx, 'prune', trap); // the signal came while the last version went: it is gone whole
     return 0;
   },
 };

@@ -168,6 +168,26 @@ describe('a writer stopped part-way', () => {
     expect(await readdir(parent)).toEqual([]);
   });
 
+  it('pack --split stopped while it splits: exit 1, no package and no volume left (the volumes are the one change asked for)', async () => {
+    const site = join(dir, 'split-site');
+    await mkdir(site);
+    await writeFile(join(site, 'index.html'), '<title>t</title>');
+    await writeFile(join(site, 'big.bin'), randomBytes(48 << 20));
+    const archive = join(dir, 'split-site.tar');
+    execFileSync('tar', ['-cf', archive, '-C', site, '.']);
+    const parent = join(dir, 'split-parent');
+    await mkdir(parent);
+    const out = join(parent, 'made-by-pack');
+    const p = startAirlock(['pack', archive, '--domain', 'docs.example.com', '--version-label', 'v1', '--out', out, '--split', '8M', '--json']);
+    // The first volume's temp file appears once the package is written and the split began.
+    await stopInNewFolder(p, parent, out, /\.airlock\.001\.\d+\.[0-9a-f]+\.tmp$/);
+    const { code } = await p.exit(30_000);
+    expect(code, p.stderr()).toBe(1);
+    expect(p.stderr()).toMatch(/interrupted by SIGTERM; no package and no volume were written \[AIRLOCK_INTERRUPTED\]/);
+    expect(JSON.parse(p.stdout())).toMatchObject({ ok: false, code: 'AIRLOCK_INTERRUPTED' });
+    expect(await readdir(parent)).toEqual([]);
+  });
+
   it('delta stopped by SIGTERM while it works: exit 1 AIRLOCK_INTERRUPTED in words and in --json, and the --out folder it made is gone', async () => {
     const parent = join(dir, 'delta-parent');
     await mkdir(parent);

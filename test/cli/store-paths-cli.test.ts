@@ -45,6 +45,17 @@ describe('store paths', () => {
     }
   });
 
+  it('a missing store: audit verify and audit show exit 2 AIRLOCK_NO_STORE (a mistyped path never reads as a clean log of 0 lines)', async () => {
+    const store = join(dir, 'missing-audit', 'store');
+    for (const sub of ['verify', 'show']) {
+      const r = airlock(['audit', sub, '--store', store, '--json'], { timeoutMs: 15_000 });
+      expect(r.status, `${sub}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toContain(`store ${store} does not exist`);
+      expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, code: 'AIRLOCK_NO_STORE' });
+    }
+    expect(await absent(join(dir, 'missing-audit'))).toBe(true);
+  });
+
   it('the default store ./airlock-store is not created by a read-only command run in an empty folder', async () => {
     const cwd = join(dir, 'cwd');
     await mkdir(cwd);
