@@ -69,6 +69,20 @@ async function startSigning(name: string): Promise<{ media: string; pkg: string;
   return { media, pkg, before, p: startAirlock(['sign', pkg, '--key', second, '--json']) };
 }
 
+/** An export archive of 48 MiB of incompressible bytes (packing it lasts long enough to be stopped part-way), made once. */
+let archiveMade: Promise<string> | undefined;
+function bigArchive(): Promise<string> {
+  return (archiveMade ??= (async () => {
+    const site = join(dir, 'pack-site');
+    await mkdir(site);
+    await writeFile(join(site, 'index.html'), '<title>t</title>');
+    await writeFile(join(site, 'big.bin'), randomBytes(48 << 20));
+    const archive = join(dir, 'pack-site.tar');
+    execFileSync('tar', ['-cf', archive, '-C', site, '.']);
+    return archive;
+  })());
+}
+
 /** SIGTERM to `p` once `out` (a folder the command makes in `parent`) holds a name matching `re` (watches, not polls). */
 function stopInNewFolder(p: Proc, parent: string, out: string, re: RegExp): Promise<void> {
   return new Promise<void>((resolve, reject) => {
@@ -137,12 +151,7 @@ describe('a writer stopped part-way', () => {
   });
 
   it('pack stopped by SIGTERM while it writes the package: exit 1, one JSON document saying no package was written, and the --out folder it made is gone', async () => {
-    const site = join(dir, 'pack-site');
-    await mkdir(site);
-    await writeFile(join(site, 'index.html'), '<title>t</title>');
-    await writeFile(join(site, 'big.bin'), randomBytes(48 << 20));
-    const archive = join(dir, 'pack-site.tar');
-    execFileSync('tar', ['-cf', archive, '-C', site, '.']);
+    const archive = await bigArchive();
     const parent = join(dir, 'pack-parent');
     await mkdir(parent);
     const out = join(parent, 'made-by-pack');
@@ -169,12 +178,7 @@ describe('a writer stopped part-way', () => {
   });
 
   it('pack --split stopped while it splits: exit 1, no package and no volume left (the volumes are the one change asked for)', async () => {
-    const site = join(dir, 'split-site');
-    await mkdir(site);
-    await writeFile(join(site, 'index.html'), '<title>t</title>');
-    await writeFile(join(site, 'big.bin'), randomBytes(48 << 20));
-    const archive = join(dir, 'split-site.tar');
-    execFileSync('tar', ['-cf', archive, '-C', site, '.']);
+    const archive = await bigArchive();
     const parent = join(dir, 'split-parent');
     await mkdir(parent);
     const out = join(parent, 'made-by-pack');
