@@ -164,6 +164,18 @@ describe('a tampered audit chain is accepted', () => {
     }, 60_000);
   }
 
+  it('the log and its head deleted (history erased): every reader and writer refuses, and no new log is started over it', async () => {
+    const store = await freshStore();
+    await rm(auditFiles(store).log);
+    await rm(auditFiles(store).head);
+    const before = await snapshot(store);
+    expectBroken(run(['audit', 'verify', '--store', store]), /audit\.log is missing but the store holds versions/);
+    expectBroken(importInto(pkgs.v3!, store), /audit\.log is missing/);
+    expectBroken(run(['activate', 'v2', '--store', store]));
+    expectBroken(run(['prune', '--keep', '0', '--store', store]));
+    await expectUnchanged(store, before);
+  }, 60_000);
+
   it('a torn last line (a crash mid-append) is still repaired by the next import, and the repair is logged', async () => {
     const store = await freshStore();
     await writeFile(auditFiles(store).log, '{"n":6,"time":"20', { flag: 'a' });

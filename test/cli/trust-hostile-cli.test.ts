@@ -239,6 +239,22 @@ describe('trust quietly downgraded', () => {
     }
   });
 
+  it('the trust/ folder and the audit log both deleted from a store that holds versions: --trust does not take over, audit verify does not say OK', async () => {
+    const s = freshStore();
+    expect(run(['import', alicePkg, '--store', s]).status).toBe(0);
+    for (const f of ['trust', 'audit.log', 'audit.head']) await rm(join(s, f), { recursive: true });
+    for (const args of [
+      ['import', outsiderPkg, '--store', s, '--trust', 'd.pub'],
+      ['trust', 'init', '--store', s, '--key', 'dave=d.pub', '--threshold', '1'],
+    ]) {
+      const r = await refusedUnchanged(s, args, 4, 'AIRLOCK_AUDIT_BROKEN');
+      expect(r.stderr).toContain('the store holds versions');
+    }
+    const v = run(['audit', 'verify', '--store', s]);
+    expect(v.status).toBe(4);
+    expect(v.stdout + v.stderr).toContain('the log was removed');
+  });
+
   it('rollback of the policy: the newest chain entry deleted and policy.json set back to the root brings no retired key back (the audit log records the rotation)', async () => {
     const s = freshStore();
     // Policy 2 retires alice: only bob, signed by alice under policy 1's threshold of 1.

@@ -7,6 +7,7 @@ import { connect } from 'node:net';
 import { request } from 'node:http';
 import { afterEach } from 'vitest';
 import type { AirlockServer } from '../../src/serve/index.js';
+import { appendAudit } from '../../src/store/audit/append.js';
 
 /**
  * Stores written by hand in the layout of docs/design.md "src/store", so the server is tested
@@ -21,6 +22,9 @@ export async function tempRoot(prefix = 'airlock-serve-'): Promise<string> {
 export const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
 
 export async function writeVersion(store: string, label: string, files: SiteFiles, o: { variants?: boolean; importedAt?: string } = {}): Promise<void> {
+  // As airlock does: the version's audit line first (a store with versions but no log has lost its log).
+  await mkdir(store, { recursive: true });
+  await appendAudit(store, { command: 'test', outcome: 'ok', detail: `hand-made version ${label}` });
   const dir = join(store, 'versions', label);
   const records: Array<{ path: string; size: number; sha256: string }> = [];
   const variants: Record<string, { br?: number; gz?: number }> = {};

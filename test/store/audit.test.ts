@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -98,6 +99,16 @@ describe('audit log hash chain (trust policy, several signers)', () => {
     expect(await verifyAudit(store)).toMatchObject({ ok: false, problem: expect.stringMatching(/audit\.head is missing/) });
     await expect(appendAudit(store, { command: 'test', outcome: 'ok' })).rejects.toMatchObject({ code: 'AIRLOCK_AUDIT_BROKEN', exitCode: 4 });
     expect(await readFile(auditPaths(store).log, 'utf8')).toBe(first);
+  });
+
+  it('the log removed from a store that holds versions: broken (exit 4), and no append starts a new log over it', async () => {
+    const store = await logWith(2);
+    await mkdir(join(store, 'versions', 'v1'), { recursive: true });
+    await rm(auditPaths(store).log);
+    await rm(auditPaths(store).head);
+    expect(await verifyAudit(store)).toMatchObject({ ok: false, problem: expect.stringMatching(/audit\.log is missing but the store holds versions/) });
+    await expect(appendAudit(store, { command: 'test', outcome: 'ok' })).rejects.toMatchObject({ code: 'AIRLOCK_AUDIT_BROKEN', exitCode: 4 });
+    expect(existsSync(auditPaths(store).log)).toBe(false);
   });
 
   it('concurrent appends (one store, many writers) keep one unbroken chain', async () => {

@@ -1,8 +1,12 @@
 /** Fake committed versions (version.json + airlock.json only) for tests of list/activate/prune. */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { appendAudit } from '../../src/store/audit/append.js';
 
 export async function fakeVersion(store: string, label: string, importedAt: string): Promise<void> {
+  // As airlock does: the version's audit line first (a store with versions but no log has lost its log).
+  await mkdir(store, { recursive: true });
+  await appendAudit(store, { command: 'test', outcome: 'ok', detail: `hand-made version ${label}` });
   const dir = join(store, 'versions', label);
   await mkdir(join(dir, 'site'), { recursive: true });
   const sha = 'a'.repeat(64);

@@ -1,5 +1,6 @@
 import { hash } from 'node:crypto';
-import { lstat } from 'node:fs/promises';
+import { lstat, readdir } from 'node:fs/promises';
+import { storePaths } from '../paths.js';
 import { auditPaths, broken, GENESIS, MAX_LINE_BYTES, openLog, readHead, type AuditLine, type Head } from './files.js';
 import { learn, newHistory, type AuditHistory } from './learn.js';
 import { readLines } from './lines.js';
@@ -127,7 +128,11 @@ async function scanOnce(store: string): Promise<Scan> {
     torn: 0,
     history: newHistory(),
   });
-  if (!log) return empty(head && head.count > 0 ? `${p.log} is missing but ${p.head} acknowledges ${head.count} lines` : null);
+  if (!log) {
+    if (head && head.count > 0) return empty(`${p.log} is missing but ${p.head} acknowledges ${head.count} lines`);
+    // Every version enters the store after its line is written: versions without a log mean the log was removed.
+    return empty((await holdsVersions(store)) ? `${p.log} is missing but the store holds versions (the log was removed)` : null);
+  }
   try {
     // No head: a break (a log cut to its first line and its head deleted must not pass for a new
     // one), except while another live process holds the store lock: that is a new store's first
@@ -232,4 +237,15 @@ export async function auditHistory(store: string): Promise<AuditHistory> {
   const s = await scanChain(store);
   if (s.problem) throw broken(store, `${s.problem}; check it with airlock audit verify`, { line: s.line });
   return s.history;
+}
+
+/**
+ * Whether STORE/versions holds anything. A folder that cannot be read counts as holding (fail
+ * closed); one that is not a folder holds nothing here (the store's own checks name it).
+ */
+async function holdsVersions(store: string): Promise<boolean> {
+  return readdir(storePaths(store).versions).then(
+    (names) => names.length > 0,
+    (err: NodeJS.ErrnoException) => err.code !== 'ENOENT' && err.code !== 'ENOTDIR',
+  );
 }
