@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 # airlock serve as a container: docker build -t airlock:0.1.0 . (the tag is package.json's version,
 # which the chart's appVersion follows); docs/kubernetes.md carries it into a registry and a cluster.
-# Three stages: compile the TypeScript (with dev dependencies), install the production dependencies
+# Three stages: compile and bundle the TypeScript (with dev dependencies), install the production dependencies
 # alone (npm ci --omit=dev --omit=optional: the image serves, and playwright-core drives Chromium
 # only for the connected side's --vendor-observe), then a slim runtime holding only dist/, those node_modules and tini.
 # The runtime runs as uid/gid 10001, needs no writable path but the store and /tmp volumes (a
@@ -14,7 +14,8 @@ WORKDIR /src
 COPY package.json package-lock.json .npmrc tsconfig.json tsconfig.build.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY src ./src
-RUN npx tsc -p tsconfig.build.json
+COPY scripts ./scripts
+RUN npm run build
 
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /src
