@@ -1,4 +1,3 @@
-import { rm, rmdir, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { checkDomain, checkLabel } from '../package/label.js';
@@ -9,7 +8,6 @@ import { checkOutFolder } from './out-file.js';
 import { log, printResult, type CliContext, type Command } from './context.js';
 import { shown } from '../util/terminal.js';
 import { splitOption } from './volumes.js';
-import { splitWritten } from '../package/volumes/split-written.js';
 import { vendorAsk, vendorCollector } from '../fetch/vendor/flags.js';
 import { finishedAfter, interruptedError, trapFor } from './interrupt.js';
 import { usage } from './pack-flags.js';
@@ -44,10 +42,6 @@ const command: Command = {
     const version = values['version-label'] === undefined ? undefined : checkLabel(values['version-label']);
     const outDir = resolve(ctx.cwd, values.out ?? '.');
     await checkOutFolder(outDir, '--out');
-    const outExisted = await stat(outDir).then(
-      () => true,
-      () => false,
-    );
     const signKey = values['sign-key'] ? await loadPrivateKey(resolve(ctx.cwd, values['sign-key'])) : undefined;
     const archivePath = resolve(ctx.cwd, positionals[0]!);
     if (!values.json) log(ctx, `checking ${archivePath}`);
@@ -59,7 +53,7 @@ const command: Command = {
     const r = await packArchive({
       archivePath,
       signal: trap.signal,
-      splitting: split !== undefined,
+      split,
       domain,
       version,
       outDir,
@@ -69,22 +63,11 @@ const command: Command = {
       ...(vendor.asked
         ? { vendor: vendorCollector({ ...vendor.asked, onSkipped: (u) => log(ctx, shown`airlock pack: --vendor: not vendored (not an https URL): ${u}`) }) }
         : {}),
-    }).catch(stopped('no package was written'));
+    }).catch(stopped(split === undefined ? 'no package was written' : 'no package and no volume were written'));
     if (!signKey) log(ctx, `warning: ${r.package} is unsigned (no --sign-key); importers must pass --allow-unsigned to accept it`);
-    const volumes =
-      split === undefined
-        ? null
-        : await splitWritten(r.package, split, signKey, trap.signal).catch(async (err: unknown) => {
-            // Volumes are the one change asked for: stopped while splitting, the package they come from goes too.
-            if (trap.signal.aborted) {
-              await rm(r.package, { force: true });
-              if (!outExisted) await rmdir(outDir).catch(() => {});
-            }
-            return stopped('no package and no volume were written')(err);
-          });
     finishedAfter(ctx, 'pack', trap);
-    printResult(ctx, Boolean(values.json), { ok: true, ...r, volumes, ...(vendor.observed() ? { vendorObserve: vendor.observed() } : {}) }, () =>
-      volumes ? volumes.volumes.join('\n') : r.package,
+    printResult(ctx, Boolean(values.json), { ok: true, ...r, ...(vendor.observed() ? { vendorObserve: vendor.observed() } : {}) }, () =>
+      r.volumes ? r.volumes.volumes.join('\n') : r.package,
     );
     return 0;
   },

@@ -1,6 +1,7 @@
-import { refuseExistingVolumes } from './volumes/split-written.js';
+import { refuseExistingVolumes, splitWritten } from './volumes/split-written.js';
+import type { SplitResult } from './volumes/write.js';
 import type { KeyObject } from 'node:crypto';
-import { access, mkdir, stat } from 'node:fs/promises';
+import { access, mkdir, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { MalformedError, UsageError } from '../errors.js';
 import { scanArchive, type ArchiveFormat, type ArchiveLimits, type ScanResult } from '../archive/index.js';
@@ -94,8 +95,11 @@ export interface PackOptions {
   vendor?: VendorCollector;
   /** A stop asked for (pack's signal trap): nothing is written, and a folder pack created is removed. */
   signal?: AbortSignal;
-  /** The package will be split into volumes (--split): a volume name already taken is refused first. */
-  splitting?: boolean;
+  /**
+   * Split the package into volumes of at most this many bytes (--split): a volume name already
+   * taken is refused first; stopped while splitting, the package goes too (nothing is left).
+   */
+  split?: number;
 }
 export interface PackSummary {
   package: string;
@@ -109,6 +113,8 @@ export interface PackSummary {
   signer: string | null;
   /** How many third-party files are carried (with --vendor). */
   vendored?: number;
+  /** The volumes, with --split (the package then no longer exists as one file). */
+  volumes: SplitResult | null;
 }
 
 const ARCHIVE_ADVICE: Record<FileFault, string> = {
@@ -177,7 +183,7 @@ export async function packArchive(o: PackOptions): Promise<PackSummary> {
     )
   )
     throw outputExists(outPath, 'remove it or choose another --version-label');
-  if (o.splitting) await refuseExistingVolumes(outPath);
+  if (o.split !== undefined) await refuseExistingVolumes(outPath);
   if (sniff(await head(archivePath)).kind === 'package') {
     throw new MalformedError('AIRLOCK_ALREADY_A_PACKAGE', `${archivePath} is already an .airlock package; verify or import it as it is`, {
       subject: archivePath,
@@ -196,9 +202,18 @@ export async function packArchive(o: PackOptions): Promise<PackSummary> {
   const meta: PackageMeta = { domain, version, jobId: null, pageCount: null, expiresAt: o.expiresAt, audience: o.audience };
   let written: Awaited<ReturnType<typeof writeScannedPackage>>;
   let vendor: VendoredFiles | undefined;
+  let volumes: SplitResult | null = null;
   try {
     vendor = o.vendor ? await o.vendor(archivePath, scan) : undefined;
     written = await writeScannedPackage({ outPath, archivePath, scan, meta, signKey: o.signKey, vendor, signal: o.signal });
+    if (o.split !== undefined) {
+      const whole = written.path;
+      volumes = await splitWritten(whole, o.split, o.signKey, o.signal).catch(async (err: unknown) => {
+        // The volumes are what was asked for: stopped while splitting, the package they come from goes too.
+        if (o.signal?.aborted) await rm(whole, { force: true });
+        throw err;
+      });
+    }
   } catch (err) {
     if (created !== undefined) await removeEmptyUpTo(outDir, created); // a refused or interrupted pack leaves no new folder
     throw err;
@@ -214,5 +229,6 @@ export async function packArchive(o: PackOptions): Promise<PackSummary> {
     signed: Boolean(o.signKey),
     signer: o.signKey ? fingerprint(o.signKey) : null,
     ...(vendor ? { vendored: vendor.records.length } : {}),
+    volumes,
   };
 }
