@@ -141,6 +141,30 @@ describe('audit log hash chain (trust policy, several signers)', () => {
     expect(await verifyAudit(store)).toMatchObject({ ok: true, lines: 150 });
   }, 60_000);
 
+  it('a log cut to its first line with its head deleted, while some live process holds the store lock but writes no head: still a break (a lock is no licence)', async () => {
+    const lockJs = fileURLToPath(new URL('../../dist/src/store/lock.js', import.meta.url));
+    const store = await logWith(3);
+    const first = (await readFile(auditPaths(store).log, 'utf8')).split('\n')[0] + '\n';
+    await writeFile(auditPaths(store).log, first);
+    await rm(auditPaths(store).head);
+    const script = `const m = await import(${JSON.stringify(lockJs)});
+      await m.acquireLock(${JSON.stringify(store)});
+      process.stdout.write('held\\n');
+      setInterval(() => {}, 1000);`;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      const exited = new Promise<boolean>((r) => child.once('exit', () => r(false)));
+      expect(await Promise.race([new Promise<boolean>((r) => child.stdout.once('data', () => r(true))), exited])).toBe(true);
+      const t0 = Date.now();
+      expect(await verifyAudit(store)).toMatchObject({ ok: false, problem: expect.stringMatching(/audit\.head is missing/) });
+      await expect(auditHistory(store)).rejects.toMatchObject({ code: 'AIRLOCK_AUDIT_BROKEN' });
+      // It waited a moment for the head a real first append writes, and no longer.
+      expect(Date.now() - t0).toBeLessThan(15_000);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  }, 30_000);
+
   it('kill -9 during appends: the chain still verifies or the torn tail is detected, and the next append recovers', async () => {
     const auditJs = fileURLToPath(new URL('../../dist/src/store/audit.js', import.meta.url));
     const store = await logWith(1);

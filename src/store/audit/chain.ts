@@ -74,6 +74,8 @@ export interface Scan {
   torn: number;
   /** What the chained lines say the store has had: see AuditHistory. */
   history: AuditHistory;
+  /** A new store's first line with no head yet, while another live process holds the store lock. */
+  awaitingHead?: boolean;
 }
 
 /**
@@ -90,9 +92,20 @@ export async function scanChain(store: string): Promise<Scan> {
   // while this reads: a line past the head, a log before its first head, a line half written. Such
   // a view is only trusted as a break once the files held still for a whole pass; under the lock
   // nothing moves, and a real break (a stable file) costs two stats more.
+  const headDue = Date.now() + FIRST_HEAD_WAIT_MS;
   for (let attempt = 1; ; attempt++) {
     const before = await filesState(store);
     const s = await scanOnce(store);
+    if (s.awaitingHead) {
+      // The lock's holder writes the head a moment after the line. A head that does not come
+      // (a lock naming some other live process, with the log cut to its first line) is a break.
+      if (Date.now() < headDue) {
+        await new Promise((r) => setTimeout(r, 20));
+        attempt -= 1;
+        continue;
+      }
+      return { ...s, problem: `${auditPaths(store).head} is missing`, line: 1, pending: false, awaitingHead: false };
+    }
     if (!s.problem && !s.torn) return s;
     if ((await filesState(store)) === before || attempt === SETTLE_ATTEMPTS) return s;
     await new Promise((r) => setTimeout(r, 5 * attempt));
@@ -101,6 +114,8 @@ export async function scanChain(store: string): Promise<Scan> {
 
 /** Passes over a log that keeps changing under a reader before its last view is reported as is. */
 const SETTLE_ATTEMPTS = 8;
+/** How long a reader waits for the head of a new store's first line while the lock's holder writes it. */
+const FIRST_HEAD_WAIT_MS = 3_000;
 
 /** Identity, size and change time of the head and the log: equal before and after a pass means no append ran meanwhile. */
 async function filesState(store: string): Promise<string> {
@@ -180,6 +195,7 @@ async function scanOnce(store: string): Promise<Scan> {
       pending: n === acked.count + 1,
       torn: read.tail,
       history,
+      awaitingHead: !head && !problem,
     };
     if (!scan.problem && n < acked.count) {
       scan.line = n + 1;
