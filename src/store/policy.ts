@@ -2,7 +2,7 @@ import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AirlockError, VerificationError } from '../errors.js';
 import { atomicWriteFile, describeFsError, readRegularFile, readRegularFileIfExists } from '../util/fsx.js';
-import { storePaths } from './paths.js';
+import { trustPaths } from './paths.js';
 import { auditHistory } from './audit/chain.js';
 import { checkStoreFolder } from './location.js';
 import { checkRotation, envelope, parseSignedPolicy, policyDigest, policyFileRule, type LoadedPolicy } from './policy-document.js';
@@ -21,10 +21,7 @@ const broken = (subject: string, why: string) =>
     { subject },
   );
 
-export function trustPaths(store: string) {
-  const dir = join(storePaths(store).root, 'trust');
-  return { dir, policy: join(dir, 'policy.json'), chain: join(dir, 'chain'), seen: join(dir, 'seen.json') };
-}
+export { trustPaths };
 
 /** Every policy a store accepted, root first, each checked against the one before; `current` is the last. */
 export interface PolicyChain {

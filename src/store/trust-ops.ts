@@ -1,5 +1,6 @@
 import { AirlockError, EXIT, UsageError } from '../errors.js';
-import { appendAudit, appendAuditLocked } from './audit/append.js';
+import { appendAudit, appendAuditLocked, auditNotApplied } from './audit/append.js';
+import type { AuditLine } from './audit/files.js';
 import { auditWritable } from './audit/chain.js';
 import { policyDetail } from './audit/learn.js';
 import { createStore, removeCreated, storeKind } from './location.js';
@@ -39,8 +40,13 @@ export async function initPolicy(store: string, bytes: Buffer, signatures: Buffe
           { subject: store },
         );
       await auditWritable(store); // a chain that does not verify refuses (exit 4) before the policy is written
-      await writePolicy(store, bytes, signatures, 1);
-      await appendAuditLocked(store, { command: 'trust init', outcome: 'policy-init', detail: policyDetail(describe(parsed), policyDigest(parsed.bytes)) });
+      // The line first, as for every change: a policy is never in place without its record.
+      const line = await appendAuditLocked(store, {
+        command: 'trust init',
+        outcome: 'policy-init',
+        detail: policyDetail(describe(parsed), policyDigest(parsed.bytes)),
+      });
+      await writePolicy(store, bytes, signatures, 1).catch(notApplied(store, line));
       return parsed;
     },
     o.lock,
@@ -81,8 +87,7 @@ export async function rotatePolicy(
         if (!current) throw new UsageError(`store ${store} has no trust policy yet; start one with airlock trust init`, { subject: store });
         const by = checkRotation(current, next, now);
         await auditWritable(store); // a chain that does not verify refuses (exit 4) before the policy is written
-        await writePolicy(store, next.bytes, next.signatures, next.policy.serial);
-        await appendAuditLocked(store, {
+        const line = await appendAuditLocked(store, {
           command: 'trust rotate',
           outcome: 'policy-rotated',
           signers: by.map((k) => k.fingerprint),
@@ -91,6 +96,7 @@ export async function rotatePolicy(
             policyDigest(next.bytes),
           ),
         });
+        await writePolicy(store, next.bytes, next.signatures, next.policy.serial).catch(notApplied(store, line));
         return { previous: current.policy.serial, serial: next.policy.serial, signers: by.map((k) => k.name) };
       },
       o.lock,
@@ -108,6 +114,12 @@ export async function rotatePolicy(
     throw err;
   }
 }
+
+/** A policy write that failed after its line: a `failed` line takes the line back, and the error goes on. */
+const notApplied = (store: string, line: AuditLine) => async (err: unknown) => {
+  await auditNotApplied(store, line, err);
+  throw err;
+};
 
 export function describe(p: Pick<LoadedPolicy, 'policy' | 'keys'>): string {
   const d = Object.entries(p.policy.threshold.domains)

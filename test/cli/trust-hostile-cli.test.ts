@@ -363,8 +363,8 @@ describe('trust quietly downgraded', () => {
       ['import', alicePkg, '--store', s],
       ['trust', 'show', '--store', s],
     ]) {
-      const r = await refusedUnchanged(s, args, 4, 'AIRLOCK_POLICY_BROKEN');
-      expect(r.stderr).toContain('the audit log records no trust init');
+      const r = await refusedUnchanged(s, args, 4, 'AIRLOCK_AUDIT_BROKEN');
+      expect(r.stderr).toContain('audit.log is missing but the store holds trust records (the log was removed)');
     }
   });
 

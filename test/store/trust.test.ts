@@ -85,6 +85,18 @@ describe('trust policy: thresholds', () => {
   });
 });
 
+describe('trust policy: the audit log remembers it', () => {
+  it('a policy store without versions whose log and head are deleted: broken, and a refusal starts no new log over it', async () => {
+    const store = freshStore();
+    await installPolicy(store, [alice], 1);
+    await rm(join(store, 'audit.log'));
+    await rm(join(store, 'audit.head'));
+    expect(await verifyAudit(store)).toMatchObject({ ok: false, problem: expect.stringMatching(/holds trust records \(the log was removed\)/) });
+    await expect(imp(await signedPackage(dir, 'v1', [alice]), store)).rejects.toMatchObject({ code: 'AIRLOCK_AUDIT_BROKEN', exitCode: 4 });
+    expect(await readdir(store)).not.toContain('audit.log');
+  });
+});
+
 describe('trust policy: rotation', () => {
   it("rotation signed by threshold keys replaces the policy; a retired key's package is refused", async () => {
     const store = freshStore();

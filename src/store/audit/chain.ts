@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
 import { lstat, readdir } from 'node:fs/promises';
-import { storePaths } from '../paths.js';
+import { storePaths, trustPaths } from '../paths.js';
 import { auditPaths, broken, GENESIS, MAX_LINE_BYTES, openLog, readHead, type AuditLine, type Head } from './files.js';
 import { learn, newHistory, type AuditHistory } from './learn.js';
 import { readLines } from './lines.js';
@@ -145,8 +145,9 @@ async function scanOnce(store: string): Promise<Scan> {
   });
   if (!log) {
     if (head && head.count > 0) return empty(`${p.log} is missing but ${p.head} acknowledges ${head.count} lines`);
-    // Every version enters the store after its line is written: versions without a log mean the log was removed.
-    return empty((await holdsVersions(store)) ? `${p.log} is missing but the store holds versions (the log was removed)` : null);
+    // Every version and every trust record enters the store after its line is written: either one without a log means the log was removed.
+    const held = await holdsRecords(store);
+    return empty(held ? `${p.log} is missing but the store holds ${held} (the log was removed)` : null);
   }
   try {
     // No head: a break (a log cut to its first line and its head deleted must not pass for a new
@@ -256,12 +257,24 @@ export async function auditHistory(store: string): Promise<AuditHistory> {
 }
 
 /**
- * Whether STORE/versions holds anything. A folder that cannot be read counts as holding (fail
- * closed); one that is not a folder holds nothing here (the store's own checks name it).
+ * What the store holds that only a logged change puts there: versions, or a trust record (policy,
+ * chain entries, seen order). A folder that cannot be read counts as holding (fail closed); one that is
+ * not a folder holds nothing here (the store's own checks name it).
  */
-async function holdsVersions(store: string): Promise<boolean> {
-  return readdir(storePaths(store).versions).then(
-    (names) => names.length > 0,
-    (err: NodeJS.ErrnoException) => err.code !== 'ENOENT' && err.code !== 'ENOTDIR',
-  );
+async function holdsRecords(store: string): Promise<string | null> {
+  const holds = (dir: string) =>
+    readdir(dir).then(
+      (names) => names.length > 0,
+      (err: NodeJS.ErrnoException) => err.code !== 'ENOENT' && err.code !== 'ENOTDIR',
+    );
+  const there = (file: string) =>
+    lstat(file).then(
+      () => true,
+      (err: NodeJS.ErrnoException) => err.code !== 'ENOENT' && err.code !== 'ENOTDIR',
+    );
+  if (await holds(storePaths(store).versions)) return 'versions';
+  const t = trustPaths(store);
+  // An empty chain folder is a trust init cut short before its first entry: no record yet.
+  if ((await there(t.policy)) || (await there(t.seen)) || (await holds(t.chain))) return 'trust records';
+  return null;
 }

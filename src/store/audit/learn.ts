@@ -38,8 +38,17 @@ const OUTCOME = {
 /** The history being learnt, and the last import's line (a `failed` line naming it takes its sequence back). */
 export interface Learning extends AuditHistory {
   last: { n: number; domain: string; before: number | undefined } | null;
+  /** The last policy line, and the serial before it (a `failed` line naming it takes it back). */
+  lastPolicy: { n: number; outcome: string; serial: number; before: number } | null;
 }
-export const newHistory = (): Learning => ({ policySerial: 0, importedDomains: new Set(), importedSequence: new Map(), policyDigests: new Map(), last: null });
+export const newHistory = (): Learning => ({
+  policySerial: 0,
+  importedDomains: new Set(),
+  importedSequence: new Map(),
+  policyDigests: new Map(),
+  last: null,
+  lastPolicy: null,
+});
 
 /** Fold one chained line into `h` (only the few lines that matter are parsed). */
 export function learn(h: Learning, line: Buffer): void {
@@ -63,9 +72,16 @@ export function learn(h: Learning, line: Buffer): void {
       else h.importedSequence.set(h.last.domain, h.last.before);
       h.last = null;
     }
+    const p = h.lastPolicy;
+    if (l.outcome === 'failed' && p && typeof l.detail === 'string' && l.detail.startsWith(`line ${p.n} (${p.outcome}) did not take effect`)) {
+      h.policySerial = p.before;
+      h.policyDigests.delete(p.serial);
+      h.lastPolicy = null;
+    }
     const m = l.outcome === 'policy-rotated' && typeof l.detail === 'string' ? /^serial \d+ -> (\d+)\b/.exec(l.detail) : null;
     const serial = l.outcome === 'policy-init' ? 1 : m ? Number(m[1]) : 0;
     if (serial > 0) {
+      h.lastPolicy = typeof l.n === 'number' ? { n: l.n, outcome: l.outcome!, serial, before: h.policySerial } : null;
       h.policySerial = Math.max(h.policySerial, serial);
       const digest = typeof l.detail === 'string' ? POLICY_SHA256.exec(l.detail) : null;
       if (digest) h.policyDigests.set(serial, digest[1]!);
