@@ -73,10 +73,14 @@ export async function admitPackage(
           !live.has(k.name) && signaturesOf(layout).some((s) => policySigners({ keys: [{ ...k, expiresAt: null }] }, layout.manifestBytes, [s], now).length),
       )
       .map((k) => k.name);
+    // Members no key of the policy made, expired or not: named only when there are some.
+    const anyAge = { keys: policy.keys.map((k) => ({ ...k, expiresAt: null })) };
+    const outside = signaturesOf(layout).filter((s) => policySigners(anyAge, layout.manifestBytes, [s], now).length === 0).length;
     throw new SignatureError(
       'AIRLOCK_THRESHOLD',
       `package ${domain} ${layout.manifest.version} is signed by ${by.length} distinct key(s) of the store's trust policy (${by.map((k) => k.name).join(', ') || 'none'}); ${domain} needs ${need}` +
-        `${expired.length ? `; signatures by expired keys do not count (${expired.join(', ')})` : ''} (${all} signature member(s); keys not in policy ${policy.policy.serial} count for nothing)`,
+        (expired.length ? `; signatures by expired keys do not count (${expired.join(', ')})` : '') +
+        (outside ? `; ${outside} of its ${all} signature member(s) are by keys not in policy ${policy.policy.serial} and count for nothing` : ''),
       { subject: 'airlock.json.sig', signers: by.map((k) => k.fingerprint), need, expired },
     );
   }

@@ -67,12 +67,14 @@ describe('trust policy: thresholds', () => {
     const pkg = await signedPackage(dir, 'v1', [alice, bob]);
     await refused(pkg, store, 'AIRLOCK_THRESHOLD');
     expect((await lastAudit(store)).detail).toContain('expired keys do not count (bob)');
+    expect((await lastAudit(store)).detail).not.toContain('not in policy'); // bob is in the policy, expired
   });
 
   it('a signature by a key outside the policy counts for nothing, and --trust does not widen a policy', async () => {
     const store = freshStore();
     await installPolicy(store, [alice, bob], 1);
     await refused(await signedPackage(dir, 'v1', [dave]), store, 'AIRLOCK_THRESHOLD');
+    expect((await lastAudit(store)).detail).toContain('1 of its 1 signature member(s) are by keys not in policy 1 and count for nothing');
     const pkg = await signedPackage(dir, 'v1', [dave]);
     await expect(importPackage(pkg, { store, trust: [dave.pub] })).rejects.toMatchObject({ exitCode: 2, details: { subject: '--trust' } });
   });
