@@ -1,7 +1,7 @@
 import { pruneReport, type KeepReason } from '../store/prune.js';
 import { resolveStore } from '../store/paths.js';
 import { numeric, parse } from './args.js';
-import { printResult, type Command } from './context.js';
+import { log, printResult, type Command } from './context.js';
 import { shown } from '../util/terminal.js';
 import { AirlockError, UsageError } from '../errors.js';
 import { finishedAfter, interruptedError, trapFor } from './interrupt.js';
@@ -45,7 +45,8 @@ const command: Command = {
     if (keep === undefined) throw new UsageError('missing required --keep N', { subject: '--keep' });
     const store = resolveStore(values.store, ctx.env, ctx.cwd);
     const trap = trapFor(ctx);
-    const report = await pruneReport(store, keep, { signal: trap.signal }).catch((err: unknown) => {
+    const onWait = (pid: number) => log(ctx, `airlock prune: waiting for the store lock held by process ${pid}`);
+    const report = await pruneReport(store, keep, { signal: trap.signal, onWait }).catch((err: unknown) => {
       throw trap.signal.aborted ? interruptedError(trap, err instanceof AirlockError ? err.message : 'nothing was deleted', err) : err;
     });
     printResult(ctx, Boolean(values.json), { ok: true, store, ...report }, () => {

@@ -176,6 +176,18 @@ describe('a tampered audit chain is accepted', () => {
     await expectUnchanged(store, before);
   }, 60_000);
 
+  it('the log emptied to 0 bytes and its head deleted: refused as a removed log, never taken for a new one', async () => {
+    const store = await freshStore();
+    await writeFile(auditFiles(store).log, '');
+    await rm(auditFiles(store).head);
+    const before = await snapshot(store);
+    expectBroken(run(['audit', 'verify', '--store', store]), /audit\.log is empty but the store holds versions/);
+    expectBroken(importInto(pkgs.v3!, store));
+    expectBroken(run(['activate', 'v2', '--store', store]));
+    expectBroken(run(['trust', 'init', '--store', store, '--key', `k=${key.pubPath}`, '--threshold', '1']));
+    await expectUnchanged(store, before);
+  }, 60_000);
+
   it('a torn last line (a crash mid-append) is still repaired by the next import, and the repair is logged', async () => {
     const store = await freshStore();
     await writeFile(auditFiles(store).log, '{"n":6,"time":"20', { flag: 'a' });

@@ -1,5 +1,5 @@
 /**
- * Store commands that change one thing (activate, rollback, trust init) stopped by a signal while
+ * Store commands (activate, rollback, trust init, prune) stopped by a signal while
  * they wait for the store lock, through the built binary: they exit at once with
  * AIRLOCK_INTERRUPTED, say nothing was changed (one JSON document with --json), and leave the
  * store, the holder's lock included, byte for byte as it was.
@@ -31,10 +31,11 @@ afterAll(async () => {
 
 describe('a store command stopped while it waits for the store lock', () => {
   it.each([
-    ['activate', () => ['activate', 'v1', '--store', store, '--json']],
-    ['rollback', () => ['rollback', '--store', store, '--json']],
-    ['trust init', () => ['trust', 'init', '--store', store, '--key', `a=${key.pubPath}`, '--threshold', '1', '--json']],
-  ])('%s: SIGTERM → exit 1 at once, one JSON document saying nothing was changed, the store and its lock as they were', async (_name, args) => {
+    ['activate', () => ['activate', 'v1', '--store', store, '--json'], 'nothing was changed'],
+    ['rollback', () => ['rollback', '--store', store, '--json'], 'nothing was changed'],
+    ['trust init', () => ['trust', 'init', '--store', store, '--key', `a=${key.pubPath}`, '--threshold', '1', '--json'], 'nothing was changed'],
+    ['prune', () => ['prune', '--keep', '0', '--store', store, '--json'], 'nothing was deleted'],
+  ])('%s: SIGTERM → exit 1 at once, one JSON document saying nothing was changed, the store and its lock as they were', async (_name, args, said) => {
     const lock = await acquireLock(store, { timeoutMs: 5_000 }); // held by this test's process, alive all along
     try {
       const before = await treeDigest(store);
@@ -47,7 +48,7 @@ describe('a store command stopped while it waits for the store lock', () => {
       expect(code, p.stderr()).toBe(1);
       const doc = JSON.parse(p.stdout()) as { ok: boolean; code: string; error: string };
       expect(doc).toMatchObject({ ok: false, code: 'AIRLOCK_INTERRUPTED' });
-      expect(doc.error).toContain('nothing was changed');
+      expect(doc.error).toContain(said);
       expect(p.stderr()).toContain('[AIRLOCK_INTERRUPTED]');
       expect(await treeDigest(store)).toBe(before);
     } finally {

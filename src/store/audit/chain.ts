@@ -154,7 +154,12 @@ async function scanOnce(store: string): Promise<Scan> {
     // one), except while another live process holds the store lock: that is a new store's first
     // append between its two writes, seen by a reader outside the lock; its line is pending.
     const noHead = `${p.head} is missing`;
-    if (!head && (log.size === 0 || !(await lockedByOther(store)))) return empty(log.size > 0 ? noHead : null);
+    if (log.size === 0 && (!head || head.count === 0)) {
+      // A new log, unless the store already holds what only a logged change puts there.
+      const held = await holdsRecords(store);
+      return empty(held ? `${p.log} is empty but the store holds ${held} (the log was emptied)` : null);
+    }
+    if (!head && !(await lockedByOther(store))) return empty(noHead);
     const acked: Head = head ?? { count: 0, hash: GENESIS, size: 0 };
     let n = 0;
     let prev = GENESIS;
