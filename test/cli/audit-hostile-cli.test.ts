@@ -188,6 +188,21 @@ describe('a tampered audit chain is accepted', () => {
     await expectUnchanged(store, before);
   }, 60_000);
 
+  it('a head acknowledging zero lines (never written by airlock) with the log cut to line 1 or replaced by torn bytes: refused, never adopted or repaired', async () => {
+    const zero = JSON.stringify({ count: 0, hash: '0'.repeat(64), size: 0 });
+    for (const log of [async (s: string) => `${(await lines(s))[0]}\n`, async () => 'xyz']) {
+      const store = await freshStore();
+      await writeFile(auditFiles(store).log, await log(store));
+      await writeFile(auditFiles(store).head, zero);
+      const before = await snapshot(store);
+      expectBroken(run(['audit', 'verify', '--store', store]), /audit\.head is damaged/);
+      expectBroken(importInto(pkgs.v3!, store));
+      expectBroken(run(['activate', 'v2', '--store', store]));
+      expectBroken(run(['trust', 'init', '--store', store, '--key', `k=${key.pubPath}`, '--threshold', '1']));
+      await expectUnchanged(store, before);
+    }
+  }, 60_000);
+
   it('a torn last line (a crash mid-append) is still repaired by the next import, and the repair is logged', async () => {
     const store = await freshStore();
     await writeFile(auditFiles(store).log, '{"n":6,"time":"20', { flag: 'a' });

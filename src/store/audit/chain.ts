@@ -154,7 +154,7 @@ async function scanOnce(store: string): Promise<Scan> {
     // one), except while another live process holds the store lock: that is a new store's first
     // append between its two writes, seen by a reader outside the lock; its line is pending.
     const noHead = `${p.head} is missing`;
-    if (log.size === 0 && (!head || head.count === 0)) {
+    if (log.size === 0 && !head) {
       // A new log, unless the store already holds what only a logged change puts there.
       const held = await holdsRecords(store);
       return empty(held ? `${p.log} is empty but the store holds ${held} (the log was emptied)` : null);

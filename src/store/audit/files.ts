@@ -51,7 +51,8 @@ export interface AuditLine extends Required<AuditEvent> {
   prevHash: string;
 }
 
-const HeadSchema = z.object({ count: z.number().int().nonnegative(), hash: z.string().regex(/^[0-9a-f]{64}$/), size: z.number().int().nonnegative() }).strict();
+// A head is written after a line, so it acknowledges at least one: a head of 0 lines is never airlock's.
+const HeadSchema = z.object({ count: z.number().int().positive(), hash: z.string().regex(/^[0-9a-f]{64}$/), size: z.number().int().nonnegative() }).strict();
 export type Head = z.infer<typeof HeadSchema>;
 
 export function auditPaths(store: string) {
@@ -73,7 +74,7 @@ export async function readHead(store: string): Promise<Head | null> {
     parsed = null;
   }
   const r = HeadSchema.safeParse(parsed);
-  if (!r.success || (r.data.count === 0 && (r.data.size !== 0 || r.data.hash !== GENESIS))) throw headBroken(store, `${path} is damaged`);
+  if (!r.success) throw headBroken(store, `${path} is damaged`);
   return r.data;
 }
 const headBroken = (store: string, why: string) => broken(store, why, { subject: auditPaths(store).head });
