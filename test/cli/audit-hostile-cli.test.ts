@@ -61,6 +61,16 @@ function expectBroken(r: { status: number | null; stdout: string; stderr: string
   expect(said).not.toMatch(/\bE[A-Z]{3,}\b|Cannot read properties|undefined/);
 }
 
+/** audit verify names `why`; import, activate and trust init refuse (exit 4); the store, audit files included, is as it was. */
+async function refusedByEveryone(store: string, why: RegExp) {
+  const before = await snapshot(store);
+  expectBroken(run(['audit', 'verify', '--store', store]), why);
+  expectBroken(importInto(pkgs.v3!, store));
+  expectBroken(run(['activate', 'v2', '--store', store]));
+  expectBroken(run(['trust', 'init', '--store', store, '--key', `k=${key.pubPath}`, '--threshold', '1']));
+  await expectUnchanged(store, before);
+}
+
 beforeAll(async () => {
   dir = await makeTempDir('airlock-audit-hostile-');
   key = await makeKey(dir);
@@ -180,12 +190,7 @@ describe('a tampered audit chain is accepted', () => {
     const store = await freshStore();
     await writeFile(auditFiles(store).log, '');
     await rm(auditFiles(store).head);
-    const before = await snapshot(store);
-    expectBroken(run(['audit', 'verify', '--store', store]), /audit\.log is empty but the store holds versions/);
-    expectBroken(importInto(pkgs.v3!, store));
-    expectBroken(run(['activate', 'v2', '--store', store]));
-    expectBroken(run(['trust', 'init', '--store', store, '--key', `k=${key.pubPath}`, '--threshold', '1']));
-    await expectUnchanged(store, before);
+    await refusedByEveryone(store, /audit\.log is empty but the store holds versions/);
   }, 60_000);
 
   it('a head acknowledging zero lines (never written by airlock) with the log cut to line 1 or replaced by torn bytes: refused, never adopted or repaired', async () => {
@@ -194,12 +199,7 @@ describe('a tampered audit chain is accepted', () => {
       const store = await freshStore();
       await writeFile(auditFiles(store).log, await log(store));
       await writeFile(auditFiles(store).head, zero);
-      const before = await snapshot(store);
-      expectBroken(run(['audit', 'verify', '--store', store]), /audit\.head is damaged/);
-      expectBroken(importInto(pkgs.v3!, store));
-      expectBroken(run(['activate', 'v2', '--store', store]));
-      expectBroken(run(['trust', 'init', '--store', store, '--key', `k=${key.pubPath}`, '--threshold', '1']));
-      await expectUnchanged(store, before);
+      await refusedByEveryone(store, /audit\.head is damaged/);
     }
   }, 60_000);
 

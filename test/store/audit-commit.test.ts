@@ -4,18 +4,21 @@ import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { airlock } from '../helpers/bin.js';
 import { buildPackage, makeKey, makeTempDir, sampleSite, type TestKey } from './helpers.js';
-import { storeDigest } from './trust-helpers.js';
+import { installPolicy, signBytes, signedPackage, storeDigest } from './trust-helpers.js';
+import { pair } from '../helpers/multisig.js';
 import { importPackage } from '../../src/store/import.js';
 import { activate, rollback } from '../../src/store/activate.js';
 import { readAudit, verifyAudit } from '../../src/store/audit.js';
 import { readState } from '../../src/store/state.js';
+import { loadPolicy, newPolicy } from '../../src/store/policy.js';
+import { readNewPolicy, rotatePolicy } from '../../src/store/trust-ops.js';
 
 /**
  * The order of a store change and its audit line, with the failure injected in process: the log
  * breaking after the version was built, the state write failing after the line was written, the
- * seen.json write failing after the commit rename.
+ * seen.json write failing after the commit rename, a trust policy failing to be written after its line.
  */
-const fail = vi.hoisted(() => ({ state: false, seen: false }));
+const fail = vi.hoisted(() => ({ state: false, seen: false, policy: false }));
 vi.mock('../../src/store/state.js', async (orig) => {
   const m = await orig<typeof import('../../src/store/state.js')>();
   return {
@@ -33,6 +36,16 @@ vi.mock('../../src/store/admit.js', async (orig) => {
     recordSeen: async (...a: Parameters<typeof m.recordSeen>) => {
       if (fail.seen) throw Object.assign(new Error('injected: the disk went away'), { code: 'EIO' });
       return m.recordSeen(...a);
+    },
+  };
+});
+vi.mock('../../src/store/policy.js', async (orig) => {
+  const m = await orig<typeof import('../../src/store/policy.js')>();
+  return {
+    ...m,
+    writePolicy: async (...a: Parameters<typeof m.writePolicy>) => {
+      if (fail.policy) throw Object.assign(new Error('injected: no space left on device'), { code: 'ENOSPC' });
+      return m.writePolicy(...a);
     },
   };
 });
@@ -141,4 +154,25 @@ describe('a refused activation is applied', () => {
     await expect(activate(store, 'v2')).rejects.toMatchObject({ code: 'AIRLOCK_AUDIT_BROKEN', exitCode: 4, details: { line: 2 } }); // line 1 edited: line 2 no longer follows it
     expect(await storeDigest(store)).toBe(before);
   }, 30_000);
+});
+
+describe('a policy change is recorded before it is made', () => {
+  it('a rotation whose policy cannot be written: its line, then a failed line taking it back; the old policy stays in force', async () => {
+    const [alice, bob, carol] = ['alice', 'bob', 'carol'].map((name) => ({ name, ...pair() }));
+    const store = join(dir, `s${++n}`);
+    await installPolicy(store, [alice!, bob!], 1);
+    const next = newPolicy({ keys: [bob!, carol!].map((k) => ({ name: k.name, pem: k.pem })), threshold: 1, serial: 2 });
+    fail.policy = true;
+    try {
+      await expect(rotatePolicy(store, readNewPolicy(next, signBytes(next, [alice!.priv]), 'next'))).rejects.toMatchObject({ code: 'ENOSPC' });
+    } finally {
+      fail.policy = false;
+    }
+    const lines = await readAudit(store);
+    expect(lines.slice(-2).map((l) => l.outcome)).toEqual(['policy-rotated', 'failed']);
+    expect(lines.at(-1)!.detail).toMatch(/^line \d+ \(policy-rotated\) did not take effect/);
+    expect((await loadPolicy(store))!.policy.serial).toBe(1);
+    expect((await importPackage(await signedPackage(dir, 'v1', [alice!]), { store, trust: [] })).status).toBe('imported');
+    expect((await verifyAudit(store)).ok).toBe(true);
+  });
 });
