@@ -1,4 +1,5 @@
 import { lstat, mkdir, readlink, stat } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { EXIT, StoreError } from '../errors.js';
 import { kindOf, removeEmptyUpTo } from '../util/fsx.js';
@@ -27,11 +28,11 @@ export function storePathError(store: string, err: unknown, doing: string): Stor
   return new StoreError('AIRLOCK_STORE_PATH', `store ${store}: cannot ${doing}: ${why}${at}`, { subject: e.path ?? store, errno: e.code }, EXIT.USAGE);
 }
 
-function notAFolder(store: string, path: string): StoreError {
+function notAFolder(store: string, path: string, kind: string): StoreError {
   const what = path === store ? `store ${store} is` : `store ${store}: ${path} is`;
   return new StoreError(
     'AIRLOCK_STORE_PATH',
-    `${what} a file, not a folder; pass --store DIR (or set AIRLOCK_STORE) naming a folder`,
+    `${what} ${kind}, not a folder; pass --store DIR (or set AIRLOCK_STORE) naming a folder`,
     { subject: path },
     EXIT.USAGE,
   );
@@ -39,8 +40,10 @@ function notAFolder(store: string, path: string): StoreError {
 
 /** 'dir' or 'missing'; anything else at the path (a file, a path through a file, no access) throws. */
 export async function storeKind(store: string, path = store): Promise<'dir' | 'missing'> {
+  let st: Stats;
   try {
-    if ((await stat(path)).isDirectory()) return 'dir';
+    st = await stat(path);
+    if (st.isDirectory()) return 'dir';
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw storePathError(store, err, `look at ${path}`) ?? err;
     // A symlink to nothing is not a missing store: creating it would fail (EEXIST) or, if its
@@ -55,7 +58,7 @@ export async function storeKind(store: string, path = store): Promise<'dir' | 'm
       EXIT.USAGE,
     );
   }
-  throw notAFolder(store, path);
+  throw notAFolder(store, path, st.isFile() ? 'a file' : kindOf(st));
 }
 
 /** For commands that only use a store: it must exist (exit 2 otherwise; nothing is created). */

@@ -14,10 +14,10 @@ export * from './policy-document.js';
  * A store that has had a trust policy and can no longer show an intact one (a missing policy.json,
  * a chain entry deleted, edited or out of order): exit 4, never a quiet fall back to --trust.
  */
-const broken = (subject: string, why: string) =>
+const brokenPolicy = (subject: string, why: string, restore: string) =>
   new VerificationError(
     'AIRLOCK_POLICY_BROKEN',
-    `${subject} ${why}; the store's trust policy cannot be trusted, and imports are refused until STORE/trust/ is restored from a backup`,
+    `${subject} ${why}; the store's trust policy cannot be trusted: imports are refused until ${restore} is restored from a backup`,
     { subject },
   );
 
@@ -32,12 +32,12 @@ export interface PolicyChain {
 const CHAIN_ENTRY = /^\d{8}\.json$/;
 
 /** The chain's entry names, sorted; null when the store has no chain folder. */
-async function chainNames(chain: string): Promise<string[] | null> {
+async function chainNames(chain: string, trustDir: string): Promise<string[] | null> {
   try {
     return (await readdir(chain)).filter((n) => CHAIN_ENTRY.test(n)).sort();
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw broken(chain, describeFsError(err));
+    throw brokenPolicy(chain, describeFsError(err), trustDir);
   }
 }
 
@@ -52,18 +52,20 @@ async function chainNames(chain: string): Promise<string[] | null> {
  */
 export async function loadPolicyChain(store: string, o: { emptyIsNone?: boolean } = {}): Promise<PolicyChain | null> {
   const t = trustPaths(store);
+  const broken = (subject: string, why: string, restore = t.dir) => brokenPolicy(subject, why, restore);
   // trust/ or trust/chain a symbolic link (another store's policy) is refused, never read as this store's.
   await checkStoreFolder(store, t.dir);
   await checkStoreFolder(store, t.chain);
   const current = await readRegularFileIfExists(t.policy, policyFileRule(t.policy));
-  const names = await chainNames(t.chain);
+  const names = await chainNames(t.chain, t.dir);
   const history = await auditHistory(store);
   const recorded = history.policySerial;
   if (current === null && (names === null || (o.emptyIsNone && names.length === 0))) {
     if (recorded > 0)
       throw broken(
         t.policy,
-        `is missing, and so is its chain, yet the audit log records a trust init: a store that had a trust policy never falls back to --trust (restore ${t.dir})`,
+        `is missing, and so is its chain, yet the audit log records a trust init: a store that had a trust policy never falls back to --trust`,
+        t.dir,
       );
     return null;
   }
@@ -83,7 +85,8 @@ export async function loadPolicyChain(store: string, o: { emptyIsNone?: boolean 
   if (recorded === 0)
     throw broken(
       t.policy,
-      `is there, but the audit log records no trust init (${join(store, 'audit.log')} was deleted or rewritten): a trust policy is only taken from airlock trust init; restore the log`,
+      `is there, but the audit log records no trust init (the log was deleted or rewritten): a trust policy is only taken from airlock trust init`,
+      join(store, 'audit.log'),
     );
   const serials: number[] = [];
   let prev: LoadedPolicy | null = null;
@@ -114,7 +117,8 @@ export async function loadPolicyChain(store: string, o: { emptyIsNone?: boolean 
     if (accepted !== undefined && policyDigest(p.bytes) !== accepted) {
       throw broken(
         path,
-        `is not the policy the audit log recorded as accepted (policy ${serial}, sha256 ${accepted.slice(0, 12)}…): it was changed after it was accepted; restore ${t.chain} and ${t.policy}`,
+        `is not the policy the audit log recorded as accepted (policy ${serial}, sha256 ${accepted.slice(0, 12)}…): it was changed after it was accepted`,
+        t.dir,
       );
     }
     serials.push(serial);
@@ -125,7 +129,8 @@ export async function loadPolicyChain(store: string, o: { emptyIsNone?: boolean 
   if (recorded > serials.length) {
     throw broken(
       join(t.chain, chainName(serials.length + 1)),
-      `is missing: the audit log records policy ${recorded} as accepted, but the chain ends at ${serials.length} (a newer policy was removed; restore ${t.chain} and ${t.policy})`,
+      `is missing: the audit log records policy ${recorded} as accepted, but the chain ends at ${serials.length} (a newer policy was removed)`,
+      t.dir,
     );
   }
   return { current: prev!, serials };

@@ -86,6 +86,16 @@ describe('store paths', () => {
     expect(await readFile(file, 'utf8')).toBe('not a store');
   });
 
+  it('a store path that is a FIFO: named as one (not "a file"), exit 2, nothing opened', async () => {
+    const fifo = join(dir, 'a-fifo');
+    spawnSync('mkfifo', [fifo]);
+    for (const args of [['list'], ['audit', 'verify'], ['activate', 'v1']]) {
+      const r = airlock([...args, '--store', fifo], { timeoutMs: 15_000 });
+      expect(r.status, `${args[0]}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toContain(`store ${fifo} is a FIFO (named pipe), not a folder`);
+    }
+  });
+
   it('the store lock a dangling symbolic link: import, activate, rollback and prune exit 2 AIRLOCK_STORE_PATH naming it at once (they waited forever, silently); the link stays', async () => {
     const store = join(dir, 'lock-dangling');
     for (const v of ['v1', 'v2']) await writeVersion(store, v, { 'index.html': `<p>${v}</p>` });

@@ -233,7 +233,10 @@ export async function verifyAudit(store: string): Promise<AuditReport> {
   const s = await scanChain(store);
   const fail = (problem: string): AuditReport => ({ ok: false, lines: s.lines, head: s.head, lastHash: s.lastHash, problem, pending: false });
   if (s.problem) return fail(s.problem);
-  if (s.torn) return fail(`torn bytes after line ${s.lines} (byte ${s.end}): an append was cut short, or the tail was edited`);
+  if (s.torn) {
+    const where = s.lines === 0 ? `${s.torn} torn bytes and no complete line` : `torn bytes after line ${s.lines} (from byte ${s.end})`;
+    return fail(`${where}: an append was cut short, or the tail was edited`);
+  }
   return { ok: true, lines: s.lines, head: s.head, lastHash: s.lastHash, problem: null, pending: s.pending };
 }
 

@@ -74,7 +74,12 @@ export async function readHead(store: string): Promise<Head | null> {
     parsed = null;
   }
   const r = HeadSchema.safeParse(parsed);
-  if (!r.success) throw headBroken(store, `${path} is damaged`);
+  if (!r.success) {
+    // airlock writes a head only after a line: one that acknowledges none was not written by it
+    const record = typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : null;
+    const none = record?.count === 0 && HeadSchema.safeParse({ ...record, count: 1 }).success;
+    throw headBroken(store, none ? `${path} acknowledges no line (count 0), and airlock writes a head only after a line` : `${path} is damaged`);
+  }
   return r.data;
 }
 const headBroken = (store: string, why: string) => broken(store, why, { subject: auditPaths(store).head });
