@@ -1,5 +1,5 @@
 import { isCjk, queryTokens, tokenize } from './tokenize.js';
-import { within } from './compact.js';
+import { within } from './typo.js';
 
 /**
  * Ranking signals beyond BM25 (engine.ts applies them to the core's best candidates), all general,

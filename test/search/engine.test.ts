@@ -89,7 +89,7 @@ describe('the cache file', () => {
 
 describe('compact core', () => {
   it('within: bounded edit distance', async () => {
-    const { within } = await import('../../src/search/compact.js');
+    const { within } = await import('../../src/search/typo.js');
     expect(within('webhooks', 'webhoks', 1)).toBe(true);
     expect(within('signature', 'signatrue', 1)).toBe(false); // a transposition is two edits
     expect(within('signature', 'signatrue', 2)).toBe(true);
