@@ -6,7 +6,7 @@ import { SpanFile, type FileSpan } from '../archive/index.js';
 import { ARCHIVE_NAMES, MANIFEST_BOUNDS, parseManifest, type Manifest } from './manifest.js';
 import { BLOCK, MAX_TAIL, MIN_TAIL, checkTail, decodeHeader, padded } from './tar-header.js';
 import { sniff } from './sniff.js';
-import { MAX_VENDOR_FILES, verifyVendored } from './vendor.js';
+import { MAX_VENDOR_FILES, checkVendorMembers, verifyVendored } from './vendor.js';
 
 export interface PackageLayout {
   manifest: Manifest;
@@ -213,7 +213,7 @@ async function readLayout(input: PackageInput): Promise<PackageLayout> {
         { subject: archiveMember.name },
       );
     }
-    checkVendorMembers(manifest, vendor);
+    checkVendorMembers(manifest.vendor ?? [], vendor);
     return {
       manifest,
       manifestBytes,
@@ -224,31 +224,6 @@ async function readLayout(input: PackageInput): Promise<PackageLayout> {
     };
   } finally {
     await fh.close();
-  }
-}
-
-/** The vendored members must be exactly the manifest's `vendor` list: same names, sizes and order, nothing more. */
-function checkVendorMembers(manifest: Manifest, members: ReadonlyArray<{ name: string; size: number }>): void {
-  const listed = manifest.vendor ?? [];
-  for (let i = 0; i < Math.max(listed.length, members.length); i++) {
-    const want = listed[i];
-    const got = members[i];
-    if (!want)
-      throw new MalformedError('AIRLOCK_VENDOR_MEMBERS', `package holds vendored member ${JSON.stringify(got!.name)} that airlock.json does not list`, {
-        subject: got!.name,
-      });
-    if (!got)
-      throw new MalformedError('AIRLOCK_VENDOR_MEMBERS', `airlock.json lists vendored file ${want.path} (${want.urls[0]}) but the package does not hold it`, {
-        subject: want.path,
-      });
-    if (got.name !== want.path)
-      throw new MalformedError('AIRLOCK_VENDOR_MEMBERS', `vendored member ${i + 1} is ${JSON.stringify(got.name)} but airlock.json lists ${want.path} there`, {
-        subject: got.name,
-      });
-    if (got.size !== want.size)
-      throw new MalformedError('AIRLOCK_VENDOR_MEMBERS', `vendored member ${want.path} is ${got.size} bytes but airlock.json says ${want.size}`, {
-        subject: want.path,
-      });
   }
 }
 

@@ -163,3 +163,27 @@ export async function verifyVendored(
     await onFile?.(r, bytes);
   }
 }
+
+/** The vendored members must be exactly the manifest's `vendor` list: same names, sizes and order, nothing more. */
+export function checkVendorMembers(listed: readonly VendorRecord[], members: ReadonlyArray<{ name: string; size: number }>): void {
+  for (let i = 0; i < Math.max(listed.length, members.length); i++) {
+    const want = listed[i];
+    const got = members[i];
+    if (!want)
+      throw new MalformedError('AIRLOCK_VENDOR_MEMBERS', `package holds vendored member ${JSON.stringify(got!.name)} that airlock.json does not list`, {
+        subject: got!.name,
+      });
+    if (!got)
+      throw new MalformedError('AIRLOCK_VENDOR_MEMBERS', `airlock.json lists vendored file ${want.path} (${want.urls[0]}) but the package does not hold it`, {
+        subject: want.path,
+      });
+    if (got.name !== want.path)
+      throw new MalformedError('AIRLOCK_VENDOR_MEMBERS', `vendored member ${i + 1} is ${JSON.stringify(got.name)} but airlock.json lists ${want.path} there`, {
+        subject: got.name,
+      });
+    if (got.size !== want.size)
+      throw new MalformedError('AIRLOCK_VENDOR_MEMBERS', `vendored member ${want.path} is ${got.size} bytes but airlock.json says ${want.size}`, {
+        subject: want.path,
+      });
+  }
+}
