@@ -1,18 +1,15 @@
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import type { KeyObject } from 'node:crypto';
 import { createHash } from 'node:crypto';
-import { DigestMismatchError, MalformedError, SignatureError, StoreError, UsageError } from '../errors.js';
+import { DigestMismatchError, MalformedError, StoreError } from '../errors.js';
 import { ARCHIVE_CODES, probeCaseFolding, writeSmall } from '../archive/index.js';
 import {
   checkManifestLimits,
-  checkSignature,
   countPages,
   inputPath,
   parseManifest,
   type Manifest,
   signatureMember,
-  signaturesOf,
   type PackageInput,
   type PackageLayout,
 } from '../package/index.js';
@@ -28,18 +25,18 @@ import {
   type ResolvedTarget,
 } from '../delta/index.js';
 import { admitPackage, checkFreshness, type Admission } from './admit.js';
-import { loadPolicy, policySigners, type LoadedPolicy } from './policy.js';
 import { inPool } from '../util/pool.js';
 import { fileSha256, fsyncDir } from '../util/fsx.js';
 import type { ReadAhead } from '../util/read-ahead.js';
 import { existingMeta } from './existing.js';
 import { addVersion, beginLocked, importEvent, keepExisting, type ImportOptions, type ImportResult } from './add-version.js';
+import { loadPolicy } from './policy.js';
 import { storeKind } from './location.js';
+import { checkDeltaEnvelope } from './delta-envelope.js';
 import { withLock, type StoreLock } from './lock.js';
 import { readStoredManifestRaw, type VersionMeta } from './meta.js';
 import { siteFolders, versionDir, versionPaths } from './paths.js';
 import { checkFreeSpace, requiredBytes } from './space.js';
-import { loadTrustedKeys } from './trust.js';
 
 const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
 
@@ -63,9 +60,7 @@ export async function importDelta(pkgPath: PackageInput, o: ImportOptions, note:
   o.onProgress?.({ phase: 'verify', pkg: inputPath(pkg) });
   const layout = await readDelta(pkg);
   Object.assign(note, { domain: layout.manifest.domain, version: layout.manifest.version });
-  const policy = kind === 'dir' ? await loadPolicy(store) : null;
-  const trust = policy ? [] : [...o.trust, ...(await loadTrustedKeys(store))];
-  checkEnvelope(store, layout, policy, trust, o);
+  await checkDeltaEnvelope(store, layout, o);
   if (kind === 'missing') throw missingBase(layout, store);
   signal?.throwIfAborted();
   return withLock(store, (lock) => importLocked(pkg, layout, o, lock), {
@@ -80,42 +75,6 @@ export async function importDelta(pkgPath: PackageInput, o: ImportOptions, note:
  * signature under the store's rule, as import checks it first (read only). Import then admits the
  * rebuilt target with its signatures (threshold, freshness) as it would the full package.
  */
-export async function checkDeltaEnvelope(
-  store: string,
-  layout: DeltaLayout,
-  o: Pick<ImportOptions, 'trust' | 'allowUnsigned'>,
-): Promise<{ signed: boolean; signer: string | null; rule: 'policy' | 'flat'; policySerial: number | null }> {
-  const policy = (await storeKind(store)) === 'dir' ? await loadPolicy(store) : null;
-  const trust = policy ? [] : [...o.trust, ...(await loadTrustedKeys(store))];
-  const signer = checkEnvelope(store, layout, policy, trust, o);
-  return { signed: signer !== null, signer, rule: policy ? 'policy' : 'flat', policySerial: policy?.policy.serial ?? null };
-}
-
-/** The delta's own manifest: signed by a trusted key (flat rule), or by at least one live key of the store's policy. Returns the signer's fingerprint. */
-function checkEnvelope(
-  store: string,
-  layout: DeltaLayout,
-  policy: LoadedPolicy | null,
-  trust: KeyObject[],
-  o: Pick<ImportOptions, 'trust' | 'allowUnsigned'>,
-): string | null {
-  if (!policy) return checkSignature(layout, { trust, allowUnsigned: o.allowUnsigned }).signer;
-  if (o.trust.length)
-    throw new UsageError(
-      `store ${store} has a trust policy (serial ${policy.policy.serial}); --trust does not apply there: add keys with airlock trust rotate`,
-      { subject: '--trust' },
-    );
-  const by = policySigners(policy, layout.manifestBytes, signaturesOf(layout), new Date());
-  if (by.length === 0) {
-    throw new SignatureError(
-      'AIRLOCK_UNTRUSTED_SIGNATURE',
-      `the delta manifest (airlock.json) of ${layout.manifest.domain} ${layout.manifest.version} is not signed by a live key of the store's trust policy ${policy.policy.serial}: unsigned, signed by another key, or edited after it was signed (sign it with airlock sign DELTA --key K)`,
-      { subject: 'airlock.json.sig' },
-    );
-  }
-  return by[0]!.fingerprint;
-}
-
 function missingBase(layout: DeltaLayout, store: string): Error {
   const { base, version } = layout.manifest;
   return new DigestMismatchError(

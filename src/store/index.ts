@@ -20,5 +20,5 @@ export { loadPolicy, verifyChain, newPolicy, trustPaths, liveKeys, thresholdFor,
 export { initPolicy, rotatePolicy, readNewPolicy, describe as describePolicy } from './trust-ops.js';
 export { admitPackage, readSeen, type Admission } from './admit.js';
 export { verifyAudit, readAudit, appendAudit, auditPaths, type AuditLine, type AuditReport } from './audit.js';
-export { checkDeltaEnvelope } from './delta-import.js';
+export { checkDeltaEnvelope } from './delta-envelope.js';
 export { storedPackage, type StoredPackage } from './rebuilt-package.js';

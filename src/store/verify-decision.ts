@@ -8,7 +8,7 @@ import { deltaReport } from '../delta/verify-report.js';
 import type { DeltaLayout } from '../delta/reader.js';
 import { shown } from '../util/terminal.js';
 import { admitPackage, type Admission } from './admit.js';
-import { checkDeltaEnvelope } from './delta-import.js';
+import { checkDeltaEnvelope } from './delta-envelope.js';
 
 export interface VerifyAsImportOptions {
   /** The package as named in the report. */
