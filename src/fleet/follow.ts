@@ -3,8 +3,9 @@ import { EXIT, toAirlockError } from '../errors.js';
 import type { FleetAnswer, FleetReport } from '../mirror/index.js';
 import { activate } from '../store/index.js';
 import { installBundle } from '../store/bundle-install.js';
-import type { AirlockServer } from '../serve/index.js';
 import { pollMirror } from './poll.js';
+import { startingStatus, type FollowStatus } from './status.js';
+import type { FollowTarget } from './target.js';
 
 /**
  * `airlock serve --follow MIRROR_URL`: this replica polls the mirror's fleet endpoint
@@ -17,28 +18,6 @@ import { pollMirror } from './poll.js';
  * mirror (which then holds the rollout for the whole fleet) and shown by /_airlock/ready.
  * The mirror being unreachable changes nothing that is served; the status says since when.
  */
-export interface FollowTarget {
-  /** The version served now. */
-  current(): string | null;
-  preload(label: string): Promise<void>;
-  /** Re-read the store's active pointer and swap (the server's SIGHUP path). */
-  recheck(): Promise<void>;
-  /** Swap the pre-loaded version in at once, ahead of the store's pointer (server.adopt); then `adopted`. */
-  adopt?(label: string): boolean;
-  adopted?(): void;
-}
-
-/** A server of src/serve as what a follower drives. */
-export function targetOf(srv: AirlockServer): FollowTarget {
-  return {
-    current: () => srv.current().version,
-    preload: (l) => srv.preload(l),
-    recheck: () => srv.recheck(),
-    adopt: (l) => srv.adopt(l),
-    adopted: () => srv.adopted(),
-  };
-}
-
 export interface FollowOptions {
   mirror: string;
   token: string;
@@ -52,22 +31,6 @@ export interface FollowOptions {
   onRefused?: (version: string) => void;
   /** Called with the time a switch happened (ms since the epoch). */
   onSwitch?: (version: string, at: number) => void;
-}
-
-export interface FollowStatus {
-  mirror: string;
-  replica: string;
-  /** ok: in touch; unreachable: the last poll(s) failed (still serving what it has). */
-  mirror_state: 'starting' | 'ok' | 'unreachable';
-  lastContactAt: string | null;
-  error: string | null;
-  announced: { version: string | null; phase: FleetAnswer['phase'] } | null;
-  preparing: string | null;
-  prepared: string | null;
-  downloadError: string | null;
-  refused: { version: string; reason: string } | null;
-  switchAt: string | null;
-  lastSwitch: { version: string; at: string; atMs: number } | null;
 }
 
 const MAX_BACKOFF_MS = 30_000;
@@ -102,20 +65,7 @@ export class Follower {
   constructor(private readonly o: FollowOptions) {
     this.pollMs = o.pollMs ?? 2_000;
     this.base = o.mirror.replace(/\/+$/, '');
-    this.status = {
-      mirror: this.base,
-      replica: o.replicaId ?? defaultReplicaId(),
-      mirror_state: 'starting',
-      lastContactAt: null,
-      error: null,
-      announced: null,
-      preparing: null,
-      prepared: null,
-      downloadError: null,
-      refused: null,
-      switchAt: null,
-      lastSwitch: null,
-    };
+    this.status = startingStatus(this.base, o.replicaId ?? defaultReplicaId());
   }
 
   /** Follow on behalf of a running server. */
