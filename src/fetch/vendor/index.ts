@@ -10,7 +10,8 @@ export {
   type ObserveFlags,
   type VendorArgs,
 } from './flags.js';
-export { collectVendored, extensionOf, FONT_CSS_HOSTS, BROWSER_UA } from './collect.js';
+export { collectVendored, BROWSER_UA } from './collect.js';
+export { extensionOf, FONT_CSS_HOSTS } from './scan.js';
 export { cssRefs, rewriteCss, resolveRef } from './css.js';
 export { vendorGet, target } from './get.js';
 export { observePages, samplePages, type ObserveReport } from './observe.js';
