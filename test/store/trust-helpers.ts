@@ -1,11 +1,9 @@
-import { createHash, sign, type KeyObject } from 'node:crypto';
-import { readdir, readFile, stat } from 'node:fs/promises';
-import { join, relative } from 'node:path';
+import { sign, type KeyObject } from 'node:crypto';
 import { newPolicy } from '../../src/store/policy.js';
 import { initPolicy } from '../../src/store/trust-ops.js';
 import { readAudit } from '../../src/store/audit.js';
 import { addSignature } from '../../src/package/sign.js';
-import { buildPackage, sampleSite } from './helpers.js';
+import { buildPackage, sampleSite, treeDigest } from './helpers.js';
 import type { Pair } from '../helpers/multisig.js';
 
 /** Test helpers for the trust policy's store tests. */
@@ -52,25 +50,7 @@ export async function signedPackage(
 }
 
 /** Digest of everything in the store except the audit log and its head (which a refusal changes). */
-export async function storeDigest(root: string): Promise<string> {
-  const h = createHash('sha256');
-  const visit = async (dir: string): Promise<void> => {
-    const entries = (await readdir(dir, { withFileTypes: true }).catch(() => [])).sort((a, b) => (a.name < b.name ? -1 : 1));
-    for (const e of entries) {
-      const p = join(dir, e.name);
-      const rel = relative(root, p);
-      if (rel === 'audit.log' || rel === 'audit.head') continue;
-      h.update(`${rel}\0${e.isDirectory() ? 'd' : 'f'}\0`);
-      if (e.isDirectory()) await visit(p);
-      else h.update(await readFile(p));
-    }
-  };
-  await stat(root).then(
-    () => visit(root),
-    () => h.update('(absent)'),
-  );
-  return h.digest('hex');
-}
+export const storeDigest = (root: string): Promise<string> => treeDigest(root);
 
 export async function lastAudit(store: string) {
   const lines = await readAudit(store);
