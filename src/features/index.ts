@@ -1,20 +1,5 @@
 /** src/features — the deployment matrix and what it does to served pages; pure, no I/O. */
-export {
-  DEPLOYMENTS,
-  DEFAULT_DEPLOYMENT,
-  FEATURES,
-  FEATURE_KEY,
-  MATRIX,
-  REQUIRED,
-  formatMatrix,
-  isDeployment,
-  parseFeature,
-  type Availability,
-  type Deployment,
-  type Feature,
-  type FeatureFlags,
-  type FeatureKey,
-} from './matrix.js';
+export * from './matrix.js';
 export { resolveFeatures, featuresDocument, featuresJson, isOn, type ResolvedFeatures, type ResolveInput, type FeaturesDocument } from './resolve.js';
 export { ANALYTICS_VENDORS, ANALYTICS_PATH_PREFIXES, vendorForUrl, vendorForSnippet, vendorInText, type AnalyticsVendor } from './analytics.js';
 export { DEFAULT_WIDGETS, widgetsFor, checkSelector, type FeatureWidgets, type WidgetOverrides } from './widgets.js';
