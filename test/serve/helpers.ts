@@ -151,14 +151,26 @@ export async function cleanup(dir: string): Promise<void> {
   await rm(dir, { recursive: true, force: true });
 }
 
+/** The temp root and the servers a test starts: `srv` and every one in `servers`. */
+export interface ServeCase {
+  root: string | undefined;
+  srv: AirlockServer | undefined;
+  servers: AirlockServer[];
+}
+
 /**
- * After each test of a file: close the servers and remove the temp root that `take` hands over
- * (it also forgets them, so the next test starts with none).
+ * After each test of a file: close the servers and remove the temp root of the returned case, and
+ * forget them, so the next test starts with none.
  */
-export function cleanupServeAfterEach(take: () => { servers: Array<AirlockServer | undefined>; root: string | undefined }): void {
+export function serveCaseAfterEach(): ServeCase {
+  const c: ServeCase = { root: undefined, srv: undefined, servers: [] };
   afterEach(async () => {
-    const { servers, root } = take();
+    const servers = [c.srv, ...c.servers.splice(0)];
+    const root = c.root;
+    c.srv = undefined;
+    c.root = undefined;
     for (const s of servers) await s?.close();
     if (root) await cleanup(root);
   });
+  return c;
 }

@@ -6,16 +6,10 @@ import { createAirlockServer, type AirlockServer, type AirlockServerOptions } fr
 import { featureOptions } from '../../src/serve/features.js';
 import { prebuildHtmlCache } from '../../src/serve/index.js';
 import { resolveFeatures, transformHtmlDetailed } from '../../src/features/index.js';
-import { cleanupServeAfterEach, get, setActive, sha256, tempRoot, writeVersion, type SiteFiles } from './helpers.js';
+import { serveCaseAfterEach, get, setActive, sha256, tempRoot, writeVersion, type SiteFiles } from './helpers.js';
 import { until } from '../helpers/wait.js';
 
-let root: string | undefined;
-const servers: AirlockServer[] = [];
-cleanupServeAfterEach(() => {
-  const r = { servers: servers.splice(0), root };
-  root = undefined;
-  return r;
-});
+const t = serveCaseAfterEach();
 
 const MARK = '<!-- transformed -->';
 const page = (i: number, extra = '') => `<!doctype html><title>p${i}</title><p>${'page text '.repeat(150)}${i}</p>${extra}`;
@@ -38,8 +32,8 @@ function counting(tag = MARK) {
 }
 
 async function storeWith(files: SiteFiles): Promise<string> {
-  root = await tempRoot();
-  const store = join(root, 'store');
+  t.root = await tempRoot();
+  const store = join(t.root, 'store');
   await writeVersion(store, 'v1', files);
   await setActive(store, 'v1');
   return store;
@@ -48,7 +42,7 @@ async function storeWith(files: SiteFiles): Promise<string> {
 /** A server, by default once its background HTML build has ended (`lazy`: at once, as it answers). */
 async function start(o: AirlockServerOptions, lazy = false): Promise<{ srv: AirlockServer; base: string }> {
   const srv = await createAirlockServer({ lease: false, log: () => {}, ...o });
-  servers.push(srv);
+  t.servers.push(srv);
   const base = (await srv.listen(0)).slice(0, -1);
   if (!lazy) await srv.prepared();
   return { srv, base };
@@ -63,7 +57,7 @@ describe('transformed HTML cached on disk per (version, options)', () => {
     const a = counting();
     await start({ store, htmlTransform: { run: a.hook, key: 'k1' } });
     expect(a.calls).toBe(6);
-    await servers.pop()!.close();
+    await t.servers.pop()!.close();
 
     const b = counting();
     const { base } = await start({ store, htmlTransform: { run: b.hook, key: 'k1' } });
@@ -297,7 +291,7 @@ describe('transformed HTML cached on disk per (version, options)', () => {
       return { html: Buffer.concat([html, Buffer.from(MARK)]) };
     };
     const srv = await createAirlockServer({ store, lease: false, log: () => {}, htmlTransform: { run: hook, key: 'held' } });
-    servers.push(srv);
+    t.servers.push(srv);
     await new Promise((r) => setTimeout(r, 100));
     expect(order).toEqual([]); // loaded, not listening: nothing built in the background
     const base = (await srv.listen(0)).slice(0, -1);
@@ -323,10 +317,10 @@ describe('transformed HTML cached on disk per (version, options)', () => {
   });
 
   it('preview (no store) builds the cache in a private folder that close() removes', async () => {
-    root = await tempRoot();
-    await writeVersion(join(root, 'tmpstore'), 'x', { 'index.html': page(0) });
-    const siteDir = join(root, 'tmpstore', 'versions', 'x', 'site');
-    const scratchParent = join(root, 'tmp');
+    t.root = await tempRoot();
+    await writeVersion(join(t.root, 'tmpstore'), 'x', { 'index.html': page(0) });
+    const siteDir = join(t.root, 'tmpstore', 'versions', 'x', 'site');
+    const scratchParent = join(t.root, 'tmp');
     await mkdir(scratchParent);
     const saved = process.env.TMPDIR;
     process.env.TMPDIR = scratchParent; // os.tmpdir() reads it at each call

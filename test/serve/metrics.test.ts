@@ -1,26 +1,19 @@
 import { describe, it, expect } from 'vitest';
 import { join } from 'node:path';
-import { createAirlockServer, createMetrics, type AirlockServer } from '../../src/serve/index.js';
-import { cleanupServeAfterEach, get, labelledSite, rawRequest, setActive, tempRoot, writeVersion } from './helpers.js';
+import { createAirlockServer, createMetrics } from '../../src/serve/index.js';
+import { serveCaseAfterEach, get, labelledSite, rawRequest, setActive, tempRoot, writeVersion } from './helpers.js';
 import { mutants } from '../helpers/mutate.js';
 
-let root: string | undefined;
-let srv: AirlockServer | undefined;
-cleanupServeAfterEach(() => {
-  const r = { servers: [srv], root };
-  srv = undefined;
-  root = undefined;
-  return r;
-});
+const t = serveCaseAfterEach();
 
 async function serveTwo(metrics = true) {
-  root = await tempRoot('airlock-metrics-');
-  const store = join(root, 'store');
+  t.root = await tempRoot('airlock-metrics-');
+  const store = join(t.root, 'store');
   await writeVersion(store, 'v1', labelledSite('v1'));
   await writeVersion(store, 'v2', labelledSite('v2'));
   await setActive(store, 'v1');
-  srv = await createAirlockServer({ store, metrics: metrics ? createMetrics({ defaultMetrics: false }) : undefined, pollMs: 50 });
-  const base = (await srv.listen(0)).slice(0, -1);
+  t.srv = await createAirlockServer({ store, metrics: metrics ? createMetrics({ defaultMetrics: false }) : undefined, pollMs: 50 });
+  const base = (await t.srv.listen(0)).slice(0, -1);
   return { store, base, port: Number(new URL(base).port) };
 }
 
@@ -137,7 +130,7 @@ describe('GET /_airlock/metrics', () => {
     const { store, base } = await serveTwo();
     const t0 = Date.now() / 1000;
     await setActive(store, 'v2');
-    await srv!.recheck();
+    await t.srv!.recheck();
     const text = (await get(base + '/_airlock/metrics')).body.toString();
     expect(sample(text, 'airlock_served_version_info', 'version="v2"')).toBe(1);
     expect(sample(text, 'airlock_served_version_info', 'version="v1"')).toBeUndefined();

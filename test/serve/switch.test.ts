@@ -3,21 +3,14 @@ import { join } from 'node:path';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
-import { createAirlockServer, type AirlockServer } from '../../src/serve/index.js';
-import { cleanupServeAfterEach, get, labelledSite, setActive, tempRoot, writeVersion } from './helpers.js';
+import { createAirlockServer } from '../../src/serve/index.js';
+import { serveCaseAfterEach, get, labelledSite, setActive, tempRoot, writeVersion } from './helpers.js';
 
-let root: string | undefined;
-let srv: AirlockServer | undefined;
-cleanupServeAfterEach(() => {
-  const r = { servers: [srv], root };
-  srv = undefined;
-  root = undefined;
-  return r;
-});
+const t = serveCaseAfterEach();
 
 async function twoVersions() {
-  root = await tempRoot('airlock-switch-');
-  const store = join(root, 'store');
+  t.root = await tempRoot('airlock-switch-');
+  const store = join(t.root, 'store');
   await writeVersion(store, 'v1', labelledSite('v1'));
   await writeVersion(store, 'v2', labelledSite('v2'));
   await setActive(store, 'v1');
@@ -61,24 +54,24 @@ describe('hot switching', () => {
   it('holds a lease on the served version, moves it on a switch, releases it on close', async () => {
     const store = await twoVersions();
     const sw = swaps();
-    srv = await createAirlockServer({ store, onVersion: sw.onVersion });
-    const base = (await srv.listen(0)).slice(0, -1);
+    t.srv = await createAirlockServer({ store, onVersion: sw.onVersion });
+    const base = (await t.srv.listen(0)).slice(0, -1);
     const lease = join(store, 'leases', `${process.pid}.json`);
     expect(JSON.parse(await readFile(lease, 'utf8')).version).toBe('v1');
     expect(await switchTo(store, base, sw, 'v2')).toBeLessThan(1000);
     expect(JSON.parse(await readFile(lease, 'utf8')).version).toBe('v2');
-    await srv.close();
-    srv = undefined;
+    await t.srv.close();
+    t.srv = undefined;
     expect(existsSync(lease)).toBe(false);
   });
 
   it('an activation is served within 1 s; a pinned server ignores it', async () => {
     const store = await twoVersions();
     const sw = swaps();
-    srv = await createAirlockServer({ store, onVersion: sw.onVersion });
+    t.srv = await createAirlockServer({ store, onVersion: sw.onVersion });
     const pinned = await createAirlockServer({ store, version: 'v1', lease: false }); // one lease file per pid: the other server owns it
     try {
-      const base = (await srv.listen(0)).slice(0, -1);
+      const base = (await t.srv.listen(0)).slice(0, -1);
       const pbase = (await pinned.listen(0)).slice(0, -1);
       expect(await switchTo(store, base, sw, 'v2')).toBeLessThan(1000);
       expect((await get(base + '/')).body.toString()).toContain('version=v2');
@@ -91,10 +84,10 @@ describe('hot switching', () => {
   it('a broken version in state.json is refused and the server keeps serving the old one', async () => {
     const store = await twoVersions();
     const logs: string[] = [];
-    srv = await createAirlockServer({ store, log: (l) => logs.push(l) });
-    const base = (await srv.listen(0)).slice(0, -1);
+    t.srv = await createAirlockServer({ store, log: (l) => logs.push(l) });
+    const base = (await t.srv.listen(0)).slice(0, -1);
     await setActive(store, 'v9-missing');
-    await srv.recheck();
+    await t.srv.recheck();
     expect((await get(base + '/')).headers['x-airlock-version']).toBe('v1');
     expect(logs.join('\n')).toContain('v9-missing');
   });
@@ -102,8 +95,8 @@ describe('hot switching', () => {
   it('8 concurrent clients while switching back and forth: zero errors, no mixed response, every switch served, typically in < 1 s', async () => {
     const store = await twoVersions();
     const sw = swaps();
-    srv = await createAirlockServer({ store, onVersion: sw.onVersion });
-    const base = (await srv.listen(0)).slice(0, -1);
+    t.srv = await createAirlockServer({ store, onVersion: sw.onVersion });
+    const base = (await t.srv.listen(0)).slice(0, -1);
     const seconds = Number(process.env.AIRLOCK_SWITCH_SECONDS ?? 15);
     const deadline = Date.now() + seconds * 1000;
     let ok = 0;

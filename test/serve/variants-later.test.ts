@@ -2,9 +2,9 @@ import { describe, it, expect } from 'vitest';
 import { join } from 'node:path';
 import { readFile, readdir } from 'node:fs/promises';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
-import { createAirlockServer, type AirlockServer } from '../../src/serve/index.js';
+import { createAirlockServer } from '../../src/serve/index.js';
 import { listVersions } from '../../src/store/index.js';
-import { cleanupServeAfterEach, get, setActive, tempRoot, writeVersion, type SiteFiles } from './helpers.js';
+import { serveCaseAfterEach, get, setActive, tempRoot, writeVersion, type SiteFiles } from './helpers.js';
 
 /**
  * `airlock import` no longer precompresses; the server does it in the background after the HTML.
@@ -12,13 +12,7 @@ import { cleanupServeAfterEach, get, setActive, tempRoot, writeVersion, type Sit
  * correct bytes at every moment — and then its variant files are served; `list` says what is
  * still pending.
  */
-let root: string | undefined;
-const servers: AirlockServer[] = [];
-cleanupServeAfterEach(() => {
-  const r = { servers: servers.splice(0), root };
-  root = undefined;
-  return r;
-});
+const t = serveCaseAfterEach();
 
 const css = (i: number) => `.c${i}{color:#${(i * 4099).toString(16).padStart(6, '0').slice(0, 6)};margin:${i}px}\n`.repeat(200);
 function site(n: number): SiteFiles {
@@ -29,8 +23,8 @@ function site(n: number): SiteFiles {
 }
 
 async function storeWithout(files: SiteFiles): Promise<string> {
-  root = await tempRoot();
-  const store = join(root, 'store');
+  t.root = await tempRoot();
+  const store = join(t.root, 'store');
   await writeVersion(store, 'v1', files, { variants: false });
   await setActive(store, 'v1');
   return store;
@@ -42,7 +36,7 @@ describe('a server precompresses a version whose import did not', () => {
     const store = await storeWithout(files);
     expect((await listVersions(store))[0]!.precompressed).toBe(false);
     const srv = await createAirlockServer({ store, lease: false, log: () => {} });
-    servers.push(srv);
+    t.servers.push(srv);
     const base = (await srv.listen(0)).slice(0, -1);
     // Hammer the assets while the background build runs: every answer decodes to the original.
     const codings = new Set<string>();
@@ -81,7 +75,7 @@ describe('a server precompresses a version whose import did not', () => {
     await a.close();
     expect(logs.filter((l) => l.includes('precompressed 5 asset(s) of v1'))).toHaveLength(1);
     const b = await createAirlockServer({ store, lease: false, log: (l) => logs.push(l) });
-    servers.push(b);
+    t.servers.push(b);
     const base = (await b.listen(0)).slice(0, -1);
     await b.prepared();
     expect(logs.filter((l) => l.includes('precompressed'))).toHaveLength(1);
@@ -91,7 +85,7 @@ describe('a server precompresses a version whose import did not', () => {
   it('a starting server builds nothing before it listens (cold start stays fast)', async () => {
     const store = await storeWithout(site(5));
     const srv = await createAirlockServer({ store, lease: false, log: () => {} });
-    servers.push(srv);
+    t.servers.push(srv);
     await new Promise((r) => setTimeout(r, 150));
     expect((await listVersions(store))[0]!.precompressed).toBe(false);
     await readdir(join(store, 'versions', 'v1', 'variants')).then(
