@@ -10,6 +10,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { airlockAsync } from '../helpers/bin.js';
+import { makeCert } from '../helpers/tls.js';
 
 let dir: string;
 const f = (name: string) => join(dir, name);
@@ -17,31 +18,7 @@ const RAW = /error:[0-9A-F]{8}|routines::|\bE[A-Z]{3,}\b|Error:/;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'airlock-tls-pair-'));
-  for (const name of ['tls', 'other']) {
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:P-256',
-        '-nodes',
-        '-keyout',
-        f(`${name}.key`),
-        '-out',
-        f(`${name}.crt`),
-        '-days',
-        '2',
-        '-subj',
-        `/CN=${name}`,
-        '-addext',
-        'subjectAltName=IP:127.0.0.1',
-      ],
-      { stdio: 'ignore' },
-    );
-  }
+  for (const name of ['tls', 'other']) makeCert(dir, name);
   execFileSync('openssl', ['genpkey', '-algorithm', 'ed25519', '-out', f('ed.key')], { stdio: 'ignore' });
   execFileSync('openssl', ['pkey', '-in', f('ed.key'), '-pubout', '-out', f('ed.pub')], { stdio: 'ignore' });
   await writeFile(f('empty'), '');

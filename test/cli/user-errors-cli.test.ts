@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFileSync } from 'node:child_process';
 import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { airlock, airlockAsync } from '../helpers/bin.js';
 import { startBin } from '../helpers/served.js';
+import { makeCert } from '../helpers/tls.js';
 import { tokensFile } from '../mirror/helpers.js';
 import { startEmulator } from '../../src/emulator/index.js';
 import { FIXTURE_SITE, makeArchive, makePackage, walkSite } from '../helpers/make-package.js';
@@ -268,31 +268,8 @@ describe('key files and other files a user names', () => {
     expect(r.stderr).not.toMatch(RAW);
   });
   it('TLS files: not a certificate, not a key, a key of another certificate, in words', async () => {
-    const mk = (name: string) => {
-      execFileSync(
-        'openssl',
-        [
-          'req',
-          '-x509',
-          '-newkey',
-          'ec',
-          '-pkeyopt',
-          'ec_paramgen_curve:P-256',
-          '-nodes',
-          '-keyout',
-          join(dir, `${name}.key.pem`),
-          '-out',
-          join(dir, `${name}.crt`),
-          '-days',
-          '2',
-          '-subj',
-          `/CN=${name}`,
-        ],
-        { stdio: 'ignore' },
-      );
-    };
-    mk('one');
-    mk('two');
+    makeCert(dir, 'one', 'one.key.pem');
+    makeCert(dir, 'two', 'two.key.pem');
     const serve = (cert: string, key: string) => ['serve', '--store', store, '--port', '0', '--tls-cert', cert, '--tls-key', key];
     refused(serve('k.pub', 'one.key.pem'), /TLS certificate .*k\.pub/, /is not a PEM certificate/, /give the certificate file/);
     refused(serve('one.crt', 'one.crt'), /TLS key .*one\.crt/, /is not a PEM private key/, /give the private key/);

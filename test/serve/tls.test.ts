@@ -10,6 +10,7 @@ import { connect as tlsConnect } from 'node:tls';
 import { createAirlockServer, loadTlsPair, type AirlockServer } from '../../src/serve/index.js';
 import { cleanup, setActive, tempRoot, writeVersion } from './helpers.js';
 import { mutants } from '../helpers/mutate.js';
+import { makeCert } from '../helpers/tls.js';
 
 /** serve --tls-cert/--tls-key: HTTP/2 with HTTP/1.1 by ALPN; certificates reloaded without dropping connections. */
 let root: string | undefined;
@@ -22,35 +23,6 @@ afterEach(async () => {
   srv = undefined;
   root = undefined;
 });
-
-function makeCert(dir: string, name: string): { cert: string; key: string } {
-  const cert = join(dir, `${name}.crt`);
-  const key = join(dir, `${name}.key`);
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:P-256',
-      '-nodes',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-      '-days',
-      '2',
-      '-subj',
-      `/CN=${name}`,
-      '-addext',
-      'subjectAltName=IP:127.0.0.1',
-    ],
-    { stdio: 'ignore' },
-  );
-  return { cert, key };
-}
 
 /** The certificate a new handshake is given (its CN). */
 function peerName(port: number): Promise<string> {
