@@ -2,7 +2,7 @@ import { activate } from '../store/activate.js';
 import { resolveStore } from '../store/paths.js';
 import { checkVersionLabel, parse } from './args.js';
 import { printResult, type Command } from './context.js';
-import { stopOrFinish } from './interrupt.js';
+import { stopOrFinish } from './stop-or-finish.js';
 import { UsageError } from '../errors.js';
 
 const command: Command = {

@@ -6,7 +6,7 @@ import { describeFsError } from '../util/fsx.js';
 import { parse, requireString } from './args.js';
 import { refuseInStore } from './out-file.js';
 import { printResult, type Command } from './context.js';
-import { stopOrFinish } from './interrupt.js';
+import { stopOrFinish } from './stop-or-finish.js';
 
 const USAGE = `usage: airlock keygen --out PREFIX [--json]
 

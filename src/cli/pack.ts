@@ -9,7 +9,8 @@ import { log, printResult, type CliContext, type Command } from './context.js';
 import { shown } from '../util/terminal.js';
 import { splitOption } from './volumes.js';
 import { vendorAsk, vendorCollector } from '../fetch/vendor/flags.js';
-import { finishedAfter, interruptedError, trapFor } from './interrupt.js';
+import { interruptedError, trapFor } from './interrupt.js';
+import { finishedAfter } from './stop-or-finish.js';
 import { usage } from './pack-flags.js';
 
 const command: Command = {

@@ -19,13 +19,8 @@ export interface ProgressOptions {
   everyMs?: number;
 }
 
-interface Step {
-  label: string;
-  lastDecile: number;
-  lastAt: number;
-  lastDone: number;
-  printedEnd: boolean;
-}
+/** The step being reported: its label, and what was last printed of it (decile, time, amount; its end). */
+type Step = { label: string; lastDecile: number; lastAt: number; lastDone: number; printedEnd: boolean };
 
 export class Progress {
   private bar: CliProgress.SingleBar | null = null;

@@ -4,7 +4,8 @@ import { numeric, parse } from './args.js';
 import { log, printResult, type Command } from './context.js';
 import { shown } from '../util/terminal.js';
 import { AirlockError, UsageError } from '../errors.js';
-import { finishedAfter, interruptedError, trapFor } from './interrupt.js';
+import { interruptedError, trapFor } from './interrupt.js';
+import { finishedAfter } from './stop-or-finish.js';
 
 const USAGE = `usage: airlock prune --keep N [--store DIR] [--json]
 

@@ -6,7 +6,7 @@ import { makeReceipt } from '../store/receipt.js';
 import { shown } from '../util/terminal.js';
 import { parse, requireString } from './args.js';
 import { printResult, type Command } from './context.js';
-import { stopOrFinish } from './interrupt.js';
+import { stopOrFinish } from './stop-or-finish.js';
 import { checkOutFile, writeOutFile } from './out-file.js';
 
 const USAGE = `usage: airlock receipt [--store DIR] --out FILE [--force] [--json]

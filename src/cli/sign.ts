@@ -5,7 +5,7 @@ import { addDeltaSignature, isDeltaPackage } from '../delta/index.js';
 import { resolve } from 'node:path';
 import { parse, requireString } from './args.js';
 import { printResult, type Command } from './context.js';
-import { stopOrFinish } from './interrupt.js';
+import { stopOrFinish } from './stop-or-finish.js';
 import { shown } from '../util/terminal.js';
 
 const USAGE = `usage: airlock sign PKG --key KEYFILE [--full FULL.airlock] [--json]

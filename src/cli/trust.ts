@@ -7,7 +7,7 @@ import { resolveStore } from '../store/paths.js';
 import { numeric, parse, parseIntFlag, requireString } from './args.js';
 import { checkOutFile } from './out-file.js';
 import { printResult, type Command } from './context.js';
-import { stopOrFinish, type StopAt } from './interrupt.js';
+import { stopOrFinish, type StopAt } from './stop-or-finish.js';
 
 const common = {
   store: { type: 'string' },
