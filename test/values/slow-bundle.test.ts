@@ -46,6 +46,13 @@ async function bundleServer(handle: (req: IncomingMessage, res: ServerResponse) 
   return `http://127.0.0.1:${(s.address() as { port: number }).port}/bundle.airlock?sig=secret-signature`;
 }
 
+/** Call `write` every `ms` until the client goes away (or the test ends). */
+function every(res: ServerResponse, ms: number, write: () => void): void {
+  const x = setInterval(write, ms);
+  timers.add(x);
+  res.on('close', () => clearInterval(x));
+}
+
 async function setup(url: string, download: string, withV1 = true): Promise<{ values: string; store: string }> {
   const dir = join(t.dir, `case${++n}`);
   const store = join(dir, 'store');
@@ -61,6 +68,22 @@ const ready = async (url: string) => {
   return { status: r.status, body: (await r.json()) as Record<string, unknown> };
 };
 const until = <T>(f: () => Promise<T | null | undefined | false>, ms: number): Promise<T> => untilValue(f, { timeoutMs: ms, intervalMs: 50 });
+/** `airlock serve --values` started in the background (stopped after the test). */
+async function serveValues(values: string): Promise<Running> {
+  const s = await start(['serve', '--values', values, '--port', '0'], {}, 20_000);
+  running.push(s);
+  return s;
+}
+/** The first ready answer with a warning: still 200 on v1, its bundle download failed; that error. */
+async function failedBundle(url: string): Promise<string> {
+  const warned = await until(async () => {
+    const r = await ready(url);
+    return r.body.warning ? r : null;
+  }, 20_000);
+  expect(warned.status).toBe(200);
+  expect(warned.body).toMatchObject({ version: 'v1', bundle: { state: 'failed' } });
+  return String((warned.body.bundle as { error: string }).error);
+}
 
 describe('serve --values: a slow bundle server', () => {
   it('serves the active version while the bundle downloads (ready 200), then switches to the imported one', { timeout: 60_000 }, async () => {
@@ -70,8 +93,7 @@ describe('serve --values: a slow bundle server', () => {
       release = () => res.writeHead(200, { 'content-length': pkgV2.length }).end(pkgV2);
     });
     const { values } = await setup(url, '{headersTimeoutSeconds: 20, rateWindowSeconds: 20, timeoutSeconds: 30}');
-    const s = await start(['serve', '--values', values, '--port', '0'], {}, 20_000);
-    running.push(s);
+    const s = await serveValues(values);
     await until(async () => release !== undefined, 20_000);
     const during = await ready(s.url);
     expect(during.status).toBe(200);
@@ -88,17 +110,10 @@ describe('serve --values: a slow bundle server', () => {
     const url = await bundleServer(() => {}); // never answers
     const { values } = await setup(url, '{headersTimeoutSeconds: 0.3, minBytesPerSecond: 1024, rateWindowSeconds: 1, timeoutSeconds: 5}');
     const t0 = performance.now();
-    const s = await start(['serve', '--values', values, '--port', '0'], {}, 20_000);
-    running.push(s);
+    const s = await serveValues(values);
     expect((await ready(s.url)).status).toBe(200);
     expect(performance.now() - t0).toBeLessThan(20_000); // was ~156 s: the download came first
-    const warned = await until(async () => {
-      const r = await ready(s.url);
-      return r.body.warning ? r : null;
-    }, 20_000);
-    expect(warned.status).toBe(200);
-    expect(warned.body).toMatchObject({ version: 'v1', bundle: { state: 'failed' } });
-    expect(String((warned.body.bundle as { error: string }).error)).toMatch(
+    expect(await failedBundle(s.url)).toMatch(
       /^AIRLOCK_DOWNLOAD_(TOO_SLOW|FAILED): .*(went under 1 KiB\/s for 1 s|no response headers from 127\.0\.0\.1:\d+ within 0\.3 s)/,
     );
     expect(performance.now() - t0).toBeLessThan(40_000);
@@ -107,9 +122,7 @@ describe('serve --values: a slow bundle server', () => {
   it('a 1 B/s trickle with nothing to fall back on: exit 1 AIRLOCK_DOWNLOAD_TOO_SLOW within the window, not never', async () => {
     const url = await bundleServer((_req, res) => {
       res.writeHead(200, { 'content-length': 1_000_000 });
-      const x = setInterval(() => res.write('x'), 100);
-      timers.add(x);
-      res.on('close', () => clearInterval(x));
+      every(res, 100, () => res.write('x'));
     });
     const { values } = await setup(url, '{minBytesPerSecond: 1024, rateWindowSeconds: 1}', false);
     const t0 = performance.now();
@@ -125,9 +138,7 @@ describe('serve --values: a slow bundle server', () => {
   it('fast enough but endless: the overall deadline ends it (AIRLOCK_DOWNLOAD_TIMEOUT)', async () => {
     const url = await bundleServer((_req, res) => {
       res.writeHead(200, { 'content-length': 1_000_000_000 });
-      const x = setInterval(() => res.write(Buffer.alloc(8192)), 50);
-      timers.add(x);
-      res.on('close', () => clearInterval(x));
+      every(res, 50, () => res.write(Buffer.alloc(8192)));
     });
     const { values } = await setup(url, '{minBytesPerSecond: 1024, rateWindowSeconds: 1, timeoutSeconds: 1.5}', false);
     const r = await airlockAsync(['serve', '--values', values, '--port', '0'], { timeoutMs: 20_000 });
@@ -141,12 +152,10 @@ describe('serve --values: a slow bundle server', () => {
     let sent = 0;
     const url = await bundleServer((_req, res) => {
       res.writeHead(200, { 'transfer-encoding': 'chunked' });
-      const x = setInterval(() => {
+      every(res, 5, () => {
         res.write(Buffer.alloc(64 * 1024));
         sent += 64 * 1024;
-      }, 5);
-      timers.add(x);
-      res.on('close', () => clearInterval(x));
+      });
     });
     const { values, store } = await setup(url, '{maxBytes: 1048576, timeoutSeconds: 60}', false);
     const r = await airlockAsync(['serve', '--values', values, '--port', '0'], { timeoutMs: 30_000 });
@@ -165,8 +174,7 @@ describe('serve --values: a slow bundle server', () => {
     await writeFile(join(store, 'downloads', '0123456789abcdef.part'), Buffer.alloc(4096));
     await writeFile(join(store, 'downloads', '0123456789abcdef.part.json'), '{}');
     await writeFile(join(store, 'downloads', 'notes.txt'), 'not a part');
-    const s = await start(['serve', '--values', values, '--port', '0'], {}, 20_000);
-    running.push(s);
+    const s = await serveValues(values);
     await until(async () => (await fetch(s.url + '/')).headers.get('x-airlock-version') === 'v2', 20_000);
     expect((await readdir(join(store, 'downloads'))).sort()).toEqual(['notes.txt']);
   }, 40_000);
@@ -174,9 +182,7 @@ describe('serve --values: a slow bundle server', () => {
   it('a Content-Length above staticExport.download.maxBytes is refused before the body is read', async () => {
     const url = await bundleServer((_req, res) => {
       res.writeHead(200, { 'content-length': 50 << 20 });
-      const x = setInterval(() => res.write(Buffer.alloc(8192)), 20);
-      timers.add(x);
-      res.on('close', () => clearInterval(x));
+      every(res, 20, () => res.write(Buffer.alloc(8192)));
     });
     const { values } = await setup(url, '{maxBytes: 1048576}', false);
     const r = await airlockAsync(['serve', '--values', values, '--port', '0'], { timeoutMs: 30_000 });
@@ -196,15 +202,8 @@ describe('serve --values: a slow bundle server', () => {
     servers.push(raw);
     const url = `http://127.0.0.1:${(raw.address() as { port: number }).port}/bundle.airlock?sig=secret-signature`;
     const { values } = await setup(url, '{headersTimeoutSeconds: 2, minBytesPerSecond: 1024, rateWindowSeconds: 1, timeoutSeconds: 10}');
-    const s = await start(['serve', '--values', values, '--port', '0'], {}, 20_000);
-    running.push(s);
-    const warned = await until(async () => {
-      const r = await ready(s.url);
-      return r.body.warning ? r : null;
-    }, 20_000);
-    expect(warned.status).toBe(200);
-    expect(warned.body).toMatchObject({ version: 'v1', bundle: { state: 'failed' } });
-    const error = String((warned.body.bundle as { error: string }).error);
+    const s = await serveValues(values);
+    const error = await failedBundle(s.url);
     expect(error).toMatch(/^AIRLOCK_BAD_HTTP: .*127\.0\.0\.1:\d+.*HTTP 500 "Bad\\x01(\\x7f)?\\x1b\[31mred"/);
     expect(error).not.toMatch(/too slow|went under|AIRLOCK_DOWNLOAD_TOO_SLOW/);
     expect((await fetch(s.url + '/')).headers.get('x-airlock-version')).toBe('v1');
