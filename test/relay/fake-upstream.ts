@@ -42,6 +42,19 @@ export async function fakeUpstream(handle: (req: IncomingMessage, res: ServerRes
   };
 }
 
+/** An endless 200 of `contentType`: `first`, then `chunk` over and over, as fast as the socket takes it. */
+export function endlessAnswer(res: ServerResponse, contentType: string, chunk: string, first = ''): void {
+  res.writeHead(200, { 'content-type': contentType });
+  if (first) res.write(first);
+  const pump = () => {
+    while (res.write(chunk)) {
+      /* until the socket pushes back */
+    }
+  };
+  res.on('drain', pump);
+  pump();
+}
+
 /** A port nobody listens on (bound, then released). */
 export async function deadPort(): Promise<number> {
   const s = createServer();

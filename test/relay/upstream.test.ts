@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { assistantBody, fixtureStoreForFile, postJson, startAirlock, type RelaySettings, type Running } from './helpers.js';
-import { deadPort, fakeUpstream } from './fake-upstream.js';
+import { deadPort, endlessAnswer, fakeUpstream } from './fake-upstream.js';
 import { cleanupAfterEach } from '../helpers/scope.js';
 
 const KEY = 'svc_dsc_relaytest0123456789';
@@ -171,18 +171,7 @@ describe('relay upstream failures', () => {
   });
 
   it('an endless search answer is cut at the answer bound: 502 in words, not gigabytes relayed to the reader', async () => {
-    const up = await fakeUpstream((_req, res) => {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.write('{"results":["');
-      const chunk = 'x'.repeat(64 * 1024);
-      const pump = () => {
-        while (res.write(chunk)) {
-          /* until the socket pushes back */
-        }
-      };
-      res.on('drain', pump);
-      pump();
-    });
+    const up = await fakeUpstream((_req, res) => endlessAnswer(res, 'application/json', 'x'.repeat(64 * 1024), '{"results":["'));
     cleanups.push(up.close);
     const air = await relayTo(up.url, undefined, 1 << 20);
     const res = await fetch(`${air.origin}/discovery/v2/search/docs.example.com?q=x`);
@@ -193,17 +182,9 @@ describe('relay upstream failures', () => {
   });
 
   it('an endless assistant stream is cut at the answer bound with an error part', async () => {
-    const up = await fakeUpstream((_req, res) => {
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      const chunk = `data: ${JSON.stringify({ type: 'text-delta', id: 't', delta: 'y'.repeat(60 * 1024) })}\n\n`;
-      const pump = () => {
-        while (res.write(chunk)) {
-          /* until the socket pushes back */
-        }
-      };
-      res.on('drain', pump);
-      pump();
-    });
+    const up = await fakeUpstream((_req, res) =>
+      endlessAnswer(res, 'text/event-stream', `data: ${JSON.stringify({ type: 'text-delta', id: 't', delta: 'y'.repeat(60 * 1024) })}\n\n`),
+    );
     cleanups.push(up.close);
     const air = await relayTo(up.url, undefined, 1 << 20);
     const res = await postJson(msg(air), assistantBody());
