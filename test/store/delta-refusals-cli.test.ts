@@ -48,6 +48,23 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
+/**
+ * craftDelta options that carry `bytes` inline as the target manifest, signed with the key, and
+ * the delta's digest of it: the patch is made against the pristine store's v1 manifest (v1's file
+ * is rebuilt with other content by the impostor test).
+ */
+async function inlineTarget(bytes: Buffer) {
+  const baseBytes = await readFile(join(pristine, 'versions/v1/airlock.json'));
+  return {
+    key: key.priv,
+    targetBytes: bytes,
+    baseBytes,
+    targetSig: sign(null, bytes, key.priv),
+    edit: (m: { target: { manifestSha256: string } }) => {
+      m.target.manifestSha256 = createHash('sha256').update(bytes).digest('hex');
+    },
+  };
+}
 async function storeWithV1(): Promise<{ store: string; before: string }> {
   const store = join(dir, `store-${++n}`);
   await cp(pristine, store, { recursive: true });
@@ -113,16 +130,9 @@ describe('delta import refusals (store unchanged)', () => {
   });
 
   it('the same wrong copy with the target manifest inline (exact digests): exit 4 naming the file rebuilt wrong', async () => {
-    const baseBytes = await readFile(join(pristine, 'versions/v1/airlock.json')); // v1's file is rebuilt with other content by the impostor test
     const bytes = (await readPackage(full)).manifestBytes;
     const pkg = await craftDelta(delta, crafted('wrong-copy-inline'), {
-      key: key.priv,
-      targetBytes: bytes,
-      baseBytes,
-      targetSig: sign(null, bytes, key.priv),
-      edit: (m) => {
-        m.target.manifestSha256 = createHash('sha256').update(bytes).digest('hex');
-      },
+      ...(await inlineTarget(bytes)),
       ops: (ops, blobs) => {
         const i = ops.findIndex((op) => op.path === 'docs/p3.html');
         if (ops[i]!.kind !== 'copy') blobs.splice(ops.slice(0, i).filter((op) => op.kind !== 'copy').length, 1);
@@ -189,19 +199,9 @@ describe('delta import refusals (store unchanged)', () => {
   });
 
   it('zip-slip in a re-signed target manifest (a ../ path) is refused as a bad manifest', async () => {
-    const baseBytes = await readFile(join(pristine, 'versions/v1/airlock.json')); // v1's file is rebuilt with other content by the impostor test
     const t = JSON.parse((await readPackage(full)).manifestBytes.toString()) as { files: { path: string }[] };
     t.files[0]!.path = '../outside.html';
-    const bytes = Buffer.from(JSON.stringify(t));
-    const pkg = await craftDelta(delta, crafted('slip-target'), {
-      key: key.priv,
-      targetBytes: bytes,
-      baseBytes,
-      targetSig: sign(null, bytes, key.priv),
-      edit: (m) => {
-        m.target.manifestSha256 = createHash('sha256').update(bytes).digest('hex');
-      },
-    });
+    const pkg = await craftDelta(delta, crafted('slip-target'), await inlineTarget(Buffer.from(JSON.stringify(t))));
     await refused(pkg, 'AIRLOCK_BAD_MANIFEST');
   });
 
