@@ -1,7 +1,4 @@
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { airlockAsync, type RunResult } from '../helpers/bin.js';
 import { jsonMutants } from '../helpers/mutate.js';
 import {
@@ -12,10 +9,8 @@ import {
   docAgentJob,
   docBundle,
   docJob,
-  startPublishedApi,
-  type Answer,
-  type PublishedApi,
-  type Route,
+  expectFetchLeftovers,
+  fuzzApiForFile,
 } from '../helpers/published-api.js';
 
 /**
@@ -24,25 +19,9 @@ import {
  * with the contract's exit code and a coded message (never AIRLOCK_INTERNAL), print no control
  * character, and leave no package and nothing but the resumable part and its sidecar.
  */
-let api: PublishedApi;
-let root: string;
-beforeAll(async () => {
-  api = await startPublishedApi({ immediate: true });
-  root = await mkdtemp(join(tmpdir(), 'airlock-api-fuzz-cli-'));
-});
-afterAll(async () => {
-  await api.close();
-  await rm(root, { recursive: true, force: true });
-});
-
-const env = () => ({ AIRLOCK_API_URL: api.url, AIRLOCK_ADMIN_KEY: DOC_KEY });
-const PART = '.docs.example.com.bundle.part';
-let runs = 0;
-
-function serve(route: Route, make: (n: number) => Answer | undefined) {
-  api.reset();
-  api.answers = { [route]: make };
-}
+const fz = fuzzApiForFile('airlock-api-fuzz-cli-', { immediate: true });
+const serve = fz.serve;
+const env = () => ({ AIRLOCK_API_URL: fz.api.url, AIRLOCK_ADMIN_KEY: DOC_KEY });
 
 /** The contract's promises about any run, whatever the answer was. */
 function checkRun(r: RunResult, what: string, allowed: number[]) {
@@ -57,20 +36,10 @@ function checkRun(r: RunResult, what: string, allowed: number[]) {
 }
 
 async function fetchRun(what: string, allowed: number[]) {
-  const out = join(root, `run-${runs++}`);
+  const out = fz.out();
   const r = await airlockAsync(['fetch', '--domain', DOC_DOMAIN, '--out', out], { env: env(), timeoutMs: 20_000 });
   checkRun(r, what, allowed);
-  const left = await readdir(out).catch(() => [] as string[]);
-  if (r.status === 0)
-    expect(
-      left.filter((f) => f.endsWith('.airlock')),
-      what,
-    ).toHaveLength(1);
-  else
-    expect(
-      left.filter((f) => f !== PART && f !== `${PART}.json`),
-      what,
-    ).toEqual([]);
+  await expectFetchLeftovers(out, r.status === 0, what);
 }
 
 describe('API answer fuzz through the built binary', () => {
@@ -83,7 +52,7 @@ describe('API answer fuzz through the built binary', () => {
       serve('job', () => ({ status: 200, body: m.value }));
       await fetchRun(`job ${m.what}`, [0, 1]);
     }
-    for (const m of jsonMutants(docBundle(api), 4, 0xc3)) {
+    for (const m of jsonMutants(docBundle(fz.api), 4, 0xc3)) {
       serve('bundle', () => ({ status: 200, body: m.value }));
       await fetchRun(`bundle ${m.what}`, [0, 1, 4]);
     }

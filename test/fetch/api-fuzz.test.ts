@@ -1,7 +1,5 @@
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rm } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
 import { AirlockError } from '../../src/errors.js';
 import { fetchPackage } from '../../src/fetch/index.js';
 import { ServiceClient } from '../../src/upstream/index.js';
@@ -14,10 +12,8 @@ import {
   docAgentJob,
   docBundle,
   docJob,
-  startPublishedApi,
-  type Answer,
-  type PublishedApi,
-  type Route,
+  expectFetchLeftovers,
+  fuzzApiForFile,
 } from '../helpers/published-api.js';
 
 /**
@@ -27,24 +23,13 @@ import {
  * error and the contract's exit code — never AIRLOCK_INTERNAL — leaving no package and nothing in
  * the output folder but the documented resumable part and its sidecar.
  */
-let api: PublishedApi;
-let root: string;
-beforeAll(async () => {
-  api = await startPublishedApi();
-  root = await mkdtemp(join(tmpdir(), 'airlock-api-fuzz-'));
-});
-afterAll(async () => {
-  await api.close();
-  await rm(root, { recursive: true, force: true });
-});
-
-const PART = '.docs.example.com.bundle.part';
-const client = () => new ServiceClient({ baseUrl: api.url, adminKey: DOC_KEY, retry: { retries: 1, baseMs: 1, maxMs: 2 }, timeoutMs: 5000 });
-let runs = 0;
+const fz = fuzzApiForFile('airlock-api-fuzz-');
+const serve = fz.serve;
+const client = () => new ServiceClient({ baseUrl: fz.api.url, adminKey: DOC_KEY, retry: { retries: 1, baseMs: 1, maxMs: 2 }, timeoutMs: 5000 });
 
 /** One fetch against the current answers; returns the exit code it would end with. */
 async function fetchOnce(what: string): Promise<number> {
-  const out = join(root, `run-${runs++}`);
+  const out = fz.out();
   const r = await fetchPackage({
     client: client(),
     domain: DOC_DOMAIN,
@@ -63,24 +48,9 @@ async function fetchOnce(what: string): Promise<number> {
       return e.exitCode;
     },
   );
-  const left = await readdir(out).catch(() => [] as string[]);
-  if (r === 0)
-    expect(
-      left.filter((f) => f.endsWith('.airlock')),
-      what,
-    ).toHaveLength(1);
-  else
-    expect(
-      left.filter((f) => f !== PART && f !== `${PART}.json`),
-      what,
-    ).toEqual([]);
+  await expectFetchLeftovers(out, r === 0, what);
   await rm(out, { recursive: true, force: true });
   return r;
-}
-
-function serve(route: Route, make: (n: number) => Answer | undefined) {
-  api.reset();
-  api.answers = { [route]: make };
 }
 
 describe('API answer fuzz (library): fetch', () => {
@@ -88,7 +58,7 @@ describe('API answer fuzz (library): fetch', () => {
     ['create', () => docJob('queued', 0, 0), [0, 1]],
     ['job (running)', () => docJob('running', 40, 1), [0, 1]],
     ['job (completed)', () => docJob('completed', 100, 3), [0, 1]],
-    ['bundle', () => docBundle(api), [0, 1, 4]],
+    ['bundle', () => docBundle(fz.api), [0, 1, 4]],
   ] as const)(
     '%s: 60 mutants → exit 0, 1 or 4 per the contract, no INTERNAL, no litter',
     async (name, documented, allowed) => {

@@ -7,8 +7,12 @@
  * src/emulator, so the client is checked against the published facts and not against our own
  * stand-in. Every answer can be replaced (the fuzz tests serve mutants through it).
  */
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { siteFiles, tgz } from './evil-archives.js';
 
 export const DOC_KEY = 'svc_published_api_test_key_0001';
@@ -92,8 +96,14 @@ export const docBundle = (api: PublishedApi) => ({
   expiresAt: new Date(Date.now() + 900_000).toISOString(),
 });
 
+export interface PublishedApiOptions {
+  failed?: boolean;
+  bundle409First?: number;
+  immediate?: boolean;
+}
+
 /** `failed`: the job fails; `bundle409First`: that many 409s first; `immediate`: the first GET already says completed. */
-export async function startPublishedApi(o: { failed?: boolean; bundle409First?: number; immediate?: boolean } = {}): Promise<PublishedApi> {
+export async function startPublishedApi(o: PublishedApiOptions = {}): Promise<PublishedApi> {
   const archive = tgz(siteFiles('site/'));
   const counts: Record<string, number> = {};
   const api: PublishedApi = {
@@ -186,4 +196,55 @@ export async function startPublishedApi(o: { failed?: boolean; bundle409First?: 
       server.close(() => r());
     });
   return api;
+}
+
+/** What an answer-fuzz test file works with: one server for all its tests and output folders in one temp folder. */
+export interface FuzzApi {
+  readonly api: PublishedApi;
+  /** A path for the next run's output folder (not made yet). */
+  out(): string;
+  /** Start over (reset) and answer `route` with `make`'s answers only. */
+  serve(route: Route, make: (n: number) => Answer | undefined): void;
+}
+
+/** The server and temp folder of an answer-fuzz test file: started before its tests, closed and removed after them. */
+export function fuzzApiForFile(tmpPrefix: string, o: PublishedApiOptions = {}): FuzzApi {
+  let api: PublishedApi | undefined;
+  let root: string | undefined;
+  let runs = 0;
+  beforeAll(async () => {
+    api = await startPublishedApi(o);
+    root = await mkdtemp(join(tmpdir(), tmpPrefix));
+  });
+  afterAll(async () => {
+    await api?.close();
+    if (root) await rm(root, { recursive: true, force: true });
+  });
+  return {
+    get api() {
+      return api!;
+    },
+    out: () => join(root!, `run-${runs++}`),
+    serve(route, make) {
+      api!.reset();
+      api!.answers = { [route]: make };
+    },
+  };
+}
+
+const PART = `.${DOC_DOMAIN}.bundle.part`;
+
+/** What a fetch leaves in `out`: exactly one package when it succeeded, else nothing but the resumable part and its sidecar. */
+export async function expectFetchLeftovers(out: string, succeeded: boolean, what: string): Promise<void> {
+  const left = await readdir(out).catch(() => [] as string[]);
+  if (succeeded)
+    expect(
+      left.filter((f) => f.endsWith('.airlock')),
+      what,
+    ).toHaveLength(1);
+  else
+    expect(
+      left.filter((f) => f !== PART && f !== `${PART}.json`),
+      what,
+    ).toEqual([]);
 }
