@@ -155,6 +155,10 @@ const tamper: Record<string, (store: string) => Promise<void>> = {
     await writeFile(auditFiles(s).log, `${l[0]}\n${l[1]}\n`, { flag: 'a' });
   },
   'a complete junk line appended after the tail': async (s) => writeFile(auditFiles(s).log, '{"n":6,"hello":"world"}\n', { flag: 'a' }),
+  // Bytes with no newline after the last line that no crash leaves: they were put there, and are never "repaired" away.
+  'non-JSON bytes after the last line (no newline)': async (s) => writeFile(auditFiles(s).log, Buffer.from([0xff, 0xfe, 0x67, 0x61, 0x72]), { flag: 'a' }),
+  'the start of a line with the wrong number after the last line': async (s) => writeFile(auditFiles(s).log, '{"n":9,"time":"20', { flag: 'a' }),
+  'zeros and garbage after the last line': async (s) => writeFile(auditFiles(s).log, Buffer.concat([Buffer.alloc(8), Buffer.from('x')]), { flag: 'a' }),
 };
 
 describe('a tampered audit chain is accepted', () => {

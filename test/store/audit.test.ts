@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -78,6 +79,26 @@ describe('audit log hash chain (trust policy, several signers)', () => {
     const lines = await readAudit(store);
     expect(lines.map((l) => l.outcome)).toEqual(['ok', 'ok', 'ok', 'repaired', 'ok']);
     expect(await verifyAudit(store)).toMatchObject({ ok: true, lines: 5 });
+  });
+
+  it('zeros after the last line (a file system that grew the file before a crash wrote it): repaired, and the repair records their sha256', async () => {
+    const store = await logWith(2);
+    await writeFile(auditPaths(store).log, Buffer.alloc(40), { flag: 'a' });
+    await appendAudit(store, { command: 'test', outcome: 'ok' });
+    const repaired = (await readAudit(store)).find((l) => l.outcome === 'repaired');
+    expect(repaired?.detail).toContain(`removed 40 unacknowledged bytes after line 2 (sha256 ${createHash('sha256').update(Buffer.alloc(40)).digest('hex')}`);
+    expect(await verifyAudit(store)).toMatchObject({ ok: true, lines: 4 });
+  });
+
+  it('bytes after the last line that no crash leaves (not the start of the next line): a break, never removed', async () => {
+    for (const tail of ['garbage', '{"n":3,"hello"', '{"n":30,"time"', '\u0000\u0000x']) {
+      const store = await logWith(2);
+      await writeFile(auditPaths(store).log, tail, { flag: 'a' });
+      const size = (await readFile(auditPaths(store).log)).length;
+      expect((await verifyAudit(store)).problem, tail).toMatch(/bytes after line 2 \(from byte \d+\) are not what an append cut short leaves/);
+      await expect(appendAudit(store, { command: 'test', outcome: 'ok' }), tail).rejects.toMatchObject({ code: 'AIRLOCK_AUDIT_BROKEN', exitCode: 4 });
+      expect((await readFile(auditPaths(store).log)).length, tail).toBe(size);
+    }
   });
 
   it('a crash between the line and the head: the complete line is pending, then adopted', async () => {

@@ -42,7 +42,7 @@ export async function appendAuditLocked(store: string, event: AuditEvent): Promi
       command: 'audit',
       outcome: 'repaired',
       reason: 'AIRLOCK_AUDIT_TORN',
-      detail: `removed ${s.torn} unacknowledged bytes after line ${s.lines} (an append cut short by a crash)`,
+      detail: `removed ${s.torn} unacknowledged bytes after line ${s.lines} (sha256 ${s.tornSha256 ?? '?'}; an append cut short by a crash)`,
     });
   }
   return writeLine(store, head, event);

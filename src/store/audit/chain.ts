@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
-import { lstat, readdir } from 'node:fs/promises';
-import { storePaths, trustPaths } from '../paths.js';
+import { lstat } from 'node:fs/promises';
+import { crashLeftover, holdsRecords } from './traces.js';
 import { auditPaths, broken, GENESIS, MAX_LINE_BYTES, openLog, readHead, type AuditLine, type Head } from './files.js';
 import { learn, newHistory, type AuditHistory } from './learn.js';
 import { readLines } from './lines.js';
@@ -72,6 +72,8 @@ export interface Scan {
   pending: boolean;
   /** Bytes after the last line without a "\n" (an append cut short), at most one line's worth. */
   torn: number;
+  /** Their SHA-256 (the repair records it), when there are any. */
+  tornSha256?: string;
   /** What the chained lines say the store has had: see AuditHistory. */
   history: AuditHistory;
   /** A new store's first line with no head yet, while another live process holds the store lock. */
@@ -203,6 +205,15 @@ async function scanOnce(store: string): Promise<Scan> {
       history,
       awaitingHead: !head && !problem,
     };
+    if (!scan.problem && read.tail) {
+      const bytes = Buffer.alloc(read.tail);
+      const got = (await log.fh.read(bytes, 0, read.tail, read.end)).bytesRead;
+      scan.tornSha256 = hash('sha256', bytes.subarray(0, got));
+      if (!crashLeftover(bytes.subarray(0, got), n + 1)) {
+        scan.line = n + 1;
+        scan.problem = `the ${read.tail} bytes after line ${n} (from byte ${read.end}) are not what an append cut short leaves (the start of line ${n + 1}, or zeros): they were written behind airlock's back`;
+      }
+    }
     if (!scan.problem && n < acked.count) {
       scan.line = n + 1;
       scan.problem = read.tail
@@ -262,27 +273,4 @@ export async function auditHistory(store: string): Promise<AuditHistory> {
   const s = await scanChain(store);
   if (s.problem) throw broken(store, `${s.problem}; check it with airlock audit verify`, { line: s.line });
   return s.history;
-}
-
-/**
- * What the store holds that only a logged change puts there: versions, or a trust record (policy,
- * chain entries, seen order). A folder that cannot be read counts as holding (fail closed); one that is
- * not a folder holds nothing here (the store's own checks name it).
- */
-async function holdsRecords(store: string): Promise<string | null> {
-  const holds = (dir: string) =>
-    readdir(dir).then(
-      (names) => names.length > 0,
-      (err: NodeJS.ErrnoException) => err.code !== 'ENOENT' && err.code !== 'ENOTDIR',
-    );
-  const there = (file: string) =>
-    lstat(file).then(
-      () => true,
-      (err: NodeJS.ErrnoException) => err.code !== 'ENOENT' && err.code !== 'ENOTDIR',
-    );
-  if (await holds(storePaths(store).versions)) return 'versions';
-  const t = trustPaths(store);
-  // An empty chain folder is a trust init cut short before its first entry: no record yet.
-  if ((await there(t.policy)) || (await there(t.seen)) || (await holds(t.chain))) return 'trust records';
-  return null;
 }

@@ -1,0 +1,39 @@
+import { lstat, readdir } from 'node:fs/promises';
+import { storePaths, trustPaths } from '../paths.js';
+
+// What tells a lost log from a new one, and what a crash leaves from what was written by hand.
+
+/**
+ * What the store holds that only a logged change puts there: versions, or a trust record (policy,
+ * chain entries, seen order). A folder that cannot be read counts as holding (fail closed); one that is
+ * not a folder holds nothing here (the store's own checks name it).
+ */
+export async function holdsRecords(store: string): Promise<string | null> {
+  const holds = (dir: string) =>
+    readdir(dir).then(
+      (names) => names.length > 0,
+      (err: NodeJS.ErrnoException) => err.code !== 'ENOENT' && err.code !== 'ENOTDIR',
+    );
+  const there = (file: string) =>
+    lstat(file).then(
+      () => true,
+      (err: NodeJS.ErrnoException) => err.code !== 'ENOENT' && err.code !== 'ENOTDIR',
+    );
+  if (await holds(storePaths(store).versions)) return 'versions';
+  const t = trustPaths(store);
+  // An empty chain folder is a trust init cut short before its first entry: no record yet.
+  if ((await there(t.policy)) || (await there(t.seen)) || (await holds(t.chain))) return 'trust records';
+  return null;
+}
+
+/**
+ * What a crash in the middle of an append can leave after the last line: the start of the next
+ * line as airlock writes it (`{"n":K,"time":"…`, cut anywhere), or zeros (a file system that had
+ * grown the file but not yet written its block). Anything else after the last line was put there.
+ */
+export function crashLeftover(bytes: Buffer, k: number): boolean {
+  if (bytes.every((b) => b === 0)) return true;
+  const start = Buffer.from(`{"n":${k},"time":"`);
+  const n = Math.min(bytes.length, start.length);
+  return bytes.subarray(0, n).equals(start.subarray(0, n));
+}
