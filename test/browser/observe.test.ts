@@ -59,11 +59,14 @@ afterAll(async () => {
 });
 
 describe('observePages on hostile pages', () => {
-  it('a page that asks for 10,000 URLs and one that never finishes loading: each stops at its time limit, the URLs at the bound', async () => {
+  it('a page that asks for 10,000 URLs and one that never finishes loading: neither outlasts its time limit (the hanging one is cut at it), the URLs at the bound', async () => {
     const t0 = Date.now();
     const r = await observePages(files, ['index.html', 'hang/index.html'], { chromium: CHROMIUM, get, maxPages: 50, pageTimeoutMs: 4000, maxRequests: 200 });
     expect(r.report).toMatchObject({ browser: true, pages: 2 });
-    expect(r.report.browser && r.report.timedOut).toBe(2);
+    // The hanging page is always cut at its limit; the other may finish first on a fast machine
+    // (the requests past the bound are refused at once), and its time is bounded either way.
+    expect(r.report.browser && r.report.timedOut).toBeGreaterThanOrEqual(1);
+    expect(r.report.browser && r.report.timedOut).toBeLessThanOrEqual(2);
     expect(r.report.browser && r.report.requests).toBeLessThanOrEqual(200);
     expect(r.requests.length).toBeLessThanOrEqual(200);
     expect(asked.filter((u) => u.includes('/many/')).length).toBeLessThanOrEqual(200);
