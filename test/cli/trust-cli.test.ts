@@ -5,8 +5,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { airlock } from '../helpers/bin.js';
-import { FIXTURE_SITE } from '../helpers/make-package.js';
-import { storeDigest } from '../store/trust-helpers.js';
+import { keyArgs, siteAndSigners, storeDigest } from '../store/trust-helpers.js';
 
 /** The trust policy commands as a security officer runs them: trust, sign, verify --store, import, audit. */
 let dir: string;
@@ -20,8 +19,7 @@ const json = (args: string[]) => {
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'airlock-trust-cli-'));
   S = join(dir, 'S');
-  execFileSync('tar', ['-czf', join(dir, 'site.tgz'), '-C', FIXTURE_SITE, '.']);
-  for (const k of ['a', 'b', 'c', 'd']) expect(run(['keygen', '--out', k]).status).toBe(0);
+  siteAndSigners(dir);
 });
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
@@ -29,22 +27,7 @@ afterAll(async () => {
 
 describe('trust and audit on the command line (trust policy, several signers)', () => {
   it('2-of-3: one signer refused (exit 4 naming the rule), two accepted; verify --store agrees; audit verifies', async () => {
-    const init = json([
-      'trust',
-      'init',
-      '--store',
-      S,
-      '--key',
-      'alice=a.pub',
-      '--key',
-      'bob=b.pub',
-      '--key',
-      'carol=c.pub',
-      '--threshold',
-      '2',
-      '--identity',
-      'plant-a',
-    ]);
+    const init = json(['trust', 'init', '--store', S, ...keyArgs('alice', 'bob', 'carol'), '--threshold', '2', '--identity', 'plant-a']);
     expect(init.status, init.stderr).toBe(0);
     expect(init.doc).toMatchObject({ ok: true, serial: 1, identity: 'plant-a', threshold: { default: 2 } });
     expect(run(['pack', 'site.tgz', '--domain', 'docs.example.com', '--version-label', 'v1', '--sign-key', 'a.key', '--out', 'out']).status).toBe(0);

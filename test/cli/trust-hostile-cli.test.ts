@@ -7,8 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { airlock, airlockAsync } from '../helpers/bin.js';
 import { scratch } from '../helpers/scratch.js';
-import { FIXTURE_SITE } from '../helpers/make-package.js';
-import { storeDigest } from '../store/trust-helpers.js';
+import { keyArgs, siteAndSigners, storeDigest } from '../store/trust-helpers.js';
 import { POLICY_BOUNDS, envelope } from '../../src/store/policy.js';
 
 /**
@@ -32,10 +31,7 @@ function freshStore(o: { identity?: string; threshold?: number } = {}): string {
       'init',
       '--store',
       s,
-      '--key',
-      'alice=a.pub',
-      '--key',
-      'bob=b.pub',
+      ...keyArgs('alice', 'bob'),
       '--threshold',
       String(o.threshold ?? 1),
       ...(o.identity ? ['--identity', o.identity] : []),
@@ -48,25 +44,7 @@ const chainOf = (s: string, serial: number) => join(s, 'trust', 'chain', `${Stri
 /** Rotate store `s` to a policy with serial `serial` (alice, bob, carol; threshold 1), signed by alice. */
 function rotate(s: string, serial: number, extra: string[] = []): ReturnType<typeof run> {
   const out = `p${++n}.json`;
-  expect(
-    run([
-      'trust',
-      'draft',
-      '--key',
-      'alice=a.pub',
-      '--key',
-      'bob=b.pub',
-      '--key',
-      'carol=c.pub',
-      '--threshold',
-      '1',
-      '--serial',
-      String(serial),
-      '--out',
-      out,
-      ...extra,
-    ]).status,
-  ).toBe(0);
+  expect(run(['trust', 'draft', ...keyArgs('alice', 'bob', 'carol'), '--threshold', '1', '--serial', String(serial), '--out', out, ...extra]).status).toBe(0);
   expect(run(['trust', 'sign', out, '--key', 'a.key', '--out', `${out}.sig`]).status).toBe(0);
   return run(['trust', 'rotate', '--store', s, '--policy', out, '--sig', `${out}.sig`]);
 }
@@ -91,8 +69,7 @@ let plantA: string; // --audience plant-a, signed by alice
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'airlock-trust-hostile-'));
-  execFileSync('tar', ['-czf', join(dir, 'site.tgz'), '-C', FIXTURE_SITE, '.']);
-  for (const k of ['a', 'b', 'c', 'd']) expect(run(['keygen', '--out', k]).status).toBe(0);
+  siteAndSigners(dir);
   const pack = (label: string, key: string, extra: string[] = []) => {
     const r = run(['pack', 'site.tgz', '--domain', 'docs.example.com', '--version-label', label, '--sign-key', key, '--out', 'out', ...extra]);
     expect(r.status, r.stderr).toBe(0);

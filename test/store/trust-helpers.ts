@@ -1,10 +1,15 @@
+import { execFileSync } from 'node:child_process';
 import { sign, type KeyObject } from 'node:crypto';
+import { join } from 'node:path';
+import { expect } from 'vitest';
 import { newPolicy } from '../../src/store/policy.js';
 import { initPolicy } from '../../src/store/trust-ops.js';
 import { readAudit } from '../../src/store/audit.js';
 import { addSignature } from '../../src/package/sign.js';
 import { buildPackage, sampleSite, treeDigest } from './helpers.js';
 import type { Pair } from '../helpers/multisig.js';
+import { airlock } from '../helpers/bin.js';
+import { FIXTURE_SITE } from '../helpers/make-package.js';
 
 /** Test helpers for the trust policy's store tests. */
 export interface Named extends Pair {
@@ -56,3 +61,12 @@ export async function lastAudit(store: string) {
   const lines = await readAudit(store);
   return lines[lines.length - 1]!;
 }
+
+/** What the trust CLI tests start from, in `dir`: the fixture site as site.tgz and key pairs a, b, c and d (`airlock keygen`). */
+export function siteAndSigners(dir: string): void {
+  execFileSync('tar', ['-czf', join(dir, 'site.tgz'), '-C', FIXTURE_SITE, '.']);
+  for (const k of ['a', 'b', 'c', 'd']) expect(airlock(['keygen', '--out', k], { cwd: dir }).status).toBe(0);
+}
+
+/** `--key NAME=X.pub` for each named signer of siteAndSigners: alice=a.pub, bob=b.pub, carol=c.pub, dave=d.pub. */
+export const keyArgs = (...names: string[]): string[] => names.flatMap((name) => ['--key', `${name}=${name[0]}.pub`]);
