@@ -93,3 +93,18 @@ export class Sentinel {
     await new Promise<void>((r) => this.server.close(() => r()));
   }
 }
+
+/**
+ * A started Sentinel and a Chromium whose only way out is a proxy to it: every request not to a
+ * loopback address goes there (Chromium bypasses loopback by default).
+ */
+export async function launchBehindSentinel(): Promise<{ sentinel: Sentinel; browser: Browser }> {
+  const sentinel = new Sentinel();
+  await sentinel.start();
+  try {
+    return { sentinel, browser: await launch([`--proxy-server=http://127.0.0.1:${sentinel.port}`]) };
+  } catch (err) {
+    await sentinel.stop();
+    throw err;
+  }
+}

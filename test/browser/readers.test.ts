@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importPackage } from '../../src/store/index.js';
 import { makePackage } from '../helpers/make-package.js';
 import { startAirlock, type Running } from '../relay/helpers.js';
-import { CHROMIUM, Sentinel, chromiumAvailable, launch } from './chromium.js';
+import { CHROMIUM, Sentinel, chromiumAvailable, launchBehindSentinel } from './chromium.js';
 
 /**
  * What a reader meets on a real site, in Debian's Chromium, served air-gapped: links to the site's
@@ -56,9 +56,7 @@ beforeAll(async () => {
   const { pkgPath } = await makePackage({ siteDir: site, outDir: join(root, 'pkg'), version: 'v1', domain: 'docs.example.com' });
   const store = join(root, 'store');
   await importPackage(pkgPath, { store, trust: [], allowUnsigned: true, activate: true });
-  sentinel = new Sentinel();
-  await sentinel.start();
-  browser = await launch([`--proxy-server=http://127.0.0.1:${sentinel.port}`]);
+  ({ sentinel, browser } = await launchBehindSentinel());
   air = await startAirlock(store, { deployment: 'air-gapped' });
 }, 120_000);
 afterAll(async () => {

@@ -9,7 +9,7 @@ import { THIRD_PARTY_ORIGINS } from '../../fixtures/site-traits.js';
 import { importPackage } from '../../src/store/index.js';
 import { makePackage } from '../helpers/make-package.js';
 import { startAirlock, type Running } from '../relay/helpers.js';
-import { CHROMIUM, CHROMIUM_SERVICE_HOSTS, Sentinel, chromiumAvailable, launch, proxyTarget } from './chromium.js';
+import { CHROMIUM, CHROMIUM_SERVICE_HOSTS, Sentinel, chromiumAvailable, launchBehindSentinel, proxyTarget } from './chromium.js';
 
 /**
  * The deployment matrix: in air-gapped the served site makes no request to any
@@ -60,10 +60,7 @@ beforeAll(async () => {
   const { pkgPath } = await makePackage({ siteDir: site, outDir: join(root, 'pkg'), version: 'v3p' });
   store = join(root, 'store');
   await importPackage(pkgPath, { store, trust: [], allowUnsigned: true, activate: true });
-  sentinel = new Sentinel();
-  await sentinel.start();
-  // Every request not to a loopback address goes to the sentinel (Chromium bypasses loopback by default).
-  browser = await launch([`--proxy-server=http://127.0.0.1:${sentinel.port}`]);
+  ({ sentinel, browser } = await launchBehindSentinel());
 }, 120_000);
 afterAll(async () => {
   await browser?.close();

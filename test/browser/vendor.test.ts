@@ -14,7 +14,7 @@ import { importPackage } from '../../src/store/index.js';
 import { makeArchive } from '../helpers/make-package.js';
 import { WEB_FONT_FAMILY, machineFont, startFakeCdn, vendorSite, type FakeCdn } from '../helpers/fake-cdn.js';
 import type { ObserveReport } from '../../src/fetch/vendor/index.js';
-import { CHROMIUM, Sentinel, chromiumAvailable, launch } from './chromium.js';
+import { CHROMIUM, Sentinel, chromiumAvailable, launchBehindSentinel } from './chromium.js';
 
 /**
  * Vendoring, end to end: with `--vendor`, a page that uses a web font and a CDN stylesheet renders
@@ -89,9 +89,7 @@ beforeAll(async () => {
   store = join(root, 'store');
   await importPackage(withVendor.package, { store, trust: [], allowUnsigned: true, activate: true });
   await importPackage(plain.package, { store, trust: [], allowUnsigned: true });
-  sentinel = new Sentinel();
-  await sentinel.start();
-  browser = await launch([`--proxy-server=http://127.0.0.1:${sentinel.port}`]);
+  ({ sentinel, browser } = await launchBehindSentinel());
 }, 120_000);
 afterAll(async () => {
   await browser?.close();
