@@ -44,7 +44,7 @@ const command: Command = {
           r.ok
             ? `audit log OK: ${r.lines} lines, last hash ${r.lastHash}` +
               (r.pending ? ' (the last line was written by a command that crashed before acknowledging it)' : '')
-            : shown`audit log BROKEN after line ${r.lines}: ${r.problem ?? ''} [AIRLOCK_AUDIT_BROKEN]`,
+            : shown`audit log BROKEN${r.lines ? ` after line ${r.lines}` : ''}: ${r.problem ?? ''} [AIRLOCK_AUDIT_BROKEN]`,
       );
       return r.ok ? 0 : 4;
     }

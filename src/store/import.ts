@@ -1,3 +1,4 @@
+import { SETTLED_UNDER_LOCK } from './settle.js';
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { AirlockError, EXIT, MalformedError, StoreError, UsageError } from '../errors.js';
@@ -128,9 +129,6 @@ async function refusedSha256(pkg: PackageInput): Promise<string | null> {
   if (size === null || size > REFUSED_SHA256_MAX_BYTES) return null;
   return fileSha256(pkg).catch(() => null);
 }
-
-/** Refusals about the store's own files, which a command half-way through its change can show to a reader outside the lock. */
-const SETTLED_UNDER_LOCK: ReadonlySet<string> = new Set(['AIRLOCK_AUDIT_BROKEN', 'AIRLOCK_BAD_SEEN', 'AIRLOCK_POLICY_BROKEN']);
 
 async function importChecked(pkg: PackageInput, size: number, kind: 'dir' | 'missing', layout: PackageLayout, o: ImportOptions): Promise<ImportResult> {
   const { store, signal } = o;

@@ -29,7 +29,7 @@ export function storePaths(store: string) {
 /** The store's trust records: its policy, the chain of every policy it accepted, the order it has seen per domain. */
 export function trustPaths(store: string) {
   const dir = join(store, 'trust');
-  return { dir, policy: join(dir, 'policy.json'), chain: join(dir, 'chain'), seen: join(dir, 'seen.json') };
+  return { dir, policy: join(dir, 'policy.json'), chain: join(dir, 'chain'), seen: join(dir, 'seen.json'), staged: join(dir, 'staged.json') };
 }
 
 /** Paths inside one version folder. */

@@ -1,10 +1,11 @@
-import { mkdir, readdir } from 'node:fs/promises';
+import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AirlockError, VerificationError } from '../errors.js';
 import { atomicWriteFile, describeFsError, readRegularFile, readRegularFileIfExists } from '../util/fsx.js';
 import { trustPaths } from './paths.js';
 import { auditHistory } from './audit/chain.js';
 import { checkStoreFolder } from './location.js';
+import { settled } from './settle.js';
 import { checkRotation, envelope, parseSignedPolicy, policyDigest, policyFileRule, type LoadedPolicy } from './policy-document.js';
 
 /** The store's trust policy on disk: STORE/trust/policy.json and its chain of every accepted policy (the document itself: policy-document.ts). */
@@ -45,27 +46,62 @@ async function chainNames(chain: string, trustDir: string): Promise<string[] | n
  * The store's policy chain, verified from its root (serial 1) at every use: entries 1..N with no
  * gap, each a valid policy holding its own serial, each rotation signed by threshold.default live
  * keys of the policy before it, and policy.json byte for byte the last entry. null only when the
- * store never had a policy (neither policy.json nor trust/chain/). A store that had one never
- * falls back to --trust: anything missing or inconsistent is AIRLOCK_POLICY_BROKEN (exit 4).
- * `emptyIsNone`: an empty chain folder with no policy.json is no policy (only `trust init`, which
- * may follow an init cut short before its first entry was written).
+ * store never had a policy (no policy.json, no chain entry, no trust init in the audit log; an
+ * empty chain folder is an init cut short before its line). A store that had one never falls back
+ * to --trust: anything missing or inconsistent is AIRLOCK_POLICY_BROKEN (exit 4).
+ *
+ * A policy change writes its envelope to trust/staged.json, then its audit line (the commit
+ * point), then the chain entry and policy.json (writePolicy). A crash after the line leaves the
+ * staged copy the line names (its SHA-256): it stands for what was not yet written, and the next
+ * policy change finishes writing it (finishPolicy). A staged copy the log does not name is a
+ * change that never happened, and is ignored.
+ *
+ * Outside the lock a policy change may run while this reads: a verdict of "broken" is only given
+ * once the files held still for a pass and no other live process holds the store lock (at most 3 s).
  */
-export async function loadPolicyChain(store: string, o: { emptyIsNone?: boolean } = {}): Promise<PolicyChain | null> {
+export async function loadPolicyChain(store: string): Promise<PolicyChain | null> {
+  return settled(store, () => loadOnce(store), POLICY_BROKEN);
+}
+
+const POLICY_BROKEN: ReadonlySet<string> = new Set(['AIRLOCK_POLICY_BROKEN']);
+
+/**
+ * The staged envelope of the policy change the audit log records last (serial `recorded`), when a
+ * crash left it unwritten: its policy bytes must have the SHA-256 the line recorded. Else null.
+ */
+async function committedStage(t: ReturnType<typeof trustPaths>, recorded: number, digests: ReadonlyMap<number, string>): Promise<Buffer | null> {
+  const accepted = digests.get(recorded);
+  if (accepted === undefined) return null;
+  const bytes = await readRegularFileIfExists(t.staged, policyFileRule(t.staged));
+  if (bytes === null) return null;
+  let staged: LoadedPolicy;
+  try {
+    staged = parseSignedPolicy(bytes, t.staged);
+  } catch {
+    return null; // not what a policy change wrote: ignored like any other change that never happened
+  }
+  return policyDigest(staged.bytes) === accepted && staged.policy.serial === recorded ? bytes : null;
+}
+
+async function loadOnce(store: string): Promise<PolicyChain | null> {
   const t = trustPaths(store);
   const broken = (subject: string, why: string, restore = t.dir) => brokenPolicy(subject, why, restore);
   // trust/ or trust/chain a symbolic link (another store's policy) is refused, never read as this store's.
   await checkStoreFolder(store, t.dir);
   await checkStoreFolder(store, t.chain);
-  const current = await readRegularFileIfExists(t.policy, policyFileRule(t.policy));
-  const names = await chainNames(t.chain, t.dir);
+  const onDisk = await readRegularFileIfExists(t.policy, policyFileRule(t.policy));
+  const found = await chainNames(t.chain, t.dir);
   const history = await auditHistory(store);
   const recorded = history.policySerial;
-  if (current === null && (names === null || (o.emptyIsNone && names.length === 0))) {
+  // A change cut short after its line: its staged copy is the entry (and the policy.json) it did not write yet.
+  const staged = recorded > 0 ? await committedStage(t, recorded, history.policyDigests) : null;
+  const names = staged && (found ?? []).length === recorded - 1 ? [...(found ?? []), chainName(recorded)] : found;
+  const current = staged ?? onDisk;
+  if (current === null && (names === null || names.length === 0)) {
     if (recorded > 0)
       throw broken(
         t.policy,
         `is missing, and so is its chain, yet the audit log records a trust init: a store that had a trust policy never falls back to --trust`,
-        t.dir,
       );
     return null;
   }
@@ -89,6 +125,7 @@ export async function loadPolicyChain(store: string, o: { emptyIsNone?: boolean 
       join(store, 'audit.log'),
     );
   const serials: number[] = [];
+  const entries: Buffer[] = [];
   let prev: LoadedPolicy | null = null;
   let prevBytes: Buffer | null = null;
   for (const [i, name] of names.entries()) {
@@ -102,7 +139,8 @@ export async function loadPolicyChain(store: string, o: { emptyIsNone?: boolean 
           : `is missing: the chain goes from ${serial - 1} to ${Number(name.slice(0, 8))}`,
       );
     }
-    const bytes = await readRegularFile(path, policyFileRule(path));
+    const bytes = staged && serial === recorded && (found ?? []).length < recorded ? staged : await readRegularFile(path, policyFileRule(path));
+    entries.push(bytes);
     const p = parseSignedPolicy(bytes, path);
     if (p.policy.serial !== serial) throw broken(path, `holds serial ${p.policy.serial}, not ${serial}`);
     if (prev) {
@@ -126,6 +164,11 @@ export async function loadPolicyChain(store: string, o: { emptyIsNone?: boolean 
     prevBytes = bytes;
   }
   if (!current.equals(prevBytes!)) throw broken(t.policy, `differs from ${join(t.chain, names[names.length - 1]!)}, the last policy the chain accepted`);
+  // Cut short after its line, policy.json is still the policy before (none before a first one).
+  const before = entries.length > 1 ? entries[entries.length - 2]! : null;
+  if (staged && onDisk !== null && !onDisk.equals(staged) && !(before && onDisk.equals(before)))
+    throw broken(t.policy, `is neither the policy the audit log accepted last (policy ${recorded}) nor the one before it`);
+  if (staged && onDisk === null && recorded > 1) throw broken(t.policy, `is missing, yet ${t.chain} holds ${recorded - 1} accepted policies`);
   if (recorded > serials.length) {
     throw broken(
       join(t.chain, chainName(serials.length + 1)),
@@ -148,13 +191,52 @@ export async function hasPolicy(store: string): Promise<boolean> {
 
 const chainName = (serial: number) => `${String(serial).padStart(8, '0')}.json`;
 
-/** Write an accepted policy: first into the chain, then as the current one (caller holds the lock). */
+/** Stage a policy change before its audit line (caller holds the lock): see loadPolicyChain. */
+export async function stagePolicy(store: string, bytes: Buffer, signatures: Buffer[]): Promise<void> {
+  await atomicWriteFile(trustPaths(store).staged, envelope(bytes, signatures));
+}
+
+/** Drop the staged copy of a change that did not take effect (its line was not written, or was taken back). */
+export async function unstagePolicy(store: string): Promise<void> {
+  await rm(trustPaths(store).staged, { force: true });
+}
+
+/**
+ * Write an accepted policy after its line (caller holds the lock): into the chain, then as the
+ * current one, then drop the staged copy. A failure takes back the entry it wrote.
+ */
 export async function writePolicy(store: string, bytes: Buffer, signatures: Buffer[], serial: number): Promise<void> {
   const t = trustPaths(store);
   await mkdir(t.chain, { recursive: true });
   const text = envelope(bytes, signatures);
-  await atomicWriteFile(join(t.chain, chainName(serial)), text);
-  await atomicWriteFile(t.policy, text);
+  const entry = join(t.chain, chainName(serial));
+  await atomicWriteFile(entry, text);
+  try {
+    await atomicWriteFile(t.policy, text);
+  } catch (err) {
+    await rm(entry, { force: true }).catch(() => {});
+    throw err;
+  }
+  await unstagePolicy(store);
+}
+
+/**
+ * Finish a policy change a crash cut short after its line (caller holds the lock, before a new
+ * change): write the entry and policy.json its staged copy stands for. A staged copy the log does
+ * not name is dropped.
+ */
+export async function finishPolicy(store: string): Promise<void> {
+  const t = trustPaths(store);
+  await checkStoreFolder(store, t.dir);
+  await checkStoreFolder(store, t.chain);
+  const history = await auditHistory(store);
+  const staged = await committedStage(t, history.policySerial, history.policyDigests);
+  if (staged === null) return unstagePolicy(store);
+  await mkdir(t.chain, { recursive: true });
+  const entry = join(t.chain, chainName(history.policySerial));
+  if ((await readRegularFileIfExists(entry, policyFileRule(entry))) === null) await atomicWriteFile(entry, staged.toString('utf8'));
+  await atomicWriteFile(t.policy, staged.toString('utf8'));
+  await unstagePolicy(store);
 }
 
 /** The chain as a report (tests, tools): ok, or the first problem in words. */

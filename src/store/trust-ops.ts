@@ -14,6 +14,9 @@ import {
   parseSignedPolicy,
   policyDigest,
   writePolicy,
+  stagePolicy,
+  unstagePolicy,
+  finishPolicy,
   SIGNED_POLICY_FORMAT,
   type LoadedPolicy,
 } from './policy.js';
@@ -31,7 +34,8 @@ export async function initPolicy(store: string, bytes: Buffer, signatures: Buffe
     store,
     async () => {
       // A store that had a policy and lost part of it is broken (exit 4), not a place for a new root.
-      const current = (await loadPolicyChain(store, { emptyIsNone: true }))?.current;
+      await finishPolicy(store); // a change a crash cut short after its line is written out first
+      const current = (await loadPolicyChain(store))?.current;
       if (current)
         throw new AirlockError(
           'AIRLOCK_EXISTS',
@@ -40,12 +44,14 @@ export async function initPolicy(store: string, bytes: Buffer, signatures: Buffe
           { subject: store },
         );
       await auditWritable(store); // a chain that does not verify refuses (exit 4) before the policy is written
-      // The line first, as for every change: a policy is never in place without its record.
+      // The line first, as for every change: a policy is never in place without its record. Staged
+      // before it, so that a crash after the line leaves what the line accepted (loadPolicyChain).
+      await stagePolicy(store, bytes, signatures);
       const line = await appendAuditLocked(store, {
         command: 'trust init',
         outcome: 'policy-init',
         detail: policyDetail(describe(parsed), policyDigest(parsed.bytes)),
-      });
+      }).catch(unstaged(store));
       await writePolicy(store, bytes, signatures, 1).catch(notApplied(store, line));
       return parsed;
     },
@@ -83,10 +89,12 @@ export async function rotatePolicy(
     return await withLock(
       store,
       async () => {
+        await finishPolicy(store); // a change a crash cut short after its line is written out first
         const current = await loadPolicy(store);
         if (!current) throw new UsageError(`store ${store} has no trust policy yet; start one with airlock trust init`, { subject: store });
         const by = checkRotation(current, next, now);
         await auditWritable(store); // a chain that does not verify refuses (exit 4) before the policy is written
+        await stagePolicy(store, next.bytes, next.signatures);
         const line = await appendAuditLocked(store, {
           command: 'trust rotate',
           outcome: 'policy-rotated',
@@ -95,7 +103,7 @@ export async function rotatePolicy(
             `serial ${current.policy.serial} -> ${next.policy.serial}, signed by ${by.map((k) => k.name).join(', ')}; ${describe(next)}`,
             policyDigest(next.bytes),
           ),
-        });
+        }).catch(unstaged(store));
         await writePolicy(store, next.bytes, next.signatures, next.policy.serial).catch(notApplied(store, line));
         return { previous: current.policy.serial, serial: next.policy.serial, signers: by.map((k) => k.name) };
       },
@@ -115,9 +123,16 @@ export async function rotatePolicy(
   }
 }
 
-/** A policy write that failed after its line: a `failed` line takes the line back, and the error goes on. */
+/** A policy write that failed after its line: a `failed` line takes the line back, the staged copy goes, and the error goes on. */
 const notApplied = (store: string, line: AuditLine) => async (err: unknown) => {
   await auditNotApplied(store, line, err);
+  await unstagePolicy(store);
+  throw err;
+};
+
+/** The line could not be written: the change did not happen, and its staged copy goes. */
+const unstaged = (store: string) => async (err: unknown) => {
+  await unstagePolicy(store).catch(() => {});
   throw err;
 };
 

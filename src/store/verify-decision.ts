@@ -9,6 +9,7 @@ import type { DeltaLayout } from '../delta/reader.js';
 import { shown } from '../util/terminal.js';
 import { admitPackage, type Admission } from './admit.js';
 import { checkDeltaEnvelope } from './delta-envelope.js';
+import { settled } from './settle.js';
 
 export interface VerifyAsImportOptions {
   /** The package as named in the report. */
@@ -59,7 +60,8 @@ export async function verifyAsImport(input: PackageInput, o: VerifyAsImportOptio
     store === null
       ? undefined
       : async (layout: PackageLayout) => {
-          admission = await admitPackage(store, layout, { trust, allowUnsigned, allowDowngrade: o.allowDowngrade });
+          // Read outside the lock: an import or a policy change under way is waited for, not reported as damage.
+          admission = await settled(store, () => admitPackage(store, layout, { trust, allowUnsigned, allowDowngrade: o.allowDowngrade }));
           return { signed: admission.signers.length > 0, signer: admission.signers[0] ?? null, signers: admission.signers };
         };
   const r = await verifyPackage(input, { trust, allowUnsigned, decide });

@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { airlock } from '../helpers/bin.js';
 import { buildPackage, makeKey, makeTempDir, sampleSite, type TestKey } from './helpers.js';
 import { installPolicy, signBytes, signedPackage, storeDigest } from './trust-helpers.js';
@@ -10,7 +12,7 @@ import { importPackage } from '../../src/store/import.js';
 import { activate, rollback } from '../../src/store/activate.js';
 import { readAudit, verifyAudit } from '../../src/store/audit.js';
 import { readState } from '../../src/store/state.js';
-import { loadPolicy, newPolicy } from '../../src/store/policy.js';
+import { loadPolicy, loadPolicyChain, newPolicy } from '../../src/store/policy.js';
 import { readNewPolicy, rotatePolicy } from '../../src/store/trust-ops.js';
 
 /**
@@ -157,6 +159,101 @@ describe('a refused activation is applied', () => {
 });
 
 describe('a policy change is recorded before it is made', () => {
+  /**
+   * A real SIGKILL of a process running trust init or trust rotate, at each write of the change:
+   * after its staged copy, after its audit line (head renamed), after its chain entry, after its
+   * policy.json. Before the line nothing happened; from the line on the change happened, every
+   * reader sees it at once, and the next policy change writes out what the crash left unwritten.
+   */
+  const crashAt = async (store: string, call: string, target: string): Promise<void> => {
+    const dist = (m: string) => JSON.stringify(fileURLToPath(new URL(`../../dist/src/store/${m}`, import.meta.url)));
+    const script = `import fsp from 'node:fs/promises';
+      import { syncBuiltinESMExports } from 'node:module';
+      const rename = fsp.rename;
+      fsp.rename = async (a, b) => { await rename(a, b); if (b.endsWith(${JSON.stringify(target)})) process.kill(process.pid, 'SIGKILL'); };
+      syncBuiltinESMExports();
+      const ops = await import(${dist('trust-ops.js')});
+      ${call}`;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const [code, signal] = await new Promise<[number | null, string | null]>((r) => child.once('exit', (c, sg) => r([c, sg])));
+    expect(signal, `${target}: exit ${code}: ${stderr}`).toBe('SIGKILL');
+  };
+
+  it('readers outside the lock never call a store broken while another process changes its policy (trust init, then rotations)', async () => {
+    const store = join(dir, `s${++n}`);
+    const alice = { name: 'alice', ...pair() };
+    const policies = Array.from({ length: 8 }, (_, i) => newPolicy({ keys: [{ name: 'alice', pem: alice.pem }], threshold: 1, serial: i + 1 }));
+    const sigs = policies.map((p) => signBytes(p, [alice.priv])[0]!.toString('base64'));
+    const calls = policies
+      .map((p, i) =>
+        i === 0
+          ? `await ops.initPolicy(${JSON.stringify(store)}, Buffer.from(${JSON.stringify(p.toString('base64'))}, 'base64'), []);`
+          : `await ops.rotatePolicy(${JSON.stringify(store)}, ops.readNewPolicy(Buffer.from(${JSON.stringify(p.toString('base64'))}, 'base64'), [Buffer.from(${JSON.stringify(sigs[i])}, 'base64')], 'p'));`,
+      )
+      .join('\n');
+    const dist = JSON.stringify(fileURLToPath(new URL('../../dist/src/store/trust-ops.js', import.meta.url)));
+    const child = spawn(process.execPath, ['--input-type=module', '-e', `const ops = await import(${dist});\n${calls}`], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    const exited = new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
+    let done = false;
+    void exited.then(() => (done = true));
+    const seen = new Set<number>();
+    for (let reads = 0; !done && reads < 5000; reads++) {
+      const c = await loadPolicyChain(store).catch((err: unknown) => err);
+      expect(c instanceof Error ? (c as Error).message : null).toBeNull();
+      if (c && !(c instanceof Error)) seen.add((c as { serials: number[] }).serials.length);
+    }
+    expect(await exited).toBe(0);
+    expect((await loadPolicyChain(store))!.serials).toHaveLength(8);
+    expect(seen.size).toBeGreaterThan(0); // the reads did overlap the changes
+  }, 60_000);
+
+  for (const [point, target, happened] of [
+    ['its staged copy', 'staged.json', false],
+    ['its audit line', 'audit.head', true],
+    ['its chain entry', '.json', true],
+    ['its policy.json', 'policy.json', true],
+  ] as const) {
+    it(`trust init and trust rotate killed (SIGKILL) right after ${point}: ${happened ? 'the change stands, every reader sees it, the next change writes it out' : 'nothing happened'}`, async () => {
+      const [alice, bob, carol] = ['alice', 'bob', 'carol'].map((name) => ({ name, ...pair() }));
+      const b64 = (b: Buffer) => JSON.stringify(b.toString('base64'));
+      // trust init into a new store
+      const init = join(dir, `s${++n}`);
+      const first = newPolicy({ keys: [alice!, bob!].map((k) => ({ name: k.name, pem: k.pem })), threshold: 1 });
+      // the chain entry of init is chain/00000001.json; the target '.json' is the first of these files renamed after the line
+      const entry = target === '.json' ? '00000001.json' : target;
+      await crashAt(init, `await ops.initPolicy(${JSON.stringify(init)}, Buffer.from(${b64(first)}, 'base64'), []);`, entry);
+      expect(await verifyAudit(init)).toMatchObject({ ok: true });
+      expect((await loadPolicyChain(init))?.serials ?? [], point).toEqual(happened ? [1] : []);
+      // trust rotate on a store with policy 1
+      const rot = join(dir, `s${++n}`);
+      await installPolicy(rot, [alice!, bob!], 1);
+      const next = newPolicy({ keys: [bob!, carol!].map((k) => ({ name: k.name, pem: k.pem })), threshold: 1, serial: 2 });
+      const sig = signBytes(next, [alice!.priv])[0]!;
+      await crashAt(
+        rot,
+        `await ops.rotatePolicy(${JSON.stringify(rot)}, ops.readNewPolicy(Buffer.from(${b64(next)}, 'base64'), [Buffer.from(${b64(sig)}, 'base64')], 'next'));`,
+        target === '.json' ? '00000002.json' : target,
+      );
+      expect(await verifyAudit(rot)).toMatchObject({ ok: true });
+      expect((await loadPolicyChain(rot))!.serials, point).toEqual(happened ? [1, 2] : [1]);
+      // Imports go by the policy in force: carol (only in policy 2) is admitted exactly when the rotation happened.
+      const byCarol = importPackage(await signedPackage(dir, 'v1', [carol!]), { store: rot, trust: [] });
+      if (happened) await expect(byCarol).resolves.toMatchObject({ status: 'imported' });
+      else await expect(byCarol).rejects.toMatchObject({ exitCode: 4 });
+      // The next change writes out what the crash left and goes on from it.
+      const third = newPolicy({ keys: [carol!].map((k) => ({ name: k.name, pem: k.pem })), threshold: 1, serial: happened ? 3 : 2 });
+      await rotatePolicy(rot, readNewPolicy(third, signBytes(third, [happened ? bob!.priv : alice!.priv]), 'third'));
+      expect((await loadPolicyChain(rot))!.serials).toEqual(happened ? [1, 2, 3] : [1, 2]);
+      expect(existsSync(join(rot, 'trust', 'staged.json'))).toBe(false);
+      expect(existsSync(join(rot, 'trust', 'chain', happened ? '00000003.json' : '00000002.json'))).toBe(true);
+      expect(await verifyAudit(rot)).toMatchObject({ ok: true });
+    }, 60_000);
+  }
+
   it('a rotation whose policy cannot be written: its line, then a failed line taking it back; the old policy stays in force', async () => {
     const [alice, bob, carol] = ['alice', 'bob', 'carol'].map((name) => ({ name, ...pair() }));
     const store = join(dir, `s${++n}`);

@@ -1,10 +1,10 @@
 import { hash } from 'node:crypto';
-import { lstat } from 'node:fs/promises';
 import { crashLeftover, holdsRecords } from './traces.js';
 import { auditPaths, broken, GENESIS, MAX_LINE_BYTES, openLog, readHead, type AuditLine, type Head } from './files.js';
 import { learn, newHistory, type AuditHistory } from './learn.js';
 import { readLines } from './lines.js';
 import { lockedByOther } from '../lock.js';
+import { recordsState, SETTLE_MS } from '../settle.js';
 
 /** The chain: checking every line against the one before it and the head (verify, and before every append). */
 
@@ -94,9 +94,9 @@ export async function scanChain(store: string): Promise<Scan> {
   // while this reads: a line past the head, a log before its first head, a line half written. Such
   // a view is only trusted as a break once the files held still for a whole pass; under the lock
   // nothing moves, and a real break (a stable file) costs two stats more.
-  const headDue = Date.now() + FIRST_HEAD_WAIT_MS;
+  const headDue = Date.now() + SETTLE_MS;
   for (let attempt = 1; ; attempt++) {
-    const before = await filesState(store);
+    const before = await recordsState(store);
     const s = await scanOnce(store);
     if (s.awaitingHead) {
       // The lock's holder writes the head a moment after the line. A head that does not come
@@ -109,26 +109,13 @@ export async function scanChain(store: string): Promise<Scan> {
       return { ...s, problem: `${auditPaths(store).head} is missing`, line: 1, pending: false, awaitingHead: false };
     }
     if (!s.problem && !s.torn) return s;
-    if ((await filesState(store)) === before || attempt === SETTLE_ATTEMPTS) return s;
+    if ((await recordsState(store)) === before || attempt === SETTLE_ATTEMPTS) return s;
     await new Promise((r) => setTimeout(r, 5 * attempt));
   }
 }
 
 /** Passes over a log that keeps changing under a reader before its last view is reported as is. */
 const SETTLE_ATTEMPTS = 8;
-/** How long a reader waits for the head of a new store's first line while the lock's holder writes it. */
-const FIRST_HEAD_WAIT_MS = 3_000;
-
-/** Identity, size and change time of the head and the log: equal before and after a pass means no append ran meanwhile. */
-async function filesState(store: string): Promise<string> {
-  const p = auditPaths(store);
-  const one = (path: string) =>
-    lstat(path, { bigint: true }).then(
-      (st) => `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`,
-      () => 'none',
-    );
-  return `${await one(p.head)}|${await one(p.log)}`;
-}
 
 async function scanOnce(store: string): Promise<Scan> {
   const p = auditPaths(store);
