@@ -207,7 +207,7 @@ export async function checkFreshness(
     if (!seen && h.importedDomains.has(m.domain)) {
       throw new MalformedError(
         'AIRLOCK_BAD_SEEN',
-        `${path} has no order for ${m.domain}, yet the audit log records its import; imports of ${m.domain} are refused until it is restored (it guards against downgrades)`,
+        `${path} has no order for ${m.domain}, yet the audit log records its import; imports of ${m.domain} are refused until it is restored (it guards against downgrades), or, if that import was cut short by a crash, until you import that package again with --allow-downgrade`,
         { subject: path },
       );
     }

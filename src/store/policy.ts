@@ -80,7 +80,11 @@ async function committedStage(t: ReturnType<typeof trustPaths>, recorded: number
   } catch {
     return null; // not what a policy change wrote: ignored like any other change that never happened
   }
-  return policyDigest(staged.bytes) === accepted && staged.policy.serial === recorded ? bytes : null;
+  if (policyDigest(staged.bytes) !== accepted || staged.policy.serial !== recorded) return null;
+  // Once its entry is in the chain, a staged copy only stands for policy.json, and only as that entry's exact bytes.
+  const entry = join(t.chain, chainName(recorded));
+  const written = await readRegularFileIfExists(entry, policyFileRule(entry));
+  return written === null || written.equals(bytes) ? bytes : null;
 }
 
 async function loadOnce(store: string): Promise<PolicyChain | null> {
@@ -130,7 +134,8 @@ async function loadOnce(store: string): Promise<PolicyChain | null> {
   let prevBytes: Buffer | null = null;
   for (const [i, name] of names.entries()) {
     const serial = i + 1;
-    const path = join(t.chain, name);
+    const virtual = staged !== null && serial === recorded && (found ?? []).length < recorded;
+    const path = virtual ? t.staged : join(t.chain, name);
     if (name !== chainName(serial)) {
       throw broken(
         join(t.chain, chainName(serial)),
@@ -139,7 +144,7 @@ async function loadOnce(store: string): Promise<PolicyChain | null> {
           : `is missing: the chain goes from ${serial - 1} to ${Number(name.slice(0, 8))}`,
       );
     }
-    const bytes = staged && serial === recorded && (found ?? []).length < recorded ? staged : await readRegularFile(path, policyFileRule(path));
+    const bytes = virtual ? staged : await readRegularFile(path, policyFileRule(path));
     entries.push(bytes);
     const p = parseSignedPolicy(bytes, path);
     if (p.policy.serial !== serial) throw broken(path, `holds serial ${p.policy.serial}, not ${serial}`);
@@ -172,7 +177,7 @@ async function loadOnce(store: string): Promise<PolicyChain | null> {
   if (recorded > serials.length) {
     throw broken(
       join(t.chain, chainName(serials.length + 1)),
-      `is missing: the audit log records policy ${recorded} as accepted, but the chain ends at ${serials.length} (a newer policy was removed)`,
+      `is missing: the audit log records policy ${recorded} as accepted, but the chain ends at ${serials.length} (a newer policy was removed, or ${t.staged}, the staged copy of a change a crash cut short)`,
       t.dir,
     );
   }
@@ -222,16 +227,18 @@ export async function writePolicy(store: string, bytes: Buffer, signatures: Buff
 
 /**
  * Finish a policy change a crash cut short after its line (caller holds the lock, before a new
- * change): write the entry and policy.json its staged copy stands for. A staged copy the log does
- * not name is dropped.
+ * change): write the entry and policy.json its staged copy stands for, once the chain with it
+ * verifies. A staged copy the log does not name is left as it is.
  */
 export async function finishPolicy(store: string): Promise<void> {
   const t = trustPaths(store);
   await checkStoreFolder(store, t.dir);
   await checkStoreFolder(store, t.chain);
+  // The whole chain, the staged copy in it, must verify first: a refusal writes nothing and removes nothing.
+  await loadPolicyChain(store);
   const history = await auditHistory(store);
   const staged = await committedStage(t, history.policySerial, history.policyDigests);
-  if (staged === null) return unstagePolicy(store);
+  if (staged === null) return; // none, or one no line names: a change that never happened (the next one overwrites it)
   await mkdir(t.chain, { recursive: true });
   const entry = join(t.chain, chainName(history.policySerial));
   if ((await readRegularFileIfExists(entry, policyFileRule(entry))) === null) await atomicWriteFile(entry, staged.toString('utf8'));

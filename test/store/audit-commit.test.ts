@@ -165,12 +165,16 @@ describe('a policy change is recorded before it is made', () => {
    * policy.json. Before the line nothing happened; from the line on the change happened, every
    * reader sees it at once, and the next policy change writes out what the crash left unwritten.
    */
-  const crashAt = async (store: string, call: string, target: string): Promise<void> => {
+  const crashAt = async (store: string, call: string, target: string, before = false): Promise<void> => {
     const dist = (m: string) => JSON.stringify(fileURLToPath(new URL(`../../dist/src/store/${m}`, import.meta.url)));
     const script = `import fsp from 'node:fs/promises';
       import { syncBuiltinESMExports } from 'node:module';
       const rename = fsp.rename;
-      fsp.rename = async (a, b) => { await rename(a, b); if (b.endsWith(${JSON.stringify(target)})) process.kill(process.pid, 'SIGKILL'); };
+      fsp.rename = async (a, b) => {
+        if (${before} && b.endsWith(${JSON.stringify(target)})) process.kill(process.pid, 'SIGKILL');
+        await rename(a, b);
+        if (b.endsWith(${JSON.stringify(target)})) process.kill(process.pid, 'SIGKILL');
+      };
       syncBuiltinESMExports();
       const ops = await import(${dist('trust-ops.js')});
       ${call}`;
@@ -211,8 +215,53 @@ describe('a policy change is recorded before it is made', () => {
     expect(seen.size).toBeGreaterThan(0); // the reads did overlap the changes
   }, 60_000);
 
-  for (const [point, target, happened] of [
+  it('a staged copy edited, stripped of its signatures, or planted over a policy already written: never written into the chain, never removed by a refusal; a copy of what is written is ignored', async () => {
+    const [alice, bob, carol] = ['alice', 'bob', 'carol'].map((name) => ({ name, ...pair() }));
+    const next = newPolicy({ keys: [bob!, carol!].map((k) => ({ name: k.name, pem: k.pem })), threshold: 1, serial: 2 });
+    const sig = signBytes(next, [alice!.priv])[0]!;
+    const b64 = (b: Buffer) => JSON.stringify(b.toString('base64'));
+    const crashedRotation = async () => {
+      const store = join(dir, `s${++n}`);
+      await installPolicy(store, [alice!, bob!], 1);
+      await crashAt(
+        store,
+        `await ops.rotatePolicy(${JSON.stringify(store)}, ops.readNewPolicy(Buffer.from(${b64(next)}, 'base64'), [Buffer.from(${b64(sig)}, 'base64')], 'next'));`,
+        'audit.head',
+      );
+      await rm(join(store, 'lock'), { force: true }); // the killed process's lock: any writer takes it over
+      return store;
+    };
+    const third = newPolicy({ keys: [carol!].map((k) => ({ name: k.name, pem: k.pem })), threshold: 1, serial: 3 });
+    const staged = (store: string) => join(store, 'trust', 'staged.json');
+    for (const tamper of [
+      (env: { signatures: string[]; policy: string }) => ({ ...env, signatures: [] }), // stripped: policy 1 never signed it
+      (env: { signatures: string[]; policy: string }) => ({ ...env, policy: env.policy.replace('"default": 1', '"default": 2') }), // edited: not the bytes the line accepted
+    ]) {
+      const store = await crashedRotation();
+      await writeFile(staged(store), JSON.stringify(tamper(JSON.parse(await readFile(staged(store), 'utf8')))));
+      const before = await storeDigest(store);
+      const planted = await readFile(staged(store));
+      await expect(loadPolicyChain(store)).rejects.toMatchObject({ code: 'AIRLOCK_POLICY_BROKEN', exitCode: 4 });
+      await expect(rotatePolicy(store, readNewPolicy(third, signBytes(third, [bob!.priv]), 'third'))).rejects.toMatchObject({ exitCode: 4 });
+      expect(await storeDigest(store)).toBe(before);
+      expect(await readFile(staged(store))).toEqual(planted);
+      expect(existsSync(join(store, 'trust', 'chain', '00000002.json'))).toBe(false);
+    }
+    // A staged copy of the policy already written out (unsigned): ignored; the chain and policy.json stand.
+    const store = join(dir, `s${++n}`);
+    await installPolicy(store, [alice!, bob!], 1);
+    await rotatePolicy(store, readNewPolicy(next, [sig], 'next'));
+    const policyJson = await readFile(join(store, 'trust', 'policy.json'));
+    await writeFile(staged(store), JSON.stringify({ format: 'airlock-signed-policy/1', policy: next.toString('utf8'), signatures: [] }));
+    expect((await loadPolicyChain(store))!.serials).toEqual([1, 2]);
+    await rotatePolicy(store, readNewPolicy(third, signBytes(third, [bob!.priv]), 'third'));
+    expect((await loadPolicyChain(store))!.serials).toEqual([1, 2, 3]);
+    expect(await readFile(join(store, 'trust', 'chain', '00000002.json'))).toEqual(policyJson);
+  }, 60_000);
+
+  for (const [point, target, happened, before] of [
     ['its staged copy', 'staged.json', false],
+    ['its audit line, before its head', 'audit.head', true, true],
     ['its audit line', 'audit.head', true],
     ['its chain entry', '.json', true],
     ['its policy.json', 'policy.json', true],
@@ -225,7 +274,8 @@ describe('a policy change is recorded before it is made', () => {
       const first = newPolicy({ keys: [alice!, bob!].map((k) => ({ name: k.name, pem: k.pem })), threshold: 1 });
       // the chain entry of init is chain/00000001.json; the target '.json' is the first of these files renamed after the line
       const entry = target === '.json' ? '00000001.json' : target;
-      await crashAt(init, `await ops.initPolicy(${JSON.stringify(init)}, Buffer.from(${b64(first)}, 'base64'), []);`, entry);
+      // init creates the store: killed between its first line and its head, it leaves a log with no head in a store holding nothing else
+      await crashAt(init, `await ops.initPolicy(${JSON.stringify(init)}, Buffer.from(${b64(first)}, 'base64'), []);`, entry, before === true);
       expect(await verifyAudit(init)).toMatchObject({ ok: true });
       expect((await loadPolicyChain(init))?.serials ?? [], point).toEqual(happened ? [1] : []);
       // trust rotate on a store with policy 1
@@ -237,6 +287,7 @@ describe('a policy change is recorded before it is made', () => {
         rot,
         `await ops.rotatePolicy(${JSON.stringify(rot)}, ops.readNewPolicy(Buffer.from(${b64(next)}, 'base64'), [Buffer.from(${b64(sig)}, 'base64')], 'next'));`,
         target === '.json' ? '00000002.json' : target,
+        before === true,
       );
       expect(await verifyAudit(rot)).toMatchObject({ ok: true });
       expect((await loadPolicyChain(rot))!.serials, point).toEqual(happened ? [1, 2] : [1]);

@@ -112,14 +112,23 @@ describe('audit log hash chain (trust policy, several signers)', () => {
     expect((await readAudit(store)).map((l) => l.outcome)).not.toContain('repaired');
   });
 
-  it("a new store's first line without its head, no one appending: a break (a log cut to its first line with its head deleted never passes for a new one)", async () => {
-    const store = await logWith(3);
-    const first = (await readFile(auditPaths(store).log, 'utf8')).split('\n')[0] + '\n';
-    await writeFile(auditPaths(store).log, first);
-    await rm(auditPaths(store).head);
-    expect(await verifyAudit(store)).toMatchObject({ ok: false, problem: expect.stringMatching(/audit\.head is missing/) });
-    await expect(appendAudit(store, { command: 'test', outcome: 'ok' })).rejects.toMatchObject({ code: 'AIRLOCK_AUDIT_BROKEN', exitCode: 4 });
-    expect(await readFile(auditPaths(store).log, 'utf8')).toBe(first);
+  it('a first line without its head, no one appending: a break in a store that holds records (a log cut to its first line never passes for a new one); in one that holds none, the crash of the command that created it (pending, then adopted)', async () => {
+    for (const holds of [true, false]) {
+      const store = await logWith(3);
+      const first = (await readFile(auditPaths(store).log, 'utf8')).split('\n')[0] + '\n';
+      await writeFile(auditPaths(store).log, first);
+      await rm(auditPaths(store).head);
+      if (holds) await mkdir(join(store, 'versions', 'v1'), { recursive: true });
+      if (holds) {
+        expect(await verifyAudit(store)).toMatchObject({ ok: false, problem: expect.stringMatching(/audit\.head is missing/) });
+        await expect(appendAudit(store, { command: 'test', outcome: 'ok' })).rejects.toMatchObject({ code: 'AIRLOCK_AUDIT_BROKEN', exitCode: 4 });
+        expect(await readFile(auditPaths(store).log, 'utf8')).toBe(first);
+      } else {
+        expect(await verifyAudit(store)).toMatchObject({ ok: true, lines: 1, pending: true });
+        await appendAudit(store, { command: 'test', outcome: 'ok' });
+        expect(await verifyAudit(store)).toMatchObject({ ok: true, lines: 2, pending: false });
+      }
+    }
   });
 
   it('the log removed from a store that holds versions: broken (exit 4), and no append starts a new log over it', async () => {

@@ -140,15 +140,18 @@ async function scanOnce(store: string): Promise<Scan> {
   }
   try {
     // No head: a break (a log cut to its first line and its head deleted must not pass for a new
-    // one), except while another live process holds the store lock: that is a new store's first
-    // append between its two writes, seen by a reader outside the lock; its line is pending.
+    // one), except while another live process holds the store lock (a new store's first append
+    // between its two writes, seen by a reader outside the lock) or when the store holds nothing a
+    // logged change leaves (the command that created it crashed between its line and its head,
+    // before its change): then that first line is pending, and the next append adopts it.
     const noHead = `${p.head} is missing`;
     if (log.size === 0 && !head) {
       // A new log, unless the store already holds what only a logged change puts there.
       const held = await holdsRecords(store);
       return empty(held ? `${p.log} is empty but the store holds ${held} (the log was emptied)` : null);
     }
-    if (!head && !(await lockedByOther(store))) return empty(noHead);
+    const holder = !head && (await lockedByOther(store));
+    if (!head && !holder && (await holdsRecords(store))) return empty(noHead);
     const acked: Head = head ?? { count: 0, hash: GENESIS, size: 0 };
     let n = 0;
     let prev = GENESIS;
@@ -190,7 +193,7 @@ async function scanOnce(store: string): Promise<Scan> {
       pending: n === acked.count + 1,
       torn: read.tail,
       history,
-      awaitingHead: !head && !problem,
+      awaitingHead: holder && !problem,
     };
     if (!scan.problem && read.tail) {
       const bytes = Buffer.alloc(read.tail);
