@@ -3,6 +3,7 @@ import { resolveStore } from '../store/paths.js';
 import { checkVersionLabel, parse } from './args.js';
 import { printResult, type Command } from './context.js';
 import { stopOrFinish } from './stop-or-finish.js';
+import { switchHelp } from './switch-help.js';
 import { UsageError } from '../errors.js';
 
 const command: Command = {
@@ -12,11 +13,7 @@ const command: Command = {
 Make version V the active one. Atomic and durable: once this returns, V stays active across a
 crash; running unpinned servers switch to it within 1 s.
 
-  --store DIR   the store (default: $AIRLOCK_STORE, else ./airlock-store)
-  --json        print one JSON document on stdout ({ok, store, active})
-
-Exit codes: 0 ok, 1 failure (e.g. no such version), 2 usage, 4 the audit log does not verify
-(AIRLOCK_AUDIT_BROKEN: nothing was changed; see airlock audit verify).`,
+${switchHelp('no such version')}`,
   async run(argv, ctx) {
     const { values, positionals } = parse(argv, { store: { type: 'string' }, json: { type: 'boolean' } });
     if (positionals.length !== 1) throw new UsageError('activate takes exactly one version label', { subject: 'V' });

@@ -3,6 +3,7 @@ import { rollback } from '../store/activate.js';
 import { parse } from './args.js';
 import { printResult, type Command } from './context.js';
 import { stopOrFinish } from './stop-or-finish.js';
+import { switchHelp } from './switch-help.js';
 import { UsageError } from '../errors.js';
 
 const command: Command = {
@@ -11,11 +12,7 @@ const command: Command = {
 
 Swap the active and the previous version (so a second rollback undoes the first).
 
-  --store DIR   the store (default: $AIRLOCK_STORE, else ./airlock-store)
-  --json        print one JSON document on stdout ({ok, store, active})
-
-Exit codes: 0 ok, 1 failure (e.g. no previous version), 2 usage, 4 the audit log does not verify
-(AIRLOCK_AUDIT_BROKEN: nothing was changed; see airlock audit verify).`,
+${switchHelp('no previous version')}`,
   async run(argv, ctx) {
     const { values, positionals } = parse(argv, { store: { type: 'string' }, json: { type: 'boolean' } });
     if (positionals.length) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`, { subject: positionals[0] });

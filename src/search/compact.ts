@@ -19,8 +19,8 @@ export interface CoreQuery {
   hits: CoreHit[];
 }
 
-const K1 = 1.2;
-const B = 0.7;
+/** BM25's term-frequency saturation (k1) and length normalisation (b). */
+const BM25 = { k1: 1.2, b: 0.7 } as const;
 const MAX_PREFIX_TERMS = 200;
 const MAX_TF = 65535;
 /** Weights of a prefix completion and of a typo neighbour against the exact word (1). */
@@ -196,12 +196,13 @@ export class CompactCore {
         const to = this.offsets[t + 1]!;
         const own = Math.log(1 + (N - (to - from) + 0.5) / (to - from + 0.5));
         const idf = w === PREFIX_W ? Math.min(own, groupIdf) : own;
+        const { k1, b } = BM25;
         for (let p = from; p < to; p++) {
           const doc = this.docs[p]!;
           const tf = this.tfs[p]!;
           if (mask[doc] === 0) touched.push(doc);
           mask[doc] = mask[doc]! | (1 << i);
-          const v = (w * idf * (tf * (K1 + 1))) / (tf + K1 * (1 - B + (B * this.docLen[doc]!) / this.avgLen));
+          const v = (w * idf * (tf * (k1 + 1))) / (tf + k1 * (1 - b + (b * this.docLen[doc]!) / this.avgLen));
           if (single)
             scores[doc] = scores[doc]! + v; // one expansion: nothing to take the best of
           else {
