@@ -90,14 +90,22 @@ describe('audit log hash chain (trust policy, several signers)', () => {
     expect(await verifyAudit(store)).toMatchObject({ ok: true, lines: 4 });
   });
 
+  it('a line cut inside a character (the first byte of a two-byte letter): still what a crash leaves, repaired', async () => {
+    const store = await logWith(2);
+    await writeFile(auditPaths(store).log, Buffer.concat([Buffer.from('{"n":3,"time":"2026","detail":"caf'), Buffer.from('é').subarray(0, 1)]), { flag: 'a' });
+    await appendAudit(store, { command: 'test', outcome: 'ok' });
+    expect((await readAudit(store)).map((l) => l.outcome)).toEqual(['ok', 'ok', 'repaired', 'ok']);
+  });
+
   it('bytes after the last line that no crash leaves (not the start of the next line): a break, never removed', async () => {
-    for (const tail of ['garbage', '{"n":3,"hello"', '{"n":30,"time"', '\u0000\u0000x']) {
+    const bad = ['garbage', '{"n":3,"hello"', '{"n":30,"time"', '\u0000\u0000x', '{"n":3,"time":"2026-\ttab', '{"n":3,"time":"x"}{"n":4,"time"'];
+    for (const tail of [...bad, Buffer.from([...Buffer.from('{"n":3,"time":"2026-'), 0xff])]) {
       const store = await logWith(2);
       await writeFile(auditPaths(store).log, tail, { flag: 'a' });
       const size = (await readFile(auditPaths(store).log)).length;
-      expect((await verifyAudit(store)).problem, tail).toMatch(/bytes after line 2 \(from byte \d+\) are not what an append cut short leaves/);
-      await expect(appendAudit(store, { command: 'test', outcome: 'ok' }), tail).rejects.toMatchObject({ code: 'AIRLOCK_AUDIT_BROKEN', exitCode: 4 });
-      expect((await readFile(auditPaths(store).log)).length, tail).toBe(size);
+      expect((await verifyAudit(store)).problem, String(tail)).toMatch(/bytes after line 2 \(from byte \d+\) are not what an append cut short leaves/);
+      await expect(appendAudit(store, { command: 'test', outcome: 'ok' }), String(tail)).rejects.toMatchObject({ code: 'AIRLOCK_AUDIT_BROKEN', exitCode: 4 });
+      expect((await readFile(auditPaths(store).log)).length, String(tail)).toBe(size);
     }
   });
 

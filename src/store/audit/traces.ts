@@ -35,5 +35,27 @@ export function crashLeftover(bytes: Buffer, k: number): boolean {
   if (bytes.every((b) => b === 0)) return true;
   const start = Buffer.from(`{"n":${k},"time":"`);
   const n = Math.min(bytes.length, start.length);
-  return bytes.subarray(0, n).equals(start.subarray(0, n));
+  if (!bytes.subarray(0, n).equals(start.subarray(0, n))) return false;
+  // The rest is part of one line as JSON.stringify writes it: UTF-8 (a character may be cut at the
+  // very end), no control character, no second line's start.
+  return !bytes.some((b) => b < 0x20) && utf8CutAtEnd(bytes) && bytes.indexOf('{"n":', 1) === -1;
+}
+
+/** Valid UTF-8 but for a last character cut short (its lead byte and fewer continuation bytes than it needs). */
+function utf8CutAtEnd(b: Buffer): boolean {
+  let i = b.length - 1;
+  let continuation = 0;
+  while (i >= 0 && continuation < 3 && (b[i]! & 0xc0) === 0x80) {
+    i--;
+    continuation++;
+  }
+  const lead = i >= 0 ? b[i]! : 0;
+  const needs = lead >= 0xf0 && lead <= 0xf4 ? 3 : lead >= 0xe0 && lead <= 0xef ? 2 : lead >= 0xc2 && lead <= 0xdf ? 1 : 0;
+  const end = needs > continuation ? i : b.length;
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(b.subarray(0, end));
+    return true;
+  } catch {
+    return false;
+  }
 }
