@@ -19,8 +19,7 @@ export interface CoreQuery {
   hits: CoreHit[];
 }
 
-/** BM25's term-frequency saturation (k1) and length normalisation (b). */
-const BM25 = { k1: 1.2, b: 0.7 } as const;
+const BM25 = { k1: 1.2, b: 0.7 } as const; // term-frequency saturation (k1) and length normalisation (b)
 const MAX_PREFIX_TERMS = 200;
 const MAX_TF = 65535;
 /** Weights of a prefix completion and of a typo neighbour against the exact word (1). */
