@@ -1,3 +1,4 @@
+import { until as waitUntil } from '../helpers/wait.js';
 import { describe, it, expect } from 'vitest';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -52,14 +53,12 @@ async function replica(root: string, name: string, mirror: string, pkgV1: string
   return { store, srv, f, url, switched };
 }
 
-async function until(cond: () => boolean | Promise<boolean>, limitMs: number): Promise<boolean> {
-  const t0 = Date.now();
-  while (Date.now() - t0 < limitMs) {
-    if (await cond()) return true;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  return false;
-}
+/** Whether `cond` came true within `limitMs` (the tests' one bounded wait). */
+const until = (cond: () => boolean | Promise<boolean>, limitMs: number): Promise<boolean> =>
+  waitUntil(async () => (await cond()) || null, { timeoutMs: limitMs, intervalMs: 25 }).then(
+    () => true,
+    () => false,
+  );
 
 async function fleet(n: number, leadMs = 600, trustOthers: (i: number) => boolean = () => true) {
   const t = await tempDir('airlock-follow-');

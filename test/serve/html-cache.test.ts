@@ -1,4 +1,4 @@
-import { describe, it, expect } from 'vitest';
+import { vi, describe, it, expect } from 'vitest';
 import { join } from 'node:path';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
@@ -152,9 +152,7 @@ describe('transformed HTML cached on disk per (version, options)', () => {
     expect(r.body.toString()).not.toContain('evil');
     // The repair runs in the background: wait for it by the clock (a loaded machine may take
     // seconds), then require that it ended, and ended well, before asking again.
-    const repaired = () => logs.some((l) => l.includes('rebuilt damaged'));
-    for (const t0 = Date.now(); !repaired() && Date.now() - t0 < 15_000;) await new Promise((res) => setTimeout(res, 10));
-    expect(logs).toContain('airlock serve: rebuilt damaged cache files of v1');
+    await vi.waitFor(() => expect(logs).toContain('airlock serve: rebuilt damaged cache files of v1'), { timeout: 15_000, interval: 10 });
     expect(logs.join('\n')).toContain(file);
     const after = await get(base + '/docs/p1', { 'accept-encoding': 'identity' });
     expect([after.status, after.body.toString()]).toEqual([200, page(1) + MARK]);

@@ -1,3 +1,4 @@
+import { until as waitUntil } from '../helpers/wait.js';
 import { describe, it, expect, afterEach } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
@@ -54,14 +55,12 @@ function h2get(session: ClientHttp2Session, path: string): Promise<{ status: num
   });
 }
 
-async function until(cond: () => Promise<boolean>, limitMs: number): Promise<boolean> {
-  const t0 = Date.now();
-  while (Date.now() - t0 < limitMs) {
-    if (await cond()) return true;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return false;
-}
+/** Whether `cond` came true within `limitMs` (the tests' one bounded wait). */
+const until = (cond: () => Promise<boolean>, limitMs: number): Promise<boolean> =>
+  waitUntil(async () => (await cond()) || null, { timeoutMs: limitMs, intervalMs: 50 }).then(
+    () => true,
+    () => false,
+  );
 
 /** A folder laid out as Kubernetes mounts a Secret: tls.crt -> ..data/tls.crt, ..data -> ..<timestamp>/. */
 async function secretVolume(dir: string, pair: { cert: string; key: string }, gen: number): Promise<void> {
