@@ -1,4 +1,4 @@
-import { mkdir, readdir, rm } from 'node:fs/promises';
+import { lstat, mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AirlockError, VerificationError } from '../errors.js';
 import { atomicWriteFile, describeFsError, readRegularFile, readRegularFileIfExists } from '../util/fsx.js';
@@ -69,10 +69,15 @@ const POLICY_BROKEN: ReadonlySet<string> = new Set(['AIRLOCK_POLICY_BROKEN']);
  * The staged envelope of the policy change the audit log records last (serial `recorded`), when a
  * crash left it unwritten: its policy bytes must have the SHA-256 the line recorded. Else null.
  */
-async function committedStage(t: ReturnType<typeof trustPaths>, recorded: number, digests: ReadonlyMap<number, string>): Promise<Buffer | null> {
+async function committedStage(
+  t: ReturnType<typeof trustPaths>,
+  recorded: number,
+  digests: ReadonlyMap<number, string>,
+  given?: Buffer,
+): Promise<Buffer | null> {
   const accepted = digests.get(recorded);
   if (accepted === undefined) return null;
-  const bytes = await readRegularFileIfExists(t.staged, policyFileRule(t.staged));
+  const bytes = given ?? (await readRegularFileIfExists(t.staged, policyFileRule(t.staged)));
   if (bytes === null) return null;
   let staged: LoadedPolicy;
   try {
@@ -87,7 +92,7 @@ async function committedStage(t: ReturnType<typeof trustPaths>, recorded: number
   return written === null || written.equals(bytes) ? bytes : null;
 }
 
-async function loadOnce(store: string): Promise<PolicyChain | null> {
+async function loadOnce(store: string, given?: Buffer): Promise<PolicyChain | null> {
   const t = trustPaths(store);
   const broken = (subject: string, why: string, restore = t.dir) => brokenPolicy(subject, why, restore);
   // trust/ or trust/chain a symbolic link (another store's policy) is refused, never read as this store's.
@@ -98,7 +103,7 @@ async function loadOnce(store: string): Promise<PolicyChain | null> {
   const history = await auditHistory(store);
   const recorded = history.policySerial;
   // A change cut short after its line: its staged copy is the entry (and the policy.json) it did not write yet.
-  const staged = recorded > 0 ? await committedStage(t, recorded, history.policyDigests) : null;
+  const staged = recorded > 0 ? await committedStage(t, recorded, history.policyDigests, given) : null;
   const names = staged && (found ?? []).length === recorded - 1 ? [...(found ?? []), chainName(recorded)] : found;
   const current = staged ?? onDisk;
   if (current === null && (names === null || names.length === 0)) {
@@ -177,7 +182,7 @@ async function loadOnce(store: string): Promise<PolicyChain | null> {
   if (recorded > serials.length) {
     throw broken(
       join(t.chain, chainName(serials.length + 1)),
-      `is missing: the audit log records policy ${recorded} as accepted, but the chain ends at ${serials.length} (a newer policy was removed, or ${t.staged}, the staged copy of a change a crash cut short)`,
+      `is missing: the audit log records policy ${recorded} as accepted, but the chain ends at ${serials.length} (a newer policy was removed, or ${t.staged}, the staged copy of a change a crash cut short: then running that trust rotate again with the same policy and signatures writes it)`,
       t.dir,
     );
   }
@@ -199,6 +204,40 @@ const chainName = (serial: number) => `${String(serial).padStart(8, '0')}.json`;
 /** Stage a policy change before its audit line (caller holds the lock): see loadPolicyChain. */
 export async function stagePolicy(store: string, bytes: Buffer, signatures: Buffer[]): Promise<void> {
   await atomicWriteFile(trustPaths(store).staged, envelope(bytes, signatures));
+}
+
+/**
+ * A policy change a crash cut short after its line, whose staged copy was then lost (deleted, or
+ * the store copied without it): the same command again (the serial and SHA-256 its line recorded,
+ * signed as its predecessor requires) stands for the lost copy, since the log accepted it already.
+ * Returns the envelope to stage and the keys of the policy before that signed it (caller holds the
+ * lock), or null when this is not that case: a staged file that is there (even damaged) is never
+ * overwritten, and an entry already written needs nothing.
+ */
+export async function lostStage(store: string, next: LoadedPolicy): Promise<{ envelope: Buffer; by: string[] } | null> {
+  const t = trustPaths(store);
+  const history = await auditHistory(store);
+  const serial = history.policySerial;
+  if (serial === 0 || next.policy.serial !== serial || history.policyDigests.get(serial) !== policyDigest(next.bytes)) return null;
+  if (
+    await lstat(t.staged).then(
+      () => true,
+      (err: NodeJS.ErrnoException) => err.code !== 'ENOENT',
+    )
+  )
+    return null;
+  const entry = join(t.chain, chainName(serial));
+  if ((await readRegularFileIfExists(entry, policyFileRule(entry))) !== null) return null;
+  const given = Buffer.from(envelope(next.bytes, next.signatures));
+  let by: string[] = [];
+  if (serial > 1) {
+    // Signed as its predecessor requires, checked first so that a refusal names the signatures.
+    const prevPath = join(t.chain, chainName(serial - 1));
+    const prev = parseSignedPolicy(await readRegularFile(prevPath, policyFileRule(prevPath)), prevPath);
+    by = checkRotation(prev, parseSignedPolicy(given, 'the policy given'), new Date(next.policy.createdAt)).map((k) => k.name);
+  }
+  await loadOnce(store, given); // then the whole chain with it must verify, as at every use
+  return { envelope: given, by };
 }
 
 /** Drop the staged copy of a change that did not take effect (its line was not written, or was taken back). */

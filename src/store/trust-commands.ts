@@ -109,7 +109,13 @@ export async function rotateFromFiles(store: () => string, given: string, sigFil
     }),
   );
   const r = await rotatePolicy(store(), readNewPolicy(bytes, sigs, given), { lock });
-  return { json: { ok: true, store: store(), ...r }, text: () => shown`trust policy ${r.previous} -> ${r.serial}, signed by ${r.signers.join(', ')}` };
+  return {
+    json: { ok: true, store: store(), ...r },
+    text: () =>
+      r.restored
+        ? shown`trust policy ${r.serial} restored: the audit log had accepted it, and a crash had left it unwritten`
+        : shown`trust policy ${r.previous} -> ${r.serial}, signed by ${r.signers.join(', ')}`,
+  };
 }
 
 /** trust show: the current policy, its chain (verified from its root: broken is exit 4) and the highest sequence seen per domain. */

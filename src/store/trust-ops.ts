@@ -17,6 +17,7 @@ import {
   stagePolicy,
   unstagePolicy,
   finishPolicy,
+  lostStage,
   SIGNED_POLICY_FORMAT,
   type LoadedPolicy,
 } from './policy.js';
@@ -77,11 +78,7 @@ export function readNewPolicy(bytes: Buffer, signatures: Buffer[], subject: stri
  * current policy signed its exact bytes and it has the next serial (checkRotation). The refusal is
  * recorded in the audit log (exit 4); the accepted policy joins the chain.
  */
-export async function rotatePolicy(
-  store: string,
-  next: LoadedPolicy,
-  o: { now?: Date; lock?: LockOptions } = {},
-): Promise<{ previous: number; serial: number; signers: string[] }> {
+export async function rotatePolicy(store: string, next: LoadedPolicy, o: { now?: Date; lock?: LockOptions } = {}): Promise<Rotated> {
   const now = o.now ?? new Date();
   checkKeysLive(next, now);
   if ((await storeKind(store)) === 'missing') throw new UsageError(`store ${store} does not exist; start it with airlock trust init`, { subject: store });
@@ -89,6 +86,8 @@ export async function rotatePolicy(
     return await withLock(
       store,
       async () => {
+        const lost = await lostStage(store, next);
+        if (lost) return restore(store, next, lost.by);
         await finishPolicy(store); // a change a crash cut short after its line is written out first
         const current = await loadPolicy(store);
         if (!current) throw new UsageError(`store ${store} has no trust policy yet; start one with airlock trust init`, { subject: store });
@@ -121,6 +120,27 @@ export async function rotatePolicy(
     }
     throw err;
   }
+}
+
+export interface Rotated {
+  previous: number;
+  serial: number;
+  signers: string[];
+  /** The change was the log's already (a crash cut it short, then its staged copy was lost): written out, not accepted anew. */
+  restored?: true;
+}
+
+/** Write out again the policy change the log accepted and a crash left unwritten (lostStage): its line records that it was restored. */
+async function restore(store: string, next: LoadedPolicy, by: string[]): Promise<Rotated> {
+  await stagePolicy(store, next.bytes, next.signatures);
+  await appendAuditLocked(store, {
+    command: 'trust rotate',
+    outcome: 'policy-restored',
+    signers: [],
+    detail: `policy ${next.policy.serial} written out again, as the audit log accepted it: the staged copy a crash left was lost; policy sha256 ${policyDigest(next.bytes)}`,
+  }).catch(unstaged(store));
+  await finishPolicy(store);
+  return { previous: next.policy.serial - 1, serial: next.policy.serial, signers: by, restored: true };
 }
 
 /** A policy write that failed after its line: a `failed` line takes the line back, the staged copy goes, and the error goes on. */

@@ -259,6 +259,47 @@ describe('a policy change is recorded before it is made', () => {
     expect(await readFile(join(store, 'trust', 'chain', '00000002.json'))).toEqual(policyJson);
   }, 60_000);
 
+  it('the staged copy a crash left is lost: the same rotation again restores it (recorded as restored); another policy, or signatures its predecessor does not accept, are refused and change nothing', async () => {
+    const [alice, bob, carol] = ['alice', 'bob', 'carol'].map((name) => ({ name, ...pair() }));
+    const next = newPolicy({ keys: [bob!, carol!].map((k) => ({ name: k.name, pem: k.pem })), threshold: 1, serial: 2 });
+    const sig = signBytes(next, [alice!.priv])[0]!;
+    const b64 = (b: Buffer) => JSON.stringify(b.toString('base64'));
+    const store = join(dir, `s${++n}`);
+    await installPolicy(store, [alice!, bob!], 1);
+    await crashAt(
+      store,
+      `await ops.rotatePolicy(${JSON.stringify(store)}, ops.readNewPolicy(Buffer.from(${b64(next)}, 'base64'), [Buffer.from(${b64(sig)}, 'base64')], 'next'));`,
+      'audit.head',
+    );
+    await rm(join(store, 'lock'), { force: true });
+    await rm(join(store, 'trust', 'staged.json'));
+    await expect(loadPolicyChain(store)).rejects.toMatchObject({
+      code: 'AIRLOCK_POLICY_BROKEN',
+      message: expect.stringContaining('running that trust rotate again'),
+    });
+    const before = await storeDigest(store);
+    // Another policy with serial 2 (one byte differs), or the same one signed by carol (not in policy 1): refused, nothing written.
+    const other = newPolicy({ keys: [bob!, carol!].map((k) => ({ name: k.name, pem: k.pem })), threshold: 2, serial: 2 });
+    await expect(rotatePolicy(store, readNewPolicy(other, signBytes(other, [alice!.priv]), 'other'))).rejects.toMatchObject({ exitCode: 4 });
+    await expect(rotatePolicy(store, readNewPolicy(next, signBytes(next, [carol!.priv]), 'next'))).rejects.toMatchObject({ exitCode: 4 });
+    expect(await storeDigest(store)).toBe(before);
+    // The same rotation: written out, recorded as restored, and the store goes on from it.
+    await expect(rotatePolicy(store, readNewPolicy(next, [sig], 'next'))).resolves.toMatchObject({
+      previous: 1,
+      serial: 2,
+      signers: ['alice'],
+      restored: true,
+    });
+    expect((await loadPolicyChain(store))!.serials).toEqual([1, 2]);
+    expect((await readAudit(store)).at(-1)).toMatchObject({ command: 'trust rotate', outcome: 'policy-restored' });
+    expect(existsSync(join(store, 'trust', 'staged.json'))).toBe(false);
+    await expect(rotatePolicy(store, readNewPolicy(next, [sig], 'next'))).rejects.toMatchObject({ code: 'AIRLOCK_POLICY_REPLAY' });
+    const third = newPolicy({ keys: [carol!].map((k) => ({ name: k.name, pem: k.pem })), threshold: 1, serial: 3 });
+    await rotatePolicy(store, readNewPolicy(third, signBytes(third, [bob!.priv]), 'third'));
+    expect((await loadPolicyChain(store))!.serials).toEqual([1, 2, 3]);
+    expect(await verifyAudit(store)).toMatchObject({ ok: true });
+  }, 60_000);
+
   for (const [point, target, happened, before] of [
     ['its staged copy', 'staged.json', false],
     ['its audit line, before its head', 'audit.head', true, true],

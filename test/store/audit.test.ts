@@ -120,6 +120,19 @@ describe('audit log hash chain (trust policy, several signers)', () => {
     expect((await readAudit(store)).map((l) => l.outcome)).not.toContain('repaired');
   });
 
+  it('a head deleted in a store that holds records: a break that still reports how many lines chain and the last hash', async () => {
+    const store = await logWith(3);
+    const whole = await verifyAudit(store);
+    await rm(auditPaths(store).head);
+    await mkdir(join(store, 'versions', 'v1'), { recursive: true });
+    expect(await verifyAudit(store)).toMatchObject({
+      ok: false,
+      lines: 3,
+      lastHash: whole.lastHash,
+      problem: expect.stringMatching(/audit\.head is missing$/),
+    });
+  });
+
   it('a first line without its head, no one appending: a break in a store that holds records (a log cut to its first line never passes for a new one); in one that holds none, the crash of the command that created it (pending, then adopted)', async () => {
     for (const holds of [true, false]) {
       const store = await logWith(3);

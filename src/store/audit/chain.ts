@@ -151,8 +151,9 @@ async function scanOnce(store: string): Promise<Scan> {
       return empty(held ? `${p.log} is empty but the store holds ${held} (the log was emptied)` : null);
     }
     const holder = !head && (await lockedByOther(store));
-    if (!head && !holder && (await holdsRecords(store))) return empty(noHead);
-    const acked: Head = head ?? { count: 0, hash: GENESIS, size: 0 };
+    // A head-less log in a store holding records is a break; its lines are still read, to report how many chain.
+    const headless = !head && !holder && (await holdsRecords(store)) !== null;
+    const acked: Head = head ?? { count: headless ? Number.MAX_SAFE_INTEGER : 0, hash: GENESIS, size: 0 };
     let n = 0;
     let prev = GENESIS;
     let problem: string | null = null;
@@ -204,6 +205,7 @@ async function scanOnce(store: string): Promise<Scan> {
         scan.problem = `the ${read.tail} bytes after line ${n} (from byte ${read.end}) are not what an append cut short leaves (the start of line ${n + 1}, or zeros): they were written behind airlock's back`;
       }
     }
+    if (headless) return scan.problem ? scan : { ...scan, problem: noHead, line: 1, pending: false };
     if (!scan.problem && n < acked.count) {
       scan.line = n + 1;
       scan.problem = read.tail
