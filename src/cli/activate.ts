@@ -1,5 +1,5 @@
 import { activate } from '../store/activate.js';
-import { resolveStore } from '../store/paths.js';
+import { STORE_FLAGS, STORE_HELP, storeFromFlags } from './store-flag.js';
 import { checkVersionLabel, parse } from './args.js';
 import { printResult, type Command } from './context.js';
 import { stopOrFinish } from './stop-or-finish.js';
@@ -8,17 +8,19 @@ import { UsageError } from '../errors.js';
 
 const command: Command = {
   summary: 'make a version the active one (running servers switch without restart)',
-  usage: `usage: airlock activate V [--store DIR] [--json]
+  usage: `usage: airlock activate V [--store DIR | --library LIB [--site DOMAIN]] [--json]
 
 Make version V the active one. Atomic and durable: once this returns, V stays active across a
 crash; running unpinned servers switch to it within 1 s.
 
+${STORE_HELP}
+
 ${switchHelp('no such version')}`,
   async run(argv, ctx) {
-    const { values, positionals } = parse(argv, { store: { type: 'string' }, json: { type: 'boolean' } });
+    const { values, positionals } = parse(argv, { ...STORE_FLAGS, json: { type: 'boolean' } });
     if (positionals.length !== 1) throw new UsageError('activate takes exactly one version label', { subject: 'V' });
     const label = checkVersionLabel(positionals[0]!, 'version label');
-    const store = resolveStore(values.store, ctx.env, ctx.cwd);
+    const store = await storeFromFlags(values, ctx);
     await stopOrFinish(ctx, 'activate', 'nothing was changed: the active version is as it was', (lock) => activate(store, label, lock));
     printResult(ctx, Boolean(values.json), { ok: true, store, active: label }, () => `active: ${label}`);
     return 0;

@@ -1,5 +1,5 @@
 import { UsageError } from '../errors.js';
-import { resolveStore } from '../store/paths.js';
+import { STORE_FLAGS, STORE_HELP, storeFromFlags } from './store-flag.js';
 import { requireStore } from '../store/location.js';
 import { verifyAudit } from '../store/audit.js';
 import { readAuditTail } from '../store/audit.js';
@@ -7,8 +7,8 @@ import { numeric, parse } from './args.js';
 import { printResult, type Command } from './context.js';
 import { shown } from '../util/terminal.js';
 
-const USAGE = `usage: airlock audit verify --store DIR [--json]
-       airlock audit show   --store DIR [--last N] [--json]
+const USAGE = `usage: airlock audit verify [--store DIR | --library LIB [--site DOMAIN]] [--json]
+       airlock audit show   [--store DIR | --library LIB [--site DOMAIN]] [--last N] [--json]
 
 The audit trail of every store (with or without a trust policy): STORE/audit.log holds one JSON line per event
 (time, OS user, command, package sha256, domain, version, signers' fingerprints, outcome, reason
@@ -19,8 +19,9 @@ every command that writes to the store refuses while it lasts. show lists what i
 it cannot, as unreadable). Keep the last hash verify prints somewhere else too: someone who can
 rewrite both files can rewrite history, and only a copy held elsewhere shows that.
 
-  --last N   show only the last N lines (default 50)
-  --json     one JSON document on stdout
+${STORE_HELP}
+  --last N           show only the last N lines (default 50)
+  --json             one JSON document on stdout
 
 Exit codes: 0 ok, 1 failure, 2 usage, 4 the chain is broken.`;
 
@@ -29,9 +30,9 @@ const command: Command = {
   usage: USAGE,
   async run(argv, ctx) {
     const [sub, ...rest] = argv;
-    const { values, positionals, numbers } = parse(rest, { store: { type: 'string' }, json: { type: 'boolean' }, last: numeric({ min: 1, max: 1_000_000 }) });
+    const { values, positionals, numbers } = parse(rest, { ...STORE_FLAGS, json: { type: 'boolean' }, last: numeric({ min: 1, max: 1_000_000 }) });
     if (positionals.length) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`, { subject: positionals[0] });
-    const store = resolveStore(values.store, ctx.env, ctx.cwd);
+    const store = await storeFromFlags(values, ctx);
     await requireStore(store); // a mistyped --store is no store, not a clean log of 0 lines
     const json = Boolean(values.json);
     if (sub === 'verify') {

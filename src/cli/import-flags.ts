@@ -1,7 +1,7 @@
 import { VOLUMES_HELP } from './volumes.js';
 
 /** `airlock import`'s help text (src/cli/import.ts parses the flags and runs the command). */
-export const USAGE = `usage: airlock import PKG... [--volumes DIR,...] [--store DIR] [--trust PUBFILE]... [--allow-unsigned] [--allow-downgrade] [--activate] [--precompress] [--prepare-html] [--json]
+export const USAGE = `usage: airlock import PKG... [--volumes DIR,...] [--store DIR | --library LIB] [--trust PUBFILE]... [--allow-unsigned] [--allow-downgrade] [--activate] [--precompress] [--prepare-html] [--json]
 
 Verify a .airlock package (signature, archive digest, archive safety, every file digest) and add
 its version to the store, all or nothing; with --activate, make it active. A server prepares the
@@ -9,6 +9,8 @@ rest when it loads the version, in the background: it transforms the HTML (each 
 first, never serving an untransformed page), then precompresses the text assets (br, gzip),
 serving each uncompressed until its variants are on disk. \`airlock list\` shows what is pending.
   --store DIR        the store (default: $AIRLOCK_STORE, else ./airlock-store)
+  --library LIB      or the library LIB: the store LIB/DOMAIN of the package's domain (created
+                     with its first import); each site keeps its own trust, audit log and versions
   --trust PUBFILE    trust this Ed25519 public key (repeatable); STORE/trusted-keys/*.pub are trusted too
                      (a store with a trust policy, airlock trust, counts only its policy's keys)
   --allow-unsigned   accept a package without a signature

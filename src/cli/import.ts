@@ -2,6 +2,8 @@ import { USAGE } from './import-flags.js';
 import { loadPublicKey } from '../package/keys.js';
 import { importPrepared } from '../store/import-prepared.js';
 import { resolveStore } from '../store/paths.js';
+import { packageDomain, siteStore } from '../store/library.js';
+import { STORE_FLAGS, libraryForImport } from './store-flag.js';
 import { packageArgs } from './volumes.js';
 import { parse } from './args.js';
 import { printResult, type Command } from './context.js';
@@ -20,7 +22,7 @@ const command: Command = {
     const trap = trapFor(ctx);
     const { signal } = trap;
     const { values, positionals } = parse(argv, {
-      store: { type: 'string' },
+      ...STORE_FLAGS,
       trust: { type: 'string', multiple: true },
       'allow-unsigned': { type: 'boolean' },
       'allow-downgrade': { type: 'boolean' },
@@ -35,7 +37,14 @@ const command: Command = {
       throw new UsageError('--precompress and --no-precompress contradict each other', { subject: '--precompress' });
     const args = await packageArgs(positionals, values.volumes, ctx.cwd);
     if (args.kind === 'file' && positionals.length !== 1) throw new UsageError('import takes exactly one package path', { subject: 'PKG' });
-    const store = resolveStore(values.store, ctx.env, ctx.cwd);
+    const library = libraryForImport(values, ctx.cwd);
+    if (library !== null && args.kind !== 'file')
+      throw new UsageError("--library takes one package file; import volumes into the site's store with --store LIB/DOMAIN", { subject: '--library' });
+    // A library's site is the package's own domain (its folder is created with the store on its first import).
+    const store =
+      library === null
+        ? resolveStore(values.store, ctx.env, ctx.cwd)
+        : siteStore(library, await packageDomain((args as { path: string }).path), "the package's domain");
     const trust = await Promise.all((values.trust ?? []).map((p) => loadPublicKey(p)));
     const progress = new Progress(ctx.stderr, { interactive: ctx.interactive });
     const report = importReporter(progress);

@@ -1,21 +1,21 @@
 import { listVersions, type VersionInfo } from '../store/list.js';
 import { readState } from '../store/state.js';
 import { requireStore } from '../store/location.js';
-import { resolveStore } from '../store/paths.js';
+import { STORE_FLAGS, STORE_HELP, storeFromFlags } from './store-flag.js';
 import { parse } from './args.js';
 import { printResult, type Command } from './context.js';
 import { escapeControls } from '../util/terminal.js';
 import { fmtBytes } from '../util/units.js';
 import { UsageError } from '../errors.js';
 
-const USAGE = `usage: airlock list [--store DIR] [--json]
+const USAGE = `usage: airlock list [--store DIR | --library LIB [--site DOMAIN]] [--json]
 
 The store's versions, newest import first. Marks: * active, - previous (the target of rollback).
 SERVED BY lists the pids of running servers holding a lease on a version (prune keeps it).
 ASSETS says whether its text assets are precompressed yet (br, gzip) or still pending: a running
 server builds them in the background and serves them uncompressed until then.
 
-  --store DIR   the store (default: $AIRLOCK_STORE, else ./airlock-store)
+${STORE_HELP}
   --json        print one JSON document on stdout ({ok, store, active, previous, versions})
 
 A store that does not exist is an error (exit 2); nothing is created.
@@ -55,9 +55,9 @@ const command: Command = {
   summary: 'list the versions in the store (active and previous marked)',
   usage: USAGE,
   async run(argv, ctx) {
-    const { values, positionals } = parse(argv, { store: { type: 'string' }, json: { type: 'boolean' } });
+    const { values, positionals } = parse(argv, { ...STORE_FLAGS, json: { type: 'boolean' } });
     if (positionals.length) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`, { subject: positionals[0] });
-    const store = resolveStore(values.store, ctx.env, ctx.cwd);
+    const store = await storeFromFlags(values, ctx);
     await requireStore(store);
     const [versions, state] = await Promise.all([listVersions(store), readState(store)]);
     printResult(ctx, Boolean(values.json), { ok: true, store, active: state.active, previous: state.previous, versions }, () => formatTable(versions));

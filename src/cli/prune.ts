@@ -1,5 +1,5 @@
 import { pruneReport, type KeepReason } from '../store/prune.js';
-import { resolveStore } from '../store/paths.js';
+import { STORE_FLAGS, STORE_HELP, storeFromFlags } from './store-flag.js';
 import { numeric, parse } from './args.js';
 import { log, printResult, type Command } from './context.js';
 import { shown } from '../util/terminal.js';
@@ -7,14 +7,14 @@ import { AirlockError, UsageError } from '../errors.js';
 import { interruptedError, trapFor } from './interrupt.js';
 import { finishedAfter } from './stop-or-finish.js';
 
-const USAGE = `usage: airlock prune --keep N [--store DIR] [--json]
+const USAGE = `usage: airlock prune --keep N [--store DIR | --library LIB [--site DOMAIN]] [--json]
 
 Delete all but the N most recently imported versions. Never deletes the active version, the
 previous one (the target of rollback), or a version a running server holds a lease on.
 Prints every version with what happened to it and why it was kept.
 
   --keep N      how many of the most recent versions to keep (0 or more)
-  --store DIR   the store (default: $AIRLOCK_STORE, else ./airlock-store)
+${STORE_HELP}
   --json        print one JSON document on stdout ({ok, store, deleted, versions: [{version,
                 deleted, reasons: [{why: newest|active|previous|leased, keep?, pids?}]}]})
 
@@ -40,11 +40,11 @@ const command: Command = {
   summary: 'delete old versions (never the active, previous or a served one)',
   usage: USAGE,
   async run(argv, ctx) {
-    const { values, positionals, numbers } = parse(argv, { keep: numeric({ min: 0, max: 1_000_000 }), store: { type: 'string' }, json: { type: 'boolean' } });
+    const { values, positionals, numbers } = parse(argv, { keep: numeric({ min: 0, max: 1_000_000 }), ...STORE_FLAGS, json: { type: 'boolean' } });
     if (positionals.length) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`, { subject: positionals[0] });
     const keep = numbers.keep;
     if (keep === undefined) throw new UsageError('missing required --keep N', { subject: '--keep' });
-    const store = resolveStore(values.store, ctx.env, ctx.cwd);
+    const store = await storeFromFlags(values, ctx);
     const trap = trapFor(ctx);
     const onWait = (pid: number) => log(ctx, `airlock prune: waiting for the store lock held by process ${pid}`);
     const report = await pruneReport(store, keep, { signal: trap.signal, onWait }).catch((err: unknown) => {

@@ -5,7 +5,7 @@ import { FLAG_RANGES } from '../values/settings.js';
 
 /** `airlock serve`'s help text and the ranges of its numeric flags (src/cli/serve.ts parses them). */
 
-export const usage = `usage: airlock serve [--values FILE] [--store DIR] [--version V] [--deployment TYPE] [--enable F,...] [--disable F,...]
+export const usage = `usage: airlock serve [--values FILE] [--store DIR | --library LIB [--site-host NAME=DOMAIN]...] [--version V] [--deployment TYPE] [--enable F,...] [--disable F,...]
                      [--port N] [--host H] [--workers N] [--access-log FILE|-] [--cache-mb N] [--metrics] [--mirror --mirror-tokens FILE]
                      [--assistant-url URL] [--rate-limit-org-hour N] [--rate-limit-ip-day N]
                      [--follow MIRROR_URL [--trust KEY.pub ...] [--allow-unsigned] [--follow-poll-ms N]]
@@ -28,6 +28,10 @@ SIGTERM/SIGINT: stop accepting, finish in-flight requests, exit 0. Prints the UR
   --mirror-tokens F    file of allowed mirror admin tokens, one sha256:<hex> per line
   --store DIR          store folder (default $AIRLOCK_STORE, else ./airlock-store)
   --version V          serve version V, pinned (activation is then ignored)
+  --library LIB        serve every site of the library LIB (airlock import --library), each at the
+                       Host of its domain and at /DOMAIN/; / lists them. Sites are opened on their
+                       first request and switched, added and removed while serving (docs/library.md)
+  --site-host N=D      with --library: the host name N also reaches site D (repeatable)
   --enable F,...       turn on configurable features (${FEATURES.join(', ')})
   --disable F,...      turn off features (static-export, the site itself, stays on)
   --deployment TYPE    ${DEPLOYMENTS.join(' | ')} (default ${DEFAULT_DEPLOYMENT})

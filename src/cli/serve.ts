@@ -16,6 +16,8 @@ const command: Command = {
       argv,
       {
         store: { type: 'string' },
+        library: { type: 'string' },
+        'site-host': { type: 'string', multiple: true },
         version: { type: 'string' },
         deployment: { type: 'string' },
         enable: { type: 'string', multiple: true },
@@ -46,6 +48,16 @@ const command: Command = {
     );
     if ((values['tls-cert'] === undefined) !== (values['tls-key'] === undefined))
       throw new UsageError('--tls-cert and --tls-key go together', { subject: values['tls-cert'] === undefined ? '--tls-cert' : '--tls-key' });
+    if (values.library !== undefined)
+      return (await import('../start/library.js')).startLibrary({
+        flags: values,
+        cacheMb: n['cache-mb'],
+        cwd: ctx.cwd,
+        log: (line) => log(ctx, line),
+        onUrl: (url) => out(ctx, url),
+        trap: () => trapFor(ctx),
+      });
+    if (values['site-host'] !== undefined) throw new UsageError('--site-host maps host names to the sites of a --library', { subject: '--site-host' });
     const { startServe } = await import('../start/serve.js');
     return startServe({
       flags: {

@@ -1,3 +1,5 @@
+import { STORE_HELP } from './store-flag.js';
+
 /** `airlock trust`'s help text (src/cli/trust.ts parses the flags and runs the command). */
 export const USAGE = `usage: airlock trust init   --store DIR --key NAME=PUBFILE[@EXPIRES]... --threshold N [--domain-threshold D=N]... [--identity ID] [--sign-key KEYFILE]... [--json]
        airlock trust draft  --key NAME=PUBFILE[@EXPIRES]... --threshold N [--domain-threshold D=N]... [--identity ID] --serial N --out NEW.json
@@ -31,6 +33,9 @@ by a live key of the policy.
   --threshold N                   distinct signers a package needs (and a rotation)
   --domain-threshold D=N          another threshold for domain D
   --identity ID                   the store's identity (a package's --audience)
+
+The store of init, rotate and show:
+${STORE_HELP}
 
 A store that has had a policy keeps it: every use re-checks the chain from its root (serial 1), and
 a missing policy.json, a missing, edited or out-of-order chain entry, or a policy.json that is not

@@ -3,14 +3,14 @@ import { resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { THRESHOLD } from '../store/policy-flags.js';
 import { draftToFile, initFromFlags, rotateFromFiles, showPolicy, signPolicyFile, type TrustReport } from '../store/trust-commands.js';
-import { resolveStore } from '../store/paths.js';
+import { STORE_FLAGS, storeFromFlags, storeToCreate } from './store-flag.js';
 import { numeric, parse, parseIntFlag, requireString } from './args.js';
 import { checkOutFile } from './out-file.js';
 import { printResult, type Command } from './context.js';
 import { stopOrFinish, type StopAt } from './stop-or-finish.js';
 
 const common = {
-  store: { type: 'string' },
+  ...STORE_FLAGS,
   json: { type: 'boolean' },
   key: { type: 'string', multiple: true },
   threshold: numeric(THRESHOLD),
@@ -29,7 +29,9 @@ const command: Command = {
   async run(argv, ctx) {
     const [sub, ...rest] = argv;
     const { values, positionals, numbers } = parse(rest, common);
-    const store = () => resolveStore(values.store, ctx.env, ctx.cwd);
+    // Resolved once, only by the subcommands that use a store (draft and sign do not).
+    let chosen = '';
+    const store = () => chosen;
     const flags = { ...values, threshold: numbers.threshold };
     /** An --out the subcommand will write: a new file outside any store (exit 2 otherwise). */
     const outFile = async () => {
@@ -44,6 +46,7 @@ const command: Command = {
     async function subcommand(lock: StopAt): Promise<TrustReport> {
       switch (sub) {
         case 'init':
+          chosen = await storeToCreate(values, ctx);
           return initFromFlags(store, flags, values['sign-key'] ?? [], ctx.cwd, lock);
         case 'draft': {
           const serial = parseIntFlag(requireString(values.serial, '--serial'), '--serial', 1)!;
@@ -55,9 +58,11 @@ const command: Command = {
           return signPolicyFile(positionals[0]!, requireString(values.key?.[0], '--key'), out, ctx.cwd);
         }
         case 'rotate':
+          chosen = await storeFromFlags(values, ctx);
           return rotateFromFiles(store, requireString(values.policy, '--policy'), values.sig ?? [], ctx.cwd, lock);
         // The chain is verified from its root: a broken one is exit 4 with its code, naming the file.
         case 'show':
+          chosen = await storeFromFlags(values, ctx);
           return showPolicy(store());
         default:
           throw new UsageError(`trust takes init, draft, sign, rotate or show, got ${JSON.stringify(sub ?? '')}`, { subject: 'trust' });

@@ -3,6 +3,7 @@ import type { Http2SecureServer } from 'node:http2';
 import type { Hono } from 'hono';
 import type { AppEnv } from './app.js';
 import type { CspSource } from './load.js';
+import type { BodyCache } from './body-cache.js';
 import type { HtmlTransformSpec } from './html-pages.js';
 import type { SiteInput } from './source.js';
 import type { LeaseLike } from './versions.js';
@@ -19,6 +20,8 @@ export interface AirlockServerOptions {
   /** Preview: a site folder and its file list, no store. */
   site?: SiteInput;
   cacheBytes?: number;
+  /** A small-file cache shared with other sites (a library's): keyed by absolute path and digest, so sites never share an entry they should not. */
+  bodyCache?: BodyCache;
   smallFileMax?: number;
   accessLog?: NodeJS.WritableStream | null;
   /** More routes (relays, mirror), reached for paths under `appPrefixes` (and `/_airlock/`). */

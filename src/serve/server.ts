@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { rm } from 'node:fs/promises';
 import { makeTempFolder } from '../util/fsx.js';
 import type { AddressInfo } from 'node:net';
@@ -28,7 +28,20 @@ const AIR_GAPPED = {
   features: { search: false, assistant: false, analytics: false, apiPlayground: false, staticExport: true, localSearch: false },
 };
 
-export async function createAirlockServer(o: AirlockServerOptions): Promise<AirlockServer> {
+/**
+ * One site being served: its versions (the active one loaded, the pointer watched), its lease and
+ * its request handler, without a listener. A server listens for one (createAirlockServer); a
+ * library's server for many (library.ts), each opened on its own.
+ */
+export interface OpenSite {
+  handler: (req: IncomingMessage, res: ServerResponse) => void;
+  versions: ServedVersions;
+  bodyCache: BodyCache;
+  /** Once no request reaches it any more: stop watching and preparing, release the lease, drop the scratch folder. */
+  close(): Promise<void>;
+}
+
+export async function openSite(o: AirlockServerOptions): Promise<OpenSite> {
   const log = o.log ?? ((l: string) => process.stderr.write(l + '\n'));
   // Private scratch folder (preview's HTML cache, unkeyed hooks, read-only stores): made on first
   // use, removed on close.
@@ -72,7 +85,7 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
   o.onVersion?.(current);
   const app = buildApp({ features: o.features ?? (() => AIR_GAPPED), extra: o.app, metrics: o.metrics });
   const skew = o.store && !o.site && o.version === undefined ? new SkewGuard({ graceMs: o.skewGraceMs ?? 600_000, now: o.clock }) : null;
-  const bodyCache = new BodyCache(o.cacheBytes ?? 64 * 1024 * 1024);
+  const bodyCache = o.bodyCache ?? new BodyCache(o.cacheBytes ?? 64 * 1024 * 1024);
   const versions = new ServedVersions(
     {
       store: o.store,
@@ -103,12 +116,28 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
     metrics: o.metrics ?? null,
     skew,
   });
+  versions.watch();
+  return {
+    handler,
+    versions,
+    bodyCache,
+    close: async () => {
+      versions.stopWatching();
+      await versions.stopPreparing();
+      await lease?.release().catch(() => {});
+      await o.onClose?.().catch(() => {});
+      await dropScratch();
+    },
+  };
+}
+
+export async function createAirlockServer(o: AirlockServerOptions): Promise<AirlockServer> {
+  const log = o.log ?? ((l: string) => process.stderr.write(l + '\n'));
+  const { handler, versions, bodyCache, close: closeSite } = await openSite(o);
   const tls = o.tls ? createTlsServer(o.tls.pair, o.tls.files, handler, log) : null;
   const server = tls ? tls.server : createServer({ keepAliveTimeout: 5000 }, handler);
   if (!tls) refuseConnect(server as Server);
   o.metrics?.attach(server);
-
-  versions.watch();
 
   return {
     server,
@@ -130,7 +159,6 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
         });
       }),
     close: async (graceMs = 10_000) => {
-      versions.stopWatching();
       // Stop accepting, let in-flight requests finish, drop idle keep-alive sockets at once.
       if (tls) await tls.close(graceMs);
       else {
@@ -141,10 +169,7 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
         await closed;
         clearTimeout(timer);
       }
-      await versions.stopPreparing();
-      await lease?.release().catch(() => {});
-      await o.onClose?.().catch(() => {});
-      await dropScratch();
+      await closeSite();
     },
     prepared: async () => {
       versions.current.preparing?.release();

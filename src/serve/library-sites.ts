@@ -1,0 +1,77 @@
+import { join } from 'node:path';
+import { librarySites } from '../store/library.js';
+import { readMeta } from '../store/meta.js';
+import { storePaths, versionPaths } from '../store/paths.js';
+import { readState } from '../store/state.js';
+import { openRegularFile } from '../util/regular-file.js';
+
+/** What the library's landing page and `/_airlock/library` say of one site (read from its store, not from a loaded version). */
+export interface SiteSummary {
+  domain: string;
+  /** Its active version, or null (nothing active yet, or its store cannot be read: then `problem`). */
+  version: string | null;
+  /** The `<title>` of its home page (the domain when it has none). */
+  title: string;
+  pages: number | null;
+  importedAt: string | null;
+  /** Where a reader reaches it on this server when the Host does not name it. */
+  path: string;
+  problem: string | null;
+}
+
+/** Only the start of a home page is read for its title. */
+const TITLE_BYTES = 64 * 1024;
+const TITLE = /<title[^>]*>([^<]{0,500})<\/title>/i;
+
+async function titleOf(site: string): Promise<string | null> {
+  const fh = await openRegularFile(join(site, 'index.html'), (why) => new Error(why)).catch(() => null);
+  if (fh === null) return null;
+  try {
+    const buf = Buffer.alloc(TITLE_BYTES);
+    const { bytesRead } = await fh.read(buf, 0, TITLE_BYTES, 0);
+    const m = TITLE.exec(buf.subarray(0, bytesRead).toString('utf8'));
+    // The entity decoder (and the HTML scanner it comes with) loads only for a title that needs it.
+    const raw = m?.[1] ?? '';
+    const t = (raw.includes('&') ? (await import('../search/extract.js')).decodeEntities(raw) : raw).replace(/\s+/g, ' ').trim();
+    return t === '' ? null : t.slice(0, 200);
+  } finally {
+    await fh.close();
+  }
+}
+
+/** One site's summary, cached by its active version (a site's title is read once per version). */
+export class SiteSummaries {
+  private cache = new Map<string, SiteSummary>();
+
+  async list(library: string): Promise<{ sites: SiteSummary[]; skipped: Array<{ name: string; why: string }> }> {
+    const { sites, skipped } = await librarySites(library);
+    const out = await Promise.all(sites.map((d) => this.one(library, d)));
+    for (const k of this.cache.keys()) if (!sites.includes(k)) this.cache.delete(k);
+    return { sites: out, skipped };
+  }
+
+  private async one(library: string, domain: string): Promise<SiteSummary> {
+    const store = join(library, domain);
+    const base = { domain, path: `/${domain}/` };
+    try {
+      const { active } = await readState(store);
+      if (active === null) return { ...base, version: null, title: domain, pages: null, importedAt: null, problem: null };
+      const cached = this.cache.get(domain);
+      if (cached?.version === active) return cached;
+      const dir = join(storePaths(store).versions, active);
+      const meta = await readMeta(dir);
+      const s: SiteSummary = {
+        ...base,
+        version: active,
+        title: (await titleOf(versionPaths(dir).site)) ?? domain,
+        pages: meta.pageCount ?? null,
+        importedAt: meta.importedAt,
+        problem: null,
+      };
+      this.cache.set(domain, s);
+      return s;
+    } catch (err) {
+      return { ...base, version: null, title: domain, pages: null, importedAt: null, problem: err instanceof Error ? err.message : String(err) };
+    }
+  }
+}

@@ -1,0 +1,199 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { librarySites, siteName } from '../store/library.js';
+import { refuseConnect } from '../util/http-connect.js';
+import { escapeControls } from '../util/terminal.js';
+import { openSite, type OpenSite } from './server.js';
+import { json, keepPrefix, redirect, send, text } from './library-respond.js';
+import type { AirlockServerOptions } from './server-types.js';
+import { landingPage, LANDING_CSS } from './library-page.js';
+import { SiteSummaries } from './library-sites.js';
+
+/**
+ * `airlock serve --library LIB`: every site of a library from one listener. A request goes to the
+ * site its Host names (the domain, or a name mapped to it), else to the site its first path
+ * segment names (`/<domain>/…`, the prefix taken off), else to the library's own pages: the
+ * landing page at `/`, `/_airlock/library` (JSON). A request for an unknown host never reaches
+ * another site's pages.
+ *
+ * Sites are opened on their first request (an idle site costs a folder name), each on its own:
+ * its versions, pointer watch, lease and caches are its own, so a switch, a repair or a damaged
+ * store of one never delays another. The library folder is read again every `pollMs` (and on
+ * SIGHUP): a site added is served, a site removed is closed.
+ */
+export interface LibraryServerOptions {
+  library: string;
+  /** The options of one site's server (features, CSP, search: each site its own), made when it is opened. */
+  siteOptions: (domain: string) => Omit<AirlockServerOptions, 'store'>;
+  /** Host names mapped to a site's domain (`docs.vendor.example` → `vendor-docs.intranet`). */
+  hosts?: ReadonlyMap<string, string>;
+  log?: (line: string) => void;
+  pollMs?: number;
+}
+
+export interface LibraryServer {
+  server: Server;
+  listen(port?: number, host?: string): Promise<string>;
+  close(graceMs?: number): Promise<void>;
+  /** Read the library folder again now (sites added or removed) and re-read every open site's active pointer. */
+  recheck(): Promise<void>;
+  /** The sites opened so far (tests, metrics). */
+  opened(): string[];
+}
+
+/** A Host header as a site name: lower case, no port, no trailing dot; null when it is not a host name. */
+export function hostName(host: string | undefined): string | null {
+  if (host === undefined) return null;
+  const h = host.startsWith('[') ? null : host.replace(/:\d{1,5}$/, '');
+  return h === null ? null : siteName(h);
+}
+
+/** The library's own paths (every other path is a site's). */
+const OWN = new Set(['/_airlock/health', '/_airlock/library', '/_airlock/library.css']);
+
+export async function createLibraryServer(o: LibraryServerOptions): Promise<LibraryServer> {
+  const log = o.log ?? ((l: string) => process.stderr.write(l + '\n'));
+  const summaries = new SiteSummaries();
+  let known = new Set((await scan()).sites);
+  const open = new Map<string, Promise<OpenSite>>();
+  const failed = new Map<string, { at: number; message: string }>();
+  const hosts = new Map<string, string>();
+  for (const [name, domain] of o.hosts ?? []) hosts.set(siteName(name) ?? name, domain);
+
+  async function scan() {
+    const listing = await librarySites(o.library);
+    for (const s of listing.skipped) log(`airlock serve: warning: ${escapeControls(join(o.library, s.name))} ${s.why}; it is not served`);
+    return listing;
+  }
+
+  function site(domain: string): Promise<OpenSite> {
+    let p = open.get(domain);
+    if (p === undefined) {
+      p = openSite({ ...o.siteOptions(domain), store: join(o.library, domain) });
+      open.set(domain, p);
+      p.then(
+        () => {
+          failed.delete(domain);
+          log(`airlock serve: opened site ${domain}`);
+        },
+        (err: unknown) => {
+          open.delete(domain); // tried again by a later request
+          const message = err instanceof Error ? err.message : String(err);
+          failed.set(domain, { at: Date.now(), message });
+          log(`airlock serve: site ${domain} cannot be served: ${message}`);
+        },
+      );
+    }
+    return p;
+  }
+
+  async function rescan(): Promise<void> {
+    const now = new Set((await scan().catch(() => ({ sites: [...known] }))).sites);
+    for (const d of known) {
+      if (now.has(d)) continue;
+      const p = open.get(d);
+      open.delete(d);
+      log(`airlock serve: site ${d} was removed from the library`);
+      void p?.then((s) => s.close()).catch(() => {});
+    }
+    known = now;
+  }
+
+  const handler = (req: IncomingMessage, res: ServerResponse): void => {
+    const byHost = hostName(req.headers.host);
+    const named = byHost === null ? null : (hosts.get(byHost) ?? byHost);
+    if (named !== null && known.has(named)) return void toSite(named, req, res, null);
+    const url = req.url ?? '/';
+    const first = /^\/([^/?#]+)(?=[/?#]|$)/.exec(url)?.[1];
+    const prefixed = first === undefined ? null : siteName(first);
+    if (prefixed !== null && known.has(prefixed) && prefixed === first) {
+      const rest = url.slice(first!.length + 1);
+      if (rest === '' || rest.startsWith('?')) return redirect(res, `/${first}/${rest}`);
+      req.url = rest;
+      return void toSite(prefixed, req, res, `/${first}`);
+    }
+    void libraryRoute(req, res, url);
+  };
+
+  async function toSite(domain: string, req: IncomingMessage, res: ServerResponse, prefix: string | null): Promise<void> {
+    let s: OpenSite;
+    try {
+      s = await site(domain);
+    } catch {
+      const f = failed.get(domain);
+      return text(res, 503, `site ${domain} cannot be served: ${f?.message ?? 'it failed to open'}\n`, ['Retry-After', '5']);
+    }
+    if (prefix !== null) keepPrefix(res, prefix);
+    s.handler(req, res);
+  }
+
+  async function libraryRoute(req: IncomingMessage, res: ServerResponse, url: string): Promise<void> {
+    const path = url.replace(/[?#].*$/, '');
+    // A page of a site reached by path, asking for one of its own root-relative URLs (`/guide`,
+    // `/_airlock/search.js`): back under its prefix (a 308 keeps the method and the body).
+    const from = refererSite(req);
+    if (from !== null && path !== '/' && !OWN.has(path)) return redirect(res, `/${from}${url}`);
+    const method = req.method ?? 'GET';
+    if (method !== 'GET' && method !== 'HEAD') return text(res, 405, 'Method Not Allowed\n', ['Allow', 'GET, HEAD']);
+    if (path === '/_airlock/health') return json(res, { status: 'ok', sites: known.size });
+    if (path === '/_airlock/library.css') return send(res, 200, 'text/css; charset=utf-8', LANDING_CSS, []);
+    if (path === '/_airlock/library' || path === '/') {
+      await rescan();
+      const listing = await summaries.list(o.library).catch(() => ({ sites: [], skipped: [] }));
+      const sites = listing.sites.map((s) => {
+        const f = failed.get(s.domain);
+        return f && s.problem === null ? { ...s, problem: f.message } : s;
+      });
+      if (path === '/') return send(res, 200, 'text/html; charset=utf-8', landingPage(sites), []);
+      return json(res, { sites, skipped: listing.skipped.map((s) => s.name) });
+    }
+    return text(res, 404, `no site here: ${known.size === 0 ? 'the library holds no site' : 'the library page is at /'}\n`, []);
+  }
+
+  function refererSite(req: IncomingMessage): string | null {
+    const ref = req.headers.referer;
+    if (ref === undefined) return null;
+    try {
+      const u = new URL(ref);
+      if (u.host !== req.headers.host) return null;
+      const first = /^\/([^/]+)\//.exec(u.pathname)?.[1];
+      return first !== undefined && known.has(first) ? first : null;
+    } catch {
+      return null;
+    }
+  }
+
+  const server = createServer({ keepAliveTimeout: 5000 }, handler);
+  refuseConnect(server);
+  const timer = setInterval(() => void rescan().catch(() => {}), o.pollMs ?? 2000);
+  timer.unref();
+
+  return {
+    server,
+    opened: () => [...open.keys()],
+    recheck: async () => {
+      await rescan();
+      await Promise.all([...open.values()].map((p) => p.then((s) => s.versions.recheck()).catch(() => {})));
+    },
+    listen: (port = 0, host = '127.0.0.1') =>
+      new Promise((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, host, () => {
+          server.off('error', reject);
+          const a = server.address() as AddressInfo;
+          resolve(`http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}/`);
+        });
+      }),
+    close: async (graceMs = 10_000) => {
+      clearInterval(timer);
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const t = setTimeout(() => server.closeAllConnections(), graceMs);
+      await closed;
+      clearTimeout(t);
+      await Promise.all([...open.values()].map((p) => p.then((s) => s.close()).catch(() => {})));
+      open.clear();
+    },
+  };
+}

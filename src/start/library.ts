@@ -1,0 +1,94 @@
+import { resolve } from 'node:path';
+import { UsageError } from '../errors.js';
+import { resolveFeatures } from '../features/resolve.js';
+import { siteName } from '../store/library.js';
+import { listenError, probeListen } from '../util/listen.js';
+import { numberOption } from '../util/number-option.js';
+import { whenAborted, type SignalTrap } from '../util/signals.js';
+import { FLAG_RANGES } from '../values/settings.js';
+
+/**
+ * `airlock serve --library LIB`: every site of the library from one process (src/serve/library.ts),
+ * each with the deployment type's features and its own local search. Options that make sense for
+ * one store only (a pinned --version, --follow, --mirror, a values file's bundle) are refused in
+ * words rather than applied to every site.
+ */
+export interface LibraryServeOptions {
+  /** serve's flags: --library, --site-host NAME=DOMAIN (repeatable), --deployment, --enable, --disable, --port, --host, --cache-mb; any other is refused. */
+  flags: { library?: string; 'site-host'?: string[]; deployment?: string; enable?: string[]; disable?: string[]; port?: string; host?: string } & Record<
+    string,
+    unknown
+  >;
+  cacheMb?: number;
+  cwd: string;
+  log: (line: string) => void;
+  onUrl: (url: string) => void;
+  trap: () => SignalTrap;
+}
+
+export function parseHostMaps(given: readonly string[]): Map<string, string> {
+  const m = new Map<string, string>();
+  for (const g of given) {
+    const [name, domain, extra] = g.split('=');
+    const n = siteName(name ?? '');
+    const d = siteName(domain ?? '');
+    if (extra !== undefined || n === null || d === null)
+      throw new UsageError(`--site-host ${JSON.stringify(g)}: give NAME=DOMAIN, two host names (docs.vendor.example=vendor-docs.intranet)`, {
+        subject: '--site-host',
+      });
+    if (m.has(n) && m.get(n) !== d) throw new UsageError(`--site-host maps ${n} to both ${m.get(n)} and ${d}`, { subject: '--site-host' });
+    m.set(n, d);
+  }
+  return m;
+}
+
+export async function startLibrary(o: LibraryServeOptions): Promise<number> {
+  const { library, 'site-host': hostMaps, deployment, enable, disable, port: givenPort, host: givenHost, 'cache-mb': _cacheMb, ...rest } = o.flags;
+  const refused = Object.entries(rest)
+    .filter(([, v]) => v !== undefined)
+    .map(([k]) => `--${k}`);
+  if (refused.length > 0)
+    throw new UsageError(
+      `--library serves every site of a library as it is; it does not take ${refused.join(', ')} (serve one site's store with --store for those)`,
+      {
+        subject: refused[0]!,
+      },
+    );
+  const resolved = resolveFeatures({ deployment, enable, disable });
+  const hosts = parseHostMaps(hostMaps ?? []);
+  const host = givenHost ?? '127.0.0.1';
+  const port = numberOption(givenPort, '--port', FLAG_RANGES.port) ?? 8080;
+  await probeListen(host, port);
+  const [{ createLibraryServer }, { featureOptions }, { BodyCache }] = await Promise.all([
+    import('../serve/library.js'),
+    import('../serve/features.js'),
+    import('../serve/body-cache.js'),
+  ]);
+  const bodyCache = new BodyCache((o.cacheMb ?? 64) * 1024 * 1024); // one budget for every site
+  const trap = o.trap();
+  trap.onHangup(() => {});
+  const lib = await createLibraryServer({
+    library: resolve(o.cwd, library!),
+    hosts,
+    log: o.log,
+    // Each site its own features (its local search index is its own), made when the site is opened.
+    siteOptions: (domain) => {
+      const log = (line: string) => o.log(line.replace(/^airlock serve: /, `airlock serve: ${domain}: `));
+      return { ...featureOptions(resolved, null, { log }), bodyCache, log };
+    },
+  });
+  try {
+    if (trap.signal.aborted) return 0;
+    const url = await lib.listen(port, host).catch((err: unknown) => {
+      throw listenError(err, host, port);
+    });
+    o.onUrl(url);
+    o.log(`airlock serve: serving the library ${library!} at ${url}`);
+    trap.onHangup(() => void lib.recheck());
+    await whenAborted(trap.signal);
+    o.log('airlock serve: shutting down: finishing in-flight requests');
+  } finally {
+    await lib.close();
+  }
+  return 0;
+}

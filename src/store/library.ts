@@ -1,0 +1,96 @@
+import { lstat, readdir } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { EXIT, StoreError, UsageError } from '../errors.js';
+import { HOST_NAME } from '../package/label.js';
+import { readPackage } from '../package/reader.js';
+import { isDeltaPackage, readDelta } from '../delta/index.js';
+import { kindOf } from '../util/fsx.js';
+import { escapeControls } from '../util/terminal.js';
+import { storeKind } from './location.js';
+
+/**
+ * A library: a folder of stores, one per site, each named by its site's domain in lower case
+ * (LIB/docs.vendor.example/). Each is a whole store (its own lock, audit log, trust policy,
+ * leases), so one vendor's keys never admit another site's pages. Nothing else is kept at the
+ * library's level: a site is added by importing into it, removed by removing its folder.
+ */
+
+/** The library's folder name for a domain: the host name in lower case, without a trailing dot; null when it is not a host name. */
+export function siteName(domain: string): string | null {
+  const d = domain.toLowerCase().replace(/\.$/, '');
+  return HOST_NAME.test(d) ? d : null;
+}
+
+/** The store of site `domain` in `library` (it may not exist yet). */
+export function siteStore(library: string, domain: string, subject = '--site'): string {
+  const name = siteName(domain);
+  if (name === null) throw new UsageError(`${subject} ${JSON.stringify(escapeControls(domain))} is not a host name like docs.example.com`, { subject });
+  return join(library, name);
+}
+
+export interface LibraryListing {
+  /** The sites' domains, sorted. */
+  sites: string[];
+  /** Entries that are not sites, each with why (served nowhere; worth a warning). */
+  skipped: Array<{ name: string; why: string }>;
+}
+
+/**
+ * The sites of a library: its sub-folders named by a host name in lower case. A file, a link, a
+ * name that is not a host name (or not in lower case) is no site, and is reported, never followed.
+ */
+export async function librarySites(library: string): Promise<LibraryListing> {
+  if ((await storeKind(library).catch(() => 'missing')) === 'missing')
+    throw new StoreError(
+      'AIRLOCK_NO_LIBRARY',
+      `library ${library} does not exist or is not a folder; create it by importing a package (airlock import PKG --library ${library})`,
+      { subject: library },
+      EXIT.USAGE,
+    );
+  const names = (await readdir(library)).sort();
+  const sites: string[] = [];
+  const skipped: LibraryListing['skipped'] = [];
+  for (const name of names) {
+    if (name.startsWith('.')) continue;
+    const st = await lstat(join(library, name)).catch(() => null);
+    if (st === null) continue; // removed while listed
+    if (!st.isDirectory()) skipped.push({ name, why: `is ${st.isFile() ? 'a file' : kindOf(st)}, not a site's store folder` });
+    else if (siteName(name) !== name) skipped.push({ name, why: 'is not named by a site domain in lower case (like docs.example.com)' });
+    else sites.push(name);
+  }
+  return { sites, skipped };
+}
+
+/**
+ * The store a command works on with `--library LIB [--site DOMAIN]`: the site's store, which
+ * must exist; without --site, the library's only site.
+ */
+export async function chooseSite(library: string, site: string | undefined): Promise<string> {
+  if (site !== undefined) {
+    const store = siteStore(library, site);
+    if ((await storeKind(store)) === 'missing') {
+      const { sites } = await librarySites(library);
+      throw new StoreError(
+        'AIRLOCK_NO_SITE',
+        `library ${library} has no site ${escapeControls(site)}; it holds ${sites.length === 0 ? 'none' : sites.join(', ')}`,
+        { subject: '--site' },
+        EXIT.USAGE,
+      );
+    }
+    return store;
+  }
+  const { sites } = await librarySites(library);
+  if (sites.length === 1) return join(library, sites[0]!);
+  throw new UsageError(
+    sites.length === 0
+      ? `library ${library} holds no site yet; import one with airlock import PKG --library ${library}`
+      : `library ${library} holds ${sites.length} sites; choose one with --site (${sites.join(', ')})`,
+    { subject: '--site' },
+  );
+}
+
+/** The domain a package or delta is for, read from its manifest (the package itself is verified by the import). */
+export async function packageDomain(path: string): Promise<string> {
+  const abs = resolve(path);
+  return (await isDeltaPackage(abs)) ? (await readDelta(abs)).manifest.domain : (await readPackage(abs)).manifest.domain;
+}

@@ -1,0 +1,183 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { Agent, request } from 'node:http';
+import { airlock, airlockAsync, startServer, stopAll } from '../helpers/bin.js';
+import { until } from '../helpers/wait.js';
+import { get } from '../serve/helpers.js';
+import { buildPackage, makeKey, makeTempDir, type TestKey } from '../store/helpers.js';
+
+/**
+ * A library: one store per site (LIB/DOMAIN), each with its own trust; the store commands take
+ * --library LIB --site DOMAIN; serve --library serves every site by Host and by path prefix.
+ */
+let dir: string;
+let lib: string;
+let vendor: TestKey;
+let other: TestKey;
+const pkgs: Record<string, string> = {};
+const SITES = ['docs.alpha.example', 'docs.beta.example', 'gamma.example'];
+
+const page = (site: string, v: string, title: string) =>
+  `<!doctype html><html><head><title>${title}</title></head><body><h1>${site} ${v}</h1><a href="/guide">guide</a></body></html>`;
+
+beforeAll(async () => {
+  dir = await makeTempDir('airlock-library-cli-');
+  lib = join(dir, 'lib');
+  vendor = await makeKey(dir, 'vendor');
+  other = await makeKey(dir, 'other');
+  for (const site of SITES) {
+    for (const v of ['v1', 'v2']) {
+      const key = site === 'gamma.example' ? other : vendor;
+      await mkdir(join(dir, `${site}-${v}`));
+      pkgs[`${site}-${v}`] = await buildPackage(join(dir, `${site}-${v}`), {
+        version: v,
+        domain: site,
+        key,
+        files: {
+          'index.html': page(site, v, `Home of ${site}`),
+          'guide.html': `<title>Guide</title><p>${site} guide ${v}</p>`,
+          'app.css': `/* ${site} ${v} */`,
+        },
+      });
+    }
+  }
+  await mkdir(join(dir, 'gamma-by-vendor'));
+  pkgs['gamma-by-vendor'] = await buildPackage(join(dir, 'gamma-by-vendor'), {
+    version: 'v3',
+    domain: 'gamma.example',
+    key: vendor,
+    files: { 'index.html': page('gamma.example', 'v3', 'x') },
+  });
+  // gamma's store admits only "other"'s key, by its own trust policy.
+  const init = airlock(['trust', 'init', '--library', lib, '--site', 'gamma.example', '--key', `other=${other.pubPath}`, '--threshold', '1']);
+  expect(init.status, init.stderr).toBe(0);
+  for (const site of SITES) {
+    const trust = site === 'gamma.example' ? [] : ['--trust', vendor.pubPath]; // gamma: its policy's keys only
+    const r = airlock(['import', pkgs[`${site}-v1`]!, '--library', lib, ...trust, '--activate', '--json']);
+    expect(r.status, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ store: join(lib, site), version: 'v1', activated: true });
+  }
+}, 60_000);
+afterEach(() => stopAll());
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('a library of stores', () => {
+  it("import --library puts each package into the store of its own domain; one site's trust never admits another's packages", () => {
+    expect(SITES.every((s) => existsSync(join(lib, s, 'versions', 'v1')))).toBe(true);
+    // gamma's policy holds only "other": gamma's package signed by the vendor's key is refused there (exit 4).
+    const byVendor = airlock(['import', pkgs['gamma-by-vendor']!, '--library', lib]);
+    expect(byVendor.status, byVendor.stderr).toBe(4);
+    expect(existsSync(join(lib, 'gamma.example', 'versions', 'v3'))).toBe(false);
+    const intoGamma = airlock(['import', pkgs['gamma.example-v2']!, '--library', lib, '--json']);
+    expect(intoGamma.status, intoGamma.stderr).toBe(0);
+    const list = airlock(['list', '--library', lib, '--site', 'GAMMA.example.', '--json']);
+    expect(list.status, list.stderr).toBe(0);
+    expect((JSON.parse(list.stdout) as { versions: Array<{ version: string }> }).versions.map((v) => v.version).sort()).toEqual(['v1', 'v2']);
+  });
+
+  it('the store commands name a site with --site; a library of several sites needs it; a site it does not hold is named', () => {
+    const many = airlock(['list', '--library', lib]);
+    expect(many.status).toBe(2);
+    expect(many.stderr).toContain(`holds 3 sites; choose one with --site (${SITES.join(', ')})`);
+    const none = airlock(['activate', 'v1', '--library', lib, '--site', 'nope.example']);
+    expect(none.status).toBe(2);
+    expect(none.stderr).toContain('has no site nope.example; it holds');
+    expect(none.stderr).toContain('[AIRLOCK_NO_SITE]');
+    const bad = airlock(['list', '--library', lib, '--site', '../gamma.example']);
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain('is not a host name');
+    const both = airlock(['list', '--library', lib, '--store', join(lib, 'gamma.example')]);
+    expect(both.status).toBe(2);
+    expect(airlock(['audit', 'verify', '--library', lib, '--site', 'gamma.example']).status).toBe(0);
+    expect(airlock(['trust', 'show', '--library', lib, '--site', 'gamma.example', '--json']).stdout).toContain('"serial": 1');
+  });
+});
+
+describe('serve --library', () => {
+  it('serves each site by Host (any case, a port, a trailing dot) and by path prefix; an unknown host gets the library, never a site', async () => {
+    const s = await startServer(['serve', '--library', lib, '--port', '0', '--site-host', 'alpha.intranet=docs.alpha.example']);
+    const port = new URL(s.url).port;
+    const home = await get(s.url + '/', { Host: `DOCS.Beta.Example.:${port}` });
+    expect(home.body.toString()).toContain('<h1>docs.beta.example v1</h1>');
+    expect((await get(s.url + '/guide', { Host: 'alpha.intranet' })).body.toString()).toContain('docs.alpha.example guide v');
+    // By path: the prefix is taken off; the site's own redirects keep it; its root-relative links come back under it.
+    expect((await get(s.url + '/gamma.example/guide')).body.toString()).toContain('gamma.example guide v1');
+    expect((await get(s.url + '/gamma.example')).headers.location).toBe('/gamma.example/');
+    const back = await get(s.url + '/guide', { Referer: `${s.url}/gamma.example/` });
+    expect([back.status, back.headers.location]).toEqual([308, '/gamma.example/guide']);
+    // An unknown host: the landing page at /, and 404 (not another site's page) elsewhere.
+    const landing = await get(s.url + '/', { Host: 'unknown.example' });
+    expect(landing.status).toBe(200);
+    for (const site of SITES) expect(landing.body.toString()).toContain(`<a href="/${site}/">Home of ${site}</a>`);
+    expect((await get(s.url + '/guide', { Host: 'unknown.example' })).status).toBe(404);
+    const json = JSON.parse((await get(s.url + '/_airlock/library')).body.toString()) as {
+      sites: Array<{ domain: string; version: string; title: string; pages: number }>;
+    };
+    expect(json.sites.map((x) => [x.domain, x.title, x.pages])).toEqual(SITES.map((x) => [x, `Home of ${x}`, 2]));
+    // A site added while serving is served; a folder that is no site is not.
+    await mkdir(join(dir, 'delta-pkg'));
+    const added = await buildPackage(join(dir, 'delta-pkg'), {
+      version: 'v1',
+      domain: 'delta.example',
+      key: vendor,
+      files: { 'index.html': page('delta.example', 'v1', 'Delta') },
+    });
+    await writeFile(join(lib, 'README.txt'), 'not a site');
+    expect(airlock(['import', added, '--library', lib, '--trust', vendor.pubPath, '--activate']).status).toBe(0);
+    await until(async () => (await get(s.url + '/', { Host: 'delta.example' })).body.toString().includes('<h1>delta.example v1</h1>'), { timeoutMs: 10_000 });
+    expect(s.stderr()).toContain('README.txt is a file, not a site');
+    expect(await s.stop()).toBe(0);
+  }, 60_000);
+
+  it('a switch of one site under load: 0 failed requests on every site, the switched one answering from one version per response', async () => {
+    const s = await startServer(['serve', '--library', lib, '--port', '0']);
+    const agent = new Agent({ keepAlive: true, maxSockets: 8 });
+    const hit = (path: string) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = request(s.url + path, { agent }, (res) => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => (body += c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        });
+        req.setTimeout(10_000, () => req.destroy(new Error('timeout')));
+        req.on('error', reject);
+        req.end();
+      });
+    const seen = new Map<string, Set<string>>(SITES.map((x) => [x, new Set()]));
+    let failed = 0;
+    let done = false;
+    const hammer = async (site: string) => {
+      for (let i = 0; !done && i < 20_000; i++) {
+        const r = await hit(`/${site}/`).catch(() => ({ status: 0, body: '' }));
+        const v = /<h1>\S+ (v\d)<\/h1>/.exec(r.body)?.[1];
+        if (r.status !== 200 || v === undefined) failed++;
+        else seen.get(site)!.add(v);
+      }
+    };
+    const load = SITES.map(hammer);
+    await until(() => [...seen.values()].every((v) => v.size > 0), { timeoutMs: 10_000 });
+    const beta = { library: ['--library', lib, '--site', 'docs.beta.example'] };
+    // Imported and activated while every site is being asked for (the test's loop keeps running).
+    expect((await airlockAsync(['import', pkgs['docs.beta.example-v2']!, ...beta.library.slice(0, 2), '--trust', vendor.pubPath])).status).toBe(0);
+    expect((await airlockAsync(['activate', 'v2', ...beta.library])).status).toBe(0);
+    await until(() => seen.get('docs.beta.example')!.has('v2'), { timeoutMs: 10_000 });
+    done = true;
+    await Promise.all(load);
+    agent.destroy();
+    expect(failed).toBe(0);
+    expect([...seen.get('docs.beta.example')!].sort()).toEqual(['v1', 'v2']);
+    expect([...seen.get('gamma.example')!]).toEqual(['v1']);
+    expect(await s.stop()).toBe(0);
+  }, 60_000);
+
+  it('refuses options that belong to one store, naming them', () => {
+    const r = airlock(['serve', '--library', lib, '--version', 'v1', '--port', '0']);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('does not take --version');
+  });
+});
