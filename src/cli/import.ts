@@ -3,7 +3,7 @@ import { loadPublicKey } from '../package/keys.js';
 import { importPrepared } from '../store/import-prepared.js';
 import { resolveStore } from '../store/paths.js';
 import { packageDomain, siteStore } from '../store/library.js';
-import { STORE_FLAGS, libraryForImport } from './store-flag.js';
+import { libraryForImport } from './store-flag.js';
 import { packageArgs } from './volumes.js';
 import { parse } from './args.js';
 import { printResult, type Command } from './context.js';
@@ -22,7 +22,8 @@ const command: Command = {
     const trap = trapFor(ctx);
     const { signal } = trap;
     const { values, positionals } = parse(argv, {
-      ...STORE_FLAGS,
+      store: { type: 'string' },
+      library: { type: 'string' }, // the site is the package's own domain: no --site
       trust: { type: 'string', multiple: true },
       'allow-unsigned': { type: 'boolean' },
       'allow-downgrade': { type: 'boolean' },

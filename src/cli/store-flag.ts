@@ -35,7 +35,6 @@ export async function storeToCreate(v: Given, ctx: { env: NodeJS.ProcessEnv; cwd
 }
 
 /** The store of `import --library LIB`: the package's own domain, a site created on its first import. */
-export function libraryForImport(v: Given, cwd: string): string | null {
-  if (v.site !== undefined) throw new UsageError("import --library takes the site from the package's domain; leave --site out", { subject: '--site' });
+export function libraryForImport(v: Omit<Given, 'site'>, cwd: string): string | null {
   return libraryOf(v, cwd);
 }

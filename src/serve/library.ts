@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { librarySites, siteName } from '../store/library.js';
+import { hostMap, hostName } from './library-hosts.js';
 import { refuseConnect } from '../util/http-connect.js';
 import { escapeControls } from '../util/terminal.js';
 import { openSite, type OpenSite } from './server.js';
@@ -42,13 +43,6 @@ export interface LibraryServer {
   opened(): string[];
 }
 
-/** A Host header as a site name: lower case, no port, no trailing dot; null when it is not a host name. */
-export function hostName(host: string | undefined): string | null {
-  if (host === undefined) return null;
-  const h = host.startsWith('[') ? null : host.replace(/:\d{1,5}$/, '');
-  return h === null ? null : siteName(h);
-}
-
 /** The library's own paths (every other path is a site's). */
 const OWN = new Set(['/_airlock/health', '/_airlock/library', '/_airlock/library.css']);
 
@@ -58,8 +52,7 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
   let known = new Set((await scan()).sites);
   const open = new Map<string, Promise<OpenSite>>();
   const failed = new Map<string, { at: number; message: string }>();
-  const hosts = new Map<string, string>();
-  for (const [name, domain] of o.hosts ?? []) hosts.set(siteName(name) ?? name, domain);
+  const hosts = hostMap(o.hosts, known, o.library, log);
 
   async function scan() {
     const listing = await librarySites(o.library);

@@ -175,9 +175,16 @@ describe('serve --library', () => {
     expect(await s.stop()).toBe(0);
   }, 60_000);
 
-  it('refuses options that belong to one store, naming them', () => {
+  it('refuses options that belong to one store, and a host name mapped to two sites, naming them', () => {
     const r = airlock(['serve', '--library', lib, '--version', 'v1', '--port', '0']);
     expect(r.status).toBe(2);
     expect(r.stderr).toContain('does not take --version');
+    // One name, one site: a site's own domain cannot be mapped to another site.
+    const twice = airlock(['serve', '--library', lib, '--port', '0', '--site-host', 'gamma.example=docs.alpha.example']);
+    expect(twice.status).toBe(2);
+    expect(twice.stderr).toContain('gamma.example is the domain of a site of the library');
+    const bad = airlock(['serve', '--library', lib, '--port', '0', '--site-host', 'alpha.intranet']);
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain('give NAME=DOMAIN');
   });
 });

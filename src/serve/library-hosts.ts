@@ -1,0 +1,38 @@
+import { join } from 'node:path';
+import { UsageError } from '../errors.js';
+import { siteName } from '../store/library.js';
+
+/** Which site a Host names (library.ts): the Host header as a site name, and the names mapped to sites. */
+
+/** A Host header as a site name: lower case, no port, no trailing dot; null when it is not a host name. */
+export function hostName(host: string | undefined): string | null {
+  if (host === undefined) return null;
+  const h = host.startsWith('[') ? null : host.replace(/:\d{1,5}$/, '');
+  return h === null ? null : siteName(h);
+}
+
+/**
+ * The names mapped to sites (`--site-host NAME=DOMAIN`), checked against the library: a site's
+ * own domain reaches that site, so mapping it to another is refused (one name, one site); a
+ * mapping to a site not there yet is kept (it may be imported while serving), with a warning.
+ */
+export function hostMap(
+  given: ReadonlyMap<string, string> | undefined,
+  known: ReadonlySet<string>,
+  library: string,
+  log: (line: string) => void,
+): Map<string, string> {
+  const hosts = new Map<string, string>();
+  for (const [name, domain] of given ?? []) {
+    if (known.has(name) && domain !== name)
+      throw new UsageError(
+        `--site-host ${name}=${domain}: ${name} is the domain of a site of the library (${join(library, name)}); one host name reaches one site`,
+        {
+          subject: '--site-host',
+        },
+      );
+    if (!known.has(domain)) log(`airlock serve: warning: --site-host ${name}=${domain}: the library holds no site ${domain} yet`);
+    hosts.set(name, domain);
+  }
+  return hosts;
+}
