@@ -54,12 +54,13 @@ export class LocalSearch {
 
   /**
    * The server loaded this version (start, switch, repair): prepare its index once `after` (its
-   * HTML, which readers wait for, takes the cores first), drop the others.
+   * HTML, which readers wait for, takes the cores first), drop the others. `onDemand`: prepare it
+   * at its first query instead (a library's many sites: a site nobody searches costs no worker).
    */
-  use(src: SearchSource, after?: Promise<unknown>): void {
+  use(src: SearchSource, after?: Promise<unknown>, onDemand = false): void {
     this.latest = src.label;
     for (const [v, e] of this.entries) if (v !== src.label) this.stop(e);
-    if (this.entries.has(src.label)) return;
+    if (this.entries.has(src.label) || onDemand) return;
     if (!after) {
       this.start(src);
       return;

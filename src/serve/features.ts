@@ -23,7 +23,7 @@ export interface RelayMount {
 export function featureOptions(
   resolved: ResolvedFeatures,
   relay?: RelayMount | null,
-  o: { log?: (line: string) => void } = {},
+  o: { log?: (line: string) => void; searchOnDemand?: boolean } = {},
 ): Pick<AirlockServerOptions, 'features' | 'csp' | 'htmlTransform' | 'appRoute' | 'app' | 'onVersion' | 'onClose'> {
   const doc = featuresDocument(resolved);
   const off = (method: string, path: string) => {
@@ -46,7 +46,7 @@ export function featureOptions(
     app.route('/', searchRoutes(search));
   }
   return {
-    ...(search ? { onVersion: (idx) => search.use(idx.source, idx.preparing?.htmlDone), onClose: () => search.close() } : {}),
+    ...(search ? { onVersion: (idx) => search.use(idx.source, idx.preparing?.htmlDone, o.searchOnDemand), onClose: () => search.close() } : {}),
     features: () => doc,
     csp: ({ scriptHashes, styleHashes }) => cspFor(resolved, { scriptHashes, styleHashes }),
     // Run on worker threads at load and cached on disk per options (html-pages.ts).

@@ -36,3 +36,16 @@ export function hostMap(
   }
   return hosts;
 }
+
+/** The site whose page (reached by its path prefix, on this same host) sent this request: its Referer's first segment. */
+export function refererSite(referer: string | undefined, host: string | undefined, known: ReadonlySet<string>): string | null {
+  if (referer === undefined) return null;
+  try {
+    const u = new URL(referer);
+    if (u.host !== host) return null;
+    const first = /^\/([^/]+)\//.exec(u.pathname)?.[1];
+    return first !== undefined && known.has(first) ? first : null;
+  } catch {
+    return null;
+  }
+}

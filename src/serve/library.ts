@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { librarySites, siteName } from '../store/library.js';
-import { hostMap, hostName } from './library-hosts.js';
+import { hostMap, hostName, refererSite } from './library-hosts.js';
 import { refuseConnect } from '../util/http-connect.js';
 import { escapeControls } from '../util/terminal.js';
 import { openSite, type OpenSite } from './server.js';
@@ -31,6 +31,10 @@ export interface LibraryServerOptions {
   hosts?: ReadonlyMap<string, string>;
   log?: (line: string) => void;
   pollMs?: number;
+  /** A site not asked for in this long is closed (its index, watch, lease and search freed), opened again by its next request (default 10 min). */
+  idleMs?: number;
+  /** Milliseconds since the epoch (default Date.now): the idle clock; tests move it. */
+  clock?: () => number;
 }
 
 export interface LibraryServer {
@@ -51,6 +55,9 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
   const summaries = new SiteSummaries();
   let known = new Set((await scan()).sites);
   const open = new Map<string, Promise<OpenSite>>();
+  const lastUsed = new Map<string, number>();
+  const clock = o.clock ?? Date.now;
+  const idleMs = o.idleMs ?? 600_000;
   const failed = new Map<string, { at: number; message: string }>();
   const hosts = hostMap(o.hosts, known, o.library, log);
 
@@ -85,12 +92,18 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
     const now = new Set((await scan().catch(() => ({ sites: [...known] }))).sites);
     for (const d of known) {
       if (now.has(d)) continue;
-      const p = open.get(d);
-      open.delete(d);
       log(`airlock serve: site ${d} was removed from the library`);
-      void p?.then((s) => s.close()).catch(() => {});
+      closeSite(d);
     }
     known = now;
+    for (const [d, at] of lastUsed) if (clock() - at > idleMs) closeSite(d);
+  }
+
+  function closeSite(domain: string): void {
+    const p = open.get(domain);
+    open.delete(domain);
+    lastUsed.delete(domain);
+    void p?.then((s) => s.close()).catch(() => {});
   }
 
   const handler = (req: IncomingMessage, res: ServerResponse): void => {
@@ -111,6 +124,7 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
 
   async function toSite(domain: string, req: IncomingMessage, res: ServerResponse, prefix: string | null): Promise<void> {
     let s: OpenSite;
+    lastUsed.set(domain, clock());
     try {
       s = await site(domain);
     } catch {
@@ -125,7 +139,7 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
     const path = url.replace(/[?#].*$/, '');
     // A page of a site reached by path, asking for one of its own root-relative URLs (`/guide`,
     // `/_airlock/search.js`): back under its prefix (a 308 keeps the method and the body).
-    const from = refererSite(req);
+    const from = refererSite(req.headers.referer, req.headers.host, known);
     if (from !== null && path !== '/' && !OWN.has(path)) return redirect(res, `/${from}${url}`);
     const method = req.method ?? 'GET';
     if (method !== 'GET' && method !== 'HEAD') return text(res, 405, 'Method Not Allowed\n', ['Allow', 'GET, HEAD']);
@@ -142,19 +156,6 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
       return json(res, { sites, skipped: listing.skipped.map((s) => s.name) });
     }
     return text(res, 404, `no site here: ${known.size === 0 ? 'the library holds no site' : 'the library page is at /'}\n`, []);
-  }
-
-  function refererSite(req: IncomingMessage): string | null {
-    const ref = req.headers.referer;
-    if (ref === undefined) return null;
-    try {
-      const u = new URL(ref);
-      if (u.host !== req.headers.host) return null;
-      const first = /^\/([^/]+)\//.exec(u.pathname)?.[1];
-      return first !== undefined && known.has(first) ? first : null;
-    } catch {
-      return null;
-    }
   }
 
   const server = createServer({ keepAliveTimeout: 5000 }, handler);

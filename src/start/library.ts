@@ -74,7 +74,8 @@ export async function startLibrary(o: LibraryServeOptions): Promise<number> {
     // Each site its own features (its local search index is its own), made when the site is opened.
     siteOptions: (domain) => {
       const log = (line: string) => o.log(line.replace(/^airlock serve: /, `airlock serve: ${domain}: `));
-      return { ...featureOptions(resolved, null, { log }), bodyCache, log };
+      // A site's search index is prepared at its first query: a site nobody searches costs no worker.
+      return { ...featureOptions(resolved, null, { log, searchOnDemand: true }), bodyCache, log };
     },
   });
   try {
