@@ -1,7 +1,7 @@
 import type { KeyObject } from 'node:crypto';
 import type { ArchiveLimits } from '../archive/index.js';
 import type { Manifest } from '../package/index.js';
-import type { Admission, AllowDowngrade } from './admit.js';
+import { recordSeen, type Admission, type AllowDowngrade } from './admit.js';
 import { activateLocked } from './activate.js';
 import { appendAuditLocked } from './audit/append.js';
 import { auditWritable } from './audit/chain.js';
@@ -56,9 +56,20 @@ export async function beginLocked(o: ImportOptions): Promise<AuditHistory> {
   return history;
 }
 
-/** The version is already in the store with this content: record it, activate it if asked. */
-export async function keepExisting(o: ImportOptions, label: string, event: AuditEvent, admission: Admission): Promise<ImportResult> {
+/**
+ * The version is already in the store with this content: record it, activate it if asked. Its
+ * order goes into trust/seen.json where that holds a lower one or none (an import a crash cut
+ * short after its commit, before its seen order): it only ever raises the guard against downgrades.
+ */
+export async function keepExisting(
+  o: ImportOptions,
+  label: string,
+  event: AuditEvent,
+  admission: Admission,
+  seen: Pick<Manifest, 'domain' | 'version' | 'sequence' | 'createdAt'>,
+): Promise<ImportResult> {
   await appendAuditLocked(o.store, event);
+  await recordSeen(o.store, seen);
   if (o.activate) await activateLocked(o.store, label, { command: 'import --activate' });
   return { version: label, status: 'unchanged', activated: Boolean(o.activate), ...admissionFields(admission) };
 }

@@ -150,13 +150,9 @@ async function importOnBase(
         { subject: label },
       );
     }
-    const a = await admit({
-      manifest: parseManifest(stored, versionPaths(finalDir).manifest),
-      manifestBytes: stored,
-      signature: resolved.signature,
-      signatures: resolved.signatures,
-    });
-    return keepExisting(o, label, deltaEvent(pkg, layout, a, 'unchanged', typeof pkg === 'string' ? await fileSha256(pkg) : null), a);
+    const manifest = parseManifest(stored, versionPaths(finalDir).manifest);
+    const a = await admit({ manifest, manifestBytes: stored, signature: resolved.signature, signatures: resolved.signatures });
+    return keepExisting(o, label, deltaEvent(pkg, layout, a, 'unchanged', typeof pkg === 'string' ? await fileSha256(pkg) : null), a, manifest);
   }
   await checkFreeSpace(
     store,

@@ -197,7 +197,7 @@ async function importLocked(c: Checked, o: ImportOptions, lock: StoreLock): Prom
   const existing = await existingMeta(finalDir);
   if (existing) {
     await checkSameVersion(c.pkg, c.layout, finalDir, existing, signal);
-    return keepExisting(o, c.label, event(c, 'unchanged', existing.packageSha256), c.admission);
+    return keepExisting(o, c.label, event(c, 'unchanged', existing.packageSha256), c.admission, c.layout.manifest);
   }
   await checkFreeSpace(store, c.needed);
   return addVersion(o, lock, c.label, async (staging) => {

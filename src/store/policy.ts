@@ -1,26 +1,17 @@
 import { lstat, mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { AirlockError, VerificationError } from '../errors.js';
+import { AirlockError } from '../errors.js';
 import { atomicWriteFile, describeFsError, readRegularFile, readRegularFileIfExists } from '../util/fsx.js';
 import { trustPaths } from './paths.js';
 import { auditHistory } from './audit/chain.js';
 import { checkStoreFolder } from './location.js';
 import { settled } from './settle.js';
+import { brokenPolicy, lostEntry, lostInit } from './policy-broken.js';
+import { holdsRecords } from './audit/traces.js';
 import { checkRotation, envelope, parseSignedPolicy, policyDigest, policyFileRule, type LoadedPolicy } from './policy-document.js';
 
 /** The store's trust policy on disk: STORE/trust/policy.json and its chain of every accepted policy (the document itself: policy-document.ts). */
 export * from './policy-document.js';
-
-/**
- * A store that has had a trust policy and can no longer show an intact one (a missing policy.json,
- * a chain entry deleted, edited or out of order): exit 4, never a quiet fall back to --trust.
- */
-const brokenPolicy = (subject: string, why: string, restore: string) =>
-  new VerificationError(
-    'AIRLOCK_POLICY_BROKEN',
-    `${subject} ${why}; the store's trust policy cannot be trusted: imports are refused until ${restore} is restored from a backup`,
-    { subject },
-  );
 
 export { trustPaths };
 
@@ -107,11 +98,7 @@ async function loadOnce(store: string, given?: Buffer): Promise<PolicyChain | nu
   const names = staged && (found ?? []).length === recorded - 1 ? [...(found ?? []), chainName(recorded)] : found;
   const current = staged ?? onDisk;
   if (current === null && (names === null || names.length === 0)) {
-    if (recorded > 0)
-      throw broken(
-        t.policy,
-        `is missing, and so is its chain, yet the audit log records a trust init: a store that had a trust policy never falls back to --trust`,
-      );
+    if (recorded > 0) throw await lostInit(t, (await holdsRecords(store)) !== null);
     return null;
   }
   if (names === null) throw broken(t.chain, 'is missing, yet this store has had a trust policy (policy.json is there)');
@@ -179,13 +166,7 @@ async function loadOnce(store: string, given?: Buffer): Promise<PolicyChain | nu
   if (staged && onDisk !== null && !onDisk.equals(staged) && !(before && onDisk.equals(before)))
     throw broken(t.policy, `is neither the policy the audit log accepted last (policy ${recorded}) nor the one before it`);
   if (staged && onDisk === null && recorded > 1) throw broken(t.policy, `is missing, yet ${t.chain} holds ${recorded - 1} accepted policies`);
-  if (recorded > serials.length) {
-    throw broken(
-      join(t.chain, chainName(serials.length + 1)),
-      `is missing: the audit log records policy ${recorded} as accepted, but the chain ends at ${serials.length} (a newer policy was removed, or ${t.staged}, the staged copy of a change a crash cut short: then running that trust rotate again with the same policy and signatures writes it)`,
-      t.dir,
-    );
-  }
+  if (recorded > serials.length) throw await lostEntry(t, recorded, serials.length, chainName(serials.length + 1));
   return { current: prev!, serials };
 }
 

@@ -1,5 +1,5 @@
 import { AirlockError, EXIT, UsageError } from '../errors.js';
-import { appendAudit, appendAuditLocked, auditNotApplied } from './audit/append.js';
+import { acknowledgePending, appendAudit, appendAuditLocked, auditNotApplied } from './audit/append.js';
 import type { AuditLine } from './audit/files.js';
 import { auditWritable } from './audit/chain.js';
 import { policyDetail } from './audit/learn.js';
@@ -35,7 +35,7 @@ export async function initPolicy(store: string, bytes: Buffer, signatures: Buffe
     store,
     async () => {
       // A store that had a policy and lost part of it is broken (exit 4), not a place for a new root.
-      await finishPolicy(store); // a change a crash cut short after its line is written out first
+      // A policy a crash left staged after its line is the store's policy: this refusal writes nothing.
       const current = (await loadPolicyChain(store))?.current;
       if (current)
         throw new AirlockError(
@@ -45,6 +45,7 @@ export async function initPolicy(store: string, bytes: Buffer, signatures: Buffe
           { subject: store },
         );
       await auditWritable(store); // a chain that does not verify refuses (exit 4) before the policy is written
+      await acknowledgePending(store); // a first line a crash left without its head, adopted before any record is written
       // The line first, as for every change: a policy is never in place without its record. Staged
       // before it, so that a crash after the line leaves what the line accepted (loadPolicyChain).
       await stagePolicy(store, bytes, signatures);
@@ -88,11 +89,13 @@ export async function rotatePolicy(store: string, next: LoadedPolicy, o: { now?:
       async () => {
         const lost = await lostStage(store, next);
         if (lost) return restore(store, next, lost.by);
-        await finishPolicy(store); // a change a crash cut short after its line is written out first
+        // Checked against the policy in force (one a crash left staged after its line included) before anything is written.
         const current = await loadPolicy(store);
         if (!current) throw new UsageError(`store ${store} has no trust policy yet; start one with airlock trust init`, { subject: store });
         const by = checkRotation(current, next, now);
         await auditWritable(store); // a chain that does not verify refuses (exit 4) before the policy is written
+        await acknowledgePending(store); // a first line a crash left without its head, adopted before any record is written
+        await finishPolicy(store); // a change a crash cut short after its line is written out first
         await stagePolicy(store, next.bytes, next.signatures);
         const line = await appendAuditLocked(store, {
           command: 'trust rotate',

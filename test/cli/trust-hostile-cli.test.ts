@@ -564,6 +564,18 @@ describe('downgrade protection quietly switched off', () => {
     expect(run(['import', alicePkg, '--store', s, '--trust', 'a.pub', '--allow-downgrade']).status).toBe(0);
   });
 
+  it('an import cut short after its commit, before its seen order: importing that package again with --allow-downgrade (as the refusal says) restores the order', async () => {
+    const s = join(dir, 'seen-after-commit');
+    expect(run(['import', outsiderPkg, '--store', s, '--trust', 'd.pub']).status).toBe(0);
+    await rm(join(s, 'trust', 'seen.json')); // what a crash between the commit and the seen write leaves
+    const refused = await refusedUnchanged(s, ['import', alicePkg, '--store', s, '--trust', 'a.pub'], 4, 'AIRLOCK_BAD_SEEN');
+    expect(refused.stderr).toContain('import that package again with --allow-downgrade');
+    const again = run(['import', outsiderPkg, '--store', s, '--trust', 'd.pub', '--allow-downgrade']);
+    expect([again.status, again.stdout]).toEqual([0, expect.stringContaining('unchanged')]);
+    // The order is back: the older package is refused as a downgrade, no longer for a missing order.
+    await refusedUnchanged(s, ['import', alicePkg, '--store', s, '--trust', 'a.pub'], 4, 'AIRLOCK_DOWNGRADE');
+  });
+
   /** Three packages of one domain, each packed after the one before (so in rising sequence), all signed by alice. */
   const ordered = (out: string) =>
     ['o1', 'o2', 'o3'].map((label) => {

@@ -241,7 +241,12 @@ describe('a policy change is recorded before it is made', () => {
       await writeFile(staged(store), JSON.stringify(tamper(JSON.parse(await readFile(staged(store), 'utf8')))));
       const before = await storeDigest(store);
       const planted = await readFile(staged(store));
-      await expect(loadPolicyChain(store)).rejects.toMatchObject({ code: 'AIRLOCK_POLICY_BROKEN', exitCode: 4 });
+      // Named as what it is (not a lost copy to make again): there, but not what the log accepted or not accepted by policy 1.
+      await expect(loadPolicyChain(store)).rejects.toMatchObject({
+        code: 'AIRLOCK_POLICY_BROKEN',
+        exitCode: 4,
+        message: expect.stringMatching(/staged\.json (is there but is not the policy the log accepted|was not accepted by policy 1)/),
+      });
       await expect(rotatePolicy(store, readNewPolicy(third, signBytes(third, [bob!.priv]), 'third'))).rejects.toMatchObject({ exitCode: 4 });
       expect(await storeDigest(store)).toBe(before);
       expect(await readFile(staged(store))).toEqual(planted);
@@ -254,6 +259,11 @@ describe('a policy change is recorded before it is made', () => {
     const policyJson = await readFile(join(store, 'trust', 'policy.json'));
     await writeFile(staged(store), JSON.stringify({ format: 'airlock-signed-policy/1', policy: next.toString('utf8'), signatures: [] }));
     expect((await loadPolicyChain(store))!.serials).toEqual([1, 2]);
+    // A byte-equal copy of the last entry (a crash after the chain write, before the staged copy went): a refused rotation leaves it as it is.
+    await writeFile(staged(store), await readFile(join(store, 'trust', 'chain', '00000002.json')));
+    const leftover = await storeDigest(store);
+    await expect(rotatePolicy(store, readNewPolicy(next, [sig], 'next'))).rejects.toMatchObject({ code: 'AIRLOCK_POLICY_REPLAY' });
+    expect(await storeDigest(store)).toBe(leftover);
     await rotatePolicy(store, readNewPolicy(third, signBytes(third, [bob!.priv]), 'third'));
     expect((await loadPolicyChain(store))!.serials).toEqual([1, 2, 3]);
     expect(await readFile(join(store, 'trust', 'chain', '00000002.json'))).toEqual(policyJson);
@@ -319,6 +329,13 @@ describe('a policy change is recorded before it is made', () => {
       await crashAt(init, `await ops.initPolicy(${JSON.stringify(init)}, Buffer.from(${b64(first)}, 'base64'), []);`, entry, before === true);
       expect(await verifyAudit(init)).toMatchObject({ ok: true });
       expect((await loadPolicyChain(init))?.serials ?? [], point).toEqual(happened ? [1] : []);
+      if (happened) {
+        // The next policy change on the store init created goes on from what the crash left (a first line without its head adopted before anything is written).
+        const second = newPolicy({ keys: [carol!].map((k) => ({ name: k.name, pem: k.pem })), threshold: 1, serial: 2 });
+        await rotatePolicy(init, readNewPolicy(second, signBytes(second, [alice!.priv]), 'second'));
+        expect((await loadPolicyChain(init))!.serials, point).toEqual([1, 2]);
+        expect(await verifyAudit(init), point).toMatchObject({ ok: true });
+      }
       // trust rotate on a store with policy 1
       const rot = join(dir, `s${++n}`);
       await installPolicy(rot, [alice!, bob!], 1);

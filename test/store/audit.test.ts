@@ -99,7 +99,13 @@ describe('audit log hash chain (trust policy, several signers)', () => {
 
   it('bytes after the last line that no crash leaves (not the start of the next line): a break, never removed', async () => {
     const bad = ['garbage', '{"n":3,"hello"', '{"n":30,"time"', '\u0000\u0000x', '{"n":3,"time":"2026-\ttab', '{"n":3,"time":"x"}{"n":4,"time"'];
-    for (const tail of [...bad, Buffer.from([...Buffer.from('{"n":3,"time":"2026-'), 0xff])]) {
+    // A character cut at the end that no completion makes valid UTF-8: a surrogate's start, a code point past U+10FFFF.
+    const cut = [
+      [0xed, 0xa0],
+      [0xf4, 0x90],
+      [0xe0, 0x80],
+    ].map((b) => Buffer.from([...Buffer.from('{"n":3,"time":"2026-'), ...b]));
+    for (const tail of [...bad, Buffer.from([...Buffer.from('{"n":3,"time":"2026-'), 0xff]), ...cut]) {
       const store = await logWith(2);
       await writeFile(auditPaths(store).log, tail, { flag: 'a' });
       const size = (await readFile(auditPaths(store).log)).length;

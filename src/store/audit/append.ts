@@ -48,6 +48,18 @@ export async function appendAuditLocked(store: string, event: AuditEvent): Promi
   return writeLine(store, head, event);
 }
 
+/**
+ * Adopt now a complete line past the head (or a first line with no head) that a crash left
+ * unacknowledged: write the head that covers it (caller holds the lock). For a change that writes
+ * records before its own line (a policy change writing out the one a crash cut short): once the
+ * store holds them, a first line without its head would no longer pass for a crash's leftover.
+ */
+export async function acknowledgePending(store: string): Promise<void> {
+  const s = await scanChain(store);
+  if (s.problem) throw broken(store, `${s.problem}; check it with airlock audit verify`, { line: s.line });
+  if (s.pending) await atomicWriteFile(auditPaths(store).head, JSON.stringify({ count: s.lines, hash: s.lastHash, size: s.end } satisfies Head) + '\n');
+}
+
 /** Write one line after `h` (fsynced), then the new head (temp, fsync, rename). */
 async function writeLine(store: string, h: Head, e: AuditEvent): Promise<Head & AuditLine> {
   const p = auditPaths(store);

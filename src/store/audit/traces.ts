@@ -51,9 +51,14 @@ function utf8CutAtEnd(b: Buffer): boolean {
   }
   const lead = i >= 0 ? b[i]! : 0;
   const needs = lead >= 0xf0 && lead <= 0xf4 ? 3 : lead >= 0xe0 && lead <= 0xef ? 2 : lead >= 0xc2 && lead <= 0xdf ? 1 : 0;
-  const end = needs > continuation ? i : b.length;
+  const cut = needs > continuation;
+  // A cut character must still be the start of one (E0 A0…, ED 80–9F, F0 90…, F4 80–8F: no surrogate,
+  // nothing past U+10FFFF); completed with the lowest continuation bytes, it decodes.
+  const completed = cut && continuation > 0 ? Buffer.concat([b.subarray(i), Buffer.alloc(needs - continuation, 0x80)]) : null;
   try {
-    new TextDecoder('utf-8', { fatal: true }).decode(b.subarray(0, end));
+    const decoder = new TextDecoder('utf-8', { fatal: true });
+    decoder.decode(b.subarray(0, cut ? i : b.length));
+    if (completed) decoder.decode(completed);
     return true;
   } catch {
     return false;
