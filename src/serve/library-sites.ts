@@ -71,7 +71,8 @@ export class SiteSummaries {
       this.cache.set(domain, s);
       return s;
     } catch (err) {
-      return { ...base, version: null, title: domain, pages: null, importedAt: null, problem: err instanceof Error ? err.message : String(err) };
+      const problem = (err instanceof Error ? err.message : String(err)).replaceAll(library + '/', ''); // where in the store, not where on the server
+      return { ...base, version: null, title: domain, pages: null, importedAt: null, problem };
     }
   }
 }

@@ -48,6 +48,8 @@ export interface LibraryServer {
 }
 
 /** The library's own paths (every other path is a site's). */
+/** A site that failed to open is opened again by a request after this long. */
+const RETRY_MS = 5000;
 const OWN = new Set(['/_airlock/health', '/_airlock/library', '/_airlock/library.css']);
 
 export async function createLibraryServer(o: LibraryServerOptions): Promise<LibraryServer> {
@@ -80,7 +82,8 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
         (err: unknown) => {
           open.delete(domain); // tried again by a later request
           const message = err instanceof Error ? err.message : String(err);
-          failed.set(domain, { at: Date.now(), message });
+          // Readers see where in the site's store, not where the library is on this server.
+          failed.set(domain, { at: clock(), message: message.replaceAll(o.library + '/', '') });
           log(`airlock serve: site ${domain} cannot be served: ${message}`);
         },
       );
@@ -125,11 +128,14 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
   async function toSite(domain: string, req: IncomingMessage, res: ServerResponse, prefix: string | null): Promise<void> {
     let s: OpenSite;
     lastUsed.set(domain, clock());
+    const unavailable = () => text(res, 503, `site ${domain} cannot be served: ${failed.get(domain)?.message ?? 'it failed to open'}\n`, ['Retry-After', '5']);
+    // A site that failed to open is tried again after 5 s, not at every request (a reader cannot make the server reload it in a loop).
+    const f = failed.get(domain);
+    if (f !== undefined && !open.has(domain) && clock() - f.at < RETRY_MS) return unavailable();
     try {
       s = await site(domain);
     } catch {
-      const f = failed.get(domain);
-      return text(res, 503, `site ${domain} cannot be served: ${f?.message ?? 'it failed to open'}\n`, ['Retry-After', '5']);
+      return unavailable();
     }
     if (prefix !== null) keepPrefix(res, prefix);
     s.handler(req, res);

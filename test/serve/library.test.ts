@@ -61,12 +61,14 @@ describe('the library server', () => {
   it('a damaged site answers 503 with its reason and is listed with its problem; the other sites serve on', async () => {
     const lib = await library('damaged', ['good.example', 'bad.example']);
     await writeFile(join(lib, 'bad.example', 'state.json'), '{ not json');
-    srv = await createLibraryServer({ library: lib, siteOptions: () => ({ lease: false }), log: () => {}, pollMs: 3_600_000 });
+    let now = 1_000_000;
+    srv = await createLibraryServer({ library: lib, siteOptions: () => ({ lease: false }), log: () => {}, pollMs: 3_600_000, clock: () => now });
     const url = (await srv.listen()).replace(/\/$/, '');
     const bad = await get(url + '/', { Host: 'bad.example' });
     expect(bad.status).toBe(503);
     expect(bad.headers['retry-after']).toBe('5');
     expect(bad.body.toString()).toContain('site bad.example cannot be served');
+    expect(bad.body.toString()).not.toContain(lib); // where in its store, not where the library is on the server
     expect((await get(url + '/bad.example/guide')).status).toBe(503);
     expect((await get(url + '/', { Host: 'good.example' })).body.toString()).toContain('<h1>template</h1>');
     const listing = JSON.parse((await get(url + '/_airlock/library')).body.toString()) as {
@@ -78,6 +80,11 @@ describe('the library server', () => {
     const landing = (await get(url + '/')).body.toString();
     expect(landing).toContain('Home &amp; template');
     expect(landing).not.toContain('Home & template');
+    // Repaired: served again once the retry delay has passed, not hammered open at every request before.
+    await cp(join(template, 'state.json'), join(lib, 'bad.example', 'state.json'));
+    expect((await get(url + '/', { Host: 'bad.example' })).status).toBe(503);
+    now += 5_001;
+    expect((await get(url + '/', { Host: 'bad.example' })).status).toBe(200);
   });
 
   it('a site removed from the library is closed and no longer answered; one added is served', async () => {
