@@ -1,10 +1,10 @@
 import type { KeyObject } from 'node:crypto';
 import type { ArchiveLimits } from '../archive/index.js';
 import type { Manifest } from '../package/index.js';
-import { recordSeen, type Admission, type AllowDowngrade } from './admit.js';
+import { packageOrder, recordSeen, type Admission, type AllowDowngrade } from './admit.js';
 import { activateLocked } from './activate.js';
 import { appendAuditLocked } from './audit/append.js';
-import { auditWritable } from './audit/chain.js';
+import { auditHistory, auditWritable } from './audit/chain.js';
 import type { AuditEvent } from './audit/files.js';
 import type { AuditHistory } from './audit/learn.js';
 import { describeAdmission } from './describe.js';
@@ -57,9 +57,10 @@ export async function beginLocked(o: ImportOptions): Promise<AuditHistory> {
 }
 
 /**
- * The version is already in the store with this content: record it, activate it if asked. Its
- * order goes into trust/seen.json where that holds a lower one or none (an import a crash cut
- * short after its commit, before its seen order): it only ever raises the guard against downgrades.
+ * The version is already in the store with this content: record it, activate it if asked. When
+ * it is the newest the audit log records for its domain, its order goes into trust/seen.json
+ * where that holds a lower one or none (an import a crash cut short after its commit, before its
+ * seen order): it only ever raises the guard against downgrades, never to below what the log holds.
  */
 export async function keepExisting(
   o: ImportOptions,
@@ -69,7 +70,8 @@ export async function keepExisting(
   seen: Pick<Manifest, 'domain' | 'version' | 'sequence' | 'createdAt'>,
 ): Promise<ImportResult> {
   await appendAuditLocked(o.store, event);
-  await recordSeen(o.store, seen);
+  const history = await auditHistory(o.store);
+  if ((packageOrder(seen) ?? 0) >= (history.importedSequence.get(seen.domain) ?? 0)) await recordSeen(o.store, seen);
   if (o.activate) await activateLocked(o.store, label, { command: 'import --activate' });
   return { version: label, status: 'unchanged', activated: Boolean(o.activate), ...admissionFields(admission) };
 }

@@ -7,12 +7,10 @@ import type { trustPaths } from './paths.js';
  * A store that has had a trust policy and can no longer show an intact one (a missing policy.json,
  * a chain entry deleted, edited or out of order): exit 4, never a quiet fall back to --trust.
  */
-export const brokenPolicy = (subject: string, why: string, restore: string) =>
-  new VerificationError(
-    'AIRLOCK_POLICY_BROKEN',
-    `${subject} ${why}; the store's trust policy cannot be trusted: imports are refused until ${restore} is restored from a backup`,
-    { subject },
-  );
+export const brokenPolicy = (subject: string, why: string, restore: string, until = `${restore} is restored from a backup`) =>
+  new VerificationError('AIRLOCK_POLICY_BROKEN', `${subject} ${why}; the store's trust policy cannot be trusted: imports are refused until ${until}`, {
+    subject,
+  });
 
 type TrustPaths = ReturnType<typeof trustPaths>;
 const there = (path: string) =>
@@ -25,11 +23,16 @@ const there = (path: string) =>
 export async function lostInit(t: TrustPaths, holdsOther: boolean): Promise<VerificationError> {
   const staged = (await there(t.staged))
     ? `${t.staged} is there but is not the policy it accepted (edited or replaced)`
-    : `if a crash cut that trust init short, its staged copy ${t.staged} was lost too${holdsOther ? '' : ' (a trust init cannot be made again with the same bytes: a store that holds nothing else can be removed and started anew)'}`;
+    : `if a crash cut that trust init short, its staged copy ${t.staged} was lost too`;
+  // A store holding nothing but that line may have no policy to restore (one that never reached the chain): it can be started anew.
+  const until = holdsOther
+    ? undefined
+    : `${t.dir} is restored from a backup, or the store, which holds nothing else, is removed and started anew with airlock trust init`;
   return brokenPolicy(
     t.policy,
     `is missing, and so is its chain, yet the audit log records a trust init; ${staged}: a store that had a trust policy never falls back to --trust`,
     t.dir,
+    until,
   );
 }
 

@@ -576,6 +576,20 @@ describe('downgrade protection quietly switched off', () => {
     await refusedUnchanged(s, ['import', alicePkg, '--store', s, '--trust', 'a.pub'], 4, 'AIRLOCK_DOWNGRADE');
   });
 
+  it('the seen order lost: an older version in the store imported again never writes an order below the newest the log records', async () => {
+    const s = join(dir, 'seen-older-again');
+    expect(run(['import', alicePkg, '--store', s, '--trust', 'a.pub']).status).toBe(0);
+    expect(run(['import', outsiderPkg, '--store', s, '--trust', 'd.pub']).status).toBe(0);
+    await rm(join(s, 'trust', 'seen.json'));
+    // v1 (older than v2, which the log records) again: unchanged, and no seen order of v1's is written.
+    const again = run(['import', alicePkg, '--store', s, '--trust', 'a.pub', '--allow-downgrade']);
+    expect([again.status, again.stdout]).toEqual([0, expect.stringContaining('unchanged')]);
+    expect(existsSync(join(s, 'trust', 'seen.json'))).toBe(false);
+    // The newest again restores it.
+    expect(run(['import', outsiderPkg, '--store', s, '--trust', 'd.pub']).status).toBe(0);
+    expect(JSON.parse(await readFile(join(s, 'trust', 'seen.json'), 'utf8'))).toMatchObject({ domains: { 'docs.example.com': { version: 'v2' } } });
+  });
+
   /** Three packages of one domain, each packed after the one before (so in rising sequence), all signed by alice. */
   const ordered = (out: string) =>
     ['o1', 'o2', 'o3'].map((label) => {

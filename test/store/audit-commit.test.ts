@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { airlock } from '../helpers/bin.js';
 import { buildPackage, makeKey, makeTempDir, sampleSite, type TestKey } from './helpers.js';
@@ -77,6 +77,9 @@ beforeAll(async () => {
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
+
+/** Run an ES module script in a fresh node (bounded). */
+const spawnSyncNode = (script: string) => spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 30_000 });
 
 async function freshStore(): Promise<string> {
   const store = join(dir, `s${++n}`);
@@ -267,6 +270,37 @@ describe('a policy change is recorded before it is made', () => {
     await rotatePolicy(store, readNewPolicy(third, signBytes(third, [bob!.priv]), 'third'));
     expect((await loadPolicyChain(store))!.serials).toEqual([1, 2, 3]);
     expect(await readFile(join(store, 'trust', 'chain', '00000002.json'))).toEqual(policyJson);
+  }, 60_000);
+
+  it('an append on a line a crash left past its head acknowledges that line first: killed before its own head, the log holds one line past its head, never two', async () => {
+    const store = join(dir, `s${++n}`);
+    // What the crash of the command creating a store leaves: its first line, no head, nothing else.
+    const first = join(dir, `s${++n}`);
+    await mkdir(first);
+    const audit = JSON.stringify(fileURLToPath(new URL('../../dist/src/store/audit.js', import.meta.url)));
+    expect(spawnSyncNode(`const a = await import(${audit}); await a.appendAudit(${JSON.stringify(first)}, { command: 'test', outcome: 'ok' });`).status).toBe(
+      0,
+    );
+    await mkdir(store);
+    await writeFile(join(store, 'audit.log'), await readFile(join(first, 'audit.log')));
+    // The next append, killed just before it renames the head that would acknowledge its own line (count 2).
+    const script = `import fsp from 'node:fs/promises';
+      import { readFileSync } from 'node:fs';
+      import { syncBuiltinESMExports } from 'node:module';
+      const rename = fsp.rename;
+      fsp.rename = async (a, b) => {
+        if (b.endsWith('audit.head') && JSON.parse(readFileSync(a, 'utf8')).count === 2) process.kill(process.pid, 'SIGKILL');
+        await rename(a, b);
+      };
+      syncBuiltinESMExports();
+      const a = await import(${audit});
+      await a.appendAudit(${JSON.stringify(store)}, { command: 'test', outcome: 'second' });`;
+    const r = spawnSyncNode(script);
+    expect(r.signal).toBe('SIGKILL');
+    await rm(join(store, 'lock'), { force: true });
+    expect(await verifyAudit(store)).toMatchObject({ ok: true, lines: 2, pending: true });
+    await expect(importPackage(pkgs.v1!, { store, trust: [key.pub] })).resolves.toMatchObject({ status: 'imported' });
+    expect(await verifyAudit(store)).toMatchObject({ ok: true, lines: 3, pending: false });
   }, 60_000);
 
   it('the staged copy a crash left is lost: the same rotation again restores it (recorded as restored); another policy, or signatures its predecessor does not accept, are refused and change nothing', async () => {

@@ -29,6 +29,9 @@ export async function appendAuditLocked(store: string, event: AuditEvent): Promi
   const s = await scanChain(store);
   if (s.problem) throw broken(store, `${s.problem}; check it with airlock audit verify`, { line: s.line });
   let head: Head = { count: s.lines, hash: s.lastHash, size: s.end };
+  // A line a crash left past the head is acknowledged before another follows it: killed between
+  // this line and its head, the log must still hold at most one line past its head.
+  if (s.pending) await writeHead(store, head);
   if (s.torn) {
     const log = await openLog(store, constants.O_WRONLY);
     if (!log) throw broken(store, `${auditPaths(store).log} disappeared while being repaired`);
@@ -57,8 +60,10 @@ export async function appendAuditLocked(store: string, event: AuditEvent): Promi
 export async function acknowledgePending(store: string): Promise<void> {
   const s = await scanChain(store);
   if (s.problem) throw broken(store, `${s.problem}; check it with airlock audit verify`, { line: s.line });
-  if (s.pending) await atomicWriteFile(auditPaths(store).head, JSON.stringify({ count: s.lines, hash: s.lastHash, size: s.end } satisfies Head) + '\n');
+  if (s.pending) await writeHead(store, { count: s.lines, hash: s.lastHash, size: s.end });
 }
+
+const writeHead = (store: string, h: Head) => atomicWriteFile(auditPaths(store).head, JSON.stringify(h) + '\n');
 
 /** Write one line after `h` (fsynced), then the new head (temp, fsync, rename). */
 async function writeLine(store: string, h: Head, e: AuditEvent): Promise<Head & AuditLine> {
@@ -95,7 +100,7 @@ async function writeLine(store: string, h: Head, e: AuditEvent): Promise<Head & 
   }
   if (h.count === 0) await fsyncDir(storePaths(store).root);
   const next: Head = { count: line.n, hash: sha(data.subarray(0, data.length - 1)), size: h.size + data.length };
-  await atomicWriteFile(p.head, JSON.stringify(next) + '\n');
+  await writeHead(store, next);
   return { ...line, ...next };
 }
 
