@@ -45,7 +45,7 @@ const command: Command = {
     const store =
       library === null
         ? resolveStore(values.store, ctx.env, ctx.cwd)
-        : siteStore(library, await packageDomain((args as { path: string }).path), "the package's domain");
+        : await siteStore(library, await packageDomain((args as { path: string }).path), "the package's domain");
     const trust = await Promise.all((values.trust ?? []).map((p) => loadPublicKey(p)));
     const progress = new Progress(ctx.stderr, { interactive: ctx.interactive });
     const report = importReporter(progress);

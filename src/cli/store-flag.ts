@@ -31,7 +31,7 @@ export async function storeFromFlags(v: Given, ctx: { env: NodeJS.ProcessEnv; cw
 export async function storeToCreate(v: Given, ctx: { env: NodeJS.ProcessEnv; cwd: string }): Promise<string> {
   const library = libraryOf(v, ctx.cwd);
   if (library === null) return resolveStore(v.store, ctx.env, ctx.cwd);
-  return v.site === undefined ? chooseSite(library, undefined) : siteStore(library, v.site);
+  return v.site === undefined ? chooseSite(library, undefined) : await siteStore(library, v.site);
 }
 
 /** The store of `import --library LIB`: the package's own domain, a site created on its first import. */

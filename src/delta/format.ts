@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { MalformedError } from '../errors.js';
 import { checkJsonBounds } from '../package/json-bounds.js';
 import { parseJsonText } from '../util/json-text.js';
-import { HOST_NAME, VERSION_LABEL } from '../package/label.js';
+import { DOMAIN, VERSION_LABEL } from '../package/label.js';
 import { MANIFEST_BOUNDS } from '../package/manifest.js';
 import { describeIssue } from '../upstream/describe.js';
 
@@ -56,7 +56,7 @@ export type DeltaOp = z.infer<typeof DeltaOpSchema>;
 /** airlock.json of a delta package, as carried (the signed part). */
 export const DeltaEnvelopeSchema = z.looseObject({
   format: z.literal(DELTA_FORMAT),
-  domain: z.string().regex(HOST_NAME),
+  domain: z.string().regex(DOMAIN, 'must be a host name in lower case like docs.example.com'),
   version: z.string().regex(VERSION_LABEL),
   createdAt: z.iso.datetime({ offset: true }),
   base: z.strictObject({ version: z.string().regex(VERSION_LABEL), manifestSha256: Sha256 }),

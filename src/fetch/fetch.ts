@@ -101,7 +101,7 @@ async function chooseJob(o: FetchOptions, part: string): Promise<{ jobId: string
  */
 export async function fetchPackage(o: FetchOptions): Promise<FetchSummary> {
   const t0 = Date.now();
-  checkDomain(o.domain);
+  o = { ...o, domain: checkDomain(o.domain) }; // the package's domain, in lower case
   if (o.versionLabel !== undefined) checkLabel(o.versionLabel);
   const outDir = resolve(o.outDir);
   const nameFor = (version: string) => packagePath(outDir, o.domain, version);

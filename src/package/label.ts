@@ -13,6 +13,13 @@ export const VERSION_LABEL = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
  * in all). The domain names a file (`<domain>-<version>.airlock`) and is printed to operators,
  * so no separators, dot segments, ports, spaces or control characters can pass.
  */
+/**
+ * A domain as airlock writes it (manifests, library folders): a host name in lower case. Domain
+ * names are case-insensitive; one spelling keeps a per-domain rule (a threshold, the seen order,
+ * a library's site) from being side-stepped by another.
+ */
+export const DOMAIN = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
 export const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
 
 /**
@@ -34,7 +41,7 @@ export function timeLabel(t: Date): string {
 /** A domain given by the user (`--domain` of fetch and pack): a host name, else a usage error naming the flag. */
 export function checkDomain(domain: string, flag = '--domain'): string {
   if (!HOST_NAME.test(domain)) throw new UsageError(`invalid ${flag} ${JSON.stringify(domain)}: must be a host name like docs.example.com`, { subject: flag });
-  return domain;
+  return domain.toLowerCase(); // written in lower case (DOMAIN)
 }
 
 /** A version label given by the user, else a usage error naming the flag. */

@@ -3,7 +3,7 @@ import { MalformedError } from '../errors.js';
 import { checkEntryPath } from '../archive/paths.js';
 import type { ArchiveFormat, FileRecord } from '../archive/types.js';
 import { checkJsonBounds, type JsonBounds } from './json-bounds.js';
-import { CONTROL_CHARS, HOST_NAME, VERSION_LABEL } from './label.js';
+import { CONTROL_CHARS, DOMAIN, VERSION_LABEL } from './label.js';
 import { VendorListSchema, type VendorRecord } from './vendor.js';
 import { escapeJson } from '../util/terminal.js';
 import { parseJsonText } from '../util/json-text.js';
@@ -93,7 +93,7 @@ const SitePath = z
 // still verifies, and the exact bytes are what is signed, never a re-serialisation.
 export const ManifestSchema = z.looseObject({
   format: z.literal(MANIFEST_FORMAT),
-  domain: z.string().regex(HOST_NAME, 'must be a host name like docs.example.com'),
+  domain: z.string().regex(DOMAIN, 'must be a host name in lower case like docs.example.com'),
   version: z.string().regex(VERSION_LABEL, `must match ${VERSION_LABEL.source}`),
   jobId: NoControl(256).nullable(),
   createdAt: z.iso.datetime({ offset: true }),

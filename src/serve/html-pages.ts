@@ -123,12 +123,16 @@ export async function openPages(src: VersionSource, given: HtmlTransformSpec, o:
   }
   if (cache.missing > 0) {
     o.log(`airlock serve: preparing ${cache.missing} HTML page(s) of ${src.label} in the background; a page asked for first is transformed first`);
-    void cache.done.then((r) => {
-      o.log(
-        `airlock serve: transformed ${r.built} HTML page(s) of ${src.label}` +
-          (r.failed.length ? `; ${r.failed.length} failed (answered 500): ${r.failed.slice(0, 3).join('; ')}` : ''),
-      );
-    });
+    void cache.done.then(
+      (r) => {
+        o.log(
+          `airlock serve: transformed ${r.built} HTML page(s) of ${src.label}` +
+            (r.failed.length ? `; ${r.failed.length} failed (answered 500): ${r.failed.slice(0, 3).join('; ')}` : ''),
+        );
+      },
+      // The version's folder went away under the build (a library's site removed): said, never a crash of the server.
+      (err: unknown) => o.log(`airlock serve: preparing the HTML of ${src.label} stopped: ${err instanceof Error ? err.message : String(err)}`),
+    );
   }
   return { ready, later, key, missing: cache.missing, done: cache.done, stop: () => cache.stop(), release: () => cache.release() };
 }

@@ -1,14 +1,21 @@
 import { join } from 'node:path';
 import { UsageError } from '../errors.js';
-import { siteName } from '../store/library.js';
+import { HOST_NAME } from '../package/label.js';
 
 /** Which site a Host names (library.ts): the Host header as a site name, and the names mapped to sites. */
 
-/** A Host header as a site name: lower case, no port, no trailing dot; null when it is not a host name. */
+/**
+ * A Host header (or a --site-host name) as a name to look up: lower case, no port, no trailing
+ * dot; null when it is not a host name. A single label or an address is a name here (a network's
+ * `docs` may be mapped to a site), never a site's own domain (siteName).
+ */
 export function hostName(host: string | undefined): string | null {
-  if (host === undefined) return null;
-  const h = host.startsWith('[') ? null : host.replace(/:\d{1,5}$/, '');
-  return h === null ? null : siteName(h);
+  if (host === undefined || host.startsWith('[')) return null;
+  const h = host
+    .replace(/:\d{1,5}$/, '')
+    .toLowerCase()
+    .replace(/\.$/, '');
+  return HOST_NAME.test(h) ? h : null;
 }
 
 /**

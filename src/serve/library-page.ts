@@ -12,7 +12,7 @@ export function landingPage(sites: readonly SiteSummary[]): string {
       s.pages === null ? null : `${s.pages} ${s.pages === 1 ? 'page' : 'pages'}`,
       when === '' ? null : `imported ${esc(when)}`,
     ].filter((x) => x !== null);
-    const title = s.version === null ? `<span>${esc(s.title)}</span>` : `<a href="${esc(s.path)}">${esc(s.title)}</a>`;
+    const title = s.version === null ? `<bdi>${esc(s.title)}</bdi>` : `<a href="${esc(s.path)}"><bdi>${esc(s.title)}</bdi></a>`;
     const problem = s.problem === null ? '' : `<p class="problem">${esc(s.problem)}</p>`;
     return `<li>${title} <span class="domain">${esc(s.domain)}</span><p class="facts">${facts.join(' · ')}</p>${problem}</li>`;
   });

@@ -4,6 +4,7 @@ import { readMeta } from '../store/meta.js';
 import { storePaths, versionPaths } from '../store/paths.js';
 import { readState } from '../store/state.js';
 import { openRegularFile } from '../util/regular-file.js';
+import { CONTROL_CHARS } from '../package/label.js';
 
 /** What the library's landing page and `/_airlock/library` say of one site (read from its store, not from a loaded version). */
 export interface SiteSummary {
@@ -32,7 +33,12 @@ async function titleOf(site: string): Promise<string | null> {
     const m = TITLE.exec(buf.subarray(0, bytesRead).toString('utf8'));
     // The entity decoder (and the HTML scanner it comes with) loads only for a title that needs it.
     const raw = m?.[1] ?? '';
-    const t = (raw.includes('&') ? (await import('../search/extract.js')).decodeEntities(raw) : raw).replace(/\s+/g, ' ').trim();
+    // No control character or bidirectional override reaches the page (the landing page also isolates each title).
+    const t = (raw.includes('&') ? (await import('../search/extract.js')).decodeEntities(raw) : raw)
+      .replace(new RegExp(CONTROL_CHARS.source, 'g'), ' ')
+      .replace(/[\u202a-\u202e\u2066-\u2069]/g, '')
+      .replace(/\s+/g, ' ')
+      .trim();
     return t === '' ? null : t.slice(0, 200);
   } finally {
     await fh.close();

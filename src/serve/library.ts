@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { librarySites, siteName } from '../store/library.js';
@@ -7,7 +7,7 @@ import { refuseConnect } from '../util/http-connect.js';
 import { escapeControls } from '../util/terminal.js';
 import { openSite, type OpenSite } from './server.js';
 import { json, keepPrefix, redirect, send, text } from './library-respond.js';
-import type { AirlockServerOptions } from './server-types.js';
+import type { LibraryServer, LibraryServerOptions } from './library-types.js';
 import { landingPage, LANDING_CSS } from './library-page.js';
 import { SiteSummaries } from './library-sites.js';
 
@@ -23,29 +23,7 @@ import { SiteSummaries } from './library-sites.js';
  * store of one never delays another. The library folder is read again every `pollMs` (and on
  * SIGHUP): a site added is served, a site removed is closed.
  */
-export interface LibraryServerOptions {
-  library: string;
-  /** The options of one site's server (features, CSP, search: each site its own), made when it is opened. */
-  siteOptions: (domain: string) => Omit<AirlockServerOptions, 'store'>;
-  /** Host names mapped to a site's domain (`docs.vendor.example` → `vendor-docs.intranet`). */
-  hosts?: ReadonlyMap<string, string>;
-  log?: (line: string) => void;
-  pollMs?: number;
-  /** A site not asked for in this long is closed (its index, watch, lease and search freed), opened again by its next request (default 10 min). */
-  idleMs?: number;
-  /** Milliseconds since the epoch (default Date.now): the idle clock; tests move it. */
-  clock?: () => number;
-}
-
-export interface LibraryServer {
-  server: Server;
-  listen(port?: number, host?: string): Promise<string>;
-  close(graceMs?: number): Promise<void>;
-  /** Read the library folder again now (sites added or removed) and re-read every open site's active pointer. */
-  recheck(): Promise<void>;
-  /** The sites opened so far (tests, metrics). */
-  opened(): string[];
-}
+export type { LibraryServer, LibraryServerOptions } from './library-types.js';
 
 /** The library's own paths (every other path is a site's). */
 /** A site that failed to open is opened again by a request after this long. */
@@ -55,6 +33,7 @@ const OWN = new Set(['/_airlock/health', '/_airlock/library', '/_airlock/library
 export async function createLibraryServer(o: LibraryServerOptions): Promise<LibraryServer> {
   const log = o.log ?? ((l: string) => process.stderr.write(l + '\n'));
   const summaries = new SiteSummaries();
+  const warned = new Set<string>(); // a folder that is no site is said once
   let known = new Set((await scan()).sites);
   const open = new Map<string, Promise<OpenSite>>();
   const lastUsed = new Map<string, number>();
@@ -65,7 +44,8 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
 
   async function scan() {
     const listing = await librarySites(o.library);
-    for (const s of listing.skipped) log(`airlock serve: warning: ${escapeControls(join(o.library, s.name))} ${s.why}; it is not served`);
+    for (const s of listing.skipped)
+      if (!warned.has(s.name) && warned.add(s.name)) log(`airlock serve: warning: ${escapeControls(join(o.library, s.name))} ${s.why}; it is not served`);
     return listing;
   }
 
@@ -83,8 +63,9 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
           open.delete(domain); // tried again by a later request
           const message = err instanceof Error ? err.message : String(err);
           // Readers see where in the site's store, not where the library is on this server.
-          failed.set(domain, { at: clock(), message: message.replaceAll(o.library + '/', '') });
-          log(`airlock serve: site ${domain} cannot be served: ${message}`);
+          const shown = message.replaceAll(o.library + '/', '');
+          if (failed.get(domain)?.message !== shown) log(`airlock serve: site ${domain} cannot be served: ${message}`); // once per reason
+          failed.set(domain, { at: clock(), message: shown });
         },
       );
     }
@@ -110,6 +91,8 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
   }
 
   const handler = (req: IncomingMessage, res: ServerResponse): void => {
+    // Two Host fields: which site is meant is ambiguous (a proxy may have read the other), RFC 9112 §3.2.
+    if ((req.headersDistinct.host?.length ?? 0) > 1) return text(res, 400, 'Bad Request: more than one Host header\n', []);
     const byHost = hostName(req.headers.host);
     const named = byHost === null ? null : (hosts.get(byHost) ?? byHost);
     if (named !== null && known.has(named)) return void toSite(named, req, res, null);

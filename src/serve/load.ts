@@ -44,7 +44,7 @@ export async function loadIndex(from: { store: string; label: string } | { site:
     idx.preparing = {
       pages: htmlPending ? pages.missing : 0,
       htmlDone: htmlPending ? pages.done : Promise.resolve(),
-      done: Promise.all([htmlPending ? pages.done : null, assets?.done]),
+      done: handled(Promise.all([htmlPending ? pages.done : null, assets?.done])),
       stop: async () => {
         await Promise.all([htmlPending ? pages.stop() : null, assets?.stop()]);
       },
@@ -75,4 +75,10 @@ function withBasePath(src: VersionSource, idx: LoadedIndex, root: RootPages, add
     o.log(`airlock serve: ${src.label} is built for the sub-path /${basePath}/: served at / and at /${basePath}/`);
   }
   return idx;
+}
+
+/** A promise some may never await (a version switched away before its preparation ended): its failure is theirs to see, never an unhandled rejection. */
+function handled<T>(p: Promise<T>): Promise<T> {
+  p.catch(() => {});
+  return p;
 }

@@ -1,7 +1,7 @@
 import { lstat, readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { EXIT, StoreError, UsageError } from '../errors.js';
-import { HOST_NAME } from '../package/label.js';
+import { DOMAIN } from '../package/label.js';
 import { readPackage } from '../package/reader.js';
 import { isDeltaPackage, readDelta } from '../delta/index.js';
 import { kindOf } from '../util/fsx.js';
@@ -15,17 +15,36 @@ import { storeKind } from './location.js';
  * library's level: a site is added by importing into it, removed by removing its folder.
  */
 
-/** The library's folder name for a domain: the host name in lower case, without a trailing dot; null when it is not a host name. */
+/**
+ * The library's folder name for a domain: the host name in lower case, without a trailing dot;
+ * null when it is not a site's domain: not a host name, a single label (`localhost`) or an IP
+ * address (which would take the library's own address, and every site's path, for its own).
+ */
 export function siteName(domain: string): string | null {
   const d = domain.toLowerCase().replace(/\.$/, '');
-  return HOST_NAME.test(d) ? d : null;
+  return DOMAIN.test(d) && d.includes('.') && !/^\d+$/.test(d.slice(d.lastIndexOf('.') + 1)) ? d : null;
 }
 
-/** The store of site `domain` in `library` (it may not exist yet). */
-export function siteStore(library: string, domain: string, subject = '--site'): string {
+/**
+ * The store of site `domain` in `library` (it may not exist yet). Its entry, when there, must be a
+ * folder of its own: a link (to another site's store, to /) is no site, and is never followed.
+ */
+export async function siteStore(library: string, domain: string, subject = '--site'): Promise<string> {
   const name = siteName(domain);
-  if (name === null) throw new UsageError(`${subject} ${JSON.stringify(escapeControls(domain))} is not a host name like docs.example.com`, { subject });
-  return join(library, name);
+  if (name === null)
+    throw new UsageError(`${subject} ${escapeControls(domain)} is not a site's domain: a host name with a dot, like docs.example.com, not an address`, {
+      subject,
+    });
+  const store = join(library, name);
+  const st = await lstat(store).catch(() => null);
+  if (st !== null && !st.isDirectory())
+    throw new StoreError(
+      'AIRLOCK_STORE_PATH',
+      `${store} is ${st.isFile() ? 'a file' : kindOf(st)}, not a site's store folder; a library's sites are its own folders`,
+      { subject: store },
+      EXIT.USAGE,
+    );
+  return store;
 }
 
 export interface LibraryListing {
@@ -67,7 +86,7 @@ export async function librarySites(library: string): Promise<LibraryListing> {
  */
 export async function chooseSite(library: string, site: string | undefined): Promise<string> {
   if (site !== undefined) {
-    const store = siteStore(library, site);
+    const store = await siteStore(library, site);
     if ((await storeKind(store)) === 'missing') {
       const { sites } = await librarySites(library);
       throw new StoreError(

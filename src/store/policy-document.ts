@@ -1,7 +1,8 @@
 import { createHash, verify, type KeyObject } from 'node:crypto';
 import { z } from 'zod';
 import { MalformedError, SignatureError, UsageError } from '../errors.js';
-import { HOST_NAME, STORE_IDENTITY } from '../package/index.js';
+import { STORE_IDENTITY } from '../package/index.js';
+import { DOMAIN } from '../package/label.js';
 import { fingerprintDer, parsePublicKeyText } from '../package/keys.js';
 import { jsonTooDeepAt } from '../util/json-depth.js';
 import { parseJsonText } from '../util/json-text.js';
@@ -39,7 +40,7 @@ const PolicySchema = z
     threshold: z
       .object({
         default: Threshold,
-        domains: z.record(z.string().regex(HOST_NAME, 'must be a host name'), Threshold),
+        domains: z.record(z.string().regex(DOMAIN, 'must be a host name in lower case'), Threshold),
       })
       .strict(),
   })

@@ -40,8 +40,9 @@ export async function policyFromFlags(v: PolicyFlags, cwd: string, serial: numbe
     const m = /^([^=]*)=(.*)$/.exec(spec);
     if (!m || !HOST_NAME.test(m[1]!))
       throw new UsageError(`--domain-threshold takes D=N with D a host name and N a number, got ${JSON.stringify(spec)}`, { subject: '--domain-threshold' });
-    if (Object.hasOwn(domains, m[1]!)) throw new UsageError(`--domain-threshold ${m[1]} given twice`, { subject: '--domain-threshold' });
-    domains[m[1]!] = numberOption(m[2], '--domain-threshold', THRESHOLD)!;
+    const domain = m[1]!.toLowerCase(); // as manifests spell it (DOMAIN): a rule for DOCS.X is the rule for docs.x
+    if (Object.hasOwn(domains, domain)) throw new UsageError(`--domain-threshold ${domain} given twice`, { subject: '--domain-threshold' });
+    domains[domain] = numberOption(m[2], '--domain-threshold', THRESHOLD)!;
   }
   const bytes = newPolicy({ keys, threshold, domains, identity: v.identity ?? null, serial });
   let parsed;

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Agent, request } from 'node:http';
@@ -89,11 +89,52 @@ describe('a library of stores', () => {
     expect(none.stderr).toContain('[AIRLOCK_NO_SITE]');
     const bad = airlock(['list', '--library', lib, '--site', '../gamma.example']);
     expect(bad.status).toBe(2);
-    expect(bad.stderr).toContain('is not a host name');
+    expect(bad.stderr).toContain("is not a site's domain");
     const both = airlock(['list', '--library', lib, '--store', join(lib, 'gamma.example')]);
     expect(both.status).toBe(2);
     expect(airlock(['audit', 'verify', '--library', lib, '--site', 'gamma.example']).status).toBe(0);
     expect(airlock(['trust', 'show', '--library', lib, '--site', 'gamma.example', '--json']).stdout).toContain('"serial": 1');
+  });
+});
+
+describe('a library under hostile input', () => {
+  it('a package whose domain is spelt in upper case is refused, so a per-domain rule (threshold, seen order, site) is never side-stepped by another spelling', async () => {
+    await mkdir(join(dir, 'upper'));
+    const upper = await buildPackage(join(dir, 'upper'), { version: 'v9', domain: 'GAMMA.example', key: other, files: { 'index.html': page('x', 'v9', 'x') } });
+    const r = airlock(['import', upper, '--library', lib]);
+    expect(r.status).toBe(4);
+    expect(r.stderr).toContain('must be a host name in lower case');
+    expect(existsSync(join(lib, 'gamma.example', 'versions', 'v9'))).toBe(false);
+  });
+
+  it('an address or a single label is no site: refused as a package domain and as --site, never a site of serve', async () => {
+    for (const domain of ['127.0.0.1', 'localhost']) {
+      await mkdir(join(dir, `addr-${domain}`));
+      const pkg = await buildPackage(join(dir, `addr-${domain}`), { version: 'v1', domain, key: vendor, files: { 'index.html': page('x', 'v1', 'x') } });
+      const r = airlock(['import', pkg, '--library', lib, '--trust', vendor.pubPath]);
+      expect(r.status, domain).toBe(2);
+      expect(r.stderr).toContain("is not a site's domain");
+      expect(existsSync(join(lib, domain))).toBe(false);
+      expect(airlock(['list', '--library', lib, '--site', domain]).status).toBe(2);
+    }
+  });
+
+  it('a library entry that is a link is no site: never followed by --site, import or trust init', async () => {
+    const linked = join(dir, 'linked-lib');
+    await mkdir(linked);
+    await symlink(join(lib, 'docs.alpha.example'), join(linked, 'docs.link.example'));
+    const listed = airlock(['list', '--library', linked, '--site', 'docs.link.example']);
+    expect(listed.status).toBe(2);
+    expect(listed.stderr).toContain("is a symbolic link, not a site's store folder");
+    await mkdir(join(dir, 'link-pkg'));
+    const pkg = await buildPackage(join(dir, 'link-pkg'), {
+      version: 'v7',
+      domain: 'docs.link.example',
+      key: vendor,
+      files: { 'index.html': page('x', 'v7', 'x') },
+    });
+    expect(airlock(['import', pkg, '--library', linked, '--trust', vendor.pubPath, '--activate']).status).toBe(2);
+    expect(existsSync(join(lib, 'docs.alpha.example', 'versions', 'v7'))).toBe(false);
   });
 });
 
@@ -112,7 +153,7 @@ describe('serve --library', () => {
     // An unknown host: the landing page at /, and 404 (not another site's page) elsewhere.
     const landing = await get(s.url + '/', { Host: 'unknown.example' });
     expect(landing.status).toBe(200);
-    for (const site of SITES) expect(landing.body.toString()).toContain(`<a href="/${site}/">Home of ${site}</a>`);
+    for (const site of SITES) expect(landing.body.toString()).toContain(`<a href="/${site}/"><bdi>Home of ${site}</bdi></a>`);
     expect((await get(s.url + '/guide', { Host: 'unknown.example' })).status).toBe(404);
     const json = JSON.parse((await get(s.url + '/_airlock/library')).body.toString()) as {
       sites: Array<{ domain: string; version: string; title: string; pages: number }>;
@@ -183,6 +224,8 @@ describe('serve --library', () => {
     const twice = airlock(['serve', '--library', lib, '--port', '0', '--site-host', 'gamma.example=docs.alpha.example']);
     expect(twice.status).toBe(2);
     expect(twice.stderr).toContain('gamma.example is the domain of a site of the library');
+    const empty = airlock(['serve', '--library', '', '--port', '0']);
+    expect([empty.status, empty.stderr]).toEqual([2, expect.stringContaining('--library is empty')]);
     const bad = airlock(['serve', '--library', lib, '--port', '0', '--site-host', 'alpha.intranet']);
     expect(bad.status).toBe(2);
     expect(bad.stderr).toContain('give NAME=DOMAIN');

@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { cp, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { connect } from 'node:net';
 import { createLibraryServer, type LibraryServer } from '../../src/serve/library.js';
 import { cleanup, get, setActive, tempRoot, writeVersion } from './helpers.js';
 
@@ -86,6 +87,36 @@ describe('the library server', () => {
     now += 5_001;
     expect((await get(url + '/', { Host: 'bad.example' })).status).toBe(200);
   });
+
+  it('a site removed while its pages are being prepared: the server says so and serves on (no unhandled failure); two Host fields are refused', async () => {
+    const lib = join(root, 'removed-busy');
+    const many = Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`p${i}.html`, `<!doctype html><title>P${i}</title><p>${'word '.repeat(400)}</p>`]));
+    await writeVersion(join(lib, 'busy.example'), 'v1', { 'index.html': '<title>busy</title>', ...many }, { variants: false });
+    await setActive(join(lib, 'busy.example'), 'v1');
+    await cp(template, join(lib, 'calm.example'), { recursive: true });
+    const logs: string[] = [];
+    srv = await createLibraryServer({
+      library: lib,
+      siteOptions: () => ({ lease: false, transformHtml: (html) => Buffer.from(html.toString().replace('<p>', '<p data-x>')) }),
+      log: (l) => logs.push(l),
+      pollMs: 3_600_000,
+    });
+    const url = (await srv.listen()).replace(/\/$/, '');
+    expect((await get(url + '/p5', { Host: 'busy.example' })).status).toBe(200);
+    await rm(join(lib, 'busy.example'), { recursive: true });
+    await srv.recheck();
+    expect((await get(url + '/guide', { Host: 'calm.example' })).status).toBe(200);
+    const twice = await new Promise<number>((resolve, reject) => {
+      const sock = connect(Number(new URL(url).port), '127.0.0.1', () =>
+        sock.write('GET / HTTP/1.1\r\nHost: calm.example\r\nHost: busy.example\r\nConnection: close\r\n\r\n'),
+      );
+      let got = '';
+      sock.on('data', (d) => (got += d.toString()));
+      sock.on('end', () => resolve(Number(got.slice(9, 12))));
+      sock.on('error', reject);
+    });
+    expect(twice).toBe(400);
+  }, 30_000);
 
   it('a site removed from the library is closed and no longer answered; one added is served', async () => {
     const lib = await library('removed', ['a.example', 'b.example']);

@@ -1,0 +1,379 @@
+/**
+ * npm run bench:library [-- --sites 1,50,500 --duration 5 --rounds 5 --paired-rounds 3 --starts 5 --concurrency 2]
+ *
+ * `airlock serve --library LIB` with 1, 50 and 500 sites (generated: 100 HTML pages of 5-15 KB and
+ * a stylesheet each, the text, titles, links and styles varying per site), each site packed,
+ * signed and imported with the built CLI as an operator does (`airlock pack`, `airlock import
+ * --library LIB --trust K.pub --activate --prepare-html --precompress`: HTML transformed and
+ * assets compressed at import, so a server has no background work), 2 imports at a time. The
+ * 500-site library is imported once; the 50- and 1-site libraries are `cp -a` of its first 50 / 1
+ * site folders (a store is self-contained; a library ignores symlinked entries).
+ * For each library size:
+ * 1. start-up: spawn of `serve --library` to its URL on stdout and `/_airlock/health` answering
+ *    200, a fresh process each time, median of `--starts` (goal ≤ 2 s at 500 sites);
+ * 2. memory: VmRSS of the server process (/proc/PID/status) at rest after start (no site opened,
+ *    polled until stable), then every site opened once (one request each for its home page, by
+ *    Host), polled again until stable: RSS per idle site = (after − at rest) / sites (goal ≤ 2 MB);
+ * 3. throughput: a hot ~10 KB page of the first site, requested by Host through that same library
+ *    server (every site open), against the first site's store served alone (`serve --store
+ *    LIB/DOMAIN`, the peer), both up at once, `--rounds` interleaved rounds (the order alternates),
+ *    medians; the ratio is the median of each round's library/peer req/s (goal ≥ 0.95).
+ *    Then `--paired-rounds` runs loading both at the same moment (as bench/serve.ts measures
+ *    metrics): each round's ratio is the two servers' cost per request whatever the host does.
+ * Servers pinned to core 0 (taskset), the load generator (wrk, autocannon where wrk is absent) to
+ * core 1: 50 keep-alive connections. Everything is written under one temporary folder, removed at
+ * the end (bench/settle.ts records the mass delete for the next benchmark).
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, stat, writeFile } from 'node:fs/promises';
+import { request } from 'node:http';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { create as tarCreate } from 'tar';
+import { createRng } from '../fixtures/prng.js';
+import { remove } from './settle.js';
+
+const HERE = fileURLToPath(new URL('.', import.meta.url));
+const BIN = join(HERE, '..', 'dist', 'src', 'cli', 'bin.js');
+const { values: args } = parseArgs({
+  options: {
+    sites: { type: 'string', default: '1,50,500' },
+    duration: { type: 'string', default: '5' },
+    rounds: { type: 'string', default: '5' },
+    starts: { type: 'string', default: '5' },
+    pages: { type: 'string', default: '100' },
+    concurrency: { type: 'string', default: '2' },
+    'paired-rounds': { type: 'string', default: '3' },
+  },
+});
+const siteCounts = args
+  .sites!.split(',')
+  .map(Number)
+  .sort((a, b) => a - b);
+const seconds = Number(args.duration);
+const rounds = Number(args.rounds);
+const starts = Number(args.starts);
+const pairedRounds = Number(args['paired-rounds']);
+const pagesPerSite = Number(args.pages);
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const domainOf = (i: number) => `docs-${String(i + 1).padStart(3, '0')}.library.example`;
+
+// ---- the sites -----------------------------------------------------------------------------------
+const WORDS = (
+  'install configure server client request response cache token version release upgrade rollback ' +
+  'cluster node replica volume backup restore policy audit signature key trust import export archive ' +
+  'package mirror index search query result page guide tutorial reference api endpoint schema field ' +
+  'value default option flag command script deploy network proxy gateway certificate secret storage ' +
+  'database table column migration schedule worker queue event stream metric alert dashboard log ' +
+  'error warning retry timeout limit quota region zone account project team role permission user'
+).split(' ');
+
+/** One site: `pages` HTML pages of 5-15 KB and a stylesheet, all varying with the site's index. */
+async function writeSite(dir: string, site: number, pages: number): Promise<void> {
+  const rng = createRng((site + 1) * 7919);
+  const int = (n: number) => Math.floor(rng.next() * n);
+  const pick = () => WORDS[int(WORDS.length)]!;
+  const sentence = () => {
+    const n = 8 + int(14);
+    const w = Array.from({ length: n }, pick);
+    return w[0]![0]!.toUpperCase() + w.join(' ').slice(1) + '.';
+  };
+  const product = `${pick()}-${pick()} ${site + 1}`;
+  const titles = Array.from({ length: pages }, (_, i) => (i === 0 ? `${product} documentation` : `${pick()} ${pick()} (${product})`));
+  const url = (i: number) => (i === 0 ? '/' : `/guide/page-${i}`);
+  const hue = int(360);
+  await mkdir(join(dir, 'guide'), { recursive: true });
+  await writeFile(
+    join(dir, 'style.css'),
+    `:root{--accent:hsl(${hue} 60% 40%);--bg:hsl(${hue} 20% 98%)}\nbody{font:16px/1.5 system-ui,sans-serif;margin:0;background:var(--bg)}\n` +
+      Array.from({ length: 40 + int(40) }, (_, i) => `.${pick()}-${i}{color:hsl(${int(360)} 50% 30%);margin:${int(24)}px ${int(24)}px}`).join('\n') +
+      '\n',
+  );
+  for (let i = 0; i < pages; i++) {
+    const target = 5_000 + int(10_000);
+    const nav = Array.from({ length: 12 }, () => int(pages))
+      .map((j) => `<li><a href="${url(j)}">${titles[j]}</a></li>`)
+      .join('');
+    let body = '';
+    while (body.length < target - 1_500) {
+      body += `<h2 id="s${body.length}">${sentence().slice(0, 40)}</h2>\n<p>${sentence()} ${sentence()} ${sentence()}</p>\n`;
+      if (int(4) === 0) body += `<pre><code>airlock ${pick()} --${pick()} ${pick()}-${int(1000)}</code></pre>\n`;
+    }
+    const html =
+      `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>${titles[i]}</title>` +
+      `<link rel="stylesheet" href="/style.css"><link rel="canonical" href="https://${domainOf(site)}${url(i)}"></head>\n` +
+      `<body><header><a href="/">${product}</a></header><nav><ul>${nav}</ul></nav>\n<main><h1>${titles[i]}</h1>\n${body}</main></body></html>\n`;
+    await writeFile(join(dir, i === 0 ? 'index.html' : `guide/page-${i}.html`), html);
+  }
+}
+
+function run(argv: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...argv], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    child.stderr.setEncoding('utf8').on('data', (c: string) => (err += c));
+    child.on('error', reject).on('close', (code) => (code === 0 ? resolve() : reject(new Error(`airlock ${argv[0]} exited ${code}: ${err}`))));
+  });
+}
+
+/** Generate, tar, pack (signed) and import `count` sites into `lib`, `concurrency` at a time. */
+async function buildLibrary(work: string, lib: string, count: number): Promise<void> {
+  const key = join(work, 'vendor');
+  await run(['keygen', '--out', key]);
+  let next = 0;
+  let done = 0;
+  const worker = async () => {
+    while (next < count) {
+      const i = next++;
+      const dir = join(work, 'src', domainOf(i));
+      await writeSite(dir, i, pagesPerSite);
+      const files = (await readdir(dir, { recursive: true, encoding: 'utf8' })).filter((p) => p.endsWith('.html') || p.endsWith('.css'));
+      const archive = join(work, 'src', `${domainOf(i)}.tar.gz`);
+      await tarCreate({ gzip: true, file: archive, cwd: dir, portable: true }, files);
+      const out = join(work, 'pk');
+      await run(['pack', archive, '--domain', domainOf(i), '--version-label', 'v1', '--sign-key', `${key}.key`, '--out', out]);
+      await run(['import', join(out, `${domainOf(i)}-v1.airlock`), '--library', lib, '--trust', `${key}.pub`, '--activate', '--prepare-html', '--precompress']);
+      if (++done % 50 === 0 || done === count) process.stderr.write(`imported ${done}/${count} sites\n`);
+    }
+  };
+  await Promise.all(Array.from({ length: Number(args.concurrency) }, worker));
+}
+
+// ---- servers and load ------------------------------------------------------------------------------
+const pinned = (core: number, cmd: string, argv: string[]) =>
+  hasCmd('taskset') && cpus().length > 1 ? (['taskset', ['-c', String(core), cmd, ...argv]] as const) : ([cmd, argv] as const);
+function hasCmd(name: string): boolean {
+  return spawnSync('sh', ['-c', `command -v ${name}`]).status === 0;
+}
+
+function get(url: string, host?: string): Promise<{ status: number; bytes: number }> {
+  return new Promise((resolve, reject) => {
+    request(url, { agent: false, headers: host ? { host } : {} }, (res) => {
+      let bytes = 0;
+      res.on('data', (c: Buffer) => (bytes += c.length));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, bytes }));
+    })
+      .on('error', reject)
+      .end();
+  });
+}
+
+interface Server {
+  child: ChildProcess;
+  pid: number;
+  url: string;
+  readyMs: number;
+}
+
+/** Spawn a server pinned to core 0; ready when it printed its URL and /_airlock/health answers 200. */
+async function startServer(argv: string[]): Promise<Server> {
+  const t0 = performance.now();
+  const [c, a] = pinned(0, process.execPath, [BIN, 'serve', ...argv, '--port', '0']);
+  const child = spawn(c, a, { stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout!.setEncoding('utf8').on('data', (s: string) => {
+      out += s;
+      const m = /https?:\/\/[^\s]+/.exec(out);
+      if (m) resolve(m[0].replace(/\/$/, ''));
+    });
+    child.once('exit', (code) => reject(new Error(`serve ${argv.join(' ')} exited ${code} before printing its URL`)));
+  });
+  for (;;) {
+    try {
+      if ((await get(`${url}/_airlock/health`)).status === 200) break;
+    } catch {
+      /* not yet */
+    }
+    if (performance.now() - t0 > 60_000) throw new Error(`${url}/_airlock/health never answered 200`);
+    await sleep(10);
+  }
+  // taskset execs node in place, so the child's pid is the server's.
+  return { child, pid: child.pid!, url, readyMs: performance.now() - t0 };
+}
+
+function stop(s: Server): Promise<void> {
+  if (s.child.exitCode !== null) return Promise.resolve();
+  return new Promise((r) => {
+    s.child.once('exit', () => r());
+    s.child.kill('SIGTERM');
+  });
+}
+
+const rssKb = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN);
+
+/** Poll VmRSS every 500 ms until it moves by less than 1 % over 2 s, at most `maxMs`. */
+async function stableRss(pid: number, maxMs = 20_000): Promise<number> {
+  const t0 = Date.now();
+  const samples: number[] = [rssKb(pid)];
+  for (;;) {
+    await sleep(500);
+    samples.push(rssKb(pid));
+    const last = samples.slice(-5);
+    if (last.length === 5 && Math.max(...last) - Math.min(...last) < 0.01 * Math.max(...last)) return samples.at(-1)!;
+    if (Date.now() - t0 > maxMs) return samples.at(-1)!;
+  }
+}
+
+type Load = { rps: number; p99ms: number; errors: number };
+
+function capture(cmd: string, argv: readonly string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, argv, { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
+    child.on('error', reject).on('close', () => resolve(out));
+  });
+}
+
+async function runLoad(url: string, host: string | null, secs: number): Promise<Load> {
+  if (hasCmd('wrk')) {
+    const [cmd, argv] = pinned(1, 'wrk', ['-t1', '-c50', `-d${secs}s`, '--latency', ...(host ? ['-H', `Host: ${host}`] : []), url]);
+    const out = await capture(cmd, argv);
+    const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0);
+    const p99 = /\s99%\s+([\d.]+)(us|ms|s)/.exec(out);
+    const p99ms = p99 ? Number(p99[1]) * (p99[2] === 'us' ? 0.001 : p99[2] === 's' ? 1000 : 1) : NaN;
+    const errs = /Non-2xx or 3xx responses: (\d+)/.exec(out);
+    const sock = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
+    return { rps, p99ms, errors: Number(errs?.[1] ?? 0) + (sock ? sock.slice(1).reduce((n, x) => n + Number(x), 0) : 0) };
+  }
+  const [cmd, argv] = pinned(1, 'npx', ['--yes', 'autocannon', '-c', '50', '-d', String(secs), '-j', ...(host ? ['-H', `host=${host}`] : []), url]);
+  const j = JSON.parse(await capture(cmd, argv)) as { requests: { average: number }; latency: { p99: number }; non2xx: number; errors: number };
+  return { rps: j.requests.average, p99ms: j.latency.p99, errors: j.non2xx + j.errors };
+}
+
+// ---- the driver ------------------------------------------------------------------------------------
+interface Row {
+  sites: number;
+  startMs: number[];
+  restMb: number;
+  openMb: number;
+  perSiteMb: number;
+  lib: Load[];
+  peer: Load[];
+  ratios: number[];
+  paired: number[];
+}
+
+async function main(): Promise<void> {
+  const work = await mkdtemp(join(tmpdir(), 'airlock-bench-library-'));
+  const servers: Server[] = [];
+  const rows: Row[] = [];
+  try {
+    const max = siteCounts.at(-1)!;
+    const full = join(work, `lib-${max}`);
+    const t0 = Date.now();
+    await buildLibrary(work, full, max);
+    process.stderr.write(`${max} sites of ${pagesPerSite} pages imported in ${((Date.now() - t0) / 1000).toFixed(0)} s\n`);
+    const names = (await readdir(full)).sort();
+    const libs = new Map<number, string>([[max, full]]);
+    for (const n of siteCounts.slice(0, -1)) {
+      const lib = join(work, `lib-${n}`);
+      await mkdir(lib);
+      spawnSync('cp', ['-a', ...names.slice(0, n).map((d) => join(full, d)), lib]);
+      libs.set(n, lib);
+    }
+    // The hot page: the first site's page nearest 10 KB (every library holds the first site).
+    const first = names[0]!;
+    const siteDir = join(work, 'src', first);
+    const pages = (await readdir(siteDir, { recursive: true, encoding: 'utf8' })).filter((p) => p.endsWith('.html'));
+    const sized = await Promise.all(pages.map(async (p) => ({ p, size: (await stat(join(siteDir, p))).size })));
+    const hot = sized.reduce((a, b) => (Math.abs(b.size - 10_000) < Math.abs(a.size - 10_000) ? b : a));
+    const hotUrl = '/' + hot.p.replace(/\.html$/, '').replace(/(^|\/)index$/, '$1');
+    process.stderr.write(`hot page: ${first}${hotUrl} (${hot.size} bytes of source HTML)\n`);
+
+    for (const n of siteCounts) {
+      const lib = libs.get(n)!;
+      const sites = names.slice(0, n);
+      // 1. start-up, fresh processes
+      const startMs: number[] = [];
+      for (let s = 0; s < starts; s++) {
+        const srv = await startServer(['--library', lib]);
+        startMs.push(srv.readyMs);
+        await stop(srv);
+      }
+      process.stderr.write(`${n} sites: start-up ${startMs.map((x) => x.toFixed(0)).join(', ')} ms\n`);
+      // 2. memory
+      const srv = await startServer(['--library', lib]);
+      servers.push(srv);
+      const rest = await stableRss(srv.pid);
+      for (const d of sites) {
+        const r = await get(`${srv.url}/`, d);
+        if (r.status !== 200) throw new Error(`${d}/ answered ${r.status} through the library`);
+      }
+      const open = await stableRss(srv.pid);
+      const perSite = (open - rest) / 1024 / n;
+      process.stderr.write(
+        `${n} sites: RSS at rest ${(rest / 1024).toFixed(1)} MB, every site opened ${(open / 1024).toFixed(1)} MB: ${perSite.toFixed(2)} MB per site\n`,
+      );
+      // 3. throughput: the library server (every site open) and the first site's store alone
+      const peer = await startServer(['--store', join(lib, first)]);
+      servers.push(peer);
+      await stableRss(peer.pid); // the store alone builds its search index at start, in the background
+      const check = [await get(srv.url + hotUrl, first), await get(peer.url + hotUrl)];
+      if (check.some((c) => c.status !== 200) || check[0]!.bytes !== check[1]!.bytes)
+        throw new Error(`hot page: library ${check[0]!.status} ${check[0]!.bytes} B, peer ${check[1]!.status} ${check[1]!.bytes} B`);
+      const targets: Array<['library' | 'peer', string, string | null]> = [
+        ['library', srv.url + hotUrl, first],
+        ['peer', peer.url + hotUrl, null],
+      ];
+      const row: Row = { sites: n, startMs, restMb: rest / 1024, openMb: open / 1024, perSiteMb: perSite, lib: [], peer: [], ratios: [], paired: [] };
+      for (let round = 1; round <= rounds; round++) {
+        const got: Record<string, Load> = {};
+        for (const [name, url, host] of round % 2 === 1 ? targets : [...targets].reverse()) {
+          await runLoad(url, host, 1); // warm-up: JIT, caches
+          const r = await runLoad(url, host, seconds);
+          got[name] = r;
+          (name === 'library' ? row.lib : row.peer).push(r);
+          process.stderr.write(
+            `${n} sites round ${round} ${name.padEnd(8)} ${r.rps.toFixed(0).padStart(7)} req/s  p99 ${r.p99ms.toFixed(2)} ms  errors ${r.errors}\n`,
+          );
+        }
+        row.ratios.push(got.library!.rps / got.peer!.rps);
+      }
+      // Paired: both loaded at the same moment (both servers on core 0, two wrk on core 1), so the
+      // ratio of their req/s is the ratio of their costs per request whatever the host does.
+      for (let round = 1; round <= pairedRounds; round++) {
+        const both = (secs: number) => Promise.all(targets.map(([, url, host]) => runLoad(url, host, secs)));
+        await both(1); // warm-up
+        const [l, p] = await both(seconds);
+        row.paired.push(l!.rps / p!.rps);
+        process.stderr.write(`${n} sites paired round ${round}: library ${l!.rps.toFixed(0)} req/s beside peer ${p!.rps.toFixed(0)} req/s\n`);
+      }
+      process.stderr.write(`${n} sites: library RSS after load ${(rssKb(srv.pid) / 1024).toFixed(1)} MB\n`);
+      await stop(srv);
+      await stop(peer);
+      rows.push(row);
+    }
+  } finally {
+    for (const s of servers) if (s.child.exitCode === null) s.child.kill('SIGTERM');
+    await sleep(300);
+    await remove(work);
+  }
+  const f0 = (x: number) => x.toLocaleString('en-US', { maximumFractionDigits: 0 });
+  process.stdout.write(
+    `\n| sites | start-up ms (median; min–max) | RSS at rest | all sites opened | per idle site | library req/s | p99 | peer req/s | p99 | library ÷ peer (per round) | paired | errors |\n` +
+      `|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n`,
+  );
+  for (const r of rows) {
+    process.stdout.write(
+      `| ${r.sites} | ${f0(median(r.startMs))} (${f0(Math.min(...r.startMs))}–${f0(Math.max(...r.startMs))}) | ${r.restMb.toFixed(1)} MB | ${r.openMb.toFixed(1)} MB | ` +
+        `${r.perSiteMb.toFixed(2)} MB | ${f0(median(r.lib.map((x) => x.rps)))} | ${median(r.lib.map((x) => x.p99ms)).toFixed(2)} ms | ` +
+        `${f0(median(r.peer.map((x) => x.rps)))} | ${median(r.peer.map((x) => x.p99ms)).toFixed(2)} ms | ` +
+        `${median(r.ratios).toFixed(3)}× (${r.ratios.map((x) => x.toFixed(3)).join(', ')}) | ${r.paired.length ? `${median(r.paired).toFixed(3)}× (${r.paired.map((x) => x.toFixed(3)).join(', ')})` : ''} | ${[...r.lib, ...r.peer].reduce((a, x) => a + x.errors, 0)} |\n`,
+    );
+  }
+  process.stdout.write(
+    `\n(${pagesPerSite} pages a site; start-up: medians of ${starts} fresh starts; throughput: medians of ${rounds} interleaved rounds, ${seconds} s per run, paired: medians of ${pairedRounds} runs of both at once, ` +
+      `50 connections, server on core 0, ${hasCmd('wrk') ? 'wrk' : 'autocannon'} on core 1; goals: start-up ≤ 2 s at 500 sites, ≤ 2 MB per idle site, library ≥ 0.95× the store alone)\n`,
+  );
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench:library failed: ${err instanceof Error ? err.stack : String(err)}\n`);
+  process.exitCode = 1;
+});

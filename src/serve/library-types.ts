@@ -1,0 +1,28 @@
+import type { Server } from 'node:http';
+import type { AirlockServerOptions } from './server-types.js';
+
+/** What `createLibraryServer` (library.ts) takes and gives. */
+
+export interface LibraryServerOptions {
+  library: string;
+  /** The options of one site's server (features, CSP, search: each site its own), made when it is opened. */
+  siteOptions: (domain: string) => Omit<AirlockServerOptions, 'store'>;
+  /** Host names mapped to a site's domain (`docs.vendor.example` → `vendor-docs.intranet`). */
+  hosts?: ReadonlyMap<string, string>;
+  log?: (line: string) => void;
+  pollMs?: number;
+  /** A site not asked for in this long is closed (its index, watch, lease and search freed), opened again by its next request (default 10 min). */
+  idleMs?: number;
+  /** Milliseconds since the epoch (default Date.now): the idle clock; tests move it. */
+  clock?: () => number;
+}
+
+export interface LibraryServer {
+  server: Server;
+  listen(port?: number, host?: string): Promise<string>;
+  close(graceMs?: number): Promise<void>;
+  /** Read the library folder again now (sites added or removed) and re-read every open site's active pointer. */
+  recheck(): Promise<void>;
+  /** The sites opened so far (tests, metrics). */
+  opened(): string[];
+}
