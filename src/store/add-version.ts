@@ -58,7 +58,7 @@ export async function beginLocked(o: ImportOptions): Promise<AuditHistory> {
 
 /**
  * The version is already in the store with this content: record it, activate it if asked. When
- * it is the newest the audit log records for its domain, its order goes into trust/seen.json
+ * it is the newest import the audit log records for its domain, its order goes into trust/seen.json
  * where that holds a lower one or none (an import a crash cut short after its commit, before its
  * seen order): it only ever raises the guard against downgrades, never to below what the log holds.
  */
@@ -71,7 +71,8 @@ export async function keepExisting(
 ): Promise<ImportResult> {
   await appendAuditLocked(o.store, event);
   const history = await auditHistory(o.store);
-  if ((packageOrder(seen) ?? 0) >= (history.importedSequence.get(seen.domain) ?? 0)) await recordSeen(o.store, seen);
+  const logged = history.importedSequence.get(seen.domain);
+  if (logged !== undefined && (packageOrder(seen) ?? 0) >= logged) await recordSeen(o.store, seen);
   if (o.activate) await activateLocked(o.store, label, { command: 'import --activate' });
   return { version: label, status: 'unchanged', activated: Boolean(o.activate), ...admissionFields(admission) };
 }

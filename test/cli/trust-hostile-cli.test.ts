@@ -585,6 +585,10 @@ describe('downgrade protection quietly switched off', () => {
     const again = run(['import', alicePkg, '--store', s, '--trust', 'a.pub', '--allow-downgrade']);
     expect([again.status, again.stdout]).toEqual([0, expect.stringContaining('unchanged')]);
     expect(existsSync(join(s, 'trust', 'seen.json'))).toBe(false);
+    // Nor does an older version new to the store, let in by the waiver.
+    await rm(join(s, 'versions', 'v1'), { recursive: true });
+    expect(run(['import', alicePkg, '--store', s, '--trust', 'a.pub', '--allow-downgrade']).stdout).toContain('imported');
+    expect(existsSync(join(s, 'trust', 'seen.json'))).toBe(false);
     // The newest again restores it.
     expect(run(['import', outsiderPkg, '--store', s, '--trust', 'd.pub']).status).toBe(0);
     expect(JSON.parse(await readFile(join(s, 'trust', 'seen.json'), 'utf8'))).toMatchObject({ domains: { 'docs.example.com': { version: 'v2' } } });
