@@ -1,7 +1,7 @@
 import type { KeyObject } from 'node:crypto';
 import type { ArchiveLimits } from '../archive/index.js';
 import type { Manifest } from '../package/index.js';
-import { packageOrder, recordSeen, type Admission, type AllowDowngrade } from './admit.js';
+import { recordSeen, type Admission, type AllowDowngrade } from './admit.js';
 import { activateLocked } from './activate.js';
 import { appendAuditLocked } from './audit/append.js';
 import { auditHistory, auditWritable } from './audit/chain.js';
@@ -70,9 +70,8 @@ export async function keepExisting(
   seen: Pick<Manifest, 'domain' | 'version' | 'sequence' | 'createdAt'>,
 ): Promise<ImportResult> {
   await appendAuditLocked(o.store, event);
-  const history = await auditHistory(o.store);
-  const logged = history.importedSequence.get(seen.domain);
-  if (logged !== undefined && (packageOrder(seen) ?? 0) >= logged) await recordSeen(o.store, seen);
+  // recordSeen never writes below the newest import the log records; here the log must record one.
+  if ((await auditHistory(o.store)).importedSequence.has(seen.domain)) await recordSeen(o.store, seen);
   if (o.activate) await activateLocked(o.store, label, { command: 'import --activate' });
   return { version: label, status: 'unchanged', activated: Boolean(o.activate), ...admissionFields(admission) };
 }

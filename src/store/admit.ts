@@ -139,9 +139,10 @@ export async function recordSeen(store: string, m: Pick<Manifest, 'domain' | 've
   const seen = await readSeen(store);
   const cur = seen.domains[m.domain];
   if (cur && cur.sequence >= order) return;
-  // With no order for the domain (a seen.json lost, or a crash before it), never one below the
-  // newest import the log records: a waived downgrade (or an older version again) leaves it unset.
-  const logged = cur ? undefined : (await auditHistory(store)).importedSequence.get(m.domain);
+  // Never an order below the newest import the log records, whether the domain has none (a
+  // seen.json lost, or a crash before it) or a lower one (an older seen.json put back): a waived
+  // downgrade, or an older version again, leaves it as it is.
+  const logged = (await auditHistory(store)).importedSequence.get(m.domain);
   if (logged !== undefined && order < logged) return;
   seen.domains[m.domain] = { sequence: order, version: m.version, at: new Date().toISOString() };
   const t = trustPaths(store);

@@ -624,6 +624,14 @@ describe('downgrade protection quietly switched off', () => {
     expect(after).toHaveLength(linesBefore + 1);
     expect(after.at(-1)).toMatchObject({ outcome: 'refused', reason: 'AIRLOCK_BAD_SEEN' });
     expect(existsSync(join(s, 'versions', 'o2'))).toBe(false);
+    // Let in by the waiver, o2 is imported, yet its order (still below o3's, which the log records) is not written.
+    expect(run(['import', o2!, '--store', s, '--trust', 'a.pub', '--allow-downgrade']).stdout).toContain('imported');
+    expect(await readFile(seenPath)).toEqual(older);
+    // o3 again puts the newest order back.
+    expect(run(['import', o3!, '--store', s, '--trust', 'a.pub']).status).toBe(0);
+    expect((JSON.parse(await readFile(seenPath, 'utf8')) as { domains: Record<string, { sequence: number }> }).domains['docs.example.com']!.sequence).toBe(
+      newest,
+    );
   }, 60_000);
 
   it('seen.json naming its domain twice (a lower order last, which JSON.parse would keep) is refused (AIRLOCK_BAD_SEEN naming the key)', async () => {
