@@ -7,7 +7,7 @@ import { resolveStore } from '../store/paths.js';
 export const STORE_FLAGS = { store: { type: 'string' }, library: { type: 'string' }, site: { type: 'string' } } as const;
 
 export const STORE_HELP = `  --store DIR        the store (default: $AIRLOCK_STORE, else ./airlock-store)
-  --library LIB      or a site's store in the library LIB (one store per site, LIB/DOMAIN):
+  --library LIB      or a site's store in the library LIB (one store per site, LIB/DOMAIN)
   --site DOMAIN      the site (may be left out when the library holds one site)`;
 
 type Given = { store?: string; library?: string; site?: string };

@@ -1,11 +1,13 @@
 import { STORE_HELP } from './store-flag.js';
 
 /** `airlock trust`'s help text (src/cli/trust.ts parses the flags and runs the command). */
-export const USAGE = `usage: airlock trust init   --store DIR --key NAME=PUBFILE[@EXPIRES]... --threshold N [--domain-threshold D=N]... [--identity ID] [--sign-key KEYFILE]... [--json]
+export const USAGE = `usage: airlock trust init   STORE --key NAME=PUBFILE[@EXPIRES]... --threshold N [--domain-threshold D=N]... [--identity ID] [--sign-key KEYFILE]... [--json]
        airlock trust draft  --key NAME=PUBFILE[@EXPIRES]... --threshold N [--domain-threshold D=N]... [--identity ID] --serial N --out NEW.json
        airlock trust sign   POLICY.json --key KEYFILE --out SIGFILE
-       airlock trust rotate --store DIR --policy NEW.json [--sig SIGFILE]... [--json]
-       airlock trust show   --store DIR [--json]
+       airlock trust rotate STORE --policy NEW.json [--sig SIGFILE]... [--json]
+       airlock trust show   STORE [--json]
+
+STORE: --store DIR, or --library LIB [--site DOMAIN]
 
 The store's trust policy (STORE/trust/policy.json; every accepted policy is kept in STORE/trust/chain/):
 named Ed25519 public keys (optionally expiring), how many DISTINCT keys must sign a package (a
