@@ -6,6 +6,7 @@ import { cacheKey, transformCodeDigest } from './html-cache/key.js';
 import { siteAddress, type SiteAddress } from './site-address.js';
 import { cachedName } from './html-cache/cached.js';
 import { openHtmlCache, type HtmlCache, type PageBuilder } from './html-cache/open.js';
+import type { PageWorkers } from './html-cache/pool.js';
 import type { CachedPage } from './html-cache/cached.js';
 import { vendorMap, type VersionSource } from './source.js';
 import type { Replacement, TransformHtml } from './version-index.js';
@@ -26,6 +27,8 @@ export interface PagesOptions {
   scratch: () => Promise<string>;
   log: (line: string) => void;
   poolSize?: number;
+  /** The pool pages are built on (shared by every version a server prepares); default: one of poolSize for this cache. */
+  workers?: PageWorkers;
   /** Cached files above this size are size-checked at load (they are streamed); see html-cache/open.ts. */
   statAbove?: number;
   /** Missing pages are built only on request until `release` (a starting server; see html-cache/pool.ts). */
@@ -82,6 +85,7 @@ export async function openPages(src: VersionSource, given: HtmlTransformSpec, o:
       files,
       builder,
       poolSize: o.poolSize,
+      workers: o.workers,
       statAbove: o.statAbove,
       held: o.held,
     });

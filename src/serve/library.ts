@@ -55,8 +55,9 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
       p = openSite({ ...o.siteOptions(domain), store: join(o.library, domain) });
       open.set(domain, p);
       p.then(
-        () => {
+        (s) => {
           failed.delete(domain);
+          s.versions.current.preparing?.release(); // opened by a request: the server is listening
           log(`airlock serve: opened site ${domain}`);
         },
         (err: unknown) => {

@@ -1,7 +1,7 @@
 import { loadFromStore, siteSource, type SiteInput, type VersionSource } from './source.js';
 import { buildIndex, type CspSource, type LoadedIndex } from './version-index.js';
 import { isTransformedPage, openPages, type HtmlTransformSpec, type PagesOptions } from './html-pages.js';
-import { variantsLater } from './variants-later.js';
+import { variantsLater, type InTurn } from './variants-later.js';
 import { basePathOf } from './base-path.js';
 import { addBasePath } from './routes.js';
 import { readRootPages, siteAddress, type RootPages, type SiteAddress } from './site-address.js';
@@ -12,6 +12,8 @@ export interface IndexLoadOptions extends PagesOptions {
   html: HtmlTransformSpec | null;
   /** The site's sub-path as given (`serve --base-path`: segments, or null for the root only); undefined: detected. */
   basePath?: string | null;
+  /** Runs the version's background precompression (variants-later.ts). */
+  inTurn?: InTurn;
 }
 
 /**
@@ -36,6 +38,7 @@ export async function loadIndex(from: { store: string; label: string } | { site:
           attach: idx.attach,
           log: o.log,
           poolSize: o.poolSize,
+          inTurn: o.inTurn,
           after: htmlPending ? pages.done : Promise.resolve(),
           held: Boolean(o.held),
         })

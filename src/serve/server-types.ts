@@ -6,6 +6,8 @@ import type { CspSource } from './load.js';
 import type { BodyCache } from './body-cache.js';
 import type { HtmlTransformSpec } from './html-pages.js';
 import type { SiteInput } from './source.js';
+import type { PageWorkers } from './html-cache/pool.js';
+import type { InTurn } from './variants-later.js';
 import type { LeaseLike } from './versions.js';
 import type { ServeMetrics } from './metrics.js';
 import type { TlsFiles, TlsPair } from './tls.js';
@@ -36,6 +38,10 @@ export interface AirlockServerOptions {
   transformHtml?: TransformHtml;
   /** Worker threads for building a version's HTML cache (default: available cores). */
   transformPoolSize?: number;
+  /** The pool every version this server prepares builds its HTML on (default: its own, of transformPoolSize); a library shares one. */
+  pageWorkers?: PageWorkers;
+  /** Runs each version's background precompression (default: at once); a library runs one site's at a time. */
+  inTurn?: InTurn;
   /** Announce the served version so prune keeps it; default src/store acquireLease, false for none. */
   lease?: ((store: string, label: string) => Promise<LeaseLike>) | false;
   /** Also hand these requests to `app` (fail-fast answers for features that are off, relays). */

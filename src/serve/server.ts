@@ -16,6 +16,8 @@ import { SkewGuard } from './skew.js';
 import { refuseConnect } from '../util/http-connect.js';
 import { createTlsServer } from './tls.js';
 import type { LoadedIndex } from './version-index.js';
+import { defaultPoolSize, PageWorkers } from './html-cache/pool.js';
+import { workerSlot } from './html-cache/worker-slot.js';
 
 import type { AirlockServer, AirlockServerOptions } from './server-types.js';
 
@@ -55,6 +57,8 @@ export async function openSite(o: AirlockServerOptions): Promise<OpenSite> {
     scratch,
     log,
     poolSize: o.transformPoolSize,
+    workers: o.pageWorkers ?? new PageWorkers(o.transformPoolSize ?? defaultPoolSize(), workerSlot),
+    inTurn: o.inTurn,
     statAbove: smallMax,
     basePath: o.basePath,
   };

@@ -30,10 +30,26 @@ export interface VariantsLaterOptions {
   held: boolean;
   log: (line: string) => void;
   poolSize?: number;
+  /** Runs the build when its turn comes (a library: one site's at a time, not 500 at once); default: at once. */
+  inTurn?: InTurn;
+}
+
+/** Runs `job` when its turn comes; resolves or rejects as it does. */
+export type InTurn = (job: () => Promise<void>) => Promise<void>;
+
+/** An InTurn that runs one job at a time, in the order given (a failed job does not stop the next). */
+export function oneAtATime(): InTurn {
+  let tail: Promise<unknown> = Promise.resolve();
+  return (job) => {
+    const run = tail.then(job);
+    tail = run.catch(() => {});
+    return run;
+  };
 }
 
 export function variantsLater(o: VariantsLaterOptions): Later {
   const ac = new AbortController();
+  let started = false;
   let release!: () => void;
   const released = o.held ? new Promise<void>((r) => (release = r)) : Promise.resolve();
   if (!o.held) release = () => {};
@@ -44,15 +60,19 @@ export function variantsLater(o: VariantsLaterOptions): Later {
       const aborted = new Promise<void>((r) => ac.signal.addEventListener('abort', () => r(), { once: true }));
       await Promise.race([hook(o.label), aborted]);
     }
-    if (ac.signal.aborted) return;
-    const t0 = Date.now();
-    const r = await buildVariants(o.store, o.label, { exclude: o.exclude, onVariant: o.attach, signal: ac.signal, leased: true, poolSize: o.poolSize });
-    if (r.candidates > 0) {
-      o.log(
-        `airlock serve: precompressed ${r.candidates} asset(s) of ${o.label} in ${((Date.now() - t0) / 1000).toFixed(1)} s` +
-          (r.failed.length ? `; ${r.failed.length} failed (served uncompressed): ${r.failed.slice(0, 3).join('; ')}` : ''),
-      );
-    }
+    const build = async () => {
+      if (ac.signal.aborted) return; // stopped while waiting for its turn
+      started = true;
+      const t0 = Date.now();
+      const r = await buildVariants(o.store, o.label, { exclude: o.exclude, onVariant: o.attach, signal: ac.signal, leased: true, poolSize: o.poolSize });
+      if (r.candidates > 0) {
+        o.log(
+          `airlock serve: precompressed ${r.candidates} asset(s) of ${o.label} in ${((Date.now() - t0) / 1000).toFixed(1)} s` +
+            (r.failed.length ? `; ${r.failed.length} failed (served uncompressed): ${r.failed.slice(0, 3).join('; ')}` : ''),
+        );
+      }
+    };
+    await (o.inTurn ?? ((job) => job()))(build);
   })().catch((err: unknown) => {
     if (ac.signal.aborted) return;
     const code = (err as NodeJS.ErrnoException).code;
@@ -68,7 +88,8 @@ export function variantsLater(o: VariantsLaterOptions): Later {
     stop: async () => {
       ac.abort();
       release();
-      await done;
+      // A build waiting for its turn (behind another site's) is dropped, not waited for.
+      if (started) await done;
     },
   };
 }

@@ -1,11 +1,15 @@
 import { watch, type FSWatcher } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { readActive } from './source.js';
 
 /**
  * Notices `airlock activate`/`rollback` (a new S/state.json, renamed into place) within 1 s:
  * fs.watch on the store folder for promptness, a 250 ms poll because fs.watch misses events on
  * some file systems (NFS, overlayfs, renames on macOS), and `check()` for SIGHUP.
- * Checks never overlap; a change seen during a load is picked up by the next check.
+ * Checks never overlap; a change seen during a load is picked up by the next check. A poll reads
+ * the pointer only when its file is another one than at the last poll (inode, size, times): a
+ * stat, not a read and a parse, is what each open site of a library costs each second.
  */
 export interface WatcherOptions {
   store: string;
@@ -23,6 +27,8 @@ export class ActiveWatcher {
   private queued: Promise<void> | null = null;
   /** A label that failed to load is not retried until state.json names another one. */
   private failed: string | null = null;
+  /** state.json as the last poll found it (null: read it). */
+  private polled: string | null = null;
 
   constructor(private readonly o: WatcherOptions) {}
 
@@ -35,7 +41,7 @@ export class ActiveWatcher {
     } catch (err) {
       this.o.onError(err); // the poll still works
     }
-    this.timer = setInterval(() => void this.check(), this.o.pollMs ?? 250);
+    this.timer = setInterval(() => void this.poll(), this.o.pollMs ?? 250);
     this.timer.unref();
   }
 
@@ -44,6 +50,16 @@ export class ActiveWatcher {
     if (this.timer) clearInterval(this.timer);
     this.fsw = null;
     this.timer = null;
+  }
+
+  private async poll(): Promise<void> {
+    const file = await stat(join(this.o.store, 'state.json')).then(
+      (s) => `${s.ino}:${s.size}:${s.mtimeMs}:${s.ctimeMs}`,
+      (err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? 'none' : null), // another error: the read reports it
+    );
+    if (file !== null && file === this.polled) return;
+    this.polled = file;
+    await this.check();
   }
 
   /**

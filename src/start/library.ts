@@ -64,12 +64,19 @@ export async function startLibrary(o: LibraryServeOptions): Promise<number> {
   const host = givenHost ?? '127.0.0.1';
   const port = numberOption(givenPort, '--port', FLAG_RANGES.port) ?? 8080;
   await probeListen(host, port);
-  const [{ createLibraryServer }, { featureOptions }, { BodyCache }] = await Promise.all([
+  const [{ createLibraryServer }, { featureOptions }, { BodyCache }, { PageWorkers, defaultPoolSize }, { workerSlot }, { oneAtATime }] = await Promise.all([
     import('../serve/library.js'),
     import('../serve/features.js'),
     import('../serve/body-cache.js'),
+    import('../serve/html-cache/pool.js'),
+    import('../serve/html-cache/worker-slot.js'),
+    import('../serve/variants-later.js'),
   ]);
-  const bodyCache = new BodyCache((o.cacheMb ?? 64) * 1024 * 1024); // one budget for every site
+  // Shared by every site: one memory budget for small files, one pool of HTML transform workers
+  // (a page a reader waits for goes first, whichever site), one site's precompression at a time.
+  const bodyCache = new BodyCache((o.cacheMb ?? 64) * 1024 * 1024);
+  const pageWorkers = new PageWorkers(defaultPoolSize(), workerSlot);
+  const inTurn = oneAtATime();
   const trap = o.trap();
   trap.onHangup(() => {});
   const lib = await createLibraryServer({
@@ -81,7 +88,7 @@ export async function startLibrary(o: LibraryServeOptions): Promise<number> {
       const log = (line: string) => o.log(line.replace(/^airlock serve: /, `airlock serve: ${domain}: `));
       // A site's search index is prepared at its first query: a site nobody searches costs no worker.
       // Each open site re-reads its pointer each second (a change is also seen at once by its file watch): 250 ms polls cost a quarter of a core at 500 open sites.
-      return { ...featureOptions(resolved, null, { log, searchOnDemand: true }), bodyCache, log, pollMs: 1000 };
+      return { ...featureOptions(resolved, null, { log, searchOnDemand: true }), bodyCache, pageWorkers, inTurn, log, pollMs: 1000 };
     },
   });
   try {

@@ -66,14 +66,14 @@ export async function librarySites(library: string): Promise<LibraryListing> {
       { subject: library },
       EXIT.USAGE,
     );
-  const names = (await readdir(library)).sort();
+  // The entry's own type (a link is a link, never followed), from the folder listing itself: no stat per site.
+  const entries = (await readdir(library, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const sites: string[] = [];
   const skipped: LibraryListing['skipped'] = [];
-  for (const name of names) {
+  for (const entry of entries) {
+    const name = entry.name;
     if (name.startsWith('.')) continue;
-    const st = await lstat(join(library, name)).catch(() => null);
-    if (st === null) continue; // removed while listed
-    if (!st.isDirectory()) skipped.push({ name, why: `is ${st.isFile() ? 'a file' : kindOf(st)}, not a site's store folder` });
+    if (!entry.isDirectory()) skipped.push({ name, why: `is ${entry.isFile() ? 'a file' : kindOf(entry)}, not a site's store folder` });
     else if (siteName(name) !== name) skipped.push({ name, why: 'is not named by a site domain in lower case (like docs.example.com)' });
     else sites.push(name);
   }

@@ -74,9 +74,13 @@ export class JobPool<T = undefined> {
     while (this.running > 0) await this.wait();
   }
 
-  /** Drop the jobs that have not started (each told through its onDrop); running ones go on. */
-  dropQueued(reason?: unknown): void {
-    for (const job of this.queue.splice(0)) {
+  /** Drop the jobs that have not started (those whose tag `matches`; each told through its onDrop); running ones go on. */
+  dropQueued(reason?: unknown, matches?: (tag: T | undefined) => boolean): void {
+    const dropped = matches ? this.queue.filter((j) => matches(j.tag)) : this.queue.slice();
+    if (dropped.length === 0) return;
+    const kept = matches ? this.queue.filter((j) => !matches(j.tag)) : [];
+    this.queue.splice(0, this.queue.length, ...kept);
+    for (const job of dropped) {
       this.bytes -= job.bytes;
       job.onDrop?.(reason);
     }

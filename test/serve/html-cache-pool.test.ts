@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_RESPAWNS, PageWorkers, type PageSlot } from '../../src/serve/html-cache/pool.js';
 import type { PageJob } from '../../src/serve/html-cache/page.js';
+import type { TransformContext } from '../../src/features/index.js';
 
 /**
  * The page queue's scheduling (src/serve/html-cache/pool.ts) with fake slots: which page runs when,
@@ -24,7 +25,8 @@ function harness(size: number) {
       },
     };
   };
-  const q = new PageWorkers(size, slot);
+  const pool = new PageWorkers(size, slot);
+  const q = pool.queue();
   const job = (path: string): PageJob => ({ src: `/nowhere/${path}`, path, sha256: path.padEnd(64, '0'), dir: '/nowhere' });
   const finish = async (path: string) => {
     gates.get(path)!();
@@ -33,7 +35,7 @@ function harness(size: number) {
   const tick = async () => {
     for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
   };
-  return { q, job, started, finish, tick, counts: () => ({ spawned, ended }) };
+  return { pool, q, job, started, finish, tick, counts: () => ({ spawned, ended }) };
 }
 
 describe('HTML page queue', () => {
@@ -95,6 +97,47 @@ describe('HTML page queue', () => {
     expect(h.counts()).toEqual({ spawned: 1, ended: 1 });
   });
 
+  it("one pool, two sites: never more than its workers, a page a reader of one waits for goes before the other site's background build, dropping one leaves the other", async () => {
+    const h = harness(2);
+    const other = h.pool.queue();
+    const a = ['a1', 'a2', 'a3'].map((p) => h.q.submit(h.job(p), false));
+    const b = ['b1', 'b2'].map((p) => other.submit(h.job(p), false));
+    b.forEach((p) => p.catch(() => {}));
+    await h.tick();
+    expect(h.started).toEqual(['a1']);
+    const urgent = other.submit(h.job('u1'), true);
+    await h.tick();
+    expect(h.started).toEqual(['a1', 'u1']);
+    expect(h.counts().spawned).toBe(2);
+    other.drop('the site was closed');
+    await expect(b[0]).rejects.toThrow(/b1: the site was closed/);
+    await h.finish('u1');
+    await urgent;
+    for (const p of ['a1', 'a2', 'a3']) await h.finish(p);
+    await Promise.all(a);
+    await h.tick();
+    expect(h.started).toEqual(['a1', 'u1', 'a2', 'a3']);
+    expect(h.counts()).toEqual({ spawned: 2, ended: 2 });
+  });
+
+  it("each page is built with its own queue's transform options", async () => {
+    const seen: Array<[string, unknown]> = [];
+    const pool = new PageWorkers(1, () => ({
+      run: async (job, context) => {
+        seen.push([job.path, context?.deployment]);
+        return { sha256: job.sha256, size: 1, scriptHashes: [], styleHashes: [] };
+      },
+      end: async () => {},
+    }));
+    const job = (path: string): PageJob => ({ src: `/nowhere/${path}`, path, sha256: path.padEnd(64, '0'), dir: '/nowhere' });
+    const ctx = (deployment: 'cloud' | 'air-gapped') => ({ features: {}, deployment }) as unknown as TransformContext;
+    await Promise.all([pool.queue(ctx('cloud')).submit(job('c'), false), pool.queue(ctx('air-gapped')).submit(job('g'), false)]);
+    expect(seen).toEqual([
+      ['c', 'cloud'],
+      ['g', 'air-gapped'],
+    ]);
+  });
+
   /** Slots that behave like worker threads: one that has died rejects every page at once. */
   function mortal(diesOn: (path: string) => boolean) {
     let spawned = 0;
@@ -126,7 +169,7 @@ describe('HTML page queue', () => {
 
   it('a worker that crashes fails only the page it was building; the pages after it run on a new worker', async () => {
     const m = mortal((path) => path === 'b2');
-    const q = new PageWorkers(1, m.slot);
+    const q = new PageWorkers(1, m.slot).queue();
     const pages = ['b1', 'b2', 'b3', 'b4'].map((p) => q.submit(m.job(p), false));
     expect(await settle(pages)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
     await expect(pages[1]).rejects.toThrow(/b2: HTML transform worker exited with code 134/);
@@ -142,7 +185,7 @@ describe('HTML page queue', () => {
 
   it(`a worker that dies every time is replaced at most ${MAX_RESPAWNS} times; then each page fails at once, naming why`, async () => {
     const m = mortal(() => true); // dead before its first page: it cannot start here
-    const q = new PageWorkers(2, m.slot);
+    const q = new PageWorkers(2, m.slot).queue();
     const pages = Array.from({ length: 40 }, (_, i) => q.submit(m.job(`p${i}`), i % 5 === 0));
     expect(new Set(await settle(pages))).toEqual(new Set(['rejected']));
     await expect(pages[39]).rejects.toThrow(/p39: HTML transform worker exited/);

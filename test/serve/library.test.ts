@@ -4,6 +4,10 @@ import { join } from 'node:path';
 import { connect } from 'node:net';
 import { createLibraryServer, type LibraryServer } from '../../src/serve/library.js';
 import { cleanup, get, setActive, tempRoot, writeVersion } from './helpers.js';
+import { PageWorkers } from '../../src/serve/html-cache/pool.js';
+import { workerSlot } from '../../src/serve/html-cache/worker-slot.js';
+import { htmlContextFor } from '../../src/serve/html-context.js';
+import { resolveFeatures } from '../../src/features/index.js';
 
 /**
  * The library server in process: sites opened on their first request and closed when idle
@@ -58,6 +62,36 @@ describe('the library server', () => {
     expect((await get(url + '/guide', { Host: 'a.example' })).body.toString()).toContain('guide of template');
     expect(srv.opened().sort()).toEqual(['a.example', 'b.example']);
   });
+
+  it('every site builds its pages on one shared pool: never more workers than it has, none left running once the pages are built', async () => {
+    const sites = ['p1.example', 'p2.example', 'p3.example', 'p4.example', 'p5.example', 'p6.example'];
+    const lib = await library('pool', sites);
+    let live = 0;
+    let most = 0;
+    let made = 0;
+    const pageWorkers = new PageWorkers(2, () => {
+      made++;
+      most = Math.max(most, ++live);
+      const s = workerSlot();
+      return { ...s, end: async () => (live--, s.end()) };
+    });
+    const context = htmlContextFor(resolveFeatures({}));
+    srv = await createLibraryServer({
+      library: lib,
+      siteOptions: () => ({ lease: false, htmlTransform: { context }, pageWorkers }),
+      log: () => {},
+      pollMs: 3_600_000,
+    });
+    const url = (await srv.listen()).replace(/\/$/, '');
+    const pages = await Promise.all(sites.map((s) => get(url + '/guide', { Host: s })));
+    expect(pages.map((p) => p.status)).toEqual(sites.map(() => 200));
+    expect(pages[0]!.body.toString()).toContain('guide of template');
+    // The background builds of the other pages end; so do the workers (a site opened by a request is not held).
+    for (let i = 0; i < 200 && (live > 0 || made < 2); i++) await new Promise((r) => setTimeout(r, 25));
+    expect(made).toBeGreaterThan(0);
+    expect(most).toBeLessThanOrEqual(2);
+    expect(live).toBe(0);
+  }, 30_000);
 
   it('a damaged site answers 503 with its reason and is listed with its problem; the other sites serve on', async () => {
     const lib = await library('damaged', ['good.example', 'bad.example']);

@@ -6,7 +6,8 @@ import { fsyncDir } from '../../util/fsx.js';
 import { readHtmlIndex, writeHtmlIndex } from './index-file.js';
 import { cachedName, type CachedPage, type CachedRep, type CacheEncoding } from './cached.js';
 import { buildPage, type PageJob, type PageTransform } from './page.js';
-import { defaultPoolSize, PageWorkers, workerSlot } from './pool.js';
+import { defaultPoolSize, PageWorkers } from './pool.js';
+import { workerSlot } from './worker-slot.js';
 
 /** How pages are transformed: src/features options run on worker threads, or a function in-process. */
 export type PageBuilder = { context: TransformContext } | { run: PageTransform };
@@ -21,6 +22,8 @@ export interface OpenHtmlCache {
   files: readonly HtmlFile[];
   builder: PageBuilder;
   poolSize?: number;
+  /** The pool to build on (shared by a server's versions); default: one of poolSize for this cache. */
+  workers?: PageWorkers;
   /** Files above this size get their size checked at open (default 64 KiB: the server's streaming threshold). */
   statAbove?: number;
   /** Build only pages a request asks for until `release` (the background build waits). */
@@ -125,8 +128,8 @@ export async function openHtmlCache(o: OpenHtmlCache): Promise<HtmlCache> {
   const b = o.builder;
   const queue =
     'context' in b
-      ? new PageWorkers(o.poolSize ?? defaultPoolSize(), () => workerSlot(b.context))
-      : new PageWorkers(4, () => ({ run: (job) => buildPage(job, b.run), end: async () => {} }));
+      ? (o.workers ?? new PageWorkers(o.poolSize ?? defaultPoolSize(), workerSlot)).queue(b.context)
+      : new PageWorkers(4, () => ({ run: (job) => buildPage(job, b.run), end: async () => {} })).queue();
   if (o.held) queue.hold();
   const jobOf = (sha: string): PageJob => {
     const f = byDigest.get(sha)!;

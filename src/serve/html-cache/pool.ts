@@ -1,26 +1,35 @@
-import type { Worker } from 'node:worker_threads';
 import { availableParallelism } from 'node:os';
-import { siblingEntry, spawnWorker } from '../../util/worker.js';
 import type { TransformContext } from '../../features/index.js';
 import type { CachedPage } from './cached.js';
 import type { PageJob } from './page.js';
-import type { WorkerReply } from './worker-entry.js';
 import { JobPool } from '../../util/pool.js';
 
-const ENTRY = siblingEntry(import.meta.url, 'worker-entry');
-const spawn = (context: TransformContext): Worker => spawnWorker(ENTRY, context);
-
 export const defaultPoolSize = (): number => Math.max(1, availableParallelism());
-
-/** Builds one page; resolves with its cache entry or rejects naming the page. */
-export type PageRunner = (job: PageJob) => Promise<CachedPage>;
 
 interface PageTag {
   job: PageJob;
   urgent: boolean;
+  owner: Owner;
+}
+
+interface Owner {
+  context: TransformContext | undefined;
+  held: boolean;
+  respawns: number;
 }
 
 const asError = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err)));
+
+/** The pages of one version's cache in a shared PageWorkers: what that cache asks of the pool. */
+export interface PageQueue {
+  submit(job: PageJob, urgent: boolean): Promise<CachedPage>;
+  /** Moves a queued page to the front (a request now waits for it); false when it is not queued. */
+  hurry(sha256: string): boolean;
+  hold(): void;
+  release(): void;
+  /** Drop this queue's pages not started yet: each of their promises rejects with `reason`. */
+  drop(reason: string): void;
+}
 
 /**
  * The worker slots pages are built in, for `size` workers, with the order kept by a JobPool: a
@@ -32,16 +41,19 @@ const asError = (err: unknown): Error => (err instanceof Error ? err : new Error
  * still build is parked, not ended, so the next urgent page does not wait for a new worker to
  * start. For the same reason the background build, as it starts, also starts the worker it leaves
  * free (parked): a cold worker took 120-260 ms on 2 busy cores, and the first page a reader asked
- * for after a switch waited for it. `slots` runs one job on one worker; the pool owns when. A
- * held queue runs only urgent pages until `release` (a server starting up: the background build
- * must not take the cores from the load it waits behind).
+ * for after a switch waited for it. `slots` runs one job on one worker; the pool owns when.
+ *
+ * One pool serves every version a server prepares (`queue`, one per version's cache, each with its
+ * transform options): a library of 500 sites builds its pages on `size` workers, not 500 × size,
+ * and a page a reader of one site waits for jumps ahead of every site's background build. A held
+ * queue runs only urgent pages until `release` (a server starting up: the background build must
+ * not take the cores from the load it waits behind). A worker that dies is replaced at most
+ * MAX_RESPAWNS times per queue, so one hostile site's pages cannot use up another's.
  */
 export class PageWorkers {
   private readonly pool: JobPool<PageTag>;
   private background = 0;
-  private held = false;
   private readonly parked: PageSlot[] = [];
-  private respawns = 0;
 
   constructor(
     private readonly size: number,
@@ -52,55 +64,54 @@ export class PageWorkers {
       size,
       Number.POSITIVE_INFINITY,
       Number.POSITIVE_INFINITY,
-      (t) => t!.urgent || (!this.held && this.background < Math.max(1, this.size - 1)),
+      (t) => t!.urgent || (!t!.owner.held && this.background < Math.max(1, this.size - 1)),
     );
   }
 
-  submit(job: PageJob, urgent: boolean): Promise<CachedPage> {
+  /** A queue for one version's pages, built with `context` (a worker slot's transform options; none for an in-process slot). */
+  queue(context?: TransformContext): PageQueue {
+    const owner: Owner = { context, held: false, respawns: 0 };
+    return {
+      submit: (job, urgent) => this.submit({ job, urgent, owner }),
+      hurry: (sha256) =>
+        this.pool.moveToFront(
+          (t) => t!.owner === owner && t!.job.sha256 === sha256,
+          (t) => void (t!.urgent = true),
+        ),
+      hold: () => void (owner.held = true),
+      release: () => {
+        owner.held = false;
+        this.pool.reconsider();
+      },
+      drop: (reason) => {
+        this.pool.dropQueued(reason, (t) => t!.owner === owner);
+        if (this.pool.waiting === 0) this.endParked();
+      },
+    };
+  }
+
+  private submit(tag: PageTag): Promise<CachedPage> {
     return new Promise((resolve, reject) => {
-      const tag = { job, urgent };
+      const { job } = tag;
       // Never rejects (a page's failure is its own promise's), so the pool never stops on one.
       void this.pool.submit(() => this.build(tag).then(resolve, (err: unknown) => reject(asError(err))), 0, {
         tag,
-        front: urgent,
+        front: tag.urgent,
         onDrop: (reason) => reject(new Error(`transforming ${job.path}: ${String(reason)}`)),
       });
     });
   }
 
-  /** Moves a queued page to the front (a request now waits for it); false when it is not queued. */
-  hurry(sha256: string): boolean {
-    return this.pool.moveToFront(
-      (t) => t!.job.sha256 === sha256,
-      (t) => void (t!.urgent = true),
-    );
-  }
-
-  hold(): void {
-    this.held = true;
-  }
-
-  release(): void {
-    this.held = false;
-    this.pool.reconsider();
-  }
-
-  /** Drop the queued (not started) pages: each of their promises rejects with `reason`. */
-  drop(reason: string): void {
-    this.pool.dropQueued(reason);
-    this.endParked();
-  }
-
   /** Build one page on a parked or new slot; runs synchronously up to the page's build (the pool's start rule reads `background`). */
   private async build(t: PageTag): Promise<CachedPage> {
-    const s = this.live(this.parked.pop() ?? this.slot());
+    const s = this.live(this.parked.pop() ?? this.slot(), t.owner);
     const bg = !t.urgent;
     if (bg) {
       this.background++;
       this.reserve();
     }
     try {
-      return await s.run(t.job);
+      return await s.run(t.job, t.owner.context);
     } finally {
       if (bg) this.background--;
       this.putBack(s);
@@ -119,11 +130,11 @@ export class PageWorkers {
   /**
    * `s`, or a new slot when its worker has died (a crash fails the page it was building, not every
    * page after it in that slot). At most MAX_RESPAWNS per queue: a worker that cannot live here
-   * (it fails to start, every time) then fails its pages at once, each naming why.
+   * (it fails to start, every time) then fails that queue's pages at once, each naming why.
    */
-  private live(s: PageSlot): PageSlot {
-    if (!s.dead?.() || this.respawns >= MAX_RESPAWNS) return s;
-    this.respawns++;
+  private live(s: PageSlot, owner: Owner): PageSlot {
+    if (!s.dead?.() || owner.respawns >= MAX_RESPAWNS) return s;
+    owner.respawns++;
     void s.end();
     return this.slot();
   }
@@ -140,7 +151,8 @@ export class PageWorkers {
 
 /** One place where pages are built, one at a time: a worker thread, or the calling thread. */
 export interface PageSlot {
-  run: PageRunner;
+  /** Build one page; `context`: the transform options of its queue (a worker is sent them when they change). */
+  run: (job: PageJob, context?: TransformContext) => Promise<CachedPage>;
   end: () => Promise<void>;
   /** Its worker has exited or failed: every page it is given would fail. */
   dead?: () => boolean;
@@ -148,49 +160,3 @@ export interface PageSlot {
 
 /** How many dead slots one queue replaces (a crash per page of a hostile site is not a loop). */
 export const MAX_RESPAWNS = 8;
-
-/** A worker thread building pages with src/features' transform for `context`. */
-export function workerSlot(context: TransformContext): PageSlot {
-  const w = spawn(context);
-  let ready = false;
-  let waiting: { id: number; job: PageJob; resolve: (p: CachedPage) => void; reject: (e: Error) => void } | null = null;
-  let failed: Error | null = null;
-  let started: () => void = () => {};
-  const up = new Promise<void>((r) => (started = r));
-  let nextId = 0;
-  const fail = (err: Error) => {
-    failed = err;
-    started();
-    const wt = waiting;
-    waiting = null;
-    wt?.reject(new Error(`transforming ${wt.job.path}: ${err.message}`));
-  };
-  w.on('message', (r: WorkerReply) => {
-    if (r.id === -1) {
-      ready = true;
-      return started();
-    }
-    const wt = waiting;
-    if (wt === null || wt.id !== r.id) return;
-    waiting = null;
-    if (r.error !== undefined || !r.page) wt.reject(new Error(`transforming ${wt.job.path}: ${r.error ?? 'no result'}`));
-    else wt.resolve(r.page);
-  });
-  w.on('error', (err) => fail(new Error(`HTML transform worker failed${ready ? '' : ' to start'}: ${err.message}`)));
-  w.on('exit', (code) => fail(new Error(`HTML transform worker exited with code ${code}`)));
-  return {
-    run: async (job) => {
-      await up;
-      if (failed) throw new Error(`transforming ${job.path}: ${failed.message}`);
-      return new Promise<CachedPage>((resolve, reject) => {
-        waiting = { id: nextId++, job, resolve, reject };
-        w.postMessage({ id: waiting.id, job });
-      });
-    },
-    end: async () => {
-      w.removeAllListeners('exit');
-      await w.terminate();
-    },
-    dead: () => failed !== null,
-  };
-}
