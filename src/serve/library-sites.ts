@@ -45,11 +45,37 @@ async function titleOf(site: string): Promise<string | null> {
   }
 }
 
-/** One site's summary, cached by its active version (a site's title is read once per version). */
+export interface SiteListing {
+  sites: SiteSummary[];
+  skipped: Array<{ name: string; why: string }>;
+}
+
+/** How long one reading of the library answers its page and listing (the library itself is read again as often). */
+export const LISTING_MS = 2000;
+
+/**
+ * One site's summary, cached by its active version (a site's title is read once per version). The
+ * listing is read at most once per LISTING_MS, whatever the number of requests for it: one
+ * reading is shared by every request made while it runs (a burst of landing-page requests on a
+ * library of 1,000 sites costs one reading, not one each).
+ */
 export class SiteSummaries {
   private cache = new Map<string, SiteSummary>();
+  private last: { at: number; listing: Promise<SiteListing> } | null = null;
 
-  async list(library: string): Promise<{ sites: SiteSummary[]; skipped: Array<{ name: string; why: string }> }> {
+  constructor(private readonly clock: () => number = Date.now) {}
+
+  list(library: string): Promise<SiteListing> {
+    const now = this.clock();
+    if (this.last === null || now - this.last.at >= LISTING_MS || now < this.last.at) {
+      const listing = this.read(library);
+      this.last = { at: now, listing };
+      listing.catch(() => (this.last = null));
+    }
+    return this.last.listing;
+  }
+
+  private async read(library: string): Promise<SiteListing> {
     const { sites, skipped } = await librarySites(library);
     const out = await Promise.all(sites.map((d) => this.one(library, d)));
     for (const k of this.cache.keys()) if (!sites.includes(k)) this.cache.delete(k);

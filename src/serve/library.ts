@@ -32,12 +32,12 @@ const OWN = new Set(['/_airlock/health', '/_airlock/library', '/_airlock/library
 
 export async function createLibraryServer(o: LibraryServerOptions): Promise<LibraryServer> {
   const log = o.log ?? ((l: string) => process.stderr.write(l + '\n'));
-  const summaries = new SiteSummaries();
+  const clock = o.clock ?? Date.now;
+  const summaries = new SiteSummaries(clock);
   const warned = new Set<string>(); // a folder that is no site is said once
   let known = new Set((await scan()).sites);
   const open = new Map<string, Promise<OpenSite>>();
   const lastUsed = new Map<string, number>();
-  const clock = o.clock ?? Date.now;
   const idleMs = o.idleMs ?? 600_000;
   const failed = new Map<string, { at: number; message: string }>();
   const hosts = hostMap(o.hosts, known, o.library, log);
@@ -73,8 +73,22 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
     return p;
   }
 
+  let unreadable: string | null = null; // why the library folder cannot be read now (said once)
   async function rescan(): Promise<void> {
-    const now = new Set((await scan().catch(() => ({ sites: [...known] }))).sites);
+    const listing = await scan().then(
+      (l) => {
+        if (unreadable !== null) log(`airlock serve: the library ${o.library} can be read again`);
+        unreadable = null;
+        return l;
+      },
+      (err: unknown) => {
+        const why = err instanceof Error ? err.message : String(err);
+        if (unreadable !== why) log(`airlock serve: cannot read the library: ${why}; its ${known.size} site(s) are served as they were until it is back`);
+        unreadable = why;
+        return { sites: [...known] };
+      },
+    );
+    const now = new Set(listing.sites);
     for (const d of known) {
       if (now.has(d)) continue;
       log(`airlock serve: site ${d} was removed from the library`);
@@ -133,11 +147,13 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
     if (from !== null && path !== '/' && !OWN.has(path)) return redirect(res, `/${from}${url}`);
     const method = req.method ?? 'GET';
     if (method !== 'GET' && method !== 'HEAD') return text(res, 405, 'Method Not Allowed\n', ['Allow', 'GET, HEAD']);
-    if (path === '/_airlock/health') return json(res, { status: 'ok', sites: known.size });
+    if (path === '/_airlock/health')
+      return json(res, { status: 'ok', sites: known.size, ...(unreadable ? { problem: 'the library folder cannot be read' } : {}) });
     if (path === '/_airlock/library.css') return send(res, 200, 'text/css; charset=utf-8', LANDING_CSS, []);
     if (path === '/_airlock/library' || path === '/') {
-      await rescan();
-      const listing = await summaries.list(o.library).catch(() => ({ sites: [], skipped: [] }));
+      const listing = await summaries.list(o.library).catch(() => null);
+      if (listing === null)
+        return text(res, 503, `the library folder cannot be read; its ${known.size} site(s) are served as they were\n`, ['Retry-After', '5']);
       const sites = listing.sites.map((s) => {
         const f = failed.get(s.domain);
         return f && s.problem === null ? { ...s, problem: f.message } : s;

@@ -1,8 +1,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { cp, rm, writeFile } from 'node:fs/promises';
+import { cp, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { connect } from 'node:net';
 import { createLibraryServer, type LibraryServer } from '../../src/serve/library.js';
+import { LISTING_MS, SiteSummaries } from '../../src/serve/library-sites.js';
 import { cleanup, get, setActive, tempRoot, writeVersion } from './helpers.js';
 import { PageWorkers } from '../../src/serve/html-cache/pool.js';
 import { workerSlot } from '../../src/serve/html-cache/worker-slot.js';
@@ -164,5 +165,45 @@ describe('the library server', () => {
     // a.example is no site any more: the library answers (404 off its landing page), never a stale page.
     expect((await get(url + '/guide', { Host: 'a.example' })).status).toBe(404);
     expect((await get(url + '/guide', { Host: 'c.example' })).status).toBe(200);
+  });
+
+  it('the library folder itself gone: said once, its sites served as they were, its listing 503 until it is back', async () => {
+    const lib = await library('vanishing', ['a.example', 'b.example']);
+    const logs: string[] = [];
+    let now = 1_000_000;
+    srv = await createLibraryServer({ library: lib, siteOptions: () => ({ lease: false }), log: (l) => logs.push(l), pollMs: 3_600_000, clock: () => now });
+    const url = (await srv.listen()).replace(/\/$/, '');
+    expect((await get(url + '/guide', { Host: 'a.example' })).status).toBe(200);
+    await rename(lib, lib + '.moved');
+    await srv.recheck();
+    await srv.recheck();
+    now += LISTING_MS;
+    expect(logs.filter((l) => l.includes('cannot read the library'))).toHaveLength(1);
+    expect(logs.find((l) => l.includes('cannot read the library'))).toContain('its 2 site(s) are served as they were');
+    const listing = await get(url + '/_airlock/library');
+    expect(listing.status).toBe(503);
+    expect(listing.body.toString()).not.toContain(lib); // not where the library is on this server
+    expect(JSON.parse((await get(url + '/_airlock/health')).body.toString())).toEqual({ status: 'ok', sites: 2, problem: 'the library folder cannot be read' });
+    expect((await get(url + '/guide', { Host: 'a.example' })).status).toBe(200);
+    await rename(lib + '.moved', lib);
+    await srv.recheck();
+    now += LISTING_MS;
+    expect(logs.at(-1)).toContain('can be read again');
+    expect((await get(url + '/_airlock/library')).status).toBe(200);
+  });
+});
+
+describe('the library listing', () => {
+  it('is read once per LISTING_MS however many ask: requests meanwhile share one reading', async () => {
+    const lib = await library('listing', ['a.example']);
+    let now = 5_000_000;
+    const summaries = new SiteSummaries(() => now);
+    const burst = Array.from({ length: 50 }, () => summaries.list(lib));
+    expect(new Set(burst).size).toBe(1);
+    expect((await burst[0]!).sites.map((s) => s.domain)).toEqual(['a.example']);
+    await cp(template, join(lib, 'b.example'), { recursive: true });
+    expect((await summaries.list(lib)).sites.map((s) => s.domain)).toEqual(['a.example']);
+    now += LISTING_MS;
+    expect((await summaries.list(lib)).sites.map((s) => s.domain)).toEqual(['a.example', 'b.example']);
   });
 });
