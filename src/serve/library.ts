@@ -1,9 +1,9 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { librarySites, siteName } from '../store/library.js';
 import { hostMap, hostName, refererSite } from './library-hosts.js';
 import { refuseConnect } from '../util/http-connect.js';
+import { gracefulClose, listenOn } from '../util/http-listen.js';
 import { escapeControls } from '../util/terminal.js';
 import { openSite, type OpenSite } from './server.js';
 import { json, keepPrefix, redirect, send, text } from './library-respond.js';
@@ -135,6 +135,10 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
     } catch {
       return unavailable();
     }
+    // A site serves its own domain's pages only (a package of another domain put into its store by hand).
+    const held = s.versions.current.domain;
+    if (held !== '' && siteName(held) !== domain)
+      return text(res, 503, `site ${domain} cannot be served: its active version is a package of ${escapeControls(held)}\n`, ['Retry-After', '5']);
     if (prefix !== null) keepPrefix(res, prefix);
     s.handler(req, res);
   }
@@ -166,6 +170,7 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
 
   const server = createServer({ keepAliveTimeout: 5000 }, handler);
   refuseConnect(server);
+  const stop = gracefulClose(server);
   const timer = setInterval(() => void rescan().catch(() => {}), o.pollMs ?? 2000);
   timer.unref();
 
@@ -176,22 +181,10 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
       await rescan();
       await Promise.all([...open.values()].map((p) => p.then((s) => s.versions.recheck()).catch(() => {})));
     },
-    listen: (port = 0, host = '127.0.0.1') =>
-      new Promise((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(port, host, () => {
-          server.off('error', reject);
-          const a = server.address() as AddressInfo;
-          resolve(`http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}/`);
-        });
-      }),
+    listen: (port = 0, host = '127.0.0.1') => listenOn(server, port, host),
     close: async (graceMs = 10_000) => {
       clearInterval(timer);
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
-      const t = setTimeout(() => server.closeAllConnections(), graceMs);
-      await closed;
-      clearTimeout(t);
+      await stop(graceMs);
       await Promise.all([...open.values()].map((p) => p.then((s) => s.close()).catch(() => {})));
       open.clear();
     },

@@ -1,7 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { rm } from 'node:fs/promises';
 import { makeTempFolder } from '../util/fsx.js';
-import type { AddressInfo } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
 import { StoreError } from '../errors.js';
 import { buildApp } from './app.js';
@@ -14,6 +13,7 @@ import { acquireLease } from '../store/leases.js';
 import { ServedVersions } from './versions.js';
 import { SkewGuard } from './skew.js';
 import { refuseConnect } from '../util/http-connect.js';
+import { gracefulClose, listenOn } from '../util/http-listen.js';
 import { createTlsServer } from './tls.js';
 import type { LoadedIndex } from './version-index.js';
 import { defaultPoolSize, PageWorkers } from './html-cache/pool.js';
@@ -141,6 +141,7 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
   const tls = o.tls ? createTlsServer(o.tls.pair, o.tls.files, handler, log) : null;
   const server = tls ? tls.server : createServer({ keepAliveTimeout: 5000 }, handler);
   if (!tls) refuseConnect(server as Server);
+  const stop = tls ? null : gracefulClose(server as Server);
   o.metrics?.attach(server);
 
   return {
@@ -152,27 +153,14 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
     adopt: (next) => versions.adopt(next),
     adopted: () => versions.adopted(),
     preload: (next) => versions.preload(next),
-    listen: (port = 0, host = '127.0.0.1') =>
-      new Promise((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(port, host, () => {
-          server.off('error', reject);
-          versions.current.preparing?.release();
-          const a = server.address() as AddressInfo;
-          resolve(`${tls ? 'https' : 'http'}://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}/`);
-        });
-      }),
+    listen: async (port = 0, host = '127.0.0.1') => {
+      const url = await listenOn(server, port, host, tls ? 'https' : 'http');
+      versions.current.preparing?.release();
+      return url;
+    },
     close: async (graceMs = 10_000) => {
-      // Stop accepting, let in-flight requests finish, drop idle keep-alive sockets at once.
-      if (tls) await tls.close(graceMs);
-      else {
-        const h1 = server as Server;
-        const closed = new Promise<void>((resolve) => h1.close(() => resolve()));
-        h1.closeIdleConnections();
-        const timer = setTimeout(() => h1.closeAllConnections(), graceMs);
-        await closed;
-        clearTimeout(timer);
-      }
+      // Stop accepting, let in-flight requests finish, end connections with none at once.
+      await (tls ? tls.close(graceMs) : stop!(graceMs));
       await closeSite();
     },
     prepared: async () => {

@@ -21,7 +21,12 @@ export async function tempRoot(prefix = 'airlock-serve-'): Promise<string> {
 
 export const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
 
-export async function writeVersion(store: string, label: string, files: SiteFiles, o: { variants?: boolean; importedAt?: string } = {}): Promise<void> {
+export async function writeVersion(
+  store: string,
+  label: string,
+  files: SiteFiles,
+  o: { variants?: boolean; importedAt?: string; domain?: string } = {},
+): Promise<void> {
   // As airlock does: the version's audit line first (a store with versions but no log has lost its log).
   await mkdir(store, { recursive: true });
   await appendAudit(store, { command: 'test', outcome: 'ok', detail: `hand-made version ${label}` });
@@ -46,7 +51,7 @@ export async function writeVersion(store: string, label: string, files: SiteFile
   records.sort((a, b) => (a.path < b.path ? -1 : 1));
   const manifest = {
     format: 'airlock-package/1',
-    domain: 'docs.example.com',
+    domain: o.domain ?? 'docs.example.com',
     version: label,
     jobId: null,
     createdAt: '2025-01-01T00:00:00Z',
@@ -57,7 +62,7 @@ export async function writeVersion(store: string, label: string, files: SiteFile
   await writeFile(join(dir, 'airlock.json'), JSON.stringify(manifest));
   const meta = {
     label,
-    domain: 'docs.example.com',
+    domain: o.domain ?? 'docs.example.com',
     importedAt: o.importedAt ?? '2025-01-02T03:04:05.000Z',
     packageSha256: 'a'.repeat(64),
     archive: { name: 'bundle.tar.gz', format: 'tar.gz', offset: 1536, size: 1, sha256: '0'.repeat(64) },

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { cp, rename, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { connect } from 'node:net';
 import { createLibraryServer, type LibraryServer } from '../../src/serve/library.js';
 import { LISTING_MS, SiteSummaries } from '../../src/serve/library-sites.js';
@@ -32,9 +32,15 @@ afterEach(async () => {
 });
 afterAll(async () => cleanup(root));
 
+/** A site's store at `dir`: the template's pages, as a package of the domain the folder names. */
+async function addSite(dir: string): Promise<void> {
+  await writeVersion(dir, 'v1', site('template'), { domain: basename(dir) });
+  await setActive(dir, 'v1');
+}
+
 async function library(name: string, sites: string[]): Promise<string> {
   const lib = join(root, name);
-  for (const s of sites) await cp(template, join(lib, s), { recursive: true });
+  for (const s of sites) await addSite(join(lib, s));
   return lib;
 }
 
@@ -94,6 +100,19 @@ describe('the library server', () => {
     expect(live).toBe(0);
   }, 30_000);
 
+  it('a site whose active version is a package of another domain (put there by hand) is not served under its name', async () => {
+    const lib = await library('mixed', ['right.example']);
+    await writeVersion(join(lib, 'wrong.example'), 'v1', site('other'), { domain: 'docs.other.example' });
+    await setActive(join(lib, 'wrong.example'), 'v1');
+    srv = await createLibraryServer({ library: lib, siteOptions: () => ({ lease: false }), log: () => {}, pollMs: 3_600_000 });
+    const url = (await srv.listen()).replace(/\/$/, '');
+    const wrong = await get(url + '/guide', { Host: 'wrong.example' });
+    expect(wrong.status).toBe(503);
+    expect(wrong.body.toString()).toContain('its active version is a package of docs.other.example');
+    expect((await get(url + '/wrong.example/guide')).status).toBe(503);
+    expect((await get(url + '/guide', { Host: 'right.example' })).status).toBe(200);
+  });
+
   it('a damaged site answers 503 with its reason and is listed with its problem; the other sites serve on', async () => {
     const lib = await library('damaged', ['good.example', 'bad.example']);
     await writeFile(join(lib, 'bad.example', 'state.json'), '{ not json');
@@ -126,9 +145,9 @@ describe('the library server', () => {
   it('a site removed while its pages are being prepared: the server says so and serves on (no unhandled failure); two Host fields are refused', async () => {
     const lib = join(root, 'removed-busy');
     const many = Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`p${i}.html`, `<!doctype html><title>P${i}</title><p>${'word '.repeat(400)}</p>`]));
-    await writeVersion(join(lib, 'busy.example'), 'v1', { 'index.html': '<title>busy</title>', ...many }, { variants: false });
+    await writeVersion(join(lib, 'busy.example'), 'v1', { 'index.html': '<title>busy</title>', ...many }, { variants: false, domain: 'busy.example' });
     await setActive(join(lib, 'busy.example'), 'v1');
-    await cp(template, join(lib, 'calm.example'), { recursive: true });
+    await addSite(join(lib, 'calm.example'));
     const logs: string[] = [];
     srv = await createLibraryServer({
       library: lib,
@@ -159,7 +178,7 @@ describe('the library server', () => {
     const url = (await srv.listen()).replace(/\/$/, '');
     expect((await get(url + '/guide', { Host: 'a.example' })).status).toBe(200);
     await rm(join(lib, 'a.example'), { recursive: true });
-    await cp(template, join(lib, 'c.example'), { recursive: true });
+    await addSite(join(lib, 'c.example'));
     await srv.recheck();
     expect(srv.opened()).toEqual([]);
     // a.example is no site any more: the library answers (404 off its landing page), never a stale page.
@@ -201,7 +220,7 @@ describe('the library listing', () => {
     const burst = Array.from({ length: 50 }, () => summaries.list(lib));
     expect(new Set(burst).size).toBe(1);
     expect((await burst[0]!).sites.map((s) => s.domain)).toEqual(['a.example']);
-    await cp(template, join(lib, 'b.example'), { recursive: true });
+    await addSite(join(lib, 'b.example'));
     expect((await summaries.list(lib)).sites.map((s) => s.domain)).toEqual(['a.example']);
     now += LISTING_MS;
     expect((await summaries.list(lib)).sites.map((s) => s.domain)).toEqual(['a.example', 'b.example']);

@@ -1,0 +1,50 @@
+import type { Server } from 'node:http';
+import type { AddressInfo, Server as NetServer, Socket } from 'node:net';
+
+/** Listen on `host:port` (0: any free port); resolves with the address as a URL, an IPv6 host in brackets. */
+export function listenOn(server: NetServer, port: number, host: string, scheme = 'http'): Promise<string> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      const a = server.address() as AddressInfo;
+      resolve(`${scheme}://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}/`);
+    });
+  });
+}
+
+/**
+ * How an HTTP server stops (SIGTERM): it stops accepting, ends at once every connection that has
+ * no request in progress (idle keep-alive, connected but silent, a request line or headers only
+ * half sent: a reader loses nothing), lets the requests in progress finish, and cuts those still
+ * running after `graceMs`. Call at creation: it counts the requests of each connection.
+ */
+export function gracefulClose(server: Server): (graceMs: number) => Promise<void> {
+  const sockets = new Set<Socket>();
+  const busy = new Map<Socket, number>();
+  server.on('connection', (s: Socket) => {
+    sockets.add(s);
+    s.once('close', () => sockets.delete(s));
+  });
+  server.on('request', (req, res) => {
+    const s = req.socket;
+    busy.set(s, (busy.get(s) ?? 0) + 1);
+    res.once('close', () => {
+      const n = (busy.get(s) ?? 1) - 1;
+      if (n > 0) busy.set(s, n);
+      else busy.delete(s);
+      if (closing && n <= 0) finish(s); // its last answer is out: nothing more is taken from it
+    });
+  });
+  let closing = false;
+  // What was written still reaches the reader (an answer in the socket's buffer), then it is gone.
+  const finish = (s: Socket) => void s.end(() => s.destroy());
+  return async (graceMs) => {
+    closing = true;
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    for (const s of sockets) if (!busy.has(s)) finish(s);
+    const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+    await closed;
+    clearTimeout(timer);
+  };
+}
