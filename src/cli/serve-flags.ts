@@ -32,6 +32,8 @@ SIGTERM/SIGINT: stop accepting, finish in-flight requests, exit 0. Prints the UR
                        Host of its domain and at /DOMAIN/; / lists them. Sites are opened on their
                        first request and switched, added and removed while serving (docs/library.md)
   --site-host N=D      with --library: the host name N also reaches site D (repeatable)
+                       A values file gives a library's sites their own settings: library.sites, a
+                       list of {domain, hosts, version (pinned), deployment.type, features}
   --enable F,...       turn on configurable features (${FEATURES.join(', ')})
   --disable F,...      turn off features (static-export, the site itself, stays on)
   --deployment TYPE    ${DEPLOYMENTS.join(' | ')} (default ${DEFAULT_DEPLOYMENT})

@@ -33,12 +33,12 @@ export function hostMap(
   for (const [name, domain] of given ?? []) {
     if (known.has(name) && domain !== name)
       throw new UsageError(
-        `--site-host ${name}=${domain}: ${name} is the domain of a site of the library (${join(library, name)}); one host name reaches one site`,
+        `host name ${name} (mapped to ${domain}): ${name} is the domain of a site of the library (${join(library, name)}); one host name reaches one site`,
         {
           subject: '--site-host',
         },
       );
-    if (!known.has(domain)) log(`airlock serve: warning: --site-host ${name}=${domain}: the library holds no site ${domain} yet`);
+    if (!known.has(domain)) log(`airlock serve: warning: host name ${name} reaches ${domain}, which the library does not hold yet`);
     hosts.set(name, domain);
   }
   return hosts;

@@ -63,7 +63,10 @@ export class SiteSummaries {
   private cache = new Map<string, SiteSummary>();
   private last: { at: number; listing: Promise<SiteListing> } | null = null;
 
-  constructor(private readonly clock: () => number = Date.now) {}
+  constructor(
+    private readonly clock: () => number = Date.now,
+    private readonly pinned: (domain: string) => string | undefined = () => undefined,
+  ) {}
 
   list(library: string): Promise<SiteListing> {
     const now = this.clock();
@@ -86,7 +89,7 @@ export class SiteSummaries {
     const store = join(library, domain);
     const base = { domain, path: `/${domain}/` };
     try {
-      const { active } = await readState(store);
+      const active = this.pinned(domain) ?? (await readState(store)).active;
       if (active === null) return { ...base, version: null, title: domain, pages: null, importedAt: null, problem: null };
       const cached = this.cache.get(domain);
       if (cached?.version === active) return cached;

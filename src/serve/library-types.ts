@@ -9,6 +9,8 @@ export interface LibraryServerOptions {
   siteOptions: (domain: string) => Omit<AirlockServerOptions, 'store'>;
   /** Host names mapped to a site's domain (`docs.vendor.example` → `vendor-docs.intranet`). */
   hosts?: ReadonlyMap<string, string>;
+  /** The version a site is pinned to (its siteOptions' `version`), shown on the landing page instead of its active one. */
+  pinned?: (domain: string) => string | undefined;
   log?: (line: string) => void;
   pollMs?: number;
   /** A site not asked for in this long is closed (its index, watch, lease and search freed), opened again by its next request (default 10 min). */

@@ -33,7 +33,7 @@ const OWN = new Set(['/_airlock/health', '/_airlock/library', '/_airlock/library
 export async function createLibraryServer(o: LibraryServerOptions): Promise<LibraryServer> {
   const log = o.log ?? ((l: string) => process.stderr.write(l + '\n'));
   const clock = o.clock ?? Date.now;
-  const summaries = new SiteSummaries(clock);
+  const summaries = new SiteSummaries(clock, o.pinned);
   const warned = new Set<string>(); // a folder that is no site is said once
   let known = new Set((await scan()).sites);
   const open = new Map<string, Promise<OpenSite>>();

@@ -1,8 +1,6 @@
 import { resolve } from 'node:path';
 import { UsageError } from '../errors.js';
-import { resolveFeatures } from '../features/resolve.js';
-import { siteName } from '../store/library.js';
-import { hostName } from '../serve/library-hosts.js';
+import { libraryConfig } from './library-config.js';
 import { listenError, probeListen } from '../util/listen.js';
 import { numberOption } from '../util/number-option.js';
 import { whenAborted, type SignalTrap } from '../util/signals.js';
@@ -15,11 +13,17 @@ import { FLAG_RANGES } from '../values/settings.js';
  * words rather than applied to every site.
  */
 export interface LibraryServeOptions {
-  /** serve's flags: --library, --site-host NAME=DOMAIN (repeatable), --deployment, --enable, --disable, --port, --host, --cache-mb; any other is refused. */
-  flags: { library?: string; 'site-host'?: string[]; deployment?: string; enable?: string[]; disable?: string[]; port?: string; host?: string } & Record<
-    string,
-    unknown
-  >;
+  /** serve's flags: --library, --site-host NAME=DOMAIN (repeatable), --deployment, --enable, --disable, --port, --host, --cache-mb, --values; any other is refused. */
+  flags: {
+    library?: string;
+    'site-host'?: string[];
+    deployment?: string;
+    enable?: string[];
+    disable?: string[];
+    port?: string;
+    host?: string;
+    values?: string;
+  } & Record<string, unknown>;
   cacheMb?: number;
   cwd: string;
   log: (line: string) => void;
@@ -27,27 +31,19 @@ export interface LibraryServeOptions {
   trap: () => SignalTrap;
 }
 
-export function parseHostMaps(given: readonly string[]): Map<string, string> {
-  const m = new Map<string, string>();
-  for (const g of given) {
-    const [name, domain, extra] = g.split('=');
-    const n = hostName(name ?? '');
-    const d = siteName(domain ?? '');
-    if (extra !== undefined || n === null || d === null)
-      throw new UsageError(
-        `--site-host ${JSON.stringify(g)}: give NAME=DOMAIN: the host name, then the site it reaches (vendor-docs.intranet=docs.vendor.example)`,
-        {
-          subject: '--site-host',
-        },
-      );
-    if (m.has(n) && m.get(n) !== d) throw new UsageError(`--site-host maps ${n} to both ${m.get(n)} and ${d}`, { subject: '--site-host' });
-    m.set(n, d);
-  }
-  return m;
-}
-
 export async function startLibrary(o: LibraryServeOptions): Promise<number> {
-  const { library, 'site-host': hostMaps, deployment, enable, disable, port: givenPort, host: givenHost, 'cache-mb': _cacheMb, ...rest } = o.flags;
+  const {
+    library,
+    'site-host': siteHost,
+    deployment,
+    enable,
+    disable,
+    port: givenPort,
+    host: givenHost,
+    values: valuesFile,
+    'cache-mb': _cacheMb,
+    ...rest
+  } = o.flags;
   const refused = Object.entries(rest)
     .filter(([, v]) => v !== undefined)
     .map(([k]) => `--${k}`);
@@ -59,10 +55,12 @@ export async function startLibrary(o: LibraryServeOptions): Promise<number> {
         subject: refused[0]!,
       },
     );
-  const resolved = resolveFeatures({ deployment, enable, disable });
-  const hosts = parseHostMaps(hostMaps ?? []);
-  const host = givenHost ?? '127.0.0.1';
-  const port = numberOption(givenPort, '--port', FLAG_RANGES.port) ?? 8080;
+  const file = valuesFile === undefined ? undefined : resolve(o.cwd, valuesFile);
+  const loaded = file === undefined ? undefined : await (await import('../values/load.js')).loadValues(file);
+  for (const w of loaded?.warnings ?? []) o.log(`airlock serve: warning: ${w}`);
+  const config = libraryConfig({ 'site-host': siteHost, deployment, enable, disable, port: givenPort, host: givenHost }, loaded?.values, valuesFile ?? '');
+  const host = config.host ?? '127.0.0.1';
+  const port = numberOption(config.port, '--port', FLAG_RANGES.port) ?? 8080;
   await probeListen(host, port);
   const [{ createLibraryServer }, { featureOptions }, { BodyCache }, { PageWorkers, defaultPoolSize }, { workerSlot }, { oneAtATime }] = await Promise.all([
     import('../serve/library.js'),
@@ -81,7 +79,8 @@ export async function startLibrary(o: LibraryServeOptions): Promise<number> {
   trap.onHangup(() => {});
   const lib = await createLibraryServer({
     library: resolve(o.cwd, library!),
-    hosts,
+    hosts: config.hosts,
+    pinned: (domain) => config.sites.get(domain)?.version,
     log: o.log,
     // Each site its own features (its local search index is its own), made when the site is opened.
     siteOptions: (domain) => {
@@ -89,7 +88,9 @@ export async function startLibrary(o: LibraryServeOptions): Promise<number> {
       // A site's search index is prepared at its first query: a site nobody searches costs no worker.
       // A switch is seen at once by the site's file watch; its poll (a stat of state.json, for file
       // systems that miss watch events) runs every 2 s: 500 open sites at 1 s cost 4 % of a core.
-      return { ...featureOptions(resolved, null, { log, searchOnDemand: true }), bodyCache, pageWorkers, inTurn, log, pollMs: 2000 };
+      const own = config.sites.get(domain);
+      const features = featureOptions(own?.resolved ?? config.defaults, null, { log, searchOnDemand: true });
+      return { ...features, ...(own?.version ? { version: own.version } : {}), bodyCache, pageWorkers, inTurn, log, pollMs: 2000 };
     },
   });
   try {

@@ -17,6 +17,15 @@ const path = z.string().min(1);
 
 export function valuesSchema(strict: boolean) {
   const obj = strict ? z.strictObject : z.object;
+  const features = obj({
+    search: z.boolean().optional(),
+    assistant: z.boolean().optional(),
+    analytics: z.boolean().optional(),
+    'api-playground': z.boolean().optional(),
+    'static-export': z.boolean().optional(),
+    'local-search': z.boolean().optional(),
+  });
+  const deployment = obj({ type: z.enum(DEPLOYMENTS).optional() });
   return obj({
     staticExport: obj({
       enabled: z.boolean().optional(),
@@ -49,14 +58,24 @@ export function valuesSchema(strict: boolean) {
         maxBytes: z.number().int().min(1024).max(Number.MAX_SAFE_INTEGER).optional(),
       }).optional(),
     }).optional(),
-    deployment: obj({ type: z.enum(DEPLOYMENTS).optional() }).optional(),
-    features: obj({
-      search: z.boolean().optional(),
-      assistant: z.boolean().optional(),
-      analytics: z.boolean().optional(),
-      'api-playground': z.boolean().optional(),
-      'static-export': z.boolean().optional(),
-      'local-search': z.boolean().optional(),
+    deployment: deployment.optional(),
+    features: features.optional(),
+    /** serve --library: each site's own settings (the top-level deployment and features are every other site's). */
+    library: obj({
+      sites: z
+        .array(
+          obj({
+            domain: z.string().max(253),
+            /** More host names that reach the site (as --site-host NAME=DOMAIN). */
+            hosts: z.array(z.string().max(253)).max(100).optional(),
+            /** Serve this version, whatever the site's active one (as serve --version). */
+            version: label.optional(),
+            deployment: deployment.optional(),
+            features: features.optional(),
+          }),
+        )
+        .max(10_000)
+        .optional(),
     }).optional(),
     store: path.optional(),
     port: z.number().int().min(0).max(65535).optional(),

@@ -216,6 +216,63 @@ describe('serve --library', () => {
     expect(await s.stop()).toBe(0);
   }, 60_000);
 
+  it("a values file gives a site its own settings (a pinned version, its features, more host names); the others keep the library's", async () => {
+    const r = airlock(['import', pkgs['docs.beta.example-v2']!, '--library', lib, '--trust', vendor.pubPath, '--activate']);
+    expect(r.status, r.stderr).toBe(0);
+    const values = join(dir, 'library-values.yaml');
+    await writeFile(
+      values,
+      [
+        'features:',
+        '  local-search: true',
+        'library:',
+        '  sites:',
+        '    - domain: docs.beta.example',
+        '      version: v1',
+        '    - domain: DOCS.Alpha.Example',
+        '      hosts: [alpha-values.intranet]',
+        '      features:',
+        '        local-search: false',
+        '',
+      ].join('\n'),
+    );
+    const s = await startServer(['serve', '--library', lib, '--values', values, '--port', '0']);
+    // beta is pinned to v1 although v2 is active, and listed so.
+    expect((await get(s.url + '/', { Host: 'docs.beta.example' })).body.toString()).toContain('<h1>docs.beta.example v1</h1>');
+    const listing = JSON.parse((await get(s.url + '/_airlock/library')).body.toString()) as { sites: Array<{ domain: string; version: string }> };
+    expect(listing.sites.find((x) => x.domain === 'docs.beta.example')!.version).toBe('v1');
+    const features = async (host: string) =>
+      (JSON.parse((await get(s.url + '/_airlock/features', { Host: host })).body.toString()) as { features: { localSearch: boolean } }).features.localSearch;
+    expect(await features('alpha-values.intranet')).toBe(false);
+    expect(await features('docs.alpha.example')).toBe(false);
+    expect(await features('gamma.example')).toBe(true);
+    expect(await s.stop()).toBe(0);
+    // Refused before anything listens, naming the file, the entry and the site.
+    const twice = join(dir, 'twice.yaml');
+    await writeFile(twice, 'library:\n  sites:\n    - domain: gamma.example\n    - domain: Gamma.Example.\n');
+    const t = airlock(['serve', '--library', lib, '--values', twice, '--port', '0']);
+    expect([t.status, t.stderr]).toEqual([2, expect.stringContaining('library.sites[1]: gamma.example has an entry already (library.sites[0])')]);
+    const clash = join(dir, 'clash.yaml');
+    await writeFile(
+      clash,
+      'library:\n  sites:\n    - domain: gamma.example\n      hosts: [shared.intranet]\n    - domain: docs.alpha.example\n      hosts: [shared.intranet]\n',
+    );
+    const c = airlock(['serve', '--library', lib, '--values', clash, '--port', '0']);
+    expect([c.status, c.stderr]).toEqual([2, expect.stringContaining('shared.intranet already reaches gamma.example')]);
+    const oneStore = join(dir, 'one-store.yaml');
+    await writeFile(oneStore, 'staticExport:\n  bundleUrl: http://127.0.0.1:1/x.tar.gz\n');
+    const o = airlock(['serve', '--library', lib, '--values', oneStore, '--port', '0']);
+    expect([o.status, o.stderr]).toEqual([2, expect.stringContaining("staticExport set up one store's server")]);
+    const badFeature = join(dir, 'bad-feature.yaml');
+    await writeFile(
+      badFeature,
+      'library:\n  sites:\n    - domain: gamma.example\n      deployment:\n        type: air-gapped\n      features:\n        search: true\n',
+    );
+    const f = airlock(['serve', '--library', lib, '--values', badFeature, '--port', '0']);
+    expect(f.status).toBe(2);
+    expect(f.stderr).toContain('library.sites[0] (gamma.example)');
+  }, 60_000);
+
   it('refuses options that belong to one store, and a host name mapped to two sites, naming them', () => {
     const r = airlock(['serve', '--library', lib, '--version', 'v1', '--port', '0']);
     expect(r.status).toBe(2);
