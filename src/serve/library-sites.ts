@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { librarySites } from '../store/library.js';
+import { librarySites, siteName } from '../store/library.js';
 import { readMeta } from '../store/meta.js';
 import { storePaths, versionPaths } from '../store/paths.js';
 import { readState } from '../store/state.js';
@@ -95,6 +95,16 @@ export class SiteSummaries {
       if (cached?.version === active) return cached;
       const dir = join(storePaths(store).versions, active);
       const meta = await readMeta(dir);
+      // Another domain's package in this site's store is not served here (library.ts): nor listed under its title.
+      if (siteName(meta.domain) !== domain)
+        return {
+          ...base,
+          version: active,
+          title: domain,
+          pages: null,
+          importedAt: null,
+          problem: `the version it serves (${active}) is a package of ${meta.domain}`,
+        };
       const s: SiteSummary = {
         ...base,
         version: active,

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
-import { librarySites, siteName } from '../store/library.js';
+import { siteName } from '../store/library.js';
+import { LibraryFolder } from './library-folder.js';
 import { hostMap, hostName, refererSite } from './library-hosts.js';
 import { refuseConnect } from '../util/http-connect.js';
 import { gracefulClose, listenOn } from '../util/http-listen.js';
@@ -30,29 +31,33 @@ export type { LibraryServer, LibraryServerOptions } from './library-types.js';
 const RETRY_MS = 5000;
 const OWN = new Set(['/_airlock/health', '/_airlock/library', '/_airlock/library.css']);
 
+/** Why an open site can no longer be served: its version is another domain's package (put into its store by hand), or its files are gone. */
+function unservable(s: OpenSite, domain: string): string | null {
+  const held = s.versions.current.domain;
+  if (held !== '' && siteName(held) !== domain) return `the version it serves (${s.versions.current.version}) is a package of ${escapeControls(held)}`;
+  return s.versions.broken;
+}
+
 export async function createLibraryServer(o: LibraryServerOptions): Promise<LibraryServer> {
   const log = o.log ?? ((l: string) => process.stderr.write(l + '\n'));
   const clock = o.clock ?? Date.now;
   const summaries = new SiteSummaries(clock, o.pinned);
-  const warned = new Set<string>(); // a folder that is no site is said once
-  let known = new Set((await scan()).sites);
+  const folder = new LibraryFolder(o.library, log);
+  await folder.open();
   const open = new Map<string, Promise<OpenSite>>();
   const lastUsed = new Map<string, number>();
   const idleMs = o.idleMs ?? 600_000;
   const failed = new Map<string, { at: number; message: string }>();
-  const hosts = hostMap(o.hosts, known, o.library, log);
-
-  async function scan() {
-    const listing = await librarySites(o.library);
-    for (const s of listing.skipped)
-      if (!warned.has(s.name) && warned.add(s.name)) log(`airlock serve: warning: ${escapeControls(join(o.library, s.name))} ${s.why}; it is not served`);
-    return listing;
-  }
+  const hosts = hostMap(o.hosts, folder.known, o.library, log);
 
   function site(domain: string): Promise<OpenSite> {
     let p = open.get(domain);
     if (p === undefined) {
-      p = openSite({ ...o.siteOptions(domain), store: join(o.library, domain) });
+      p = openSite({ ...o.siteOptions(domain), store: join(o.library, domain) }).then(async (s) => {
+        const why = unservable(s, domain);
+        if (why !== null) await s.close().then(() => Promise.reject(new Error(why))); // nothing of it prepared
+        return s;
+      });
       open.set(domain, p);
       p.then(
         (s) => {
@@ -62,40 +67,26 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
         },
         (err: unknown) => {
           open.delete(domain); // tried again by a later request
-          const message = err instanceof Error ? err.message : String(err);
-          // Readers see where in the site's store, not where the library is on this server.
-          const shown = message.replaceAll(o.library + '/', '');
-          if (failed.get(domain)?.message !== shown) log(`airlock serve: site ${domain} cannot be served: ${message}`); // once per reason
-          failed.set(domain, { at: clock(), message: shown });
+          fail(domain, err instanceof Error ? err.message : String(err));
         },
       );
     }
     return p;
   }
 
-  let unreadable: string | null = null; // why the library folder cannot be read now (said once)
   async function rescan(): Promise<void> {
-    const listing = await scan().then(
-      (l) => {
-        if (unreadable !== null) log(`airlock serve: the library ${o.library} can be read again`);
-        unreadable = null;
-        return l;
-      },
-      (err: unknown) => {
-        const why = err instanceof Error ? err.message : String(err);
-        if (unreadable !== why) log(`airlock serve: cannot read the library: ${why}; its ${known.size} site(s) are served as they were until it is back`);
-        unreadable = why;
-        return { sites: [...known] };
-      },
-    );
-    const now = new Set(listing.sites);
-    for (const d of known) {
-      if (now.has(d)) continue;
+    for (const d of await folder.read()) {
       log(`airlock serve: site ${d} was removed from the library`);
       closeSite(d);
     }
-    known = now;
     for (const [d, at] of lastUsed) if (clock() - at > idleMs) closeSite(d);
+  }
+
+  /** A site that cannot be served: said once per reason, answered 503 with it, opened again by a request after RETRY_MS. */
+  function fail(domain: string, message: string): void {
+    const shown = message.replaceAll(o.library + '/', ''); // where in the site's store, not where the library is on this server
+    if (failed.get(domain)?.message !== shown) log(`airlock serve: site ${domain} cannot be served: ${message}`);
+    failed.set(domain, { at: clock(), message: shown });
   }
 
   function closeSite(domain: string): void {
@@ -110,11 +101,11 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
     if ((req.headersDistinct.host?.length ?? 0) > 1) return text(res, 400, 'Bad Request: more than one Host header\n', []);
     const byHost = hostName(req.headers.host);
     const named = byHost === null ? null : (hosts.get(byHost) ?? byHost);
-    if (named !== null && known.has(named)) return void toSite(named, req, res, null);
+    if (named !== null && folder.known.has(named)) return void toSite(named, req, res, null);
     const url = req.url ?? '/';
     const first = /^\/([^/?#]+)(?=[/?#]|$)/.exec(url)?.[1];
     const prefixed = first === undefined ? null : siteName(first);
-    if (prefixed !== null && known.has(prefixed) && prefixed === first) {
+    if (prefixed !== null && folder.known.has(prefixed) && prefixed === first) {
       const rest = url.slice(first!.length + 1);
       if (rest === '' || rest.startsWith('?')) return redirect(res, `/${first}/${rest}`);
       req.url = rest;
@@ -135,10 +126,12 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
     } catch {
       return unavailable();
     }
-    // A site serves its own domain's pages only (a package of another domain put into its store by hand).
-    const held = s.versions.current.domain;
-    if (held !== '' && siteName(held) !== domain)
-      return text(res, 503, `site ${domain} cannot be served: its active version is a package of ${escapeControls(held)}\n`, ['Retry-After', '5']);
+    const why = unservable(s, domain); // switched to another domain's package, or its files gone
+    if (why !== null) {
+      closeSite(domain);
+      fail(domain, why);
+      return unavailable();
+    }
     if (prefix !== null) keepPrefix(res, prefix);
     s.handler(req, res);
   }
@@ -147,17 +140,17 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
     const path = url.replace(/[?#].*$/, '');
     // A page of a site reached by path, asking for one of its own root-relative URLs (`/guide`,
     // `/_airlock/search.js`): back under its prefix (a 308 keeps the method and the body).
-    const from = refererSite(req.headers.referer, req.headers.host, known);
+    const from = refererSite(req.headers.referer, req.headers.host, folder.known);
     if (from !== null && path !== '/' && !OWN.has(path)) return redirect(res, `/${from}${url}`);
     const method = req.method ?? 'GET';
     if (method !== 'GET' && method !== 'HEAD') return text(res, 405, 'Method Not Allowed\n', ['Allow', 'GET, HEAD']);
     if (path === '/_airlock/health')
-      return json(res, { status: 'ok', sites: known.size, ...(unreadable ? { problem: 'the library folder cannot be read' } : {}) });
+      return json(res, { status: 'ok', sites: folder.known.size, ...(folder.unreadable ? { problem: 'the library folder cannot be read' } : {}) });
     if (path === '/_airlock/library.css') return send(res, 200, 'text/css; charset=utf-8', LANDING_CSS, []);
     if (path === '/_airlock/library' || path === '/') {
       const listing = await summaries.list(o.library).catch(() => null);
       if (listing === null)
-        return text(res, 503, `the library folder cannot be read; its ${known.size} site(s) are served as they were\n`, ['Retry-After', '5']);
+        return text(res, 503, `the library folder cannot be read; its ${folder.known.size} site(s) are served as they were\n`, ['Retry-After', '5']);
       const sites = listing.sites.map((s) => {
         const f = failed.get(s.domain);
         return f && s.problem === null ? { ...s, problem: f.message } : s;
@@ -165,7 +158,7 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
       if (path === '/') return send(res, 200, 'text/html; charset=utf-8', landingPage(sites), []);
       return json(res, { sites, skipped: listing.skipped.map((s) => s.name) });
     }
-    return text(res, 404, `no site here: ${known.size === 0 ? 'the library holds no site' : 'the library page is at /'}\n`, []);
+    return text(res, 404, `no site here: ${folder.known.size === 0 ? 'the library holds no site' : 'the library page is at /'}\n`, []);
   }
 
   const server = createServer({ keepAliveTimeout: 5000 }, handler);

@@ -16,6 +16,8 @@ export interface SendContext {
   onError: (err: unknown, file: string) => void;
   /** A derived cache file failed its digest check and was removed: rebuild what is missing. */
   onDamaged?: () => void;
+  /** A file the version's index names is gone (removed while served): is the version itself? */
+  onMissing?: () => void;
 }
 
 /** Answer GET/HEAD for one file entry: negotiation, conditionals, Range, then the bytes. */
@@ -174,6 +176,7 @@ function fail(res: ServerResponse, ctx: SendContext, err: unknown, file: string,
     void rm(file, { force: true })
       .catch(() => {})
       .then(() => ctx.onDamaged?.());
+  else if (['ENOENT', 'ENOTDIR'].includes((err as NodeJS.ErrnoException).code ?? '')) ctx.onMissing?.();
   if (res.headersSent || res.destroyed) {
     res.destroy();
     return;

@@ -112,6 +112,7 @@ export async function openSite(o: AirlockServerOptions): Promise<OpenSite> {
       smallMax,
       onError: (err, file) => log(`airlock serve: error reading ${file}: ${String(err)}`),
       onDamaged: () => void versions.repair(),
+      onMissing: () => versions.checkGone(),
     },
     app: getRequestListener(app.fetch),
     appPrefixes: ['/_airlock/', ...(o.appPrefixes ?? [])],

@@ -1,4 +1,7 @@
+import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { StoreError } from '../errors.js';
+import { versionDir } from '../store/paths.js';
 import { loadIndex, type IndexLoadOptions } from './load.js';
 import type { ServeMetrics } from './metrics.js';
 import type { SkewGuard } from './skew.js';
@@ -33,6 +36,8 @@ export interface VersionsOptions {
  */
 export class ServedVersions {
   current: LoadedIndex;
+  /** Why the served version cannot be served any more (its files gone and its repair failed); null while it can. */
+  broken: string | null = null;
   private repairing: Promise<void> | null = null;
   /** A version loaded ahead of its activation (one at most); taken by the switch to it. */
   private preloaded: LoadedIndex | null = null;
@@ -63,8 +68,11 @@ export class ServedVersions {
           void target.preparing?.stop();
         } else void idx.preparing?.stop();
         o.log(`airlock serve: rebuilt damaged cache files of ${target.version}`);
+        this.broken = null;
       } catch (err) {
-        o.log(`airlock serve: repairing ${target.version} failed: ${err instanceof Error ? err.message : String(err)}`);
+        const why = err instanceof Error ? err.message : String(err);
+        if (this.current === target) this.broken = why;
+        o.log(`airlock serve: repairing ${target.version} failed: ${why}`);
       } finally {
         this.repairing = null;
       }
@@ -72,9 +80,20 @@ export class ServedVersions {
     return this.repairing;
   }
 
+  /** A file of the served version is gone: when its version.json is gone too, the version was removed while served (`broken`). */
+  checkGone(): void {
+    const target = this.current;
+    if (!this.o.store || this.o.site || this.broken !== null) return;
+    void stat(join(versionDir(this.o.store, target.version), 'version.json')).catch((err: NodeJS.ErrnoException) => {
+      if (this.current === target && (err.code === 'ENOENT' || err.code === 'ENOTDIR'))
+        this.broken = `version ${target.version} was removed from its store while served`;
+    });
+  }
+
   private swapIn(idx: LoadedIndex, previous: string): void {
     const old = this.current;
     this.current = idx; // the only mutation: one reference swap, after the index is complete
+    this.broken = null;
     this.o.skew?.retire(old, idx);
     this.o.metrics?.serving(idx.version);
     this.o.onVersion?.(idx);

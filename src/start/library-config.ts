@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { AirlockError, UsageError } from '../errors.js';
 import { resolveFeatures, type ResolvedFeatures } from '../features/resolve.js';
 import { siteName } from '../store/library.js';
@@ -46,6 +47,15 @@ export function libraryConfig(flags: LibraryFlags, values: Values | undefined, f
   const defaults = resolveFeatures({ deployment: merged.deployment, enable: merged.enable, disable: merged.disable });
   const hosts = new Map<string, string>();
   const addHost = (name: string, domain: string, where: string) => {
+    // The library's own address (its landing page, every site's path) is never a site's.
+    const last = name.slice(name.lastIndexOf('.') + 1);
+    if (isIP(name.replace(/^\[|\]$/g, '')) !== 0 || /^(\d+|0x[0-9a-f]*)$/i.test(last) || last === 'localhost')
+      throw new UsageError(
+        `${where}: ${name} is an address of this server, not a site's host name: it would take the library's own page and every site's path`,
+        {
+          subject: where,
+        },
+      );
     const before = hosts.get(name);
     if (before !== undefined && before !== domain)
       throw new UsageError(`${where}: ${name} already reaches ${before}; one host name reaches one site`, { subject: where });

@@ -283,6 +283,10 @@ describe('serve --library', () => {
     expect(twice.stderr).toContain('gamma.example is the domain of a site of the library');
     const empty = airlock(['serve', '--library', '', '--port', '0']);
     expect([empty.status, empty.stderr]).toEqual([2, expect.stringContaining('--library is empty')]);
+    for (const address of ['127.0.0.1', 'localhost', '127.1', 'docs.localhost']) {
+      const own = airlock(['serve', '--library', lib, '--port', '0', '--site-host', `${address}=docs.alpha.example`]);
+      expect([own.status, own.stderr]).toEqual([2, expect.stringContaining("is an address of this server, not a site's host name")]);
+    }
     const bad = airlock(['serve', '--library', lib, '--port', '0', '--site-host', 'alpha.intranet']);
     expect(bad.status).toBe(2);
     expect(bad.stderr).toContain('give NAME=DOMAIN');

@@ -108,9 +108,39 @@ describe('the library server', () => {
     const url = (await srv.listen()).replace(/\/$/, '');
     const wrong = await get(url + '/guide', { Host: 'wrong.example' });
     expect(wrong.status).toBe(503);
-    expect(wrong.body.toString()).toContain('its active version is a package of docs.other.example');
+    expect(wrong.body.toString()).toContain('the version it serves (v1) is a package of docs.other.example');
     expect((await get(url + '/wrong.example/guide')).status).toBe(503);
     expect((await get(url + '/guide', { Host: 'right.example' })).status).toBe(200);
+    // Listed with that problem, under its own name: never under the other package's title.
+    const listing = JSON.parse((await get(url + '/_airlock/library')).body.toString()) as {
+      sites: Array<{ domain: string; title: string; problem: string | null }>;
+    };
+    expect(listing.sites.find((x) => x.domain === 'wrong.example')).toMatchObject({
+      title: 'wrong.example',
+      problem: expect.stringContaining('a package of docs.other.example'),
+    });
+    expect(srv.opened()).toEqual(['right.example']); // closed at once: nothing of it is prepared
+  });
+
+  it('a site whose version is removed while served answers 503 with the reason once its repair fails, not 500 for ever', async () => {
+    const lib = await library('gone', ['gone.example', 'calm.example']);
+    const logs: string[] = [];
+    srv = await createLibraryServer({ library: lib, siteOptions: () => ({ lease: false }), log: (l) => logs.push(l), pollMs: 3_600_000 });
+    const url = (await srv.listen()).replace(/\/$/, '');
+    expect((await get(url + '/', { Host: 'gone.example' })).status).toBe(200);
+    await rm(join(lib, 'gone.example', 'versions'), { recursive: true });
+    const seen: number[] = [];
+    for (let i = 0; i < 50 && seen.at(-1) !== 503; i++) {
+      seen.push((await get(url + '/guide', { Host: 'gone.example' })).status);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(seen.at(-1), logs.join('\n')).toBe(503);
+    expect(seen.every((s) => s === 500 || s === 503)).toBe(true); // never another version's page
+    const body = (await get(url + '/guide', { Host: 'gone.example' })).body.toString();
+    expect(body).toContain('site gone.example cannot be served');
+    expect(body).not.toContain(lib);
+    expect((await get(url + '/guide', { Host: 'calm.example' })).status).toBe(200);
+    expect(logs.filter((l) => l.includes('site gone.example cannot be served'))).toHaveLength(1);
   });
 
   it('a damaged site answers 503 with its reason and is listed with its problem; the other sites serve on', async () => {
