@@ -1,5 +1,3 @@
-import { join } from 'node:path';
-import { UsageError } from '../errors.js';
 import { HOST_NAME } from '../package/label.js';
 
 /** Which site a Host names (library.ts): the Host header as a site name, and the names mapped to sites. */
@@ -19,29 +17,28 @@ export function hostName(host: string | undefined): string | null {
 }
 
 /**
- * The names mapped to sites (`--site-host NAME=DOMAIN`), checked against the library: a site's
- * own domain reaches that site, so mapping it to another is refused (one name, one site); a
- * mapping to a site not there yet is kept (it may be imported while serving), with a warning.
+ * The names mapped to sites (`--site-host NAME=DOMAIN`, a values file's `hosts`): the operator's
+ * mapping wins over a site whose domain is that name (a package for `vendor-docs.intranet`,
+ * imported later, must not take a name the operator gave another site), so such a site is reached
+ * by its path only, and `shadowed` says so once. A mapping to a site not there yet is kept (it may
+ * be imported while serving), with a warning.
  */
-export function hostMap(
-  given: ReadonlyMap<string, string> | undefined,
-  known: ReadonlySet<string>,
-  library: string,
-  log: (line: string) => void,
-): Map<string, string> {
-  const hosts = new Map<string, string>();
-  for (const [name, domain] of given ?? []) {
-    if (known.has(name) && domain !== name)
-      throw new UsageError(
-        `host name ${name} (mapped to ${domain}): ${name} is the domain of a site of the library (${join(library, name)}); one host name reaches one site`,
-        {
-          subject: '--site-host',
-        },
-      );
+export function hostMap(given: ReadonlyMap<string, string> | undefined, known: ReadonlySet<string>, log: (line: string) => void): Map<string, string> {
+  const hosts = new Map(given ?? []);
+  for (const [name, domain] of hosts)
     if (!known.has(domain)) log(`airlock serve: warning: host name ${name} reaches ${domain}, which the library does not hold yet`);
-    hosts.set(name, domain);
-  }
+  shadowed(hosts, known, new Set(), log);
   return hosts;
+}
+
+/** Sites whose own domain is a name mapped to another site: said once each (`said`). */
+export function shadowed(hosts: ReadonlyMap<string, string>, known: ReadonlySet<string>, said: Set<string>, log: (line: string) => void): void {
+  for (const site of known) {
+    const to = hosts.get(site);
+    if (to === undefined || to === site || said.has(site)) continue;
+    said.add(site);
+    log(`airlock serve: warning: site ${site}: its domain is a host name mapped to ${to}, which it reaches; ${site} is served at /${site}/ only`);
+  }
 }
 
 /** The site whose page (reached by its path prefix, on this same host) sent this request: its Referer's first segment. */

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { join } from 'node:path';
 import { siteName } from '../store/library.js';
 import { LibraryFolder } from './library-folder.js';
-import { hostMap, hostName, refererSite } from './library-hosts.js';
+import { hostMap, hostName, refererSite, shadowed } from './library-hosts.js';
 import { refuseConnect } from '../util/http-connect.js';
 import { gracefulClose, listenOn } from '../util/http-listen.js';
 import { escapeControls } from '../util/terminal.js';
@@ -48,12 +48,17 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
   const lastUsed = new Map<string, number>();
   const idleMs = o.idleMs ?? 600_000;
   const failed = new Map<string, { at: number; message: string }>();
-  const hosts = hostMap(o.hosts, folder.known, o.library, log);
+  const hosts = hostMap(o.hosts, folder.known, log);
+  const shadowSaid = new Set<string>();
 
   function site(domain: string): Promise<OpenSite> {
     let p = open.get(domain);
     if (p === undefined) {
-      p = openSite({ ...o.siteOptions(domain), store: join(o.library, domain) }).then(async (s) => {
+      const replaced = () => {
+        log(`airlock serve: site ${domain}: its folder was replaced by another store; it is opened again`);
+        closeSite(domain);
+      };
+      p = openSite({ ...o.siteOptions(domain), store: join(o.library, domain), onReplaced: replaced }).then(async (s) => {
         const why = unservable(s, domain);
         if (why !== null) await s.close().then(() => Promise.reject(new Error(why))); // nothing of it prepared
         return s;
@@ -79,6 +84,7 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
       log(`airlock serve: site ${d} was removed from the library`);
       closeSite(d);
     }
+    shadowed(hosts, folder.known, shadowSaid, log);
     for (const [d, at] of lastUsed) if (clock() - at > idleMs) closeSite(d);
   }
 

@@ -48,6 +48,8 @@ export interface AirlockServerOptions {
   appRoute?: (method: string, path: string) => boolean;
   log?: (line: string) => void;
   pollMs?: number;
+  /** The store's folder was swapped for another store while served (seen when its state.json changes); a library closes the site. */
+  onReplaced?: () => void;
   /** Skew protection (skew.ts): ms a previous version's non-HTML files keep answering after a switch (default 10 min; 0: off). */
   skewGraceMs?: number;
   /** Milliseconds since the epoch (default Date.now): the skew grace period's clock; tests move it. */

@@ -101,6 +101,7 @@ export async function openSite(o: AirlockServerOptions): Promise<OpenSite> {
       metrics: o.metrics,
       onVersion: o.onVersion,
       pollMs: o.pollMs,
+      onReplaced: o.onReplaced,
       log,
     },
     current,

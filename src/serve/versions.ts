@@ -25,6 +25,8 @@ export interface VersionsOptions {
   metrics?: ServeMetrics;
   onVersion?: (idx: LoadedIndex) => void;
   pollMs?: number;
+  /** The store's folder was swapped for another store (a library's site): what is served is no longer the folder's. */
+  onReplaced?: () => void;
   log: (line: string) => void;
 }
 
@@ -109,6 +111,7 @@ export class ServedVersions {
       store: o.store,
       current: () => this.current.version,
       pollMs: o.pollMs,
+      onReplaced: o.onReplaced,
       onError: (err) => o.log(`airlock serve: ${err instanceof Error ? err.message : String(err)}`),
       switchTo: async (next) => {
         if (this.adopting !== null && next === this.adopting) return; // the pointer not yet moved by the follower
@@ -132,7 +135,7 @@ export class ServedVersions {
   }
 
   recheck(): Promise<void> {
-    return this.watcher?.check() ?? Promise.resolve();
+    return this.watcher?.refresh() ?? Promise.resolve();
   }
 
   adopt(next: string): boolean {

@@ -18,6 +18,8 @@ export interface WatcherOptions {
   switchTo: (label: string) => Promise<void>;
   onError: (err: unknown) => void;
   pollMs?: number;
+  /** The store's folder is another one than at start (a site's folder swapped for another store): seen when its state.json changes. */
+  onReplaced?: () => void;
 }
 
 export class ActiveWatcher {
@@ -29,10 +31,17 @@ export class ActiveWatcher {
   private failed: string | null = null;
   /** state.json as the last poll found it (null: read it). */
   private polled: string | null = null;
+  /** The store folder's inode at start. */
+  private folder: number | null = null;
 
   constructor(private readonly o: WatcherOptions) {}
 
   start(): void {
+    if (this.o.onReplaced)
+      void stat(this.o.store).then(
+        (s) => (this.folder = s.ino),
+        () => {},
+      );
     try {
       this.fsw = watch(this.o.store, (_ev, name) => {
         if (name === null || name === 'state.json') void this.check();
@@ -58,8 +67,26 @@ export class ActiveWatcher {
       (err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? 'none' : null), // another error: the read reports it
     );
     if (file !== null && file === this.polled) return;
+    const first = this.polled === null;
     this.polled = file;
+    if (!first && (await this.swapped())) return this.o.onReplaced?.();
     await this.check();
+  }
+
+  /** SIGHUP: the store's folder and its pointer looked at now, whatever the poll saw. */
+  async refresh(): Promise<void> {
+    if (await this.swapped()) return this.o.onReplaced?.();
+    await this.check();
+  }
+
+  private swapped(): Promise<boolean> {
+    const at = this.folder;
+    return at === null
+      ? Promise.resolve(false)
+      : stat(this.o.store).then(
+          (s) => s.ino !== at,
+          () => false,
+        );
   }
 
   /**

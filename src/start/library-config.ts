@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { AirlockError, UsageError } from '../errors.js';
-import { resolveFeatures, type ResolvedFeatures } from '../features/resolve.js';
+import { isOn, resolveFeatures, type ResolvedFeatures } from '../features/resolve.js';
 import { siteName } from '../store/library.js';
 import { hostName } from '../serve/library-hosts.js';
 import { escapeControls } from '../util/terminal.js';
@@ -35,6 +35,17 @@ export interface LibraryFlags {
 /** Values keys that set up one store's server: a library's sites each have their own store. */
 const ONE_STORE = ['staticExport', 'store', 'mirror', 'follow', 'skewGraceSeconds', 'basePath'] as const;
 
+/** A library relays nothing to the service (serve --assistant-url is one store's): search and assistant would show in its pages and never answer. */
+function noRelay(resolved: ResolvedFeatures, whose: string): ResolvedFeatures {
+  const on = (['search', 'assistant'] as const).filter((f) => isOn(resolved, f));
+  if (on.length > 0)
+    throw new UsageError(
+      `${on.join(' and ')} ${on.length > 1 ? 'are' : 'is'} on for ${whose} (${resolved.deployment}) and would be relayed to the service, which serve --library does not do: turn ${on.length > 1 ? 'them' : 'it'} off (--disable ${on.join(',')}, or features in the values file)`,
+      { subject: '--disable' },
+    );
+  return resolved;
+}
+
 export function libraryConfig(flags: LibraryFlags, values: Values | undefined, file: string): LibraryConfig {
   const given = ONE_STORE.filter((k) => values?.[k] !== undefined);
   if (given.length > 0)
@@ -44,7 +55,7 @@ export function libraryConfig(flags: LibraryFlags, values: Values | undefined, f
       'AIRLOCK_BAD_VALUES',
     );
   const merged = mergeSettings(flags, values);
-  const defaults = resolveFeatures({ deployment: merged.deployment, enable: merged.enable, disable: merged.disable });
+  const defaults = noRelay(resolveFeatures({ deployment: merged.deployment, enable: merged.enable, disable: merged.disable }), 'the library');
   const hosts = new Map<string, string>();
   const addHost = (name: string, domain: string, where: string) => {
     // The library's own address (its landing page, every site's path) is never a site's.
@@ -93,7 +104,7 @@ export function libraryConfig(flags: LibraryFlags, values: Values | undefined, f
         enable: [...merged.enable.filter((f) => !named.has(f)), ...own.filter(([, on]) => on).map(([f]) => f)],
         disable: [...merged.disable.filter((f) => !named.has(f)), ...own.filter(([, on]) => !on).map(([f]) => f)],
       });
-      sites.set(domain, { resolved, version: s.version });
+      sites.set(domain, { resolved: noRelay(resolved, domain), version: s.version });
     } catch (err) {
       if (err instanceof AirlockError) throw new UsageError(`${where} (${domain}): ${err.message}`, { subject: `library.sites[${i}]` });
       throw err;

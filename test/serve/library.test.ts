@@ -122,6 +122,20 @@ describe('the library server', () => {
     expect(srv.opened()).toEqual(['right.example']); // closed at once: nothing of it is prepared
   });
 
+  it("a site's folder swapped for another store (same version label) while served: the new folder's store is served, never the old one's", async () => {
+    const lib = await library('swapped', ['swap.example']);
+    const logs: string[] = [];
+    srv = await createLibraryServer({ library: lib, siteOptions: () => ({ lease: false }), log: (l) => logs.push(l), pollMs: 3_600_000 });
+    const url = (await srv.listen()).replace(/\/$/, '');
+    expect((await get(url + '/guide', { Host: 'swap.example' })).body.toString()).toContain('guide of template');
+    await rename(join(lib, 'swap.example'), join(root, 'swap-old'));
+    await writeVersion(join(lib, 'swap.example'), 'v1', site('replacement'), { domain: 'swap.example' });
+    await setActive(join(lib, 'swap.example'), 'v1');
+    await srv.recheck(); // SIGHUP (the poll sees it within 2 s)
+    expect((await get(url + '/guide', { Host: 'swap.example' })).body.toString()).toContain('guide of replacement');
+    expect(logs.some((l) => l.includes('its folder was replaced by another store'))).toBe(true);
+  });
+
   it('a site whose version is removed while served answers 503 with the reason once its repair fails, not 500 for ever', async () => {
     const lib = await library('gone', ['gone.example', 'calm.example']);
     const logs: string[] = [];
