@@ -1,5 +1,6 @@
 import type { Worker } from 'node:worker_threads';
 import { siblingEntry, spawnWorker } from '../util/worker.js';
+import type { SearchSlots } from './slots.js';
 import { searchablePages, type BuildInput, type BuildReport } from './build.js';
 import type { QueryOptions, SearchHit } from './engine.js';
 import type { QueryMessage, WorkerMessage } from './worker-entry.js';
@@ -30,6 +31,8 @@ export interface LocalSearchOptions {
   queryTimeoutMs?: number;
   retryMs?: number;
   maxHeapMb?: number;
+  /** Shared by a library's sites: how many indexes stay loaded at once (the least recently queried is let go). */
+  slots?: SearchSlots;
 }
 
 interface Entry {
@@ -86,6 +89,8 @@ export class LocalSearch {
       this.stop(e);
       e = this.start(src);
     }
+    const held = e;
+    this.o.slots?.use(held, () => void this.stop(held));
     if (e.state === 'building') return { status: 'building', retryAfterSec: 2 };
     if (e.state === 'failed' || e.worker === null) return { status: 'failed', error: e.error, retryAfterSec: Math.ceil((this.o.retryMs ?? 30_000) / 1000) };
     const worker = e.worker;
@@ -119,6 +124,7 @@ export class LocalSearch {
     };
     const e: Entry = { version: src.label, worker: null, state: 'building', error: '', failedAt: 0, pending: new Map(), started: Date.now() };
     this.entries.set(src.label, e);
+    this.o.slots?.use(e, () => void this.stop(e));
     const fail = (msg: string) => {
       if (e.state === 'failed') return;
       e.state = 'failed';
@@ -159,6 +165,7 @@ export class LocalSearch {
   }
 
   private async stop(e: Entry): Promise<void> {
+    this.o.slots?.release(e);
     if (this.entries.get(e.version) === e) this.entries.delete(e.version);
     for (const done of e.pending.values()) done({ error: 'version no longer served' });
     e.pending.clear();

@@ -62,19 +62,23 @@ export async function startLibrary(o: LibraryServeOptions): Promise<number> {
   const host = config.host ?? '127.0.0.1';
   const port = numberOption(config.port, '--port', FLAG_RANGES.port) ?? 8080;
   await probeListen(host, port);
-  const [{ createLibraryServer }, { featureOptions }, { BodyCache }, { PageWorkers, defaultPoolSize }, { workerSlot }, { oneAtATime }] = await Promise.all([
-    import('../serve/library.js'),
-    import('../serve/features.js'),
-    import('../serve/body-cache.js'),
-    import('../serve/html-cache/pool.js'),
-    import('../serve/html-cache/worker-slot.js'),
-    import('../serve/variants-later.js'),
-  ]);
+  const [{ createLibraryServer }, { featureOptions }, { BodyCache }, { PageWorkers, defaultPoolSize }, { workerSlot }, { oneAtATime }, { SearchSlots }] =
+    await Promise.all([
+      import('../serve/library.js'),
+      import('../serve/features.js'),
+      import('../serve/body-cache.js'),
+      import('../serve/html-cache/pool.js'),
+      import('../serve/html-cache/worker-slot.js'),
+      import('../serve/variants-later.js'),
+      import('../search/slots.js'),
+    ]);
   // Shared by every site: one memory budget for small files, one pool of HTML transform workers
   // (a page a reader waits for goes first, whichever site), one site's precompression at a time.
   const bodyCache = new BodyCache((o.cacheMb ?? 64) * 1024 * 1024);
   const pageWorkers = new PageWorkers(defaultPoolSize(), workerSlot);
   const inTurn = oneAtATime();
+  // At most 8 sites' search indexes loaded at once (each a worker thread and its index, 4-8 MB): the least recently searched is let go.
+  const searchSlots = new SearchSlots(8);
   const trap = o.trap();
   trap.onHangup(() => {});
   const lib = await createLibraryServer({
@@ -89,7 +93,7 @@ export async function startLibrary(o: LibraryServeOptions): Promise<number> {
       // A switch is seen at once by the site's file watch; its poll (a stat of state.json, for file
       // systems that miss watch events) runs every 2 s: 500 open sites at 1 s cost 4 % of a core.
       const own = config.sites.get(domain);
-      const features = featureOptions(own?.resolved ?? config.defaults, null, { log, searchOnDemand: true });
+      const features = featureOptions(own?.resolved ?? config.defaults, null, { log, searchOnDemand: true, searchSlots });
       return { ...features, ...(own?.version ? { version: own.version } : {}), bodyCache, pageWorkers, inTurn, log, pollMs: 2000 };
     },
   });

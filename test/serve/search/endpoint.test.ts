@@ -6,6 +6,7 @@ import { createAirlockServer, type AirlockServer } from '../../../src/serve/inde
 import { featureOptions } from '../../../src/serve/features.js';
 import { SEARCH_CACHE_NAME } from '../../../src/search/cache-file.js';
 import { fixtureStore } from '../../relay/helpers.js';
+import { SearchSlots } from '../../../src/search/slots.js';
 
 /**
  * POST /_airlock/search/{domain} on the committed fixture site (docs.example.com, version v1)
@@ -233,4 +234,31 @@ describe('--disable local-search', () => {
     const js = await fetch(`${on.origin}/_airlock/search.js`);
     expect(js.headers.get('content-type')).toContain('text/javascript');
   });
+});
+
+describe('search indexes shared by many sites (serve --library)', () => {
+  it('at most SearchSlots.max indexes stay loaded: the least recently searched is let go and loaded again at its next query', async () => {
+    const slots = new SearchSlots(1);
+    const servers = await Promise.all(
+      [0, 1].map(async () => {
+        const log = () => {};
+        const srv = await createAirlockServer({
+          store: fx.store,
+          lease: false,
+          log,
+          ...featureOptions(resolveFeatures({}), null, { log, searchOnDemand: true, searchSlots: slots }),
+        });
+        open.push(srv);
+        return (await srv.listen(0, '127.0.0.1')).replace(/\/$/, '');
+      }),
+    );
+    await ready(servers[0]!);
+    expect(slots.size).toBe(1);
+    await ready(servers[1]!); // the first site's index is let go
+    expect(slots.size).toBe(1);
+    const again = await post(servers[0]!, { query: 'webhooks' });
+    expect(again.status).toBe(503); // being loaded again (from its cache file), not an error
+    expect(await ready(servers[0]!)).toEqual(await ready(servers[0]!));
+    expect(slots.size).toBe(1);
+  }, 60_000);
 });
