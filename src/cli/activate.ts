@@ -1,4 +1,5 @@
 import { activate } from '../store/activate.js';
+import { checkSiteVersion } from '../store/library.js';
 import { STORE_FLAGS, STORE_HELP, storeFromFlags } from './store-flag.js';
 import { checkVersionLabel, parse } from './args.js';
 import { printResult, type Command } from './context.js';
@@ -21,6 +22,7 @@ ${switchHelp('no such version')}`,
     if (positionals.length !== 1) throw new UsageError('activate takes exactly one version label', { subject: 'V' });
     const label = checkVersionLabel(positionals[0]!, 'version label');
     const store = await storeFromFlags(values, ctx);
+    if (values.library !== undefined) await checkSiteVersion(store, label);
     await stopOrFinish(ctx, 'activate', 'nothing was changed: the active version is as it was', (lock) => activate(store, label, lock));
     printResult(ctx, Boolean(values.json), { ok: true, store, active: label }, () => `active: ${label}`);
     return 0;

@@ -74,7 +74,7 @@ export function libraryConfig(flags: LibraryFlags, values: Values | undefined, f
   };
   for (const g of flags['site-host'] ?? []) {
     const [name, domain, extra] = g.split('=');
-    const n = hostName(name ?? '');
+    const n = name?.includes(':') ? null : hostName(name ?? ''); // a Host's port is dropped when matching: a name with one is not what it seems
     const d = siteName(domain ?? '');
     if (extra !== undefined || n === null || d === null)
       throw new UsageError(
@@ -110,7 +110,7 @@ export function libraryConfig(flags: LibraryFlags, values: Values | undefined, f
       throw err;
     }
     for (const h of s.hosts ?? []) {
-      const n = hostName(h);
+      const n = h.includes(':') ? null : hostName(h);
       if (n === null) throw new UsageError(`${where}: hosts: ${escapeControls(h)} is not a host name`, { subject: `library.sites[${i}].hosts` });
       addHost(n, domain, `${where}.hosts`);
     }

@@ -1,5 +1,7 @@
 import { lstat, readdir } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
+import { readMeta } from './meta.js';
+import { versionDir } from './paths.js';
 import { EXIT, StoreError, UsageError } from '../errors.js';
 import { DOMAIN } from '../package/label.js';
 import { readPackage } from '../package/reader.js';
@@ -112,4 +114,20 @@ export async function chooseSite(library: string, site: string | undefined): Pro
 export async function packageDomain(path: string): Promise<string> {
   const abs = resolve(path);
   return (await isDeltaPackage(abs)) ? (await readDelta(abs)).manifest.domain : (await readPackage(abs)).manifest.domain;
+}
+
+/**
+ * `activate V --library LIB --site D`: V must be a package of D (one put into the site's store
+ * with --store, which does not check, would take the site down: serve answers 503 for it). A
+ * version that cannot be read is left to activate to refuse.
+ */
+export async function checkSiteVersion(store: string, label: string): Promise<void> {
+  const meta = await readMeta(versionDir(store, label)).catch(() => null);
+  const site = basename(store);
+  if (meta !== null && siteName(meta.domain) !== site)
+    throw new StoreError(
+      'AIRLOCK_DOMAIN_MISMATCH',
+      `version ${label} is a package of ${escapeControls(meta.domain)}, not of site ${site}; nothing was changed (import it with --library, into its own site)`,
+      { subject: label },
+    );
 }

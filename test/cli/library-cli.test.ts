@@ -311,6 +311,18 @@ describe('serve --library', () => {
       const own = airlock(['serve', '--library', lib, '--port', '0', '--site-host', `${address}=docs.alpha.example`]);
       expect([own.status, own.stderr]).toEqual([2, expect.stringContaining("is an address of this server, not a site's host name")]);
     }
+    const port = airlock(['serve', '--library', lib, '--port', '0', '--site-host', 'alpha.intranet:8080=docs.alpha.example']);
+    expect([port.status, port.stderr]).toEqual([2, expect.stringContaining('give NAME=DOMAIN')]);
+    // Another domain's package put into a site's store by --store (which does not check) is never made that site's active version.
+    expect(airlock(['import', pkgs['gamma-by-vendor']!, '--store', join(lib, 'docs.beta.example'), '--trust', vendor.pubPath]).status).toBe(0);
+    const before = airlock(['list', '--library', lib, '--site', 'docs.beta.example', '--json']).stdout;
+    const foreign = airlock(['activate', 'v3', '--library', lib, '--site', 'docs.beta.example']);
+    expect([foreign.status, foreign.stderr]).toEqual([
+      1,
+      expect.stringContaining('version v3 is a package of gamma.example, not of site docs.beta.example; nothing was changed'),
+    ]);
+    expect(foreign.stderr).toContain('[AIRLOCK_DOMAIN_MISMATCH]');
+    expect(airlock(['list', '--library', lib, '--site', 'docs.beta.example', '--json']).stdout).toBe(before);
     const bad = airlock(['serve', '--library', lib, '--port', '0', '--site-host', 'alpha.intranet']);
     expect(bad.status).toBe(2);
     expect(bad.stderr).toContain('give NAME=DOMAIN');
