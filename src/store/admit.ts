@@ -13,6 +13,7 @@ import { existingMeta } from './existing.js';
 import { readStoredManifestRaw } from './meta.js';
 import { checkVersionsFolder } from './holdings.js';
 import { isLabel, versionDir } from './paths.js';
+import { VERSION_LABEL } from '../package/label.js';
 
 /**
  * What a store decides about a package before a byte of it is extracted, shared by
@@ -98,7 +99,11 @@ export async function admitPackage(
 const SeenSchema = z
   .object({
     format: z.literal('airlock-seen/1'),
-    domains: z.record(z.string(), z.object({ sequence: z.number().int().nonnegative(), version: z.string(), at: z.string() }).strict()),
+    // version: a label, as airlock writes it (it is quoted in refusals); at: an ISO time.
+    domains: z.record(
+      z.string(),
+      z.object({ sequence: z.number().int().nonnegative(), version: z.string().regex(VERSION_LABEL), at: z.string().max(64) }).strict(),
+    ),
   })
   .strict();
 type Seen = z.infer<typeof SeenSchema>;
@@ -191,6 +196,9 @@ export async function checkFreshness(
   manifestBytes?: Buffer,
   history?: AuditHistory,
 ): Promise<string[]> {
+  // Read first: a damaged seen.json refuses every import, one already in the store too, and so
+  // verify --store, which answers as import would.
+  const seen = (await readSeen(store)).domains[m.domain];
   if (manifestBytes && (await alreadyStored(store, m, manifestBytes))) return [];
   const broken: { code: ErrorCode; why: string }[] = [];
   if (m.expiresAt !== undefined && Date.parse(m.expiresAt) <= now.getTime()) broken.push({ code: 'AIRLOCK_EXPIRED', why: `it expired at ${m.expiresAt}` });
@@ -200,38 +208,39 @@ export async function checkFreshness(
       why: `it is addressed to store ${JSON.stringify(m.audience)}, and this store ${identity === null ? 'has no identity (a trust policy names it: airlock trust init/rotate --identity)' : `is ${JSON.stringify(identity)}`}`,
     });
   }
-  const seen = (await readSeen(store)).domains[m.domain];
   // A deleted or older seen record put back would quietly switch the downgrade check off: the
   // audit log remembers every domain this store imported and the highest sequence it recorded,
   // and seen.json must hold at least that (unless the order rule is waived).
+  // Waived (--allow-downgrade), the rule is named among those overridden, so the audit line says so.
   const orderWaived = allowDowngrade === true || (Array.isArray(allowDowngrade) && allowDowngrade.includes('AIRLOCK_DOWNGRADE'));
-  if (!orderWaived) {
-    const h = history ?? (await auditHistory(store));
-    const path = trustPaths(store).seen;
-    const logged = h.importedSequence.get(m.domain);
-    if (!seen && h.importedDomains.has(m.domain)) {
-      throw new MalformedError(
-        'AIRLOCK_BAD_SEEN',
-        `${path} has no order for ${m.domain}, yet the audit log records its import; imports of ${m.domain} are refused until it is restored (it guards against downgrades), or, if that import was cut short by a crash, until you import that package again with --allow-downgrade`,
-        { subject: path },
-      );
-    }
-    if (seen && logged !== undefined && seen.sequence < logged) {
-      throw new MalformedError(
-        'AIRLOCK_BAD_SEEN',
-        `${path} records sequence ${seen.sequence} for ${m.domain}, below ${logged}, the highest the audit log records as imported for it (an older seen record was put back, or that import was cut short by a crash); imports of ${m.domain} are refused until it is restored (it guards against downgrades), or, after a crash, until you import that package again with --allow-downgrade`,
-        { subject: path, domain: m.domain, seen: seen.sequence, logged },
-      );
-    }
+  const waived: ErrorCode[] = [];
+  const h = history ?? (await auditHistory(store));
+  const path = trustPaths(store).seen;
+  const logged = h.importedSequence.get(m.domain);
+  const lost = !seen && h.importedDomains.has(m.domain);
+  const lowered = seen !== undefined && logged !== undefined && seen.sequence < logged;
+  if ((lost || lowered) && orderWaived) waived.push('AIRLOCK_BAD_SEEN');
+  else if (lost) {
+    throw new MalformedError(
+      'AIRLOCK_BAD_SEEN',
+      `${path} has no order for ${m.domain}, yet the audit log records its import; imports of ${m.domain} are refused until it is restored (it guards against downgrades), or, if that import was cut short by a crash, until you import that package again with --allow-downgrade`,
+      { subject: path },
+    );
+  } else if (lowered) {
+    throw new MalformedError(
+      'AIRLOCK_BAD_SEEN',
+      `${path} records sequence ${seen.sequence} for ${m.domain}, below ${logged}, the highest the audit log records as imported for it (an older seen record was put back, or that import was cut short by a crash); imports of ${m.domain} are refused until it is restored (it guards against downgrades), or, after a crash, until you import that package again with --allow-downgrade`,
+      { subject: path, domain: m.domain, seen: seen.sequence, logged },
+    );
   }
   const order = packageOrder(m);
   const what =
     m.sequence !== undefined ? `its sequence ${m.sequence}` : `it has no sequence, and its createdAt ${m.createdAt} (${order ?? 'unreadable'} ms, its order)`;
   if (seen && (order === null || order < seen.sequence))
     broken.push({ code: 'AIRLOCK_DOWNGRADE', why: `${what} is below ${seen.sequence}, the highest this store has imported for ${m.domain} (${seen.version})` });
-  if (broken.length === 0) return [];
+  if (broken.length === 0) return waived;
   const refused = allowDowngrade === true ? [] : allowDowngrade === false ? broken : broken.filter((b) => !allowDowngrade.includes(b.code));
-  if (refused.length === 0) return broken.map((b) => b.code);
+  if (refused.length === 0) return [...waived, ...broken.map((b) => b.code)];
   const first = refused[0]!;
   throw new VerificationError(
     first.code,

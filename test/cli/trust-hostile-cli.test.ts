@@ -560,8 +560,33 @@ describe('downgrade protection quietly switched off', () => {
     await rm(join(s, 'trust', 'seen.json'));
     const r = await refusedUnchanged(s, ['import', alicePkg, '--store', s, '--trust', 'a.pub'], 4, 'AIRLOCK_BAD_SEEN');
     expect(r.stderr).toContain('has no order for docs.example.com, yet the audit log records its import');
-    // The operator's explicit waiver still works, and is audited as before.
+    // The operator's explicit waiver still works, and its line names the rule it overrode.
     expect(run(['import', alicePkg, '--store', s, '--trust', 'a.pub', '--allow-downgrade']).status).toBe(0);
+    const last = (await readFile(join(s, 'audit.log'), 'utf8')).trim().split('\n').at(-1)!;
+    expect(JSON.parse(last)).toMatchObject({
+      outcome: 'imported',
+      reason: 'AIRLOCK_ALLOW_DOWNGRADE',
+      detail: expect.stringContaining('--allow-downgrade overrode AIRLOCK_BAD_SEEN'),
+    });
+  });
+
+  it('seen.json damaged: verify --store answers as import does for a package already in the store (AIRLOCK_BAD_SEEN, exit 4)', async () => {
+    const s = join(dir, 'seen-damaged-verify');
+    expect(run(['import', alicePkg, '--store', s, '--trust', 'a.pub']).status).toBe(0);
+    const seenPath = join(s, 'trust', 'seen.json');
+    const seen = JSON.parse(await readFile(seenPath, 'utf8')) as { domains: Record<string, { sequence: unknown }> };
+    seen.domains['docs.example.com']!.sequence = null;
+    await writeFile(seenPath, JSON.stringify(seen));
+    const verify = run(['verify', alicePkg, '--store', s, '--trust', 'a.pub']);
+    const imp = run(['import', alicePkg, '--store', s, '--trust', 'a.pub']);
+    expect([verify.status, imp.status]).toEqual([4, 4]);
+    for (const r of [verify, imp]) expect(r.stderr).toContain('[AIRLOCK_BAD_SEEN]');
+    // A version that is no label (a line break forging a message line) is damage too.
+    seen.domains['docs.example.com'] = { ...seen.domains['docs.example.com']!, sequence: 1, version: 'x\nairlock import: ok' } as { sequence: unknown };
+    await writeFile(seenPath, JSON.stringify(seen));
+    const forged = run(['import', alicePkg, '--store', s, '--trust', 'a.pub']);
+    expect([forged.status, forged.stderr]).toEqual([4, expect.stringContaining('[AIRLOCK_BAD_SEEN]')]);
+    expect(forged.stderr).not.toContain('\nairlock import: ok');
   });
 
   it('an import cut short after its commit, before its seen order: importing that package again with --allow-downgrade (as the refusal says) restores the order', async () => {
