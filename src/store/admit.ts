@@ -118,9 +118,13 @@ export async function readSeen(store: string): Promise<Seen> {
   const parsed = parseJsonText(raw, damaged, 'a seen record');
   const r = SeenSchema.safeParse(parsed);
   if (!r.success)
-    throw new MalformedError('AIRLOCK_BAD_SEEN', `${path} is damaged; imports are refused until it is restored (it guards against downgrades)`, {
-      subject: path,
-    });
+    throw new MalformedError(
+      'AIRLOCK_BAD_SEEN',
+      `${path} is damaged; imports are refused until it is restored (it guards against downgrades): from a backup, or remove it and import each domain's newest package again (the audit log allows no older one), which writes its order back`,
+      {
+        subject: path,
+      },
+    );
   return r.data;
 }
 
