@@ -32,6 +32,7 @@ export function siteName(domain: string): string | null {
  * folder of its own: a link (to another site's store, to /) is no site, and is never followed.
  */
 export async function siteStore(library: string, domain: string, subject = '--site'): Promise<string> {
+  await notAStore(library);
   const name = siteName(domain);
   if (name === null)
     throw new UsageError(`${subject} ${escapeControls(domain)} is not a site's domain: a host name with a dot, like docs.example.com, not an address`, {
@@ -47,6 +48,19 @@ export async function siteStore(library: string, domain: string, subject = '--si
       EXIT.USAGE,
     );
   return store;
+}
+
+/** A library is a folder of stores, never a store itself (`--library` given a store: its sites would nest inside it). */
+async function notAStore(library: string): Promise<void> {
+  for (const own of ['versions', 'state.json', 'audit.log']) {
+    if ((await lstat(join(library, own)).catch(() => null)) !== null)
+      throw new UsageError(
+        `${library} is a store (it holds ${own}), not a library of stores: give its folder with --store, or the library that holds it with --library`,
+        {
+          subject: '--library',
+        },
+      );
+  }
 }
 
 export interface LibraryListing {
@@ -68,6 +82,7 @@ export async function librarySites(library: string): Promise<LibraryListing> {
       { subject: library },
       EXIT.USAGE,
     );
+  await notAStore(library);
   // The entry's own type (a link is a link, never followed), from the folder listing itself: no stat per site.
   const entries = (await readdir(library, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const sites: string[] = [];

@@ -323,6 +323,17 @@ describe('serve --library', () => {
     ]);
     expect(foreign.stderr).toContain('[AIRLOCK_DOMAIN_MISMATCH]');
     expect(airlock(['list', '--library', lib, '--site', 'docs.beta.example', '--json']).stdout).toBe(before);
+    // A store is no library: a site would nest inside it.
+    const alpha = join(lib, 'docs.alpha.example');
+    for (const args of [
+      ['import', pkgs['gamma.example-v1']!, '--library', alpha],
+      ['serve', '--library', alpha, '--port', '0'],
+      ['list', '--library', alpha],
+    ]) {
+      const r = airlock(args);
+      expect([r.status, r.stderr]).toEqual([2, expect.stringContaining('is a store (it holds versions), not a library of stores')]);
+    }
+    expect(existsSync(join(alpha, 'gamma.example'))).toBe(false);
     const bad = airlock(['serve', '--library', lib, '--port', '0', '--site-host', 'alpha.intranet']);
     expect(bad.status).toBe(2);
     expect(bad.stderr).toContain('give NAME=DOMAIN');
