@@ -20,6 +20,8 @@ import { runPrimary } from './cluster.js';
 export interface RunOptions {
   server: AirlockServerOptions;
   port: number;
+  /** `port` is the one a start-up listener got for --port 0 (any free port): taken meanwhile, any other free port does. */
+  anyPort?: boolean;
   host: string;
   workers: number;
   accessLog?: string;
@@ -74,9 +76,16 @@ async function runOne(o: RunOptions): Promise<number> {
     let attached: { stop(): Promise<void> } | null = null;
     try {
       if (o.trap.signal.aborted) return 0; // stopped while the version loaded: never listen
-      const url = await srv.listen(o.port, o.host).catch((err: unknown) => {
-        throw listenError(err, o.host, o.port);
-      });
+      const url = await srv
+        .listen(o.port, o.host)
+        .catch((err: unknown) => {
+          // Another process (a replica started beside it) was handed the port between the start-up listener's close and this listen.
+          if (o.anyPort && (err as NodeJS.ErrnoException).code === 'EADDRINUSE') return srv.listen(0, o.host);
+          throw err;
+        })
+        .catch((err: unknown) => {
+          throw listenError(err, o.host, o.port);
+        });
       if (cluster.isWorker) process.send?.({ airlockUrl: url });
       else o.onUrl(url);
       o.log(`airlock serve: serving ${srv.current().version} at ${url}${cluster.isWorker ? ` (worker ${process.pid})` : ''}`);

@@ -152,6 +152,7 @@ export async function startServe(o: ServeOptions): Promise<number> {
         tls: tls ?? undefined,
       },
       port: prepared.port,
+      anyPort: port === 0 && workers <= 1,
       host,
       workers,
       accessLog: o.accessLog,

@@ -64,6 +64,29 @@ describe('runServer', () => {
     expect(await leases()).toEqual([]);
   });
 
+  it('a port got for --port 0 and taken meanwhile (a replica started beside it): any other free port, not a failure', async () => {
+    trap = trapSignals();
+    let url = '';
+    const done = runServer({
+      server: { store },
+      port,
+      anyPort: true,
+      host: '127.0.0.1',
+      workers: 1,
+      trap,
+      hangup: 'reload',
+      onUrl: (u) => {
+        url = u;
+      },
+      log: () => {},
+    });
+    await until(() => !!url, { timeoutMs: 10_000, intervalMs: 10 });
+    expect(new URL(url).port).not.toBe(String(port));
+    expect((await get(url + '_airlock/health')).status).toBe(200);
+    process.emit('SIGTERM', 'SIGTERM');
+    expect(await done).toBe(0);
+  });
+
   it('serves until the trap fires (a SIGTERM), then closes and releases its lease', async () => {
     trap = trapSignals();
     let url = '';
