@@ -27,7 +27,8 @@ ${VOLUMES_HELP}
   --store DIR        decide as \`airlock import --store DIR\` would: the store's trust policy (signers
                      counted against its threshold), no downgrade, expiry, audience; writes nothing.
                      For a delta: its own manifest's signature under the store's rule (a live key
-                     of the policy); its target signatures are counted at import, once rebuilt
+                     of the policy), its base in the store, the target's order, expiry and
+                     audience; its target signatures are counted at import, once rebuilt
   --allow-downgrade  with --store: as import --allow-downgrade would
   --json             print one JSON document on stdout ({ok, package, domain, version, signed, signer, signers, files, bytes, archive, volumes})
 

@@ -96,6 +96,10 @@ export async function admitPackage(
   };
 }
 
+/** Every refusal of a damaged seen.json names the way out. */
+const SEEN_WAY_OUT =
+  "imports are refused until it is restored (it guards against downgrades): from a backup, or remove it and import each domain's newest package (or a newer one) again, which writes its order back (the audit log allows no older one)";
+
 const SeenSchema = z
   .object({
     format: z.literal('airlock-seen/1'),
@@ -111,20 +115,12 @@ type Seen = z.infer<typeof SeenSchema>;
 /** STORE/trust/seen.json: the highest order (packageOrder) ever imported per domain, every store (survives prune). */
 export async function readSeen(store: string): Promise<Seen> {
   const path = trustPaths(store).seen;
-  const damaged = (why: string) =>
-    new MalformedError('AIRLOCK_BAD_SEEN', `${path} ${why}; imports are refused until it is restored (it guards against downgrades)`, { subject: path });
+  const damaged = (why: string) => new MalformedError('AIRLOCK_BAD_SEEN', `${path} ${why}; ${SEEN_WAY_OUT}`, { subject: path });
   const raw = await readRegularFileIfExists(path, { maxBytes: 4 * 1024 * 1024, refuse: damaged });
   if (raw === null) return { format: 'airlock-seen/1', domains: {} };
   const parsed = parseJsonText(raw, damaged, 'a seen record');
   const r = SeenSchema.safeParse(parsed);
-  if (!r.success)
-    throw new MalformedError(
-      'AIRLOCK_BAD_SEEN',
-      `${path} is damaged; imports are refused until it is restored (it guards against downgrades): from a backup, or remove it and import each domain's newest package again (the audit log allows no older one), which writes its order back`,
-      {
-        subject: path,
-      },
-    );
+  if (!r.success) throw new MalformedError('AIRLOCK_BAD_SEEN', `${path} is damaged; ${SEEN_WAY_OUT}`, { subject: path });
   return r.data;
 }
 
@@ -221,23 +217,27 @@ export async function checkFreshness(
   const h = history ?? (await auditHistory(store));
   const path = trustPaths(store).seen;
   const logged = h.importedSequence.get(m.domain);
-  const lost = !seen && h.importedDomains.has(m.domain);
-  const lowered = seen !== undefined && logged !== undefined && seen.sequence < logged;
+  const order = packageOrder(m);
+  // A package at or above the log's newest is no downgrade whatever seen.json lost: it is
+  // imported, and its order written back (the way out the refusals below name).
+  const atLogged = logged !== undefined && order !== null && order >= logged;
+  const lost = !seen && h.importedDomains.has(m.domain) && !atLogged;
+  const lowered = seen !== undefined && logged !== undefined && seen.sequence < logged && !atLogged;
+  const upTo = logged === undefined ? '' : ` (up to sequence ${logged})`;
   if ((lost || lowered) && orderWaived) waived.push('AIRLOCK_BAD_SEEN');
   else if (lost) {
     throw new MalformedError(
       'AIRLOCK_BAD_SEEN',
-      `${path} has no order for ${m.domain}, yet the audit log records its import; imports of ${m.domain} are refused until it is restored (it guards against downgrades), or, if that import was cut short by a crash, until you import that package again with --allow-downgrade`,
+      `${path} has no order for ${m.domain}, yet the audit log records its import${upTo}; imports of ${m.domain}${logged === undefined ? '' : ` below ${logged}`} are refused until it is restored (it guards against downgrades): from a backup, or by importing the newest package of ${m.domain} (or a newer one) again; if that import was cut short by a crash, import that package again with --allow-downgrade`,
       { subject: path },
     );
   } else if (lowered) {
     throw new MalformedError(
       'AIRLOCK_BAD_SEEN',
-      `${path} records sequence ${seen.sequence} for ${m.domain}, below ${logged}, the highest the audit log records as imported for it (an older seen record was put back, or that import was cut short by a crash); imports of ${m.domain} are refused until it is restored (it guards against downgrades), or, after a crash, until you import that package again with --allow-downgrade`,
+      `${path} records sequence ${seen.sequence} for ${m.domain}, below ${logged}, the highest the audit log records as imported for it (an older seen record was put back, or that import was cut short by a crash); imports of ${m.domain} below ${logged} are refused until it is restored (it guards against downgrades): from a backup, or by importing the newest package of ${m.domain} (or a newer one) again; after a crash, import that package again with --allow-downgrade`,
       { subject: path, domain: m.domain, seen: seen.sequence, logged },
     );
   }
-  const order = packageOrder(m);
   const what =
     m.sequence !== undefined ? `its sequence ${m.sequence}` : `it has no sequence, and its createdAt ${m.createdAt} (${order ?? 'unreadable'} ms, its order)`;
   if (seen && (order === null || order < seen.sequence))

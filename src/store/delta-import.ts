@@ -24,7 +24,7 @@ import {
   type DeltaLayout,
   type ResolvedTarget,
 } from '../delta/index.js';
-import { admitPackage, checkFreshness, type Admission } from './admit.js';
+import { admitPackage, checkFreshness, readSeen, type Admission } from './admit.js';
 import { inPool } from '../util/pool.js';
 import { fileSha256, fsyncDir } from '../util/fsx.js';
 import type { ReadAhead } from '../util/read-ahead.js';
@@ -88,6 +88,22 @@ function missingBase(layout: DeltaLayout, store: string): Error {
  * The base's exact manifest bytes (read once, bounded) and their parse, when the store holds that
  * version with the digest the delta names; anything else is the missing base (exit 4).
  */
+/**
+ * verify DELTA --store: what import decides of the target before the rebuild, read only. Its base
+ * in the store (else AIRLOCK_DELTA_BASE), and the target's order, expiry and audience, as for the
+ * full package; a version already in the store needs a readable seen record only, as at import.
+ * Returns the rules --allow-downgrade overrode.
+ */
+export async function checkDeltaTarget(store: string, layout: DeltaLayout, allowDowngrade: boolean): Promise<string[]> {
+  const base = await findBase(store, layout);
+  const t = resolveTarget(layout, base.bytes, base.manifest);
+  if (await existingMeta(versionDir(store, t.manifest.version))) {
+    await readSeen(store);
+    return [];
+  }
+  return checkFreshness(store, t.manifest, (await loadPolicy(store))?.policy.identity ?? null, new Date(), allowDowngrade);
+}
+
 async function findBase(store: string, layout: DeltaLayout): Promise<{ dir: string; bytes: Buffer; manifest: Manifest }> {
   const dir = versionDir(store, layout.manifest.base.version);
   const bytes = await readStoredManifestRaw(dir).catch((err: NodeJS.ErrnoException) => {

@@ -9,6 +9,7 @@ import type { DeltaLayout } from '../delta/reader.js';
 import { shown } from '../util/terminal.js';
 import { admitPackage, type Admission } from './admit.js';
 import { checkDeltaEnvelope } from './delta-envelope.js';
+import { checkDeltaTarget } from './delta-import.js';
 import { settled } from './settle.js';
 
 export interface VerifyAsImportOptions {
@@ -34,10 +35,20 @@ export async function verifyAsImport(input: PackageInput, o: VerifyAsImportOptio
     // --store: the delta manifest's signature under the store's rule (a policy's live keys), as import checks it first.
     const store = o.store === null ? null : o.store();
     let env: Envelope | null = null;
+    let overridden: string[] = [];
     const d = await verifyDelta(input, {
       trust,
       allowUnsigned,
-      ...(store ? { decide: async (l: DeltaLayout) => (env = await checkDeltaEnvelope(store, l, { trust, allowUnsigned })) } : {}),
+      ...(store
+        ? {
+            decide: async (l: DeltaLayout) => {
+              env = await checkDeltaEnvelope(store, l, { trust, allowUnsigned });
+              // Read outside the lock, as for a full package: a change under way is waited for.
+              overridden = await settled(store, () => checkDeltaTarget(store, l, o.allowDowngrade));
+              return env;
+            },
+          }
+        : {}),
     });
     const e = env as Envelope | null;
     return deltaReport(
@@ -47,9 +58,18 @@ export async function verifyAsImport(input: PackageInput, o: VerifyAsImportOptio
       e === null
         ? null
         : {
-            json: { store, decision: { rule: e.rule, policySerial: e.policySerial, target: 'checked at import, once the target is rebuilt from the base' } },
+            json: {
+              store,
+              decision: {
+                rule: e.rule,
+                policySerial: e.policySerial,
+                overridden,
+                target:
+                  'its base is in the store and its order, expiry and audience hold; its signatures are counted at import, once it is rebuilt from the base',
+              },
+            },
             text: () =>
-              shown`\nstore ${store}: its ${e.rule === 'policy' ? `trust policy ${e.policySerial}` : 'trusted keys'} accept the delta's own manifest; import admits the rebuilt target with its signatures as it would the full package (threshold, freshness)`,
+              shown`\nstore ${store}: its ${e.rule === 'policy' ? `trust policy ${e.policySerial}` : 'trusted keys'} accept the delta's own manifest; its base is in the store and the target's order, expiry and audience hold${overridden.length ? `, overriding ${overridden.join(', ')}` : ''}; import counts the rebuilt target's signatures as it would the full package's (threshold)`,
           },
     );
   }

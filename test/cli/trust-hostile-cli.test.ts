@@ -619,6 +619,51 @@ describe('downgrade protection quietly switched off', () => {
     expect(JSON.parse(await readFile(join(s, 'trust', 'seen.json'), 'utf8'))).toMatchObject({ domains: { 'docs.example.com': { version: 'v2' } } });
   });
 
+  it('seen.json removed after the newest version was pruned: that package imported again restores the order, as the refusal says, with no waiver', async () => {
+    const s = join(dir, 'seen-pruned-newest');
+    expect(run(['import', alicePkg, '--store', s, '--trust', 'a.pub']).status).toBe(0);
+    expect(run(['import', outsiderPkg, '--store', s, '--trust', 'd.pub']).status).toBe(0);
+    expect(run(['activate', 'v1', '--store', s]).status).toBe(0);
+    expect(run(['prune', '--keep', '0', '--store', s]).status).toBe(0);
+    expect(existsSync(join(s, 'versions', 'v2'))).toBe(false);
+    const seenPath = join(s, 'trust', 'seen.json');
+    await writeFile(seenPath, '{"format":"airlock-seen/1","domains":{'); // any damage
+    const damaged = await refusedUnchanged(s, ['import', outsiderPkg, '--store', s, '--trust', 'd.pub'], 4, 'AIRLOCK_BAD_SEEN');
+    expect(damaged.stderr).toContain("or remove it and import each domain's newest package (or a newer one) again");
+    await rm(seenPath);
+    // The newest again (pruned, so a new import): accepted, and its order written back.
+    const again = run(['import', outsiderPkg, '--store', s, '--trust', 'd.pub']);
+    expect([again.status, again.stdout]).toEqual([0, expect.stringContaining('imported')]);
+    expect(JSON.parse(await readFile(seenPath, 'utf8'))).toMatchObject({ domains: { 'docs.example.com': { version: 'v2' } } });
+    expect(run(['audit', 'verify', '--store', s]).status).toBe(0);
+  });
+
+  it('seen.json damaged: verify DELTA --store answers as import of the delta does (AIRLOCK_BAD_SEEN, exit 4), and a delta to an older target is a downgrade for both', async () => {
+    const s = join(dir, 'seen-damaged-delta');
+    expect(run(['import', alicePkg, '--store', s, '--trust', 'a.pub']).status).toBe(0);
+    const d = run(['delta', alicePkg, outsiderPkg, '--out', 'deltas-seen', '--sign-key', 'd.key']);
+    expect(d.status, d.stderr).toBe(0);
+    const delta = join(dir, 'deltas-seen', 'docs.example.com-v2.delta.airlock');
+    const seenPath = join(s, 'trust', 'seen.json');
+    const good = await readFile(seenPath);
+    await writeFile(seenPath, good.toString('utf8').replace(/"sequence": \d+/, '"sequence": null'));
+    const verify = run(['verify', delta, '--store', s, '--trust', 'd.pub']);
+    const imp = run(['import', delta, '--store', s, '--trust', 'd.pub']);
+    expect([verify.status, imp.status]).toEqual([4, 4]);
+    for (const r of [verify, imp]) expect(r.stderr).toContain('[AIRLOCK_BAD_SEEN]');
+    // The store has seen a newer order than the delta's target: both refuse it as a downgrade.
+    const raised = JSON.parse(good.toString('utf8')) as { domains: Record<string, { sequence: number }> };
+    raised.domains['docs.example.com']!.sequence = Number.MAX_SAFE_INTEGER;
+    await writeFile(seenPath, JSON.stringify(raised));
+    const v2 = run(['verify', delta, '--store', s, '--trust', 'd.pub']);
+    const i2 = run(['import', delta, '--store', s, '--trust', 'd.pub']);
+    expect([v2.status, i2.status]).toEqual([4, 4]);
+    for (const r of [v2, i2]) expect(r.stderr).toContain('[AIRLOCK_DOWNGRADE]');
+    // Waived, verify says so.
+    const waived = run(['verify', delta, '--store', s, '--trust', 'd.pub', '--allow-downgrade']);
+    expect([waived.status, waived.stdout]).toEqual([0, expect.stringContaining('overriding AIRLOCK_DOWNGRADE')]);
+  }, 60_000);
+
   /** Three packages of one domain, each packed after the one before (so in rising sequence), all signed by alice. */
   const ordered = (out: string) =>
     ['o1', 'o2', 'o3'].map((label) => {
@@ -670,6 +715,7 @@ describe('downgrade protection quietly switched off', () => {
     await writeFile(seenPath, `{"format":"airlock-seen/1","domains":{"docs.example.com":${high},"docs.example.com":${low}}}\n`);
     const r = await refusedUnchanged(s, ['import', o2!, '--store', s, '--trust', 'a.pub'], 4, 'AIRLOCK_BAD_SEEN');
     expect(r.stderr).toContain('names the key "docs.example.com" twice');
+    expect(r.stderr).toContain("or remove it and import each domain's newest package");
   }, 60_000);
 });
 
