@@ -25,7 +25,7 @@ export function featureOptions(
   resolved: ResolvedFeatures,
   relay?: RelayMount | null,
   o: { log?: (line: string) => void; searchOnDemand?: boolean; searchSlots?: SearchSlots } = {},
-): Pick<AirlockServerOptions, 'features' | 'csp' | 'htmlTransform' | 'appRoute' | 'app' | 'onVersion' | 'onClose'> {
+): Pick<AirlockServerOptions, 'features' | 'csp' | 'htmlTransform' | 'appRoute' | 'app' | 'onVersion' | 'onClose' | 'localSearch'> {
   const doc = featuresDocument(resolved);
   const off = (method: string, path: string) => {
     const f = featureForPath(method, path);
@@ -47,7 +47,9 @@ export function featureOptions(
     app.route('/', searchRoutes(search));
   }
   return {
-    ...(search ? { onVersion: (idx) => search.use(idx.source, idx.preparing?.htmlDone, o.searchOnDemand), onClose: () => search.close() } : {}),
+    ...(search
+      ? { onVersion: (idx) => search.use(idx.source, idx.preparing?.htmlDone, o.searchOnDemand), onClose: () => search.close(), localSearch: search }
+      : {}),
     features: () => doc,
     csp: ({ scriptHashes, styleHashes }) => cspFor(resolved, { scriptHashes, styleHashes }),
     // Run on worker threads at load and cached on disk per options (html-pages.ts).

@@ -11,6 +11,7 @@ import { json, keepPrefix, redirect, send, text } from './library-respond.js';
 import type { LibraryServer, LibraryServerOptions } from './library-types.js';
 import { landingPage, LANDING_CSS } from './library-page.js';
 import { SiteSummaries } from './library-sites.js';
+import { LIBRARY_SEARCH_PATH, LibrarySearch } from './library-search.js';
 
 /**
  * `airlock serve --library LIB`: every site of a library from one listener. A request goes to the
@@ -26,10 +27,9 @@ import { SiteSummaries } from './library-sites.js';
  */
 export type { LibraryServer, LibraryServerOptions } from './library-types.js';
 
-/** The library's own paths (every other path is a site's). */
-/** A site that failed to open is opened again by a request after this long. */
-const RETRY_MS = 5000;
-const OWN = new Set(['/_airlock/health', '/_airlock/library', '/_airlock/library.css']);
+const RETRY_MS = 5000; // a site that failed to open is opened again by a request after this long
+// The library's own paths (every other path is a site's).
+const OWN = new Set(['/_airlock/health', '/_airlock/library', '/_airlock/library.css', LIBRARY_SEARCH_PATH]);
 
 /** Why an open site can no longer be served: its version is another domain's package (put into its store by hand), or its files are gone. */
 function unservable(s: OpenSite, domain: string): string | null {
@@ -102,6 +102,23 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
     void p?.then((s) => s.close()).catch(() => {});
   }
 
+  /** The open site; a rejection when it cannot be served (switched to another domain's package, or its files gone: closed, said). */
+  async function servable(domain: string): Promise<OpenSite> {
+    lastUsed.set(domain, clock());
+    const s = await site(domain);
+    const why = unservable(s, domain);
+    if (why === null) return s;
+    closeSite(domain);
+    fail(domain, why);
+    throw new Error(why);
+  }
+
+  // Search across sites: every site listed with an active version and no problem, each asked of its own index.
+  const search = new LibrarySearch(
+    async () => (await summaries.list(o.library)).sites.filter((s) => s.version !== null && s.problem === null && !failed.has(s.domain)),
+    async (domain) => (await servable(domain)).search,
+  );
+
   const handler = (req: IncomingMessage, res: ServerResponse): void => {
     // Two Host fields: which site is meant is ambiguous (a proxy may have read the other), RFC 9112 §3.2.
     if ((req.headersDistinct.host?.length ?? 0) > 1) return text(res, 400, 'Bad Request: more than one Host header\n', []);
@@ -121,23 +138,11 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
   };
 
   async function toSite(domain: string, req: IncomingMessage, res: ServerResponse, prefix: string | null): Promise<void> {
-    let s: OpenSite;
-    lastUsed.set(domain, clock());
     const unavailable = () => text(res, 503, `site ${domain} cannot be served: ${failed.get(domain)?.message ?? 'it failed to open'}\n`, ['Retry-After', '5']);
     // A site that failed to open is tried again after 5 s, not at every request (a reader cannot make the server reload it in a loop).
-    const f = failed.get(domain);
-    if (f !== undefined && !open.has(domain) && clock() - f.at < RETRY_MS) return unavailable();
-    try {
-      s = await site(domain);
-    } catch {
-      return unavailable();
-    }
-    const why = unservable(s, domain); // switched to another domain's package, or its files gone
-    if (why !== null) {
-      closeSite(domain);
-      fail(domain, why);
-      return unavailable();
-    }
+    if (!open.has(domain) && clock() - (failed.get(domain)?.at ?? -Infinity) < RETRY_MS) return unavailable();
+    const s = await servable(domain).catch(() => null);
+    if (s === null) return unavailable();
     if (prefix !== null) keepPrefix(res, prefix);
     s.handler(req, res);
   }
@@ -148,6 +153,7 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
     // `/_airlock/search.js`): back under its prefix (a 308 keeps the method and the body).
     const from = refererSite(req.headers.referer, req.headers.host, folder.known);
     if (from !== null && path !== '/' && !OWN.has(path)) return redirect(res, `/${from}${url}`);
+    if (path === LIBRARY_SEARCH_PATH) return void search.route(req, res);
     const method = req.method ?? 'GET';
     if (method !== 'GET' && method !== 'HEAD') return text(res, 405, 'Method Not Allowed\n', ['Allow', 'GET, HEAD']);
     if (path === '/_airlock/health')
@@ -161,7 +167,10 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
         const f = failed.get(s.domain);
         return f && s.problem === null ? { ...s, problem: f.message } : s;
       });
-      if (path === '/') return send(res, 200, 'text/html; charset=utf-8', landingPage(sites), []);
+      if (path === '/') {
+        const found = await search.page(url);
+        return send(res, 200, 'text/html; charset=utf-8', landingPage(sites, found?.results, found?.sites), []);
+      }
       return json(res, { sites, skipped: listing.skipped.map((s) => s.name) });
     }
     return text(res, 404, `no site here: ${folder.known.size === 0 ? 'the library holds no site' : 'the library page is at /'}\n`, []);

@@ -12,6 +12,7 @@ import type { LeaseLike } from './versions.js';
 import type { ServeMetrics } from './metrics.js';
 import type { TlsFiles, TlsPair } from './tls.js';
 import type { LoadedIndex, TransformHtml } from './version-index.js';
+import type { LocalSearch } from '../search/service.js';
 
 /** What `createAirlockServer` (server.ts) takes and gives: its options and the running server. */
 
@@ -62,6 +63,8 @@ export interface AirlockServerOptions {
   onVersion?: (idx: LoadedIndex) => void;
   /** Called once when the server has closed. */
   onClose?: () => Promise<void>;
+  /** Local search of the served version (featureOptions, when local-search is on): a library searches its sites with it. */
+  localSearch?: LocalSearch;
   /** HTTPS: HTTP/2 with HTTP/1.1 fallback by ALPN (tls.ts); with `files`, reloadable (SIGHUP, file changes). */
   tls?: { pair: TlsPair; files: TlsFiles | null };
 }

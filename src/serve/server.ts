@@ -20,6 +20,8 @@ import { defaultPoolSize, PageWorkers } from './html-cache/pool.js';
 import { workerSlot } from './html-cache/worker-slot.js';
 
 import type { AirlockServer, AirlockServerOptions } from './server-types.js';
+import type { SearchAnswer } from '../search/service.js';
+import type { QueryOptions } from '../search/engine.js';
 
 export type { LeaseLike } from './versions.js';
 export type { AirlockServer, AirlockServerOptions } from './server-types.js';
@@ -39,6 +41,8 @@ export interface OpenSite {
   handler: (req: IncomingMessage, res: ServerResponse) => void;
   versions: ServedVersions;
   bodyCache: BodyCache;
+  /** A query of the served version's local search index; null when local search is off. */
+  search: ((query: string, options: QueryOptions) => Promise<SearchAnswer>) | null;
   /** Once no request reaches it any more: stop watching and preparing, release the lease, drop the scratch folder. */
   close(): Promise<void>;
 }
@@ -123,10 +127,12 @@ export async function openSite(o: AirlockServerOptions): Promise<OpenSite> {
     skew,
   });
   versions.watch();
+  const local = o.localSearch;
   return {
     handler,
     versions,
     bodyCache,
+    search: local ? (query, options) => local.query(versions.current.source, query, options) : null,
     close: async () => {
       versions.stopWatching();
       await versions.stopPreparing();

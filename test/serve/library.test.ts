@@ -9,6 +9,7 @@ import { PageWorkers } from '../../src/serve/html-cache/pool.js';
 import { workerSlot } from '../../src/serve/html-cache/worker-slot.js';
 import { htmlContextFor } from '../../src/serve/html-context.js';
 import { resolveFeatures } from '../../src/features/index.js';
+import { featureOptions } from '../../src/serve/features.js';
 
 /**
  * The library server in process: sites opened on their first request and closed when idle
@@ -269,4 +270,89 @@ describe('the library listing', () => {
     now += LISTING_MS;
     expect((await summaries.list(lib)).sites.map((s) => s.domain)).toEqual(['a.example', 'b.example']);
   });
+});
+
+describe('search across the library', () => {
+  const pages = (name: string, word: string) => ({
+    'index.html': `<!doctype html><html lang="en"><title>${name} docs</title><h1>${name}</h1><p>Welcome to ${name}.</p>`,
+    'install.html': `<!doctype html><html lang="en"><title>Install ${name}</title><h1 id="steps">Installing ${name}</h1><p>To install ${name}, copy the ${word} files.</p>`,
+  });
+  async function searchLibrary(name: string): Promise<string> {
+    const lib = join(root, name);
+    for (const [d, word] of [
+      ['alpha.example', 'turbine'],
+      ['beta.example', 'turbine'],
+      ['gamma.example', 'gearbox'],
+    ] as const) {
+      await writeVersion(join(lib, d), 'v1', pages(d.split('.')[0]!, word), { domain: d });
+      await setActive(join(lib, d), 'v1');
+    }
+    const off = featureOptions(resolveFeatures({ deployment: 'air-gapped', disable: ['local-search'] }), null, { log: () => {} });
+    srv = await createLibraryServer({
+      library: lib,
+      siteOptions: (d) => ({
+        lease: false,
+        log: () => {},
+        ...(d === 'gamma.example' ? off : featureOptions(resolveFeatures({ deployment: 'air-gapped' }), null, { log: () => {}, searchOnDemand: true })),
+      }),
+      log: () => {},
+      pollMs: 3_600_000,
+    });
+    return (await srv.listen()).replace(/\/$/, '');
+  }
+  const post = (url: string, body: unknown, type = 'application/json') =>
+    fetch(url + '/_airlock/library/search', {
+      method: 'POST',
+      headers: { 'content-type': type },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
+
+  it('one query over every site, grouped by site with links under its path; filter.site narrows; a site with search off is named', async () => {
+    const url = await searchLibrary('search-all');
+    const r = await post(url, { query: 'turbine' });
+    expect(r.status).toBe(200);
+    const all = (await r.json()) as {
+      sites: Array<{ domain: string; title: string; hits: Array<{ path: string }> }>;
+      unavailable: unknown[];
+      pending: unknown[];
+    };
+    expect(all.sites.map((s) => s.domain).sort()).toEqual(['alpha.example', 'beta.example']);
+    expect(all.sites.find((s) => s.domain === 'alpha.example')!.hits[0]!.path).toMatch(/^\/alpha\.example\/install(#steps)?$/);
+    expect(all.sites.find((s) => s.domain === 'beta.example')!.title).toBe('beta docs');
+    expect(all.unavailable).toEqual([{ domain: 'gamma.example', why: 'local search is off for this site' }]);
+    expect(all.pending).toEqual([]);
+    // The link works: the hit's page, served under the site's path.
+    const page = await get(url + all.sites[0]!.hits[0]!.path.replace(/#.*$/, ''));
+    expect(page.status).toBe(200);
+    const one = (await (await post(url, { query: 'turbine', filter: { site: 'BETA.example' } })).json()) as { sites: Array<{ domain: string }> };
+    expect(one.sites.map((s) => s.domain)).toEqual(['beta.example']);
+  }, 30_000);
+
+  it('refuses in words: unknown site, wrong type, not JSON, too large, GET', async () => {
+    const url = await searchLibrary('search-bad');
+    const unknown = await post(url, { query: 'x', filter: { site: ['alpha.example', 'nope.example'] } });
+    expect([unknown.status, await unknown.json()]).toEqual([400, { error: 'filter.site: no site "nope.example" in this library' }]);
+    expect((await post(url, { query: 'x' }, 'text/plain')).status).toBe(415);
+    expect((await post(url, '{"query":')).status).toBe(400);
+    expect((await post(url, { query: '' })).status).toBe(400);
+    expect((await post(url, { query: 'x'.repeat(9000) })).status).toBe(413);
+    const g = await get(url + '/_airlock/library/search');
+    expect([g.status, g.headers.allow]).toEqual([405, 'POST']);
+  }, 30_000);
+
+  it('the landing page searches with a plain form: results grouped by site, markup in an index never reaches the page', async () => {
+    const url = await searchLibrary('search-page');
+    const page = (await get(url + '/?q=turbine&site=')).body.toString();
+    expect(page).toContain('<form role="search" action="/" method="get"');
+    expect(page).toMatch(/<section class="site-hits" aria-label="alpha docs"><h3><a href="\/alpha\.example\/">/);
+    expect(page).toMatch(/<a href="\/beta\.example\/install(#steps)?">/);
+    expect(page).toContain('<mark>');
+    expect(page).toContain('Not searched: gamma.example (local search is off for this site).');
+    const narrowed = (await get(url + '/?q=turbine&site=alpha.example')).body.toString();
+    expect(narrowed).not.toContain('href="/beta.example/install');
+    expect(narrowed).toContain('<option value="alpha.example" selected>');
+    const hostile = (await get(url + '/?q=' + encodeURIComponent('<script>alert(1)</script>'))).body.toString();
+    expect(hostile).not.toContain('<script>alert');
+    expect(hostile).toContain('&lt;script&gt;');
+  }, 30_000);
 });

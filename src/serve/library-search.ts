@@ -1,0 +1,166 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { getRequestListener } from '@hono/node-server';
+import { Hono } from 'hono';
+import { z } from 'zod';
+import type { SearchHit } from '../search/engine.js';
+import type { SearchAnswer } from '../search/service.js';
+import type { QueryOptions } from '../search/engine.js';
+import { describeZodError } from '../upstream/describe.js';
+import { readJsonBody } from '../util/json-body.js';
+
+/**
+ * Search across a library's sites: one query asked of every site's own local index (each site's
+ * index is its own, built from its served version), answered grouped by site, the site with the
+ * best match first. The sites are asked a few at a time; an index still being loaded or built is
+ * waited for until the deadline, and a site not answered by then is listed as `pending` (search
+ * again shortly), one whose search is off or failed as `unavailable`, with the reason.
+ */
+
+/** A site that may be searched (from the library's listing). */
+export interface SearchableSite {
+  domain: string;
+  title: string;
+  /** Where the site is reached on this server (`/<domain>/`); its hits' paths are put under it. */
+  path: string;
+}
+
+export interface SiteHits extends SearchableSite {
+  hits: SearchHit[];
+}
+
+export interface LibraryResults {
+  query: string;
+  sites: SiteHits[];
+  pending: string[];
+  unavailable: Array<{ domain: string; why: string }>;
+}
+
+export interface CrossSearchOptions {
+  /** One site's query: null when its local search is off; a rejection when it cannot be served. */
+  ask: (domain: string, query: string, pageSize: number) => Promise<SearchAnswer | null>;
+  /** Results per site. */
+  perSite: number;
+  /** How long a query waits for indexes being loaded or built. */
+  deadlineMs: number;
+  /** Sites asked at once (a library keeps a few indexes loaded: more would let each other go). */
+  concurrency?: number;
+  now?: () => number;
+  wait?: (ms: number) => Promise<void>;
+}
+
+export const LIBRARY_SEARCH_PATH = '/_airlock/library/search';
+const MAX_BODY = 8 * 1024;
+const pause = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+export async function searchSites(sites: readonly SearchableSite[], query: string, o: CrossSearchOptions): Promise<LibraryResults> {
+  const now = o.now ?? Date.now;
+  const wait = o.wait ?? pause;
+  const due = now() + o.deadlineMs;
+  const out: LibraryResults = { query, sites: [], pending: [], unavailable: [] };
+  const queue = [...sites];
+  const one = async (site: SearchableSite): Promise<void> => {
+    for (;;) {
+      const a = await o
+        .ask(site.domain, query, o.perSite)
+        .catch((err: unknown) => ({ status: 'down' as const, why: err instanceof Error ? err.message : String(err) }));
+      if (a === null) return void out.unavailable.push({ domain: site.domain, why: 'local search is off for this site' });
+      if (a.status === 'down') return void out.unavailable.push({ domain: site.domain, why: `it cannot be served: ${a.why}` });
+      if (a.status === 'failed') return void out.unavailable.push({ domain: site.domain, why: `its search is unavailable: ${a.error}` });
+      if (a.status === 'ready') {
+        const at = site.path.replace(/\/$/, '');
+        if (a.hits.length) out.sites.push({ ...site, hits: a.hits.map((h) => ({ ...h, path: at + h.path })) });
+        return;
+      }
+      const left = due - now();
+      if (left <= 0) return void out.pending.push(site.domain);
+      await wait(Math.min(200, left));
+    }
+  };
+  const runner = async (): Promise<void> => {
+    for (let s = queue.shift(); s !== undefined; s = queue.shift()) {
+      if (now() >= due) out.pending.push(s.domain);
+      else await one(s);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, o.concurrency ?? 4) }, runner));
+  const best = (s: SiteHits) => Math.max(...s.hits.map((h) => h.metadata.score));
+  out.sites.sort((a, b) => best(b) - best(a) || a.domain.localeCompare(b.domain));
+  out.pending.sort();
+  out.unavailable.sort((a, b) => a.domain.localeCompare(b.domain));
+  return out;
+}
+
+const Body = z.looseObject({
+  query: z.string().trim().min(1).max(500),
+  pageSize: z.number().int().min(1).max(20).nullish(),
+  filter: z.looseObject({ site: z.union([z.string().max(253), z.array(z.string().max(253)).min(1).max(100)]).nullish() }).nullish(),
+});
+
+/**
+ * `POST /_airlock/library/search` `{query, pageSize, filter: {site}}`: `pageSize` results per site
+ * (default 5, at most 20); `filter.site`, a domain or a list of them, narrows the search to those
+ * sites (a name that is no site of the library: 400 naming it). The body is bounded and must be
+ * application/json, as for a site's own search.
+ */
+export function librarySearchRoute(sites: () => Promise<SearchableSite[]>, o: Omit<CrossSearchOptions, 'perSite'>): Hono {
+  const app = new Hono();
+  app.post(LIBRARY_SEARCH_PATH, async (c) => {
+    const body = await readJsonBody(c.req.raw, MAX_BODY);
+    if (!body.ok) return c.json({ error: body.error }, body.status);
+    const v = Body.safeParse(body.value);
+    if (!v.success) return c.json({ error: `invalid search request: ${describeZodError(v.error)}` }, 400);
+    const all = await sites();
+    const chosen = chosenSites(all, v.data.filter?.site ?? null);
+    if (!chosen.ok) return c.json({ error: chosen.error }, 400);
+    return c.json(await searchSites(chosen.sites, v.data.query, { ...o, perSite: v.data.pageSize ?? 5 }));
+  });
+  app.all(LIBRARY_SEARCH_PATH, (c) => c.json({ error: 'use POST with a JSON body {query, pageSize, filter: {site}}' }, 405, { Allow: 'POST' }));
+  return app;
+}
+
+/** The sites `filter.site` names (every site without it), or the first name that is no site of the library. */
+export function chosenSites(all: SearchableSite[], filter: string | string[] | null): { ok: true; sites: SearchableSite[] } | { ok: false; error: string } {
+  if (filter === null) return { ok: true, sites: all };
+  const names = new Set((Array.isArray(filter) ? filter : [filter]).map((d) => d.toLowerCase().replace(/\.$/, '')));
+  const unknown = [...names].find((d) => !all.some((s) => s.domain === d));
+  if (unknown !== undefined) return { ok: false, error: `filter.site: no site ${JSON.stringify(unknown.slice(0, 100))} in this library` };
+  return { ok: true, sites: all.filter((s) => names.has(s.domain)) };
+}
+
+/** The landing page's search (`/?q=…&site=…`, a plain form: no script needed): the query and the sites it names, or null. */
+export function searchAsked(url: string): { query: string; sites: string[] } | null {
+  const params = new URLSearchParams(url.replace(/^[^?]*\??/, '').replace(/#.*$/, ''));
+  const query = (params.get('q') ?? '').trim().slice(0, 500);
+  if (query === '') return null;
+  const sites = params
+    .getAll('site')
+    .slice(0, 100)
+    .map((d) => d.trim().toLowerCase().replace(/\.$/, ''));
+  return { query, sites: sites.filter((d) => d !== '') };
+}
+
+/** How long one search waits for sites' indexes being loaded or built. */
+const DEADLINE_MS = 5000;
+
+/** A library's search across its sites: the JSON route and the landing page's form, over one way of asking a site. */
+export class LibrarySearch {
+  readonly route: (req: IncomingMessage, res: ServerResponse) => void;
+  private readonly o: Omit<CrossSearchOptions, 'perSite'>;
+
+  /** `sites`: those that may be searched now; `searchOf`: a site's query (null: its search is off), rejected when it cannot be served. */
+  constructor(
+    private readonly sites: () => Promise<SearchableSite[]>,
+    searchOf: (domain: string) => Promise<((query: string, options: QueryOptions) => Promise<SearchAnswer>) | null>,
+  ) {
+    this.o = { ask: async (domain, query, pageSize) => (await searchOf(domain))?.(query, { pageSize }) ?? null, deadlineMs: DEADLINE_MS };
+    this.route = getRequestListener(librarySearchRoute(sites, this.o).fetch);
+  }
+
+  /** The landing page's search (`/?q=…&site=…`): its results and the sites chosen, or null when the page asks none. */
+  async page(url: string): Promise<{ results: LibraryResults; sites: string[] } | null> {
+    const ask = searchAsked(url);
+    if (ask === null) return null;
+    const among = (await this.sites()).filter((s) => ask.sites.length === 0 || ask.sites.includes(s.domain));
+    return { results: await searchSites(among, ask.query, { ...this.o, perSite: 5 }), sites: ask.sites };
+  }
+}

@@ -1,0 +1,90 @@
+import { describe, expect, it } from 'vitest';
+import { chosenSites, searchAsked, searchSites, type SearchableSite } from '../../src/serve/library-search.js';
+import type { SearchAnswer } from '../../src/search/service.js';
+import type { SearchHit } from '../../src/search/engine.js';
+
+/** Search across a library's sites (pure core): an injected clock and wait, sites answering as told. */
+const sites: SearchableSite[] = ['a.example', 'b.example', 'c.example', 'd.example'].map((d) => ({ domain: d, title: d.toUpperCase(), path: `/${d}/` }));
+const hit = (path: string, score: number): SearchHit => ({
+  content: `<mark>q</mark> ${path}`,
+  path,
+  metadata: { title: path, heading: '', anchor: null, page: path, score },
+});
+
+function clock() {
+  let t = 0;
+  return { now: () => t, wait: async (ms: number) => void (t += ms) };
+}
+
+describe('search across sites', () => {
+  it('groups hits by site under its path, the site with the best match first; sites with no hit are left out', async () => {
+    const answers: Record<string, SearchAnswer | null> = {
+      'a.example': { status: 'ready', hits: [hit('/x', 2)] },
+      'b.example': { status: 'ready', hits: [hit('/y#h', 9), hit('/z', 1)] },
+      'c.example': { status: 'ready', hits: [] },
+      'd.example': null,
+    };
+    const r = await searchSites(sites, 'q', { ask: async (d) => answers[d]!, perSite: 5, deadlineMs: 1000, ...clock() });
+    expect(r.sites.map((s) => s.domain)).toEqual(['b.example', 'a.example']);
+    expect(r.sites[0]!.hits.map((h) => h.path)).toEqual(['/b.example/y#h', '/b.example/z']);
+    expect(r.sites[0]!.title).toBe('B.EXAMPLE');
+    expect(r.unavailable).toEqual([{ domain: 'd.example', why: 'local search is off for this site' }]);
+    expect(r.pending).toEqual([]);
+  });
+
+  it('waits for an index being built until the deadline, then lists the site as pending; a site that cannot be served or whose search failed is named with why', async () => {
+    let asked = 0;
+    const c = clock();
+    const r = await searchSites(sites, 'q', {
+      ask: async (d) => {
+        if (d === 'a.example') return ++asked < 3 ? { status: 'building', retryAfterSec: 2 } : { status: 'ready', hits: [hit('/x', 1)] };
+        if (d === 'b.example') return { status: 'building', retryAfterSec: 2 };
+        if (d === 'c.example') throw new Error('its files are gone');
+        return { status: 'failed', error: 'index too large', retryAfterSec: 30 };
+      },
+      perSite: 5,
+      deadlineMs: 1000,
+      concurrency: 4,
+      ...c,
+    });
+    expect(asked).toBe(3);
+    expect(r.sites.map((s) => s.domain)).toEqual(['a.example']);
+    expect(r.pending).toEqual(['b.example']);
+    expect(r.unavailable).toEqual([
+      { domain: 'c.example', why: 'it cannot be served: its files are gone' },
+      { domain: 'd.example', why: 'its search is unavailable: index too large' },
+    ]);
+    expect(c.now()).toBeLessThanOrEqual(1000);
+  });
+
+  it('a site not reached by the deadline is pending, not asked', async () => {
+    const c = clock();
+    const asked: string[] = [];
+    const r = await searchSites(sites, 'q', {
+      ask: async (d) => {
+        asked.push(d);
+        await c.wait(600);
+        return { status: 'ready', hits: [hit('/x', 1)] };
+      },
+      perSite: 5,
+      deadlineMs: 1000,
+      concurrency: 1,
+      ...c,
+    });
+    expect(asked).toEqual(['a.example', 'b.example']);
+    expect(r.pending).toEqual(['c.example', 'd.example']);
+  });
+
+  it('filter.site narrows to the sites it names (case and a trailing dot aside); a name that is no site is refused naming it', () => {
+    expect(chosenSites(sites, ['B.example.', 'c.example'])).toMatchObject({ ok: true, sites: [{ domain: 'b.example' }, { domain: 'c.example' }] });
+    expect(chosenSites(sites, 'nope.example')).toEqual({ ok: false, error: 'filter.site: no site "nope.example" in this library' });
+    expect(chosenSites(sites, null)).toMatchObject({ ok: true, sites });
+  });
+
+  it("the landing page's form: the query trimmed and bounded, empty sites dropped, no query no search", () => {
+    expect(searchAsked('/?q=%20install%20&site=&site=A.example')).toEqual({ query: 'install', sites: ['a.example'] });
+    expect(searchAsked('/?q=' + 'x'.repeat(600))!.query).toHaveLength(500);
+    expect(searchAsked('/?q=%20')).toBeNull();
+    expect(searchAsked('/')).toBeNull();
+  });
+});
