@@ -43,7 +43,8 @@ SIGTERM/SIGINT: stop accepting, finish in-flight requests, exit 0. Prints the UR
   --access-log F       one JSON line per request to F ('-' = stderr); off by default
   --cache-mb N         memory budget for small files (default 64)
   --metrics            GET /_airlock/metrics in Prometheus text format (requests by method and status
-                       class, latency, bytes, served version, switches, imports, mirror downloads)
+                       class, latency, bytes, served version, switches, imports, mirror downloads;
+                       with --library, requests, served version and switches by site)
   --base-path P        the sub-path the site was built for (/project/): served there and at /.
                        Default: detected per version from the site's own links, canonical URL and
                        sitemap; / turns detection off. Links to the site's published address

@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import type { AirlockServerOptions } from './server-types.js';
+import type { ServeMetrics } from './metrics-types.js';
 
 /** What `createLibraryServer` (library.ts) takes and gives. */
 
@@ -12,6 +13,8 @@ export interface LibraryServerOptions {
   /** The version a site is pinned to (its siteOptions' `version`), shown on the landing page instead of its active one. */
   pinned?: (domain: string) => string | undefined;
   log?: (line: string) => void;
+  /** `GET /_airlock/metrics` (createMetrics bySite): the library's own requests as site="_library"; each site counts into its `site(domain)` view, passed in its siteOptions. */
+  metrics?: ServeMetrics;
   pollMs?: number;
   /** A site not asked for in this long is closed (its index, watch, lease and search freed), opened again by its next request (default 10 min). */
   idleMs?: number;

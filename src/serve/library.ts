@@ -2,16 +2,16 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { join } from 'node:path';
 import { siteName } from '../store/library.js';
 import { LibraryFolder } from './library-folder.js';
-import { hostMap, hostName, refererSite, shadowed } from './library-hosts.js';
+import { hostMap, hostName, shadowed } from './library-hosts.js';
 import { refuseConnect } from '../util/http-connect.js';
 import { gracefulClose, listenOn } from '../util/http-listen.js';
 import { escapeControls } from '../util/terminal.js';
 import { openSite, type OpenSite } from './server.js';
-import { json, keepPrefix, redirect, send, text } from './library-respond.js';
+import { keepPrefix, redirect, text } from './library-respond.js';
 import type { LibraryServer, LibraryServerOptions } from './library-types.js';
-import { landingPage, LANDING_CSS } from './library-page.js';
+import { ownPages } from './library-own.js';
 import { SiteSummaries } from './library-sites.js';
-import { LIBRARY_SEARCH_PATH, LibrarySearch } from './library-search.js';
+import { LibrarySearch } from './library-search.js';
 
 /**
  * `airlock serve --library LIB`: every site of a library from one listener. A request goes to the
@@ -28,8 +28,6 @@ import { LIBRARY_SEARCH_PATH, LibrarySearch } from './library-search.js';
 export type { LibraryServer, LibraryServerOptions } from './library-types.js';
 
 const RETRY_MS = 5000; // a site that failed to open is opened again by a request after this long
-// The library's own paths (every other path is a site's).
-const OWN = new Set(['/_airlock/health', '/_airlock/library', '/_airlock/library.css', LIBRARY_SEARCH_PATH]);
 
 /** Why an open site can no longer be served: its version is another domain's package (put into its store by hand), or its files are gone. */
 function unservable(s: OpenSite, domain: string): string | null {
@@ -134,7 +132,8 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
       req.url = rest;
       return void toSite(prefixed, req, res, `/${first}`);
     }
-    void libraryRoute(req, res, url);
+    o.metrics?.done(res, performance.now()); // counted as site="_library" once it has ended
+    void ownRoute(req, res, url);
   };
 
   async function toSite(domain: string, req: IncomingMessage, res: ServerResponse, prefix: string | null): Promise<void> {
@@ -147,37 +146,11 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
     s.handler(req, res);
   }
 
-  async function libraryRoute(req: IncomingMessage, res: ServerResponse, url: string): Promise<void> {
-    const path = url.replace(/[?#].*$/, '');
-    // A page of a site reached by path, asking for one of its own root-relative URLs (`/guide`,
-    // `/_airlock/search.js`): back under its prefix (a 308 keeps the method and the body).
-    const from = refererSite(req.headers.referer, req.headers.host, folder.known);
-    if (from !== null && path !== '/' && !OWN.has(path)) return redirect(res, `/${from}${url}`);
-    if (path === LIBRARY_SEARCH_PATH) return void search.route(req, res);
-    const method = req.method ?? 'GET';
-    if (method !== 'GET' && method !== 'HEAD') return text(res, 405, 'Method Not Allowed\n', ['Allow', 'GET, HEAD']);
-    if (path === '/_airlock/health')
-      return json(res, { status: 'ok', sites: folder.known.size, ...(folder.unreadable ? { problem: 'the library folder cannot be read' } : {}) });
-    if (path === '/_airlock/library.css') return send(res, 200, 'text/css; charset=utf-8', LANDING_CSS, []);
-    if (path === '/_airlock/library' || path === '/') {
-      const listing = await summaries.list(o.library).catch(() => null);
-      if (listing === null)
-        return text(res, 503, `the library folder cannot be read; its ${folder.known.size} site(s) are served as they were\n`, ['Retry-After', '5']);
-      const sites = listing.sites.map((s) => {
-        const f = failed.get(s.domain);
-        return f && s.problem === null ? { ...s, problem: f.message } : s;
-      });
-      if (path === '/') {
-        const found = await search.page(url);
-        return send(res, 200, 'text/html; charset=utf-8', landingPage(sites, found?.results, found?.sites), []);
-      }
-      return json(res, { sites, skipped: listing.skipped.map((s) => s.name) });
-    }
-    return text(res, 404, `no site here: ${folder.known.size === 0 ? 'the library holds no site' : 'the library page is at /'}\n`, []);
-  }
+  const ownRoute = ownPages({ library: o.library, folder, summaries, failed, search, metrics: o.metrics });
 
   const server = createServer({ keepAliveTimeout: 5000 }, handler);
   refuseConnect(server);
+  o.metrics?.attach(server);
   const stop = gracefulClose(server);
   const timer = setInterval(() => void rescan().catch(() => {}), o.pollMs ?? 2000);
   timer.unref();

@@ -1,6 +1,8 @@
 import type { ServerResponse } from 'node:http';
-import type { Server as NetServer, Socket } from 'node:net';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
+import type { Socket } from 'node:net';
+import type { ServeMetrics } from './metrics-types.js';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { latencyHistogram } from './metrics-latency.js';
 
 /**
  * `GET /_airlock/metrics` (serve --metrics): Prometheus text format from prom-client, on a private
@@ -12,87 +14,61 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric
  * cardinality, and a path is attacker-chosen). Everything else (version, switches, imports, mirror downloads) is updated when
  * it happens, off the request path. With --workers N each worker answers for itself.
  */
-export interface ServeMetrics {
-  registry: Registry;
-  /**
-   * Count one request once its handler has returned (`t0`: performance.now() at its start): at
-   * once when the response has ended (in-memory bodies: the usual case), else at its 'finish'
-   * (streamed files, the app's routes).
-   */
-  done(res: ServerResponse, t0: number): void;
-  /** Count the bytes of every connection the server accepts (per connection, not per request). */
-  attach(server: NetServer): void;
-  /** The version now served; counts a switch when it differs from the previous one. */
-  serving(version: string): void;
-  importDone(seconds: number, result: 'ok' | 'failed'): void;
-  mirrorDownload(status: number): void;
-  /** Versions a follower refused (verification failed): the fleet's report. */
-  refused(version: string): void;
-  text(): Promise<string>;
-  contentType: string;
-}
+export type { ServeMetrics } from './metrics-types.js';
+
+/** The most sites a library's metrics name (a folder name each, validated as a domain: operator-chosen, not reader-chosen). */
+export const MAX_SITE_LABELS = 1000;
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'other'] as const;
 const METHOD_INDEX = new Map<string, number>(METHODS.map((m, i) => [m, i]));
 const CLASSES = ['other', '1xx', '2xx', '3xx', '4xx', '5xx'] as const;
 const classIndex = (status: number) => (status >= 100 && status < 600 ? Math.floor(status / 100) : 0);
 const classOf = (status: number) => CLASSES[classIndex(status)]!;
-const BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10];
 
 interface Timed extends ServerResponse {
   airlockT0?: number;
+  airlockTally?: Float64Array;
 }
 
-/** defaultMetrics: also the process metrics (CPU, memory, event-loop lag, GC): off by default, their GC and event-loop observers cost throughput. */
-export function createMetrics(o: { defaultMetrics?: boolean; now?: () => number } = {}): ServeMetrics {
+/**
+ * defaultMetrics: also the process metrics (CPU, memory, event-loop lag, GC): off by default, their GC and event-loop observers cost throughput.
+ * bySite: a library's (requests, served version and switches labelled by site: `site(domain)`).
+ */
+export function createMetrics(o: { defaultMetrics?: boolean; now?: () => number; bySite?: boolean } = {}): ServeMetrics {
   const registry = new Registry();
   if (o.defaultMetrics === true) collectDefaultMetrics({ register: registry, prefix: 'airlock_process_' });
+  const bySite = o.bySite === true;
+  const siteLabel = bySite ? ['site'] : [];
   // The request path only adds to plain numbers; prom-client reads them when scraped (collect()).
-  const tally = new Float64Array(METHODS.length * CLASSES.length);
+  const tallies = new Map<string, Float64Array>();
+  const tallyOf = (site: string): Float64Array => {
+    let t = tallies.get(site);
+    if (t === undefined) {
+      if (tallies.size > MAX_SITE_LABELS && site !== 'other') return tallyOf('other');
+      t = new Float64Array(METHODS.length * CLASSES.length);
+      tallies.set(site, t);
+    }
+    return t;
+  };
+  const tally = tallyOf('');
   const open = new Set<Socket>();
   let closedBytes = 0;
   new Counter({
     name: 'airlock_http_requests_total',
     help: 'HTTP requests answered, by method and status class',
-    labelNames: ['method', 'status_class'],
+    labelNames: [...siteLabel, 'method', 'status_class'],
     registers: [registry],
     collect() {
       this.reset();
-      for (let i = 0; i < tally.length; i++) {
-        if (tally[i]! > 0) this.inc({ method: METHODS[Math.floor(i / CLASSES.length)]!, status_class: CLASSES[i % CLASSES.length]! }, tally[i]!);
+      for (const [site, t] of tallies) {
+        for (let i = 0; i < t.length; i++) {
+          const labels = { method: METHODS[Math.floor(i / CLASSES.length)]!, status_class: CLASSES[i % CLASSES.length]! };
+          if (t[i]! > 0) this.inc(bySite ? { site: site || '_library', ...labels } : labels, t[i]!);
+        }
       }
     },
   });
-  // The latency histogram too is plain numbers, exported in prom-client's histogram form (the
-  // registry writes the text): prom-client's Histogram#observe costs 0.18 µs and allocates a
-  // closure and a label object per call (measured alone), the bucket search here 0.01 µs.
-  const latencyCounts = new Float64Array(BUCKETS.length + 1);
-  let latencySum = 0;
-  const LATENCY = 'airlock_http_request_duration_seconds';
-  const LATENCY_HELP = 'Time from the request to the end of its response (the whole body handed to the socket)';
-  const latencyExport = () => {
-    const values: { labels: Record<string, string | number>; value: number; metricName: string }[] = [];
-    let acc = 0;
-    BUCKETS.forEach((le, i) => values.push({ labels: { le }, value: (acc += latencyCounts[i]!), metricName: `${LATENCY}_bucket` }));
-    const count = acc + latencyCounts[BUCKETS.length]!;
-    values.push(
-      { labels: { le: '+Inf' }, value: count, metricName: `${LATENCY}_bucket` },
-      { labels: {}, value: latencySum, metricName: `${LATENCY}_sum` },
-      { labels: {}, value: count, metricName: `${LATENCY}_count` },
-    );
-    return { name: LATENCY, help: LATENCY_HELP, type: 'histogram' as const, values, aggregator: 'sum' as const };
-  };
-  registry.registerMetric({
-    name: LATENCY,
-    help: LATENCY_HELP,
-    type: 'histogram',
-    aggregator: 'sum',
-    get: async () => latencyExport(),
-    reset() {
-      latencyCounts.fill(0);
-      latencySum = 0;
-    },
-  } as unknown as Metric);
+  const latency = latencyHistogram(registry);
   new Counter({
     name: 'airlock_http_response_bytes_total',
     help: 'Bytes written to client connections (headers and bodies; over TLS, the encrypted records)',
@@ -107,11 +83,21 @@ export function createMetrics(o: { defaultMetrics?: boolean; now?: () => number 
   const version = new Gauge({
     name: 'airlock_served_version_info',
     help: 'The version this process serves (value 1)',
-    labelNames: ['version'],
+    labelNames: [...siteLabel, 'version'],
     registers: [registry],
   });
-  const switches = new Counter({ name: 'airlock_version_switches_total', help: 'Switches of the served version since start', registers: [registry] });
-  const lastSwitch = new Gauge({ name: 'airlock_last_switch_timestamp_seconds', help: 'Unix time of the last switch (0: none yet)', registers: [registry] });
+  const switches = new Counter({
+    name: 'airlock_version_switches_total',
+    help: 'Switches of the served version since start',
+    labelNames: siteLabel,
+    registers: [registry],
+  });
+  const lastSwitch = new Gauge({
+    name: 'airlock_last_switch_timestamp_seconds',
+    help: 'Unix time of the last switch (0: none yet)',
+    labelNames: siteLabel,
+    registers: [registry],
+  });
   const imports = new Histogram({
     name: 'airlock_import_duration_seconds',
     help: 'Download, verification and import of a version by this process',
@@ -130,54 +116,71 @@ export function createMetrics(o: { defaultMetrics?: boolean; now?: () => number 
     help: 'Versions a follower refused (verification failed): never switched to',
     registers: [registry],
   });
-  lastSwitch.set(0);
+  if (!bySite) lastSwitch.set(0);
 
-  function count(res: ServerResponse, t0: number): void {
+  function count(res: ServerResponse, t0: number, tally: Float64Array): void {
     const m = METHOD_INDEX.get(res.req.method ?? '') ?? METHODS.length - 1;
     const k = m * CLASSES.length + classIndex(res.statusCode);
     tally[k] = tally[k]! + 1;
-    const seconds = (performance.now() - t0) / 1000;
-    let b = 0;
-    while (b < BUCKETS.length && seconds > BUCKETS[b]!) b++;
-    latencyCounts[b] = latencyCounts[b]! + 1;
-    latencySum += seconds;
+    latency.observe((performance.now() - t0) / 1000);
   }
   function finished(this: Timed): void {
-    count(this, this.airlockT0!);
+    count(this, this.airlockT0!, this.airlockTally!);
   }
   const closed = function (this: Socket): void {
     open.delete(this);
     closedBytes += this.bytesWritten ?? 0;
   };
-  let current: string | null = null;
   const now = o.now ?? Date.now;
-  return {
-    registry,
-    contentType: registry.contentType,
+  const currents = new Map<string, string>();
+  /** Count into `tally`, the version served under `labels` (a site's, or none). */
+  const counting = (t: Float64Array, key: string, labels: Record<string, string>): Pick<ServeMetrics, 'done' | 'serving'> => ({
     done(res, t0) {
-      if (res.writableEnded) return count(res, t0);
+      if (res.writableEnded) return count(res, t0, t);
       (res as Timed).airlockT0 = t0;
+      (res as Timed).airlockTally = t;
       res.on('finish', finished);
     },
+    serving(v) {
+      const current = currents.get(key);
+      if (current === v) return;
+      if (current !== undefined) {
+        version.remove({ ...labels, version: current });
+        switches.inc(labels);
+        lastSwitch.set(labels, now() / 1000);
+      } else if (bySite) {
+        switches.inc(labels, 0);
+        lastSwitch.set(labels, 0);
+      }
+      currents.set(key, v);
+      version.set({ ...labels, version: v }, 1);
+    },
+  });
+  const sites = new Map<string, ServeMetrics>();
+  const m: ServeMetrics = {
+    registry,
+    contentType: registry.contentType,
+    ...counting(tally, '', {}),
     attach(server) {
       server.on('connection', (s: Socket) => {
         open.add(s);
         s.once('close', closed);
       });
     },
-    serving(v) {
-      if (current === v) return;
-      if (current !== null) {
-        version.remove(current);
-        switches.inc();
-        lastSwitch.set(now() / 1000);
-      }
-      current = v;
-      version.set({ version: v }, 1);
-    },
     importDone: (seconds, result) => imports.observe({ result }, seconds),
     mirrorDownload: (status) => mirror.inc({ status_class: classOf(status) }),
     refused: () => refusedC.inc(),
     text: () => registry.metrics(),
+    site(domain) {
+      if (!bySite) return m;
+      let view = sites.get(domain);
+      if (view === undefined) {
+        const named = sites.size < MAX_SITE_LABELS ? domain : 'other';
+        view = { ...m, ...counting(tallyOf(named), named, { site: named }) };
+        if (named === domain) sites.set(domain, view);
+      }
+      return view;
+    },
   };
+  return m;
 }

@@ -13,7 +13,7 @@ import { FLAG_RANGES } from '../values/settings.js';
  * words rather than applied to every site.
  */
 export interface LibraryServeOptions {
-  /** serve's flags: --library, --site-host NAME=DOMAIN (repeatable), --deployment, --enable, --disable, --port, --host, --cache-mb, --values; any other is refused. */
+  /** serve's flags: --library, --site-host NAME=DOMAIN (repeatable), --deployment, --enable, --disable, --port, --host, --cache-mb, --values, --metrics; any other is refused. */
   flags: {
     library?: string;
     'site-host'?: string[];
@@ -23,6 +23,7 @@ export interface LibraryServeOptions {
     port?: string;
     host?: string;
     values?: string;
+    metrics?: boolean;
   } & Record<string, unknown>;
   cacheMb?: number;
   cwd: string;
@@ -41,6 +42,7 @@ export async function startLibrary(o: LibraryServeOptions): Promise<number> {
     port: givenPort,
     host: givenHost,
     values: valuesFile,
+    metrics: withMetrics,
     'cache-mb': _cacheMb,
     ...rest
   } = o.flags;
@@ -79,6 +81,8 @@ export async function startLibrary(o: LibraryServeOptions): Promise<number> {
   const inTurn = oneAtATime();
   // At most 8 sites' search indexes loaded at once (each a worker thread and its index, 4-8 MB): the least recently searched is let go.
   const searchSlots = new SearchSlots(8);
+  // --metrics: one registry, every site's requests, served version and switches labelled by its domain.
+  const metrics = withMetrics === true ? (await import('../serve/metrics.js')).createMetrics({ bySite: true }) : undefined;
   const trap = o.trap();
   trap.onHangup(() => {});
   const lib = await createLibraryServer({
@@ -86,6 +90,7 @@ export async function startLibrary(o: LibraryServeOptions): Promise<number> {
     hosts: config.hosts,
     pinned: (domain) => config.sites.get(domain)?.version,
     log: o.log,
+    metrics,
     // Each site its own features (its local search index is its own), made when the site is opened.
     siteOptions: (domain) => {
       const log = (line: string) => o.log(line.replace(/^airlock serve: /, `airlock serve: ${domain}: `));
@@ -94,7 +99,16 @@ export async function startLibrary(o: LibraryServeOptions): Promise<number> {
       // systems that miss watch events) runs every 2 s: 500 open sites at 1 s cost 4 % of a core.
       const own = config.sites.get(domain);
       const features = featureOptions(own?.resolved ?? config.defaults, null, { log, searchOnDemand: true, searchSlots });
-      return { ...features, ...(own?.version ? { version: own.version } : {}), bodyCache, pageWorkers, inTurn, log, pollMs: 2000 };
+      return {
+        ...features,
+        ...(own?.version ? { version: own.version } : {}),
+        ...(metrics ? { metrics: metrics.site(domain) } : {}),
+        bodyCache,
+        pageWorkers,
+        inTurn,
+        log,
+        pollMs: 2000,
+      };
     },
   });
   try {

@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import { createAirlockServer, createMetrics } from '../../src/serve/index.js';
 import { serveCaseAfterEach, get, labelledSite, rawRequest, setActive, tempRoot, writeVersion } from './helpers.js';
 import { mutants } from '../helpers/mutate.js';
+import { createLibraryServer } from '../../src/serve/library.js';
+import { MAX_SITE_LABELS } from '../../src/serve/metrics.js';
 
 const t = serveCaseAfterEach();
 
@@ -153,5 +155,58 @@ describe('GET /_airlock/metrics', () => {
       if (r !== null && r.status) expect(r.status, `mutant ${all[i]!.index} (${all[i]!.mutation})`).toBeLessThan(500);
     });
     expect((await get(base + '/_airlock/metrics')).status).toBe(200);
+  });
+});
+
+describe('a library’s metrics, labelled by site', () => {
+  it('each site counts its own requests, served version and switches; the library’s own pages count as _library', async () => {
+    t.root = await tempRoot('airlock-metrics-lib-');
+    const lib = join(t.root, 'lib');
+    for (const d of ['a.example', 'b.example']) {
+      await writeVersion(join(lib, d), 'v1', labelledSite('v1'), { domain: d });
+      await writeVersion(join(lib, d), 'v2', labelledSite('v2'), { domain: d });
+      await setActive(join(lib, d), 'v1');
+    }
+    const metrics = createMetrics({ bySite: true });
+    const srv = await createLibraryServer({
+      library: lib,
+      siteOptions: (d) => ({ lease: false, metrics: metrics.site(d) }),
+      metrics,
+      log: () => {},
+      pollMs: 3_600_000,
+    });
+    try {
+      const base = (await srv.listen()).replace(/\/$/, '');
+      for (let i = 0; i < 2; i++) expect((await get(base + '/guide/intro', { Host: 'a.example' })).status).toBe(200);
+      expect((await get(base + '/b.example/guide/intro')).status).toBe(200);
+      expect((await get(base + '/b.example/nope')).status).toBe(404);
+      expect((await get(base + '/')).status).toBe(200);
+      await setActive(join(lib, 'a.example'), 'v2');
+      await srv.recheck();
+      const text = (await get(base + '/_airlock/metrics')).body.toString();
+      expect(sample(text, 'airlock_http_requests_total', 'site="a.example",method="GET",status_class="2xx"')).toBe(2);
+      expect(sample(text, 'airlock_http_requests_total', 'site="b.example",method="GET",status_class="2xx"')).toBe(1);
+      expect(sample(text, 'airlock_http_requests_total', 'site="b.example",method="GET",status_class="4xx"')).toBe(1);
+      expect(sample(text, 'airlock_http_requests_total', 'site="_library",method="GET",status_class="2xx"')).toBe(1);
+      expect(sample(text, 'airlock_served_version_info', 'site="a.example",version="v2"')).toBe(1);
+      expect(sample(text, 'airlock_served_version_info', 'site="a.example",version="v1"')).toBeUndefined();
+      expect(sample(text, 'airlock_served_version_info', 'site="b.example",version="v1"')).toBe(1);
+      expect(sample(text, 'airlock_version_switches_total', 'site="a.example"')).toBe(1);
+      expect(sample(text, 'airlock_version_switches_total', 'site="b.example"')).toBe(0);
+      // The same numbers under a site's own host name.
+      expect((await get(base + '/_airlock/metrics', { Host: 'b.example' })).body.toString()).toContain('site="a.example"');
+    } finally {
+      await srv.close(1000);
+    }
+  });
+
+  it('bounded cardinality: past MAX_SITE_LABELS sites, the rest count as site="other"', async () => {
+    const metrics = createMetrics({ bySite: true });
+    for (let i = 0; i <= MAX_SITE_LABELS + 5; i++) metrics.site(`s${i}.example`).serving('v1');
+    const text = await metrics.text();
+    const sites = new Set(text.split('\n').flatMap((l) => (l.startsWith('airlock_served_version_info{') ? [/site="([^"]+)"/.exec(l)![1]] : [])));
+    expect(sites.size).toBe(MAX_SITE_LABELS + 1);
+    expect(sites.has('other')).toBe(true);
+    expect(sites.has(`s${MAX_SITE_LABELS + 5}.example`)).toBe(false);
   });
 });

@@ -1,0 +1,59 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { LibraryFolder } from './library-folder.js';
+import { refererSite } from './library-hosts.js';
+import { landingPage, LANDING_CSS } from './library-page.js';
+import { json, redirect, send, text } from './library-respond.js';
+import { LIBRARY_SEARCH_PATH, type LibrarySearch } from './library-search.js';
+import type { SiteSummaries } from './library-sites.js';
+import type { ServeMetrics } from './metrics-types.js';
+
+/**
+ * The library's own pages, for a request that names no site: the landing page at `/` (with its
+ * search), `/_airlock/library` (JSON), the search API, health and, with metrics, `/_airlock/metrics`.
+ * A page of a site reached by path asking for one of its own root-relative URLs is sent back
+ * under its prefix; any other path is 404.
+ */
+export interface OwnPagesOptions {
+  library: string;
+  folder: LibraryFolder;
+  summaries: SiteSummaries;
+  /** Sites that could not be opened, with why (listed with that problem). */
+  failed: ReadonlyMap<string, { message: string }>;
+  search: LibrarySearch;
+  metrics?: ServeMetrics;
+}
+
+const OWN = new Set(['/_airlock/health', '/_airlock/library', '/_airlock/library.css', '/_airlock/metrics', LIBRARY_SEARCH_PATH]);
+
+export function ownPages(o: OwnPagesOptions): (req: IncomingMessage, res: ServerResponse, url: string) => Promise<void> {
+  const { folder, summaries, failed, search, metrics } = o;
+  return async (req, res, url) => {
+    const path = url.replace(/[?#].*$/, '');
+    // A page of a site reached by path, asking for one of its own root-relative URLs (`/guide`,
+    // `/_airlock/search.js`): back under its prefix (a 308 keeps the method and the body).
+    const from = refererSite(req.headers.referer, req.headers.host, folder.known);
+    if (from !== null && path !== '/' && !OWN.has(path)) return redirect(res, `/${from}${url}`);
+    if (path === LIBRARY_SEARCH_PATH) return void search.route(req, res);
+    const method = req.method ?? 'GET';
+    if (method !== 'GET' && method !== 'HEAD') return text(res, 405, 'Method Not Allowed\n', ['Allow', 'GET, HEAD']);
+    if (path === '/_airlock/health')
+      return json(res, { status: 'ok', sites: folder.known.size, ...(folder.unreadable ? { problem: 'the library folder cannot be read' } : {}) });
+    if (path === '/_airlock/library.css') return send(res, 200, 'text/css; charset=utf-8', LANDING_CSS, []);
+    if (path === '/_airlock/metrics' && metrics) return send(res, 200, metrics.contentType, await metrics.text(), []);
+    if (path === '/_airlock/library' || path === '/') {
+      const listing = await summaries.list(o.library).catch(() => null);
+      if (listing === null)
+        return text(res, 503, `the library folder cannot be read; its ${folder.known.size} site(s) are served as they were\n`, ['Retry-After', '5']);
+      const sites = listing.sites.map((s) => {
+        const f = failed.get(s.domain);
+        return f && s.problem === null ? { ...s, problem: f.message } : s;
+      });
+      if (path === '/') {
+        const found = await search.page(url);
+        return send(res, 200, 'text/html; charset=utf-8', landingPage(sites, found?.results, found?.sites), []);
+      }
+      return json(res, { sites, skipped: listing.skipped.map((s) => s.name) });
+    }
+    return text(res, 404, `no site here: ${folder.known.size === 0 ? 'the library holds no site' : 'the library page is at /'}\n`, []);
+  };
+}
