@@ -24,7 +24,8 @@ SIGTERM/SIGINT: stop accepting, finish in-flight requests, exit 0. Prints the UR
                        per request, minBytesPerSecond (default 1024) over every rateWindowSeconds (default 30),
                        timeoutSeconds (default 3600) for the whole download; past a bound the part is kept
                        for the next start and the active version stays served.
-  --mirror             also answer the service's static-export API for the store's versions (docs/mirror.md)
+  --mirror             also answer the service's static-export API for the store's versions (docs/mirror.md);
+                       with --library, each site for its own, also under /<domain>
   --mirror-tokens F    file of allowed mirror admin tokens, one sha256:<hex> per line
   --store DIR          store folder (default $AIRLOCK_STORE, else ./airlock-store)
   --version V          serve version V, pinned (activation is then ignored)

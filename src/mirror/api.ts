@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../serve/index.js';
 import { StartExportRequestSchema } from '../upstream/schemas/export-job.js';
@@ -23,12 +24,21 @@ export interface ApiDeps {
   ttlSeconds: number;
   /** Base URL of links (e.g. https://mirror.internal); default: http://<Host of the request>. */
   publicUrl?: string;
+  /** The path the request reached the mirror under, after that base (a library's site by path). */
+  linkPrefix: (req: IncomingMessage) => string;
   now: () => number;
   log?: (line: string) => void;
 }
 
 /** A Host header fit to build a link from: a name or IP literal and a port, nothing else. */
 const HOST = /^(?:[A-Za-z0-9.-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
+
+/** Where the links of an answer start (`https://mirror.internal/docs.example.com`), or null when the Host header cannot build one. */
+export function linkOrigin(d: Pick<ApiDeps, 'publicUrl' | 'linkPrefix'>, c: Context<AppEnv>): string | null {
+  const host = c.req.header('host') ?? '';
+  if (d.publicUrl === undefined && !HOST.test(host)) return null;
+  return (d.publicUrl ?? `http://${host}`).replace(/\/+$/, '') + d.linkPrefix(c.env.incoming);
+}
 
 function auth(tokens: readonly Buffer[]): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
@@ -77,9 +87,8 @@ export function mirrorApi(d: ApiDeps): Hono<AppEnv> {
   app.post(`${base}/:jobId/bundle`, async (c) => {
     const v = await jobVersion(d, c);
     if (v instanceof Response) return v;
-    const host = c.req.header('host') ?? '';
-    if (d.publicUrl === undefined && !HOST.test(host)) return c.json({ error: 'a valid Host header is needed to build the link' }, 400);
-    const origin = (d.publicUrl ?? `http://${host}`).replace(/\/+$/, '');
+    const origin = linkOrigin(d, c);
+    if (origin === null) return c.json({ error: 'a valid Host header is needed to build the link' }, 400);
     let pkg;
     try {
       pkg = await packageOf(d.store, v);

@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import type { ApiDeps } from './api.js';
+import { linkOrigin, type ApiDeps } from './api.js';
 import { z } from 'zod';
 import type { AppEnv } from '../serve/index.js';
 import { VERSION_LABEL } from '../package/index.js';
@@ -73,7 +73,6 @@ interface Replica {
   refused: { version: string; reason: string } | null;
 }
 const MAX_REPLICAS = 1024;
-const HOST = /^(?:[A-Za-z0-9.-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
 
 /** The rollout state machine (pure but for the clock given to each call). */
 export class Rollout {
@@ -152,9 +151,8 @@ export function fleetApi(o: FleetOptions): Hono<AppEnv> {
     const s = rollout.step(v === null ? null : active, report.data, now);
     let packageUrl: string | null = null;
     if (v !== null) {
-      const host = c.req.header('host') ?? '';
-      if (o.publicUrl === undefined && !HOST.test(host)) return c.json({ error: 'a valid Host header is needed to build the link' }, 400);
-      const origin = (o.publicUrl ?? `http://${host}`).replace(/\/+$/, '');
+      const origin = linkOrigin(o, c);
+      if (origin === null) return c.json({ error: 'a valid Host header is needed to build the link' }, 400);
       const expires = Math.floor(now / 1000) + o.ttlSeconds;
       packageUrl = `${origin}/_airlock/objects/${v.label}/${PACKAGE_NAME}?${signLink(o.secret, { label: v.label, name: PACKAGE_NAME, form: 'airlock', expires })}`;
     }

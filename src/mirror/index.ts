@@ -1,6 +1,6 @@
 /** src/mirror — the service's static-export API and signed object links, served from a store. */
 import { randomBytes } from 'node:crypto';
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Hono } from 'hono';
 import { UsageError } from '../errors.js';
 import { readRegularFile } from '../util/fsx.js';
@@ -17,6 +17,8 @@ export { FleetAnswerSchema, FleetReportSchema, FLEET_POLL_PATH, Rollout, type Fl
 
 export interface MirrorOptions {
   store: string;
+  /** The admin tokens and the link secret: read from tokensFile and secretFile, or given already read (loadMirrorKeys). */
+  keys?: MirrorKeys;
   tokensFile: string;
   /** A file of at least 32 bytes shared by every worker/replica; default: random per process. */
   secretFile?: string;
@@ -31,6 +33,18 @@ export interface MirrorOptions {
   fleetPrepareTimeoutMs?: number;
   /** Processes serving this mirror (fleet coordination needs one). */
   workers?: number;
+  /** The path a request reached this mirror under (a library's site by path, `/<domain>`), put into the links it hands out; default none. */
+  linkPrefix?: (req: IncomingMessage) => string;
+}
+
+export interface MirrorKeys {
+  tokens: readonly Buffer[];
+  secret: Buffer;
+}
+
+/** The admin tokens and the link secret, read once (bad files fail the start, exit 2). */
+export async function loadMirrorKeys(o: { tokensFile: string; secretFile?: string }): Promise<MirrorKeys> {
+  return { tokens: await loadTokens(o.tokensFile), secret: await loadSecret(o.secretFile) };
 }
 
 export interface Mirror {
@@ -51,11 +65,11 @@ async function loadSecret(file: string | undefined): Promise<Buffer> {
 }
 
 export async function createMirror(o: MirrorOptions): Promise<Mirror> {
-  const tokens = await loadTokens(o.tokensFile);
-  const secret = await loadSecret(o.secretFile);
+  const { tokens, secret } = o.keys ?? (await loadMirrorKeys(o));
+  const linkPrefix = o.linkPrefix ?? (() => '');
   const now = o.now ?? Date.now;
   const app = new Hono<AppEnv>();
-  app.route('/', mirrorApi({ store: o.store, tokens, secret, ttlSeconds: o.ttlSeconds ?? 900, publicUrl: o.publicUrl, now, log: o.log }));
+  app.route('/', mirrorApi({ store: o.store, tokens, secret, ttlSeconds: o.ttlSeconds ?? 900, publicUrl: o.publicUrl, linkPrefix, now, log: o.log }));
   app.route(
     '/',
     fleetApi({
@@ -64,6 +78,7 @@ export async function createMirror(o: MirrorOptions): Promise<Mirror> {
       secret,
       ttlSeconds: o.ttlSeconds ?? 900,
       publicUrl: o.publicUrl,
+      linkPrefix,
       now,
       log: o.log,
       leadMs: o.fleetLeadMs,

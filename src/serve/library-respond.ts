@@ -1,8 +1,15 @@
-import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { safeQuery } from './respond.js';
 import { DEFAULT_CSP } from './server.js';
 
 /** The library server's own answers (library.ts): its pages, redirects and plain-text errors. */
+
+const reachedUnder = new WeakMap<IncomingMessage, string>();
+
+/** The path prefix (`/<domain>`) a request reached its site under, or null when its Host named the site. */
+export function prefixOf(req: IncomingMessage): string | null {
+  return reachedUnder.get(req) ?? null;
+}
 
 /**
  * A site reached by its path prefix: its own redirects (`/a` → `/a/`) stay under the prefix, and
@@ -10,6 +17,7 @@ import { DEFAULT_CSP } from './server.js';
  * alone sends none), so that a root-relative link of the page (`/guide`) is sent back under it.
  */
 export function keepPrefix(res: ServerResponse, prefix: string): void {
+  reachedUnder.set(res.req, prefix);
   const writeHead = res.writeHead.bind(res) as (status: number, headers?: OutgoingHttpHeaders | string[]) => ServerResponse;
   res.writeHead = ((status: number, headers?: OutgoingHttpHeaders | string[]) => {
     if (Array.isArray(headers)) {

@@ -7,7 +7,7 @@ import type { ServeMetrics } from './metrics-types.js';
 export interface LibraryServerOptions {
   library: string;
   /** The options of one site's server (features, CSP, search: each site its own), made when it is opened. */
-  siteOptions: (domain: string) => Omit<AirlockServerOptions, 'store'>;
+  siteOptions: (domain: string) => Omit<AirlockServerOptions, 'store'> | Promise<Omit<AirlockServerOptions, 'store'>>;
   /** Host names mapped to a site's domain (`docs.vendor.example` → `vendor-docs.intranet`). */
   hosts?: ReadonlyMap<string, string>;
   /** The version a site is pinned to (its siteOptions' `version`), shown on the landing page instead of its active one. */

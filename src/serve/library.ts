@@ -56,11 +56,13 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
         log(`airlock serve: site ${domain}: its folder was replaced by another store; it is opened again`);
         closeSite(domain);
       };
-      p = openSite({ ...o.siteOptions(domain), store: join(o.library, domain), onReplaced: replaced }).then(async (s) => {
-        const why = unservable(s, domain);
-        if (why !== null) await s.close().then(() => Promise.reject(new Error(why))); // nothing of it prepared
-        return s;
-      });
+      p = Promise.resolve(o.siteOptions(domain))
+        .then((opts) => openSite({ ...opts, store: join(o.library, domain), onReplaced: replaced }))
+        .then(async (s) => {
+          const why = unservable(s, domain);
+          if (why !== null) await s.close().then(() => Promise.reject(new Error(why))); // nothing of it prepared
+          return s;
+        });
       open.set(domain, p);
       p.then(
         (s) => {

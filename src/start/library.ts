@@ -1,4 +1,5 @@
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
+import type { AirlockServerOptions, AppEnv } from '../serve/index.js';
 import { UsageError } from '../errors.js';
 import { libraryConfig } from './library-config.js';
 import { listenError, probeListen } from '../util/listen.js';
@@ -13,7 +14,7 @@ import { FLAG_RANGES } from '../values/settings.js';
  * words rather than applied to every site.
  */
 export interface LibraryServeOptions {
-  /** serve's flags: --library, --site-host NAME=DOMAIN (repeatable), --deployment, --enable, --disable, --port, --host, --cache-mb, --values, --metrics; any other is refused. */
+  /** serve's flags: --library, --site-host NAME=DOMAIN (repeatable), --deployment, --enable, --disable, --port, --host, --cache-mb, --values, --metrics, --mirror, --mirror-tokens; any other is refused. */
   flags: {
     library?: string;
     'site-host'?: string[];
@@ -24,6 +25,8 @@ export interface LibraryServeOptions {
     host?: string;
     values?: string;
     metrics?: boolean;
+    mirror?: boolean;
+    'mirror-tokens'?: string;
   } & Record<string, unknown>;
   cacheMb?: number;
   cwd: string;
@@ -43,6 +46,8 @@ export async function startLibrary(o: LibraryServeOptions): Promise<number> {
     host: givenHost,
     values: valuesFile,
     metrics: withMetrics,
+    mirror: withMirror,
+    'mirror-tokens': mirrorTokens,
     'cache-mb': _cacheMb,
     ...rest
   } = o.flags;
@@ -57,6 +62,8 @@ export async function startLibrary(o: LibraryServeOptions): Promise<number> {
         subject: refused[0]!,
       },
     );
+  if ((withMirror === true) !== (mirrorTokens !== undefined))
+    throw new UsageError('--mirror and --mirror-tokens FILE go together', { subject: withMirror === true ? '--mirror-tokens' : '--mirror' });
   const file = valuesFile === undefined ? undefined : resolve(o.cwd, valuesFile);
   const loaded = file === undefined ? undefined : await (await import('../values/load.js')).loadValues(file);
   for (const w of loaded?.warnings ?? []) o.log(`airlock serve: warning: ${w}`);
@@ -81,6 +88,8 @@ export async function startLibrary(o: LibraryServeOptions): Promise<number> {
   const inTurn = oneAtATime();
   // At most 8 sites' search indexes loaded at once (each a worker thread and its index, 4-8 MB): the least recently searched is let go.
   const searchSlots = new SearchSlots(8);
+  // --mirror: each site answers the export API for its own store, at its host names and under /<domain>.
+  const mirror = mirrorTokens === undefined ? null : await libraryMirror(resolve(o.cwd, library!), resolve(o.cwd, mirrorTokens));
   // --metrics: one registry, every site's requests, served version and switches labelled by its domain.
   const metrics = withMetrics === true ? (await import('../serve/metrics.js')).createMetrics({ bySite: true }) : undefined;
   const trap = o.trap();
@@ -92,7 +101,7 @@ export async function startLibrary(o: LibraryServeOptions): Promise<number> {
     log: o.log,
     metrics,
     // Each site its own features (its local search index is its own), made when the site is opened.
-    siteOptions: (domain) => {
+    siteOptions: async (domain) => {
       const log = (line: string) => o.log(line.replace(/^airlock serve: /, `airlock serve: ${domain}: `));
       // A site's search index is prepared at its first query: a site nobody searches costs no worker.
       // A switch is seen at once by the site's file watch; its poll (a stat of state.json, for file
@@ -101,6 +110,7 @@ export async function startLibrary(o: LibraryServeOptions): Promise<number> {
       const features = featureOptions(own?.resolved ?? config.defaults, null, { log, searchOnDemand: true, searchSlots });
       return {
         ...features,
+        ...(mirror ? await mirror(domain, features, log) : {}),
         ...(own?.version ? { version: own.version } : {}),
         ...(metrics ? { metrics: metrics.site(domain) } : {}),
         bodyCache,
@@ -125,4 +135,34 @@ export async function startLibrary(o: LibraryServeOptions): Promise<number> {
     await lib.close();
   }
   return 0;
+}
+
+/**
+ * The mirror of a library: each site answers the service's static-export API for its own domain
+ * from its own store, at its host names and under `/<domain>` (its links then carry that prefix).
+ * The admin tokens are read once; each site signs its links with its own key, derived from one
+ * random secret per process (a link for one site never opens another's package).
+ */
+async function libraryMirror(library: string, tokensFile: string) {
+  const [{ createMirror, loadMirrorKeys }, { Hono }, { createHmac }, { prefixOf }] = await Promise.all([
+    import('../mirror/index.js'),
+    import('hono'),
+    import('node:crypto'),
+    import('../serve/library-respond.js'),
+  ]);
+  const keys = await loadMirrorKeys({ tokensFile });
+  return async (domain: string, features: Pick<AirlockServerOptions, 'app'>, siteLog: (line: string) => void) => {
+    const secret = createHmac('sha256', keys.secret).update(`airlock-library-site/1\n${domain}`).digest();
+    const m = await createMirror({
+      store: join(library, domain),
+      keys: { ...keys, secret },
+      tokensFile,
+      log: siteLog,
+      linkPrefix: (req) => prefixOf(req) ?? '',
+    });
+    const app = new Hono<AppEnv>();
+    app.route('/', m.app);
+    if (features.app) app.route('/', features.app);
+    return { app, appPrefixes: m.appPrefixes };
+  };
 }

@@ -1,11 +1,12 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { mkdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Agent, request } from 'node:http';
 import { airlock, airlockAsync, startServer, stopAll } from '../helpers/bin.js';
 import { until } from '../helpers/wait.js';
 import { get } from '../serve/helpers.js';
+import { hashToken } from '../../src/mirror/index.js';
 import { buildPackage, makeKey, makeTempDir, type TestKey } from '../store/helpers.js';
 
 /**
@@ -296,6 +297,77 @@ describe('serve --library', () => {
     // And a restart with that site there starts (it was refused: one import took the whole library down at the next start).
     const u = await startServer(['serve', '--library', lib, '--port', '0', '--site-host', 'alpha.alias.example=docs.alpha.example']);
     expect(await u.stop()).toBe(0);
+  }, 60_000);
+
+  it('--mirror: every site hands out its own packages (by path and by Host), signed as imported; a link of one site never opens another', async () => {
+    const token = 'svc_mirror_' + 'l'.repeat(24);
+    const tokens = join(dir, 'library-tokens');
+    await writeFile(tokens, `${hashToken(token)}\n`);
+    const s = await startServer(['serve', '--library', lib, '--port', '0', '--mirror', '--mirror-tokens', tokens]);
+    const out = join(dir, 'from-library-mirror');
+    const f = await airlockAsync(
+      ['fetch', '--domain', 'docs.alpha.example', '--api-url', `${s.url}/docs.alpha.example`, '--out', out, '--trust', vendor.pubPath, '--json'],
+      { env: { AIRLOCK_ADMIN_KEY: token }, timeoutMs: 30_000 },
+    );
+    expect(f.status, f.stderr).toBe(0);
+    const got = JSON.parse(f.stdout) as { package: string; signed: boolean; version: string };
+    expect(got).toMatchObject({ signed: true, version: 'v1' });
+    expect((await readFile(got.package)).equals(await readFile(pkgs['docs.alpha.example-v1']!))).toBe(true);
+    // By Host: the links carry no prefix; a site has only its own domain's versions.
+    const api = (path: string, host: string, body?: unknown) =>
+      new Promise<{ status: number; json: () => Promise<unknown> }>((resolve, reject) => {
+        const data = body === undefined ? '' : JSON.stringify(body);
+        const req = request(
+          `${s.url}${path}`,
+          {
+            method: 'POST',
+            headers: { host, authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) },
+          },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (c: Buffer) => chunks.push(c));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, json: async () => JSON.parse(Buffer.concat(chunks).toString()) as unknown }));
+          },
+        );
+        req.on('error', reject);
+        req.end(data);
+      });
+    const job = (await (await api('/v1/static-export/jobs', 'docs.beta.example', { domain: 'docs.beta.example' })).json()) as { jobId: string };
+    const link = (await (await api(`/v1/static-export/jobs/${job.jobId}/bundle`, 'docs.beta.example')).json()) as { packageUrl: string };
+    const label = /^\/_airlock\/objects\/(v[12])\/package\.airlock$/.exec(new URL(link.packageUrl).pathname)?.[1];
+    expect(label).toBeDefined();
+    const beta = await get(s.url + new URL(link.packageUrl).pathname + new URL(link.packageUrl).search, { Host: 'docs.beta.example' });
+    expect(beta.status).toBe(200);
+    expect(beta.body.equals(await readFile(pkgs[`docs.beta.example-${label}`]!))).toBe(true);
+    // The same link (same label, same name) presented to another site: refused.
+    const cross = await get(`${s.url}/gamma.example${new URL(link.packageUrl).pathname}${new URL(link.packageUrl).search}`);
+    expect(cross.status).toBe(403);
+    expect((await api('/v1/static-export/jobs', 'docs.beta.example', { domain: 'gamma.example' })).status).toBe(404);
+    expect(await api('/v1/static-export/jobs', 'docs.beta.example', { domain: 'docs.beta.example' }).then((r) => r.status)).toBe(202);
+    const noToken = await fetch(`${s.url}/docs.beta.example/v1/static-export/jobs`, { method: 'POST', body: '{}' });
+    expect(noToken.status).toBe(401);
+    // A replica follows one site of the library: its empty store gets that site's active version.
+    const replica = await startServer(
+      [
+        'serve',
+        '--store',
+        join(dir, 'alpha-replica'),
+        '--follow',
+        `${s.url}/docs.alpha.example`,
+        '--trust',
+        vendor.pubPath,
+        '--follow-poll-ms',
+        '200',
+        '--port',
+        '0',
+      ],
+      { env: { AIRLOCK_MIRROR_TOKEN: token }, timeoutMs: 30_000 },
+    );
+    expect((await get(replica.url + '/')).body.toString()).toContain('<h1>docs.alpha.example v1</h1>');
+    expect(await replica.stop()).toBe(0);
+    expect(await s.stop()).toBe(0);
+    const alone = airlock(['serve', '--library', lib, '--port', '0', '--mirror']);
+    expect([alone.status, alone.stderr]).toEqual([2, expect.stringContaining('--mirror and --mirror-tokens FILE go together')]);
   }, 60_000);
 
   it('refuses options that belong to one store, and a host name mapped to two sites, naming them', () => {
