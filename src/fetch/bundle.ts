@@ -22,6 +22,8 @@ export interface BundleOptions {
   store: string;
   label?: string;
   domain?: string;
+  /** A library's site: a package must be of this domain (a raw archive is made one of it). */
+  site?: string;
   trust: string[];
   allowUnsigned: boolean;
   log: (line: string) => void;
@@ -115,6 +117,10 @@ export async function fetchBundle<R extends object>(o: BundleOptions, importInto
           { subject: 'staticExport.version' },
         );
       }
+      if (o.site !== undefined && layout.manifest.domain !== o.site)
+        throw new MalformedError('AIRLOCK_DOMAIN_MISMATCH', `the package at ${safe} is of domain ${layout.manifest.domain}, not of site ${o.site}`, {
+          subject: 'airlock.json',
+        });
       // the store's import verifies everything (signature against trust + the store's trusted-keys, digests, safety).
       const r = await importInto(part, { trust, allowUnsigned: o.allowUnsigned });
       return { ...r, form: 'package' as const, bytes: dl.size };
@@ -134,7 +140,7 @@ export async function fetchBundle<R extends object>(o: BundleOptions, importInto
     const label = o.label ?? `bundle-${scan.archiveSha256.slice(0, 12)}`;
     const manifest: Manifest = {
       format: 'airlock-package/1',
-      domain: o.domain ?? u.hostname,
+      domain: o.site ?? o.domain ?? u.hostname,
       version: label,
       jobId: null,
       createdAt: new Date().toISOString(),

@@ -4,7 +4,7 @@ import { isOn, resolveFeatures, type ResolvedFeatures } from '../features/resolv
 import { siteName } from '../store/library.js';
 import { hostName } from '../serve/library-hosts.js';
 import { escapeControls } from '../util/terminal.js';
-import { mergeSettings } from '../values/settings.js';
+import { mergeSettings, staticExportSettings, type StaticExportSettings } from '../values/settings.js';
 import type { Values } from '../values/schema.js';
 
 /**
@@ -16,11 +16,20 @@ export interface LibraryConfig {
   /** The features of a site without an entry of its own. */
   defaults: ResolvedFeatures;
   /** A site's own features and pinned version. */
-  sites: Map<string, { resolved: ResolvedFeatures; version?: string }>;
+  sites: Map<string, LibrarySite>;
   /** Extra host name → the site it reaches. */
   hosts: Map<string, string>;
   port?: string;
   host?: string;
+}
+
+/** A site's own settings from its library.sites[] entry. */
+export interface LibrarySite {
+  resolved: ResolvedFeatures;
+  /** Served whatever the site's active version (its entry's version, else its staticExport.version). */
+  version?: string;
+  /** Its bundle, fetched into its store once the library listens (staticExport.bundleUrl). */
+  bundle: StaticExportSettings | null;
 }
 
 export interface LibraryFlags {
@@ -50,7 +59,7 @@ export function libraryConfig(flags: LibraryFlags, values: Values | undefined, f
   const given = ONE_STORE.filter((k) => values?.[k] !== undefined);
   if (given.length > 0)
     throw new UsageError(
-      `values file ${file}: ${given.join(', ')} set up one store's server; serve --library does not take ${given.length > 1 ? 'them' : 'it'} (serve that site's store with --store)`,
+      `values file ${file}: ${given.join(', ')} set up one store's server; serve --library does not take ${given.length > 1 ? 'them' : 'it'} (a site's bundle goes in library.sites[].staticExport; serve a site's store with --store for the rest)`,
       { subject: given[0]! },
       'AIRLOCK_BAD_VALUES',
     );
@@ -83,7 +92,7 @@ export function libraryConfig(flags: LibraryFlags, values: Values | undefined, f
       );
     addHost(n, d, '--site-host');
   }
-  const sites = new Map<string, { resolved: ResolvedFeatures; version?: string }>();
+  const sites = new Map<string, LibrarySite>();
   const entryOf = new Map<string, number>();
   (values?.library?.sites ?? []).forEach((s, i) => {
     const where = `values file ${file}: library.sites[${i}]`;
@@ -104,7 +113,12 @@ export function libraryConfig(flags: LibraryFlags, values: Values | undefined, f
         enable: [...merged.enable.filter((f) => !named.has(f)), ...own.filter(([, on]) => on).map(([f]) => f)],
         disable: [...merged.disable.filter((f) => !named.has(f)), ...own.filter(([, on]) => !on).map(([f]) => f)],
       });
-      sites.set(domain, { resolved: noRelay(resolved, domain), version: s.version });
+      const bundle = staticExportSettings(s.staticExport);
+      if (bundle?.domain !== undefined && bundle.domain.toLowerCase() !== domain)
+        throw new UsageError(`${where}: staticExport.domain ${bundle.domain} is not the site's domain ${domain}`, {
+          subject: `library.sites[${i}].staticExport.domain`,
+        });
+      sites.set(domain, { resolved: noRelay(resolved, domain), version: s.version ?? s.staticExport?.version, bundle });
     } catch (err) {
       if (err instanceof AirlockError) throw new UsageError(`${where} (${domain}): ${err.message}`, { subject: `library.sites[${i}]` });
       throw err;

@@ -129,8 +129,13 @@ export async function startLibrary(o: LibraryServeOptions): Promise<number> {
     o.onUrl(url);
     o.log(`airlock serve: serving the library ${library!} at ${url}`);
     trap.onHangup(() => void lib.recheck());
+    // Sites with a bundle (library.sites[].staticExport): fetched into their stores while the others serve.
+    const bundles = [...config.sites.values()].some((x) => x.bundle !== null)
+      ? (await import('./library-bundles.js')).fetchSiteBundles({ library: resolve(o.cwd, library!), sites: config.sites, signal: trap.signal, log: o.log })
+      : null;
     await whenAborted(trap.signal);
     o.log('airlock serve: shutting down: finishing in-flight requests');
+    await bundles; // a download stops on the signal (its part is kept to resume)
   } finally {
     await lib.close();
   }

@@ -26,38 +26,39 @@ export function valuesSchema(strict: boolean) {
     'local-search': z.boolean().optional(),
   });
   const deployment = obj({ type: z.enum(DEPLOYMENTS).optional() });
-  return obj({
-    staticExport: obj({
-      enabled: z.boolean().optional(),
-      bundleUrl: httpUrl.optional(),
-      version: label.optional(),
-      /** Manifest domain of a raw archive (a bundle URL's host is a bucket, not the site). */
-      domain: z
-        .string()
-        .regex(/^[A-Za-z0-9.-]{1,253}$/, 'must be a host name')
+  const staticExport = obj({
+    enabled: z.boolean().optional(),
+    bundleUrl: httpUrl.optional(),
+    version: label.optional(),
+    /** Manifest domain of a raw archive (a bundle URL's host is a bucket, not the site). */
+    domain: z
+      .string()
+      .regex(/^[A-Za-z0-9.-]{1,253}$/, 'must be a host name')
+      .optional(),
+    /** Public keys that may sign a `.airlock` package served at bundleUrl. */
+    trust: z.array(path).optional(),
+    /** Accept unsigned content: a raw export archive (unsigned by nature) or an unsigned package. */
+    allowUnsigned: z.boolean().optional(),
+    /** Bounds of the bundle download (defaults: 30 s, 1024 B/s over 30 s, 3600 s). */
+    download: obj({
+      headersTimeoutSeconds: z.number().min(0.05).max(3600).optional(),
+      minBytesPerSecond: z
+        .number()
+        .int()
+        .min(0)
+        .max(1 << 30)
         .optional(),
-      /** Public keys that may sign a `.airlock` package served at bundleUrl. */
-      trust: z.array(path).optional(),
-      /** Accept unsigned content: a raw export archive (unsigned by nature) or an unsigned package. */
-      allowUnsigned: z.boolean().optional(),
-      /** Bounds of the bundle download (defaults: 30 s, 1024 B/s over 30 s, 3600 s). */
-      download: obj({
-        headersTimeoutSeconds: z.number().min(0.05).max(3600).optional(),
-        minBytesPerSecond: z
-          .number()
-          .int()
-          .min(0)
-          .max(1 << 30)
-          .optional(),
-        rateWindowSeconds: z.number().min(0.1).max(3600).optional(),
-        timeoutSeconds: z
-          .number()
-          .min(0.1)
-          .max(7 * 24 * 3600)
-          .optional(),
-        maxBytes: z.number().int().min(1024).max(Number.MAX_SAFE_INTEGER).optional(),
-      }).optional(),
+      rateWindowSeconds: z.number().min(0.1).max(3600).optional(),
+      timeoutSeconds: z
+        .number()
+        .min(0.1)
+        .max(7 * 24 * 3600)
+        .optional(),
+      maxBytes: z.number().int().min(1024).max(Number.MAX_SAFE_INTEGER).optional(),
     }).optional(),
+  });
+  return obj({
+    staticExport: staticExport.optional(),
     deployment: deployment.optional(),
     features: features.optional(),
     /** serve --library: each site's own settings (the top-level deployment and features are every other site's). */
@@ -72,6 +73,8 @@ export function valuesSchema(strict: boolean) {
             version: label.optional(),
             deployment: deployment.optional(),
             features: features.optional(),
+            /** The site's bundle, fetched at start-up into its store (as the top-level staticExport for one store). */
+            staticExport: staticExport.optional(),
           }),
         )
         .max(10_000)

@@ -82,6 +82,24 @@ export const FLAG_RANGES = {
   'skew-grace': { min: 0, max: 7 * 24 * 3600, decimals: true, unit: 'seconds' },
 } as const satisfies Record<string, NumberRange>;
 
+/** A values file's staticExport (the top-level one, or a library site's), or null when it names no bundle or is disabled. */
+export function staticExportSettings(se: Values['staticExport']): StaticExportSettings | null {
+  if (se === undefined || se.enabled === false || se.bundleUrl === undefined) return null;
+  return {
+    bundleUrl: se.bundleUrl,
+    domain: se.domain,
+    trust: se.trust ?? [],
+    allowUnsigned: se.allowUnsigned ?? false,
+    limits: {
+      headersTimeoutMs: ms(se.download?.headersTimeoutSeconds),
+      minBytesPerSecond: se.download?.minBytesPerSecond,
+      rateWindowMs: ms(se.download?.rateWindowSeconds),
+      totalMs: ms(se.download?.timeoutSeconds),
+    },
+    maxBytes: se.download?.maxBytes,
+  };
+}
+
 /**
  * Flags given on the command line win over the values file (pure): per key, and per feature for
  * --enable/--disable (a flag naming a feature replaces the values file's word on it).
@@ -93,7 +111,6 @@ export function mergeSettings(flags: ServeFlags, given?: Values): ServeSettings 
   const byFlag = new Set([...flagEnable, ...flagDisable]);
   const fromValues = Object.entries(v.features ?? {}).filter(([f, on]) => on !== undefined && !byFlag.has(f));
   const se = v.staticExport;
-  const useBundle = se?.enabled !== false && se?.bundleUrl !== undefined;
   const followUrl = flags.follow ?? v.follow?.url;
   if (followUrl !== undefined && !/^https?:\/\/[^\s]+$/.test(followUrl))
     throw new UsageError(`--follow needs the mirror's http(s) URL, not ${JSON.stringify(followUrl.slice(0, 80))}`, { subject: '--follow' });
@@ -120,21 +137,7 @@ export function mergeSettings(flags: ServeFlags, given?: Values): ServeSettings 
     disable: [...flagDisable, ...fromValues.filter(([, on]) => !on).map(([f]) => f)],
     port: flags.port ?? (v.port === undefined ? undefined : String(v.port)),
     host: flags.host ?? v.host,
-    staticExport: useBundle
-      ? {
-          bundleUrl: se.bundleUrl!,
-          domain: se.domain,
-          trust: se.trust ?? [],
-          allowUnsigned: se.allowUnsigned ?? false,
-          limits: {
-            headersTimeoutMs: ms(se.download?.headersTimeoutSeconds),
-            minBytesPerSecond: se.download?.minBytesPerSecond,
-            rateWindowMs: ms(se.download?.rateWindowSeconds),
-            totalMs: ms(se.download?.timeoutSeconds),
-          },
-          maxBytes: se.download?.maxBytes,
-        }
-      : null,
+    staticExport: staticExportSettings(se),
     mirror: mirrorOn
       ? { tokensFile: tokensFile!, secretFile: v.mirror?.secretFile, ttlSeconds: v.mirror?.linkTtlSeconds, publicUrl: v.mirror?.publicUrl, fleetLeadMs: leadMs }
       : null,

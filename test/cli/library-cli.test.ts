@@ -2,7 +2,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { Agent, request } from 'node:http';
+import { Agent, createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { execFileSync } from 'node:child_process';
 import { airlock, airlockAsync, startServer, stopAll } from '../helpers/bin.js';
 import { until } from '../helpers/wait.js';
 import { get } from '../serve/helpers.js';
@@ -369,6 +371,64 @@ describe('serve --library', () => {
     const alone = airlock(['serve', '--library', lib, '--port', '0', '--mirror']);
     expect([alone.status, alone.stderr]).toEqual([2, expect.stringContaining('--mirror and --mirror-tokens FILE go together')]);
   }, 60_000);
+
+  it('library.sites[].staticExport: each site fetches its own bundle into its own store once the library listens; a package of another domain is refused, naming it', async () => {
+    const raw = join(dir, 'raw-site');
+    await mkdir(raw);
+    await writeFile(join(raw, 'index.html'), '<!doctype html><title>Raw</title><h1>raw.example from its bundle</h1>');
+    execFileSync('tar', ['-czf', join(dir, 'raw.tar.gz'), '-C', raw, '.']);
+    const files: Record<string, Buffer> = {
+      '/alpha.airlock': await readFile(pkgs['docs.alpha.example-v2']!),
+      '/wrong.airlock': await readFile(pkgs['gamma.example-v1']!),
+      '/raw.tar.gz': await readFile(join(dir, 'raw.tar.gz')),
+    };
+    const bucket = createServer((req, res) => {
+      const body = files[(req.url ?? '').replace(/\?.*$/, '')];
+      res.writeHead(body ? 200 : 404, { 'content-length': body?.length ?? 0 });
+      res.end(body);
+    });
+    await new Promise<void>((r) => bucket.listen(0, '127.0.0.1', r));
+    const at = `http://127.0.0.1:${(bucket.address() as AddressInfo).port}`;
+    try {
+      const lib2 = join(dir, 'lib-bundles');
+      await mkdir(lib2);
+      const values = join(dir, 'library-bundles.yaml');
+      await writeFile(
+        values,
+        [
+          'library:',
+          '  sites:',
+          '    - domain: docs.alpha.example',
+          `      staticExport: { bundleUrl: "${at}/alpha.airlock?X-Sig=secret", trust: ["${vendor.pubPath}"] }`,
+          '    - domain: raw.example',
+          `      staticExport: { bundleUrl: "${at}/raw.tar.gz", allowUnsigned: true }`,
+          '    - domain: docs.beta.example',
+          `      staticExport: { bundleUrl: "${at}/wrong.airlock", trust: ["${other.pubPath}"] }`,
+          '',
+        ].join('\n'),
+      );
+      const s = await startServer(['serve', '--library', lib2, '--values', values, '--port', '0']);
+      await until(async () => (await get(s.url + '/', { Host: 'docs.alpha.example' })).body.toString().includes('<h1>docs.alpha.example v2</h1>'), {
+        timeoutMs: 20_000,
+      });
+      await until(async () => (await get(s.url + '/raw.example/')).body.toString().includes('raw.example from its bundle'), { timeoutMs: 20_000 });
+      await until(async () => s.stderr().includes('docs.beta.example: WARNING'), { timeoutMs: 20_000 });
+      expect(s.stderr()).toMatch(
+        /docs\.beta\.example: WARNING: its bundle .* could not be installed: AIRLOCK_DOMAIN_MISMATCH: the package at .* is of domain gamma\.example, not of site docs\.beta\.example/,
+      );
+      expect(s.stderr()).not.toContain('X-Sig=secret'); // a link's query is its credential
+      expect((await get(s.url + '/', { Host: 'docs.beta.example' })).status).toBe(503);
+      expect(existsSync(join(lib2, 'docs.beta.example', 'versions'))).toBe(false);
+      expect(await s.stop()).toBe(0);
+      // Started again: each site serves what it has while its bundle is fetched again (unchanged).
+      const again = await startServer(['serve', '--library', lib2, '--values', values, '--port', '0']);
+      expect((await get(again.url + '/', { Host: 'docs.alpha.example' })).body.toString()).toContain('<h1>docs.alpha.example v2</h1>');
+      await until(async () => again.stderr().includes('docs.alpha.example: already had version v2'), { timeoutMs: 20_000 });
+      expect(await again.stop()).toBe(0);
+    } finally {
+      bucket.close();
+    }
+  }, 90_000);
 
   it('refuses options that belong to one store, and a host name mapped to two sites, naming them', () => {
     const r = airlock(['serve', '--library', lib, '--version', 'v1', '--port', '0']);
