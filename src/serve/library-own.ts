@@ -9,7 +9,8 @@ import type { ServeMetrics } from './metrics-types.js';
 
 /**
  * The library's own pages, for a request that names no site: the landing page at `/` (with its
- * search), `/_airlock/library` (JSON), the search API, health and, with metrics, `/_airlock/metrics`.
+ * search), `/_airlock/library` (JSON), the search API, health, readiness (200 once every site's
+ * bundle was tried) and, with metrics, `/_airlock/metrics`.
  * A page of a site reached by path asking for one of its own root-relative URLs is sent back
  * under its prefix; any other path is 404.
  */
@@ -21,9 +22,11 @@ export interface OwnPagesOptions {
   failed: ReadonlyMap<string, { message: string }>;
   search: LibrarySearch;
   metrics?: ServeMetrics;
+  /** Sites still being prepared (their bundles not yet tried): `/_airlock/ready` is 503 while any is. */
+  preparing?: () => readonly string[];
 }
 
-const OWN = new Set(['/_airlock/health', '/_airlock/library', '/_airlock/library.css', '/_airlock/metrics', LIBRARY_SEARCH_PATH]);
+const OWN = new Set(['/_airlock/health', '/_airlock/ready', '/_airlock/library', '/_airlock/library.css', '/_airlock/metrics', LIBRARY_SEARCH_PATH]);
 
 export function ownPages(o: OwnPagesOptions): (req: IncomingMessage, res: ServerResponse, url: string) => Promise<void> {
   const { folder, summaries, failed, search, metrics } = o;
@@ -38,6 +41,12 @@ export function ownPages(o: OwnPagesOptions): (req: IncomingMessage, res: Server
     if (method !== 'GET' && method !== 'HEAD') return text(res, 405, 'Method Not Allowed\n', ['Allow', 'GET, HEAD']);
     if (path === '/_airlock/health')
       return json(res, { status: 'ok', sites: folder.known.size, ...(folder.unreadable ? { problem: 'the library folder cannot be read' } : {}) });
+    if (path === '/_airlock/ready') {
+      const pending = o.preparing?.() ?? [];
+      if (pending.length === 0 && !folder.unreadable) return json(res, { status: 'ready', sites: folder.known.size });
+      const why = folder.unreadable ? { problem: 'the library folder cannot be read' } : { preparing: pending };
+      return send(res, 503, 'application/json; charset=utf-8', JSON.stringify({ status: 'not ready', ...why }), ['Retry-After', '2']);
+    }
     if (path === '/_airlock/library.css') return send(res, 200, 'text/css; charset=utf-8', LANDING_CSS, []);
     if (path === '/_airlock/metrics' && metrics) return send(res, 200, metrics.contentType, await metrics.text(), []);
     if (path === '/_airlock/library' || path === '/') {

@@ -13,6 +13,8 @@ export interface LibraryServerOptions {
   /** The version a site is pinned to (its siteOptions' `version`), shown on the landing page instead of its active one. */
   pinned?: (domain: string) => string | undefined;
   log?: (line: string) => void;
+  /** Sites whose bundles are still to be tried: `/_airlock/ready` answers 503 naming them (default none). */
+  preparing?: () => readonly string[];
   /** `GET /_airlock/metrics` (createMetrics bySite): the library's own requests as site="_library"; each site counts into its `site(domain)` view, passed in its siteOptions. */
   metrics?: ServeMetrics;
   pollMs?: number;

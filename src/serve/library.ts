@@ -148,7 +148,7 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
     s.handler(req, res);
   }
 
-  const ownRoute = ownPages({ library: o.library, folder, summaries, failed, search, metrics: o.metrics });
+  const ownRoute = ownPages({ library: o.library, folder, summaries, failed, search, metrics: o.metrics, preparing: o.preparing });
 
   const server = createServer({ keepAliveTimeout: 5000 }, handler);
   refuseConnect(server);

@@ -4,6 +4,7 @@ import { listVersions } from '../store/list.js';
 import { readState } from '../store/state.js';
 import { planStart } from '../values/plan.js';
 import type { LibrarySite } from './library-config.js';
+import type { StaticExportSettings } from '../values/settings.js';
 
 /**
  * A library's bundles (`library.sites[].staticExport.bundleUrl`): once the library listens, each
@@ -14,47 +15,52 @@ import type { LibrarySite } from './library-config.js';
  * must be of the site's own domain (a raw archive is made one of it), checked by the site's own
  * trust keys and its store's policy. A bundle that fails is said loudly and leaves the site as it was.
  */
-export async function fetchSiteBundles(o: {
+export interface SiteBundlesOptions {
   library: string;
   sites: ReadonlyMap<string, LibrarySite>;
   signal: AbortSignal;
   log: (line: string) => void;
-}): Promise<void> {
+  /** A site's bundle was tried (installed, refused, or not needed). */
+  tried?: (domain: string) => void;
+}
+
+export async function fetchSiteBundles(o: SiteBundlesOptions): Promise<void> {
   for (const [domain, site] of o.sites) {
-    const se = site.bundle;
-    if (se === null || o.signal.aborted) continue;
-    const store = join(o.library, domain);
-    const say = (line: string) => o.log(`airlock serve: ${domain}: ${line}`);
-    try {
-      const active = (await readState(store)).active;
-      const labels = (await listVersions(store)).map((v) => v.version);
-      const plan = planStart({ version: site.version, bundleUrl: se.bundleUrl, worker: false, values: true }, { active, labels }, store);
-      if (plan.kind !== 'download') {
-        say(plan.kind === 'serve' ? plan.why : plan.message);
-        continue;
-      }
-      say(plan.fallback === null ? 'no version to serve yet: fetching its bundle' : `serving version ${plan.fallback} while its bundle downloads`);
-      const { installBundle } = await import('../store/bundle-install.js');
-      const r = await installBundle({
-        url: plan.url,
-        store,
-        label: plan.label,
-        site: domain,
-        trust: se.trust,
-        allowUnsigned: se.allowUnsigned,
-        limits: se.limits,
-        maxBytes: se.maxBytes,
-        activate: plan.label === undefined,
-        signal: o.signal,
-        log: (l) => say(l.replace(/^airlock serve: /, '')),
-      });
-      say(
-        `${r.status === 'imported' ? 'imported' : 'already had'} version ${r.version} from its bundle (${r.form})${plan.label === undefined ? ', now active' : ''}`,
-      );
-    } catch (err) {
-      if (o.signal.aborted) return;
-      const e = toAirlockError(err);
-      say(`WARNING: its bundle (library.sites[].staticExport.bundleUrl) could not be installed: ${e.code}: ${e.message}; the site is served as it was`);
-    }
+    if (site.bundle === null || o.signal.aborted) continue;
+    await trySite(domain, site, site.bundle, o);
+    o.tried?.(domain);
+  }
+}
+
+async function trySite(domain: string, site: LibrarySite, se: StaticExportSettings, o: SiteBundlesOptions): Promise<void> {
+  const store = join(o.library, domain);
+  const say = (line: string) => o.log(`airlock serve: ${domain}: ${line}`);
+  try {
+    const active = (await readState(store)).active;
+    const labels = (await listVersions(store)).map((v) => v.version);
+    const plan = planStart({ version: site.version, bundleUrl: se.bundleUrl, worker: false, values: true }, { active, labels }, store);
+    if (plan.kind !== 'download') return say(plan.kind === 'serve' ? plan.why : plan.message);
+    say(plan.fallback === null ? 'no version to serve yet: fetching its bundle' : `serving version ${plan.fallback} while its bundle downloads`);
+    const { installBundle } = await import('../store/bundle-install.js');
+    const r = await installBundle({
+      url: plan.url,
+      store,
+      label: plan.label,
+      site: domain,
+      trust: se.trust,
+      allowUnsigned: se.allowUnsigned,
+      limits: se.limits,
+      maxBytes: se.maxBytes,
+      activate: plan.label === undefined,
+      signal: o.signal,
+      log: (l) => say(l.replace(/^airlock serve: /, '')),
+    });
+    say(
+      `${r.status === 'imported' ? 'imported' : 'already had'} version ${r.version} from its bundle (${r.form})${plan.label === undefined ? ', now active' : ''}`,
+    );
+  } catch (err) {
+    if (o.signal.aborted) return;
+    const e = toAirlockError(err);
+    say(`WARNING: its bundle (library.sites[].staticExport.bundleUrl) could not be installed: ${e.code}: ${e.message}; the site is served as it was`);
   }
 }

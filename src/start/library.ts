@@ -94,7 +94,10 @@ export async function startLibrary(o: LibraryServeOptions): Promise<number> {
   const metrics = withMetrics === true ? (await import('../serve/metrics.js')).createMetrics({ bySite: true }) : undefined;
   const trap = o.trap();
   trap.onHangup(() => {});
+  // Sites whose bundles are still to be tried: /_airlock/ready is 503 until none is.
+  const preparing = new Set([...config.sites].filter(([, x]) => x.bundle !== null).map(([d]) => d));
   const lib = await createLibraryServer({
+    preparing: () => [...preparing],
     library: resolve(o.cwd, library!),
     hosts: config.hosts,
     pinned: (domain) => config.sites.get(domain)?.version,
@@ -130,8 +133,14 @@ export async function startLibrary(o: LibraryServeOptions): Promise<number> {
     o.log(`airlock serve: serving the library ${library!} at ${url}`);
     trap.onHangup(() => void lib.recheck());
     // Sites with a bundle (library.sites[].staticExport): fetched into their stores while the others serve.
-    const bundles = [...config.sites.values()].some((x) => x.bundle !== null)
-      ? (await import('./library-bundles.js')).fetchSiteBundles({ library: resolve(o.cwd, library!), sites: config.sites, signal: trap.signal, log: o.log })
+    const bundles = preparing.size
+      ? (await import('./library-bundles.js')).fetchSiteBundles({
+          library: resolve(o.cwd, library!),
+          sites: config.sites,
+          signal: trap.signal,
+          log: o.log,
+          tried: (d) => preparing.delete(d),
+        })
       : null;
     await whenAborted(trap.signal);
     o.log('airlock serve: shutting down: finishing in-flight requests');

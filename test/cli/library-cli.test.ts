@@ -417,6 +417,7 @@ describe('serve --library', () => {
         /docs\.beta\.example: WARNING: its bundle .* could not be installed: AIRLOCK_DOMAIN_MISMATCH: the package at .* is of domain gamma\.example, not of site docs\.beta\.example/,
       );
       expect(s.stderr()).not.toContain('X-Sig=secret'); // a link's query is its credential
+      expect((await get(s.url + '/_airlock/ready')).status).toBe(200); // every bundle tried
       expect((await get(s.url + '/', { Host: 'docs.beta.example' })).status).toBe(503);
       expect(existsSync(join(lib2, 'docs.beta.example', 'versions'))).toBe(false);
       expect(await s.stop()).toBe(0);

@@ -257,6 +257,25 @@ describe('the library server', () => {
   });
 });
 
+describe('the library’s readiness', () => {
+  it('/_airlock/ready is 503 naming the sites whose bundles are still to be tried, 200 once none is', async () => {
+    const lib = await library('ready', ['a.example']);
+    const pending = new Set(['b.example']);
+    srv = await createLibraryServer({ library: lib, siteOptions: () => ({ lease: false }), preparing: () => [...pending], log: () => {}, pollMs: 3_600_000 });
+    const url = (await srv.listen()).replace(/\/$/, '');
+    const before = await get(url + '/_airlock/ready');
+    expect([before.status, before.headers['retry-after'], JSON.parse(before.body.toString())]).toEqual([
+      503,
+      '2',
+      { status: 'not ready', preparing: ['b.example'] },
+    ]);
+    expect((await get(url + '/_airlock/health')).status).toBe(200);
+    pending.clear();
+    const after = await get(url + '/_airlock/ready');
+    expect([after.status, JSON.parse(after.body.toString())]).toEqual([200, { status: 'ready', sites: 1 }]);
+  });
+});
+
 describe('the library listing', () => {
   it('is read once per LISTING_MS however many ask: requests meanwhile share one reading', async () => {
     const lib = await library('listing', ['a.example']);
