@@ -46,7 +46,7 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
   const lastUsed = new Map<string, number>();
   const idleMs = o.idleMs ?? 600_000;
   const failed = new Map<string, { at: number; message: string }>();
-  const hosts = hostMap(o.hosts, folder.known, log);
+  const hosts = hostMap(o.hosts, new Set([...folder.known, ...(o.preparing?.() ?? [])]), log); // a site whose bundle is coming is no surprise
   const shadowSaid = new Set<string>();
 
   function site(domain: string): Promise<OpenSite> {

@@ -21,14 +21,14 @@ export interface SiteBundlesOptions {
   signal: AbortSignal;
   log: (line: string) => void;
   /** A site's bundle was tried (installed, refused, or not needed). */
-  tried?: (domain: string) => void;
+  tried?: (domain: string) => Promise<void>;
 }
 
 export async function fetchSiteBundles(o: SiteBundlesOptions): Promise<void> {
   for (const [domain, site] of o.sites) {
     if (site.bundle === null || o.signal.aborted) continue;
     await trySite(domain, site, site.bundle, o);
-    o.tried?.(domain);
+    await o.tried?.(domain);
   }
 }
 

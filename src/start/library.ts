@@ -139,7 +139,11 @@ export async function startLibrary(o: LibraryServeOptions): Promise<number> {
           sites: config.sites,
           signal: trap.signal,
           log: o.log,
-          tried: (d) => preparing.delete(d),
+          // The site's folder is read at once (not at the next poll): ready means its pages answer.
+          tried: async (d) => {
+            await lib.recheck();
+            preparing.delete(d);
+          },
         })
       : null;
     await whenAborted(trap.signal);

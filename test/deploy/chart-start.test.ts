@@ -95,7 +95,7 @@ function setsOf(cmd: string): string[] {
   const sets: string[] = [];
   for (let i = 4; i < words.length; i++) {
     expect(words[i], `${cmd}: only --set is understood here`).toBe('--set');
-    sets.push(words[++i]!.replace(/^staticExport\.bundleUrl=https?:\/\/[^/]+/, `staticExport.bundleUrl=${origin}`));
+    sets.push(words[++i]!.replace(/^(staticExport|library\.sites\[\d+\])\.bundleUrl=https?:\/\/[^/]+/, (_m, key: string) => `${key}.bundleUrl=${origin}`));
   }
   return sets;
 }
@@ -186,7 +186,7 @@ async function startPod(cmd: string, n: number): Promise<void> {
     // Ready (200), or gone, or 30 s passed: whichever comes first.
     await until(
       async () => {
-        origin ??= /serving \S+ at (http:\/\/127\.0\.0\.1:\d+)\//.exec(err())?.[1];
+        origin ??= /serving (?:the library )?\S+ at (http:\/\/127\.0\.0\.1:\d+)\//.exec(err())?.[1];
         status =
           origin === undefined
             ? 0
@@ -203,6 +203,13 @@ async function startPod(cmd: string, n: number): Promise<void> {
     expect(page.status).toBe(200);
     const pinned = /staticExport\.version=(\S+)/.exec(cmd)?.[1];
     if (pinned) expect(page.headers.get('x-airlock-version')).toBe(pinned);
+    // A library: every site it lists is served (under /<domain>/), its pin kept.
+    for (const [, n, domain] of cmd.matchAll(/library\.sites\[(\d+)\]\.domain=(\S+)/g)) {
+      const home = await fetch(`${origin!}/${domain}/`);
+      expect(home.status, `${domain}\n${err()}`).toBe(200);
+      const pin = new RegExp(`library\\.sites\\[${n}\\]\\.version=(\\S+)`).exec(cmd)?.[1];
+      if (pin) expect(home.headers.get('x-airlock-version')).toBe(pin);
+    }
   } finally {
     child.kill('SIGTERM');
   }

@@ -16,6 +16,7 @@ import * as policy from 'kubernetes-models/policy/v1';
 import { ServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1';
 import { extractHelm, type Helm } from '../helpers/helm.js';
 import { loadValues } from '../../src/values/index.js';
+import { libraryConfig } from '../../src/start/library-config.js';
 
 const CHART = fileURLToPath(new URL('../../deploy/helm/airlock', import.meta.url));
 let helm: Helm;
@@ -65,6 +66,7 @@ function validateAll(objects: K8sObject[]): void {
     expect(() => new Model!(o as never).validate(), `${o.kind} ${o.metadata.name}`).not.toThrow();
   }
 }
+const PEM = '-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA\n-----END PUBLIC KEY-----\n';
 const find = (objects: K8sObject[], kind: string, name: string) => objects.find((o) => o.kind === kind && o.metadata.name === name);
 
 describe('helm chart deploy/helm/airlock', () => {
@@ -314,5 +316,68 @@ describe('helm chart deploy/helm/airlock', () => {
     const r = await renderWith(values);
     expect(r.status).not.toBe(0);
     expect(r.stderr).toContain(key);
+  });
+
+  it('a library (library.sites): serve --library over its own folder, each site with its bundle, pin, keys, host names and features; airlock reads the values it renders', async () => {
+    const sites = [
+      {
+        domain: 'docs.vendor.example',
+        bundleUrl: 'https://bucket.example/docs.vendor.example-v3.airlock',
+        version: 'v3',
+        trustKeys: ['vendor.pub'],
+        hosts: ['vendor-docs.intranet'],
+        features: { 'api-playground': false },
+      },
+      { domain: 'docs.other.example', bundleUrl: 'https://bucket.example/export.tar.gz', allowUnsigned: true },
+    ];
+    const { status, objects, stderr } = await renderWith({ library: { sites }, trust: { keys: { 'vendor.pub': PEM } } });
+    expect(status, stderr).toBe(0);
+    validateAll(objects);
+    const c = (find(objects, 'Deployment', 'docs-airlock')!.spec as any).template.spec.containers[0]; // eslint-disable-line @typescript-eslint/no-explicit-any
+    expect(c.args.slice(0, 5)).toEqual(['serve', '--library', '/data/library', '--values', '/etc/airlock/values.yaml']);
+    expect(c.env.map((e: { name: string }) => e.name)).not.toContain('AIRLOCK_STORE');
+    expect(c.volumeMounts).toEqual(
+      expect.arrayContaining([
+        { name: 'data', mountPath: '/data/library' },
+        { name: 'trust', mountPath: '/etc/airlock-trust', readOnly: true },
+      ]),
+    );
+    const file = join(work, 'rendered-library.yaml');
+    await writeFile(file, find(objects, 'ConfigMap', 'docs-airlock')!.data!['values.yaml']!);
+    const loaded = await loadValues(file);
+    expect(loaded.warnings).toEqual([]);
+    expect(loaded.values.library!.sites).toEqual([
+      {
+        domain: 'docs.vendor.example',
+        hosts: ['vendor-docs.intranet'],
+        version: 'v3',
+        features: { 'api-playground': false },
+        staticExport: { bundleUrl: sites[0]!.bundleUrl, allowUnsigned: false, trust: ['/etc/airlock-trust/vendor.pub'] },
+      },
+      { domain: 'docs.other.example', staticExport: { bundleUrl: sites[1]!.bundleUrl, allowUnsigned: true } },
+    ]);
+    // What serve --library reads of it: no one-store key, every site checked (libraryConfig refuses nothing).
+    expect(() => libraryConfig({}, loaded.values, file)).not.toThrow();
+  });
+
+  it('a library release its pods could not start fails to render, naming the site', async () => {
+    const site = { domain: 'docs.vendor.example', bundleUrl: 'https://bucket.example/docs.vendor.example-v3.airlock', trustKeys: ['vendor.pub'] };
+    const cases: Array<[Record<string, unknown>, RegExp]> = [
+      [{ library: { sites: [site, site] }, trust: { existingSecret: 'k' } }, /library\.sites\[1\] \(docs\.vendor\.example\): the domain is listed twice/],
+      [{ library: { sites: [{ ...site, trustKeys: undefined }] }, trust: { existingSecret: 'k' } }, /library\.sites\[0\].*name them in trustKeys/],
+      [{ library: { sites: [site] } }, /trustKeys name keys of trust\.\*/],
+      [{ library: { sites: [site] }, trust: { keys: { 'other.pub': PEM } } }, /trustKeys names vendor\.pub, which trust\.keys does not hold/],
+      [
+        { library: { sites: [{ ...site, bundleUrl: 'https://bucket.example/export.tgz' }] }, trust: { existingSecret: 'k' } },
+        /raw export archive.*allowUnsigned=true/,
+      ],
+      [{ library: { sites: [site] }, trust: { existingSecret: 'k' }, tls: { secretName: 'tls' } }, /tls\.secretName is for one site's release/],
+      [{ library: { sites: [{ ...site, domain: 'Docs.Vendor.example' }] }, trust: { existingSecret: 'k' } }, /domain/],
+    ];
+    for (const [values, message] of cases) {
+      const r = await renderWith(values);
+      expect(r.status, JSON.stringify(values)).not.toBe(0);
+      expect(r.stderr).toMatch(message);
+    }
   });
 });

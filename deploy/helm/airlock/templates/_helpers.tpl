@@ -72,7 +72,9 @@ allowUnsigned, a package with no key to check it against) pods that crash-loop.
 {{- define "airlock.checkSource" -}}
 {{- $se := .Values.staticExport -}}
 {{- $trusted := include "airlock.hasTrust" . -}}
-{{- if .Values.follow.enabled -}}
+{{- if .Values.library.sites -}}
+{{- include "airlock.checkLibrary" . -}}
+{{- else if .Values.follow.enabled -}}
 {{- $_ := include "airlock.followUrl" . -}}
 {{- if not (or $trusted .Values.follow.allowUnsigned) -}}
 {{- fail "the packages a mirror hands out are checked against trust keys: set trust.existingSecret, trust.existingConfigMap or trust.keys (the *.pub keys that sign them), or follow.allowUnsigned=true for unsigned packages" -}}
@@ -87,6 +89,44 @@ allowUnsigned, a package with no key to check it against) pods that crash-loop.
 {{- end -}}
 {{- if not (or $trusted $se.allowUnsigned) -}}
 {{- fail "a signed package is checked against trust keys: set trust.existingSecret, trust.existingConfigMap or trust.keys (the *.pub keys that sign it), or staticExport.allowUnsigned=true for an unsigned bundle" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+A library (library.sites): every site starts from its own bundle, checked as one store's is; a
+release airlock serve --library would refuse or could not fill is refused here, naming the site.
+*/}}
+{{- define "airlock.checkLibrary" -}}
+{{- $v := .Values -}}
+{{- range $k, $on := dict "follow.enabled" $v.follow.enabled "mirror.enabled" $v.mirror.enabled "tls.secretName" $v.tls.secretName "basePath" $v.basePath -}}
+{{- if $on -}}
+{{- fail (printf "%s is for one site's release; a library (library.sites) does not take it: serve that site with a release of its own" $k) -}}
+{{- end -}}
+{{- end -}}
+{{- $seen := dict -}}
+{{- range $i, $site := $v.library.sites -}}
+{{- $where := printf "library.sites[%d] (%s)" $i $site.domain -}}
+{{- if hasKey $seen $site.domain -}}
+{{- fail (printf "%s: the domain is listed twice" $where) -}}
+{{- end -}}
+{{- $_ := set $seen $site.domain true -}}
+{{- $path := lower (urlParse $site.bundleUrl).path -}}
+{{- if and (regexMatch "\\.(tar\\.gz|tgz|tar|zip)$" $path) (not $site.allowUnsigned) -}}
+{{- fail (printf "%s: bundleUrl %s is a raw export archive, unsigned by nature: set allowUnsigned=true for it, or serve a signed .airlock package with trustKeys" $where (base $path)) -}}
+{{- end -}}
+{{- if not (or $site.trustKeys $site.allowUnsigned) -}}
+{{- fail (printf "%s: a signed package is checked against keys: name them in trustKeys (files of trust.*), or set allowUnsigned=true" $where) -}}
+{{- end -}}
+{{- if and $site.trustKeys (not (include "airlock.hasTrust" $)) -}}
+{{- fail (printf "%s: trustKeys name keys of trust.*: set trust.existingSecret, trust.existingConfigMap or trust.keys" $where) -}}
+{{- end -}}
+{{- if $v.trust.keys -}}
+{{- range $site.trustKeys -}}
+{{- if not (hasKey $v.trust.keys .) -}}
+{{- fail (printf "%s: trustKeys names %s, which trust.keys does not hold" $where .) -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
