@@ -57,6 +57,7 @@ Fleets (docs/fleet.md):
                        import and pre-load it, and switch at the instant the mirror announces, with
                        every other replica. The token comes from AIRLOCK_MIRROR_TOKEN or
                        AIRLOCK_MIRROR_TOKEN_FILE. An empty store gets the mirror's version first.
+                       With --library: every site of a library mirror, each into its own store
   --trust KEY.pub      public key that may sign followed packages (repeatable; plus S/trusted-keys)
   --allow-unsigned     accept unsigned packages from the mirror
   --follow-poll-ms N   poll interval (default 2000, ±20 % jitter, backing off to 30 s when unreachable)

@@ -53,6 +53,7 @@ const command: Command = {
         flags: values,
         cacheMb: n['cache-mb'],
         cwd: ctx.cwd,
+        env: ctx.env,
         log: (line) => log(ctx, line),
         onUrl: (url) => out(ctx, url),
         trap: () => trapFor(ctx),

@@ -32,4 +32,18 @@ export interface LibraryServer {
   recheck(): Promise<void>;
   /** The sites opened so far (tests, metrics). */
   opened(): string[];
+  /**
+   * A site kept open for a follower of a mirror (serve --library --follow), never closed as idle:
+   * the calls a rollout makes on it (src/fleet FollowTarget), each on the site as it is opened now.
+   */
+  follow(domain: string): SiteTarget;
+}
+
+/** One site of a library as a rollout drives it (the shape of src/fleet's FollowTarget). */
+export interface SiteTarget {
+  current(): string | null;
+  preload(label: string): Promise<void>;
+  recheck(): Promise<void>;
+  adopt(label: string): boolean;
+  adopted(): void;
 }

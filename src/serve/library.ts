@@ -44,6 +44,8 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
   await folder.open();
   const open = new Map<string, Promise<OpenSite>>();
   const lastUsed = new Map<string, number>();
+  const held = new Set<string>(); // followed sites: never closed as idle
+  const live = new Map<string, OpenSite>(); // the sites open now, for a follower's synchronous calls
   const idleMs = o.idleMs ?? 600_000;
   const failed = new Map<string, { at: number; message: string }>();
   const hosts = hostMap(o.hosts, new Set([...folder.known, ...(o.preparing?.() ?? [])]), log); // a site whose bundle is coming is no surprise
@@ -66,6 +68,7 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
       open.set(domain, p);
       p.then(
         (s) => {
+          live.set(domain, s);
           failed.delete(domain);
           s.versions.current.preparing?.release(); // opened by a request: the server is listening
           log(`airlock serve: opened site ${domain}`);
@@ -85,7 +88,7 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
       closeSite(d);
     }
     shadowed(hosts, folder.known, shadowSaid, log);
-    for (const [d, at] of lastUsed) if (clock() - at > idleMs) closeSite(d);
+    for (const [d, at] of lastUsed) if (clock() - at > idleMs && !held.has(d)) closeSite(d);
   }
 
   /** A site that cannot be served: said once per reason, answered 503 with it, opened again by a request after RETRY_MS. */
@@ -98,6 +101,7 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
   function closeSite(domain: string): void {
     const p = open.get(domain);
     open.delete(domain);
+    live.delete(domain);
     lastUsed.delete(domain);
     void p?.then((s) => s.close()).catch(() => {});
   }
@@ -160,6 +164,17 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
   return {
     server,
     opened: () => [...open.keys()],
+    follow: (domain) => {
+      held.add(domain);
+      const versions = async () => (await servable(domain)).versions;
+      return {
+        current: () => live.get(domain)?.versions.current.version ?? null,
+        preload: async (l) => (await versions()).preload(l),
+        recheck: async () => (await versions().catch(() => null))?.recheck(),
+        adopt: (l) => live.get(domain)?.versions.adopt(l) ?? false,
+        adopted: () => live.get(domain)?.versions.adopted(),
+      };
+    },
     recheck: async () => {
       await rescan();
       await Promise.all([...open.values()].map((p) => p.then((s) => s.versions.recheck()).catch(() => {})));

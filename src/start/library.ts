@@ -1,3 +1,4 @@
+import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { AirlockServerOptions, AppEnv } from '../serve/index.js';
 import { UsageError } from '../errors.js';
@@ -14,7 +15,7 @@ import { FLAG_RANGES } from '../values/settings.js';
  * words rather than applied to every site.
  */
 export interface LibraryServeOptions {
-  /** serve's flags: --library, --site-host NAME=DOMAIN (repeatable), --deployment, --enable, --disable, --port, --host, --cache-mb, --values, --metrics, --mirror, --mirror-tokens; any other is refused. */
+  /** serve's flags: --library, --site-host NAME=DOMAIN (repeatable), --deployment, --enable, --disable, --port, --host, --cache-mb, --values, --metrics, --mirror, --mirror-tokens, --follow with --trust, --allow-unsigned, --follow-poll-ms; any other is refused. */
   flags: {
     library?: string;
     'site-host'?: string[];
@@ -27,9 +28,14 @@ export interface LibraryServeOptions {
     metrics?: boolean;
     mirror?: boolean;
     'mirror-tokens'?: string;
+    follow?: string;
+    trust?: string[];
+    'allow-unsigned'?: boolean;
+    'follow-poll-ms'?: string;
   } & Record<string, unknown>;
   cacheMb?: number;
   cwd: string;
+  env: NodeJS.ProcessEnv;
   log: (line: string) => void;
   onUrl: (url: string) => void;
   trap: () => SignalTrap;
@@ -48,6 +54,10 @@ export async function startLibrary(o: LibraryServeOptions): Promise<number> {
     metrics: withMetrics,
     mirror: withMirror,
     'mirror-tokens': mirrorTokens,
+    follow: followUrl,
+    trust: followTrust,
+    'allow-unsigned': followUnsigned,
+    'follow-poll-ms': followPollMs,
     'cache-mb': _cacheMb,
     ...rest
   } = o.flags;
@@ -88,6 +98,14 @@ export async function startLibrary(o: LibraryServeOptions): Promise<number> {
   const inTurn = oneAtATime();
   // At most 8 sites' search indexes loaded at once (each a worker thread and its index, 4-8 MB): the least recently searched is let go.
   const searchSlots = new SearchSlots(8);
+  // --follow URL: every site of the library mirror at URL, each followed as one store's replica (token from the environment).
+  if (followUrl !== undefined && !/^https?:\/\/\S+$/.test(followUrl))
+    throw new UsageError(`--follow needs the library mirror's http(s) URL, not ${JSON.stringify(followUrl.slice(0, 80))}`, { subject: '--follow' });
+  if (followUrl === undefined && (followTrust !== undefined || followUnsigned !== undefined || followPollMs !== undefined))
+    throw new UsageError('--trust, --allow-unsigned and --follow-poll-ms go with --follow', { subject: '--follow' });
+  const pollMs = numberOption(followPollMs, '--follow-poll-ms', FLAG_RANGES['follow-poll-ms']);
+  const fleet = followUrl === undefined ? null : await import('../fleet/index.js');
+  const token = fleet === null ? null : await fleet.followToken(undefined, o.env);
   // --mirror: each site answers the export API for its own store, at its host names and under /<domain>.
   const mirror = mirrorTokens === undefined ? null : await libraryMirror(resolve(o.cwd, library!), resolve(o.cwd, mirrorTokens));
   // --metrics: one registry, every site's requests, served version and switches labelled by its domain.
@@ -96,6 +114,8 @@ export async function startLibrary(o: LibraryServeOptions): Promise<number> {
   trap.onHangup(() => {});
   // Sites whose bundles are still to be tried: /_airlock/ready is 503 until none is.
   const preparing = new Set([...config.sites].filter(([, x]) => x.bundle !== null).map(([d]) => d));
+  // A library filled at start (bundles, a mirror followed) may start as no folder at all.
+  if (preparing.size > 0 || followUrl !== undefined) await mkdir(resolve(o.cwd, library!), { recursive: true });
   const lib = await createLibraryServer({
     preparing: () => [...preparing],
     library: resolve(o.cwd, library!),
@@ -146,9 +166,31 @@ export async function startLibrary(o: LibraryServeOptions): Promise<number> {
           },
         })
       : null;
+    const following =
+      fleet === null
+        ? null
+        : (await import('./library-follow.js')).followLibrary({
+            url: followUrl!.replace(/\/+$/, ''),
+            library: resolve(o.cwd, library!),
+            lib,
+            preparing,
+            signal: trap.signal,
+            log: o.log,
+            follower: (mirror, store, log) =>
+              new fleet.Follower({
+                mirror,
+                store,
+                token: token!,
+                trust: (followTrust ?? []).map((t) => resolve(o.cwd, t)),
+                allowUnsigned: followUnsigned === true,
+                pollMs,
+                log,
+              }),
+          });
     await whenAborted(trap.signal);
     o.log('airlock serve: shutting down: finishing in-flight requests');
     await bundles; // a download stops on the signal (its part is kept to resume)
+    await following;
   } finally {
     await lib.close();
   }

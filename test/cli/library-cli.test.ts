@@ -349,6 +349,22 @@ describe('serve --library', () => {
     const noToken = await fetch(`${s.url}/docs.beta.example/v1/static-export/jobs`, { method: 'POST', body: '{}' });
     expect(noToken.status).toBe(401);
     // A replica follows one site of the library: its empty store gets that site's active version.
+    // A replica of the whole library: every site of the mirror followed into its own store.
+    const lib3 = join(dir, 'library-replica');
+    const whole = await startServer(
+      ['serve', '--library', lib3, '--follow', s.url, '--trust', vendor.pubPath, '--trust', other.pubPath, '--follow-poll-ms', '200', '--port', '0'],
+      { env: { AIRLOCK_MIRROR_TOKEN: token }, timeoutMs: 30_000 },
+    );
+    await until(async () => (await get(whole.url + '/_airlock/ready')).status === 200, { timeoutMs: 30_000 });
+    for (const site of SITES) expect((await get(whole.url + `/${site}/`)).status, `${site}\n${whole.stderr()}`).toBe(200);
+    // A switch on the mirror's site: the replica's site follows it.
+    expect(airlock(['import', pkgs['docs.beta.example-v2']!, '--library', lib, '--trust', vendor.pubPath]).status).toBe(0);
+    const before = (await get(whole.url + '/', { Host: 'docs.beta.example' })).headers['x-airlock-version'];
+    const next = before === 'v1' ? 'v2' : 'v1';
+    expect(airlock(['activate', next, '--library', lib, '--site', 'docs.beta.example']).status).toBe(0);
+    await until(async () => (await get(whole.url + '/', { Host: 'docs.beta.example' })).headers['x-airlock-version'] === next, { timeoutMs: 30_000 });
+    expect(existsSync(join(lib3, 'docs.beta.example', 'versions', next))).toBe(true);
+    expect(await whole.stop()).toBe(0);
     const replica = await startServer(
       [
         'serve',

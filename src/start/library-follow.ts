@@ -1,0 +1,112 @@
+import { join } from 'node:path';
+import { z } from 'zod';
+import type { Follower } from '../fleet/follow.js';
+import type { LibraryServer } from '../serve/library-types.js';
+import { siteName } from '../store/library.js';
+import { readState } from '../store/state.js';
+import { netError } from '../upstream/net-error.js';
+import { cappedText } from '../util/capped-body.js';
+import { toAirlockError, UpstreamError } from '../errors.js';
+
+/**
+ * `serve --library LIB --follow URL`: a replica of a library mirror (`serve --library --mirror`
+ * at URL). The mirror's listing (`URL/_airlock/library`) names its sites; each is followed as one
+ * store's replica follows (src/fleet), at `URL/<domain>`, into `LIB/<domain>`: a site with no
+ * version gets the mirror's active one first (it answers 503 meanwhile), then switches with the
+ * rest of its fleet. The listing is read again every LISTING_POLL_MS: a site added to the mirror
+ * is followed; one removed keeps being served as it was. `/_airlock/ready` is 503 until every site
+ * of the first listing has a version.
+ */
+export interface LibraryFollowOptions {
+  url: string;
+  library: string;
+  lib: LibraryServer;
+  follower: (mirror: string, store: string, log: (line: string) => void) => Follower;
+  signal: AbortSignal;
+  log: (line: string) => void;
+  /** Sites of the mirror still without a version here (readiness). */
+  preparing: Set<string>;
+}
+
+const LISTING_POLL_MS = 10_000;
+const LISTING_MAX_BYTES = 4 * 1024 * 1024;
+const Listing = z.looseObject({ sites: z.array(z.looseObject({ domain: z.string().max(253) })).max(10_000) });
+
+/** The mirror's sites (its listing is public, as its landing page is), each checked as a site's domain. */
+async function mirrorSites(url: string, signal: AbortSignal): Promise<string[]> {
+  const at = `${url}/_airlock/library`;
+  let res: Response;
+  let text: string | null;
+  try {
+    res = await fetch(at, { signal: AbortSignal.any([signal, AbortSignal.timeout(10_000)]), redirect: 'error' });
+    text = res.status === 200 ? await cappedText(res.body, LISTING_MAX_BYTES) : null;
+  } catch (err) {
+    throw netError(err, { url: at, timeoutMs: 10_000, what: "the mirror's library listing" });
+  }
+  const not = (why: string) =>
+    new UpstreamError(`${at} ${why} (is ${url} an airlock serve --library --mirror?)`, res.status, { subject: at }, 'AIRLOCK_MIRROR_UNREACHABLE');
+  if (res.status !== 200) throw not(`answered HTTP ${res.status}`);
+  if (text === null) throw not(`is larger than ${LISTING_MAX_BYTES} bytes`);
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw not('is not JSON');
+  }
+  const parsed = Listing.safeParse(json);
+  if (!parsed.success) throw not('is not a library listing');
+  return parsed.data.sites.map((s) => siteName(s.domain)).filter((d): d is string => d !== null);
+}
+
+export async function followLibrary(o: LibraryFollowOptions): Promise<void> {
+  const followed = new Map<string, Follower>();
+  let first = true;
+  const listing = `the listing of ${o.url}`;
+  o.preparing.add(listing); // not ready before the mirror said which sites it has
+  try {
+    while (!o.signal.aborted) {
+      const sites = await mirrorSites(o.url, o.signal).catch((err: unknown) => {
+        if (!o.signal.aborted) o.log(`airlock serve: follow: ${toAirlockError(err).message}; trying again in ${LISTING_POLL_MS / 1000} s`);
+        return null;
+      });
+      for (const d of sites ?? []) {
+        if (followed.has(d)) continue;
+        if (first) o.preparing.add(d);
+        const say = (line: string) => o.log(line.replace(/^airlock serve: /, `airlock serve: ${d}: `));
+        const f = o.follower(`${o.url}/${d}`, join(o.library, d), say);
+        followed.set(d, f);
+        void startSite(d, f, o, say);
+      }
+      if (sites !== null) {
+        first = false;
+        o.preparing.delete(listing);
+      }
+      await new Promise<void>((r) => {
+        const t = setTimeout(r, LISTING_POLL_MS);
+        o.signal.addEventListener('abort', () => (clearTimeout(t), r()), { once: true });
+      });
+    }
+  } finally {
+    await Promise.all([...followed.values()].map((f) => f.stop()));
+  }
+}
+
+/** A site's store filled from the mirror when it has no version, then followed on its open site. */
+async function startSite(d: string, f: Follower, o: LibraryFollowOptions, say: (line: string) => void): Promise<void> {
+  try {
+    const store = join(o.library, d);
+    const active = await readState(store)
+      .then((s) => s.active)
+      .catch(() => null);
+    if (active === null) {
+      say("no version here yet: getting the mirror's");
+      say(`follow: ${await f.first(o.signal)} imported and active`);
+      await o.lib.recheck();
+    }
+    f.start(o.lib.follow(d));
+  } catch (err) {
+    if (!o.signal.aborted) say(`follow: the site cannot be followed: ${toAirlockError(err).message}`);
+  } finally {
+    o.preparing.delete(d);
+  }
+}
