@@ -16,6 +16,29 @@ export function hostName(host: string | undefined): string | null {
   return HOST_NAME.test(h) ? h : null;
 }
 
+/** How many Host fields a request has (its raw header list: no object of every header built per request). */
+export function hostFields(raw: readonly string[]): number {
+  let n = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === 'host') n++;
+  return n;
+}
+
+/** hostName of the Host headers seen, remembered (clients send the same few): at most MAX entries, then started afresh. */
+export class HostNames {
+  private static readonly MAX = 1024;
+  private readonly seen = new Map<string, string | null>();
+  of(host: string | undefined): string | null {
+    if (host === undefined) return null;
+    let n = this.seen.get(host);
+    if (n === undefined) {
+      n = hostName(host);
+      if (this.seen.size >= HostNames.MAX) this.seen.clear();
+      this.seen.set(host, n);
+    }
+    return n;
+  }
+}
+
 /**
  * The names mapped to sites (`--site-host NAME=DOMAIN`, a values file's `hosts`): the operator's
  * mapping wins over a site whose domain is that name (a package for `vendor-docs.intranet`,

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { join } from 'node:path';
 import { siteName } from '../store/library.js';
 import { LibraryFolder } from './library-folder.js';
-import { hostMap, hostName, shadowed } from './library-hosts.js';
+import { hostFields, hostMap, HostNames, shadowed } from './library-hosts.js';
 import { refuseConnect } from '../util/http-connect.js';
 import { gracefulClose, listenOn } from '../util/http-listen.js';
 import { escapeControls } from '../util/terminal.js';
@@ -50,6 +50,7 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
   const failed = new Map<string, { at: number; message: string }>();
   const hosts = hostMap(o.hosts, new Set([...folder.known, ...(o.preparing?.() ?? [])]), log); // a site whose bundle is coming is no surprise
   const shadowSaid = new Set<string>();
+  const hostNames = new HostNames();
 
   function site(domain: string): Promise<OpenSite> {
     let p = open.get(domain);
@@ -125,8 +126,8 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
 
   const handler = (req: IncomingMessage, res: ServerResponse): void => {
     // Two Host fields: which site is meant is ambiguous (a proxy may have read the other), RFC 9112 §3.2.
-    if ((req.headersDistinct.host?.length ?? 0) > 1) return text(res, 400, 'Bad Request: more than one Host header\n', []);
-    const byHost = hostName(req.headers.host);
+    if (hostFields(req.rawHeaders) > 1) return text(res, 400, 'Bad Request: more than one Host header\n', []);
+    const byHost = hostNames.of(req.headers.host);
     const named = byHost === null ? null : (hosts.get(byHost) ?? byHost);
     if (named !== null && folder.known.has(named)) return void toSite(named, req, res, null);
     const url = req.url ?? '/';
@@ -143,6 +144,13 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
   };
 
   async function toSite(domain: string, req: IncomingMessage, res: ServerResponse, prefix: string | null): Promise<void> {
+    // An open site that can be served: handed the request at once (no promise in between, as a site served alone).
+    const ready = open.has(domain) ? live.get(domain) : undefined;
+    if (ready !== undefined && unservable(ready, domain) === null) {
+      lastUsed.set(domain, clock());
+      if (prefix !== null) keepPrefix(res, prefix);
+      return ready.handler(req, res);
+    }
     const unavailable = () => text(res, 503, `site ${domain} cannot be served: ${failed.get(domain)?.message ?? 'it failed to open'}\n`, ['Retry-After', '5']);
     // A site that failed to open is tried again after 5 s, not at every request (a reader cannot make the server reload it in a loop).
     if (!open.has(domain) && clock() - (failed.get(domain)?.at ?? -Infinity) < RETRY_MS) return unavailable();
