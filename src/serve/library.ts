@@ -32,7 +32,8 @@ const RETRY_MS = 5000; // a site that failed to open is opened again by a reques
 /** Why an open site can no longer be served: its version is another domain's package (put into its store by hand), or its files are gone. */
 function unservable(s: OpenSite, domain: string): string | null {
   const held = s.versions.current.domain;
-  if (held !== '' && siteName(held) !== domain) return `the version it serves (${s.versions.current.version}) is a package of ${escapeControls(held)}`;
+  if (held !== '' && held !== domain && siteName(held) !== domain)
+    return `the version it serves (${s.versions.current.version}) is a package of ${escapeControls(held)}`;
   return s.versions.broken;
 }
 
