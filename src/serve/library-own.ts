@@ -59,6 +59,8 @@ export function ownPages(o: OwnPagesOptions): (req: IncomingMessage, res: Server
       });
       if (path === '/') {
         const found = await search.page(url);
+        if (found !== null && found.results === null)
+          return send(res, 503, 'text/html; charset=utf-8', landingPage(sites, null, found.sites, found.query), ['Retry-After', '2']);
         return send(res, 200, 'text/html; charset=utf-8', landingPage(sites, found?.results, found?.sites), []);
       }
       return json(res, { sites, skipped: listing.skipped.map((s) => s.name) });

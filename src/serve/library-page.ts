@@ -1,5 +1,5 @@
 import type { SiteSummary } from './library-sites.js';
-import type { LibraryResults } from './library-search.js';
+import { BUSY, type LibraryResults } from './library-search.js';
 
 /**
  * The library's landing page (pure): a search form over every site, the results of a search
@@ -43,7 +43,8 @@ function results(found: LibraryResults): string {
   return `<section aria-labelledby="results">${head}\n${groups.join('\n')}${notes.join('')}</section>`;
 }
 
-export function landingPage(sites: readonly SiteSummary[], found: LibraryResults | null = null, chosen: readonly string[] = []): string {
+/** `busy`: a search that could not run now (too many at once): the form keeps its query, the page says to search again. */
+export function landingPage(sites: readonly SiteSummary[], found: LibraryResults | null = null, chosen: readonly string[] = [], busy?: string): string {
   const rows = sites.map((s) => {
     const when = s.importedAt === null ? '' : s.importedAt.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC');
     const facts = [
@@ -59,8 +60,8 @@ export function landingPage(sites: readonly SiteSummary[], found: LibraryResults
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${found ? `${esc(found.query)} – ` : ''}Documentation library</title><link rel="stylesheet" href="/_airlock/library.css"></head>
 <body><main><h1>Documentation library</h1>
-${searchForm(sites, found, chosen)}
-${found ? results(found) : ''}
+${searchForm(sites, found ?? (busy === undefined ? null : { query: busy, sites: [], pending: [], unavailable: [] }), chosen)}
+${found ? results(found) : busy === undefined ? '' : `<p class="note" role="status">${esc(BUSY)}.</p>`}
 <h2>Sites</h2>
 <p>${sites.length} ${sites.length === 1 ? 'site' : 'sites'} on this server.</p>
 ${rows.length === 0 ? '<p>The library holds no site yet.</p>' : `<ul class="sites">\n${rows.join('\n')}\n</ul>`}

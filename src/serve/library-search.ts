@@ -102,7 +102,10 @@ const Body = z.looseObject({
  * sites (a name that is no site of the library: 400 naming it). The body is bounded and must be
  * application/json, as for a site's own search.
  */
-export function librarySearchRoute(sites: () => Promise<SearchableSite[]>, o: Omit<CrossSearchOptions, 'perSite'>): Hono {
+export function librarySearchRoute(
+  sites: () => Promise<SearchableSite[]>,
+  run: (among: readonly SearchableSite[], query: string, perSite: number) => Promise<LibraryResults | null>,
+): Hono {
   const app = new Hono();
   app.post(LIBRARY_SEARCH_PATH, async (c) => {
     const body = await readJsonBody(c.req.raw, MAX_BODY);
@@ -112,7 +115,9 @@ export function librarySearchRoute(sites: () => Promise<SearchableSite[]>, o: Om
     const all = await sites();
     const chosen = chosenSites(all, v.data.filter?.site ?? null);
     if (!chosen.ok) return c.json({ error: chosen.error }, 400);
-    return c.json(await searchSites(chosen.sites, v.data.query, { ...o, perSite: v.data.pageSize ?? 5 }));
+    const found = await run(chosen.sites, v.data.query, v.data.pageSize ?? 5);
+    if (found === null) return c.json({ error: BUSY }, 503, { 'Retry-After': '2' });
+    return c.json(found);
   });
   app.all(LIBRARY_SEARCH_PATH, (c) => c.json({ error: 'use POST with a JSON body {query, pageSize, filter: {site}}' }, 405, { Allow: 'POST' }));
   return app;
@@ -141,11 +146,21 @@ export function searchAsked(url: string): { query: string; sites: string[] } | n
 
 /** How long one search waits for sites' indexes being loaded or built. */
 const DEADLINE_MS = 5000;
+/**
+ * Searches across sites run at once, and waiting: each asks many sites and may load their
+ * indexes, so a burst of them (a reader's script, a crawler) is queued, then refused (503), never
+ * run all at once.
+ */
+const RUNNING = 2;
+const WAITING = 16;
+export const BUSY = 'the server is answering other searches across sites; search again in a moment';
 
 /** A library's search across its sites: the JSON route and the landing page's form, over one way of asking a site. */
 export class LibrarySearch {
   readonly route: (req: IncomingMessage, res: ServerResponse) => void;
   private readonly o: Omit<CrossSearchOptions, 'perSite'>;
+  private running = 0;
+  private readonly waiting: Array<() => void> = [];
 
   /** `sites`: those that may be searched now; `searchOf`: a site's query (null: its search is off), rejected when it cannot be served. */
   constructor(
@@ -153,14 +168,29 @@ export class LibrarySearch {
     searchOf: (domain: string) => Promise<((query: string, options: QueryOptions) => Promise<SearchAnswer>) | null>,
   ) {
     this.o = { ask: async (domain, query, pageSize) => (await searchOf(domain))?.(query, { pageSize }) ?? null, deadlineMs: DEADLINE_MS };
-    this.route = getRequestListener(librarySearchRoute(sites, this.o).fetch);
+    this.route = getRequestListener(librarySearchRoute(sites, (among, query, perSite) => this.run(among, query, perSite)).fetch);
+  }
+
+  /** One search across `among`, in turn with the others (RUNNING at once, WAITING queued); null when too many wait already. */
+  async run(among: readonly SearchableSite[], query: string, perSite: number): Promise<LibraryResults | null> {
+    if (this.running >= RUNNING) {
+      if (this.waiting.length >= WAITING) return null;
+      await new Promise<void>((r) => this.waiting.push(r));
+    }
+    this.running++;
+    try {
+      return await searchSites(among, query, { ...this.o, perSite });
+    } finally {
+      this.running--;
+      this.waiting.shift()?.();
+    }
   }
 
   /** The landing page's search (`/?q=…&site=…`): its results and the sites chosen, or null when the page asks none. */
-  async page(url: string): Promise<{ results: LibraryResults; sites: string[] } | null> {
+  async page(url: string): Promise<{ results: LibraryResults | null; query: string; sites: string[] } | null> {
     const ask = searchAsked(url);
     if (ask === null) return null;
     const among = (await this.sites()).filter((s) => ask.sites.length === 0 || ask.sites.includes(s.domain));
-    return { results: await searchSites(among, ask.query, { ...this.o, perSite: 5 }), sites: ask.sites };
+    return { results: await this.run(among, ask.query, 5), query: ask.query, sites: ask.sites };
   }
 }

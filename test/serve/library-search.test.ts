@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { chosenSites, searchAsked, searchSites, type SearchableSite } from '../../src/serve/library-search.js';
+import { BUSY, chosenSites, LibrarySearch, searchAsked, searchSites, type SearchableSite } from '../../src/serve/library-search.js';
+import { until } from '../helpers/wait.js';
+import { landingPage } from '../../src/serve/library-page.js';
 import type { SearchAnswer } from '../../src/search/service.js';
 import type { SearchHit } from '../../src/search/engine.js';
 
@@ -86,5 +88,40 @@ describe('search across sites', () => {
     expect(searchAsked('/?q=' + 'x'.repeat(600))!.query).toHaveLength(500);
     expect(searchAsked('/?q=%20')).toBeNull();
     expect(searchAsked('/')).toBeNull();
+  });
+});
+
+describe('searches across sites in turn', () => {
+  it('at most 2 run at once and 16 wait; the next is refused (null), and the queue moves on as each ends', async () => {
+    const release: Array<() => void> = [];
+    let running = 0;
+    let most = 0;
+    const search = new LibrarySearch(
+      async () => sites.slice(0, 1),
+      async () => async () => {
+        running++;
+        most = Math.max(most, running);
+        await new Promise<void>((r) => release.push(r));
+        running--;
+        return { status: 'ready', hits: [] };
+      },
+    );
+    const runs = Array.from({ length: 18 }, () => search.run(sites.slice(0, 1), 'q', 5));
+    expect(await search.run(sites.slice(0, 1), 'q', 5)).toBeNull();
+    for (let i = 0; i < 18; i++) {
+      await until(() => release.length > 0, { timeoutMs: 5_000, intervalMs: 1 });
+      release.shift()!();
+    }
+    const done = await Promise.all(runs);
+    expect(done.every((r) => r !== null && r.sites.length === 0)).toBe(true);
+    expect(most).toBe(2);
+  });
+});
+
+describe('the landing page when searches are queued full', () => {
+  it('keeps the query in the form and says to search again', () => {
+    const page = landingPage([], null, [], 'turbine <b>');
+    expect(page).toContain('value="turbine &lt;b&gt;"');
+    expect(page).toContain(`<p class="note" role="status">${BUSY}.</p>`);
   });
 });
