@@ -2,7 +2,7 @@
 export type { ArchiveFormat, ArchiveLimits, ByteSource, ArchiveEntry, FileRecord, ScanResult, ReadOptions, ScanOptions, EntryWatch } from './types.js';
 export { DEFAULT_LIMITS, RATIO_FLOOR_BYTES } from './types.js';
 export { ARCHIVE_CODES, type ArchiveCode } from './errors.js';
-export { detectFormat } from './detect.js';
+export { detectFormat, DETECT_BYTES } from './detect.js';
 export { readArchive } from './read.js';
 export { wrappingFolder } from './wrapping.js';
 export { scanArchive, extractArchive } from './scan.js';

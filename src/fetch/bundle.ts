@@ -2,7 +2,7 @@ import { createHash, type KeyObject } from 'node:crypto';
 import { mkdir, open, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AirlockError, DigestMismatchError, MalformedError, SignatureError } from '../errors.js';
-import { scanArchive, type ArchiveFormat } from '../archive/index.js';
+import { detectFormat, DETECT_BYTES, scanArchive, type ArchiveFormat } from '../archive/index.js';
 import { download, type DownloadProgress } from './download.js';
 import type { DownloadLimits } from './bounds.js';
 import { removePart } from './sidecar.js';
@@ -60,6 +60,8 @@ async function isPackage(path: string): Promise<boolean> {
  */
 function namedByLink(e: unknown, files: readonly string[], link: string): unknown {
   if (!(e instanceof AirlockError)) return e;
+  // A bundle's keys come from the values file, not from a flag.
+  e.message = e.message.replace('pass --trust PUBFILE', 'add it to staticExport.trust in the values file');
   for (const f of files) {
     e.message = e.message.replaceAll(JSON.stringify(f), JSON.stringify(link)).replaceAll(f, link);
     if (e.details.subject === f) e.details.subject = link;
@@ -125,6 +127,11 @@ export async function fetchBundle<R extends object>(o: BundleOptions, importInto
       const r = await importInto(part, { trust, allowUnsigned: o.allowUnsigned });
       return { ...r, form: 'package' as const, bytes: dl.size };
     }
+    // Not a package: an archive, or nothing airlock can serve (a sign-in page, an error page), said as such.
+    const head = Buffer.alloc(DETECT_BYTES);
+    const fh = await open(part, 'r');
+    const got = await fh.read(head, 0, DETECT_BYTES, 0).finally(() => fh.close());
+    detectFormat(head.subarray(0, got.bytesRead), safe);
     if (!o.allowUnsigned) {
       throw new SignatureError(
         'AIRLOCK_UNSIGNED',

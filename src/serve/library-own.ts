@@ -24,6 +24,8 @@ export interface OwnPagesOptions {
   metrics?: ServeMetrics;
   /** Sites still being prepared (their bundles not yet tried): `/_airlock/ready` is 503 while any is. */
   preparing?: () => readonly string[];
+  /** Sites configured with no folder yet, and why: listed with that problem. */
+  absent?: ReadonlyMap<string, string>;
 }
 
 const OWN = new Set(['/_airlock/health', '/_airlock/ready', '/_airlock/library', '/_airlock/library.css', '/_airlock/metrics', LIBRARY_SEARCH_PATH]);
@@ -53,10 +55,14 @@ export function ownPages(o: OwnPagesOptions): (req: IncomingMessage, res: Server
       const listing = await summaries.list(o.library).catch(() => null);
       if (listing === null)
         return text(res, 503, `the library folder cannot be read; its ${folder.known.size} site(s) are served as they were\n`, ['Retry-After', '5']);
-      const sites = listing.sites.map((s) => {
+      const listed = listing.sites.map((s) => {
         const f = failed.get(s.domain);
         return f && s.problem === null ? { ...s, problem: f.message } : s;
       });
+      const coming = [...(o.absent ?? [])]
+        .filter(([d]) => !listed.some((s) => s.domain === d))
+        .map(([domain, problem]) => ({ domain, path: `/${domain}/`, version: null, title: domain, pages: null, importedAt: null, problem }));
+      const sites = [...listed, ...coming].sort((a, b) => (a.domain < b.domain ? -1 : 1));
       if (path === '/') {
         const found = await search.page(url);
         if (found !== null && found.results === null)

@@ -145,7 +145,7 @@ export function searchAsked(url: string): { query: string; sites: string[] } | n
 }
 
 /** How long one search waits for sites' indexes being loaded or built. */
-const DEADLINE_MS = 5000;
+const DEADLINE_MS = 3000;
 /**
  * Searches across sites run at once, and waiting: each asks many sites and may load their
  * indexes, so a burst of them (a reader's script, a crawler) is queued, then refused (503), never

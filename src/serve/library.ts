@@ -119,22 +119,22 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
     throw new Error(why);
   }
 
-  // Search across sites: every site listed with an active version and no problem, each asked of its own index.
   const search = new LibrarySearch(
     async () => (await summaries.list(o.library)).sites.filter((s) => s.version !== null && s.problem === null && !failed.has(s.domain)),
     async (domain) => (await servable(domain)).search,
   );
 
+  const has = (d: string) => folder.known.has(d) || o.absent?.has(d) === true; // a configured site not there yet: 503, not 404
   const handler = (req: IncomingMessage, res: ServerResponse): void => {
     // Two Host fields: which site is meant is ambiguous (a proxy may have read the other), RFC 9112 §3.2.
     if (hostFields(req.rawHeaders) > 1) return text(res, 400, 'Bad Request: more than one Host header\n', []);
     const byHost = hostNames.of(req.headers.host);
     const named = byHost === null ? null : (hosts.get(byHost) ?? byHost);
-    if (named !== null && folder.known.has(named)) return void toSite(named, req, res, null);
+    if (named !== null && has(named)) return void toSite(named, req, res, null);
     const url = req.url ?? '/';
     const first = /^\/([^/?#]+)(?=[/?#]|$)/.exec(url)?.[1];
     const prefixed = first === undefined ? null : siteName(first);
-    if (prefixed !== null && folder.known.has(prefixed) && prefixed === first) {
+    if (prefixed !== null && has(prefixed) && prefixed === first) {
       const rest = url.slice(first!.length + 1);
       if (rest === '' || rest.startsWith('?')) return redirect(res, `/${first}/${rest}`);
       req.url = rest;
@@ -152,16 +152,17 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
       if (prefix !== null) keepPrefix(res, prefix);
       return ready.handler(req, res);
     }
-    const unavailable = () => text(res, 503, `site ${domain} cannot be served: ${failed.get(domain)?.message ?? 'it failed to open'}\n`, ['Retry-After', '5']);
+    const why = () => [o.absent?.get(domain), failed.get(domain)?.message].filter((w) => w !== undefined).join('; ') || 'it failed to open';
+    const unavailable = () => text(res, 503, `site ${domain} cannot be served: ${why()}\n`, ['Retry-After', '5']);
     // A site that failed to open is tried again after 5 s, not at every request (a reader cannot make the server reload it in a loop).
-    if (!open.has(domain) && clock() - (failed.get(domain)?.at ?? -Infinity) < RETRY_MS) return unavailable();
+    if (!folder.known.has(domain) || (!open.has(domain) && clock() - (failed.get(domain)?.at ?? -Infinity) < RETRY_MS)) return unavailable();
     const s = await servable(domain).catch(() => null);
     if (s === null) return unavailable();
     if (prefix !== null) keepPrefix(res, prefix);
     s.handler(req, res);
   }
 
-  const ownRoute = ownPages({ library: o.library, folder, summaries, failed, search, metrics: o.metrics, preparing: o.preparing });
+  const ownRoute = ownPages({ library: o.library, folder, summaries, failed, search, metrics: o.metrics, preparing: o.preparing, absent: o.absent });
 
   const server = createServer({ keepAliveTimeout: 5000 }, handler);
   refuseConnect(server);

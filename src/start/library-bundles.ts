@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { toAirlockError } from '../errors.js';
+import { toAirlockError, UsageError } from '../errors.js';
 import { listVersions } from '../store/list.js';
 import { readState } from '../store/state.js';
 import { planStart } from '../values/plan.js';
@@ -20,26 +20,28 @@ export interface SiteBundlesOptions {
   sites: ReadonlyMap<string, LibrarySite>;
   signal: AbortSignal;
   log: (line: string) => void;
-  /** A site's bundle was tried (installed, refused, or not needed). */
-  tried?: (domain: string) => Promise<void>;
+  /** A site's bundle was tried: installed or not needed (null), or why it could not be. */
+  tried?: (domain: string, failure: string | null) => Promise<void>;
 }
 
 export async function fetchSiteBundles(o: SiteBundlesOptions): Promise<void> {
   for (const [domain, site] of o.sites) {
     if (site.bundle === null || o.signal.aborted) continue;
-    await trySite(domain, site, site.bundle, o);
-    await o.tried?.(domain);
+    await o.tried?.(domain, await trySite(domain, site, site.bundle, o));
   }
 }
 
-async function trySite(domain: string, site: LibrarySite, se: StaticExportSettings, o: SiteBundlesOptions): Promise<void> {
+async function trySite(domain: string, site: LibrarySite, se: StaticExportSettings, o: SiteBundlesOptions): Promise<string | null> {
   const store = join(o.library, domain);
   const say = (line: string) => o.log(`airlock serve: ${domain}: ${line}`);
   try {
     const active = (await readState(store)).active;
     const labels = (await listVersions(store)).map((v) => v.version);
     const plan = planStart({ version: site.version, bundleUrl: se.bundleUrl, worker: false, values: true }, { active, labels }, store);
-    if (plan.kind !== 'download') return say(plan.kind === 'serve' ? plan.why : plan.message);
+    if (plan.kind !== 'download') {
+      say(plan.kind === 'serve' ? plan.why : plan.message);
+      return plan.kind === 'serve' ? null : plan.message;
+    }
     say(plan.fallback === null ? 'no version to serve yet: fetching its bundle' : `serving version ${plan.fallback} while its bundle downloads`);
     const { installBundle } = await import('../store/bundle-install.js');
     const r = await installBundle({
@@ -58,9 +60,25 @@ async function trySite(domain: string, site: LibrarySite, se: StaticExportSettin
     say(
       `${r.status === 'imported' ? 'imported' : 'already had'} version ${r.version} from its bundle (${r.form})${plan.label === undefined ? ', now active' : ''}`,
     );
+    return null;
   } catch (err) {
-    if (o.signal.aborted) return;
+    if (o.signal.aborted) return null;
     const e = toAirlockError(err);
     say(`WARNING: its bundle (library.sites[].staticExport.bundleUrl) could not be installed: ${e.code}: ${e.message}; the site is served as it was`);
+    return `its bundle could not be installed: ${e.code}: ${e.message}`;
+  }
+}
+
+/** Every site's bundle keys read before anything listens (a missing, unreadable or private key is the values file's fault: exit 2 naming the entry). */
+export async function checkBundleKeys(sites: ReadonlyMap<string, LibrarySite>, file: string): Promise<void> {
+  const { loadPublicKey } = await import('../package/keys.js');
+  for (const [domain, site] of sites) {
+    for (const p of site.bundle?.trust ?? []) {
+      await loadPublicKey(p).catch((err: unknown) => {
+        throw new UsageError(`values file ${file}: library.sites (${domain}): staticExport.trust: ${toAirlockError(err).message}`, {
+          subject: 'library.sites[].staticExport.trust',
+        });
+      });
+    }
   }
 }

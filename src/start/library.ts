@@ -114,10 +114,14 @@ export async function startLibrary(o: LibraryServeOptions): Promise<number> {
   trap.onHangup(() => {});
   // Sites whose bundles are still to be tried: /_airlock/ready is 503 until none is.
   const preparing = new Set([...config.sites].filter(([, x]) => x.bundle !== null).map(([d]) => d));
+  // A site with a bundle and no folder yet answers 503 saying why (not 404), and is listed.
+  const absent = new Map([...preparing].map((d) => [d, 'its bundle is being fetched']));
+  if (preparing.size > 0) await (await import('./library-bundles.js')).checkBundleKeys(config.sites, valuesFile ?? '');
   // A library filled at start (bundles, a mirror followed) may start as no folder at all.
   if (preparing.size > 0 || followUrl !== undefined) await mkdir(resolve(o.cwd, library!), { recursive: true });
   const lib = await createLibraryServer({
     preparing: () => [...preparing],
+    absent,
     library: resolve(o.cwd, library!),
     hosts: config.hosts,
     pinned: (domain) => config.sites.get(domain)?.version,
@@ -160,8 +164,10 @@ export async function startLibrary(o: LibraryServeOptions): Promise<number> {
           signal: trap.signal,
           log: o.log,
           // The site's folder is read at once (not at the next poll): ready means its pages answer.
-          tried: async (d) => {
+          tried: async (d, failure) => {
             await lib.recheck();
+            if (failure === null) absent.delete(d);
+            else absent.set(d, failure);
             preparing.delete(d);
           },
         })

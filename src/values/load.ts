@@ -53,6 +53,10 @@ function anchor(v: Values, dir: string): Values {
     staticExport: v.staticExport && { ...v.staticExport, trust: v.staticExport.trust?.map((p) => abs(p)!) },
     mirror: v.mirror && { ...v.mirror, tokensFile: abs(v.mirror.tokensFile), secretFile: abs(v.mirror.secretFile) },
     follow: v.follow && { ...v.follow, tokenFile: abs(v.follow.tokenFile), trust: v.follow.trust?.map((p) => abs(p)!) },
+    library: v.library && {
+      ...v.library,
+      sites: v.library.sites?.map((s) => ({ ...s, staticExport: s.staticExport && { ...s.staticExport, trust: s.staticExport.trust?.map((p) => abs(p)!) } })),
+    },
   };
 }
 

@@ -6,6 +6,7 @@ import { createLibraryServer, type LibraryServer } from '../../src/serve/library
 import { featureOptions } from '../../src/serve/features.js';
 import { cleanup, setActive, tempRoot, writeVersion } from '../serve/helpers.js';
 import { CHROMIUM, chromiumAvailable, launch, record } from './chromium.js';
+import { until } from '../helpers/wait.js';
 
 /**
  * The library's landing page in Debian's Chromium: a reader searches every site from the keyboard
@@ -45,6 +46,18 @@ beforeAll(async () => {
     pollMs: 3_600_000,
   });
   origin = (await srv.listen()).replace(/\/$/, '');
+  // Every site's index built before the reader comes (on a loaded machine a first search may list sites as still preparing).
+  await until(
+    async () => {
+      const r = await fetch(origin + '/_airlock/library/search', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"query":"install"}',
+      });
+      return ((await r.json()) as { pending: unknown[] }).pending.length === 0;
+    },
+    { timeoutMs: 30_000 },
+  );
   browser = await launch();
 }, 60_000);
 afterAll(async () => {

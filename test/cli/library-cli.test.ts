@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { Agent, createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { execFileSync } from 'node:child_process';
@@ -398,8 +398,14 @@ describe('serve --library', () => {
       '/wrong.airlock': await readFile(pkgs['gamma.example-v1']!),
       '/raw.tar.gz': await readFile(join(dir, 'raw.tar.gz')),
     };
+    files['/sign-in.airlock'] = Buffer.from('<!doctype html><title>Sign in</title><form>…</form>');
+    let hold: (() => void) | null = null;
+    const held = new Promise<void>((r) => (hold = r));
     const bucket = createServer((req, res) => {
-      const body = files[(req.url ?? '').replace(/\?.*$/, '')];
+      const path = (req.url ?? '').replace(/\?.*$/, '');
+      // The first site's bundle is held until the test has seen the others wait for it.
+      if (path === '/slow.airlock') return void held.then(() => res.writeHead(404).end());
+      const body = files[path];
       res.writeHead(body ? 200 : 404, { 'content-length': body?.length ?? 0 });
       res.end(body);
     });
@@ -414,8 +420,13 @@ describe('serve --library', () => {
         [
           'library:',
           '  sites:',
+          '    - domain: slow.example',
+          `      staticExport: { bundleUrl: "${at}/slow.airlock", allowUnsigned: true }`,
           '    - domain: docs.alpha.example',
-          `      staticExport: { bundleUrl: "${at}/alpha.airlock?X-Sig=secret", trust: ["${vendor.pubPath}"] }`,
+          // relative to the values file's folder
+          `      staticExport: { bundleUrl: "${at}/alpha.airlock?X-Sig=secret", trust: ["${basename(vendor.pubPath)}"] }`,
+          '    - domain: html.example',
+          `      staticExport: { bundleUrl: "${at}/sign-in.airlock", trust: ["${basename(vendor.pubPath)}"] }`,
           '    - domain: raw.example',
           `      staticExport: { bundleUrl: "${at}/raw.tar.gz", allowUnsigned: true }`,
           '    - domain: docs.beta.example',
@@ -424,6 +435,13 @@ describe('serve --library', () => {
         ].join('\n'),
       );
       const s = await startServer(['serve', '--library', lib2, '--values', values, '--port', '0']);
+      // Behind the first site's bundle, the others answer 503 saying why (not 404), and are listed; ready is 503.
+      const waiting = await get(s.url + '/raw.example/');
+      expect([waiting.status, waiting.body.toString()]).toEqual([503, 'site raw.example cannot be served: its bundle is being fetched\n']);
+      const listed = JSON.parse((await get(s.url + '/_airlock/library')).body.toString()) as { sites: Array<{ domain: string; problem: string | null }> };
+      expect(listed.sites.find((x) => x.domain === 'raw.example')).toMatchObject({ problem: 'its bundle is being fetched' });
+      expect((await get(s.url + '/_airlock/ready')).status).toBe(503);
+      hold!();
       await until(async () => (await get(s.url + '/', { Host: 'docs.alpha.example' })).body.toString().includes('<h1>docs.alpha.example v2</h1>'), {
         timeoutMs: 20_000,
       });
@@ -433,6 +451,11 @@ describe('serve --library', () => {
         /docs\.beta\.example: WARNING: its bundle .* could not be installed: AIRLOCK_DOMAIN_MISMATCH: the package at .* is of domain gamma\.example, not of site docs\.beta\.example/,
       );
       expect(s.stderr()).not.toContain('X-Sig=secret'); // a link's query is its credential
+      // A page that is neither a package nor an archive is said to be so (never "unsigned by nature").
+      await until(async () => s.stderr().includes('html.example: WARNING'), { timeoutMs: 20_000 });
+      expect(s.stderr()).toMatch(/html\.example: WARNING: .*AIRLOCK_NOT_AN_ARCHIVE: .*not a tar, tar\.gz or zip archive/);
+      const slow = await get(s.url + '/', { Host: 'slow.example' });
+      expect([slow.status, slow.body.toString()]).toEqual([503, expect.stringContaining('its bundle could not be installed')]);
       expect((await get(s.url + '/_airlock/ready')).status).toBe(200); // every bundle tried
       expect((await get(s.url + '/', { Host: 'docs.beta.example' })).status).toBe(503);
       expect(existsSync(join(lib2, 'docs.beta.example', 'versions'))).toBe(false);
@@ -442,6 +465,14 @@ describe('serve --library', () => {
       expect((await get(again.url + '/', { Host: 'docs.alpha.example' })).body.toString()).toContain('<h1>docs.alpha.example v2</h1>');
       await until(async () => again.stderr().includes('docs.alpha.example: already had version v2'), { timeoutMs: 20_000 });
       expect(await again.stop()).toBe(0);
+      // A trust key that cannot be read is the values file's fault: refused before anything listens, naming the entry.
+      await mkdir(join(dir, 'folder.pub'));
+      await writeFile(values, (await readFile(values, 'utf8')).replace(`trust: ["${basename(vendor.pubPath)}"] }`, 'trust: ["folder.pub"] }'));
+      const bad = airlock(['serve', '--library', lib2, '--values', values, '--port', '0']);
+      expect([bad.status, bad.stderr]).toEqual([
+        2,
+        expect.stringMatching(/library\.sites \(docs\.alpha\.example\): staticExport\.trust: .*folder\.pub is a folder/),
+      ]);
     } finally {
       bucket.close();
     }

@@ -5,6 +5,7 @@ import { connect } from 'node:net';
 import { createLibraryServer, type LibraryServer } from '../../src/serve/library.js';
 import { LISTING_MS, SiteSummaries } from '../../src/serve/library-sites.js';
 import { cleanup, get, setActive, tempRoot, writeVersion } from './helpers.js';
+import { until } from '../helpers/wait.js';
 import { PageWorkers } from '../../src/serve/html-cache/pool.js';
 import { workerSlot } from '../../src/serve/html-cache/worker-slot.js';
 import { htmlContextFor } from '../../src/serve/html-context.js';
@@ -328,7 +329,11 @@ describe('search across the library', () => {
 
   it('one query over every site, grouped by site with links under its path; filter.site narrows; a site with search off is named', async () => {
     const url = await searchLibrary('search-all');
-    const r = await post(url, { query: 'turbine' });
+    // As a reader would: asked again while some site's index is still being built (a loaded machine).
+    let r = await post(url, { query: 'turbine' });
+    await until(async () => ((await (r = await post(url, { query: 'turbine' })).clone().json()) as { pending: unknown[] }).pending.length === 0, {
+      timeoutMs: 20_000,
+    });
     expect(r.status).toBe(200);
     const all = (await r.json()) as {
       sites: Array<{ domain: string; title: string; hits: Array<{ path: string }> }>;
@@ -361,7 +366,8 @@ describe('search across the library', () => {
 
   it('the landing page searches with a plain form: results grouped by site, markup in an index never reaches the page', async () => {
     const url = await searchLibrary('search-page');
-    const page = (await get(url + '/?q=turbine&site=')).body.toString();
+    let page = '';
+    await until(async () => !(page = (await get(url + '/?q=turbine&site=')).body.toString()).includes('Still preparing'), { timeoutMs: 20_000 });
     expect(page).toContain('<form role="search" action="/" method="get"');
     expect(page).toMatch(/<section class="site-hits" aria-label="alpha docs"><h3><a href="\/alpha\.example\/">/);
     expect(page).toMatch(/<a href="\/beta\.example\/install(#steps)?">/);
