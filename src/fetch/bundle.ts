@@ -24,6 +24,8 @@ export interface BundleOptions {
   domain?: string;
   /** A library's site: a package must be of this domain (a raw archive is made one of it). */
   site?: string;
+  /** The sha256 the link's issuer stated (a mirror's packageSha256): the download must have it. */
+  sha256?: string;
   trust: string[];
   allowUnsigned: boolean;
   log: (line: string) => void;
@@ -107,6 +109,12 @@ export async function fetchBundle<R extends object>(o: BundleOptions, importInto
     },
   });
   o.log(`airlock serve: downloaded ${fmtBytes(dl.size)} (sha256 ${dl.sha256})`);
+  if (o.sha256 !== undefined && o.sha256 !== dl.sha256) {
+    if (!o.signal?.aborted) await removePart(part);
+    throw new DigestMismatchError('AIRLOCK_SHA256_MISMATCH', `the package downloaded from ${safe} has sha256 ${dl.sha256}, but the mirror stated ${o.sha256}`, {
+      subject: safe,
+    });
+  }
   const trust = await Promise.all(o.trust.map((p) => loadPublicKey(p)));
   const pkg = join(dir, `${key}.airlock`);
   try {

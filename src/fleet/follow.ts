@@ -22,6 +22,10 @@ export interface FollowOptions {
   mirror: string;
   token: string;
   store: string;
+  /** A library's site: the mirror's packages must be of this domain (another site's is refused, not imported). */
+  site?: string;
+  /** Runs each download and import when its turn comes (a library's sites take turns); default at once. */
+  inTurn?: <T>(work: () => Promise<T>) => Promise<T>;
   trust: string[];
   allowUnsigned: boolean;
   pollMs?: number;
@@ -35,12 +39,11 @@ export interface FollowOptions {
 
 const MAX_BACKOFF_MS = 30_000;
 
-const defaultReplicaId = () =>
-  `${
-    hostname()
-      .replace(/[^A-Za-z0-9._-]/g, '-')
-      .slice(0, 100) || 'replica'
-  }:${process.pid}`;
+const hostPart = () =>
+  hostname()
+    .replace(/[^A-Za-z0-9._-]/g, '-')
+    .slice(0, 100) || 'replica';
+const defaultReplicaId = () => `${hostPart()}:${process.pid}`;
 /** One line for logs and /_airlock/ready, by code (network failures are ours by now: src/upstream/net-error.ts). */
 const message = (err: unknown) => {
   const e = toAirlockError(err);
@@ -213,19 +216,25 @@ export class Follower {
   }
 
   private async install(a: FleetAnswer, signal: AbortSignal): Promise<void> {
-    await installBundle({
-      url: a.packageUrl!,
-      store: this.o.store,
-      label: a.version!,
-      trust: this.o.trust,
-      allowUnsigned: this.o.allowUnsigned,
-      activate: false,
-      signal,
-      log: (l) => this.o.log(l.replace(/^airlock serve: /, 'airlock serve: follow: ')),
-      // Trust policy: a rollback on the mirror (the operator's decision) brings the fleet an older
-      // version than a replica last imported; the replica follows it. Only the order rule is
-      // waived (signatures, expiry and audience still hold), and each replica's audit log records it.
-      allowDowngrade: ['AIRLOCK_DOWNGRADE'],
+    const inTurn = this.o.inTurn ?? (<T>(work: () => Promise<T>) => work());
+    await inTurn(async () => {
+      signal.throwIfAborted();
+      await installBundle({
+        url: a.packageUrl!,
+        store: this.o.store,
+        label: a.version!,
+        site: this.o.site,
+        sha256: a.packageSha256 ?? undefined,
+        trust: this.o.trust,
+        allowUnsigned: this.o.allowUnsigned,
+        activate: false,
+        signal,
+        log: (l) => this.o.log(l.replace(/^airlock serve: /, 'airlock serve: follow: ')),
+        // Trust policy: a rollback on the mirror (the operator's decision) brings the fleet an older
+        // version than a replica last imported; the replica follows it. Only the order rule is
+        // waived (signatures, expiry and audience still hold), and each replica's audit log records it.
+        allowDowngrade: ['AIRLOCK_DOWNGRADE'],
+      });
     });
   }
 

@@ -42,7 +42,11 @@ export const FleetAnswerSchema = z.object({
     .string()
     .regex(/^[0-9a-f]{64}$/)
     .nullable(),
-  packageUrl: z.string().max(4096).nullable(),
+  packageUrl: z
+    .string()
+    .max(4096)
+    .regex(/^https?:\/\//, 'must be an http(s) URL')
+    .nullable(),
   phase: z.enum(['none', 'preparing', 'switch', 'held']),
   /** Milliseconds from this answer to the switch (≤ 0: switch on arrival); null unless phase is switch. */
   activateInMs: z.number().int().nullable(),

@@ -21,7 +21,7 @@ export interface LibraryFollowOptions {
   url: string;
   library: string;
   lib: LibraryServer;
-  follower: (mirror: string, store: string, log: (line: string) => void) => Follower;
+  follower: (o: { mirror: string; store: string; site: string; log: (line: string) => void; inTurn: Turns }) => Follower;
   signal: AbortSignal;
   log: (line: string) => void;
   /** Sites of the mirror still without a version here (readiness). */
@@ -29,6 +29,10 @@ export interface LibraryFollowOptions {
 }
 
 const LISTING_POLL_MS = 10_000;
+/** The most sites followed (a mirror's listing may name more: the rest are said once and left). */
+export const MAX_FOLLOWED = 1000;
+/** Downloads and imports from the mirror at once, whichever the sites (each a download, a verification and an import). */
+const FILLING = 4;
 const LISTING_MAX_BYTES = 4 * 1024 * 1024;
 const Listing = z.looseObject({ sites: z.array(z.looseObject({ domain: z.string().max(253) })).max(10_000) });
 
@@ -61,6 +65,8 @@ async function mirrorSites(url: string, signal: AbortSignal): Promise<string[]> 
 export async function followLibrary(o: LibraryFollowOptions): Promise<void> {
   const followed = new Map<string, Follower>();
   let first = true;
+  let saidTooMany = false;
+  const fill = turns(FILLING);
   const listing = `the listing of ${o.url}`;
   o.preparing.add(listing); // not ready before the mirror said which sites it has
   try {
@@ -69,11 +75,15 @@ export async function followLibrary(o: LibraryFollowOptions): Promise<void> {
         if (!o.signal.aborted) o.log(`airlock serve: follow: ${toAirlockError(err).message}; trying again in ${LISTING_POLL_MS / 1000} s`);
         return null;
       });
-      for (const d of sites ?? []) {
+      if (sites !== null && sites.length > MAX_FOLLOWED && !saidTooMany) {
+        saidTooMany = true;
+        o.log(`airlock serve: follow: the mirror lists ${sites.length} sites; the first ${MAX_FOLLOWED} are followed, the rest not`);
+      }
+      for (const d of (sites ?? []).slice(0, MAX_FOLLOWED)) {
         if (followed.has(d)) continue;
         if (first) o.preparing.add(d);
-        const say = (line: string) => o.log(line.replace(/^airlock serve: /, `airlock serve: ${d}: `));
-        const f = o.follower(`${o.url}/${d}`, join(o.library, d), say);
+        const say = (line: string) => o.log(`airlock serve: ${d}: ${line.replace(/^airlock serve: /, '')}`);
+        const f = o.follower({ mirror: `${o.url}/${d}`, store: join(o.library, d), site: d, log: say, inTurn: fill });
         followed.set(d, f);
         void startSite(d, f, o, say);
       }
@@ -103,10 +113,29 @@ async function startSite(d: string, f: Follower, o: LibraryFollowOptions, say: (
       say(`follow: ${await f.first(o.signal)} imported and active`);
       await o.lib.recheck();
     }
+    if (o.signal.aborted) return;
     f.start(o.lib.follow(d));
   } catch (err) {
     if (!o.signal.aborted) say(`follow: the site cannot be followed: ${toAirlockError(err).message}`);
   } finally {
     o.preparing.delete(d);
   }
+}
+
+type Turns = <T>(work: () => Promise<T>) => Promise<T>;
+
+/** At most `n` of the works given run at once; the others wait their turn, in order. */
+function turns(n: number): Turns {
+  let running = 0;
+  const waiting: Array<() => void> = [];
+  return async <T>(work: () => Promise<T>): Promise<T> => {
+    if (running >= n) await new Promise<void>((r) => waiting.push(r));
+    running++;
+    try {
+      return await work();
+    } finally {
+      running--;
+      waiting.shift()?.();
+    }
+  };
 }

@@ -182,10 +182,12 @@ export async function startLibrary(o: LibraryServeOptions): Promise<number> {
             preparing,
             signal: trap.signal,
             log: o.log,
-            follower: (mirror, store, log) =>
+            follower: ({ mirror, store, site, log, inTurn }) =>
               new fleet.Follower({
                 mirror,
                 store,
+                site,
+                inTurn,
                 token: token!,
                 trust: (followTrust ?? []).map((t) => resolve(o.cwd, t)),
                 allowUnsigned: followUnsigned === true,

@@ -478,6 +478,37 @@ describe('serve --library', () => {
     }
   }, 90_000);
 
+  it('--follow a mirror listing more sites than are followed: the first 1,000, said once; the server stays responsive and stops at once', async () => {
+    let polls = 0;
+    const listing = JSON.stringify({ sites: Array.from({ length: 1005 }, (_, i) => ({ domain: `s${i}.example` })) });
+    const hostile = createServer((req, res) => {
+      req.resume();
+      if (req.url === '/_airlock/library') return void res.writeHead(200, { 'content-type': 'application/json' }).end(listing);
+      polls++;
+      res.writeHead(403, { 'content-type': 'application/json' }).end('{"error":"no"}');
+    });
+    await new Promise<void>((r) => hostile.listen(0, '127.0.0.1', r));
+    try {
+      const s = await startServer(
+        ['serve', '--library', join(dir, 'lib-many'), '--follow', `http://127.0.0.1:${(hostile.address() as AddressInfo).port}`, '--port', '0'],
+        { env: { AIRLOCK_MIRROR_TOKEN: 'svc_mirror_' + 'm'.repeat(24) }, timeoutMs: 30_000 },
+      );
+      await until(async () => s.stderr().includes('the mirror lists 1005 sites; the first 1000 are followed, the rest not'), { timeoutMs: 20_000 });
+      await until(() => polls >= 1000, { timeoutMs: 30_000 });
+      const t0 = Date.now();
+      expect((await get(s.url + '/_airlock/health')).status).toBe(200);
+      expect(Date.now() - t0).toBeLessThan(3000);
+      expect((await get(s.url + '/_airlock/ready')).status).toBe(503); // no site has a version
+      expect(s.stderr()).not.toContain('s1004.example');
+      const stop = Date.now();
+      expect(await s.stop()).toBe(0);
+      expect(Date.now() - stop).toBeLessThan(10_000);
+    } finally {
+      hostile.closeAllConnections();
+      hostile.close();
+    }
+  }, 90_000);
+
   it('refuses options that belong to one store, and a host name mapped to two sites, naming them', () => {
     const r = airlock(['serve', '--library', lib, '--version', 'v1', '--port', '0']);
     expect(r.status).toBe(2);

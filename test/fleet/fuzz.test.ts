@@ -153,3 +153,72 @@ describe('fleet endpoint fuzz (bounded)', () => {
     expect(await readdir(join(store, 'versions'))).toEqual(['v1']);
   }, 90_000);
 });
+
+describe('a mirror pointing a follower at the wrong package', () => {
+  /** A follower of `store` whose mirror answers with `answer` and serves the package file at /pkg. */
+  async function follow(o: { pkg: string; sha256: string; site?: string; store: string; trust: string }) {
+    const bytes = await readFile(o.pkg);
+    let base = '';
+    const mirror: Server = createServer((req, res) => {
+      req.resume();
+      if (req.url?.startsWith('/pkg')) return void res.writeHead(200, { 'content-length': bytes.length }).end(bytes);
+      const a: FleetAnswer = {
+        version: 'v2',
+        packageSha256: o.sha256,
+        packageUrl: `${base}/pkg`,
+        phase: 'switch',
+        activateInMs: 0,
+        activateAt: null,
+        held: null,
+        replicas: 1,
+        prepared: 1,
+      };
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(a));
+    });
+    await new Promise<void>((r) => mirror.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(mirror.address() as AddressInfo).port}`;
+    const f = new Follower({
+      mirror: base,
+      token: FLEET_TOKEN,
+      store: o.store,
+      site: o.site,
+      trust: [o.trust],
+      allowUnsigned: false,
+      pollMs: 40,
+      replicaId: 'r',
+      log: () => {},
+    });
+    const srv = await createAirlockServer({ store: o.store, lease: false, log: () => {} });
+    cleanups.push(async () => {
+      await f.stop();
+      await srv.close(100);
+      mirror.closeAllConnections();
+      mirror.close();
+    });
+    f.start(targetOf(srv));
+    await until(() => f.status.refused !== null, { timeoutMs: 20_000, intervalMs: 20 });
+    return { f, srv };
+  }
+
+  it("another site's package (a library's follower): refused, never imported; the mirror's stated sha256 that the download lacks: refused", async () => {
+    const t = await tempDir('airlock-fleet-wrong-');
+    cleanups.push(t.cleanup);
+    const signer = await makeSigner(join(t.dir, 'signer'));
+    const v2 = await sitePackage(t.dir, 'v2', signer);
+    const sha = (await import('node:crypto'))
+      .createHash('sha256')
+      .update(await readFile(v2))
+      .digest('hex');
+    for (const [name, o, code] of [
+      ['other site', { site: 'other.example', sha256: sha }, 'AIRLOCK_DOMAIN_MISMATCH'],
+      ['wrong digest', { sha256: 'b'.repeat(64) }, 'AIRLOCK_SHA256_MISMATCH'],
+    ] as const) {
+      const store = join(t.dir, `store-${name.replace(' ', '-')}`);
+      await addVersion(store, await sitePackage(t.dir, 'v1', signer), signer, true);
+      const { f, srv } = await follow({ pkg: v2, store, trust: signer.pubPath, ...o });
+      expect(f.status.refused, name).toMatchObject({ version: 'v2', reason: expect.stringContaining(code) });
+      expect(srv.current().version).toBe('v1');
+      expect(await readdir(join(store, 'versions'))).toEqual(['v1']);
+    }
+  }, 60_000);
+});

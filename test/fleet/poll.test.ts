@@ -62,6 +62,7 @@ describe('pollMirror', () => {
       [{ status: 200, body: '{"version":' }, /not JSON/],
       [{ status: 200, body: JSON.stringify({ ...valid, phase: 'explode' }) }, /malformed: phase/],
       [{ status: 200, body: JSON.stringify({ ...valid, packageSha256: 'zz' }) }, /malformed: packageSha256/],
+      [{ status: 200, body: JSON.stringify({ ...valid, packageUrl: 'file:///etc/passwd' }) }, /malformed: packageUrl: must be an http\(s\) URL/],
       // Declared too big: refused before reading. Streamed too big (chunked, no length): refused past the bound.
       [{ status: 200, headers: { 'content-length': String(10 * 1024 * 1024) }, body: '' }, /is 10485760 bytes; at most 65536/],
       [{ status: 200, headers: { 'transfer-encoding': 'chunked' }, body: Buffer.alloc(200_000, 0x20) }, /over 65536 bytes/],
