@@ -1,6 +1,6 @@
-import { join } from 'node:path';
 import { toAirlockError, UsageError } from '../errors.js';
 import { listVersions } from '../store/list.js';
+import { siteStore } from '../store/library.js';
 import { readState } from '../store/state.js';
 import { planStart } from '../values/plan.js';
 import type { LibrarySite } from './library-config.js';
@@ -32,9 +32,10 @@ export async function fetchSiteBundles(o: SiteBundlesOptions): Promise<void> {
 }
 
 async function trySite(domain: string, site: LibrarySite, se: StaticExportSettings, o: SiteBundlesOptions): Promise<string | null> {
-  const store = join(o.library, domain);
   const say = (line: string) => o.log(`airlock serve: ${domain}: ${line}`);
   try {
+    // Its entry, when there, must be a folder of its own: a link or a file in the library is never written through.
+    const store = await siteStore(o.library, domain, 'library.sites[].domain');
     const active = (await readState(store)).active;
     const labels = (await listVersions(store)).map((v) => v.version);
     const plan = planStart({ version: site.version, bundleUrl: se.bundleUrl, worker: false, values: true }, { active, labels }, store);

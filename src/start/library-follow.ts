@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import type { Follower } from '../fleet/follow.js';
 import type { LibraryServer } from '../serve/library-types.js';
-import { siteName } from '../store/library.js';
+import { librarySites, siteName, siteStore } from '../store/library.js';
 import { readState } from '../store/state.js';
 import { netError } from '../upstream/net-error.js';
 import { cappedText } from '../util/capped-body.js';
@@ -71,8 +71,10 @@ export async function followLibrary(o: LibraryFollowOptions): Promise<void> {
   o.preparing.add(listing); // not ready before the mirror said which sites it has
   try {
     while (!o.signal.aborted) {
-      const sites = await mirrorSites(o.url, o.signal).catch((err: unknown) => {
+      const sites = await mirrorSites(o.url, o.signal).catch(async (err: unknown) => {
         if (!o.signal.aborted) o.log(`airlock serve: follow: ${toAirlockError(err).message}; trying again in ${LISTING_POLL_MS / 1000} s`);
+        // Unreachable at start, with sites here: they are served and the replica is ready, as one store's replica is.
+        if (first && (await librarySites(o.library).catch(() => ({ sites: [] }))).sites.length > 0) o.preparing.delete(listing);
         return null;
       });
       if (sites !== null && sites.length > MAX_FOLLOWED && !saidTooMany) {
@@ -104,7 +106,8 @@ export async function followLibrary(o: LibraryFollowOptions): Promise<void> {
 /** A site's store filled from the mirror when it has no version, then followed on its open site. */
 async function startSite(d: string, f: Follower, o: LibraryFollowOptions, say: (line: string) => void): Promise<void> {
   try {
-    const store = join(o.library, d);
+    // Its entry, when there, must be a folder of its own: a link or a file in the library is never written through.
+    const store = await siteStore(o.library, d, "the mirror's site");
     const active = await readState(store)
       .then((s) => s.active)
       .catch(() => null);

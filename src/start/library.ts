@@ -6,7 +6,7 @@ import { libraryConfig } from './library-config.js';
 import { listenError, probeListen } from '../util/listen.js';
 import { numberOption } from '../util/number-option.js';
 import { whenAborted, type SignalTrap } from '../util/signals.js';
-import { FLAG_RANGES } from '../values/settings.js';
+import { FLAG_RANGES, followUrlProblem } from '../values/settings.js';
 
 /**
  * `airlock serve --library LIB`: every site of the library from one process (src/serve/library.ts),
@@ -99,8 +99,8 @@ export async function startLibrary(o: LibraryServeOptions): Promise<number> {
   // At most 8 sites' search indexes loaded at once (each a worker thread and its index, 4-8 MB): the least recently searched is let go.
   const searchSlots = new SearchSlots(8);
   // --follow URL: every site of the library mirror at URL, each followed as one store's replica (token from the environment).
-  if (followUrl !== undefined && !/^https?:\/\/\S+$/.test(followUrl))
-    throw new UsageError(`--follow needs the library mirror's http(s) URL, not ${JSON.stringify(followUrl.slice(0, 80))}`, { subject: '--follow' });
+  const followWhy = followUrl === undefined ? null : followUrlProblem(followUrl);
+  if (followWhy !== null) throw new UsageError(`--follow needs the library mirror's http(s) URL: ${followWhy}`, { subject: '--follow' });
   if (followUrl === undefined && (followTrust !== undefined || followUnsigned !== undefined || followPollMs !== undefined))
     throw new UsageError('--trust, --allow-unsigned and --follow-poll-ms go with --follow', { subject: '--follow' });
   const pollMs = numberOption(followPollMs, '--follow-poll-ms', FLAG_RANGES['follow-poll-ms']);

@@ -82,6 +82,24 @@ export const FLAG_RANGES = {
   'skew-grace': { min: 0, max: 7 * 24 * 3600, decimals: true, unit: 'seconds' },
 } as const satisfies Record<string, NumberRange>;
 
+/**
+ * Why a mirror's URL cannot be followed, or null: http(s), and nothing a link would carry as a
+ * secret (user and password, a query) or lose (a fragment) when paths are put after it; the token
+ * goes in AIRLOCK_MIRROR_TOKEN.
+ */
+export function followUrlProblem(url: string): string | null {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return 'it is not a URL';
+  }
+  if (!/^https?:$/.test(u.protocol)) return 'it is not http(s)';
+  if (u.username !== '' || u.password !== '' || u.search !== '' || u.hash !== '' || /[?#@]/.test(url.replace(/^https?:\/\//, '')))
+    return 'give it without a user, password, query or fragment (the token comes from AIRLOCK_MIRROR_TOKEN)';
+  return null;
+}
+
 /** A values file's staticExport (the top-level one, or a library site's), or null when it names no bundle or is disabled. */
 export function staticExportSettings(se: Values['staticExport']): StaticExportSettings | null {
   if (se === undefined || se.enabled === false || se.bundleUrl === undefined) return null;
@@ -112,8 +130,8 @@ export function mergeSettings(flags: ServeFlags, given?: Values): ServeSettings 
   const fromValues = Object.entries(v.features ?? {}).filter(([f, on]) => on !== undefined && !byFlag.has(f));
   const se = v.staticExport;
   const followUrl = flags.follow ?? v.follow?.url;
-  if (followUrl !== undefined && !/^https?:\/\/[^\s]+$/.test(followUrl))
-    throw new UsageError(`--follow needs the mirror's http(s) URL, not ${JSON.stringify(followUrl.slice(0, 80))}`, { subject: '--follow' });
+  const why = followUrl === undefined ? null : followUrlProblem(followUrl);
+  if (why !== null) throw new UsageError(`--follow needs the mirror's http(s) URL: ${why}`, { subject: '--follow' });
   const leadMs =
     numberOption(flags['fleet-lead-ms'], '--fleet-lead-ms', FLAG_RANGES['fleet-lead-ms']) ??
     (v.mirror?.fleetLeadSeconds === undefined ? undefined : Math.round(v.mirror.fleetLeadSeconds * 1000));

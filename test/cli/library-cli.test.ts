@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { Agent, createServer, request } from 'node:http';
@@ -508,6 +508,29 @@ describe('serve --library', () => {
       hostile.close();
     }
   }, 90_000);
+
+  it('a link in the library is never written through, by a bundle or a follower; a follow URL carrying a secret is refused', async () => {
+    const lib4 = join(dir, 'lib-links');
+    const outside = join(dir, 'outside-of-library');
+    await mkdir(lib4);
+    await mkdir(outside);
+    await symlink(outside, join(lib4, 'docs.alpha.example'));
+    const values = join(dir, 'library-links.yaml');
+    await writeFile(
+      values,
+      `library:\n  sites:\n    - domain: docs.alpha.example\n      staticExport: { bundleUrl: "http://127.0.0.1:9/a.airlock", allowUnsigned: true }\n`,
+    );
+    const s = await startServer(['serve', '--library', lib4, '--values', values, '--port', '0']);
+    await until(async () => s.stderr().includes('docs.alpha.example: WARNING'), { timeoutMs: 20_000 });
+    expect(s.stderr()).toMatch(/docs\.alpha\.example is a symbolic link.*not a site's store folder/);
+    expect(await s.stop()).toBe(0);
+    expect(await readdir(outside)).toEqual([]);
+    for (const url of ['http://user:pw@127.0.0.1:9', 'http://127.0.0.1:9/?token=x', 'http://127.0.0.1:9/#x']) {
+      const r = airlock(['serve', '--library', lib4, '--follow', url, '--port', '0'], { env: { AIRLOCK_MIRROR_TOKEN: 'svc_mirror_' + 'm'.repeat(24) } });
+      expect([r.status, r.stderr], url).toEqual([2, expect.stringContaining('give it without a user, password, query or fragment')]);
+      expect(r.stderr).not.toMatch(/pw@|token=x/);
+    }
+  }, 60_000);
 
   it('refuses options that belong to one store, and a host name mapped to two sites, naming them', () => {
     const r = airlock(['serve', '--library', lib, '--version', 'v1', '--port', '0']);

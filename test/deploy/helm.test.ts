@@ -373,6 +373,28 @@ describe('helm chart deploy/helm/airlock', () => {
       ],
       [{ library: { sites: [site] }, trust: { existingSecret: 'k' }, tls: { secretName: 'tls' } }, /tls\.secretName is for one site's release/],
       [{ library: { sites: [{ ...site, domain: 'Docs.Vendor.example' }] }, trust: { existingSecret: 'k' } }, /domain/],
+      [{ library: { sites: [{ ...site, domain: '10.0.0.1' }] }, trust: { existingSecret: 'k' } }, /\(10\.0\.0\.1\): the domain is an address/],
+      [{ library: { sites: [{ ...site, hosts: ['localhost'] }] }, trust: { existingSecret: 'k' } }, /hosts: localhost is not a host name of a site/],
+      [{ library: { sites: [{ ...site, hosts: ['..'] }] }, trust: { existingSecret: 'k' } }, /hosts: \.\. is not a host name of a site/],
+      [
+        {
+          library: {
+            sites: [
+              { ...site, hosts: ['docs.internal'] },
+              { ...site, domain: 'b.example', hosts: ['DOCS.INTERNAL'] },
+            ],
+          },
+          trust: { existingSecret: 'k' },
+        },
+        /library\.sites\[1\] \(b\.example\): hosts: docs\.internal is given to docs\.vendor\.example already/,
+      ],
+      [{ library: { sites: [{ ...site, bundleUrl: '' }] }, trust: { existingSecret: 'k' } }, /bundleUrl must be an http\(s\) URL/],
+      [{ library: { sites: [{ ...site, features: { search: true } }] }, trust: { existingSecret: 'k' } }, /search and assistant would be relayed/],
+      [{ library: { sites: [site] }, trust: { existingSecret: 'k' }, deployment: { type: 'cloud' } }, /deployment\.type cloud turns search and assistant on/],
+      [
+        { library: { sites: [site] }, trust: { existingSecret: 'k' }, staticExport: { bundleUrl: 'https://b/x.airlock' } },
+        /staticExport\.bundleUrl is one site's bundle/,
+      ],
     ];
     for (const [values, message] of cases) {
       const r = await renderWith(values);

@@ -104,9 +104,35 @@ release airlock serve --library would refuse or could not fill is refused here, 
 {{- fail (printf "%s is for one site's release; a library (library.sites) does not take it: serve that site with a release of its own" $k) -}}
 {{- end -}}
 {{- end -}}
+{{- if $v.staticExport.bundleUrl -}}
+{{- fail "staticExport.bundleUrl is one site's bundle; a library (library.sites) gives each site its own bundleUrl: remove staticExport.bundleUrl" -}}
+{{- end -}}
+{{- if and (eq $v.deployment.type "cloud") (or (ne (toString (dig "search" "" $v.features)) "false") (ne (toString (dig "assistant" "" $v.features)) "false")) -}}
+{{- fail "deployment.type cloud turns search and assistant on, and a library relays nothing to the service: set features.search=false and features.assistant=false, or another deployment.type" -}}
+{{- end -}}
 {{- $seen := dict -}}
+{{- $hosts := dict -}}
 {{- range $i, $site := $v.library.sites -}}
 {{- $where := printf "library.sites[%d] (%s)" $i $site.domain -}}
+{{- if regexMatch "^[0-9.]+$" $site.domain -}}
+{{- fail (printf "%s: the domain is an address, not a site's host name" $where) -}}
+{{- end -}}
+{{- if not (regexMatch "^https?://[^/?#]+" $site.bundleUrl) -}}
+{{- fail (printf "%s: bundleUrl must be an http(s) URL" $where) -}}
+{{- end -}}
+{{- if or (dig "search" false ($site.features | default dict)) (dig "assistant" false ($site.features | default dict)) -}}
+{{- fail (printf "%s: search and assistant would be relayed to the service, which a library does not do: leave them off" $where) -}}
+{{- end -}}
+{{- range $site.hosts -}}
+{{- $h := lower (trimSuffix "." .) -}}
+{{- if or (not (regexMatch "^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$" $h)) (regexMatch "^[0-9.]+$" $h) (eq $h "localhost") (hasSuffix ".localhost" $h) -}}
+{{- fail (printf "%s: hosts: %s is not a host name of a site (an address of the server, or not a name)" $where .) -}}
+{{- end -}}
+{{- if hasKey $hosts $h -}}
+{{- fail (printf "%s: hosts: %s is given to %s already" $where $h (get $hosts $h)) -}}
+{{- end -}}
+{{- $_ := set $hosts $h $site.domain -}}
+{{- end -}}
 {{- if hasKey $seen $site.domain -}}
 {{- fail (printf "%s: the domain is listed twice" $where) -}}
 {{- end -}}
