@@ -525,6 +525,16 @@ describe('serve --library', () => {
     expect(s.stderr()).toMatch(/docs\.alpha\.example is a symbolic link.*not a site's store folder/);
     expect(await s.stop()).toBe(0);
     expect(await readdir(outside)).toEqual([]);
+    // A follower restarted while its mirror is down, with sites here: they are served, and it is ready.
+    const lib5 = join(dir, 'lib-follow-down');
+    await mkdir(lib5);
+    expect(airlock(['import', pkgs['docs.alpha.example-v1']!, '--library', lib5, '--trust', vendor.pubPath, '--activate']).status).toBe(0);
+    const down = await startServer(['serve', '--library', lib5, '--follow', 'http://127.0.0.1:9', '--port', '0'], {
+      env: { AIRLOCK_MIRROR_TOKEN: 'svc_mirror_' + 'm'.repeat(24) },
+    });
+    await until(async () => (await get(down.url + '/_airlock/ready')).status === 200, { timeoutMs: 20_000 });
+    expect((await get(down.url + '/docs.alpha.example/')).status).toBe(200);
+    expect(await down.stop()).toBe(0);
     for (const url of ['http://user:pw@127.0.0.1:9', 'http://127.0.0.1:9/?token=x', 'http://127.0.0.1:9/#x']) {
       const r = airlock(['serve', '--library', lib4, '--follow', url, '--port', '0'], { env: { AIRLOCK_MIRROR_TOKEN: 'svc_mirror_' + 'm'.repeat(24) } });
       expect([r.status, r.stderr], url).toEqual([2, expect.stringContaining('give it without a user, password, query or fragment')]);
