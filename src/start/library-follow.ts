@@ -29,6 +29,9 @@ export interface LibraryFollowOptions {
 }
 
 const LISTING_POLL_MS = 10_000;
+
+/** What readiness waits for until the mirror's listing was read (put in `preparing` before the server listens). */
+export const listingOf = (url: string) => `the listing of ${url}`;
 /** The most sites followed (a mirror's listing may name more: the rest are said once and left). */
 export const MAX_FOLLOWED = 1000;
 /** Downloads and imports from the mirror at once, whichever the sites (each a download, a verification and an import). */
@@ -67,8 +70,7 @@ export async function followLibrary(o: LibraryFollowOptions): Promise<void> {
   let first = true;
   let saidTooMany = false;
   const fill = turns(FILLING);
-  const listing = `the listing of ${o.url}`;
-  o.preparing.add(listing); // not ready before the mirror said which sites it has
+  const listing = listingOf(o.url); // in `preparing` from before the server listened: not ready before the mirror said which sites it has
   try {
     while (!o.signal.aborted) {
       const sites = await mirrorSites(o.url, o.signal).catch(async (err: unknown) => {

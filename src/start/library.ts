@@ -116,9 +116,12 @@ export async function startLibrary(o: LibraryServeOptions): Promise<number> {
   const preparing = new Set([...config.sites].filter(([, x]) => x.bundle !== null).map(([d]) => d));
   // A site with a bundle and no folder yet answers 503 saying why (not 404), and is listed.
   const absent = new Map([...preparing].map((d) => [d, 'its bundle is being fetched']));
-  if (preparing.size > 0) await (await import('./library-bundles.js')).checkBundleKeys(config.sites, valuesFile ?? '');
+  const hasBundles = preparing.size > 0;
+  const followed = followUrl?.replace(/\/+$/, '');
+  if (followed !== undefined) preparing.add((await import('./library-follow.js')).listingOf(followed));
+  if (hasBundles) await (await import('./library-bundles.js')).checkBundleKeys(config.sites, valuesFile ?? '');
   // A library filled at start (bundles, a mirror followed) may start as no folder at all.
-  if (preparing.size > 0 || followUrl !== undefined) await mkdir(resolve(o.cwd, library!), { recursive: true });
+  if (hasBundles || followUrl !== undefined) await mkdir(resolve(o.cwd, library!), { recursive: true });
   const lib = await createLibraryServer({
     preparing: () => [...preparing],
     absent,
@@ -157,7 +160,7 @@ export async function startLibrary(o: LibraryServeOptions): Promise<number> {
     o.log(`airlock serve: serving the library ${library!} at ${url}`);
     trap.onHangup(() => void lib.recheck());
     // Sites with a bundle (library.sites[].staticExport): fetched into their stores while the others serve.
-    const bundles = preparing.size
+    const bundles = hasBundles
       ? (await import('./library-bundles.js')).fetchSiteBundles({
           library: resolve(o.cwd, library!),
           sites: config.sites,
@@ -176,7 +179,7 @@ export async function startLibrary(o: LibraryServeOptions): Promise<number> {
       fleet === null
         ? null
         : (await import('./library-follow.js')).followLibrary({
-            url: followUrl!.replace(/\/+$/, ''),
+            url: followed!,
             library: resolve(o.cwd, library!),
             lib,
             preparing,
