@@ -57,6 +57,17 @@ export function urlOfPage(path: string): string {
   return '/' + (path.endsWith('.html') ? path.slice(0, -5) : path);
 }
 
+/**
+ * A page URL as a link: each segment percent-encoded, so a file name's own `%`, `?` or `#` stays a
+ * name (a folder named `%2e%2e` is never read by a browser as `..`, out of the page's site).
+ */
+export function hrefOf(url: string): string {
+  return url
+    .split('/')
+    .map((seg) => encodeURIComponent(seg).replace(/%(2[46BC]|3[ABD]|40)/gi, (m) => decodeURIComponent(m)))
+    .join('/');
+}
+
 export class SearchIndex {
   private traitsOf: Array<PathTraits | undefined> = [];
   private byPath: Map<string, number> | null = null;
@@ -209,7 +220,7 @@ export class SearchIndex {
                 matched.filter((t) => words.has(t)),
               )
             : '',
-          path: page.path + (sec?.anchor ? '#' + encodeURIComponent(sec.anchor) : ''),
+          path: hrefOf(page.path) + (sec?.anchor ? '#' + encodeURIComponent(sec.anchor) : ''),
           metadata: { title: page.title, heading: sec?.heading ?? '', anchor: sec?.anchor ?? null, page: page.path, score: Math.round(r.score * 1000) / 1000 },
         };
       }),

@@ -7,6 +7,7 @@ import type { SearchAnswer } from '../search/service.js';
 import type { QueryOptions } from '../search/engine.js';
 import { describeZodError } from '../upstream/describe.js';
 import { readJsonBody } from '../util/json-body.js';
+import { turns } from '../util/turns.js';
 
 /**
  * Search across a library's sites: one query asked of every site's own local index (each site's
@@ -159,8 +160,7 @@ export const BUSY = 'the server is answering other searches across sites; search
 export class LibrarySearch {
   readonly route: (req: IncomingMessage, res: ServerResponse) => void;
   private readonly o: Omit<CrossSearchOptions, 'perSite'>;
-  private running = 0;
-  private readonly waiting: Array<() => void> = [];
+  private readonly inTurn = turns(RUNNING);
 
   /** `sites`: those that may be searched now; `searchOf`: a site's query (null: its search is off), rejected when it cannot be served. */
   constructor(
@@ -173,17 +173,8 @@ export class LibrarySearch {
 
   /** One search across `among`, in turn with the others (RUNNING at once, WAITING queued); null when too many wait already. */
   async run(among: readonly SearchableSite[], query: string, perSite: number): Promise<LibraryResults | null> {
-    if (this.running >= RUNNING) {
-      if (this.waiting.length >= WAITING) return null;
-      await new Promise<void>((r) => this.waiting.push(r));
-    }
-    this.running++;
-    try {
-      return await searchSites(among, query, { ...this.o, perSite });
-    } finally {
-      this.running--;
-      this.waiting.shift()?.();
-    }
+    if (this.inTurn.waiting >= WAITING) return null;
+    return this.inTurn(() => searchSites(among, query, { ...this.o, perSite }));
   }
 
   /** The landing page's search (`/?q=…&site=…`): its results and the sites chosen, or null when the page asks none. */

@@ -1,5 +1,6 @@
 import { buildVariants } from '../store/variants/build.js';
 import type { VariantSizes } from './source.js';
+import { turns } from '../util/turns.js';
 
 /**
  * Precompression (br, gzip) of the assets a stored version has no variants for yet, done by the
@@ -39,12 +40,7 @@ export type InTurn = (job: () => Promise<void>) => Promise<void>;
 
 /** An InTurn that runs one job at a time, in the order given (a failed job does not stop the next). */
 export function oneAtATime(): InTurn {
-  let tail: Promise<unknown> = Promise.resolve();
-  return (job) => {
-    const run = tail.then(job);
-    tail = run.catch(() => {});
-    return run;
-  };
+  return turns(1);
 }
 
 export function variantsLater(o: VariantsLaterOptions): Later {

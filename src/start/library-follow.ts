@@ -7,6 +7,7 @@ import { readState } from '../store/state.js';
 import { netError } from '../upstream/net-error.js';
 import { cappedText } from '../util/capped-body.js';
 import { toAirlockError, UpstreamError } from '../errors.js';
+import { turns, type Turns } from '../util/turns.js';
 
 /**
  * `serve --library LIB --follow URL`: a replica of a library mirror (`serve --library --mirror`
@@ -125,22 +126,4 @@ async function startSite(d: string, f: Follower, o: LibraryFollowOptions, say: (
   } finally {
     o.preparing.delete(d);
   }
-}
-
-type Turns = <T>(work: () => Promise<T>) => Promise<T>;
-
-/** At most `n` of the works given run at once; the others wait their turn, in order. */
-function turns(n: number): Turns {
-  let running = 0;
-  const waiting: Array<() => void> = [];
-  return async <T>(work: () => Promise<T>): Promise<T> => {
-    if (running >= n) await new Promise<void>((r) => waiting.push(r));
-    running++;
-    try {
-      return await work();
-    } finally {
-      running--;
-      waiting.shift()?.();
-    }
-  };
 }

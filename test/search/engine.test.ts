@@ -106,3 +106,13 @@ describe('compact core', () => {
     expect(() => SearchIndex.deserialize(lines)).toThrow(/does not exist/);
   });
 });
+
+describe('result links', () => {
+  it("a file name's own % stays a name: a folder named %2e%2e never links out of the site as ..", async () => {
+    const evil: Record<string, ExtractedPage> = { '%2e%2e/other.example/guide.html': extractPage('<title>Beta guide (official)</title><main><p>turbine manual</p></main>') };
+    const i = SearchIndex.build(Object.entries(evil).map(([path, page]) => ({ path, page })));
+    const hits = await i.query('turbine', async (f) => evil[f] ?? null);
+    expect(hits[0]!.path).toBe('/%252e%252e/other.example/guide');
+    expect(new URL(hits[0]!.path, 'http://x/site/').pathname).toBe('/%252e%252e/other.example/guide');
+  });
+});
