@@ -33,7 +33,10 @@ interface Trailer {
 export type CacheRead = { ok: true; lines: string[] } | { ok: false; reason: string };
 
 export async function writeSearchCache(dir: string, key: string, lines: Iterable<string>): Promise<void> {
-  await mkdir(dir, { recursive: true });
+  // Only its own folder is made: a version removed meanwhile is not made again to hold an index (its folder is gone: ENOENT).
+  await mkdir(dir).catch((err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EEXIST') throw err;
+  });
   await writeDurably(join(dir, SEARCH_CACHE_NAME), async (fh) => {
     await fh.writeFile(JSON.stringify({ format: SEARCH_CACHE_FORMAT, key } satisfies Header) + '\n');
     const hash = createHash('sha256');

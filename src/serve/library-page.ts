@@ -1,4 +1,5 @@
 import type { SiteSummary } from './library-sites.js';
+import { CONTROL_CHARS } from '../package/label.js';
 import { BUSY, type LibraryResults } from './library-search.js';
 
 /**
@@ -8,6 +9,9 @@ import { BUSY, type LibraryResults } from './library-search.js';
  */
 
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+/** Text from a site's pages with no control character or bidirectional override (each result is also isolated in <bdi>). */
+const plain = (s: string) => s.replace(CONTROLS, ' ').replace(/[\u202a-\u202e\u2066-\u2069]/g, '');
+const CONTROLS = new RegExp(CONTROL_CHARS.source, 'g');
 /** A snippet is escaped text with matches in <mark> (the search engine's): only <mark> may stay markup, whatever an index file holds. */
 const snippet = (html: string) =>
   html
@@ -32,7 +36,7 @@ function results(found: LibraryResults): string {
   const groups = found.sites.map((s) => {
     const hits = s.hits.map((h) => {
       const title = h.metadata.heading && h.metadata.heading !== h.metadata.title ? `${h.metadata.title} — ${h.metadata.heading}` : h.metadata.title;
-      return `<li><a href="${esc(h.path)}">${esc(title || h.path)}</a><p class="snippet">${snippet(h.content)}</p></li>`;
+      return `<li><a href="${esc(h.path)}"><bdi>${esc(plain(title) || h.path)}</bdi></a><p class="snippet"><bdi>${snippet(plain(h.content))}</bdi></p></li>`;
     });
     return `<section class="site-hits" aria-label="${esc(s.title)}"><h3><a href="${esc(s.path)}"><bdi>${esc(s.title)}</bdi></a> <span class="domain">${esc(s.domain)}</span></h3><ol>${hits.join('')}</ol></section>`;
   });

@@ -3,6 +3,7 @@ import { getRequestListener } from '@hono/node-server';
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { SearchHit } from '../search/engine.js';
+import type { SiteSummary } from './library-sites.js';
 import type { SearchAnswer } from '../search/service.js';
 import type { QueryOptions } from '../search/engine.js';
 import { describeZodError } from '../upstream/describe.js';
@@ -23,6 +24,13 @@ export interface SearchableSite {
   title: string;
   /** Where the site is reached on this server (`/<domain>/`); its hits' paths are put under it. */
   path: string;
+  /** Why it cannot be searched now (no active version, a damaged store): named among `unavailable`, not asked. */
+  problem?: string | null;
+}
+
+/** The library's listed sites as search sees them: one that cannot be served says why (it is named, not asked). */
+export function asSearchable(sites: readonly SiteSummary[], failedWhy: (domain: string) => string | undefined): SearchableSite[] {
+  return sites.map((s) => ({ ...s, problem: s.problem ?? failedWhy(s.domain) ?? (s.version === null ? 'no active version' : null) }));
 }
 
 export interface SiteHits extends SearchableSite {
@@ -60,6 +68,7 @@ export async function searchSites(sites: readonly SearchableSite[], query: strin
   const out: LibraryResults = { query, sites: [], pending: [], unavailable: [] };
   const queue = [...sites];
   const one = async (site: SearchableSite): Promise<void> => {
+    if (site.problem) return void out.unavailable.push({ domain: site.domain, why: `it cannot be served: ${site.problem}` });
     for (;;) {
       const a = await o
         .ask(site.domain, query, o.perSite)
@@ -108,6 +117,10 @@ export function librarySearchRoute(
   run: (among: readonly SearchableSite[], query: string, perSite: number) => Promise<LibraryResults | null>,
 ): Hono {
   const app = new Hono();
+  // A client gone mid-body, the library folder unreadable: said in a word, no stack trace on stderr.
+  app.onError((err, c) =>
+    c.req.raw.signal.aborted ? c.body(null, 400) : c.json({ error: `search is unavailable now: ${err.message}` }, 503, { 'Retry-After': '5' }),
+  );
   app.post(LIBRARY_SEARCH_PATH, async (c) => {
     const body = await readJsonBody(c.req.raw, MAX_BODY);
     if (!body.ok) return c.json({ error: body.error }, body.status);

@@ -11,7 +11,7 @@ import { keepPrefix, redirect, text } from './library-respond.js';
 import type { LibraryServer, LibraryServerOptions } from './library-types.js';
 import { ownPages } from './library-own.js';
 import { SiteSummaries } from './library-sites.js';
-import { LibrarySearch } from './library-search.js';
+import { asSearchable, LibrarySearch } from './library-search.js';
 
 /**
  * `airlock serve --library LIB`: every site of a library from one listener. A request goes to the
@@ -120,7 +120,7 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
   }
 
   const search = new LibrarySearch(
-    async () => (await summaries.list(o.library)).sites.filter((s) => s.version !== null && s.problem === null && !failed.has(s.domain)),
+    async () => asSearchable((await summaries.list(o.library)).sites, (d) => failed.get(d)?.message),
     async (domain) => (await servable(domain)).search,
   );
 

@@ -1,5 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { BUSY, chosenSites, LibrarySearch, searchAsked, searchSites, type SearchableSite } from '../../src/serve/library-search.js';
+import {
+  asSearchable,
+  BUSY,
+  chosenSites,
+  LIBRARY_SEARCH_PATH,
+  LibrarySearch,
+  librarySearchRoute,
+  searchAsked,
+  searchSites,
+  type SearchableSite,
+} from '../../src/serve/library-search.js';
 import { until } from '../helpers/wait.js';
 import { landingPage } from '../../src/serve/library-page.js';
 import type { SearchAnswer } from '../../src/search/service.js';
@@ -123,5 +133,57 @@ describe('the landing page when searches are queued full', () => {
     const page = landingPage([], null, [], 'turbine <b>');
     expect(page).toContain('value="turbine &lt;b&gt;"');
     expect(page).toContain(`<p class="note" role="status">${BUSY}.</p>`);
+  });
+});
+
+describe('sites that cannot be searched, and a search that cannot run', () => {
+  it('a listed site with no active version or a problem is named among unavailable, never left out', async () => {
+    const listed = asSearchable(
+      [
+        { domain: 'a.example', path: '/a.example/', version: 'v1', title: 'A', pages: 1, importedAt: null, problem: null },
+        { domain: 'b.example', path: '/b.example/', version: null, title: 'b.example', pages: null, importedAt: null, problem: null },
+        { domain: 'c.example', path: '/c.example/', version: null, title: 'c.example', pages: null, importedAt: null, problem: 'state.json is damaged' },
+      ],
+      () => undefined,
+    );
+    const r = await searchSites(listed, 'q', { ask: async () => ({ status: 'ready', hits: [hit('/x', 1)] }), perSite: 5, deadlineMs: 1000, ...clock() });
+    expect(r.sites.map((s) => s.domain)).toEqual(['a.example']);
+    expect(r.unavailable).toEqual([
+      { domain: 'b.example', why: 'it cannot be served: no active version' },
+      { domain: 'c.example', why: 'it cannot be served: state.json is damaged' },
+    ]);
+  });
+
+  it('the library unreadable while searching: 503 in words (no stack trace)', async () => {
+    const app = librarySearchRoute(
+      async () => {
+        throw new Error('the library folder cannot be read');
+      },
+      async () => null,
+    );
+    const r = await app.request(LIBRARY_SEARCH_PATH, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"x"}' });
+    expect([r.status, r.headers.get('retry-after'), await r.json()]).toEqual([
+      503,
+      '5',
+      { error: 'search is unavailable now: the library folder cannot be read' },
+    ]);
+  });
+
+  it("a result's title and snippet carry no control character or bidirectional override, and are isolated", () => {
+    const page = landingPage([], {
+      query: 'q',
+      sites: [
+        {
+          domain: 'a.example',
+          title: 'A',
+          path: '/a.example/',
+          hits: [{ ...hit('/x', 1), content: 'x\u202eevil\u001b[2J', metadata: { ...hit('/x', 1).metadata, title: 'T\u202eitle' } }],
+        },
+      ],
+      pending: [],
+      unavailable: [],
+    });
+    expect(page.includes('\u202e') || page.includes('\u001b')).toBe(false);
+    expect(page).toContain('<bdi>Title</bdi>');
   });
 });
