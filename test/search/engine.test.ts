@@ -109,7 +109,9 @@ describe('compact core', () => {
 
 describe('result links', () => {
   it("a file name's own % stays a name: a folder named %2e%2e never links out of the site as ..", async () => {
-    const evil: Record<string, ExtractedPage> = { '%2e%2e/other.example/guide.html': extractPage('<title>Beta guide (official)</title><main><p>turbine manual</p></main>') };
+    const evil: Record<string, ExtractedPage> = {
+      '%2e%2e/other.example/guide.html': extractPage('<title>Beta guide (official)</title><main><p>turbine manual</p></main>'),
+    };
     const i = SearchIndex.build(Object.entries(evil).map(([path, page]) => ({ path, page })));
     const hits = await i.query('turbine', async (f) => evil[f] ?? null);
     expect(hits[0]!.path).toBe('/%252e%252e/other.example/guide');
