@@ -23,6 +23,8 @@ export interface BuildReport {
   pages: number;
   /** Why the cache was not used or not written, when it was not. */
   notes: string[];
+  /** The index's size as its cache file counts it: what a pool of many indexes budgets by. */
+  bytes: number;
 }
 
 /** Bump when extraction, tokenising or the engine's options change: old cache files are rebuilt. */
@@ -66,7 +68,7 @@ export async function loadOrBuild(input: BuildInput): Promise<{ index: SearchInd
       const r = await readSearchCache(input.cacheDir, key);
       if (r?.ok) {
         const index = SearchIndex.deserialize(r.lines);
-        return { index, report: { from: 'cache', ms: performance.now() - t0, pages: index.pages.length, notes } };
+        return { index, report: { from: 'cache', ms: performance.now() - t0, pages: index.pages.length, notes, bytes: sizeOf(r.lines) } };
       }
       if (r) notes.push(`cache file not used (${r.reason}); rebuilt`);
     } catch (err) {
@@ -94,14 +96,22 @@ export async function loadOrBuild(input: BuildInput): Promise<{ index: SearchInd
       notes.push(`${p.path}: not indexed (${err instanceof Error ? err.message : String(err)})`);
     }
   }
+  let bytes: number | null = null;
   if (input.cacheDir !== null) {
     try {
-      await writeSearchCache(input.cacheDir, key, index.serializeLines());
+      bytes = await writeSearchCache(input.cacheDir, key, index.serializeLines());
     } catch (err) {
       notes.push(`cache file not written (${err instanceof Error ? err.message : String(err)}); the index is kept in memory`);
     }
   }
-  return { index, report: { from: 'built', ms: performance.now() - t0, pages: index.pages.length, notes } };
+  bytes ??= sizeOf(index.serializeLines());
+  return { index, report: { from: 'built', ms: performance.now() - t0, pages: index.pages.length, notes, bytes } };
+}
+
+function sizeOf(lines: Iterable<string>): number {
+  let n = 0;
+  for (const l of lines) n += l.length + 1;
+  return n;
 }
 
 /** The pages a version's search covers: its HTML files, except the export's 404 page. */

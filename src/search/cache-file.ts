@@ -32,15 +32,16 @@ interface Trailer {
 
 export type CacheRead = { ok: true; lines: string[] } | { ok: false; reason: string };
 
-export async function writeSearchCache(dir: string, key: string, lines: Iterable<string>): Promise<void> {
+/** Writes the cache file; answers the body's size in bytes. */
+export async function writeSearchCache(dir: string, key: string, lines: Iterable<string>): Promise<number> {
   // Only its own folder is made: a version removed meanwhile is not made again to hold an index (its folder is gone: ENOENT).
   await mkdir(dir).catch((err: NodeJS.ErrnoException) => {
     if (err.code !== 'EEXIST') throw err;
   });
+  let size = 0;
   await writeDurably(join(dir, SEARCH_CACHE_NAME), async (fh) => {
     await fh.writeFile(JSON.stringify({ format: SEARCH_CACHE_FORMAT, key } satisfies Header) + '\n');
     const hash = createHash('sha256');
-    let size = 0;
     let count = 0;
     for (const line of lines) {
       const data = Buffer.from(line + '\n', 'utf8');
@@ -51,6 +52,7 @@ export async function writeSearchCache(dir: string, key: string, lines: Iterable
     }
     await fh.writeFile(JSON.stringify({ end: true, lines: count, size, sha256: hash.digest('hex') } satisfies Trailer) + '\n');
   });
+  return size;
 }
 
 /** The body lines of the cache file, null when there is none, or why it cannot be trusted. */

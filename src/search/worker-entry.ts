@@ -1,38 +1,58 @@
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort } from 'node:worker_threads';
 import { join } from 'node:path';
-import { loadOrBuild, readBounded, type BuildInput } from './build.js';
+import { loadOrBuild, readBounded, type BuildInput, type BuildReport } from './build.js';
 import { extractPage } from './extract.js';
 import type { SearchIndex, QueryOptions, SearchHit } from './engine.js';
 
 /**
- * The search worker of one version (service.ts): loads or builds the index, reports `ready`, then
- * answers queries. The index lives here, off the server's event loop and heap.
+ * A search worker of the pool (pool.ts): holds the indexes the pool gave it, each under its key,
+ * loads or builds them on `load`, lets them go on `drop`, and answers queries. The indexes live
+ * here, off the server's event loop and heap. `gen` tells a load from a later one of the same key:
+ * a load that finishes after its key was dropped or loaded again is thrown away.
  */
+export type PoolRequest =
+  | { type: 'load'; key: string; gen: number; input: BuildInput }
+  | { type: 'drop'; key: string }
+  | { type: 'query'; id: number; key: string; query: string; options: QueryOptions };
 export type WorkerMessage =
-  | { type: 'ready'; report: import('./build.js').BuildReport }
-  | { type: 'failed'; error: string }
+  | { type: 'ready'; key: string; gen: number; report: BuildReport }
+  | { type: 'failed'; key: string; gen: number; error: string }
   | { type: 'result'; id: number; hits?: SearchHit[]; error?: string };
-export interface QueryMessage {
-  id: number;
-  query: string;
-  options: QueryOptions;
+
+interface Held {
+  gen: number;
+  siteDir: string;
+  index: SearchIndex | null;
 }
 
-const input = (workerData as { data: BuildInput }).data;
 const port = parentPort!;
-let index: SearchIndex | null = null;
-const text = async (file: string) => extractPage(await readBounded(join(input.siteDir, file)));
-port.on('message', (m: QueryMessage) => {
-  if (index === null) return void port.postMessage({ type: 'result', id: m.id, error: 'not ready' } satisfies WorkerMessage);
-  index.query(m.query, text, m.options).then(
-    (hits) => port.postMessage({ type: 'result', id: m.id, hits } satisfies WorkerMessage),
-    (err: unknown) => port.postMessage({ type: 'result', id: m.id, error: err instanceof Error ? err.message : String(err) } satisfies WorkerMessage),
+const held = new Map<string, Held>();
+const send = (m: WorkerMessage) => port.postMessage(m);
+const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+port.on('message', (m: PoolRequest) => {
+  if (m.type === 'drop') return void held.delete(m.key);
+  if (m.type === 'load') {
+    const h: Held = { gen: m.gen, siteDir: m.input.siteDir, index: null };
+    held.set(m.key, h);
+    loadOrBuild(m.input).then(
+      (r) => {
+        if (held.get(m.key) !== h) return; // dropped or loaded again meanwhile
+        h.index = r.index;
+        send({ type: 'ready', key: m.key, gen: m.gen, report: r.report });
+      },
+      (err: unknown) => {
+        if (held.get(m.key) === h) held.delete(m.key);
+        send({ type: 'failed', key: m.key, gen: m.gen, error: message(err) });
+      },
+    );
+    return;
+  }
+  const h = held.get(m.key);
+  if (!h?.index) return void send({ type: 'result', id: m.id, error: 'not ready' });
+  const text = async (file: string) => extractPage(await readBounded(join(h.siteDir, file)));
+  h.index.query(m.query, text, m.options).then(
+    (hits) => send({ type: 'result', id: m.id, hits }),
+    (err: unknown) => send({ type: 'result', id: m.id, error: message(err) }),
   );
 });
-loadOrBuild(input).then(
-  (r) => {
-    index = r.index;
-    port.postMessage({ type: 'ready', report: r.report } satisfies WorkerMessage);
-  },
-  (err: unknown) => port.postMessage({ type: 'failed', error: err instanceof Error ? err.message : String(err) } satisfies WorkerMessage),
-);

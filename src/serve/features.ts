@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import { cspFor, failFastResponse, featureForPath, featuresDocument, isOn, type ResolvedFeatures } from '../features/index.js';
 import { htmlContextFor } from './html-context.js';
 import { LocalSearch } from '../search/service.js';
-import type { SearchSlots } from '../search/slots.js';
+import type { SearchPool } from '../search/pool.js';
 import { searchRoutes } from './search/route.js';
 import { searchAssets } from './search/ui.js';
 import type { AppEnv } from './app.js';
@@ -24,7 +24,7 @@ export interface RelayMount {
 export function featureOptions(
   resolved: ResolvedFeatures,
   relay?: RelayMount | null,
-  o: { log?: (line: string) => void; searchOnDemand?: boolean; searchSlots?: SearchSlots } = {},
+  o: { log?: (line: string) => void; searchOnDemand?: boolean; searchPool?: SearchPool } = {},
 ): Pick<AirlockServerOptions, 'features' | 'csp' | 'htmlTransform' | 'appRoute' | 'app' | 'onVersion' | 'onClose' | 'localSearch'> {
   const doc = featuresDocument(resolved);
   const off = (method: string, path: string) => {
@@ -39,9 +39,9 @@ export function featureOptions(
     return c.body(r.body, r.status, r.headers);
   });
   if (relay) app.route('/', relay.app);
-  // local-search: the index is prepared in a worker per served version, off the
-  // critical path; the dialog script and its API are same-origin.
-  const search = isOn(resolved, 'local-search') ? new LocalSearch({ log: o.log ?? ((l) => process.stderr.write(l + '\n')), slots: o.searchSlots }) : null;
+  // local-search: the index is prepared in a search worker, off the critical path; the dialog
+  // script and its API are same-origin.
+  const search = isOn(resolved, 'local-search') ? new LocalSearch({ log: o.log ?? ((l) => process.stderr.write(l + '\n')), pool: o.searchPool }) : null;
   if (search) {
     app.route('/', searchAssets());
     app.route('/', searchRoutes(search));

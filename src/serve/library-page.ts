@@ -1,6 +1,7 @@
 import type { SiteSummary } from './library-sites.js';
 import { CONTROL_CHARS } from '../package/label.js';
-import { BUSY, type LibraryResults } from './library-search.js';
+import { BUSY } from './library-search.js';
+import type { LibraryResults } from '../search/across.js';
 
 /**
  * The library's landing page (pure): a search form over every site, the results of a search

@@ -2,103 +2,26 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { getRequestListener } from '@hono/node-server';
 import { Hono } from 'hono';
 import { z } from 'zod';
-import type { SearchHit } from '../search/engine.js';
 import type { SiteSummary } from './library-sites.js';
 import type { SearchAnswer } from '../search/service.js';
 import type { QueryOptions } from '../search/engine.js';
+import { searchSites, type CrossSearchOptions, type LibraryResults, type SearchableSite } from '../search/across.js';
 import { describeZodError } from '../upstream/describe.js';
 import { readJsonBody } from '../util/json-body.js';
 import { turns } from '../util/turns.js';
 
 /**
- * Search across a library's sites: one query asked of every site's own local index (each site's
- * index is its own, built from its served version), answered grouped by site, the site with the
- * best match first. The sites are asked a few at a time; an index still being loaded or built is
- * waited for until the deadline, and a site not answered by then is listed as `pending` (search
- * again shortly), one whose search is off or failed as `unavailable`, with the reason.
+ * A library's search across its sites (the pure core is src/search/across.ts): the JSON route, the
+ * landing page's form, and the turns they take.
  */
-
-/** A site that may be searched (from the library's listing). */
-export interface SearchableSite {
-  domain: string;
-  title: string;
-  /** Where the site is reached on this server (`/<domain>/`); its hits' paths are put under it. */
-  path: string;
-  /** Why it cannot be searched now (no active version, a damaged store): named among `unavailable`, not asked. */
-  problem?: string | null;
-}
 
 /** The library's listed sites as search sees them: one that cannot be served says why (it is named, not asked). */
 export function asSearchable(sites: readonly SiteSummary[], failedWhy: (domain: string) => string | undefined): SearchableSite[] {
   return sites.map((s) => ({ ...s, problem: s.problem ?? failedWhy(s.domain) ?? (s.version === null ? 'no active version' : null) }));
 }
 
-export interface SiteHits extends SearchableSite {
-  hits: SearchHit[];
-}
-
-export interface LibraryResults {
-  query: string;
-  sites: SiteHits[];
-  pending: string[];
-  unavailable: Array<{ domain: string; why: string }>;
-}
-
-export interface CrossSearchOptions {
-  /** One site's query: null when its local search is off; a rejection when it cannot be served. */
-  ask: (domain: string, query: string, pageSize: number) => Promise<SearchAnswer | null>;
-  /** Results per site. */
-  perSite: number;
-  /** How long a query waits for indexes being loaded or built. */
-  deadlineMs: number;
-  /** Sites asked at once (a library keeps a few indexes loaded: more would let each other go). */
-  concurrency?: number;
-  now?: () => number;
-  wait?: (ms: number) => Promise<void>;
-}
-
 export const LIBRARY_SEARCH_PATH = '/_airlock/library/search';
 const MAX_BODY = 8 * 1024;
-const pause = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
-export async function searchSites(sites: readonly SearchableSite[], query: string, o: CrossSearchOptions): Promise<LibraryResults> {
-  const now = o.now ?? Date.now;
-  const wait = o.wait ?? pause;
-  const due = now() + o.deadlineMs;
-  const out: LibraryResults = { query, sites: [], pending: [], unavailable: [] };
-  const queue = [...sites];
-  const one = async (site: SearchableSite): Promise<void> => {
-    if (site.problem) return void out.unavailable.push({ domain: site.domain, why: `it cannot be served: ${site.problem}` });
-    for (;;) {
-      const a = await o
-        .ask(site.domain, query, o.perSite)
-        .catch((err: unknown) => ({ status: 'down' as const, why: err instanceof Error ? err.message : String(err) }));
-      if (a === null) return void out.unavailable.push({ domain: site.domain, why: 'local search is off for this site' });
-      if (a.status === 'down') return void out.unavailable.push({ domain: site.domain, why: `it cannot be served: ${a.why}` });
-      if (a.status === 'failed') return void out.unavailable.push({ domain: site.domain, why: `its search is unavailable: ${a.error}` });
-      if (a.status === 'ready') {
-        const at = site.path.replace(/\/$/, '');
-        if (a.hits.length) out.sites.push({ ...site, hits: a.hits.map((h) => ({ ...h, path: at + h.path })) });
-        return;
-      }
-      const left = due - now();
-      if (left <= 0) return void out.pending.push(site.domain);
-      await wait(Math.min(200, left));
-    }
-  };
-  const runner = async (): Promise<void> => {
-    for (let s = queue.shift(); s !== undefined; s = queue.shift()) {
-      if (now() >= due) out.pending.push(s.domain);
-      else await one(s);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, o.concurrency ?? 4) }, runner));
-  const best = (s: SiteHits) => Math.max(...s.hits.map((h) => h.metadata.score));
-  out.sites.sort((a, b) => best(b) - best(a) || a.domain.localeCompare(b.domain));
-  out.pending.sort();
-  out.unavailable.sort((a, b) => a.domain.localeCompare(b.domain));
-  return out;
-}
 
 const Body = z.looseObject({
   query: z.string().trim().min(1).max(500),

@@ -14,6 +14,9 @@ import { FLAG_RANGES, followUrlProblem } from '../values/settings.js';
  * one store only (a pinned --version, --follow, --mirror, a values file's bundle) are refused in
  * words rather than applied to every site.
  */
+/** Bytes of search indexes a library keeps loaded (a 100-page site's is about 300 KB). */
+const SEARCH_BUDGET_BYTES = 256 * 1024 * 1024;
+
 export interface LibraryServeOptions {
   /** serve's flags: --library, --site-host NAME=DOMAIN (repeatable), --deployment, --enable, --disable, --port, --host, --cache-mb, --values, --metrics, --mirror, --mirror-tokens, --follow with --trust, --allow-unsigned, --follow-poll-ms; any other is refused. */
   flags: {
@@ -81,7 +84,7 @@ export async function startLibrary(o: LibraryServeOptions): Promise<number> {
   const host = config.host ?? '127.0.0.1';
   const port = numberOption(config.port, '--port', FLAG_RANGES.port) ?? 8080;
   await probeListen(host, port);
-  const [{ createLibraryServer }, { featureOptions }, { BodyCache }, { PageWorkers, defaultPoolSize }, { workerSlot }, { oneAtATime }, { SearchSlots }] =
+  const [{ createLibraryServer }, { featureOptions }, { BodyCache }, { PageWorkers, defaultPoolSize }, { workerSlot }, { oneAtATime }, { SearchPool }] =
     await Promise.all([
       import('../serve/library.js'),
       import('../serve/features.js'),
@@ -89,15 +92,15 @@ export async function startLibrary(o: LibraryServeOptions): Promise<number> {
       import('../serve/html-cache/pool.js'),
       import('../serve/html-cache/worker-slot.js'),
       import('../serve/variants-later.js'),
-      import('../search/slots.js'),
+      import('../search/pool.js'),
     ]);
   // Shared by every site: one memory budget for small files, one pool of HTML transform workers
   // (a page a reader waits for goes first, whichever site), one site's precompression at a time.
   const bodyCache = new BodyCache((o.cacheMb ?? 64) * 1024 * 1024);
   const pageWorkers = new PageWorkers(defaultPoolSize(), workerSlot);
   const inTurn = oneAtATime();
-  // At most 8 sites' search indexes loaded at once (each a worker thread and its index, 4-8 MB): the least recently searched is let go.
-  const searchSlots = new SearchSlots(8);
+  // Every site's search index in one pool of workers (up to 2), at most 256 MB of indexes loaded: the least recently searched is let go.
+  const searchPool = new SearchPool({ workers: Math.min(2, defaultPoolSize()), budgetBytes: SEARCH_BUDGET_BYTES });
   // --follow URL: every site of the library mirror at URL, each followed as one store's replica (token from the environment).
   const followWhy = followUrl === undefined ? null : followUrlProblem(followUrl);
   if (followWhy !== null) throw new UsageError(`--follow needs the library mirror's http(s) URL: ${followWhy}`, { subject: '--follow' });
@@ -137,7 +140,7 @@ export async function startLibrary(o: LibraryServeOptions): Promise<number> {
       // A switch is seen at once by the site's file watch; its poll (a stat of state.json, for file
       // systems that miss watch events) runs every 2 s: 500 open sites at 1 s cost 4 % of a core.
       const own = config.sites.get(domain);
-      const features = featureOptions(own?.resolved ?? config.defaults, null, { log, searchOnDemand: true, searchSlots });
+      const features = featureOptions(own?.resolved ?? config.defaults, null, { log, searchOnDemand: true, searchPool });
       return {
         ...features,
         ...(mirror ? await mirror(domain, features, log) : {}),
@@ -204,6 +207,7 @@ export async function startLibrary(o: LibraryServeOptions): Promise<number> {
     await following;
   } finally {
     await lib.close();
+    await searchPool.close();
   }
   return 0;
 }

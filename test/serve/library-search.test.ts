@@ -1,15 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  asSearchable,
-  BUSY,
-  chosenSites,
-  LIBRARY_SEARCH_PATH,
-  LibrarySearch,
-  librarySearchRoute,
-  searchAsked,
-  searchSites,
-  type SearchableSite,
-} from '../../src/serve/library-search.js';
+import { asSearchable, BUSY, chosenSites, LIBRARY_SEARCH_PATH, LibrarySearch, librarySearchRoute, searchAsked } from '../../src/serve/library-search.js';
+import { searchSites, type SearchableSite } from '../../src/search/across.js';
 import { until } from '../helpers/wait.js';
 import { landingPage } from '../../src/serve/library-page.js';
 import type { SearchAnswer } from '../../src/search/service.js';
@@ -67,6 +58,25 @@ describe('search across sites', () => {
       { domain: 'd.example', why: 'its search is unavailable: index too large' },
     ]);
     expect(c.now()).toBeLessThanOrEqual(1000);
+  });
+
+  it('every site is asked once before one still loading is asked again: their indexes load side by side, not one after another', async () => {
+    const c = clock();
+    const asked: string[] = [];
+    const r = await searchSites(sites, 'q', {
+      ask: async (d) => {
+        asked.push(d);
+        return asked.filter((x) => x === d).length < 2 ? { status: 'building', retryAfterSec: 2 } : { status: 'ready', hits: [hit('/x', 1)] };
+      },
+      perSite: 5,
+      deadlineMs: 1000,
+      concurrency: 1,
+      ...c,
+    });
+    expect(asked).toEqual(['a.example', 'b.example', 'c.example', 'd.example', 'a.example', 'b.example', 'c.example', 'd.example']);
+    expect(r.sites).toHaveLength(4);
+    expect(r.pending).toEqual([]);
+    expect(c.now()).toBe(200); // one pause between the two rounds
   });
 
   it('a site not reached by the deadline is pending, not asked', async () => {

@@ -11,6 +11,7 @@ import { workerSlot } from '../../src/serve/html-cache/worker-slot.js';
 import { htmlContextFor } from '../../src/serve/html-context.js';
 import { resolveFeatures } from '../../src/features/index.js';
 import { featureOptions } from '../../src/serve/features.js';
+import { SearchPool } from '../../src/search/pool.js';
 
 /**
  * The library server in process: sites opened on their first request and closed when idle
@@ -351,6 +352,50 @@ describe('search across the library', () => {
     const one = (await (await post(url, { query: 'turbine', filter: { site: 'BETA.example' } })).json()) as { sites: Array<{ domain: string }> };
     expect(one.sites.map((s) => s.domain)).toEqual(['beta.example']);
   }, 30_000);
+
+  it('twenty sites searched together stay loaded in one pool: searches across them and each site\'s own search answer, never "being built" again', async () => {
+    const lib = join(root, 'search-many');
+    const domains = Array.from({ length: 20 }, (_, i) => `s${i}.example`);
+    for (const d of domains) {
+      await writeVersion(join(lib, d), 'v1', pages(d.split('.')[0]!, 'turbine'), { domain: d });
+      await setActive(join(lib, d), 'v1');
+    }
+    const pool = new SearchPool({ workers: 2, budgetBytes: 256 * 1024 * 1024 });
+    const pageWorkers = new PageWorkers(2, workerSlot); // shared, as serve --library does
+    srv = await createLibraryServer({
+      library: lib,
+      siteOptions: () => ({
+        lease: false,
+        pageWorkers,
+        log: () => {},
+        ...featureOptions(resolveFeatures({ deployment: 'air-gapped' }), null, { log: () => {}, searchOnDemand: true, searchPool: pool }),
+      }),
+      log: () => {},
+      pollMs: 3_600_000,
+    });
+    const url = (await srv.listen()).replace(/\/$/, '');
+    type All = { sites: Array<{ domain: string }>; pending: string[] };
+    let all: All = { sites: [], pending: domains };
+    await until(async () => (all = (await (await post(url, { query: 'turbine' })).json()) as All).pending.length === 0, { timeoutMs: 30_000 });
+    expect(all.sites).toHaveLength(20);
+    // Every index loaded: rounds of a search across all at once with each site's own search.
+    const statuses: number[] = [];
+    for (let round = 0; round < 3; round++) {
+      const [across, ...own] = await Promise.all([
+        post(url, { query: 'turbine' }).then(async (r) => (await r.json()) as All),
+        ...domains.map((d) =>
+          fetch(`${url}/${d}/_airlock/search/${d}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"turbine"}' }),
+        ),
+      ]);
+      expect([across!.sites.length, across!.pending]).toEqual([20, []]);
+      statuses.push(...own.map((r) => (r as Response).status));
+    }
+    expect(statuses.filter((x) => x !== 200)).toEqual([]);
+    expect(pool.workers).toBeLessThanOrEqual(2);
+    await srv.close(1000);
+    srv = null;
+    await pool.close();
+  }, 60_000);
 
   it('refuses in words: unknown site, wrong type, not JSON, too large, GET', async () => {
     const url = await searchLibrary('search-bad');

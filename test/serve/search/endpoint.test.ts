@@ -6,7 +6,7 @@ import { createAirlockServer, type AirlockServer } from '../../../src/serve/inde
 import { featureOptions } from '../../../src/serve/features.js';
 import { SEARCH_CACHE_NAME } from '../../../src/search/cache-file.js';
 import { fixtureStore } from '../../relay/helpers.js';
-import { SearchSlots } from '../../../src/search/slots.js';
+import { SearchPool } from '../../../src/search/pool.js';
 
 /**
  * POST /_airlock/search/{domain} on the committed fixture site (docs.example.com, version v1)
@@ -237,28 +237,56 @@ describe('--disable local-search', () => {
 });
 
 describe('search indexes shared by many sites (serve --library)', () => {
-  it('at most SearchSlots.max indexes stay loaded: the least recently searched is let go and loaded again at its next query', async () => {
-    const slots = new SearchSlots(1);
-    const servers = await Promise.all(
-      [0, 1].map(async () => {
+  const sites = async (pool: SearchPool, n: number) =>
+    Promise.all(
+      Array.from({ length: n }, async () => {
         const log = () => {};
         const srv = await createAirlockServer({
           store: fx.store,
           lease: false,
           log,
-          ...featureOptions(resolveFeatures({}), null, { log, searchOnDemand: true, searchSlots: slots }),
+          ...featureOptions(resolveFeatures({}), null, { log, searchOnDemand: true, searchPool: pool }),
         });
         open.push(srv);
         return (await srv.listen(0, '127.0.0.1')).replace(/\/$/, '');
       }),
     );
-    await ready(servers[0]!);
-    expect(slots.size).toBe(1);
-    await ready(servers[1]!); // the first site's index is let go
-    expect(slots.size).toBe(1);
+
+  it("one worker holds every site's index: each searched once, all answer at once after", async () => {
+    const pool = new SearchPool({ workers: 1, budgetBytes: Number.POSITIVE_INFINITY });
+    const servers = await sites(pool, 5);
+    for (const s of servers) await ready(s);
+    expect(pool.workers).toBe(1);
+    expect(pool.bytes).toBeGreaterThan(0);
+    for (const s of servers) expect((await post(s, { query: 'webhooks' })).status).toBe(200);
+    await pool.close();
+  }, 60_000);
+
+  it('past its budget the least recently searched index is let go, and loaded again at its next query', async () => {
+    const pool = new SearchPool({ workers: 2, budgetBytes: 1 });
+    const servers = await sites(pool, 2);
+    const first = await ready(servers[0]!);
+    await ready(servers[1]!); // the first site's index is let go: only one fits
     const again = await post(servers[0]!, { query: 'webhooks' });
     expect(again.status).toBe(503); // being loaded again (from its cache file), not an error
-    expect(await ready(servers[0]!)).toEqual(await ready(servers[0]!));
-    expect(slots.size).toBe(1);
+    expect(await ready(servers[0]!)).toEqual(first);
+    await pool.close();
+  }, 60_000);
+
+  it('an index its worker cannot hold fails in words with a Retry-After; the server keeps serving', async () => {
+    const pool = new SearchPool({ workers: 1, budgetBytes: Number.POSITIVE_INFINITY, maxHeapMb: 1 });
+    const [origin] = await sites(pool, 1);
+    const end = Date.now() + 30_000;
+    let r = await post(origin!, { query: 'webhooks' });
+    while (r.status === 503 && ((await r.clone().json()) as { building: boolean }).building && Date.now() < end) {
+      await new Promise((res) => setTimeout(res, 50));
+      r = await post(origin!, { query: 'webhooks' });
+    }
+    expect(r.status).toBe(503);
+    const body = (await r.json()) as { building: boolean; error: string };
+    expect(body).toEqual({ building: false, error: "search is unavailable: the index needs more memory than a search worker's 1 MB" });
+    expect(Number(r.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect((await fetch(`${origin}/`)).status).toBe(200);
+    await pool.close();
   }, 60_000);
 });
