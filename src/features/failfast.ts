@@ -1,5 +1,5 @@
 import { ANALYTICS_PATH_PREFIXES } from './analytics.js';
-import type { Deployment, Feature } from './matrix.js';
+import { MATRIX, type Deployment, type Feature } from './matrix.js';
 
 /**
  * Same-origin paths that the exported site calls for a feature, most specific first. The
@@ -32,11 +32,16 @@ export interface FailFastResponse {
   body: string;
 }
 
-/** The immediate answer for a feature that is off (the deployment matrix). */
+/**
+ * The immediate answer for a feature that is off: unavailable in the deployment type (the matrix),
+ * or turned off (or not enabled) by the server's configuration for this site.
+ */
 export function failFastResponse(feature: Feature, deployment: Deployment): FailFastResponse {
+  const why =
+    MATRIX[feature][deployment] === 'unavailable' ? `${feature} is not available in ${deployment} deployments` : `${feature} is turned off for this site`;
   return {
     status: 404,
     headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' },
-    body: JSON.stringify({ error: `${feature} is not available in ${deployment} deployments` }),
+    body: JSON.stringify({ error: why }),
   };
 }

@@ -24,11 +24,14 @@ describe('fail fast for features that are off', () => {
     }
   });
 
-  it('answers 404 JSON in the contract wording', () => {
+  it('answers 404 JSON naming why: unavailable in the deployment type, or turned off for the site', () => {
     const r = failFastResponse('assistant', 'air-gapped');
     expect(r.status).toBe(404);
     expect(r.headers['content-type']).toMatch(/^application\/json/);
     expect(JSON.parse(r.body)).toEqual({ error: 'assistant is not available in air-gapped deployments' });
-    expect(JSON.parse(failFastResponse('search', 'client-hosted').body).error).toBe('search is not available in client-hosted deployments');
+    expect(JSON.parse(failFastResponse('search', 'cloud').body).error).toBe('search is turned off for this site');
+    // configurable and not enabled, or on and turned off: never "not available" where the matrix has it
+    expect(JSON.parse(failFastResponse('search', 'client-hosted').body).error).toBe('search is turned off for this site');
+    expect(JSON.parse(failFastResponse('local-search', 'air-gapped').body).error).toBe('local-search is turned off for this site');
   });
 });
