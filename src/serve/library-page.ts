@@ -43,7 +43,7 @@ function results(found: LibraryResults): string {
   });
   const notes = [
     found.pending.length ? `<p class="note">Still preparing the search index of ${found.pending.map(esc).join(', ')}: search again in a moment.</p>` : '',
-    ...found.unavailable.map((u) => `<p class="note">Not searched: ${esc(u.domain)} (${esc(u.why)}).</p>`),
+    ...found.unavailable.map((u) => `<p class="note">Not searched: <bdi>${esc(plain(u.domain))}</bdi> (${esc(plain(u.why))}).</p>`),
   ];
   return `<section aria-labelledby="results">${head}\n${groups.join('\n')}${notes.join('')}</section>`;
 }

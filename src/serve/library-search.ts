@@ -117,7 +117,12 @@ export class LibrarySearch {
   async page(url: string): Promise<{ results: LibraryResults | null; query: string; sites: string[] } | null> {
     const ask = searchAsked(url);
     if (ask === null) return null;
-    const among = (await this.sites()).filter((s) => ask.sites.length === 0 || ask.sites.includes(s.domain));
-    return { results: await this.run(among, ask.query, 5), query: ask.query, sites: ask.sites };
+    const all = await this.sites();
+    const among = all.filter((s) => ask.sites.length === 0 || ask.sites.includes(s.domain));
+    const results = await this.run(among, ask.query, 5);
+    // A site the form names that is no site of the library is said, not silently left out.
+    const unknown = ask.sites.filter((d) => !all.some((s) => s.domain === d));
+    results?.unavailable.push(...unknown.map((d) => ({ domain: d.slice(0, 253), why: 'no such site in this library' })));
+    return { results, query: ask.query, sites: ask.sites };
   }
 }

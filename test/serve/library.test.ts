@@ -417,10 +417,15 @@ describe('search across the library', () => {
     expect(page).toMatch(/<section class="site-hits" aria-label="alpha docs"><h3><a href="\/alpha\.example\/">/);
     expect(page).toMatch(/<a href="\/beta\.example\/install(#steps)?">/);
     expect(page).toContain('<mark>');
-    expect(page).toContain('Not searched: gamma.example (local search is off for this site).');
+    expect(page).toContain('Not searched: <bdi>gamma.example</bdi> (local search is off for this site).');
     const narrowed = (await get(url + '/?q=turbine&site=alpha.example')).body.toString();
     expect(narrowed).not.toContain('href="/beta.example/install');
     expect(narrowed).toContain('<option value="alpha.example" selected>');
+    // A site the form names that the library does not hold is said, not silently left out.
+    const unknown = (await get(url + '/?q=turbine&site=nope.example&site=%1b%5b31m%3Cb%3E')).body.toString();
+    expect(unknown).toContain('Not searched: <bdi>nope.example</bdi> (no such site in this library).');
+    expect(unknown).toContain('Not searched: <bdi> [31m&lt;b&gt;</bdi> (no such site in this library).');
+    expect(unknown).toContain('No results');
     const hostile = (await get(url + '/?q=' + encodeURIComponent('<script>alert(1)</script>'))).body.toString();
     expect(hostile).not.toContain('<script>alert');
     expect(hostile).toContain('&lt;script&gt;');
