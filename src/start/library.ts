@@ -14,7 +14,7 @@ import { FLAG_RANGES, followUrlProblem } from '../values/settings.js';
  * one store only (a pinned --version, --follow, --mirror, a values file's bundle) are refused in
  * words rather than applied to every site.
  */
-/** Bytes of search indexes a library keeps loaded (a 100-page site's is about 300 KB). */
+/** Bytes of search indexes a library keeps loaded (a 100-page site's is about 100 KB). */
 const SEARCH_BUDGET_BYTES = 256 * 1024 * 1024;
 
 export interface LibraryServeOptions {

@@ -16,6 +16,7 @@ import { versionDir } from './paths.js';
 import { checkFreeSpace, requiredBytes } from './space.js';
 import { stageVersion } from './stage.js';
 import { importDelta } from './delta-import.js';
+import { notALibrary } from './library.js';
 import { isDeltaPackage } from '../delta/index.js';
 
 export type { ImportOptions, ImportResult } from './add-version.js';
@@ -56,6 +57,7 @@ export async function importPackage(pkgPath: PackageInput, o: ImportOptions): Pr
   const size = await packageSize(pkg);
   const { store } = o;
   const kind = await storeKind(store);
+  if (kind === 'dir') await notALibrary(store); // before anything is written, a refusal's audit line included
   let layout: PackageLayout | null = null;
   const delta: { domain?: string; version?: string } = {};
   try {

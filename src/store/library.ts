@@ -50,15 +50,40 @@ export async function siteStore(library: string, domain: string, subject = '--si
   return store;
 }
 
+/** Files that make a folder a store (a library holds none of them). */
+const STORE_OWN = ['versions', 'state.json', 'audit.log'];
+const exists = async (path: string) => (await lstat(path).catch(() => null)) !== null;
+
 /** A library is a folder of stores, never a store itself (`--library` given a store: its sites would nest inside it). */
 async function notAStore(library: string): Promise<void> {
-  for (const own of ['versions', 'state.json', 'audit.log']) {
-    if ((await lstat(join(library, own)).catch(() => null)) !== null)
+  for (const own of STORE_OWN) {
+    if (await exists(join(library, own)))
       throw new UsageError(
         `${library} is a store (it holds ${own}), not a library of stores: give its folder with --store, or the library that holds it with --library`,
         {
           subject: '--library',
         },
+      );
+  }
+}
+
+/**
+ * A store is never a library: `--store` given a library's folder would make it a store around its
+ * sites (its audit log, trust and versions beside their folders). A folder that is no store yet
+ * and holds a site's store (a sub-folder named by a domain, itself holding a store's files) is
+ * refused before anything is written. `--library` given a store is refused by notAStore.
+ */
+export async function notALibrary(store: string): Promise<void> {
+  for (const own of STORE_OWN) if (await exists(join(store, own))) return; // a store already
+  const entries = (await readdir(store, { withFileTypes: true }).catch(() => [])).sort((a, b) => (a.name < b.name ? -1 : 1));
+  for (const e of entries.slice(0, 1000)) {
+    if (!e.isDirectory() || siteName(e.name) !== e.name) continue;
+    const own = [];
+    for (const f of STORE_OWN) if (await exists(join(store, e.name, f))) own.push(f);
+    if (own.length > 0)
+      throw new UsageError(
+        `${store} is a library of stores (its folder ${e.name} is a site's store), not a store: give it with --library, or one site's folder with --store`,
+        { subject: '--store' },
       );
   }
 }

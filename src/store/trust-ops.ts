@@ -4,6 +4,7 @@ import type { AuditLine } from './audit/files.js';
 import { auditWritable } from './audit/chain.js';
 import { policyDetail } from './audit/learn.js';
 import { createStore, removeCreated, storeKind } from './location.js';
+import { notALibrary } from './library.js';
 import { withLock, type LockOptions } from './lock.js';
 import {
   checkKeysLive,
@@ -30,7 +31,9 @@ export async function initPolicy(store: string, bytes: Buffer, signatures: Buffe
   const parsed = { ...parsePolicy(bytes, 'the new policy'), bytes, signatures };
   if (parsed.policy.serial !== 1) throw new UsageError(`a first policy has serial 1, not ${parsed.policy.serial}`, { subject: 'serial' });
   checkKeysLive(parsed, o.now ?? new Date());
-  const created = (await storeKind(store)) === 'missing' ? await createStore(store) : [];
+  const kind = await storeKind(store);
+  if (kind === 'dir') await notALibrary(store);
+  const created = kind === 'missing' ? await createStore(store) : [];
   return withLock(
     store,
     async () => {

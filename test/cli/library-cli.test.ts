@@ -542,7 +542,7 @@ describe('serve --library', () => {
     }
   }, 60_000);
 
-  it('refuses options that belong to one store, and a host name mapped to two sites, naming them', () => {
+  it('refuses options that belong to one store, and a host name mapped to two sites, naming them', async () => {
     const r = airlock(['serve', '--library', lib, '--version', 'v1', '--port', '0']);
     expect(r.status).toBe(2);
     expect(r.stderr).toContain('does not take --version');
@@ -578,6 +578,20 @@ describe('serve --library', () => {
       expect([r.status, r.stderr]).toEqual([2, expect.stringContaining('is a store (it holds versions), not a library of stores')]);
     }
     expect(existsSync(join(alpha, 'gamma.example'))).toBe(false);
+    // And a library is no store: it would become a store around its sites. Refused before anything is written.
+    const rootBefore = (await readdir(lib)).sort();
+    for (const args of [
+      ['import', pkgs['gamma.example-v1']!, '--store', lib, '--trust', vendor.pubPath],
+      ['import', pkgs['gamma.example-v1']!, '--store', lib], // a refusal too: its audit line would make the library a store
+      ['trust', 'init', '--store', lib, '--key', `other=${other.pubPath}`, '--threshold', '1'],
+    ]) {
+      const r = airlock(args);
+      expect([r.status, r.stderr]).toEqual([
+        2,
+        expect.stringMatching(/ is a library of stores \(its folder [a-z.]+ is a site's store\), not a store: give it with --library/),
+      ]);
+    }
+    expect((await readdir(lib)).sort()).toEqual(rootBefore);
     const bad = airlock(['serve', '--library', lib, '--port', '0', '--site-host', 'alpha.intranet']);
     expect(bad.status).toBe(2);
     expect(bad.stderr).toContain('give NAME=DOMAIN');
