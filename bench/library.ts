@@ -14,7 +14,8 @@
  * 2. memory: VmRSS of the server process (/proc/PID/status) at rest after start (no site opened,
  *    polled until stable), then every site opened once (one request each for its home page, by
  *    Host), polled again until stable: RSS per idle site = (after − at rest) / sites (goal ≤ 2 MB);
- * 3. throughput: a hot ~10 KB page of the first site, requested by Host through that same library
+ * 3. search across every site: see searchPhase.
+ * 4. throughput: a hot ~10 KB page of the first site, requested by Host through that same library
  *    server (every site open), against the first site's store served alone (`serve --store
  *    LIB/DOMAIN`, the peer), both up at once, `--rounds` interleaved rounds (the order alternates),
  *    medians; the ratio is the median of each round's library/peer req/s (goal ≥ 0.95).
@@ -247,7 +248,21 @@ async function runLoad(url: string, host: string | null, secs: number): Promise<
 }
 
 // ---- the driver ------------------------------------------------------------------------------------
+interface SearchRow {
+  /** From the first search across every site until one answered with none pending (indexes built at their first search). */
+  coldMs: number;
+  /** Searches across every site, all indexes loaded: one at a time. */
+  warm: number[];
+  /** The same queries asked of each site's own search, one site after another (a client without the library's search). */
+  oneByOne: number[];
+  /** Under a mix of searches across sites and readers' searches of single sites. */
+  mixed: { across: number; acrossPending: number; acrossBusy: number; own: number; ownNot200: number };
+  /** Mean size of a site's search index file. */
+  indexKb: number;
+}
+
 interface Row {
+  search: SearchRow;
   sites: number;
   startMs: number[];
   restMb: number;
@@ -257,6 +272,81 @@ interface Row {
   peer: Load[];
   ratios: number[];
   paired: number[];
+}
+
+const QUERIES = [
+  'rollback',
+  'certificate secret',
+  'replica volume',
+  'migration',
+  'token',
+  'upgrade cluster',
+  'dashboard alert',
+  'schema field',
+  'proxy gateway',
+  'audit log',
+];
+
+async function postJson(url: string, body: unknown): Promise<{ status: number; ms: number; json: { sites?: unknown[]; pending?: string[] } }> {
+  const t = performance.now();
+  const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const json = (await r.json()) as { sites?: unknown[]; pending?: string[] };
+  return { status: r.status, ms: performance.now() - t, json };
+}
+
+/**
+ * 3. search across every site of the library (`POST /_airlock/library/search`): cold (each site's
+ * index built at its first search), then warm one at a time, beside the same queries asked of each
+ * site's own search one site after another; then 5 s of 2 clients searching across sites beside 8
+ * readers searching single sites, counting answers with sites pending, busy (503) or not 200.
+ */
+async function searchPhase(url: string, lib: string, sites: string[]): Promise<SearchRow> {
+  const across = (query: string) => postJson(`${url}/_airlock/library/search`, { query });
+  const own = (d: string, query: string) => postJson(`${url}/${d}/_airlock/search/${d}`, { query });
+  const t0 = performance.now();
+  for (;;) {
+    const a = await across('install');
+    if (a.status === 200 && a.json.pending!.length === 0) break;
+    if (performance.now() - t0 > 900_000) throw new Error('search across sites: still pending after 15 minutes');
+  }
+  const coldMs = performance.now() - t0;
+  const warm: number[] = [];
+  for (let k = 0; k < 3; k++)
+    for (const q of QUERIES) {
+      const a = await across(q);
+      if (a.status !== 200 || a.json.pending!.length > 0) throw new Error(`warm search across sites for ${q}: ${a.status}, ${a.json.pending?.length} pending`);
+      warm.push(a.ms);
+    }
+  const oneByOne: number[] = [];
+  for (const q of QUERIES.slice(0, 5)) {
+    const t = performance.now();
+    for (const d of sites) {
+      const r = await own(d, q);
+      if (r.status !== 200) throw new Error(`${d}'s own search answered ${r.status}`);
+    }
+    oneByOne.push(performance.now() - t);
+  }
+  const mixed = { across: 0, acrossPending: 0, acrossBusy: 0, own: 0, ownNot200: 0 };
+  const end = performance.now() + 5_000;
+  let i = 0;
+  const acrossLoop = async () => {
+    while (performance.now() < end) {
+      const a = await across(QUERIES[i++ % QUERIES.length]!);
+      mixed.across++;
+      if (a.status === 503) mixed.acrossBusy++;
+      else if (a.json.pending!.length > 0) mixed.acrossPending++;
+    }
+  };
+  const ownLoop = async () => {
+    while (performance.now() < end) {
+      const r = await own(sites[i++ % sites.length]!, QUERIES[i % QUERIES.length]!);
+      mixed.own++;
+      if (r.status !== 200) mixed.ownNot200++;
+    }
+  };
+  await Promise.all([acrossLoop(), acrossLoop(), ...Array.from({ length: 8 }, ownLoop)]);
+  const sizes = await Promise.all(sites.map((d) => stat(join(lib, d, 'versions', 'v1', 'search', 'index.json')).then((x) => x.size)));
+  return { coldMs, warm, oneByOne, mixed, indexKb: sizes.reduce((a, b) => a + b, 0) / sizes.length / 1024 };
 }
 
 async function main(): Promise<void> {
@@ -310,6 +400,11 @@ async function main(): Promise<void> {
       process.stderr.write(
         `${n} sites: RSS at rest ${(rest / 1024).toFixed(1)} MB, every site opened ${(open / 1024).toFixed(1)} MB: ${perSite.toFixed(2)} MB per site\n`,
       );
+      const search = await searchPhase(srv.url, lib, sites);
+      process.stderr.write(
+        `${n} sites: search across all: cold ${(search.coldMs / 1000).toFixed(1)} s, warm median ${median(search.warm).toFixed(1)} ms; ` +
+          `each site's own search one after another ${median(search.oneByOne).toFixed(1)} ms; mixed ${JSON.stringify(search.mixed)}; index ${search.indexKb.toFixed(0)} KB a site\n`,
+      );
       // 3. throughput: the library server (every site open) and the first site's store alone
       const peer = await startServer(['--store', join(lib, first)]);
       servers.push(peer);
@@ -321,7 +416,7 @@ async function main(): Promise<void> {
         ['library', srv.url + hotUrl, first],
         ['peer', peer.url + hotUrl, null],
       ];
-      const row: Row = { sites: n, startMs, restMb: rest / 1024, openMb: open / 1024, perSiteMb: perSite, lib: [], peer: [], ratios: [], paired: [] };
+      const row: Row = { search, sites: n, startMs, restMb: rest / 1024, openMb: open / 1024, perSiteMb: perSite, lib: [], peer: [], ratios: [], paired: [] };
       for (let round = 1; round <= rounds; round++) {
         const got: Record<string, Load> = {};
         for (const [name, url, host] of round % 2 === 1 ? targets : [...targets].reverse()) {
@@ -367,6 +462,16 @@ async function main(): Promise<void> {
         `${median(r.ratios).toFixed(3)}× (${r.ratios.map((x) => x.toFixed(3)).join(', ')}) | ${r.paired.length ? `${median(r.paired).toFixed(3)}× (${r.paired.map((x) => x.toFixed(3)).join(', ')})` : ''} | ${[...r.lib, ...r.peer].reduce((a, x) => a + x.errors, 0)} |\n`,
     );
   }
+  const p95 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * 0.95))]!;
+  process.stdout.write(
+    `\n| sites | search across all, cold | warm, median (p95) | each site's own search, one after another | mixed: across (pending, 503) | mixed: single-site (not 200) | index a site |\n` +
+      `|---:|---:|---:|---:|---:|---:|---:|\n`,
+  );
+  for (const { sites, search: s } of rows)
+    process.stdout.write(
+      `| ${sites} | ${(s.coldMs / 1000).toFixed(1)} s | ${median(s.warm).toFixed(1)} ms (${p95(s.warm).toFixed(1)}) | ${median(s.oneByOne).toFixed(1)} ms | ` +
+        `${s.mixed.across} (${s.mixed.acrossPending}, ${s.mixed.acrossBusy}) | ${s.mixed.own} (${s.mixed.ownNot200}) | ${s.indexKb.toFixed(0)} KB |\n`,
+    );
   process.stdout.write(
     `\n(${pagesPerSite} pages a site; start-up: medians of ${starts} fresh starts; throughput: medians of ${rounds} interleaved rounds, ${seconds} s per run, paired: medians of ${pairedRounds} runs of both at once, ` +
       `50 connections, server on core 0, ${hasCmd('wrk') ? 'wrk' : 'autocannon'} on core 1; goals: start-up ≤ 2 s at 500 sites, ≤ 2 MB per idle site, library ≥ 0.95× the store alone)\n`,
