@@ -104,6 +104,7 @@ interface Obj {
   kind: string;
   metadata: { name: string };
   data?: Record<string, string>;
+  stringData?: Record<string, string>;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   spec?: any;
 }
@@ -126,6 +127,7 @@ async function startPod(cmd: string, n: number): Promise<void> {
     .map((d) => d.toJS() as Obj)
     .filter(Boolean);
   const dep = objects.find((o) => o.kind === 'Deployment' && o.metadata.name === 'docs-airlock')!;
+  const values = objects.find((o) => o.kind === 'Secret' && o.metadata.name === 'docs-airlock');
   const pod = dep.spec.template.spec;
   const c = pod.containers[0];
   const root = join(work, `pod${n}`);
@@ -154,9 +156,10 @@ async function startPod(cmd: string, n: number): Promise<void> {
       await mkdir(dir, { mode: 0o777 });
       await chmod(dir, 0o777);
       if (fsGroup !== undefined) await chown(dir, 0, fsGroup);
-    } else if (vol.configMap) {
-      const cm = objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name === vol.configMap.name);
-      const data: Record<string, string> = cm ? { ...cm.data! } : { 'release.pub': pubPem }; // an existing ConfigMap: the documented keys
+    } else if (vol.configMap || vol.secret?.secretName === values?.metadata.name) {
+      // The values file (a Secret: a bundle URL may be presigned), or the trust keys of trust.keys.
+      const cm = vol.configMap ? objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name === vol.configMap.name) : values;
+      const data: Record<string, string> = cm ? { ...(cm.data ?? cm.stringData)! } : { 'release.pub': pubPem }; // an existing ConfigMap: the documented keys
       if (data['values.yaml']) {
         data['values.yaml'] = relocate(data['values.yaml'])
           .replace(/^host: .*$/m, 'host: "127.0.0.1"')

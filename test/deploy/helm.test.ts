@@ -37,6 +37,7 @@ interface K8sObject {
   metadata: { name: string };
   spec?: Record<string, unknown>;
   data?: Record<string, string>;
+  stringData?: Record<string, string>;
 }
 const MODELS: Record<string, new (o: never) => { validate(): void }> = {
   'v1/ConfigMap': core.ConfigMap,
@@ -84,13 +85,13 @@ describe('helm chart deploy/helm/airlock', () => {
     expect(r.stdout).toContain('0 chart(s) failed');
   });
 
-  it('default values: Deployment, Service, PDB and the values ConfigMap validate; probes, non-root, read-only root, resources', async () => {
+  it('default values: Deployment, Service, PDB and the values Secret validate; probes, non-root, read-only root, resources', async () => {
     const { status, objects, stderr } = await renderWith({
       staticExport: { bundleUrl: 'https://bucket.example/export.tar.gz', version: 'v7', allowUnsigned: true },
     });
     expect(status, stderr).toBe(0);
     validateAll(objects);
-    expect(objects.map((o) => o.kind).sort()).toEqual(['ConfigMap', 'Deployment', 'PodDisruptionBudget', 'Service']);
+    expect(objects.map((o) => o.kind).sort()).toEqual(['Deployment', 'PodDisruptionBudget', 'Secret', 'Service']);
     const dep = new apps.Deployment(find(objects, 'Deployment', 'docs-airlock') as never);
     expect(dep.spec!.replicas).toBe(3);
     const pod = dep.spec!.template.spec!;
@@ -111,6 +112,19 @@ describe('helm chart deploy/helm/airlock', () => {
     expect((find(objects, 'Service', 'docs-airlock')!.spec!.selector as Record<string, string>)['app.kubernetes.io/component']).toBe('server');
   });
 
+  it('a presigned bundle link (a credential until it expires) is rendered into a Secret only, for one site and for a library', async () => {
+    const signed = 'https://bucket.example/export.tar.gz?X-Amz-Credential=AKIA&X-Amz-Signature=0123abcd';
+    for (const values of [
+      { staticExport: { bundleUrl: signed, allowUnsigned: true, domain: 'docs.example.com' } },
+      { library: { sites: [{ domain: 'docs.example.com', bundleUrl: signed, allowUnsigned: true }] } },
+    ]) {
+      const { status, objects, stderr } = await renderWith(values);
+      expect(status, stderr).toBe(0);
+      const holding = objects.filter((o) => JSON.stringify(o).includes('X-Amz-Signature')).map((o) => `${o.kind}/${o.metadata.name}`);
+      expect(holding).toEqual(['Secret/docs-airlock']);
+    }
+  });
+
   it('the values file the chart renders is what airlock serve --values reads, with no unknown key', async () => {
     const { objects } = await renderWith({
       staticExport: { bundleUrl: 'https://bucket.example/export.tar.gz', version: 'v7', domain: 'docs.example.com', allowUnsigned: true },
@@ -118,7 +132,7 @@ describe('helm chart deploy/helm/airlock', () => {
       features: { search: true, analytics: false },
     });
     const file = join(work, 'rendered-values.yaml');
-    await writeFile(file, find(objects, 'ConfigMap', 'docs-airlock')!.data!['values.yaml']!);
+    await writeFile(file, find(objects, 'Secret', 'docs-airlock')!.stringData!['values.yaml']!);
     const loaded = await loadValues(file);
     expect(loaded.warnings).toEqual([]);
     expect(loaded.values).toMatchObject({
@@ -138,7 +152,7 @@ describe('helm chart deploy/helm/airlock', () => {
     });
     expect(status, stderr).toBe(0);
     const file = join(work, 'rendered-download-values.yaml');
-    await writeFile(file, find(objects, 'ConfigMap', 'docs-airlock')!.data!['values.yaml']!);
+    await writeFile(file, find(objects, 'Secret', 'docs-airlock')!.stringData!['values.yaml']!);
     const loaded = await loadValues(file);
     expect(loaded.warnings).toEqual([]);
     expect(loaded.values.staticExport?.download).toEqual(download);
@@ -208,7 +222,7 @@ describe('helm chart deploy/helm/airlock', () => {
     expect(pod.volumes!.find((v) => v.name === 'follow-token')!.secret).toMatchObject({ secretName: 'follow-token', items: [{ key: 'token', path: 'token' }] });
     expect(c.volumeMounts!.find((m) => m.name === 'follow-token')!.mountPath).toBe('/etc/airlock-follow');
     const file = join(work, 'follow-values.yaml');
-    await writeFile(file, find(objects, 'ConfigMap', 'docs-airlock')!.data!['values.yaml']!);
+    await writeFile(file, find(objects, 'Secret', 'docs-airlock')!.stringData!['values.yaml']!);
     const loaded = await loadValues(file);
     expect(loaded.warnings).toEqual([]);
     expect(loaded.values).toMatchObject({
@@ -223,7 +237,7 @@ describe('helm chart deploy/helm/airlock', () => {
     expect(r.stderr).toMatch(/follow\.url.*mirror\.enabled/);
     const ok = await renderWith({ follow: { enabled: true, tokenSecret: 't', url: 'http://mirror.internal:8080' }, trust: { existingSecret: 'release-keys' } });
     expect(ok.status, ok.stderr).toBe(0);
-    expect(find(ok.objects, 'ConfigMap', 'docs-airlock')!.data!['values.yaml']).toContain('url: "http://mirror.internal:8080"');
+    expect(find(ok.objects, 'Secret', 'docs-airlock')!.stringData!['values.yaml']).toContain('url: "http://mirror.internal:8080"');
   });
 
   it("inline trust keys become a ConfigMap mounted as the store's trusted-keys/", async () => {
@@ -343,7 +357,7 @@ describe('helm chart deploy/helm/airlock', () => {
       ]),
     );
     const file = join(work, 'rendered-library.yaml');
-    await writeFile(file, find(objects, 'ConfigMap', 'docs-airlock')!.data!['values.yaml']!);
+    await writeFile(file, find(objects, 'Secret', 'docs-airlock')!.stringData!['values.yaml']!);
     const loaded = await loadValues(file);
     expect(loaded.warnings).toEqual([]);
     expect(loaded.values.library!.sites).toEqual([
