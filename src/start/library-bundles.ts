@@ -1,4 +1,6 @@
+import { join } from 'node:path';
 import { toAirlockError, UsageError } from '../errors.js';
+import { removeCreated, storeKind } from '../store/location.js';
 import { listVersions } from '../store/list.js';
 import { siteStore } from '../store/library.js';
 import { readState } from '../store/state.js';
@@ -33,9 +35,11 @@ export async function fetchSiteBundles(o: SiteBundlesOptions): Promise<void> {
 
 async function trySite(domain: string, site: LibrarySite, se: StaticExportSettings, o: SiteBundlesOptions): Promise<string | null> {
   const say = (line: string) => o.log(`airlock serve: ${domain}: ${line}`);
+  let made: string | null = null; // the site's folder, when this try makes it
   try {
     // Its entry, when there, must be a folder of its own: a link or a file in the library is never written through.
     const store = await siteStore(o.library, domain, 'library.sites[].domain');
+    if ((await storeKind(store)) === 'missing') made = store;
     const active = (await readState(store)).active;
     const labels = (await listVersions(store)).map((v) => v.version);
     const plan = planStart({ version: site.version, bundleUrl: se.bundleUrl, worker: false, values: true }, { active, labels }, store);
@@ -63,6 +67,9 @@ async function trySite(domain: string, site: LibrarySite, se: StaticExportSettin
     );
     return null;
   } catch (err) {
+    // A site's folder this try made and left empty (a refused bundle: its download removed) goes
+    // away, so the site is listed with why it is missing, not as a store with no version.
+    if (made !== null) await removeCreated([made, join(made, 'downloads')]);
     if (o.signal.aborted) return null;
     const e = toAirlockError(err);
     say(`WARNING: its bundle (library.sites[].staticExport.bundleUrl) could not be installed: ${e.code}: ${e.message}; the site is served as it was`);

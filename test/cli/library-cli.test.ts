@@ -458,7 +458,10 @@ describe('serve --library', () => {
       expect([slow.status, slow.body.toString()]).toEqual([503, expect.stringContaining('its bundle could not be installed')]);
       expect((await get(s.url + '/_airlock/ready')).status).toBe(200); // every bundle tried
       expect((await get(s.url + '/', { Host: 'docs.beta.example' })).status).toBe(503);
-      expect(existsSync(join(lib2, 'docs.beta.example', 'versions'))).toBe(false);
+      // The refused site's folder, made by this try, is gone: it is listed with why, not as a store with no version.
+      expect(existsSync(join(lib2, 'docs.beta.example'))).toBe(false);
+      const after = JSON.parse((await get(s.url + '/_airlock/library')).body.toString()) as { sites: Array<{ domain: string; problem: string | null }> };
+      expect(after.sites.find((x) => x.domain === 'docs.beta.example')?.problem).toMatch(/^its bundle could not be installed: AIRLOCK_DOMAIN_MISMATCH: /);
       expect(await s.stop()).toBe(0);
       // Started again: each site serves what it has while its bundle is fetched again (unchanged).
       const again = await startServer(['serve', '--library', lib2, '--values', values, '--port', '0']);
