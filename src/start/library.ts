@@ -104,6 +104,13 @@ export async function startLibrary(o: LibraryServeOptions): Promise<number> {
   // --follow URL: every site of the library mirror at URL, each followed as one store's replica (token from the environment).
   const followWhy = followUrl === undefined ? null : followUrlProblem(followUrl);
   if (followWhy !== null) throw new UsageError(`--follow needs the library mirror's http(s) URL: ${followWhy}`, { subject: '--follow' });
+  // A followed site's versions are its mirror's: a pinned version or a bundle of its own would fight the follower.
+  const ownSource = followUrl === undefined ? undefined : [...config.sites].find(([, x]) => x.version !== undefined || x.bundle !== null);
+  if (ownSource !== undefined)
+    throw new UsageError(
+      `--follow: every site's versions come from the mirror, but the values file gives library.sites (${ownSource[0]}) ${ownSource[1].bundle !== null ? 'a bundle (staticExport)' : `a pinned version (${ownSource[1].version})`}: remove it, or serve without --follow`,
+      { subject: 'library.sites' },
+    );
   if (followUrl === undefined && (followTrust !== undefined || followUnsigned !== undefined || followPollMs !== undefined))
     throw new UsageError('--trust, --allow-unsigned and --follow-poll-ms go with --follow', { subject: '--follow' });
   const pollMs = numberOption(followPollMs, '--follow-poll-ms', FLAG_RANGES['follow-poll-ms']);

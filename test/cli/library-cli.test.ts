@@ -543,6 +543,17 @@ describe('serve --library', () => {
       expect([r.status, r.stderr], url).toEqual([2, expect.stringContaining('give it without a user, password, query or fragment')]);
       expect(r.stderr).not.toMatch(/pw@|token=x/);
     }
+    // A followed site's versions are the mirror's: a pinned version or a bundle of its own is refused at start (it would fight the follower).
+    for (const [entry, said] of [
+      ['{ domain: docs.alpha.example, version: v1 }', 'a pinned version (v1)'],
+      ['{ domain: docs.alpha.example, staticExport: { bundleUrl: "http://127.0.0.1:9/a.airlock", allowUnsigned: true } }', 'a bundle (staticExport)'],
+    ]) {
+      await writeFile(values, `library:\n  sites:\n    - ${entry}\n`);
+      const r = airlock(['serve', '--library', lib5, '--values', values, '--follow', 'http://127.0.0.1:9', '--port', '0'], {
+        env: { AIRLOCK_MIRROR_TOKEN: 'svc_mirror_' + 'm'.repeat(24) },
+      });
+      expect([r.status, r.stderr]).toEqual([2, expect.stringContaining(`the values file gives library.sites (docs.alpha.example) ${said}: remove it`)]);
+    }
   }, 60_000);
 
   it('refuses options that belong to one store, and a host name mapped to two sites, naming them', async () => {
