@@ -21,6 +21,8 @@ export interface BundleOptions {
   url: string;
   store: string;
   label?: string;
+  /** Who expects `label`, for a package of another version (default: the values file's pin). */
+  labelFrom?: string;
   domain?: string;
   /** A library's site: a package must be of this domain (a raw archive is made one of it). */
   site?: string;
@@ -123,8 +125,8 @@ export async function fetchBundle<R extends object>(o: BundleOptions, importInto
       if (o.label !== undefined && layout.manifest.version !== o.label) {
         throw new MalformedError(
           'AIRLOCK_VERSION_MISMATCH',
-          `the package at ${safe} is version ${layout.manifest.version}, but staticExport.version pins ${o.label}`,
-          { subject: 'staticExport.version' },
+          `the package at ${safe} is version ${layout.manifest.version}, but ${o.labelFrom ?? 'staticExport.version pins'} ${o.label}`,
+          { subject: o.labelFrom === undefined ? 'staticExport.version' : safe },
         );
       }
       if (o.site !== undefined && layout.manifest.domain !== o.site)

@@ -1,8 +1,8 @@
 import { hostname } from 'node:os';
-import { EXIT, toAirlockError } from '../errors.js';
+import { toAirlockError } from '../errors.js';
 import type { FleetAnswer, FleetReport } from '../mirror/index.js';
 import { activate } from '../store/index.js';
-import { installBundle } from '../store/bundle-install.js';
+import { installAnnounced, isRefusal, pause } from './install.js';
 import { pollMirror } from './poll.js';
 import { startingStatus, type FollowStatus } from './status.js';
 import type { FollowTarget } from './target.js';
@@ -56,6 +56,9 @@ export class Follower {
   private switchTimer: NodeJS.Timeout | null = null;
   private switchFor: string | null = null;
   private failures = 0;
+  /** Installs failed in a row (not refusals), and when the next may start: a failing download is not retried at every poll. */
+  private retries = 0;
+  private retryAt = 0;
   private stopped = false;
   private polling: Promise<void> | null = null;
   private preparing: Promise<void> | null = null;
@@ -89,41 +92,57 @@ export class Follower {
 
   /**
    * Before there is a server (an empty store): poll until the mirror has an active version, then
-   * install and activate it. Resolves with the label; stops (rejects) on `signal`.
+   * install and activate it. Resolves with the label; stops (rejects) on `signal`. A refused
+   * version rejects, unless `keep` (a library's site): it is then reported, and the next version
+   * the mirror announces is tried. `tried` is called after each answer of the mirror that installed nothing.
    */
-  async first(signal: AbortSignal): Promise<string> {
+  async first(signal: AbortSignal, o: { keep?: boolean; tried?: () => void } = {}): Promise<string> {
     for (;;) {
       signal.throwIfAborted();
+      let a: FleetAnswer | null = null;
       try {
-        const a = await this.poll();
-        if (a.version !== null && a.packageUrl !== null) {
-          await this.install(a, signal);
-          await activate(this.o.store, a.version);
-          return a.version;
-        }
-        this.status.error = 'the mirror has no active version yet';
+        a = await this.poll();
       } catch (err) {
         if (signal.aborted) throw err;
-        if (toAirlockError(err).exitCode === EXIT.VERIFICATION) throw err; // nothing to serve but a refused version
         this.note(err);
       }
-      await new Promise<void>((r) => {
-        const t = setTimeout(r, this.delay());
-        signal.addEventListener(
-          'abort',
-          () => {
-            clearTimeout(t);
-            r();
-          },
-          { once: true },
-        );
-      });
+      if (a !== null && (a.version === null || a.packageUrl === null)) this.status.error = 'the mirror has no active version yet';
+      else if (a !== null && this.status.refused?.version !== a.version) {
+        try {
+          await installAnnounced(this.o, a, signal);
+          await activate(this.o.store, a.version!);
+          return a.version!;
+        } catch (err) {
+          if (signal.aborted || (isRefusal(err) && !o.keep)) throw err; // nothing to serve but a refused version
+          this.failed(a.version!, err);
+        }
+      }
+      if (a !== null) o.tried?.(); // the mirror answered: no version, or one refused here
+      await pause(this.delay(), signal);
     }
   }
 
+  /** Installing `v` failed: refused (reported, never tried again) or a failure tried again later, backing off. */
+  private failed(v: string, err: unknown): void {
+    const m = message(err);
+    if (isRefusal(err)) {
+      this.status.refused = { version: v, reason: m };
+      this.o.onRefused?.(v);
+      this.o.log(`airlock serve: follow: REFUSED VERSION ${v}: ${m}; not switching to it (reported to the mirror)`);
+      return;
+    }
+    if (this.status.downloadError !== m) this.o.log(`airlock serve: follow: could not prepare ${v} (${m}); retrying`);
+    this.status.downloadError = m;
+    this.retries++;
+    this.retryAt = performance.now() + this.backoff(this.retries);
+  }
+
+  private backoff(n: number): number {
+    return n === 0 ? this.pollMs : Math.min(MAX_BACKOFF_MS, this.pollMs * 2 ** Math.min(n, 10));
+  }
+
   private delay(): number {
-    const base = this.failures === 0 ? this.pollMs : Math.min(MAX_BACKOFF_MS, this.pollMs * 2 ** Math.min(this.failures, 10));
-    return Math.round(base * (0.8 + Math.random() * 0.4));
+    return Math.round(this.backoff(Math.max(this.failures, this.retries)) * (0.8 + Math.random() * 0.4));
   }
 
   private schedule(ms: number): void {
@@ -189,7 +208,7 @@ export class Follower {
     }
     if (this.status.refused?.version === v) return; // reported: the mirror holds the rollout
     if (this.status.prepared !== v) {
-      if (this.preparing === null) {
+      if (this.preparing === null && performance.now() >= this.retryAt) {
         this.preparing = this.prepare(a).finally(() => {
           this.preparing = null;
         });
@@ -215,52 +234,24 @@ export class Follower {
     this.status.switchAt = null;
   }
 
-  private async install(a: FleetAnswer, signal: AbortSignal): Promise<void> {
-    const inTurn = this.o.inTurn ?? (<T>(work: () => Promise<T>) => work());
-    await inTurn(async () => {
-      signal.throwIfAborted();
-      await installBundle({
-        url: a.packageUrl!,
-        store: this.o.store,
-        label: a.version!,
-        site: this.o.site,
-        sha256: a.packageSha256 ?? undefined,
-        trust: this.o.trust,
-        allowUnsigned: this.o.allowUnsigned,
-        activate: false,
-        signal,
-        log: (l) => this.o.log(l.replace(/^airlock serve: /, 'airlock serve: follow: ')),
-        // Trust policy: a rollback on the mirror (the operator's decision) brings the fleet an older
-        // version than a replica last imported; the replica follows it. Only the order rule is
-        // waived (signatures, expiry and audience still hold), and each replica's audit log records it.
-        allowDowngrade: ['AIRLOCK_DOWNGRADE'],
-      });
-    });
-  }
-
   private async prepare(a: FleetAnswer): Promise<void> {
     const v = a.version!;
     this.status.preparing = v;
     const t0 = performance.now();
     try {
-      await this.install(a, this.abort.signal);
+      await installAnnounced(this.o, a, this.abort.signal);
       await this.target!.preload(v);
       this.o.onImport?.((performance.now() - t0) / 1000, 'ok');
       this.status.prepared = v;
       this.status.downloadError = null;
+      this.retries = 0;
+      this.retryAt = 0;
       this.o.log(`airlock serve: follow: ${v} is verified, imported and loaded; waiting for the mirror's switch time`);
     } catch (err) {
       if (this.stopped) return;
       this.o.onImport?.((performance.now() - t0) / 1000, 'failed');
-      const m = message(err);
-      if (toAirlockError(err).exitCode === EXIT.VERIFICATION) {
-        this.status.refused = { version: v, reason: m };
-        this.o.onRefused?.(v);
-        this.o.log(`airlock serve: follow: REFUSED VERSION ${v}: ${m}; not switching to it (reported to the mirror)`);
-      } else {
-        if (this.status.downloadError !== m) this.o.log(`airlock serve: follow: could not prepare ${v} (${m}); retrying`);
-        this.status.downloadError = m;
-      }
+      this.failed(v, err);
+      if (!isRefusal(err)) return; // tried again after its backoff, at a later poll
     } finally {
       this.status.preparing = null;
     }

@@ -156,12 +156,14 @@ describe('fleet endpoint fuzz (bounded)', () => {
 
 describe('a mirror pointing a follower at the wrong package', () => {
   /** A follower of `store` whose mirror answers with `answer` and serves the package file at /pkg. */
-  async function follow(o: { pkg: string; sha256: string; site?: string; store: string; trust: string }) {
+  async function follow(o: { pkg: string; sha256: string; site?: string; store: string; trust: string; pkgStatus?: number; until?: (f: Follower) => boolean }) {
     const bytes = await readFile(o.pkg);
     let base = '';
+    let downloads = 0;
     const mirror: Server = createServer((req, res) => {
       req.resume();
-      if (req.url?.startsWith('/pkg')) return void res.writeHead(200, { 'content-length': bytes.length }).end(bytes);
+      if (req.url?.startsWith('/pkg') && o.pkgStatus !== undefined) return void (downloads++, res.writeHead(o.pkgStatus).end('gone'));
+      if (req.url?.startsWith('/pkg')) return void (downloads++, res.writeHead(200, { 'content-length': bytes.length }).end(bytes));
       const a: FleetAnswer = {
         version: 'v2',
         packageSha256: o.sha256,
@@ -196,8 +198,8 @@ describe('a mirror pointing a follower at the wrong package', () => {
       mirror.close();
     });
     f.start(targetOf(srv));
-    await until(() => f.status.refused !== null, { timeoutMs: 20_000, intervalMs: 20 });
-    return { f, srv };
+    await until(() => (o.until ?? ((x) => x.status.refused !== null))(f), { timeoutMs: 20_000, intervalMs: 20 });
+    return { f, srv, downloads: () => downloads };
   }
 
   it("another site's package (a library's follower): refused, never imported; the mirror's stated sha256 that the download lacks: refused", async () => {
@@ -220,5 +222,46 @@ describe('a mirror pointing a follower at the wrong package', () => {
       expect(srv.current().version).toBe('v1');
       expect(await readdir(join(store, 'versions'))).toEqual(['v1']);
     }
+  }, 60_000);
+
+  it('a package under a label the store holds with other content: refused and reported once, never downloaded again', async () => {
+    const t = await tempDir('airlock-fleet-conflict-');
+    cleanups.push(t.cleanup);
+    const signer = await makeSigner(join(t.dir, 'signer'));
+    const store = join(t.dir, 'store');
+    await addVersion(store, await sitePackage(join(t.dir, 'here'), 'v1', signer), signer, true);
+    await addVersion(store, await sitePackage(join(t.dir, 'here'), 'v2', signer), signer, false); // this replica's own v2
+    const theirs = await sitePackage(join(t.dir, 'mirror'), 'v2', signer, 4096); // the mirror's v2: other content
+    const sha = (await import('node:crypto'))
+      .createHash('sha256')
+      .update(await readFile(theirs))
+      .digest('hex');
+    const { f, srv, downloads } = await follow({ pkg: theirs, sha256: sha, store, trust: signer.pubPath });
+    expect(f.status.refused).toMatchObject({ version: 'v2', reason: expect.stringContaining('AIRLOCK_VERSION_CONFLICT') });
+    await new Promise((r) => setTimeout(r, 1000)); // 25 polls at 40 ms
+    expect(downloads()).toBe(1);
+    expect(srv.current().version).toBe('v1');
+  }, 60_000);
+
+  it('a download that keeps failing is tried again after a growing wait, not at every poll', async () => {
+    const t = await tempDir('airlock-fleet-failing-');
+    cleanups.push(t.cleanup);
+    const signer = await makeSigner(join(t.dir, 'signer'));
+    const store = join(t.dir, 'store');
+    await addVersion(store, await sitePackage(t.dir, 'v1', signer), signer, true);
+    const v2 = await sitePackage(t.dir, 'v2', signer);
+    const { f, downloads } = await follow({
+      pkg: v2,
+      sha256: 'c'.repeat(64),
+      store,
+      trust: signer.pubPath,
+      pkgStatus: 404,
+      until: (x) => x.status.downloadError !== null,
+    });
+    const first = downloads();
+    await new Promise((r) => setTimeout(r, 1500)); // ~37 polls at 40 ms; the waits after failures: 80, 160, 320, 640 ms…
+    expect(downloads() - first).toBeLessThanOrEqual(5);
+    expect(downloads() - first).toBeGreaterThanOrEqual(1); // still tried
+    expect(f.status.refused).toBeNull();
   }, 60_000);
 });
