@@ -24,6 +24,8 @@ export interface OwnPagesOptions {
   metrics?: ServeMetrics;
   /** Sites still being prepared (their bundles not yet tried): `/_airlock/ready` is 503 while any is. */
   preparing?: () => readonly string[];
+  /** More for `/_airlock/ready` to say. */
+  readyNotes?: () => Record<string, unknown> | null;
   /** Sites configured with no folder yet, and why: listed with that problem. */
   absent?: ReadonlyMap<string, string>;
 }
@@ -45,9 +47,10 @@ export function ownPages(o: OwnPagesOptions): (req: IncomingMessage, res: Server
       return json(res, { status: 'ok', sites: folder.known.size, ...(folder.unreadable ? { problem: 'the library folder cannot be read' } : {}) });
     if (path === '/_airlock/ready') {
       const pending = o.preparing?.() ?? [];
-      if (pending.length === 0 && !folder.unreadable) return json(res, { status: 'ready', sites: folder.known.size });
+      const notes = o.readyNotes?.() ?? {};
+      if (pending.length === 0 && !folder.unreadable) return json(res, { status: 'ready', sites: folder.known.size, ...notes });
       const why = folder.unreadable ? { problem: 'the library folder cannot be read' } : { preparing: pending };
-      return send(res, 503, 'application/json; charset=utf-8', JSON.stringify({ status: 'not ready', ...why }), ['Retry-After', '2']);
+      return send(res, 503, 'application/json; charset=utf-8', JSON.stringify({ status: 'not ready', ...why, ...notes }), ['Retry-After', '2']);
     }
     if (path === '/_airlock/library.css') return send(res, 200, 'text/css; charset=utf-8', LANDING_CSS, []);
     if (path === '/_airlock/metrics' && metrics) return send(res, 200, metrics.contentType, await metrics.text(), []);

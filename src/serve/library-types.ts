@@ -15,6 +15,8 @@ export interface LibraryServerOptions {
   log?: (line: string) => void;
   /** Sites whose bundles are still to be tried: `/_airlock/ready` answers 503 naming them (default none). */
   preparing?: () => readonly string[];
+  /** More for `/_airlock/ready` to say, whatever it answers (a follower's sites whose mirror is unreachable or whose version was refused). */
+  readyNotes?: () => Record<string, unknown> | null;
   /** Sites configured but with no folder yet, and why (their bundle is being fetched, or failed): answered 503 and listed, not 404. */
   absent?: ReadonlyMap<string, string>;
   /** `GET /_airlock/metrics` (createMetrics bySite): the library's own requests as site="_library"; each site counts into its `site(domain)` view, passed in its siteOptions. */

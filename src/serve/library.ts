@@ -162,7 +162,7 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
     s.handler(req, res);
   }
 
-  const ownRoute = ownPages({ library: o.library, folder, summaries, failed, search, metrics: o.metrics, preparing: o.preparing, absent: o.absent });
+  const ownRoute = ownPages({ ...o, folder, summaries, failed, search }); // its library, metrics, preparing, readyNotes, absent
 
   const server = createServer({ keepAliveTimeout: 5000 }, handler);
   refuseConnect(server);

@@ -27,6 +27,8 @@ export interface LibraryFollowOptions {
   log: (line: string) => void;
   /** Sites of the mirror still without a version here (readiness). */
   preparing: Set<string>;
+  /** The sites followed, each with its follower (filled here; read for `/_airlock/ready`). */
+  followed?: Map<string, Follower>;
 }
 
 const LISTING_POLL_MS = 10_000;
@@ -66,8 +68,21 @@ async function mirrorSites(url: string, signal: AbortSignal): Promise<string[]> 
   return parsed.data.sites.map((s) => siteName(s.domain)).filter((d): d is string => d !== null);
 }
 
+/** What `/_airlock/ready` says of the followed sites: how many, and those not in step with their mirror (at most 50 named). */
+export function followNotes(followed: ReadonlyMap<string, Follower>): Record<string, unknown> | null {
+  if (followed.size === 0) return null;
+  const problems: Record<string, object> = {};
+  let n = 0;
+  for (const [d, f] of followed) {
+    const s = f.status;
+    if (s.mirror_state !== 'unreachable' && s.refused === null && s.downloadError === null) continue;
+    if (++n <= 50) problems[d] = { mirror_state: s.mirror_state, error: s.error, refused: s.refused, downloadError: s.downloadError };
+  }
+  return { follow: { sites: followed.size, withProblems: n, ...(n > 0 ? { problems } : {}) } };
+}
+
 export async function followLibrary(o: LibraryFollowOptions): Promise<void> {
-  const followed = new Map<string, Follower>();
+  const followed = o.followed ?? new Map<string, Follower>();
   let first = true;
   let saidTooMany = false;
   const fill = turns(FILLING);
@@ -84,7 +99,16 @@ export async function followLibrary(o: LibraryFollowOptions): Promise<void> {
         saidTooMany = true;
         o.log(`airlock serve: follow: the mirror lists ${sites.length} sites; the first ${MAX_FOLLOWED} are followed, the rest not`);
       }
-      for (const d of (sites ?? []).slice(0, MAX_FOLLOWED)) {
+      // A site the mirror no longer lists is no longer followed (it keeps being served as it is).
+      const listed = new Set((sites ?? []).slice(0, MAX_FOLLOWED));
+      for (const [d, f] of sites === null ? [] : followed) {
+        if (listed.has(d)) continue;
+        followed.delete(d);
+        o.preparing.delete(d);
+        o.log(`airlock serve: ${d}: follow: the mirror no longer lists this site; it is served as it is, no longer followed`);
+        void f.stop();
+      }
+      for (const d of listed) {
         if (followed.has(d)) continue;
         if (first) o.preparing.add(d);
         const say = (line: string) => o.log(`airlock serve: ${d}: ${line.replace(/^airlock serve: /, '')}`);
@@ -116,7 +140,8 @@ async function startSite(d: string, f: Follower, o: LibraryFollowOptions, say: (
       .catch(() => null);
     if (active === null) {
       say("no version here yet: getting the mirror's");
-      say(`follow: ${await f.first(o.signal)} imported and active`);
+      // Readiness waits for one try, not for ever: a site the mirror has no version of, or refused here, is not waited for.
+      say(`follow: ${await f.first(o.signal, { keep: true, tried: () => o.preparing.delete(d) })} imported and active`);
       await o.lib.recheck();
     }
     if (o.signal.aborted) return;

@@ -1,6 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { AirlockServerOptions, AppEnv } from '../serve/index.js';
+import type { Follower } from '../fleet/follow.js';
 import { UsageError } from '../errors.js';
 import { libraryConfig } from './library-config.js';
 import { listenError, probeListen } from '../util/listen.js';
@@ -128,12 +129,16 @@ export async function startLibrary(o: LibraryServeOptions): Promise<number> {
   const absent = new Map([...preparing].map((d) => [d, 'its bundle is being fetched']));
   const hasBundles = preparing.size > 0;
   const followed = followUrl?.replace(/\/+$/, '');
-  if (followed !== undefined) preparing.add((await import('./library-follow.js')).listingOf(followed));
+  const followMod = followed === undefined ? null : await import('./library-follow.js');
+  if (followed !== undefined) preparing.add(followMod!.listingOf(followed));
+  // The followed sites and their followers: /_airlock/ready names those out of step with the mirror.
+  const followers = new Map<string, Follower>();
   if (hasBundles) await (await import('./library-bundles.js')).checkBundleKeys(config.sites, valuesFile ?? '');
   // A library filled at start (bundles, a mirror followed) may start as no folder at all.
   if (hasBundles || followUrl !== undefined) await mkdir(resolve(o.cwd, library!), { recursive: true });
   const lib = await createLibraryServer({
     preparing: () => [...preparing],
+    readyNotes: followMod === null ? undefined : () => followMod.followNotes(followers),
     absent,
     library: resolve(o.cwd, library!),
     hosts: config.hosts,
@@ -188,11 +193,12 @@ export async function startLibrary(o: LibraryServeOptions): Promise<number> {
     const following =
       fleet === null
         ? null
-        : (await import('./library-follow.js')).followLibrary({
+        : followMod!.followLibrary({
             url: followed!,
             library: resolve(o.cwd, library!),
             lib,
             preparing,
+            followed: followers,
             signal: trap.signal,
             log: o.log,
             follower: ({ mirror, store, site, log, inTurn }) =>

@@ -512,6 +512,67 @@ describe('serve --library', () => {
     }
   }, 90_000);
 
+  it('--follow: a refused package is named in ready and tried again when the mirror moves on; a site with no version does not hold readiness; a site the mirror drops is no longer followed', async () => {
+    const { createHash } = await import('node:crypto');
+    const good = await readFile(pkgs['docs.alpha.example-v2']!);
+    const wrong = await readFile(pkgs['gamma.example-v1']!); // another domain's package: refused
+    let fixed = false; // the mirror's operator puts the right package up
+    let listed = ['docs.alpha.example', 'docs.beta.example'];
+    const polls: Record<string, number> = {};
+    let base = '';
+    const answer = (version: string | null, bytes: Buffer | null, d: string) => ({
+      version,
+      packageSha256: bytes && createHash('sha256').update(bytes).digest('hex'),
+      packageUrl: bytes && `${base}/${d}/pkg/${version}`,
+      phase: version === null ? 'none' : 'switch',
+      activateInMs: version === null ? null : 0,
+      activateAt: null,
+      held: null,
+      replicas: 1,
+      prepared: 0,
+    });
+    const mirror = createServer((req, res) => {
+      req.resume();
+      const url = req.url ?? '';
+      const json = (o: unknown) => void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(o));
+      if (url === '/_airlock/library') return json({ sites: listed.map((domain) => ({ domain })) });
+      const d = url.split('/')[1]!;
+      if (url.includes('/pkg/')) return void res.writeHead(200).end(url.endsWith('/v1') ? wrong : good);
+      polls[d] = (polls[d] ?? 0) + 1;
+      if (d === 'docs.alpha.example') return json(fixed ? answer('v2', good, d) : answer('v1', wrong, d));
+      return json(answer(null, null, d)); // beta: no active version on the mirror
+    });
+    await new Promise<void>((r) => mirror.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(mirror.address() as AddressInfo).port}`;
+    try {
+      const s = await startServer(
+        ['serve', '--library', join(dir, 'lib-follow-refused'), '--follow', base, '--trust', vendor.pubPath, '--follow-poll-ms', '100', '--port', '0'],
+        { env: { AIRLOCK_MIRROR_TOKEN: 'svc_mirror_' + 'm'.repeat(24) }, timeoutMs: 30_000 },
+      );
+      // Both sites tried: ready, though neither has a version; the refusal is named.
+      await until(async () => (await get(s.url + '/_airlock/ready')).status === 200, { timeoutMs: 20_000 });
+      const ready = JSON.parse((await get(s.url + '/_airlock/ready')).body.toString()) as {
+        follow: { sites: number; withProblems: number; problems: Record<string, { refused: { version: string; reason: string } | null }> };
+      };
+      expect(ready.follow).toMatchObject({ sites: 2, withProblems: 1 });
+      expect(ready.follow.problems['docs.alpha.example']!.refused).toMatchObject({ version: 'v1', reason: expect.stringContaining('AIRLOCK_DOMAIN_MISMATCH') });
+      // The mirror moves on to another version: the refused site is tried again, and filled.
+      fixed = true;
+      await until(async () => (await get(s.url + '/docs.alpha.example/')).status === 200, { timeoutMs: 20_000 });
+      // The mirror drops beta: no longer followed (its polls stop), said once.
+      listed = ['docs.alpha.example'];
+      await until(async () => s.stderr().includes('docs.beta.example: follow: the mirror no longer lists this site'), { timeoutMs: 30_000 });
+      const after = polls['docs.beta.example']!;
+      await new Promise((r) => setTimeout(r, 1000));
+      expect(polls['docs.beta.example']! - after).toBeLessThanOrEqual(1); // one poll may have been under way
+      expect((await get(s.url + '/_airlock/ready')).status).toBe(200);
+      expect(await s.stop()).toBe(0);
+    } finally {
+      mirror.closeAllConnections();
+      mirror.close();
+    }
+  }, 90_000);
+
   it('a link in the library is never written through, by a bundle or a follower; a follow URL carrying a secret is refused', async () => {
     const lib4 = join(dir, 'lib-links');
     const outside = join(dir, 'outside-of-library');
