@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { stat, mkdir } from 'node:fs/promises';
-import { writeDurably } from '../util/fsx.js';
+import { refuseLinkedFolders, writeDurably } from '../util/fsx.js';
 import { join } from 'node:path';
 
 /**
@@ -38,6 +38,7 @@ export async function writeSearchCache(dir: string, key: string, lines: Iterable
   await mkdir(dir).catch((err: NodeJS.ErrnoException) => {
     if (err.code !== 'EEXIST') throw err;
   });
+  refuseLinkedFolders(dir, 2); // the index's folder, its version's and versions/: a link swapped in is never written through
   let size = 0;
   await writeDurably(join(dir, SEARCH_CACHE_NAME), async (fh) => {
     await fh.writeFile(JSON.stringify({ format: SEARCH_CACHE_FORMAT, key } satisfies Header) + '\n');
@@ -58,6 +59,12 @@ export async function writeSearchCache(dir: string, key: string, lines: Iterable
 /** The body lines of the cache file, null when there is none, or why it cannot be trusted. */
 export async function readSearchCache(dir: string, key: string, max = MAX_SEARCH_CACHE_BYTES): Promise<CacheRead | null> {
   const file = join(dir, SEARCH_CACHE_NAME);
+  try {
+    refuseLinkedFolders(dir, 2);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    return { ok: false, reason: (err as Error).message };
+  }
   try {
     const st = await stat(file);
     if (!st.isFile()) return { ok: false, reason: 'not a regular file' };

@@ -2,7 +2,7 @@ import { access, link, open, rename, rm, rmdir, mkdir, mkdtemp, type FileHandle 
 import { tmpdir } from 'node:os';
 import { dirname, basename, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { existsSync, unlinkSync } from 'node:fs';
+import { existsSync, lstatSync, unlinkSync } from 'node:fs';
 import { execFile } from 'node:child_process';
 import { UsageError, outputExists } from '../errors.js';
 import { describeFsError } from './fs-words.js';
@@ -197,5 +197,18 @@ export async function removeEmptyUpTo(dir: string, top: string): Promise<void> {
       d === top
     )
       return;
+  }
+}
+
+/**
+ * `dir` and the `up` folders above it are folders of their own, not symbolic links (lstat: a link
+ * is never followed). Checked before airlock writes into a store's derived folders (prepared pages,
+ * search indexes), so nothing goes through a link swapped in while it runs. Throws in words.
+ */
+export function refuseLinkedFolders(dir: string, up: number): void {
+  for (let d = dir, i = 0; i <= up; i++, d = dirname(d)) {
+    const st = lstatSync(d);
+    if (st.isSymbolicLink() || !st.isDirectory())
+      throw new Error(`${escapeControls(d)} is ${st.isSymbolicLink() ? 'a symbolic link' : 'not a folder'}, which airlock never writes through`);
   }
 }

@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -28,6 +28,17 @@ describe('SearchIndex', () => {
     const sig = await idx.query('hmac signature', text);
     expect(sig[0]!.path).toBe('/guide/webhooks#verify');
     expect(sig[0]!.content).toBe('Check the <mark>HMAC</mark> <mark>signature</mark> of each delivery.');
+  });
+
+  it('scoresOnly: the same pages in the same order, no page read, no section or snippet', async () => {
+    let reads = 0;
+    const counted = async (file: string) => (reads++, text(file));
+    const full = await idx.query('hmac signature', counted);
+    reads = 0;
+    const bare = await idx.query('hmac signature', counted, { scoresOnly: true });
+    expect(reads).toBe(0);
+    expect(bare.map((h) => [h.metadata.page, h.metadata.score])).toEqual(full.map((h) => [h.metadata.page, h.metadata.score]));
+    expect(bare[0]).toMatchObject({ content: '', path: '/guide/webhooks', metadata: { heading: '', anchor: null } });
   });
 
   it('prefix on the last word, typo tolerance, OR when AND finds nothing, filter by path', async () => {
@@ -68,6 +79,25 @@ describe('SearchIndex', () => {
 });
 
 describe('the cache file', () => {
+  it('a link swapped in for the index folder or its version folder is never read nor written through', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'airlock-search-link-'));
+    dirs.push(root);
+    const outside = join(root, 'outside');
+    await mkdir(outside);
+    await writeFile(join(outside, SEARCH_CACHE_NAME), 'victim');
+    await mkdir(join(root, 'versions', 'v1'), { recursive: true });
+    await symlink(outside, join(root, 'versions', 'v1', 'search')); // the index folder is a link
+    await expect(writeSearchCache(join(root, 'versions', 'v1', 'search'), 'k', ['["a"]'])).rejects.toThrow(
+      /search is a symbolic link, which airlock never writes through/,
+    );
+    expect(await readSearchCache(join(root, 'versions', 'v1', 'search'), 'k')).toMatchObject({ ok: false, reason: expect.stringMatching(/symbolic link/) });
+    await mkdir(join(outside, 'search'));
+    await symlink(outside, join(root, 'versions', 'v2')); // the version folder is a link
+    await expect(writeSearchCache(join(root, 'versions', 'v2', 'search'), 'k', ['["a"]'])).rejects.toThrow(/v2 is a symbolic link/);
+    expect(await readFile(join(outside, SEARCH_CACHE_NAME), 'utf8')).toBe('victim');
+    expect(await readdir(join(outside, 'search'))).toEqual([]);
+  });
+
   it('round-trips, leaves no temp file, refuses a file over the bound, another key, and a damaged trailer', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'airlock-search-cache-'));
     dirs.push(dir);

@@ -1,6 +1,7 @@
 import { vi, describe, it, expect } from 'vitest';
 import { join } from 'node:path';
-import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { buildPage } from '../../src/serve/html-cache/page.js';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { createAirlockServer, type AirlockServer, type AirlockServerOptions } from '../../src/serve/index.js';
 import { featureOptions } from '../../src/serve/features.js';
@@ -334,7 +335,32 @@ describe('transformed HTML cached on disk per (version, options)', () => {
       await srv.close();
       expect(await readdir(scratchParent)).toHaveLength(0);
     } finally {
-      process.env.TMPDIR = saved;
+      if (saved === undefined) delete process.env.TMPDIR; // assigning undefined would set the string "undefined"
+      else process.env.TMPDIR = saved;
+    }
+  });
+});
+
+describe('prepared pages never go through a link', () => {
+  it("a link swapped in for the cache's folder (or the version's) while pages are built: the page is refused, nothing is written outside", async () => {
+    const root = await tempRoot('airlock-html-link-');
+    try {
+      const outside = join(root, 'outside');
+      await mkdir(join(outside, 'k'), { recursive: true });
+      await mkdir(join(root, 'versions', 'v1', 'site'), { recursive: true });
+      await writeFile(join(root, 'versions', 'v1', 'site', 'index.html'), '<!doctype html><title>x</title><p>hello</p>');
+      await symlink(outside, join(root, 'versions', 'v1', 'html')); // html/ swapped for a link
+      const job = {
+        src: join(root, 'versions', 'v1', 'site', 'index.html'),
+        path: 'index.html',
+        sha256: 'a'.repeat(64),
+        dir: join(root, 'versions', 'v1', 'html', 'k'),
+      };
+      for (const blocking of [false, true])
+        await expect(buildPage(job, async (b) => b, { blocking })).rejects.toThrow(/html is a symbolic link, which airlock never writes through/);
+      expect(await readdir(join(outside, 'k'))).toEqual([]);
+    } finally {
+      await rm(root, { recursive: true, force: true });
     }
   });
 });

@@ -4,7 +4,7 @@ import { readFile, rm, writeFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { brotliCompress, brotliCompressSync, constants, gzip, gzipSync } from 'node:zlib';
-import { tempSibling } from '../../util/fsx.js';
+import { refuseLinkedFolders, tempSibling } from '../../util/fsx.js';
 import { cachedName, type CachedPage, type CachedRep, type CacheEncoding } from './cached.js';
 
 import type { TransformHtml } from '../version-index.js';
@@ -74,6 +74,8 @@ export async function buildPage(job: PageJob, transform: PageTransform, o: { blo
   const [b, g] = blocking
     ? [brotliCompressSync(html, BR_PARAMS(html.length)), gzipSync(html, { level: 6 })]
     : await Promise.all([br(html, BR_PARAMS(html.length)), gz(html, { level: 6 })]);
+  // Its folder, the cache's, the version's and versions/ are their own: a link swapped in meanwhile is never written through.
+  refuseLinkedFolders(job.dir, 3);
   const page: CachedPage = {
     ...(await put(job.dir, name('html'), html, blocking)),
     scriptHashes: [...(hashes.scriptHashes ?? [])],
