@@ -6,7 +6,8 @@ import type { SearchAnswer } from './service.js';
  * index is its own, built from its served version), answered grouped by site, the site with the
  * best match first. Every site is asked, a few at a time; an index still being loaded or built is
  * asked again until the deadline, and a site not answered by then is listed as `pending` (search
- * again shortly), one whose search is off or failed as `unavailable`, with the reason. Pure: the
+ * again shortly), one whose search is off or failed as `unavailable`, with the reason. The SHOWN
+ * best sites' hits carry their section and snippet; the others' are titles and links. Pure: the
  * asking, the clock and the waiting are given.
  */
 
@@ -32,8 +33,8 @@ export interface LibraryResults {
 }
 
 export interface CrossSearchOptions {
-  /** One site's query: null when its local search is off; a rejection when it cannot be served. */
-  ask: (domain: string, query: string, pageSize: number) => Promise<SearchAnswer | null>;
+  /** One site's query (`full`: with each hit's section and snippet, else ranked pages only): null when its local search is off; a rejection when it cannot be served. */
+  ask: (domain: string, query: string, pageSize: number, full: boolean) => Promise<SearchAnswer | null>;
   /** Results per site. */
   perSite: number;
   /** How long a query waits for indexes being loaded or built. */
@@ -43,6 +44,9 @@ export interface CrossSearchOptions {
   now?: () => number;
   wait?: (ms: number) => Promise<void>;
 }
+
+/** Sites whose hits come with their sections and snippets (the best first). */
+export const SHOWN = 10;
 
 const pause = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -58,7 +62,7 @@ export async function searchSites(sites: readonly SearchableSite[], query: strin
       return false;
     }
     const a = await o
-      .ask(site.domain, query, o.perSite)
+      .ask(site.domain, query, o.perSite, false)
       .catch((err: unknown) => ({ status: 'down' as const, why: err instanceof Error ? err.message : String(err) }));
     if (a === null) out.unavailable.push({ domain: site.domain, why: 'local search is off for this site' });
     else if (a.status === 'down') out.unavailable.push({ domain: site.domain, why: `it cannot be served: ${a.why}` });
@@ -89,6 +93,16 @@ export async function searchSites(sites: readonly SearchableSite[], query: strin
   }
   const best = (s: SiteHits) => Math.max(...s.hits.map((h) => h.metadata.score));
   out.sites.sort((a, b) => best(b) - best(a) || a.domain.localeCompare(b.domain));
+  // Every site was asked for its ranked pages only (no page read); the best SHOWN sites are asked
+  // again for their sections and snippets (their indexes are loaded: quick). The others' hits stay
+  // titles and links: a search over 500 sites reads 50 pages, not 2,500.
+  await Promise.all(
+    out.sites.slice(0, SHOWN).map(async (s, i) => {
+      const a = await o.ask(s.domain, query, o.perSite, true).catch(() => null);
+      const at = s.path.replace(/\/$/, '');
+      if (a?.status === 'ready' && a.hits.length) out.sites[i] = { ...s, hits: a.hits.map((h) => ({ ...h, path: at + h.path })) };
+    }),
+  );
   out.pending.sort();
   out.unavailable.sort((a, b) => a.domain.localeCompare(b.domain));
   return out;

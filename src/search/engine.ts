@@ -43,6 +43,8 @@ export interface QueryOptions {
   language?: string;
   /** The page the reader is on (`/latest/guide/x`): its version's and language's copies first. */
   page?: string;
+  /** Ranked pages only: no page is read for its best section and snippet (content and heading empty). */
+  scoresOnly?: boolean;
 }
 
 /** Candidates (the core's best by BM25) that the ranking signals of rank.ts reorder. */
@@ -211,7 +213,8 @@ export class SearchIndex {
     return Promise.all(
       hits.map(async (r) => {
         const page = this.pages[r.id]!;
-        const sec = bestSection((await pageText(page.file).catch(() => null))?.sections ?? [], matched);
+        const text = o.scoresOnly ? null : await pageText(page.file).catch(() => null);
+        const sec = bestSection(text?.sections ?? [], matched);
         const words = sec ? new Set([...tokenize(sec.heading), ...tokenize(sec.text)]) : new Set<string>();
         return {
           content: sec

@@ -37,7 +37,8 @@ function results(found: LibraryResults): string {
   const groups = found.sites.map((s) => {
     const hits = s.hits.map((h) => {
       const title = h.metadata.heading && h.metadata.heading !== h.metadata.title ? `${h.metadata.title} — ${h.metadata.heading}` : h.metadata.title;
-      return `<li><a href="${esc(h.path)}"><bdi>${esc(plain(title) || h.path)}</bdi></a><p class="snippet"><bdi>${snippet(plain(h.content))}</bdi></p></li>`;
+      const text = h.content === '' ? '' : `<p class="snippet"><bdi>${snippet(plain(h.content))}</bdi></p>`; // the best sites' hits only
+      return `<li><a href="${esc(h.path)}"><bdi>${esc(plain(title) || h.path)}</bdi></a>${text}</li>`;
     });
     return `<section class="site-hits" aria-label="${esc(s.title)}"><h3><a href="${esc(s.path)}"><bdi>${esc(s.title)}</bdi></a> <span class="domain">${esc(s.domain)}</span></h3><ol>${hits.join('')}</ol></section>`;
   });

@@ -103,7 +103,11 @@ export class LibrarySearch {
     private readonly sites: () => Promise<SearchableSite[]>,
     searchOf: (domain: string) => Promise<((query: string, options: QueryOptions) => Promise<SearchAnswer>) | null>,
   ) {
-    this.o = { ask: async (domain, query, pageSize) => (await searchOf(domain))?.(query, { pageSize }) ?? null, deadlineMs: DEADLINE_MS };
+    this.o = {
+      ask: async (domain, query, pageSize, full) => (await searchOf(domain))?.(query, { pageSize, scoresOnly: !full }) ?? null,
+      deadlineMs: DEADLINE_MS,
+      concurrency: 8,
+    };
     this.route = getRequestListener(librarySearchRoute(sites, (among, query, perSite) => this.run(among, query, perSite)).fetch);
   }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { asSearchable, BUSY, chosenSites, LIBRARY_SEARCH_PATH, LibrarySearch, librarySearchRoute, searchAsked } from '../../src/serve/library-search.js';
-import { searchSites, type SearchableSite } from '../../src/search/across.js';
+import { searchSites, SHOWN, type SearchableSite } from '../../src/search/across.js';
 import { until } from '../helpers/wait.js';
 import { landingPage } from '../../src/serve/library-page.js';
 import type { SearchAnswer } from '../../src/search/service.js';
@@ -39,7 +39,8 @@ describe('search across sites', () => {
     let asked = 0;
     const c = clock();
     const r = await searchSites(sites, 'q', {
-      ask: async (d) => {
+      ask: async (d, _q, _n, full) => {
+        if (d === 'a.example' && full) return { status: 'ready', hits: [hit('/x', 1)] }; // its snippets
         if (d === 'a.example') return ++asked < 3 ? { status: 'building', retryAfterSec: 2 } : { status: 'ready', hits: [hit('/x', 1)] };
         if (d === 'b.example') return { status: 'building', retryAfterSec: 2 };
         if (d === 'c.example') throw new Error('its files are gone');
@@ -64,7 +65,8 @@ describe('search across sites', () => {
     const c = clock();
     const asked: string[] = [];
     const r = await searchSites(sites, 'q', {
-      ask: async (d) => {
+      ask: async (d, _q, _n, full) => {
+        if (full) return { status: 'ready', hits: [hit('/x', 1)] }; // the best sites' snippets
         asked.push(d);
         return asked.filter((x) => x === d).length < 2 ? { status: 'building', retryAfterSec: 2 } : { status: 'ready', hits: [hit('/x', 1)] };
       },
@@ -83,8 +85,8 @@ describe('search across sites', () => {
     const c = clock();
     const asked: string[] = [];
     const r = await searchSites(sites, 'q', {
-      ask: async (d) => {
-        asked.push(d);
+      ask: async (d, _q, _n, full) => {
+        if (!full) asked.push(d);
         await c.wait(600);
         return { status: 'ready', hits: [hit('/x', 1)] };
       },
@@ -95,6 +97,36 @@ describe('search across sites', () => {
     });
     expect(asked).toEqual(['a.example', 'b.example']);
     expect(r.pending).toEqual(['c.example', 'd.example']);
+  });
+
+  it('every site is ranked without reading a page; only the SHOWN best sites are asked again for their snippets', async () => {
+    const many: SearchableSite[] = Array.from({ length: SHOWN + 3 }, (_, i) => ({ domain: `s${i}.example`, title: `S${i}`, path: `/s${i}.example/` }));
+    const asked: Array<[string, boolean]> = [];
+    const r = await searchSites(many, 'q', {
+      ask: async (d, _q, _n, full) => {
+        asked.push([d, full]);
+        const score = Number(d.slice(1, d.indexOf('.')));
+        return { status: 'ready', hits: [{ ...hit('/x', score), content: full ? 'the <mark>q</mark> snippet' : '' }] };
+      },
+      perSite: 5,
+      deadlineMs: 1000,
+      ...clock(),
+    });
+    expect(asked.filter(([, full]) => !full)).toHaveLength(SHOWN + 3);
+    expect(
+      asked
+        .filter(([, full]) => full)
+        .map(([d]) => d)
+        .sort(),
+    ).toEqual(
+      r.sites
+        .slice(0, SHOWN)
+        .map((s) => s.domain)
+        .sort(),
+    );
+    expect(r.sites.map((s) => s.domain).slice(0, 2)).toEqual(['s12.example', 's11.example']); // best first
+    expect(r.sites.slice(0, SHOWN).every((s) => s.hits[0]!.content !== '')).toBe(true);
+    expect(r.sites.slice(SHOWN).every((s) => s.hits[0]!.content === '' && s.hits[0]!.path === `/${s.domain}/x`)).toBe(true);
   });
 
   it('filter.site narrows to the sites it names (case and a trailing dot aside); a name that is no site is refused naming it', () => {
