@@ -335,7 +335,8 @@ describe('transformed HTML cached on disk per (version, options)', () => {
       await srv.close();
       expect(await readdir(scratchParent)).toHaveLength(0);
     } finally {
-      if (saved === undefined) delete process.env.TMPDIR; // assigning undefined would set the string "undefined"
+      if (saved === undefined)
+        delete process.env.TMPDIR; // assigning undefined would set the string "undefined"
       else process.env.TMPDIR = saved;
     }
   });
