@@ -22,7 +22,13 @@ export async function readJsonBody(req: Request, max = DEFAULT_MAX_BODY_BYTES): 
   const tooLarge = { ok: false, status: 413, error: `request body larger than ${max} bytes` } as const;
   const declared = Number(req.headers.get('content-length') ?? NaN);
   if (Number.isFinite(declared) && declared > max) return tooLarge;
-  const text = await cappedText(req.body, max);
+  let text: string | null;
+  try {
+    text = await cappedText(req.body, max);
+  } catch {
+    // The client went away mid-body (ECONNRESET, aborted): routine, said in a word, no stack trace.
+    return { ok: false, status: 400, error: 'the request body was cut short (the client went away)' };
+  }
   if (text === null) return tooLarge;
   try {
     const value = JSON.parse(text) as unknown;

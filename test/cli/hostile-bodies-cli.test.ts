@@ -169,4 +169,31 @@ describe('hostile JSON bodies get a 400 in words (binaries)', () => {
       expect(((await big.json()) as { error: string }).error, url).toMatch(/^request body larger than \d+ bytes$/);
     }
   });
+
+  it('a client gone mid-body (closed, reset) at every JSON endpoint: no stack trace, no raw error on stderr, and the server keeps answering', async () => {
+    const { connect } = await import('node:net');
+    const before = procs.map((p) => p.stderr().length);
+    const targets: Array<[string, string]> = [
+      [local, '/_airlock/search/docs.example.com'],
+      [relay, '/discovery/v2/assistant/docs.example.com/message'],
+    ];
+    for (const [base, path] of targets) {
+      const { hostname, port } = new URL(base);
+      for (const reset of [false, true]) {
+        await new Promise<void>((done) => {
+          const sock = connect(Number(port), hostname, () => {
+            sock.write(`POST ${path} HTTP/1.1\r\nHost: ${hostname}:${port}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"q`);
+            setTimeout(() => (reset ? sock.resetAndDestroy() : sock.destroy(), done()), 50);
+          });
+          sock.on('error', () => {});
+        });
+      }
+    }
+    await new Promise((r) => setTimeout(r, 300));
+    for (const [i, p] of procs.entries()) expect(p.stderr().slice(before[i])).not.toMatch(/\n\s+at |ECONNRESET|Error: aborted/);
+    expect(
+      (await fetch(local + '/_airlock/search/docs.example.com', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"x"}' }))
+        .status,
+    ).not.toBe(500);
+  });
 });
