@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { extractPage } from './extract.js';
 import { SearchIndex } from './engine.js';
 import { readSearchCache, writeSearchCache } from './cache-file.js';
+import { describeFsError } from '../util/fs-words.js';
 
 /**
  * Getting a version's search index: from its cache file when that is intact and was built from
@@ -101,7 +102,14 @@ export async function loadOrBuild(input: BuildInput): Promise<{ index: SearchInd
     try {
       bytes = await writeSearchCache(input.cacheDir, key, index.serializeLines());
     } catch (err) {
-      notes.push(`cache file not written (${err instanceof Error ? err.message : String(err)}); the index is kept in memory`);
+      // In words, not the raw errno and temp path (an immutable or read-only folder: the index is kept in memory).
+      const why =
+        typeof (err as NodeJS.ErrnoException).code === 'string'
+          ? `its folder ${describeFsError(err, 'write')}`
+          : err instanceof Error
+            ? err.message
+            : String(err);
+      notes.push(`cache file not written (${why}); the index is kept in memory`);
     }
   }
   bytes ??= sizeOf(index.serializeLines());

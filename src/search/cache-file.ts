@@ -62,7 +62,8 @@ export async function readSearchCache(dir: string, key: string, max = MAX_SEARCH
   try {
     refuseLinkedFolders(dir, 2);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return null; // no index folder: no cache file
     return { ok: false, reason: (err as Error).message };
   }
   try {

@@ -54,6 +54,17 @@ describe('SearchIndex', () => {
     expect((await idx.query('トー', text))[0]!.metadata.page).toBe('/ja/');
   });
 
+  it('results carry no control character nor bidirectional override from a page, in title, heading or snippet', async () => {
+    const evil = extractPage(
+      '<title>quokka \u202egnp.exe\u001b[31m</title><main><h1>Quokka \u2066x\u2069</h1><p>quokka click here \u202e gnp.exe \u001b[31m red</p></main>',
+    );
+    const one = SearchIndex.build([{ path: 'evil.html', page: evil }]);
+    const [h] = await one.query('quokka', async () => evil);
+    expect(JSON.stringify(h)).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]|\\u00|\\u20/);
+    expect(h!.metadata.title).toBe('quokka gnp.exe [31m');
+    expect(h!.content).toContain('click here  gnp.exe  [31m red');
+  });
+
   it('snippets are escaped text with <mark> only', async () => {
     const h = (await idx.query('script escapes', text))[0]!;
     expect(h.content).not.toContain('<script>');
@@ -79,6 +90,19 @@ describe('SearchIndex', () => {
 });
 
 describe('the cache file', () => {
+  it('an index folder that cannot be written: the index is kept in memory, said in words (no errno, no temp path)', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'airlock-search-ro-'));
+    dirs.push(root);
+    await writeFile(join(root, 'site.html'), '<title>Quokka</title><main><p>quokka</p></main>');
+    await writeFile(join(root, 'not-a-folder'), '');
+    const { loadOrBuild } = await import('../../src/search/build.js');
+    const r = await loadOrBuild({ siteDir: root, pages: [{ path: 'site.html', sha256: 'a'.repeat(64) }], cacheDir: join(root, 'not-a-folder', 'search') });
+    expect(r.report.notes).toHaveLength(1);
+    expect(r.report.notes[0]).toMatch(/^cache file not written \(its folder .+\); the index is kept in memory$/);
+    expect(r.report.notes[0]).not.toMatch(/ENOTDIR|E[A-Z]{3,}|\.tmp|\//);
+    expect((await r.index.query('quokka', async () => null)).length).toBe(1);
+  });
+
   it('a link swapped in for the index folder or its version folder is never read nor written through', async () => {
     const root = await mkdtemp(join(tmpdir(), 'airlock-search-link-'));
     dirs.push(root);
