@@ -403,6 +403,17 @@ describe('helm chart deploy/helm/airlock', () => {
         /library\.sites\[1\] \(b\.example\): hosts: docs\.internal is given to docs\.vendor\.example already/,
       ],
       [{ library: { sites: [{ ...site, bundleUrl: '' }] }, trust: { existingSecret: 'k' } }, /bundleUrl must be an http\(s\) URL/],
+      // URLs the pod's parser refuses: the chart says so, naming the site, rather than a pod that crash-loops.
+      ...(['http://127.0.0.1:99999/x.airlock', 'http://127.0.0.1:65536/x.airlock', 'http://h.example:8x/x.airlock', 'http://[::1]:100000/x'] as const).map(
+        (u): [Record<string, unknown>, RegExp] => [
+          { library: { sites: [{ ...site, bundleUrl: u }] }, trust: { existingSecret: 'k' } },
+          /library\.sites\[0\] \(docs\.vendor\.example\): bundleUrl has a port that is no number from 0 to 65535/,
+        ],
+      ),
+      [
+        { staticExport: { bundleUrl: 'https://bucket.example:70000/x.airlock' }, trust: { existingSecret: 'k' } },
+        /staticExport\.bundleUrl has a port that is no number from 0 to 65535/,
+      ],
       [{ library: { sites: [{ ...site, features: { search: true } }] }, trust: { existingSecret: 'k' } }, /search and assistant would be relayed/],
       [{ library: { sites: [site] }, trust: { existingSecret: 'k' }, deployment: { type: 'cloud' } }, /deployment\.type cloud turns search and assistant on/],
       [
@@ -414,6 +425,18 @@ describe('helm chart deploy/helm/airlock', () => {
       const r = await renderWith(values);
       expect(r.status, JSON.stringify(values)).not.toBe(0);
       expect(r.stderr).toMatch(message);
+    }
+    // And those it takes (as the pod does): a port, an [IPv6] literal, a user, an underscore.
+    for (const u of [
+      'https://bucket.example:8443/x.airlock?X-Sig=1',
+      'http://[fd00::1]:8080/x.airlock',
+      'http://[fd00::1]/x.airlock',
+      'http://10.0.0.5/x.airlock',
+      'https://u@b.example/x.airlock',
+      'http://a_b.example/x.airlock',
+    ]) {
+      const r = await renderWith({ library: { sites: [{ ...site, bundleUrl: u }] }, trust: { existingSecret: 'k' } });
+      expect(r.status, `${u}: ${r.stderr}`).toBe(0);
     }
   });
 });

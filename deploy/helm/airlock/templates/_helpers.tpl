@@ -83,6 +83,9 @@ allowUnsigned, a package with no key to check it against) pods that crash-loop.
 {{- if not (and $se.enabled $se.bundleUrl) -}}
 {{- fail "staticExport.bundleUrl is required: each replica's store starts empty and is filled from that URL at start-up (a signed .airlock package with its keys in trust.*, or a raw export archive with staticExport.allowUnsigned=true); or set follow.enabled to follow an in-network mirror" -}}
 {{- end -}}
+{{- with include "airlock.urlProblem" $se.bundleUrl -}}
+{{- fail (printf "staticExport.bundleUrl %s" .) -}}
+{{- end -}}
 {{- $path := lower (urlParse $se.bundleUrl).path -}}
 {{- if and (regexMatch "\\.(tar\\.gz|tgz|tar|zip)$" $path) (not $se.allowUnsigned) -}}
 {{- fail (printf "staticExport.bundleUrl %s is a raw export archive, unsigned by nature, and airlock serve refuses it unless told: set staticExport.allowUnsigned=true to accept it on TLS and the link's size/digest checks, or serve a signed .airlock package with its keys in trust.*" (base $path)) -}}
@@ -117,8 +120,8 @@ release airlock serve --library would refuse or could not fill is refused here, 
 {{- if regexMatch "^[0-9.]+$" $site.domain -}}
 {{- fail (printf "%s: the domain is an address, not a site's host name" $where) -}}
 {{- end -}}
-{{- if not (regexMatch "^https?://[^/?#]+" $site.bundleUrl) -}}
-{{- fail (printf "%s: bundleUrl must be an http(s) URL" $where) -}}
+{{- with include "airlock.urlProblem" $site.bundleUrl -}}
+{{- fail (printf "%s: bundleUrl %s" $where .) -}}
 {{- end -}}
 {{- if or (dig "search" false ($site.features | default dict)) (dig "assistant" false ($site.features | default dict)) -}}
 {{- fail (printf "%s: search and assistant would be relayed to the service, which a library does not do: leave them off" $where) -}}
@@ -153,6 +156,24 @@ release airlock serve --library would refuse or could not fill is refused here, 
 {{- fail (printf "%s: trustKeys names %s, which trust.keys does not hold" $where .) -}}
 {{- end -}}
 {{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+What is wrong with a bundle URL that airlock serve would refuse at start (the pod would crash-loop),
+or "" when nothing is: not http(s), or a port that is not a number up to 65535 (the URL parser's
+rule; a host name it accepts is left to the download).
+*/}}
+{{- define "airlock.urlProblem" -}}
+{{- $u := . | default "" -}}
+{{- if not (regexMatch "^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]+" $u) -}}
+must be an http(s) URL
+{{- else -}}
+{{- $authority := regexReplaceAll "^[^:]+://([^/?#]*@)?([^/?#]*).*$" $u "${2}" -}}
+{{- $port := regexReplaceAll "^(\\[[^\\]]*\\]|[^:]*):?" $authority "" -}}
+{{- if and (ne $port "") (or (not (regexMatch "^[0-9]+$" $port)) (gt (len $port) 5) (gt (atoi $port) 65535)) -}}
+has a port that is no number from 0 to 65535
 {{- end -}}
 {{- end -}}
 {{- end -}}
