@@ -41,8 +41,11 @@ export function librarySearchRoute(
 ): Hono {
   const app = new Hono();
   // A client gone mid-body, the library folder unreadable: said in a word, no stack trace on stderr.
-  app.onError((err, c) =>
-    c.req.raw.signal.aborted ? c.body(null, 400) : c.json({ error: `search is unavailable now: ${err.message}` }, 503, { 'Retry-After': '5' }),
+  app.onError((_err, c) =>
+    // Said to any reader: the library's words, never its path on this server nor an operator's command.
+    c.req.raw.signal.aborted
+      ? c.body(null, 400)
+      : c.json({ error: 'search is unavailable now: the library folder cannot be read' }, 503, { 'Retry-After': '5' }),
   );
   app.post(LIBRARY_SEARCH_PATH, async (c) => {
     const body = await readJsonBody(c.req.raw, MAX_BODY);

@@ -50,8 +50,7 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
   const idleMs = o.idleMs ?? 600_000;
   const failed = new Map<string, { at: number; message: string }>();
   const hosts = hostMap(o.hosts, new Set([...folder.known, ...(o.preparing?.() ?? [])]), log); // a site whose bundle is coming is no surprise
-  const shadowSaid = new Set<string>();
-  const hostNames = new HostNames();
+  const [shadowSaid, hostNames] = [new Set<string>(), new HostNames()];
 
   function site(domain: string): Promise<OpenSite> {
     let p = open.get(domain);
@@ -93,9 +92,10 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
     for (const [d, at] of lastUsed) if (clock() - at > idleMs && !held.has(d)) closeSite(d);
   }
 
+  const forReaders = (why: string) => why.replaceAll(o.library + '/', ''); // where in the site's store, not where the library is on this server
   /** A site that cannot be served: said once per reason, answered 503 with it, opened again by a request after RETRY_MS. */
   function fail(domain: string, message: string): void {
-    const shown = message.replaceAll(o.library + '/', ''); // where in the site's store, not where the library is on this server
+    const shown = forReaders(message);
     if (failed.get(domain)?.message !== shown) log(`airlock serve: site ${domain} cannot be served: ${message}`);
     failed.set(domain, { at: clock(), message: shown });
   }
@@ -121,7 +121,7 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
 
   const search = new LibrarySearch(
     async () => asSearchable((await summaries.list(o.library)).sites, (d) => failed.get(d)?.message),
-    async (domain) => (await servable(domain)).search,
+    async (domain) => (await servable(domain).catch((err: Error) => Promise.reject(new Error(forReaders(err.message))))).search,
   );
 
   const has = (d: string) => folder.known.has(d) || o.absent?.has(d) === true; // a configured site not there yet: 503, not 404

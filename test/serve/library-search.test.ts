@@ -196,10 +196,10 @@ describe('sites that cannot be searched, and a search that cannot run', () => {
     ]);
   });
 
-  it('the library unreadable while searching: 503 in words (no stack trace)', async () => {
+  it('the library unreadable while searching: 503 in words, no stack trace, never its path on the server nor an operator command', async () => {
     const app = librarySearchRoute(
       async () => {
-        throw new Error('the library folder cannot be read');
+        throw new Error('library /srv/lib does not exist or is not a folder; create it by importing a package (airlock import PKG --library /srv/lib)');
       },
       async () => null,
     );
