@@ -176,11 +176,23 @@ function fail(res: ServerResponse, ctx: SendContext, err: unknown, file: string,
     void rm(file, { force: true })
       .catch(() => {})
       .then(() => ctx.onDamaged?.());
-  else if (['ENOENT', 'ENOTDIR'].includes((err as NodeJS.ErrnoException).code ?? '')) ctx.onMissing?.();
+  else ctx.onMissing?.(); // any other failure (a transform names no errno) may be the version gone: a stat says
   if (res.headersSent || res.destroyed) {
     res.destroy();
     return;
   }
-  res.writeHead(500, [...base, 'Content-Type', 'text/plain; charset=utf-8', 'Content-Length', '22', 'Cache-Control', 'no-store']);
-  res.end('Internal Server Error\n');
+  const gone = ['ENOENT', 'ENOTDIR'].includes((err as NodeJS.ErrnoException).code ?? ''); // 503 to retry: the version may be switching or gone
+  const body = gone ? "Service Unavailable: this page's file is gone from the store\n" : 'Internal Server Error\n';
+  const more = gone ? ['Retry-After', '5'] : [];
+  res.writeHead(gone ? 503 : 500, [
+    ...base,
+    'Content-Type',
+    'text/plain; charset=utf-8',
+    'Content-Length',
+    String(body.length),
+    'Cache-Control',
+    'no-store',
+    ...more,
+  ]);
+  res.end(body);
 }

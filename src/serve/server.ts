@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { rm } from 'node:fs/promises';
 import { makeTempFolder } from '../util/fsx.js';
+import { errnoInWords } from '../util/fs-words.js';
 import { getRequestListener } from '@hono/node-server';
 import { StoreError } from '../errors.js';
 import { buildApp } from './app.js';
@@ -115,7 +116,7 @@ export async function openSite(o: AirlockServerOptions): Promise<OpenSite> {
     send: {
       cache: bodyCache,
       smallMax,
-      onError: (err, file) => log(`airlock serve: error reading ${file}: ${String(err)}`),
+      onError: (err, file) => log(`airlock serve: error reading ${file}: ${errnoInWords(err instanceof Error ? err.message : String(err))}`),
       onDamaged: () => void versions.repair(),
       onMissing: () => versions.checkGone(),
     },

@@ -75,3 +75,11 @@ export function kindOf(st: {
   if (st.isSocket()) return 'a socket';
   return st.isFile?.() ? 'a regular file' : 'not a regular file';
 }
+
+/**
+ * A message that quotes Node's errno text (`ENOENT: no such file or directory, open '/x/y'`, as a
+ * worker's error passes it on) with that part in words: `/x/y does not exist`.
+ */
+export function errnoInWords(message: string): string {
+  return message.replace(/\b(E[A-Z]+): [^,']*, \w+ '([^']*)'/g, (_m, code: string, path: string) => `${path} ${describeFsError({ code }, 'read')}`);
+}

@@ -192,12 +192,12 @@ describe('compressed from the first request, before any variant is built', () =>
     // HEAD once the body is in memory: its length too.
     const head2 = await get(`${base}/assets/app.js`, { 'accept-encoding': 'br' }, 'HEAD');
     expect(head2.headers['content-length']).toBe(String(full.body.length));
-    // A source that cannot be read: a clean 500, never a raw error or a cut compressed body.
+    // A source gone from the store: a clean 503 saying so (to be retried), never a raw error or a cut compressed body.
     await rm(join(store, 'versions', 'v1', 'site', 'assets', 'site.css'));
     const gone = await get(`${base}/assets/site.css`, { 'accept-encoding': 'br' });
-    expect(gone.status).toBe(500);
+    expect([gone.status, gone.headers['retry-after']]).toEqual([503, '5']);
     expect(gone.headers['content-encoding']).toBeUndefined();
-    expect(gone.body.toString()).toBe('Internal Server Error\n');
+    expect(gone.body.toString()).toBe("Service Unavailable: this page's file is gone from the store\n");
   });
 
   it('N readers asking at once for the same missing variant share one compression', async () => {

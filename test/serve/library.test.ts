@@ -139,10 +139,11 @@ describe('the library server', () => {
     expect(logs.some((l) => l.includes('its folder was replaced by another store'))).toBe(true);
   });
 
-  it('a site whose version is removed while served answers 503 with the reason once its repair fails, not 500 for ever', async () => {
+  it('a site whose version is removed while served answers 503 with the reason (never 500, no raw errno logged), and is served again once restored', async () => {
     const lib = await library('gone', ['gone.example', 'calm.example']);
     const logs: string[] = [];
-    srv = await createLibraryServer({ library: lib, siteOptions: () => ({ lease: false }), log: (l) => logs.push(l), pollMs: 3_600_000 });
+    let now = 1_000_000;
+    srv = await createLibraryServer({ library: lib, siteOptions: () => ({ lease: false }), log: (l) => logs.push(l), pollMs: 3_600_000, clock: () => now });
     const url = (await srv.listen()).replace(/\/$/, '');
     expect((await get(url + '/', { Host: 'gone.example' })).status).toBe(200);
     await rm(join(lib, 'gone.example', 'versions'), { recursive: true });
@@ -152,12 +153,17 @@ describe('the library server', () => {
       await new Promise((r) => setTimeout(r, 20));
     }
     expect(seen.at(-1), logs.join('\n')).toBe(503);
-    expect(seen.every((s) => s === 500 || s === 503)).toBe(true); // never another version's page
+    expect(seen.every((s) => s === 503)).toBe(true); // the first request too: a file gone is a 503, never a 500
     const body = (await get(url + '/guide', { Host: 'gone.example' })).body.toString();
     expect(body).toContain('site gone.example cannot be served');
     expect(body).not.toContain(lib);
     expect((await get(url + '/guide', { Host: 'calm.example' })).status).toBe(200);
     expect(logs.filter((l) => l.includes('site gone.example cannot be served'))).toHaveLength(1);
+    expect(logs.join('\n')).not.toMatch(/ENOENT|no such file/);
+    // The folder back (a restore): the site is opened again at a request after the retry delay, and serves.
+    await writeVersion(join(lib, 'gone.example'), 'v1', site('template'), { domain: 'gone.example' });
+    now += 60_000;
+    await until(async () => (await get(url + '/guide', { Host: 'gone.example' })).status === 200, { timeoutMs: 10_000 });
   });
 
   it('a damaged site answers 503 with its reason and is listed with its problem; the other sites serve on', async () => {
