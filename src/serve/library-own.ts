@@ -4,7 +4,7 @@ import { refererSite } from './library-hosts.js';
 import { landingPage, LANDING_CSS } from './library-page.js';
 import { json, redirect, send, text } from './library-respond.js';
 import { LIBRARY_SEARCH_PATH, type LibrarySearch } from './library-search.js';
-import type { SiteSummaries } from './library-sites.js';
+import type { SiteSummaries, SiteSummary } from './library-sites.js';
 import type { ServeMetrics } from './metrics-types.js';
 
 /**
@@ -24,6 +24,8 @@ export interface OwnPagesOptions {
   metrics?: ServeMetrics;
   /** Sites still being prepared (their bundles not yet tried): `/_airlock/ready` is 503 while any is. */
   preparing?: () => readonly string[];
+  /** A listed site as readers should see it (what an open site serves, when it refused a switch). */
+  served?: (s: SiteSummary) => SiteSummary;
   /** More for `/_airlock/ready` to say. */
   readyNotes?: () => Record<string, unknown> | null;
   /** Sites configured with no folder yet, and why: listed with that problem. */
@@ -58,7 +60,8 @@ export function ownPages(o: OwnPagesOptions): (req: IncomingMessage, res: Server
       const listing = await summaries.list(o.library).catch(() => null);
       if (listing === null)
         return text(res, 503, `the library folder cannot be read; its ${folder.known.size} site(s) are served as they were\n`, ['Retry-After', '5']);
-      const listed = listing.sites.map((s) => {
+      const listed = listing.sites.map((l) => {
+        const s = o.served?.(l) ?? l;
         const f = failed.get(s.domain);
         return f && s.problem === null ? { ...s, problem: f.message } : s;
       });

@@ -121,3 +121,22 @@ export class SiteSummaries {
     }
   }
 }
+
+/**
+ * A site as readers should see it when its open server refused to switch to the store's active
+ * version (a damaged version): the version it serves, and why, not the one the store names.
+ */
+export function asServed(
+  s: SiteSummary,
+  open: { current: { version: string }; refused: { version: string; why: string } | null } | undefined,
+  library: string,
+): SiteSummary {
+  if (open?.refused == null || s.version !== open.refused.version || open.current.version === s.version) return s;
+  const why = open.refused.why.replace(/^store \S+ is damaged: /, '').replaceAll(library + '/', ''); // where in the store, not where on the server
+  return {
+    ...s,
+    version: open.current.version,
+    pages: null,
+    problem: `serving ${open.current.version}: its active version ${s.version} cannot be served (${why})`,
+  };
+}

@@ -10,7 +10,7 @@ import { openSite, type OpenSite } from './server.js';
 import { keepPrefix, redirect, text } from './library-respond.js';
 import type { LibraryServer, LibraryServerOptions } from './library-types.js';
 import { ownPages } from './library-own.js';
-import { SiteSummaries } from './library-sites.js';
+import { asServed, SiteSummaries, type SiteSummary } from './library-sites.js';
 import { asSearchable, LibrarySearch } from './library-search.js';
 
 /**
@@ -43,10 +43,10 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
   const summaries = new SiteSummaries(clock, o.pinned);
   const folder = new LibraryFolder(o.library, log);
   await folder.open();
-  const open = new Map<string, Promise<OpenSite>>();
-  const lastUsed = new Map<string, number>();
+  const [open, lastUsed] = [new Map<string, Promise<OpenSite>>(), new Map<string, number>()];
   const held = new Set<string>(); // followed sites: never closed as idle
   const live = new Map<string, OpenSite>(); // the sites open now, for a follower's synchronous calls
+  const served = (s: SiteSummary) => asServed(s, live.get(s.domain)?.versions, o.library); // a switch an open site refused: what it serves
   const idleMs = o.idleMs ?? 600_000;
   const failed = new Map<string, { at: number; message: string }>();
   const hosts = hostMap(o.hosts, new Set([...folder.known, ...(o.preparing?.() ?? [])]), log); // a site whose bundle is coming is no surprise
@@ -120,7 +120,7 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
   }
 
   const search = new LibrarySearch(
-    async () => asSearchable((await summaries.list(o.library)).sites, (d) => failed.get(d)?.message),
+    async () => asSearchable((await summaries.list(o.library)).sites.map(served), (d) => failed.get(d)?.message),
     async (domain) => (await servable(domain).catch((err: Error) => Promise.reject(new Error(forReaders(err.message))))).search,
   );
 
@@ -162,7 +162,7 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
     s.handler(req, res);
   }
 
-  const ownRoute = ownPages({ ...o, folder, summaries, failed, search }); // its library, metrics, preparing, readyNotes, absent
+  const ownRoute = ownPages({ ...o, folder, summaries, failed, search, served }); // its library, metrics, preparing, readyNotes, absent
 
   const server = createServer({ keepAliveTimeout: 5000 }, handler);
   refuseConnect(server);

@@ -40,6 +40,8 @@ export class ServedVersions {
   current: LoadedIndex;
   /** Why the served version cannot be served any more (its files gone and its repair failed); null while it can. */
   broken: string | null = null;
+  /** The store's active version this server refused to switch to (it serves the one before), and why. */
+  refused: { version: string; why: string } | null = null;
   private repairing: Promise<void> | null = null;
   /** A version loaded ahead of its activation (one at most); taken by the switch to it. */
   private preloaded: LoadedIndex | null = null;
@@ -96,6 +98,7 @@ export class ServedVersions {
     const old = this.current;
     this.current = idx; // the only mutation: one reference swap, after the index is complete
     this.broken = null;
+    this.refused = null;
     this.o.skew?.retire(old, idx);
     this.o.metrics?.serving(idx.version);
     this.o.onVersion?.(idx);
@@ -127,6 +130,7 @@ export class ServedVersions {
           this.swapIn(idx, previous);
         } catch (err) {
           await o.lease?.update(previous).catch(() => {});
+          this.refused = { version: next, why: err instanceof Error ? err.message : String(err) };
           throw err;
         }
       },

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { cp, rename, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { connect } from 'node:net';
 import { createLibraryServer, type LibraryServer } from '../../src/serve/library.js';
@@ -164,6 +164,26 @@ describe('the library server', () => {
     await writeVersion(join(lib, 'gone.example'), 'v1', site('template'), { domain: 'gone.example' });
     now += 60_000;
     await until(async () => (await get(url + '/guide', { Host: 'gone.example' })).status === 200, { timeoutMs: 10_000 });
+  });
+
+  it('a switch an open site refuses (a damaged version): the listing and a search say the version it serves, and why', async () => {
+    const lib = await library('refused', ['r.example']);
+    srv = await createLibraryServer({ library: lib, siteOptions: () => ({ lease: false }), log: () => {}, pollMs: 50 });
+    const url = (await srv.listen()).replace(/\/$/, '');
+    expect((await get(url + '/', { Host: 'r.example' })).status).toBe(200); // open, serving v1
+    await writeVersion(join(lib, 'r.example'), 'v2', site('second'), { domain: 'r.example' });
+    await mkdir(join(root, 'outside-r'));
+    await symlink(join(root, 'outside-r'), join(lib, 'r.example', 'versions', 'v2', 'search')); // v2 damaged: a link in it
+    await setActive(join(lib, 'r.example'), 'v2');
+    type Listed = { sites: Array<{ domain: string; version: string; problem: string | null }> };
+    let listed: Listed['sites'][number] | undefined;
+    await until(
+      async () => (listed = ((await (await fetch(url + '/_airlock/library')).json()) as Listed).sites.find((x) => x.domain === 'r.example'))?.problem !== null,
+      { timeoutMs: 10_000 },
+    );
+    expect(listed).toMatchObject({ version: 'v1', problem: expect.stringMatching(/^serving v1: its active version v2 cannot be served \(.*symbolic link/) });
+    expect(listed!.problem).not.toContain(lib);
+    expect((await get(url + '/', { Host: 'r.example' })).headers['x-airlock-version']).toBe('v1');
   });
 
   it('a damaged site answers 503 with its reason and is listed with its problem; the other sites serve on', async () => {
