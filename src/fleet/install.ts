@@ -1,13 +1,23 @@
 import { EXIT, toAirlockError } from '../errors.js';
 import type { FleetAnswer } from '../mirror/index.js';
 import { installBundle } from '../store/bundle-install.js';
-import type { FollowOptions } from './follow.js';
 
 /**
  * The version a mirror announces, downloaded into the follower's store, verified with the trust of
  * `airlock import` and imported unactivated, when its turn comes (a library's sites take turns).
  */
-export async function installAnnounced(o: FollowOptions, a: FleetAnswer, signal: AbortSignal): Promise<void> {
+/** What installing needs of a follower's options. */
+export interface InstallFrom {
+  store: string;
+  /** A library's site: the package must be of this domain. */
+  site?: string;
+  inTurn?: <T>(work: () => Promise<T>) => Promise<T>;
+  trust: string[];
+  allowUnsigned: boolean;
+  log: (line: string) => void;
+}
+
+export async function installAnnounced(o: InstallFrom, a: FleetAnswer, signal: AbortSignal): Promise<void> {
   const inTurn = o.inTurn ?? (<T>(work: () => Promise<T>) => work());
   await inTurn(async () => {
     signal.throwIfAborted();
