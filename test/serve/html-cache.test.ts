@@ -2,6 +2,7 @@ import { vi, describe, it, expect } from 'vitest';
 import { join } from 'node:path';
 import { mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { buildPage } from '../../src/serve/html-cache/page.js';
+import { readHtmlIndex, writeHtmlIndex } from '../../src/serve/html-cache/index-file.js';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { createAirlockServer, type AirlockServer, type AirlockServerOptions } from '../../src/serve/index.js';
 import { featureOptions } from '../../src/serve/features.js';
@@ -360,6 +361,11 @@ describe('prepared pages never go through a link', () => {
       for (const blocking of [false, true])
         await expect(buildPage(job, async (b) => b, { blocking })).rejects.toThrow(/html is a symbolic link, which airlock never writes through/);
       expect(await readdir(join(outside, 'k'))).toEqual([]);
+      // Nor the cache's index, written once the pages are built, nor read.
+      await writeFile(join(outside, 'k', 'index.json'), '{"victim":true}');
+      await expect(writeHtmlIndex(job.dir, 'k', new Map())).rejects.toThrow(/html is a symbolic link/);
+      expect(await readFile(join(outside, 'k', 'index.json'), 'utf8')).toBe('{"victim":true}');
+      expect(await readHtmlIndex(job.dir, 'k')).toBeNull();
     } finally {
       await rm(root, { recursive: true, force: true });
     }

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { atomicWriteFile } from '../../util/fsx.js';
+import { atomicWriteFile, refuseLinkedFolders } from '../../util/fsx.js';
 import type { CachedPage, CachedRep } from './cached.js';
 
 /**
@@ -61,6 +61,7 @@ export const INDEX_NAME = 'index.json';
 export async function readHtmlIndex(dir: string, key: string): Promise<Map<string, CachedPage> | null> {
   let json: unknown;
   try {
+    refuseLinkedFolders(dir, 3); // its key folder, html/, the version's and versions/: never read through a link
     json = JSON.parse(await readFile(join(dir, INDEX_NAME), 'utf8'));
   } catch {
     return null;
@@ -78,5 +79,6 @@ export async function readHtmlIndex(dir: string, key: string): Promise<Map<strin
 
 export async function writeHtmlIndex(dir: string, key: string, pages: Map<string, CachedPage>): Promise<void> {
   const sorted = Object.fromEntries([...pages].sort(([a], [b]) => (a < b ? -1 : 1)));
+  refuseLinkedFolders(dir, 3); // nor written through one swapped in while the pages were built
   await atomicWriteFile(join(dir, INDEX_NAME), JSON.stringify({ format: 1, key, pages: sorted }));
 }
