@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { UsageError } from '../errors.js';
-import { chooseSite, siteStore } from '../store/library.js';
+import { chooseSite, notALibrary, siteStore } from '../store/library.js';
 import { resolveStore } from '../store/paths.js';
 
 /** The flags that name a store: --store DIR, or a site of a library (--library LIB [--site DOMAIN]). */
@@ -24,13 +24,20 @@ function libraryOf(v: Given, cwd: string): string | null {
 /** The store a command works on, which must exist for a library's site (a plain --store is checked by the command, as before). */
 export async function storeFromFlags(v: Given, ctx: { env: NodeJS.ProcessEnv; cwd: string }): Promise<string> {
   const library = libraryOf(v, ctx.cwd);
-  return library === null ? resolveStore(v.store, ctx.env, ctx.cwd) : chooseSite(library, v.site);
+  return library === null ? plainStore(v, ctx) : chooseSite(library, v.site);
+}
+
+/** --store DIR (or $AIRLOCK_STORE): a store, never a library's folder (its sites are stores; it is none). */
+async function plainStore(v: Given, ctx: { env: NodeJS.ProcessEnv; cwd: string }): Promise<string> {
+  const store = resolveStore(v.store, ctx.env, ctx.cwd);
+  await notALibrary(store);
+  return store;
 }
 
 /** The same for a command that may create the site's store (trust init): --site names it, else the library's only site. */
 export async function storeToCreate(v: Given, ctx: { env: NodeJS.ProcessEnv; cwd: string }): Promise<string> {
   const library = libraryOf(v, ctx.cwd);
-  if (library === null) return resolveStore(v.store, ctx.env, ctx.cwd);
+  if (library === null) return plainStore(v, ctx);
   return v.site === undefined ? chooseSite(library, undefined) : await siteStore(library, v.site);
 }
 

@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { toAirlockError } from '../errors.js';
+import { toAirlockError, UpstreamError } from '../errors.js';
 import type { FleetAnswer, FleetReport } from '../mirror/index.js';
 import { activate } from '../store/index.js';
 import { installAnnounced, isRefusal, pause } from './install.js';
@@ -100,24 +100,28 @@ export class Follower {
     for (;;) {
       signal.throwIfAborted();
       let a: FleetAnswer | null = null;
+      let answered = false; // the mirror answered, if only with an HTTP error (a site it has no version of)
       try {
         a = await this.poll();
+        answered = true;
       } catch (err) {
         if (signal.aborted) throw err;
         this.note(err);
+        answered = err instanceof UpstreamError && err.status !== undefined;
       }
       if (a !== null && (a.version === null || a.packageUrl === null)) this.status.error = 'the mirror has no active version yet';
       else if (a !== null && this.status.refused?.version !== a.version) {
         try {
           await installAnnounced(this.o, a, signal);
           await activate(this.o.store, a.version!);
+          this.status.refused = null; // an older refusal is history once a version is served
           return a.version!;
         } catch (err) {
           if (signal.aborted || (isRefusal(err) && !o.keep)) throw err; // nothing to serve but a refused version
           this.failed(a.version!, err);
         }
       }
-      if (a !== null) o.tried?.(); // the mirror answered: no version, or one refused here
+      if (answered) o.tried?.(); // no version, an HTTP error, or a version refused here
       await pause(this.delay(), signal);
     }
   }
@@ -244,6 +248,7 @@ export class Follower {
       this.o.onImport?.((performance.now() - t0) / 1000, 'ok');
       this.status.prepared = v;
       this.status.downloadError = null;
+      if (this.status.refused?.version !== v) this.status.refused = null; // history once another version is ready
       this.retries = 0;
       this.retryAt = 0;
       this.o.log(`airlock serve: follow: ${v} is verified, imported and loaded; waiting for the mirror's switch time`);

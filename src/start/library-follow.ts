@@ -35,6 +35,8 @@ const LISTING_POLL_MS = 10_000;
 
 /** What readiness waits for until the mirror's listing was read (put in `preparing` before the server listens). */
 export const listingOf = (url: string) => `the listing of ${url}`;
+/** What readiness waits for while no site of the mirror has a version here (a replica serving nothing is not ready). */
+const ANY_VERSION = "a version of one of the mirror's sites";
 /** The most sites followed (a mirror's listing may name more: the rest are said once and left). */
 export const MAX_FOLLOWED = 1000;
 /** Downloads and imports from the mirror at once, whichever the sites (each a download, a verification and an import). */
@@ -87,12 +89,16 @@ export async function followLibrary(o: LibraryFollowOptions): Promise<void> {
   let saidTooMany = false;
   const fill = turns(FILLING);
   const listing = listingOf(o.url); // in `preparing` from before the server listened: not ready before the mirror said which sites it has
+  o.preparing.add(ANY_VERSION);
   try {
     while (!o.signal.aborted) {
       const sites = await mirrorSites(o.url, o.signal).catch(async (err: unknown) => {
         if (!o.signal.aborted) o.log(`airlock serve: follow: ${toAirlockError(err).message}; trying again in ${LISTING_POLL_MS / 1000} s`);
         // Unreachable at start, with sites here: they are served and the replica is ready, as one store's replica is.
-        if (first && (await librarySites(o.library).catch(() => ({ sites: [] }))).sites.length > 0) o.preparing.delete(listing);
+        if (first && (await librarySites(o.library).catch(() => ({ sites: [] }))).sites.length > 0) {
+          o.preparing.delete(listing);
+          o.preparing.delete(ANY_VERSION);
+        }
         return null;
       });
       if (sites !== null && sites.length > MAX_FOLLOWED && !saidTooMany) {
@@ -119,6 +125,7 @@ export async function followLibrary(o: LibraryFollowOptions): Promise<void> {
       if (sites !== null) {
         first = false;
         o.preparing.delete(listing);
+        if (sites.length === 0) o.preparing.delete(ANY_VERSION); // nothing to wait for
       }
       await new Promise<void>((r) => {
         const t = setTimeout(r, LISTING_POLL_MS);
@@ -144,8 +151,12 @@ async function startSite(d: string, f: Follower, o: LibraryFollowOptions, say: (
       say(`follow: ${await f.first(o.signal, { keep: true, tried: () => o.preparing.delete(d) })} imported and active`);
       await o.lib.recheck();
     }
+    o.preparing.delete(ANY_VERSION); // a site of the mirror is served here
     if (o.signal.aborted) return;
-    f.start(o.lib.follow(d));
+    // Opened before following: the follower sees the version it serves (not none, which it would download again).
+    const target = o.lib.follow(d);
+    await target.recheck();
+    f.start(target);
   } catch (err) {
     if (!o.signal.aborted) say(`follow: the site cannot be followed: ${toAirlockError(err).message}`);
   } finally {

@@ -57,6 +57,7 @@ export async function startServe(o: ServeOptions): Promise<number> {
   const resolved = resolveFeatures({ deployment: s.deployment, enable: s.enable, disable: s.disable });
   const version = s.version === undefined ? undefined : checkLabel(s.version, 'version');
   const store = resolveStore(s.store, o.env, o.cwd);
+  await (await import('../store/library.js')).notALibrary(store); // a library's folder is served with --library, never as a store
   // Only a bundle to download may create the store; otherwise a missing one is a wrong --store (exit 2).
   const workers = o.workers ?? 1;
   const grace = numberOption(s.skewGrace, '--skew-grace', FLAG_RANGES['skew-grace']) ?? 600;

@@ -517,8 +517,9 @@ describe('serve --library', () => {
     const good = await readFile(pkgs['docs.alpha.example-v2']!);
     const wrong = await readFile(pkgs['gamma.example-v1']!); // another domain's package: refused
     let fixed = false; // the mirror's operator puts the right package up
-    let listed = ['docs.alpha.example', 'docs.beta.example'];
+    let listed = ['docs.alpha.example', 'docs.beta.example', 'gamma.example'];
     const polls: Record<string, number> = {};
+    const pkgHits = new Map<string, number>();
     let base = '';
     const answer = (version: string | null, bytes: Buffer | null, d: string) => ({
       version,
@@ -537,9 +538,11 @@ describe('serve --library', () => {
       const json = (o: unknown) => void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(o));
       if (url === '/_airlock/library') return json({ sites: listed.map((domain) => ({ domain })) });
       const d = url.split('/')[1]!;
+      if (url.includes('/pkg/')) pkgHits.set(url, (pkgHits.get(url) ?? 0) + 1);
       if (url.includes('/pkg/')) return void res.writeHead(200).end(url.endsWith('/v1') ? wrong : good);
       polls[d] = (polls[d] ?? 0) + 1;
       if (d === 'docs.alpha.example') return json(fixed ? answer('v2', good, d) : answer('v1', wrong, d));
+      if (d === 'gamma.example') return void res.writeHead(503, { 'content-type': 'application/json' }).end('{"error":"no active version"}'); // as a mirror says it
       return json(answer(null, null, d)); // beta: no active version on the mirror
     });
     await new Promise<void>((r) => mirror.listen(0, '127.0.0.1', r));
@@ -549,16 +552,32 @@ describe('serve --library', () => {
         ['serve', '--library', join(dir, 'lib-follow-refused'), '--follow', base, '--trust', vendor.pubPath, '--follow-poll-ms', '100', '--port', '0'],
         { env: { AIRLOCK_MIRROR_TOKEN: 'svc_mirror_' + 'm'.repeat(24) }, timeoutMs: 30_000 },
       );
-      // Both sites tried: ready, though neither has a version; the refusal is named.
-      await until(async () => (await get(s.url + '/_airlock/ready')).status === 200, { timeoutMs: 20_000 });
-      const ready = JSON.parse((await get(s.url + '/_airlock/ready')).body.toString()) as {
-        follow: { sites: number; withProblems: number; problems: Record<string, { refused: { version: string; reason: string } | null }> };
+      // Both sites tried, neither with a version: not ready (a replica serving nothing), saying why; the refusal is named.
+      type Ready = {
+        preparing?: string[];
+        follow: { sites: number; withProblems: number; problems?: Record<string, { refused: { version: string; reason: string } | null }> };
       };
-      expect(ready.follow).toMatchObject({ sites: 2, withProblems: 1 });
-      expect(ready.follow.problems['docs.alpha.example']!.refused).toMatchObject({ version: 'v1', reason: expect.stringContaining('AIRLOCK_DOMAIN_MISMATCH') });
-      // The mirror moves on to another version: the refused site is tried again, and filled.
+      let ready: Ready = { follow: { sites: 0, withProblems: 0 } };
+      await until(async () => (ready = JSON.parse((await get(s.url + '/_airlock/ready')).body.toString()) as Ready).follow?.withProblems === 2, {
+        timeoutMs: 20_000,
+      });
+      await until(async () => ((ready = JSON.parse((await get(s.url + '/_airlock/ready')).body.toString()) as Ready).preparing ?? []).length === 1, {
+        timeoutMs: 20_000,
+      });
+      expect(ready.preparing).toEqual(["a version of one of the mirror's sites"]); // not beta nor gamma: the mirror has no version of them
+      expect(ready.follow).toMatchObject({ sites: 3, withProblems: 2 });
+      expect(ready.follow.problems!['docs.alpha.example']!.refused).toMatchObject({
+        version: 'v1',
+        reason: expect.stringContaining('AIRLOCK_DOMAIN_MISMATCH'),
+      });
+      expect((await get(s.url + '/_airlock/ready')).status).toBe(503);
+      // The mirror moves on to another version: the refused site is tried again, filled, and the replica is ready, the refusal history.
       fixed = true;
       await until(async () => (await get(s.url + '/docs.alpha.example/')).status === 200, { timeoutMs: 20_000 });
+      await until(async () => (await get(s.url + '/_airlock/ready')).status === 200, { timeoutMs: 20_000 });
+      expect((JSON.parse((await get(s.url + '/_airlock/ready')).body.toString()) as Ready).follow.problems).not.toHaveProperty('docs.alpha.example');
+      await new Promise((r) => setTimeout(r, 500)); // polls at 100 ms: a follower that did not know it serves v2 would fetch it again
+      expect(pkgHits.get('/docs.alpha.example/pkg/v2')).toBe(1);
       // The mirror drops beta: no longer followed (its polls stop), said once.
       listed = ['docs.alpha.example'];
       await until(async () => s.stderr().includes('docs.beta.example: follow: the mirror no longer lists this site'), { timeoutMs: 30_000 });
@@ -659,8 +678,17 @@ describe('serve --library', () => {
       ['import', pkgs['gamma.example-v1']!, '--store', lib, '--trust', vendor.pubPath],
       ['import', pkgs['gamma.example-v1']!, '--store', lib], // a refusal too: its audit line would make the library a store
       ['trust', 'init', '--store', lib, '--key', `other=${other.pubPath}`, '--threshold', '1'],
+      // and every other command: none takes the library for an empty store (a lock file, "0 lines OK")
+      ['list', '--store', lib],
+      ['activate', 'v1', '--store', lib],
+      ['rollback', '--store', lib],
+      ['prune', '--keep', '1', '--store', lib],
+      ['audit', 'verify', '--store', lib],
+      ['trust', 'show', '--store', lib],
+      ['serve', '--store', lib, '--port', '0'],
+      ['serve', '--store', lib, '--port', '0', '--follow', 'http://127.0.0.1:9/docs.alpha.example'],
     ]) {
-      const r = airlock(args);
+      const r = airlock(args, { env: { AIRLOCK_MIRROR_TOKEN: 'svc_mirror_' + 'm'.repeat(24) } });
       expect([r.status, r.stderr]).toEqual([
         2,
         expect.stringMatching(/ is a library of stores \(its folder [a-z.]+ is a site's store\), not a store: give it with --library/),
