@@ -26,14 +26,14 @@ function searchForm(sites: readonly SiteSummary[], found: LibraryResults | null,
     .map((s) => `<option value="${esc(s.domain)}"${chosen.includes(s.domain) ? ' selected' : ''}>${esc(s.title)}</option>`);
   return `<form role="search" action="/" method="get" class="search">
 <label for="q">Search the documentation</label>
-<input id="q" name="q" type="search" maxlength="500" value="${esc(found?.query ?? '')}" autocomplete="off">
+<input id="q" name="q" type="search" maxlength="500" value="${esc(plain(found?.query ?? ''))}" autocomplete="off">
 <label for="site" class="visually-hidden">In</label><select id="site" name="site"><option value="">all sites</option>${options.join('')}</select>
 <button type="submit">Search</button></form>`;
 }
 
 function results(found: LibraryResults): string {
   const count = found.sites.reduce((n, s) => n + s.hits.length, 0);
-  const head = `<h2 id="results">${count === 0 ? 'No results' : `${count} ${count === 1 ? 'result' : 'results'}`} for “${esc(found.query)}”${found.sites.length > 1 ? ` in ${found.sites.length} sites` : ''}</h2>`;
+  const head = `<h2 id="results">${count === 0 ? 'No results' : `${count} ${count === 1 ? 'result' : 'results'}`} for “<bdi>${esc(plain(found.query))}</bdi>”${found.sites.length > 1 ? ` in ${found.sites.length} sites` : ''}</h2>`;
   const groups = found.sites.map((s) => {
     const hits = s.hits.map((h) => {
       const title = h.metadata.heading && h.metadata.heading !== h.metadata.title ? `${h.metadata.title} — ${h.metadata.heading}` : h.metadata.title;
@@ -64,7 +64,7 @@ export function landingPage(sites: readonly SiteSummary[], found: LibraryResults
   });
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${found ? `${esc(found.query)} – ` : ''}Documentation library</title><link rel="stylesheet" href="/_airlock/library.css"></head>
+<title>${found ? `${esc(plain(found.query))} – ` : ''}Documentation library</title><link rel="stylesheet" href="/_airlock/library.css"></head>
 <body><main><h1>Documentation library</h1>
 ${searchForm(sites, found ?? (busy === undefined ? null : { query: busy, sites: [], pending: [], unavailable: [] }), chosen)}
 ${found ? results(found) : busy === undefined ? '' : `<p class="note" role="status">${esc(BUSY)}.</p>`}
