@@ -274,7 +274,8 @@ describe('search indexes shared by many sites (serve --library)', () => {
   }, 60_000);
 
   it('an index its worker cannot hold fails in words with a Retry-After; the server keeps serving', async () => {
-    const pool = new SearchPool({ workers: 1, budgetBytes: Number.POSITIVE_INFINITY, maxHeapMb: 1 });
+    // 6 MB: enough to start a worker (below ~2 MB Node 24 aborts the whole process while creating it), too little to build an index.
+    const pool = new SearchPool({ workers: 1, budgetBytes: Number.POSITIVE_INFINITY, maxHeapMb: 6 });
     const [origin] = await sites(pool, 1);
     const end = Date.now() + 30_000;
     let r = await post(origin!, { query: 'webhooks' });
@@ -284,7 +285,7 @@ describe('search indexes shared by many sites (serve --library)', () => {
     }
     expect(r.status).toBe(503);
     const body = (await r.json()) as { building: boolean; error: string };
-    expect(body).toEqual({ building: false, error: "search is unavailable: the index needs more memory than a search worker's 1 MB" });
+    expect(body).toEqual({ building: false, error: "search is unavailable: the index needs more memory than a search worker's 6 MB" });
     expect(Number(r.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect((await fetch(`${origin}/`)).status).toBe(200);
     await pool.close();
