@@ -1,3 +1,4 @@
+import { plainText } from '../util/terminal.js';
 import { CompactCore, type CoreHit } from './compact.js';
 import { tokenize } from './tokenize.js';
 import { langTag, type ExtractedPage, type PageSection } from './extract.js';
@@ -219,14 +220,14 @@ export class SearchIndex {
         return {
           content: sec
             ? snippet(
-                plain(sec.text || sec.heading),
+                plainText(sec.text || sec.heading),
                 matched.filter((t) => words.has(t)),
               )
             : '',
           path: hrefOf(page.path) + (sec?.anchor ? '#' + encodeURIComponent(sec.anchor) : ''),
           metadata: {
-            title: plain(page.title),
-            heading: plain(sec?.heading ?? ''),
+            title: plainText(page.title),
+            heading: plainText(sec?.heading ?? ''),
             anchor: sec?.anchor ?? null,
             page: page.path,
             score: Math.round(r.score * 1000) / 1000,
@@ -236,12 +237,6 @@ export class SearchIndex {
     );
   }
 }
-
-/**
- * Text from a page as a result shows it: control characters become spaces and bidirectional
- * overrides and isolates go (a title "gnp.exe" written backwards is no title for a reader).
- */
-const plain = (s: string) => s.replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ').replace(/[\u202a-\u202e\u2066-\u2069]/g, '');
 
 /** The section holding most of the matched words (whole words; heading words count triple); the first on a tie. */
 function bestSection(sections: readonly PageSection[], terms: readonly string[]): PageSection | null {

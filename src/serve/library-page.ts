@@ -1,5 +1,5 @@
 import type { SiteSummary } from './library-sites.js';
-import { CONTROL_CHARS } from '../package/label.js';
+import { plainText } from '../util/terminal.js';
 import { BUSY } from './library-search.js';
 import type { LibraryResults } from '../search/across.js';
 
@@ -11,8 +11,7 @@ import type { LibraryResults } from '../search/across.js';
 
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
 /** Text from a site's pages with no control character or bidirectional override (each result is also isolated in <bdi>). */
-const plain = (s: string) => s.replace(CONTROLS, ' ').replace(/[\u202a-\u202e\u2066-\u2069]/g, '');
-const CONTROLS = new RegExp(CONTROL_CHARS.source, 'g');
+
 /** A snippet is escaped text with matches in <mark> (the search engine's): only <mark> may stay markup, whatever an index file holds. */
 const snippet = (html: string) =>
   html
@@ -26,25 +25,25 @@ function searchForm(sites: readonly SiteSummary[], found: LibraryResults | null,
     .map((s) => `<option value="${esc(s.domain)}"${chosen.includes(s.domain) ? ' selected' : ''}>${esc(s.title)}</option>`);
   return `<form role="search" action="/" method="get" class="search">
 <label for="q">Search the documentation</label>
-<input id="q" name="q" type="search" maxlength="500" value="${esc(plain(found?.query ?? ''))}" autocomplete="off">
+<input id="q" name="q" type="search" maxlength="500" value="${esc(plainText(found?.query ?? ''))}" autocomplete="off">
 <label for="site" class="visually-hidden">In</label><select id="site" name="site"><option value="">all sites</option>${options.join('')}</select>
 <button type="submit">Search</button></form>`;
 }
 
 function results(found: LibraryResults): string {
   const count = found.sites.reduce((n, s) => n + s.hits.length, 0);
-  const head = `<h2 id="results">${count === 0 ? 'No results' : `${count} ${count === 1 ? 'result' : 'results'}`} for “<bdi>${esc(plain(found.query))}</bdi>”${found.sites.length > 1 ? ` in ${found.sites.length} sites` : ''}</h2>`;
+  const head = `<h2 id="results">${count === 0 ? 'No results' : `${count} ${count === 1 ? 'result' : 'results'}`} for “<bdi>${esc(plainText(found.query))}</bdi>”${found.sites.length > 1 ? ` in ${found.sites.length} sites` : ''}</h2>`;
   const groups = found.sites.map((s) => {
     const hits = s.hits.map((h) => {
       const title = h.metadata.heading && h.metadata.heading !== h.metadata.title ? `${h.metadata.title} — ${h.metadata.heading}` : h.metadata.title;
-      const text = h.content === '' ? '' : `<p class="snippet"><bdi>${snippet(plain(h.content))}</bdi></p>`; // the best sites' hits only
-      return `<li><a href="${esc(h.path)}"><bdi>${esc(plain(title) || h.path)}</bdi></a>${text}</li>`;
+      const text = h.content === '' ? '' : `<p class="snippet"><bdi>${snippet(plainText(h.content))}</bdi></p>`; // the best sites' hits only
+      return `<li><a href="${esc(h.path)}"><bdi>${esc(plainText(title) || h.path)}</bdi></a>${text}</li>`;
     });
     return `<section class="site-hits" aria-label="${esc(s.title)}"><h3><a href="${esc(s.path)}"><bdi>${esc(s.title)}</bdi></a> <span class="domain">${esc(s.domain)}</span></h3><ol>${hits.join('')}</ol></section>`;
   });
   const notes = [
     found.pending.length ? `<p class="note">Still preparing the search index of ${found.pending.map(esc).join(', ')}: search again in a moment.</p>` : '',
-    ...found.unavailable.map((u) => `<p class="note">Not searched: <bdi>${esc(plain(u.domain))}</bdi> (${esc(plain(u.why))}).</p>`),
+    ...found.unavailable.map((u) => `<p class="note">Not searched: <bdi>${esc(plainText(u.domain))}</bdi> (${esc(plainText(u.why))}).</p>`),
   ];
   return `<section aria-labelledby="results">${head}\n${groups.join('\n')}${notes.join('')}</section>`;
 }
@@ -64,7 +63,7 @@ export function landingPage(sites: readonly SiteSummary[], found: LibraryResults
   });
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${found ? `${esc(plain(found.query))} – ` : ''}Documentation library</title><link rel="stylesheet" href="/_airlock/library.css"></head>
+<title>${found ? `${esc(plainText(found.query))} – ` : ''}Documentation library</title><link rel="stylesheet" href="/_airlock/library.css"></head>
 <body><main><h1>Documentation library</h1>
 ${searchForm(sites, found ?? (busy === undefined ? null : { query: busy, sites: [], pending: [], unavailable: [] }), chosen)}
 ${found ? results(found) : busy === undefined ? '' : `<p class="note" role="status">${esc(BUSY)}.</p>`}

@@ -50,3 +50,12 @@ export function shown(strings: TemplateStringsArray, ...values: unknown[]): stri
   });
   return out;
 }
+
+// eslint-disable-next-line no-control-regex -- control characters are exactly what is removed
+const C0_C1 = /[\u0000-\u001f\u007f-\u009f]/g;
+/**
+ * Text from a page as a reader sees it (a search result's title and snippet, the landing page):
+ * control characters become spaces and bidirectional overrides and isolates go (a title
+ * "gnp.exe" written backwards is no title for a reader).
+ */
+export const plainText = (s: string): string => s.replace(C0_C1, ' ').replace(/[\u202a-\u202e\u2066-\u2069]/g, '');

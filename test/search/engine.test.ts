@@ -60,6 +60,7 @@ describe('SearchIndex', () => {
     );
     const one = SearchIndex.build([{ path: 'evil.html', page: evil }]);
     const [h] = await one.query('quokka', async () => evil);
+    // eslint-disable-next-line no-control-regex -- control characters are what must not be there
     expect(JSON.stringify(h)).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]|\\u00|\\u20/);
     expect(h!.metadata.title).toBe('quokka gnp.exe [31m');
     expect(h!.content).toContain('click here  gnp.exe  [31m red');
