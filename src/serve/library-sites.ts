@@ -116,11 +116,17 @@ export class SiteSummaries {
       this.cache.set(domain, s);
       return s;
     } catch (err) {
-      const problem = (err instanceof Error ? err.message : String(err)).replaceAll(library + '/', ''); // where in the store, not where on the server
+      const problem = forReaders(library, err instanceof Error ? err.message : String(err));
       return { ...base, version: null, title: domain, pages: null, importedAt: null, problem };
     }
   }
 }
+
+/**
+ * A message about a site as readers see it: where in the site's store, never where the library is
+ * on this server, nor where a link found in it points (any path of the host; the log has it).
+ */
+export const forReaders = (library: string, message: string): string => message.replaceAll(library + '/', '').replace(/ \(to "(?:[^"\\]|\\.)*"\)/g, '');
 
 /**
  * A site as readers should see it when its open server refused to switch to the store's active
@@ -132,7 +138,7 @@ export function asServed(
   library: string,
 ): SiteSummary {
   if (open?.refused == null || s.version !== open.refused.version || open.current.version === s.version) return s;
-  const why = open.refused.why.replace(/^store \S+ is damaged: /, '').replaceAll(library + '/', ''); // where in the store, not where on the server
+  const why = forReaders(library, open.refused.why.replace(/^store \S+ is damaged: /, ''));
   return {
     ...s,
     version: open.current.version,

@@ -10,7 +10,7 @@ import { openSite, type OpenSite } from './server.js';
 import { keepPrefix, redirect, text } from './library-respond.js';
 import type { LibraryServer, LibraryServerOptions } from './library-types.js';
 import { ownPages } from './library-own.js';
-import { asServed, SiteSummaries, type SiteSummary } from './library-sites.js';
+import { asServed, forReaders as inStore, SiteSummaries, type SiteSummary } from './library-sites.js';
 import { asSearchable, LibrarySearch } from './library-search.js';
 
 /**
@@ -92,7 +92,7 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
     for (const [d, at] of lastUsed) if (clock() - at > idleMs && !held.has(d)) closeSite(d);
   }
 
-  const forReaders = (why: string) => why.replaceAll(o.library + '/', ''); // where in the site's store, not where the library is on this server
+  const forReaders = (why: string) => inStore(o.library, why);
   /** A site that cannot be served: said once per reason, answered 503 with it, opened again by a request after RETRY_MS. */
   function fail(domain: string, message: string): void {
     const shown = forReaders(message);
