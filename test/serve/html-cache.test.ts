@@ -1,4 +1,5 @@
 import { vi, describe, it, expect } from 'vitest';
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { buildPage } from '../../src/serve/html-cache/page.js';
@@ -134,6 +135,15 @@ describe('transformed HTML cached on disk per (version, options)', () => {
     const third = counting();
     await start({ store, htmlTransform: { run: third.hook, key: 'k' } });
     expect(third.calls).toBe(3);
+  });
+
+  it('an index that is a FIFO is never waited on: the pages are rebuilt', async () => {
+    const store = await storeWith(site(2));
+    await start({ store, htmlTransform: { run: counting().hook, key: 'k' } });
+    const dir = join(store, 'versions', 'v1', 'html', (await keyDirs(store))[0]!);
+    await rm(join(dir, 'index.json'));
+    execFileSync('mkfifo', [join(dir, 'index.json')]);
+    expect(await readHtmlIndex(dir, 'k')).toBeNull();
   });
 
   it('cache poisoning: a tampered cached page is never served (500); it is removed and rebuilt while serving', async () => {

@@ -1,7 +1,6 @@
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { atomicWriteFile, refuseLinkedFolders } from '../../util/fsx.js';
+import { atomicWriteFile, readRegularFile, refuseLinkedFolders } from '../../util/fsx.js';
 import type { CachedPage, CachedRep } from './cached.js';
 
 /**
@@ -56,13 +55,16 @@ export function parsePage(v: unknown, seen: Set<string>): CachedPage | null {
 }
 
 export const INDEX_NAME = 'index.json';
+/** Far above any real index (~500 bytes a page: 130,000 pages); a bigger one is damaged (rebuilt). */
+const INDEX_BYTES = 64 * 1024 * 1024;
 
 /** The pages of a key folder's index; null when it is missing, unreadable or of another key/format. */
 export async function readHtmlIndex(dir: string, key: string): Promise<Map<string, CachedPage> | null> {
   let json: unknown;
   try {
     refuseLinkedFolders(dir, 3); // its key folder, html/, the version's and versions/: never read through a link
-    json = JSON.parse(await readFile(join(dir, INDEX_NAME), 'utf8'));
+    // A regular file only (a FIFO or a device there is never waited on), bounded before parsing.
+    json = JSON.parse((await readRegularFile(join(dir, INDEX_NAME), { maxBytes: INDEX_BYTES, refuse: (why) => new Error(why) })).toString('utf8'));
   } catch {
     return null;
   }
