@@ -21,6 +21,9 @@
  *    medians; the ratio is the median of each round's library/peer req/s (goal ≥ 0.95).
  *    Then `--paired-rounds` runs loading both at the same moment (as bench/serve.ts measures
  *    metrics): each round's ratio is the two servers' cost per request whatever the host does.
+ *    Then both servers go through the same 30 full garbage collections (age-heap.mjs, preloaded in
+ *    both: it says why) and the paired runs are made again: the goal is judged on these, both
+ *    servers in the state a long-running server stays in; the paired ratio as started is printed too.
  * Servers pinned to core 0 (taskset), the load generator (wrk, autocannon where wrk is absent) to
  * core 1: 50 keep-alive connections. Everything is written under one temporary folder, removed at
  * the end (bench/settle.ts records the mass delete for the next benchmark).
@@ -39,6 +42,8 @@ import { remove } from './settle.js';
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
 const BIN = join(HERE, '..', 'dist', 'src', 'cli', 'bin.js');
+/** Node flags of the two servers whose throughput is compared: a preload that ages the heap on SIGUSR2 (see age-heap.mjs). */
+const AGEABLE = ['--expose-gc', '--import', join(HERE, 'age-heap.mjs')];
 const { values: args } = parseArgs({
   options: {
     sites: { type: 'string', default: '1,50,500' },
@@ -171,9 +176,9 @@ interface Server {
 }
 
 /** Spawn a server pinned to core 0; ready when it printed its URL and /_airlock/health answers 200. */
-async function startServer(argv: string[]): Promise<Server> {
+async function startServer(argv: string[], nodeFlags: string[] = []): Promise<Server> {
   const t0 = performance.now();
-  const [c, a] = pinned(0, process.execPath, [BIN, 'serve', ...argv, '--port', '0']);
+  const [c, a] = pinned(0, process.execPath, [...nodeFlags, BIN, 'serve', ...argv, '--port', '0']);
   const child = spawn(c, a, { stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
@@ -272,6 +277,8 @@ interface Row {
   peer: Load[];
   ratios: number[];
   paired: number[];
+  /** Paired again once both servers went through the same 30 full collections (age-heap.mjs). */
+  aged: number[];
 }
 
 const QUERIES = [
@@ -388,7 +395,7 @@ async function main(): Promise<void> {
       }
       process.stderr.write(`${n} sites: start-up ${startMs.map((x) => x.toFixed(0)).join(', ')} ms\n`);
       // 2. memory
-      const srv = await startServer(['--library', lib]);
+      const srv = await startServer(['--library', lib], AGEABLE);
       servers.push(srv);
       const rest = await stableRss(srv.pid);
       for (const d of sites) {
@@ -406,7 +413,7 @@ async function main(): Promise<void> {
           `each site's own search one after another ${median(search.oneByOne).toFixed(1)} ms; mixed ${JSON.stringify(search.mixed)}; index ${search.indexKb.toFixed(0)} KB a site\n`,
       );
       // 3. throughput: the library server (every site open) and the first site's store alone
-      const peer = await startServer(['--store', join(lib, first)]);
+      const peer = await startServer(['--store', join(lib, first)], AGEABLE);
       servers.push(peer);
       await stableRss(peer.pid); // the store alone builds its search index at start, in the background
       const check = [await get(srv.url + hotUrl, first), await get(peer.url + hotUrl)];
@@ -416,7 +423,19 @@ async function main(): Promise<void> {
         ['library', srv.url + hotUrl, first],
         ['peer', peer.url + hotUrl, null],
       ];
-      const row: Row = { search, sites: n, startMs, restMb: rest / 1024, openMb: open / 1024, perSiteMb: perSite, lib: [], peer: [], ratios: [], paired: [] };
+      const row: Row = {
+        search,
+        sites: n,
+        startMs,
+        restMb: rest / 1024,
+        openMb: open / 1024,
+        perSiteMb: perSite,
+        lib: [],
+        peer: [],
+        ratios: [],
+        paired: [],
+        aged: [],
+      };
       for (let round = 1; round <= rounds; round++) {
         const got: Record<string, Load> = {};
         for (const [name, url, host] of round % 2 === 1 ? targets : [...targets].reverse()) {
@@ -439,6 +458,17 @@ async function main(): Promise<void> {
         row.paired.push(l!.rps / p!.rps);
         process.stderr.write(`${n} sites paired round ${round}: library ${l!.rps.toFixed(0)} req/s beside peer ${p!.rps.toFixed(0)} req/s\n`);
       }
+      // The same again once both went through the same full collections, idle, after serving the
+      // hot page (the state a long-running server stays in; age-heap.mjs says why).
+      for (const s of [srv, peer]) s.child.kill('SIGUSR2');
+      await sleep(30 * 50 + 1500);
+      for (let round = 1; round <= pairedRounds; round++) {
+        const both = (secs: number) => Promise.all(targets.map(([, url, host]) => runLoad(url, host, secs)));
+        await both(1);
+        const [l, p] = await both(seconds);
+        row.aged.push(l!.rps / p!.rps);
+        process.stderr.write(`${n} sites paired round ${round}, both aged: library ${l!.rps.toFixed(0)} req/s beside peer ${p!.rps.toFixed(0)} req/s\n`);
+      }
       process.stderr.write(`${n} sites: library RSS after load ${(rssKb(srv.pid) / 1024).toFixed(1)} MB\n`);
       await stop(srv);
       await stop(peer);
@@ -450,16 +480,17 @@ async function main(): Promise<void> {
     await remove(work);
   }
   const f0 = (x: number) => x.toLocaleString('en-US', { maximumFractionDigits: 0 });
+  const listed = (xs: number[]) => (xs.length ? `${median(xs).toFixed(3)}× (${xs.map((x) => x.toFixed(3)).join(', ')})` : '');
   process.stdout.write(
-    `\n| sites | start-up ms (median; min–max) | RSS at rest | all sites opened | per idle site | library req/s | p99 | peer req/s | p99 | library ÷ peer (per round) | paired | errors |\n` +
-      `|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n`,
+    `\n| sites | start-up ms (median; min–max) | RSS at rest | all sites opened | per idle site | library req/s | p99 | peer req/s | p99 | library ÷ peer (per round) | paired | paired, both aged | errors |\n` +
+      `|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n`,
   );
   for (const r of rows) {
     process.stdout.write(
       `| ${r.sites} | ${f0(median(r.startMs))} (${f0(Math.min(...r.startMs))}–${f0(Math.max(...r.startMs))}) | ${r.restMb.toFixed(1)} MB | ${r.openMb.toFixed(1)} MB | ` +
         `${r.perSiteMb.toFixed(2)} MB | ${f0(median(r.lib.map((x) => x.rps)))} | ${median(r.lib.map((x) => x.p99ms)).toFixed(2)} ms | ` +
         `${f0(median(r.peer.map((x) => x.rps)))} | ${median(r.peer.map((x) => x.p99ms)).toFixed(2)} ms | ` +
-        `${median(r.ratios).toFixed(3)}× (${r.ratios.map((x) => x.toFixed(3)).join(', ')}) | ${r.paired.length ? `${median(r.paired).toFixed(3)}× (${r.paired.map((x) => x.toFixed(3)).join(', ')})` : ''} | ${[...r.lib, ...r.peer].reduce((a, x) => a + x.errors, 0)} |\n`,
+        `${median(r.ratios).toFixed(3)}× (${r.ratios.map((x) => x.toFixed(3)).join(', ')}) | ${listed(r.paired)} | ${listed(r.aged)} | ${[...r.lib, ...r.peer].reduce((a, x) => a + x.errors, 0)} |\n`,
     );
   }
   const p95 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * 0.95))]!;
@@ -473,7 +504,7 @@ async function main(): Promise<void> {
         `${s.mixed.across} (${s.mixed.acrossPending}, ${s.mixed.acrossBusy}) | ${s.mixed.own} (${s.mixed.ownNot200}) | ${s.indexKb.toFixed(0)} KB |\n`,
     );
   process.stdout.write(
-    `\n(${pagesPerSite} pages a site; start-up: medians of ${starts} fresh starts; throughput: medians of ${rounds} interleaved rounds, ${seconds} s per run, paired: medians of ${pairedRounds} runs of both at once, ` +
+    `\n(${pagesPerSite} pages a site; start-up: medians of ${starts} fresh starts; throughput: medians of ${rounds} interleaved rounds, ${seconds} s per run, paired: medians of ${pairedRounds} runs of both at once, as started and again after both went through 30 full collections, ` +
       `50 connections, server on core 0, ${hasCmd('wrk') ? 'wrk' : 'autocannon'} on core 1; goals: start-up ≤ 2 s at 500 sites, ≤ 2 MB per idle site, library ≥ 0.95× the store alone)\n`,
   );
 }
