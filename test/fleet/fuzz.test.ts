@@ -11,6 +11,7 @@ import { jsonMutants, mutants, toJson } from '../helpers/mutate.js';
 import { addVersion, FLEET_TOKEN, makeSigner, sitePackage, startMirror } from './rig.js';
 import { cleanupAfterEach } from '../helpers/scope.js';
 import { until } from '../helpers/wait.js';
+import { sha256 } from '../serve/helpers.js';
 
 const cleanups = cleanupAfterEach();
 
@@ -207,10 +208,7 @@ describe('a mirror pointing a follower at the wrong package', () => {
     cleanups.push(t.cleanup);
     const signer = await makeSigner(join(t.dir, 'signer'));
     const v2 = await sitePackage(t.dir, 'v2', signer);
-    const sha = (await import('node:crypto'))
-      .createHash('sha256')
-      .update(await readFile(v2))
-      .digest('hex');
+    const sha = sha256(await readFile(v2));
     for (const [name, o, code] of [
       ['other site', { site: 'other.example', sha256: sha }, 'AIRLOCK_DOMAIN_MISMATCH'],
       ['wrong digest', { sha256: 'b'.repeat(64) }, 'AIRLOCK_SHA256_MISMATCH'],
@@ -232,10 +230,7 @@ describe('a mirror pointing a follower at the wrong package', () => {
     await addVersion(store, await sitePackage(join(t.dir, 'here'), 'v1', signer), signer, true);
     await addVersion(store, await sitePackage(join(t.dir, 'here'), 'v2', signer), signer, false); // this replica's own v2
     const theirs = await sitePackage(join(t.dir, 'mirror'), 'v2', signer, 4096); // the mirror's v2: other content
-    const sha = (await import('node:crypto'))
-      .createHash('sha256')
-      .update(await readFile(theirs))
-      .digest('hex');
+    const sha = sha256(await readFile(theirs));
     const { f, srv, downloads } = await follow({ pkg: theirs, sha256: sha, store, trust: signer.pubPath });
     expect(f.status.refused).toMatchObject({ version: 'v2', reason: expect.stringContaining('AIRLOCK_VERSION_CONFLICT') });
     await new Promise((r) => setTimeout(r, 1000)); // 25 polls at 40 ms
