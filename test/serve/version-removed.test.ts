@@ -1,0 +1,35 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { rename } from 'node:fs/promises';
+import { createAirlockServer, type AirlockServer } from '../../src/serve/index.js';
+import { cleanup, get, setActive, tempRoot, writeVersion } from './helpers.js';
+import { until } from '../helpers/wait.js';
+
+let srv: AirlockServer | null = null;
+let root: string | null = null;
+afterEach(async () => {
+  await srv?.close(0);
+  srv = null;
+  if (root) await cleanup(root);
+  root = null;
+});
+
+describe('a store whose served version is removed and put back', () => {
+  it('answers 503 while the version is gone, and serves again once it is back, with no switch and no restart', async () => {
+    root = await tempRoot('airlock-removed-');
+    const store = join(root, 'store');
+    await writeVersion(store, 'v1', { 'index.html': '<!doctype html><title>home</title><p>home', 'notes.txt': 'notes v1', 'other.txt': 'other v1' });
+    await setActive(store, 'v1');
+    srv = await createAirlockServer({ store, lease: false, log: () => {}, pollMs: 50 });
+    const base = (await srv.listen()).replace(/\/$/, '');
+    expect((await get(base + '/notes.txt')).status).toBe(200);
+    await rename(join(store, 'versions', 'v1'), join(root, 'v1-moved')); // an operator's mistake, or a restore in progress
+    const gone = await get(base + '/other.txt'); // not read yet (notes.txt is held in memory)
+    expect([gone.status, gone.headers['retry-after']]).toEqual([503, '5']);
+    expect((await get(base + '/')).status).toBe(503); // a page too
+    await rename(join(root, 'v1-moved'), join(store, 'versions', 'v1')); // put back
+    await until(async () => (await get(base + '/other.txt')).status === 200, { timeoutMs: 10_000 });
+    expect((await get(base + '/other.txt')).body.toString()).toBe('other v1');
+    expect((await get(base + '/')).status).toBe(200);
+  });
+});
