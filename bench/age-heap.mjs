@@ -1,7 +1,8 @@
 /**
  * Preloaded into the two servers bench/library.ts compares (`node --expose-gc --import` this file;
- * nothing of airlock changes). On SIGUSR2: 30 full garbage collections, 50 ms apart, then "aged" on
- * stderr: the collections a server that has been up for a while has been through.
+ * nothing of airlock changes). On SIGUSR2: 30 full garbage collections, 50 ms apart, then
+ * "airlock-bench: aged" on stdout, which the benchmark waits for: the collections a server that
+ * has been up for a while has been through.
  *
  * Why: after enough full collections, V8 gives up specialising some of Node's own hot paths (the
  * object `process.nextTick` builds for each callback is then made by the slow, generic path), and a
@@ -19,6 +20,6 @@ process.on('SIGUSR2', () => {
     globalThis.gc();
     if (--left > 0) return;
     clearInterval(timer);
-    process.stderr.write('aged\n');
+    process.stdout.write('airlock-bench: aged\n');
   }, 50);
 });

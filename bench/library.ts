@@ -173,6 +173,8 @@ interface Server {
   pid: number;
   url: string;
   readyMs: number;
+  /** Everything it printed on stdout so far. */
+  stdout: () => string;
 }
 
 /** Spawn a server pinned to core 0; ready when it printed its URL and /_airlock/health answers 200. */
@@ -180,8 +182,8 @@ async function startServer(argv: string[], nodeFlags: string[] = []): Promise<Se
   const t0 = performance.now();
   const [c, a] = pinned(0, process.execPath, [...nodeFlags, BIN, 'serve', ...argv, '--port', '0']);
   const child = spawn(c, a, { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
   const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
     child.stdout!.setEncoding('utf8').on('data', (s: string) => {
       out += s;
       const m = /https?:\/\/[^\s]+/.exec(out);
@@ -199,7 +201,7 @@ async function startServer(argv: string[], nodeFlags: string[] = []): Promise<Se
     await sleep(10);
   }
   // taskset execs node in place, so the child's pid is the server's.
-  return { child, pid: child.pid!, url, readyMs: performance.now() - t0 };
+  return { child, pid: child.pid!, url, readyMs: performance.now() - t0, stdout: () => out };
 }
 
 function stop(s: Server): Promise<void> {
@@ -461,7 +463,14 @@ async function main(): Promise<void> {
       // The same again once both went through the same full collections, idle, after serving the
       // hot page (the state a long-running server stays in; age-heap.mjs says why).
       for (const s of [srv, peer]) s.child.kill('SIGUSR2');
-      await sleep(30 * 50 + 1500);
+      // A big heap's collections take longer than their spacing: wait for each to say it is done.
+      const agedBy = Date.now() + 300_000;
+      for (const s of [srv, peer])
+        while (!s.stdout().includes('airlock-bench: aged\n')) {
+          if (Date.now() > agedBy) throw new Error('a server did not finish its 30 collections in 5 minutes');
+          await sleep(100);
+        }
+      await sleep(1000);
       for (let round = 1; round <= pairedRounds; round++) {
         const both = (secs: number) => Promise.all(targets.map(([, url, host]) => runLoad(url, host, secs)));
         await both(1);
