@@ -6,7 +6,7 @@
  *
  * Why: after enough full collections, V8 gives up specialising some of Node's own hot paths (the
  * object `process.nextTick` builds for each callback is then made by the slow, generic path), and a
- * server answers about 20 % fewer requests a second, whatever it serves. A library opening its sites
+ * server answers 10-35 % fewer requests a second, whatever it serves. A library opening its sites
  * runs several collections; the store alone, just started, has run none. Compared as started, the
  * benchmark would measure that difference, not what the library costs. Aged, both are in the state
  * a long-running server stays in.
