@@ -161,8 +161,10 @@ describe('a mirror pointing a follower at the wrong package', () => {
     const bytes = await readFile(o.pkg);
     let base = '';
     let downloads = 0;
+    let polls = 0;
     const mirror: Server = createServer((req, res) => {
       req.resume();
+      if (!req.url?.startsWith('/pkg')) polls++;
       if (req.url?.startsWith('/pkg') && o.pkgStatus !== undefined) return void (downloads++, res.writeHead(o.pkgStatus).end('gone'));
       if (req.url?.startsWith('/pkg')) return void (downloads++, res.writeHead(200, { 'content-length': bytes.length }).end(bytes));
       const a: FleetAnswer = {
@@ -200,7 +202,7 @@ describe('a mirror pointing a follower at the wrong package', () => {
     });
     f.start(targetOf(srv));
     await until(() => (o.until ?? ((x) => x.status.refused !== null))(f), { timeoutMs: 20_000, intervalMs: 20 });
-    return { f, srv, downloads: () => downloads };
+    return { f, srv, downloads: () => downloads, polls: () => polls };
   }
 
   it("another site's package (a library's follower): refused, never imported; the mirror's stated sha256 that the download lacks: refused", async () => {
@@ -231,9 +233,10 @@ describe('a mirror pointing a follower at the wrong package', () => {
     await addVersion(store, await sitePackage(join(t.dir, 'here'), 'v2', signer), signer, false); // this replica's own v2
     const theirs = await sitePackage(join(t.dir, 'mirror'), 'v2', signer, 4096); // the mirror's v2: other content
     const sha = sha256(await readFile(theirs));
-    const { f, srv, downloads } = await follow({ pkg: theirs, sha256: sha, store, trust: signer.pubPath });
+    const { f, srv, downloads, polls } = await follow({ pkg: theirs, sha256: sha, store, trust: signer.pubPath });
     expect(f.status.refused).toMatchObject({ version: 'v2', reason: expect.stringContaining('AIRLOCK_VERSION_CONFLICT') });
-    await new Promise((r) => setTimeout(r, 1000)); // 25 polls at 40 ms
+    const seen = polls();
+    await until(() => polls() >= seen + 25, { timeoutMs: 20_000, intervalMs: 20 }); // 25 more polls of the mirror
     expect(downloads()).toBe(1);
     expect(srv.current().version).toBe('v1');
   }, 60_000);
