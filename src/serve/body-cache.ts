@@ -62,13 +62,17 @@ export class BodyCache {
     return slot.buf;
   }
 
-  /** Read into the cache; with `sha256`, bytes that do not match are refused, never cached. */
-  load(file: string, sha256: string | null = null): Promise<Buffer> {
+  /**
+   * Read into the cache. Bytes of another size than `size`, or (with `sha256`) another digest, are
+   * refused and never cached: a later reader must not be served what the first was refused.
+   */
+  load(file: string, sha256: string | null = null, size: number | null = null): Promise<Buffer> {
     let p = this.pending.get(file);
     if (!p) {
       p = readFile(file).then(
         (buf) => {
           this.pending.delete(file);
+          if (size !== null && buf.length !== size) throw new Error(`size ${buf.length} differs from the manifest's ${size}`);
           if (sha256 !== null && createHash('sha256').update(buf).digest('hex') !== sha256) throw new DamagedFileError(file);
           this.put(file, buf);
           return buf;

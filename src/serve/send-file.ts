@@ -106,10 +106,7 @@ function sendBytes(
   if (rep.size <= ctx.smallMax) {
     const buf = ctx.cache.get(file);
     if (buf !== undefined) return reply(buf);
-    ctx.cache.load(file, rep.verify).then(
-      (b) => (b.length === rep.size ? reply(b) : fail(res, ctx, new Error(`size ${b.length} differs from the manifest's ${rep.size}`), file, base)),
-      (err: unknown) => fail(res, ctx, err, file, base),
-    );
+    ctx.cache.load(file, rep.verify, rep.size).then(reply, (err: unknown) => fail(res, ctx, err, file, base));
     return;
   }
   if (rep.size === 0) return reply(Buffer.alloc(0));

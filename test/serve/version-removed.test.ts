@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { rename } from 'node:fs/promises';
+import { rename, writeFile } from 'node:fs/promises';
 import { createAirlockServer, type AirlockServer } from '../../src/serve/index.js';
 import { cleanup, get, setActive, tempRoot, writeVersion } from './helpers.js';
 import { until } from '../helpers/wait.js';
@@ -31,5 +31,20 @@ describe('a store whose served version is removed and put back', () => {
     await until(async () => (await get(base + '/other.txt')).status === 200, { timeoutMs: 10_000 });
     expect((await get(base + '/other.txt')).body.toString()).toBe('other v1');
     expect((await get(base + '/')).status).toBe(200);
+  });
+
+  it('cache poisoning: a file of another size than the manifest says is refused, and its bytes are never served later', async () => {
+    root = await tempRoot('airlock-resized-');
+    const store = join(root, 'store');
+    await writeVersion(store, 'v1', { 'index.html': '<!doctype html><title>home</title><p>home', 'notes.txt': 'notes v1' });
+    await setActive(store, 'v1');
+    srv = await createAirlockServer({ store, lease: false, log: () => {}, pollMs: 50 });
+    const base = (await srv.listen()).replace(/\/$/, '');
+    const file = join(store, 'versions', 'v1', 'site', 'notes.txt');
+    await writeFile(file, 'planted by someone else, longer'); // another size than the manifest's
+    expect((await get(base + '/notes.txt')).status).toBe(500);
+    await writeFile(file, 'notes v1'); // repaired
+    const again = await get(base + '/notes.txt');
+    expect([again.status, again.body.toString()]).toEqual([200, 'notes v1']);
   });
 });
