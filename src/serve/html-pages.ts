@@ -10,7 +10,7 @@ import type { PageWorkers } from './html-cache/pool.js';
 import type { CachedPage } from './html-cache/cached.js';
 import { vendorMap, type VersionSource } from './source.js';
 import type { Replacement, TransformHtml } from './version-index.js';
-import { describeFsError } from '../util/fs-words.js';
+import { describeFsError, errnoInWords } from '../util/fs-words.js';
 
 /**
  * How served HTML is transformed, once per version (the deployment features), with the result cached on disk:
@@ -135,7 +135,7 @@ export async function openPages(src: VersionSource, given: HtmlTransformSpec, o:
         );
       },
       // The version's folder went away under the build (a library's site removed): said, never a crash of the server.
-      (err: unknown) => o.log(`airlock serve: preparing the HTML of ${src.label} stopped: ${err instanceof Error ? err.message : String(err)}`),
+      (err: unknown) => o.log(`airlock serve: preparing the HTML of ${src.label} stopped: ${errnoInWords(err instanceof Error ? err.message : String(err))}`),
     );
   }
   return { ready, later, key, missing: cache.missing, done: cache.done, stop: () => cache.stop(), release: () => cache.release() };

@@ -225,7 +225,11 @@ describe('the library server', () => {
     const logs: string[] = [];
     srv = await createLibraryServer({
       library: lib,
-      siteOptions: () => ({ lease: false, transformHtml: (html) => Buffer.from(html.toString().replace('<p>', '<p data-x>')) }),
+      siteOptions: () => ({
+        lease: false,
+        log: (l: string) => logs.push(l),
+        transformHtml: (html) => Buffer.from(html.toString().replace('<p>', '<p data-x>')),
+      }),
       log: (l) => logs.push(l),
       pollMs: 3_600_000,
     });
@@ -244,6 +248,9 @@ describe('the library server', () => {
       sock.on('error', reject);
     });
     expect(twice).toBe(400);
+    // The pages that could not be prepared are said in words, never as a raw errno.
+    await until(() => logs.some((l) => /transformed \d+ HTML|preparing the HTML of v1 stopped/.test(l)), { timeoutMs: 20_000 });
+    expect(logs.join('\n')).not.toMatch(/ENOENT|no such file/);
   }, 30_000);
 
   it('a site removed from the library is closed and no longer answered; one added is served', async () => {

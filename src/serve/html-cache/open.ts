@@ -8,6 +8,7 @@ import { cachedName, type CachedPage, type CachedRep, type CacheEncoding } from 
 import { buildPage, type PageJob, type PageTransform } from './page.js';
 import { defaultPoolSize, PageWorkers } from './pool.js';
 import { workerSlot } from './worker-slot.js';
+import { errnoInWords } from '../../util/fs-words.js';
 
 /** How pages are transformed: src/features options run on worker threads, or a function in-process. */
 export type PageBuilder = { context: TransformContext } | { run: PageTransform };
@@ -157,7 +158,7 @@ export async function openHtmlCache(o: OpenHtmlCache): Promise<HtmlCache> {
     settle(sha, queue.submit(jobOf(sha), false)).then(
       () => true,
       (err: unknown) => {
-        if (!stopped) failed.push(`${byDigest.get(sha)!.path}: ${err instanceof Error ? err.message : String(err)}`);
+        if (!stopped) failed.push(`${byDigest.get(sha)!.path}: ${errnoInWords(err instanceof Error ? err.message : String(err))}`);
         return false;
       },
     ),
