@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { loadPublicKey } from '../package/keys.js';
 import { verifyAsImport } from '../store/verify-decision.js';
-import { resolveStore } from '../store/paths.js';
+import { storeFromFlags } from './store-flag.js';
 import { parse } from './args.js';
 import { log, printResult, type Command } from './context.js';
 import { shown } from '../util/terminal.js';
@@ -69,13 +69,15 @@ const command: Command = {
     if (!values.json) log(ctx, shown`verifying ${path}`);
     const volumes = set ? { count: set.paths.length, paths: set.paths } : null;
     const input = set ? set.input : path;
+    // As import would: a library's folder is no store (refused before the package is verified).
+    const store = values.store === undefined ? null : await storeFromFlags({ store: values.store }, ctx);
     const report = await verifyAsImport(input, {
       path,
       volumes,
       trust,
       allowUnsigned,
       allowDowngrade: Boolean(values['allow-downgrade']),
-      store: values.store === undefined ? null : () => resolveStore(values.store, ctx.env, ctx.cwd),
+      store: store === null ? null : () => store,
     });
     printResult(ctx, Boolean(values.json), report.json, report.text);
     return 0;

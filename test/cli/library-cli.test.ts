@@ -685,6 +685,7 @@ describe('serve --library', () => {
       ['prune', '--keep', '1', '--store', lib],
       ['audit', 'verify', '--store', lib],
       ['trust', 'show', '--store', lib],
+      ['verify', pkgs['gamma.example-v1']!, '--store', lib, '--trust', vendor.pubPath], // decides as import would: refused too
       ['serve', '--store', lib, '--port', '0'],
       ['serve', '--store', lib, '--port', '0', '--follow', 'http://127.0.0.1:9/docs.alpha.example'],
     ]) {
