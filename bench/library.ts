@@ -453,13 +453,16 @@ async function main(): Promise<void> {
       }
       // Paired: both loaded at the same moment (both servers on core 0, two wrk on core 1), so the
       // ratio of their req/s is the ratio of their costs per request whatever the host does.
-      for (let round = 1; round <= pairedRounds; round++) {
-        const both = (secs: number) => Promise.all(targets.map(([, url, host]) => runLoad(url, host, secs)));
-        await both(1); // warm-up
-        const [l, p] = await both(seconds);
-        row.paired.push(l!.rps / p!.rps);
-        process.stderr.write(`${n} sites paired round ${round}: library ${l!.rps.toFixed(0)} req/s beside peer ${p!.rps.toFixed(0)} req/s\n`);
-      }
+      const pairedRuns = async (into: number[], said: string) => {
+        for (let round = 1; round <= pairedRounds; round++) {
+          const both = (secs: number) => Promise.all(targets.map(([, url, host]) => runLoad(url, host, secs)));
+          await both(1); // warm-up
+          const [l, p] = await both(seconds);
+          into.push(l!.rps / p!.rps);
+          process.stderr.write(`${n} sites paired round ${round}${said}: library ${l!.rps.toFixed(0)} req/s beside peer ${p!.rps.toFixed(0)} req/s\n`);
+        }
+      };
+      await pairedRuns(row.paired, '');
       // The same again once both went through the same full collections, idle, after serving the
       // hot page (the state a long-running server stays in; age-heap.mjs says why).
       for (const s of [srv, peer]) s.child.kill('SIGUSR2');
@@ -471,13 +474,7 @@ async function main(): Promise<void> {
           await sleep(100);
         }
       await sleep(1000);
-      for (let round = 1; round <= pairedRounds; round++) {
-        const both = (secs: number) => Promise.all(targets.map(([, url, host]) => runLoad(url, host, secs)));
-        await both(1);
-        const [l, p] = await both(seconds);
-        row.aged.push(l!.rps / p!.rps);
-        process.stderr.write(`${n} sites paired round ${round}, both aged: library ${l!.rps.toFixed(0)} req/s beside peer ${p!.rps.toFixed(0)} req/s\n`);
-      }
+      await pairedRuns(row.aged, ', both aged');
       process.stderr.write(`${n} sites: library RSS after load ${(rssKb(srv.pid) / 1024).toFixed(1)} MB\n`);
       await stop(srv);
       await stop(peer);
