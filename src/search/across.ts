@@ -1,4 +1,5 @@
 import type { SearchHit } from './engine.js';
+import { plainText } from '../util/terminal.js';
 import type { SearchAnswer } from './service.js';
 
 /**
@@ -54,7 +55,7 @@ export async function searchSites(sites: readonly SearchableSite[], query: strin
   const now = o.now ?? Date.now;
   const wait = o.wait ?? pause;
   const due = now() + o.deadlineMs;
-  const out: LibraryResults = { query, sites: [], pending: [], unavailable: [] };
+  const out: LibraryResults = { query: plainText(query), sites: [], pending: [], unavailable: [] }; // the caller's words echoed as a reader sees them
   // One ask of a site: true when its index is still being loaded or built (asked again later).
   const one = async (site: SearchableSite): Promise<boolean> => {
     if (site.problem) {

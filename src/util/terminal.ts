@@ -55,7 +55,8 @@ export function shown(strings: TemplateStringsArray, ...values: unknown[]): stri
 const C0_C1 = /[\u0000-\u001f\u007f-\u009f]/g;
 /**
  * Text from a page as a reader sees it (a search result's title and snippet, the landing page):
- * control characters become spaces and bidirectional overrides and isolates go (a title
- * "gnp.exe" written backwards is no title for a reader).
+ * control characters become spaces and bidirectional formatting characters go: overrides,
+ * embeddings, isolates and the implicit marks (LRM, RLM, ALM). A title "gnp.exe" written
+ * backwards is no title for a reader; text shown is isolated (`<bdi>`) where it is shown.
  */
-export const plainText = (s: string): string => s.replace(C0_C1, ' ').replace(/[\u202a-\u202e\u2066-\u2069]/g, '');
+export const plainText = (s: string): string => s.replace(C0_C1, ' ').replace(/[\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]/g, '');

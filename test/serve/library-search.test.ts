@@ -35,6 +35,13 @@ describe('search across sites', () => {
     expect(r.pending).toEqual([]);
   });
 
+  it("echoes the caller's query as a reader sees it: no control or bidirectional formatting character", async () => {
+    const r = await searchSites(sites, 'quokka \u202e\u200f\u0000\u001b[31m', { ask: async () => null, perSite: 5, deadlineMs: 1000, ...clock() });
+    // eslint-disable-next-line no-control-regex -- matching control characters is the point
+    expect(r.query).not.toMatch(/[\u0000-\u001f\u200f\u202e]/);
+    expect(r.query).toContain('quokka');
+  });
+
   it('waits for an index being built until the deadline, then lists the site as pending; a site that cannot be served or whose search failed is named with why', async () => {
     let asked = 0;
     const c = clock();

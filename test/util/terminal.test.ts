@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { escapeControls, escapeJson, shown } from '../../src/util/terminal.js';
+import { escapeControls, escapeJson, plainText, shown } from '../../src/util/terminal.js';
 
 describe('terminal escaping', () => {
   it('escapes C0, DEL, C1, bidi and zero-width controls visibly; plain text and other Unicode untouched', () => {
@@ -15,6 +15,11 @@ describe('terminal escaping', () => {
     // eslint-disable-next-line no-control-regex -- matching control characters is the point (terminal escape injection)
     expect(text).not.toMatch(/[\u0080-\u009f\u202e\x1b]/);
     expect(JSON.parse(text)).toEqual(value);
+  });
+
+  it('plainText (what readers see of titles, snippets and queries): every bidi formatting character goes, implicit marks too', () => {
+    expect(plainText('a\u200eb\u200fc\u061cd\u202ee\u2067f\x1bg')).toBe('abcdef g');
+    expect(plainText('שלום עולם · مرحبا')).toBe('שלום עולם · مرحبا');
   });
 
   it('shown`...` escapes every interpolated value whole, newlines included, and keeps the template', () => {
