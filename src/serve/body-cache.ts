@@ -3,10 +3,10 @@ import { readFile } from 'node:fs/promises';
 import { StoreError } from '../errors.js';
 import { Flight, type DynamicCoding } from './compress-now.js';
 
-/** A file whose bytes differ from the digest its index recorded (a torn or tampered cache file). */
+/** A file whose bytes differ from the digest its index recorded (a torn or tampered cache file, or a site file changed in the store). */
 export class DamagedFileError extends StoreError {
   constructor(file: string) {
-    super('AIRLOCK_DAMAGED_CACHE_FILE', `cached file ${file} does not match its recorded digest`, { subject: file });
+    super('AIRLOCK_DAMAGED_CACHE_FILE', `${file} does not match its recorded digest`, { subject: file });
   }
 }
 
@@ -85,6 +85,20 @@ export class BodyCache {
       this.pending.set(file, p);
     }
     return p;
+  }
+
+  /**
+   * Drop every body read from under `dir`, and every body compressed on request (keyed by digest,
+   * it may have been compressed from there): a version folder was found replaced, and nothing read
+   * through it is kept.
+   */
+  forget(dir: string): void {
+    const under = dir + '/';
+    for (const [k, slot] of this.map) {
+      if (!k.startsWith(under) && !k.startsWith('\0')) continue;
+      this.map.delete(k);
+      this.bytes -= slot.buf.length;
+    }
   }
 
   private put(file: string, buf: Buffer): void {

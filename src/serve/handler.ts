@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseTarget } from './request-path.js';
-import { sendStatus, sendRedirect } from './respond.js';
+import { sendStatus, sendRedirect, sendUnavailable } from './respond.js';
 import { sendFile, type SendContext } from './send-file.js';
 import { notFoundPage, type LoadedIndex } from './version-index.js';
 
@@ -25,6 +25,8 @@ export interface HandlerDeps {
   metrics?: ServeMetrics | null;
   /** Skew protection (skew.ts): a non-HTML file of the next or a recently retired version. */
   skew?: SkewGuard | null;
+  /** Why the version's files cannot be read now (in words for readers), or null: its files answer 503, airlock's own routes still work. */
+  broken?: () => string | null;
 }
 
 /**
@@ -37,12 +39,15 @@ export function createHandler(d: HandlerDeps): (req: IncomingMessage, res: Serve
   const log = d.accessLog;
   const metrics = d.metrics ?? null;
   const skew = d.skew ?? null;
+  const broken = d.broken ?? null;
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
     const idx = d.current();
     if (log !== null) log(req, res, idx.version);
     const method = req.method;
     const head = method === 'HEAD';
     const t = parseTarget(req.url ?? '');
+    const why = broken === null ? null : broken();
+    if (why !== null && !(t.ok && t.path.startsWith('/_airlock/') && !t.path.startsWith(VENDOR_PREFIX))) return sendUnavailable(res, idx, why, head);
     if (!t.ok) {
       // A miss with empty segments (`/guide//nope`) is still a miss under /guide/: its nearest 404.html.
       const nf = t.miss === undefined || (method !== 'GET' && !head) ? null : notFoundPage(idx, t.miss);

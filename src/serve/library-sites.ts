@@ -4,7 +4,8 @@ import { readMeta } from '../store/meta.js';
 import { storePaths, versionPaths } from '../store/paths.js';
 import { readState } from '../store/state.js';
 import { openRegularFile } from '../util/regular-file.js';
-import { CONTROL_CHARS } from '../package/label.js';
+import { plainText } from '../util/terminal.js';
+import { forReaders } from './respond.js';
 
 /** What the library's landing page and `/_airlock/library` say of one site (read from its store, not from a loaded version). */
 export interface SiteSummary {
@@ -34,9 +35,7 @@ async function titleOf(site: string): Promise<string | null> {
     // The entity decoder (and the HTML scanner it comes with) loads only for a title that needs it.
     const raw = m?.[1] ?? '';
     // No control character or bidirectional override reaches the page (the landing page also isolates each title).
-    const t = (raw.includes('&') ? (await import('../search/extract.js')).decodeEntities(raw) : raw)
-      .replace(new RegExp(CONTROL_CHARS.source, 'g'), ' ')
-      .replace(/[\u202a-\u202e\u2066-\u2069]/g, '')
+    const t = plainText(raw.includes('&') ? (await import('../search/extract.js')).decodeEntities(raw) : raw)
       .replace(/\s+/g, ' ')
       .trim();
     return t === '' ? null : t.slice(0, 200);
@@ -65,6 +64,7 @@ export class SiteSummaries {
 
   constructor(
     private readonly clock: () => number = Date.now,
+    /** The version this server serves for a site whatever its store's pointer says (a pin, or a switch it refused); undefined: the pointer's. */
     private readonly pinned: (domain: string) => string | undefined = () => undefined,
   ) {}
 
@@ -123,26 +123,16 @@ export class SiteSummaries {
 }
 
 /**
- * A message about a site as readers see it: where in the site's store, never where the library is
- * on this server, nor where a link found in it points (any path of the host; the log has it).
- */
-export const forReaders = (library: string, message: string): string => message.replaceAll(library + '/', '').replace(/ \(to "(?:[^"\\]|\\.)*"\)/g, '');
-
-/**
  * A site as readers should see it when its open server refused to switch to the store's active
- * version (a damaged version): the version it serves, and why, not the one the store names.
+ * version (a damaged version): summarised from the version it serves (SiteSummaries is told it),
+ * with why it does not serve the one the store names.
  */
 export function asServed(
   s: SiteSummary,
   open: { current: { version: string }; refused: { version: string; why: string } | null } | undefined,
   library: string,
 ): SiteSummary {
-  if (open?.refused == null || s.version !== open.refused.version || open.current.version === s.version) return s;
+  if (open?.refused == null || open.current.version !== s.version || open.refused.version === s.version) return s;
   const why = forReaders(library, open.refused.why.replace(/^store \S+ is damaged: /, ''));
-  return {
-    ...s,
-    version: open.current.version,
-    pages: null,
-    problem: `serving ${open.current.version}: its active version ${s.version} cannot be served (${why})`,
-  };
+  return { ...s, problem: `serving ${s.version}: its active version ${open.refused.version} cannot be served (${why})` };
 }

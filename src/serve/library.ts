@@ -10,15 +10,15 @@ import { openSite, type OpenSite } from './server.js';
 import { keepPrefix, redirect, text } from './library-respond.js';
 import type { LibraryServer, LibraryServerOptions } from './library-types.js';
 import { ownPages } from './library-own.js';
-import { asServed, forReaders as inStore, SiteSummaries, type SiteSummary } from './library-sites.js';
+import { asServed, SiteSummaries, type SiteSummary } from './library-sites.js';
+import { forReaders } from './respond.js';
 import { asSearchable, LibrarySearch } from './library-search.js';
 
 /**
- * `airlock serve --library LIB`: every site of a library from one listener. A request goes to the
- * site its Host names (the domain, or a name mapped to it), else to the site its first path
- * segment names (`/<domain>/…`, the prefix taken off), else to the library's own pages: the
- * landing page at `/`, `/_airlock/library` (JSON). A request for an unknown host never reaches
- * another site's pages.
+ * `airlock serve --library LIB`: every site of a library from one listener. A request goes to the site
+ * its Host names (the domain, or a name mapped to it), else to the site its first path segment names
+ * (`/<domain>/…`, the prefix taken off), else to the library's own pages: the landing page at `/`,
+ * `/_airlock/library` (JSON). A request for an unknown host never reaches another site's pages.
  *
  * Sites are opened on their first request (an idle site costs a folder name), each on its own:
  * its versions, pointer watch, lease and caches are its own, so a switch, a repair or a damaged
@@ -40,7 +40,7 @@ function unservable(s: OpenSite, domain: string): string | null {
 export async function createLibraryServer(o: LibraryServerOptions): Promise<LibraryServer> {
   const log = o.log ?? ((l: string) => process.stderr.write(l + '\n'));
   const clock = o.clock ?? Date.now;
-  const summaries = new SiteSummaries(clock, o.pinned);
+  const summaries = new SiteSummaries(clock, (d) => o.pinned?.(d) ?? (live.get(d)?.versions.refused ? live.get(d)?.versions.current.version : undefined));
   const folder = new LibraryFolder(o.library, log);
   await folder.open();
   const [open, lastUsed] = [new Map<string, Promise<OpenSite>>(), new Map<string, number>()];
@@ -50,7 +50,7 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
   const idleMs = o.idleMs ?? 600_000;
   const failed = new Map<string, { at: number; message: string }>();
   const hosts = hostMap(o.hosts, new Set([...folder.known, ...(o.preparing?.() ?? [])]), log); // a site whose bundle is coming is no surprise
-  const [shadowSaid, hostNames] = [new Set<string>(), new HostNames()];
+  const [shadowSaid, hostNames, scanMs] = [new Set<string>(), new HostNames(), o.pollMs ?? 2000];
 
   function site(domain: string): Promise<OpenSite> {
     let p = open.get(domain);
@@ -60,7 +60,7 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
         closeSite(domain);
       };
       p = Promise.resolve(o.siteOptions(domain))
-        .then((opts) => openSite({ ...opts, store: join(o.library, domain), onReplaced: replaced }))
+        .then((opts) => openSite({ ...opts, store: join(o.library, domain), onReplaced: replaced, guardMs: null }))
         .then(async (s) => {
           const why = unservable(s, domain);
           if (why !== null) await s.close().then(() => Promise.reject(new Error(why))); // nothing of it prepared
@@ -89,13 +89,14 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
       closeSite(d);
     }
     shadowed(hosts, folder.known, shadowSaid, log);
-    for (const [d, at] of lastUsed) if (clock() - at > idleMs && !held.has(d)) closeSite(d);
+    for (const [d, at] of lastUsed)
+      if (clock() - at > idleMs && !held.has(d)) closeSite(d);
+      else if (clock() - at <= scanMs) void live.get(d)?.versions.guard(); // in use: its folders looked at (folder-guard.ts)
   }
 
-  const forReaders = (why: string) => inStore(o.library, why);
   /** A site that cannot be served: said once per reason, answered 503 with it, opened again by a request after RETRY_MS. */
   function fail(domain: string, message: string): void {
-    const shown = forReaders(message);
+    const shown = forReaders(o.library, message);
     if (failed.get(domain)?.message !== shown) log(`airlock serve: site ${domain} cannot be served: ${message}`);
     failed.set(domain, { at: clock(), message: shown });
   }
@@ -120,8 +121,8 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
   }
 
   const search = new LibrarySearch(
-    async () => asSearchable((await summaries.list(o.library)).sites.map(served), (d) => failed.get(d)?.message),
-    async (domain) => (await servable(domain).catch((err: Error) => Promise.reject(new Error(forReaders(err.message))))).search,
+    async () => asSearchable((await summaries.list(o.library)).sites, (d) => failed.get(d)?.message), // a refused switch: its served version searched
+    async (domain) => (await servable(domain).catch((err: Error) => Promise.reject(new Error(forReaders(o.library, err.message))))).search,
   );
 
   const has = (d: string) => folder.known.has(d) || o.absent?.has(d) === true; // a configured site not there yet: 503, not 404
@@ -168,7 +169,7 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
   refuseConnect(server);
   o.metrics?.attach(server);
   const stop = gracefulClose(server);
-  const timer = setInterval(() => void rescan().catch(() => {}), o.pollMs ?? 2000);
+  const timer = setInterval(() => void rescan().catch(() => {}), scanMs);
   timer.unref();
 
   return {

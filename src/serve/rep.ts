@@ -41,6 +41,11 @@ export class Rep {
     readonly dynamic = false,
   ) {}
 
+  /** The digest its bytes must have when read into memory: a derived file's, or the package's for the site's own bytes (a store file changed or read through a swapped folder is refused). */
+  get digest(): string | null {
+    return this.verify ?? (this.coding === null && !this.dynamic ? this.meta.sha256 : null);
+  }
+
   /** Body-cache key of a dynamic body: by digest, so versions sharing a file share it; never a path (no NUL in paths). */
   get key(): string {
     return (this.k ??= `\0${this.coding ?? ''}:${this.meta.sha256}`);

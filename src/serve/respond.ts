@@ -14,6 +14,22 @@ export function sendStatus(res: ServerResponse, idx: LoadedIndex, status: number
   sendText(res, idx, status, extra, (REASONS[status] ?? 'Error') + '\n', head);
 }
 
+/**
+ * A message about a site as readers see it: where in its store (or library) `root` is, never
+ * where that is on this server, nor where a link found in it points (any path of the host; the
+ * log has it).
+ */
+export const forReaders = (root: string, message: string): string =>
+  message
+    .replaceAll(`store ${root} `, 'the store ')
+    .replaceAll(root + '/', '')
+    .replace(/ \(to "(?:[^"\\]|\\.)*"\)/g, '');
+
+/** 503: the site cannot be served now (`why`, in words for readers); asked to retry. */
+export function sendUnavailable(res: ServerResponse, idx: LoadedIndex, why: string, head: boolean): void {
+  sendText(res, idx, 503, ['Retry-After', '5'], `Service Unavailable: this site cannot be served: ${why}\n`, head);
+}
+
 /** A short plain-text answer of this server (never cached), with the version's base headers and `extra`. */
 function sendText(res: ServerResponse, idx: LoadedIndex, status: number, extra: string[], body: string, head: boolean): void {
   res.writeHead(status, [

@@ -106,7 +106,7 @@ function sendBytes(
   if (rep.size <= ctx.smallMax) {
     const buf = ctx.cache.get(file);
     if (buf !== undefined) return reply(buf);
-    ctx.cache.load(file, rep.verify, rep.size).then(reply, (err: unknown) => fail(res, ctx, err, file, base));
+    ctx.cache.load(file, rep.digest, rep.size).then(reply, (err: unknown) => fail(res, ctx, err, file, base, rep.verify !== null));
     return;
   }
   if (rep.size === 0) return reply(Buffer.alloc(0));
@@ -165,11 +165,11 @@ function sendDynamic(res: ServerResponse, base: string[], rep: Rep, status: numb
   res.once('close', () => got.unsubscribe(listener));
 }
 
-function fail(res: ServerResponse, ctx: SendContext, err: unknown, file: string, base: string[]): void {
+function fail(res: ServerResponse, ctx: SendContext, err: unknown, file: string, base: string[], derived = true): void {
   ctx.onError(err, file);
-  // A damaged cache file (derived data, named by the index, never by the URL) is removed and the
-  // version reloaded, which rebuilds it; until then its requests fail rather than serve it.
-  if (err instanceof DamagedFileError)
+  // A damaged cache file (derived data, named by the index, never by the URL) is removed and the version reloaded, which
+  // rebuilds it; until then its requests fail rather than serve it. A site file is the store's: never removed.
+  if (err instanceof DamagedFileError && derived)
     void rm(file, { force: true })
       .catch(() => {})
       .then(() => ctx.onDamaged?.());
@@ -179,9 +179,14 @@ function fail(res: ServerResponse, ctx: SendContext, err: unknown, file: string,
     return;
   }
   const gone = ['ENOENT', 'ENOTDIR'].includes((err as NodeJS.ErrnoException).code ?? ''); // 503 to retry: the version may be switching or gone
-  const body = gone ? "Service Unavailable: this page's file is gone from the store\n" : 'Internal Server Error\n';
-  const more = gone ? ['Retry-After', '5'] : [];
-  res.writeHead(gone ? 503 : 500, [
+  const altered = err instanceof DamagedFileError && !derived;
+  const body = gone
+    ? "Service Unavailable: this page's file is gone from the store\n"
+    : altered
+      ? 'Service Unavailable: this file differs from its package (the store is damaged)\n'
+      : 'Internal Server Error\n';
+  const more = gone || altered ? ['Retry-After', '5'] : [];
+  res.writeHead(gone || altered ? 503 : 500, [
     ...base,
     'Content-Type',
     'text/plain; charset=utf-8',

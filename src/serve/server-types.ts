@@ -49,6 +49,8 @@ export interface AirlockServerOptions {
   appRoute?: (method: string, path: string) => boolean;
   log?: (line: string) => void;
   pollMs?: number;
+  /** How often the served version's folders are looked at (ms; default 250); null: by the caller (a library, for the sites in use). */
+  guardMs?: number | null;
   /** The store's folder was swapped for another store while served (seen when its state.json changes); a library closes the site. */
   onReplaced?: () => void;
   /** Skew protection (skew.ts): ms a previous version's non-HTML files keep answering after a switch (default 10 min; 0: off). */

@@ -7,6 +7,7 @@ import { StoreError } from '../errors.js';
 import { buildApp } from './app.js';
 import { BodyCache } from './body-cache.js';
 import { createHandler } from './handler.js';
+import { forReaders } from './respond.js';
 import { accessLogger } from './access-log.js';
 import { loadIndex, type IndexLoadOptions } from './load.js';
 import { readActive } from './source.js';
@@ -107,6 +108,8 @@ export async function openSite(o: AirlockServerOptions): Promise<OpenSite> {
       onVersion: o.onVersion,
       pollMs: o.pollMs,
       onReplaced: o.onReplaced,
+      forget: (dir) => bodyCache.forget(dir),
+      guardMs: o.guardMs,
       log,
     },
     current,
@@ -118,7 +121,7 @@ export async function openSite(o: AirlockServerOptions): Promise<OpenSite> {
       smallMax,
       onError: (err, file) => log(`airlock serve: error reading ${file}: ${errnoInWords(err instanceof Error ? err.message : String(err))}`),
       onDamaged: () => void versions.repair(),
-      onMissing: () => versions.checkGone(),
+      onMissing: () => void versions.guard(true),
     },
     app: getRequestListener(app.fetch),
     appPrefixes: ['/_airlock/', ...(o.appPrefixes ?? [])],
@@ -126,6 +129,7 @@ export async function openSite(o: AirlockServerOptions): Promise<OpenSite> {
     accessLog: o.accessLog ? accessLogger(o.accessLog) : null,
     metrics: o.metrics ?? null,
     skew,
+    broken: () => (versions.broken === null || o.store === undefined ? versions.broken : forReaders(o.store, versions.broken)),
   });
   versions.watch();
   const local = o.localSearch;

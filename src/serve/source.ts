@@ -20,6 +20,8 @@ export interface VersionSource {
   label: string;
   domain: string;
   importedAt: string;
+  /** A stored version: which folders it was read from (versionFolders), so a server notices one replaced; null for a site folder. */
+  folders: string | null;
   pageCount: number | null;
   siteDir: string;
   /** Path of a precompressed variant, or null when the source has none (preview). */
@@ -71,6 +73,7 @@ export async function loadFromStore(store: string, label: string): Promise<Versi
     label,
     domain: v.meta.domain,
     importedAt: v.meta.importedAt,
+    folders: v.folders,
     pageCount: v.meta.pageCount ?? v.manifest.pageCount,
     siteDir: v.siteDir,
     variantPath: (sha, enc) => v.variantPath(sha, enc),
@@ -107,6 +110,7 @@ export function siteSource(s: SiteInput): VersionSource {
     label: s.label ?? 'preview',
     domain: s.domain ?? '',
     importedAt: s.importedAt ?? new Date().toISOString(),
+    folders: null,
     pageCount: s.pageCount ?? null,
     siteDir: s.dir,
     variantPath: null,

@@ -1,5 +1,3 @@
-import { stat } from 'node:fs/promises';
-import { join } from 'node:path';
 import { StoreError } from '../errors.js';
 import { versionDir } from '../store/paths.js';
 import { loadIndex, type IndexLoadOptions } from './load.js';
@@ -8,6 +6,7 @@ import type { SkewGuard } from './skew.js';
 import type { SiteInput } from './source.js';
 import type { LoadedIndex } from './version-index.js';
 import { ActiveWatcher } from './watcher.js';
+import { FolderGuard } from './folder-guard.js';
 
 export interface LeaseLike {
   update(label: string): Promise<void>;
@@ -27,6 +26,10 @@ export interface VersionsOptions {
   pollMs?: number;
   /** The store's folder was swapped for another store (a library's site): what is served is no longer the folder's. */
   onReplaced?: () => void;
+  /** Drop what the memory cache read from under this version folder. */
+  forget?: (dir: string) => void;
+  /** How often guard() looks at the served version's folders (ms); null: the caller calls it (a library, for sites in use). */
+  guardMs?: number | null;
   log: (line: string) => void;
 }
 
@@ -48,12 +51,27 @@ export class ServedVersions {
   /** The version switched away from by adopt(), until adopted(). */
   private adopting: string | null = null;
   private watcher: ActiveWatcher | null = null;
+  private readonly folders: FolderGuard | null;
 
   constructor(
     private readonly o: VersionsOptions,
     first: LoadedIndex,
   ) {
     this.current = first;
+    const store = o.store;
+    this.folders =
+      store && !o.site
+        ? new FolderGuard({
+            store,
+            current: () => this.current,
+            forget: (target) => o.forget?.(versionDir(store, target.version)),
+            damaged: (target, why) => {
+              this.broken = why;
+              o.log(`airlock serve: ${target.version} cannot be served: ${why}`);
+            },
+            changed: () => this.repair(),
+          })
+        : null;
   }
 
   /**
@@ -84,14 +102,9 @@ export class ServedVersions {
     return this.repairing;
   }
 
-  /** A file of the served version is gone: when its version.json is gone too, the version was removed while served (`broken`). */
-  checkGone(): void {
-    const target = this.current;
-    if (!this.o.store || this.o.site || this.broken !== null) return;
-    void stat(join(versionDir(this.o.store, target.version), 'version.json')).catch((err: NodeJS.ErrnoException) => {
-      if (this.current === target && (err.code === 'ENOENT' || err.code === 'ENOTDIR'))
-        this.broken = `version ${target.version} was removed from its store while served`;
-    });
+  /** Look at the served version's folders now (folder-guard.ts): every guardMs, when a file could not be read, and on SIGHUP. */
+  guard(missing = false): Promise<void> {
+    return this.folders?.look(missing) ?? Promise.resolve();
   }
 
   private swapIn(idx: LoadedIndex, previous: string): void {
@@ -106,9 +119,10 @@ export class ServedVersions {
     this.o.log(`airlock serve: now serving ${idx.version} (was ${previous})`);
   }
 
-  /** Follow the store's active pointer (unpinned store servers only). */
+  /** Follow the store's active pointer (unpinned store servers only); guard the served version's folders. */
   watch(): void {
     const o = this.o;
+    if (o.guardMs !== null) this.folders?.start(o.guardMs ?? 250);
     if (!o.store || o.site || o.pinned) return;
     this.watcher = new ActiveWatcher({
       store: o.store,
@@ -138,8 +152,8 @@ export class ServedVersions {
     this.watcher.start();
   }
 
-  recheck(): Promise<void> {
-    return this.watcher?.refresh() ?? Promise.resolve();
+  async recheck(): Promise<void> {
+    await Promise.all([this.watcher?.refresh(), this.guard()]);
   }
 
   adopt(next: string): boolean {
@@ -170,6 +184,7 @@ export class ServedVersions {
 
   stopWatching(): void {
     this.watcher?.stop();
+    this.folders?.stop();
   }
 
   /** After the listener closed: the background page builds of the current and pre-loaded versions. */

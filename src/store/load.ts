@@ -2,8 +2,9 @@ import { access } from 'node:fs/promises';
 import type { Manifest } from '../package/index.js';
 import { requireVersion } from './activate.js';
 import { readMeta, readStoredManifest, type VersionMeta } from './meta.js';
-import { checkStoreFolder } from './location.js';
-import { siteFolders, versionDir, versionPaths } from './paths.js';
+import { checkStoreFolder, storeFolderId } from './location.js';
+import { StoreError } from '../errors.js';
+import { siteFolders, storePaths, versionDir, versionPaths } from './paths.js';
 import { inPool } from '../util/pool.js';
 import { readVariantsIndex, type VariantEntry } from './variants/index-file.js';
 
@@ -13,6 +14,8 @@ export interface LoadedVersion {
   siteDir: string;
   manifest: Manifest;
   meta: VersionMeta;
+  /** versionFolders() when the version was read. */
+  folders: string;
   /** Finished precompressed variants by content digest (sizes in bytes); files at variantPath(). */
   variants: Map<string, VariantEntry>;
   /** variants/index.json is published: precompression is complete (see list.ts). */
@@ -20,13 +23,17 @@ export interface LoadedVersion {
   variantPath(sha256: string, enc: 'br' | 'gz'): string;
 }
 
-/** Everything a server needs to index a version, read once (never from a request path). */
-export async function loadVersion(store: string, label: string): Promise<LoadedVersion> {
-  await requireVersion(store, label);
-  const dir = versionDir(store, label);
-  const p = versionPaths(dir);
-  // The version's own folders only: one that is a link (into another store) is refused, never
-  // read from or written into (serve prepares pages, variants and its index there).
+/**
+ * Which folders a version's files are read from, as they are now: their inode numbers, one
+ * string. The version's own folders only: one that is a link (into another store, or out of the
+ * library) is refused, never read from or written into (serve prepares pages, variants and its
+ * index there). A server compares this with what its version was loaded from, so a folder
+ * replaced while served (by a link, or by another folder) is noticed, not read through.
+ */
+export async function versionFolders(store: string, label: string): Promise<string> {
+  const p = versionPaths(versionDir(store, label));
+  const ids = [await storeFolderId(store, storePaths(store).versions, "the store's versions"), await storeFolderId(store, p.dir, `version ${label}'s files`)];
+  if (ids[1] === null) throw new StoreError('AIRLOCK_VERSION_NOT_FOUND', `version ${label} is no longer in its store`, { subject: p.dir });
   for (const [sub, holds] of [
     [p.site, 'pages'],
     [p.variants, 'compressed variants'],
@@ -34,8 +41,17 @@ export async function loadVersion(store: string, label: string): Promise<LoadedV
     [p.html, 'prepared pages'],
     [p.search, 'search index'],
   ] as const) {
-    await checkStoreFolder(store, sub, `version ${label}'s ${holds}`);
+    ids.push(await storeFolderId(store, sub, `version ${label}'s ${holds}`));
   }
+  return ids.join(':');
+}
+
+/** Everything a server needs to index a version, read once (never from a request path). */
+export async function loadVersion(store: string, label: string): Promise<LoadedVersion> {
+  await requireVersion(store, label);
+  const dir = versionDir(store, label);
+  const p = versionPaths(dir);
+  const folders = await versionFolders(store, label);
   const meta = await readMeta(dir);
   const manifest = await readStoredManifest(dir);
   // Every folder the manifest's files live in, too: a folder link inside site/ would serve another
@@ -55,6 +71,7 @@ export async function loadVersion(store: string, label: string): Promise<LoadedV
     siteDir: p.site,
     manifest,
     meta,
+    folders,
     variants,
     precompressed,
     variantPath: (sha256, enc) => `${p.variants}/${sha256}.${enc}`,

@@ -132,12 +132,17 @@ export async function checkStoreFolder(
   dir: string,
   holds = storeFolders(store).find((f) => f.dir === dir)?.holds ?? 'its files',
 ): Promise<boolean> {
+  return (await storeFolderId(store, dir, holds)) !== null;
+}
+
+/** checkStoreFolder, giving which folder it is (its inode number; null: absent), so a folder put in its place later is told apart. */
+export async function storeFolderId(store: string, dir: string, holds: string): Promise<number | null> {
   const st = await lstat(dir).catch((err: NodeJS.ErrnoException) => {
     if (err.code === 'ENOENT') return null;
     throw storePathError(store, err, `look at ${dir}`) ?? err;
   });
-  if (st === null) return false;
-  if (st.isDirectory()) return true;
+  if (st === null) return null;
+  if (st.isDirectory()) return st.ino;
   const what = st.isSymbolicLink() ? `a symbolic link (to ${quoted(await readlink(dir).catch(() => '?'))}), which is not followed` : kindOf(st);
   throw new StoreError(
     'AIRLOCK_STORE_PATH',

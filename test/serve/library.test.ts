@@ -175,13 +175,21 @@ describe('the library server', () => {
     await mkdir(join(root, 'outside-r'));
     await symlink(join(root, 'outside-r'), join(lib, 'r.example', 'versions', 'v2', 'search')); // v2 damaged: a link in it
     await setActive(join(lib, 'r.example'), 'v2');
-    type Listed = { sites: Array<{ domain: string; version: string; problem: string | null }> };
+    type Listed = { sites: Array<{ domain: string; version: string; title: string; importedAt: string; problem: string | null }> };
     let listed: Listed['sites'][number] | undefined;
     await until(
       async () => (listed = ((await (await fetch(url + '/_airlock/library')).json()) as Listed).sites.find((x) => x.domain === 'r.example'))?.problem !== null,
       { timeoutMs: 10_000 },
     );
     expect(listed).toMatchObject({ version: 'v1', problem: expect.stringMatching(/^serving v1: its active version v2 cannot be served \(.*symbolic link/) });
+    expect(listed!.title).toBe('Home & template'); // v1's, never v2's ("Home & second")
+    const search = await fetch(url + '/_airlock/library/search', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"query":"template"}',
+    });
+    // Asked as the site it serves (its search is off here), not left out as a site that cannot be served.
+    expect((await search.json()) as unknown).toMatchObject({ unavailable: [{ domain: 'r.example', why: 'local search is off for this site' }] });
     expect(listed!.problem).not.toContain(lib);
     expect(listed!.problem).not.toContain('outside-r'); // where the link points is for the log, not for readers
     expect((await get(url + '/', { Host: 'r.example' })).headers['x-airlock-version']).toBe('v1');

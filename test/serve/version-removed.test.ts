@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { rename, writeFile } from 'node:fs/promises';
+import { readFile, rename, writeFile } from 'node:fs/promises';
 import { createAirlockServer, type AirlockServer } from '../../src/serve/index.js';
 import { cleanup, get, setActive, tempRoot, writeVersion } from './helpers.js';
 import { until } from '../helpers/wait.js';
@@ -46,5 +46,21 @@ describe('a store whose served version is removed and put back', () => {
     await writeFile(file, 'notes v1'); // repaired
     const again = await get(base + '/notes.txt');
     expect([again.status, again.body.toString()]).toEqual([200, 'notes v1']);
+  });
+
+  it('a site file edited in the store to other bytes of the same size: refused against the package digest (503), never removed', async () => {
+    root = await tempRoot('airlock-edited-');
+    const store = join(root, 'store');
+    await writeVersion(store, 'v1', { 'index.html': '<!doctype html><title>home</title><p>home', 'notes.txt': 'notes v1' });
+    await setActive(store, 'v1');
+    srv = await createAirlockServer({ store, lease: false, log: () => {}, pollMs: 50 });
+    const base = (await srv.listen()).replace(/\/$/, '');
+    const file = join(store, 'versions', 'v1', 'site', 'notes.txt');
+    await writeFile(file, 'NOTES V1'); // same size, other bytes
+    const edited = await get(base + '/notes.txt');
+    expect([edited.status, edited.body.toString()]).toEqual([503, expect.stringContaining('differs from its package')]);
+    expect(await readFile(file, 'utf8')).toBe('NOTES V1'); // the store's file: left for its owner to see
+    await writeFile(file, 'notes v1');
+    expect((await get(base + '/notes.txt')).body.toString()).toBe('notes v1');
   });
 });
