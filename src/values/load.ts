@@ -32,7 +32,7 @@ export function checkValues(doc: unknown, file: string): { values: Values; warni
   const errors = issues.filter((i) => i.code !== 'unrecognized_keys');
   if (errors.length > 0) {
     const first = keyPath(errors[0]!.path);
-    const lines = [...new Set(errors.map((i) => `  ${keyPath(i.path)}: ${describeIssue(i)}`))].slice(0, MAX_LISTED);
+    const lines = [...new Set(errors.map((i) => `  ${located(input, i.path)}: ${describeIssue(i)}`))].slice(0, MAX_LISTED);
     if (errors.length > MAX_LISTED) lines.push(`  ... and ${errors.length - MAX_LISTED} more`);
     throw new UsageError(
       `invalid values file ${file}:\n${lines.join('\n')}`,
@@ -42,6 +42,16 @@ export function checkValues(doc: unknown, file: string): { values: Values; warni
   }
   const loose = valuesSchema(false).parse(input);
   return { values: loose, warnings };
+}
+
+/** A key's path as the user finds it: a library site's also named by its domain (`library.sites.0 (docs.example).staticExport.bundleUrl`). */
+function located(input: unknown, path: readonly PropertyKey[]): string {
+  const text = keyPath(path);
+  const n = path[2];
+  if (path[0] !== 'library' || path[1] !== 'sites' || typeof n !== 'number') return text;
+  const sites = (input as { library?: { sites?: unknown } }).library?.sites;
+  const domain = Array.isArray(sites) ? (sites[n] as { domain?: unknown } | undefined)?.domain : undefined;
+  return typeof domain === 'string' ? text.replace(`library.sites.${n}`, `library.sites.${n} (${escapeControls(domain.slice(0, 253))})`) : text;
 }
 
 /** Paths in a values file are relative to the file's folder (as a chart's files are to the chart). */

@@ -410,6 +410,28 @@ describe('helm chart deploy/helm/airlock', () => {
           /library\.sites\[0\] \(docs\.vendor\.example\): bundleUrl has a port that is no number from 0 to 65535/,
         ],
       ),
+      // Hosts the pod's URL parser refuses, and shapes Go's parser fails on with its own words: said naming the site.
+      ...(
+        [
+          ['http://xn--/x.airlock', /bundleUrl has an empty punycode label/],
+          ['http://256.1.1.1/x.airlock', /bundleUrl has a host that ends in a number but is no IPv4 address/],
+          ['http://a.1/x.airlock', /bundleUrl has a host that ends in a number but is no IPv4 address/],
+          ['http://1.2.3.4.5/x.airlock', /bundleUrl has a host that ends in a number but is no IPv4 address/],
+          ['http://[fe80::1%25eth0]/x.airlock', /bundleUrl has a host in brackets that is no IPv6 address/],
+          ['http://[::1/x.airlock', /bundleUrl has a host in brackets that is no IPv6 address/],
+          ['http://ex%41mple.com/x.airlock', /bundleUrl has a percent-escape in its host name/],
+          ['http://exa mple.com/x.airlock', /bundleUrl has a space, a backslash or a control character/],
+          ['http://127.0.0.1\\@evil/x', /bundleUrl has a space, a backslash or a control character/],
+          ['http://b.example/x%zz.airlock', /bundleUrl has a % that starts no percent-escape/],
+        ] as const
+      ).map(([u, said]): [Record<string, unknown>, RegExp] => {
+        if (!/[%\\]/.test(u)) expect(() => new URL(u), u).toThrow(); // the pod refuses it too (escapes, a backslash: Go's parser refuses them, so the chart does)
+        return [
+          { library: { sites: [{ ...site, bundleUrl: u }] }, trust: { existingSecret: 'k' } },
+          new RegExp(/library\.sites\[0\] \(docs\.vendor\.example\): /.source + said.source),
+        ];
+      }),
+      [{ staticExport: { bundleUrl: 'http://[fe80::1%25eth0]/x.airlock' }, trust: { existingSecret: 'k' } }, /staticExport\.bundleUrl has a host in brackets/],
       [
         { staticExport: { bundleUrl: 'https://bucket.example:70000/x.airlock' }, trust: { existingSecret: 'k' } },
         /staticExport\.bundleUrl has a port that is no number from 0 to 65535/,
@@ -434,7 +456,13 @@ describe('helm chart deploy/helm/airlock', () => {
       'http://10.0.0.5/x.airlock',
       'https://u@b.example/x.airlock',
       'http://a_b.example/x.airlock',
+      'http://1.2.3/x.airlock',
+      'http://0x7f.1/x.airlock',
+      'http://[::ffff:127.0.0.1]/x.airlock',
+      'http://xn--mnchen-3ya.de/x.airlock',
+      'http://b.example/a%20b.airlock',
     ]) {
+      expect(() => new URL(u), u).not.toThrow();
       const r = await renderWith({ library: { sites: [{ ...site, bundleUrl: u }] }, trust: { existingSecret: 'k' } });
       expect(r.status, `${u}: ${r.stderr}`).toBe(0);
     }

@@ -15,6 +15,15 @@ describe('values file checks', () => {
     expect(warnings.join('\n')).toContain('unknown key mirror.extra');
     expect(warnings).toHaveLength(3);
   });
+  it("a library site's bad key is named by its domain too (the chart renders sites as a list: the index alone finds nothing)", () => {
+    const sites = [
+      { domain: 'docs.alpha.example', staticExport: { bundleUrl: 'https://b.example/a.airlock' } },
+      { domain: 'docs.\u001b[31mbeta.example', staticExport: { bundleUrl: 'http://256.1.1.1/x.airlock' } },
+    ];
+    expect(() => checkValues({ library: { sites } }, 'v.yaml')).toThrow(
+      'library.sites.1 (docs.\\x1b[31mbeta.example).staticExport.bundleUrl: must be an http(s) URL',
+    );
+  });
   it('wrong types are a UsageError (exit 2) naming every bad key path', () => {
     const bad = { port: 'eighty', staticExport: { enabled: 'yes', bundleUrl: 'ftp://x/y' }, deployment: { type: 'moon' }, features: { search: 1 } };
     let err: unknown;

@@ -169,9 +169,35 @@ rule; a host name it accepts is left to the download).
 {{- $u := . | default "" -}}
 {{- if not (regexMatch "^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]+" $u) -}}
 must be an http(s) URL
+{{- else if regexMatch "[\\s\\\\\\x00-\\x1f\\x7f]" $u -}}
+has a space, a backslash or a control character, which a URL does not
+{{- else if regexMatch "%([^0-9A-Fa-f]|[0-9A-Fa-f][^0-9A-Fa-f]|[0-9A-Fa-f]?$)" $u -}}
+has a % that starts no percent-escape (write it %25)
 {{- else -}}
 {{- $authority := regexReplaceAll "^[^:]+://([^/?#]*@)?([^/?#]*).*$" $u "${2}" -}}
+{{- $host := lower (trimSuffix "." (regexReplaceAll "^(\\[[^\\]]*\\]|[^:]*).*$" $authority "${1}")) -}}
 {{- $port := regexReplaceAll "^(\\[[^\\]]*\\]|[^:]*):?" $authority "" -}}
+{{- $labels := splitList "." $host -}}
+{{- $number := "^([0-9]+|0x[0-9a-f]*)$" -}}
+{{- if hasPrefix "[" $host -}}
+{{- if not (regexMatch "^\\[[0-9a-f:.]+\\]$" $host) -}}
+has a host in brackets that is no IPv6 address (a zone such as %25eth0 is not allowed in a URL)
+{{- end -}}
+{{- else if contains "%" $host -}}
+has a percent-escape in its host name: write the name itself
+{{- else if regexMatch $number (last $labels) -}}
+{{- $ipv4 := true -}}
+{{- range $labels -}}
+{{- if or (not (regexMatch $number .)) (and (regexMatch "^[0-9]+$" .) (eq (len $labels) 4) (gt (len .) 3)) (and (regexMatch "^[0-9]+$" .) (eq (len $labels) 4) (gt (atoi .) 255)) -}}
+{{- $ipv4 = false -}}
+{{- end -}}
+{{- end -}}
+{{- if or (not $ipv4) (gt (len $labels) 4) -}}
+has a host that ends in a number but is no IPv4 address
+{{- end -}}
+{{- else if has "xn--" $labels -}}
+has an empty punycode label (xn--) in its host name
+{{- end -}}
 {{- if and (ne $port "") (or (not (regexMatch "^[0-9]+$" $port)) (gt (len $port) 5) (gt (atoi $port) 65535)) -}}
 has a port that is no number from 0 to 65535
 {{- end -}}
