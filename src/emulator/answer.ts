@@ -1,15 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { ParsedAssistantRequest, UiMessageChunk } from '../upstream/index.js';
+import { question, type ParsedAssistantRequest, type UiMessageChunk } from '../upstream/index.js';
 import { rank, type Page } from './text.js';
-
-/** The question: the text parts of the last user message. */
-export function question(req: ParsedAssistantRequest): string {
-  const last = [...req.messages].reverse().find((m) => m.role === 'user');
-  return (last?.parts ?? [])
-    .map((p) => (p.type === 'text' ? p.text : ''))
-    .join(' ')
-    .trim();
-}
 
 /**
  * The AI SDK v5 UI message stream chunks of an answer drawn from the fixture site: source-url

@@ -5,6 +5,7 @@ import { assistantRoutes } from './routes/assistant.js';
 import { bundleRoutes } from './routes/bundle.js';
 import { controlRoutes } from './routes/control.js';
 import { jobRoutes } from './routes/jobs.js';
+import { modelRoutes } from './routes/model.js';
 
 export interface Emulator {
   app: Hono;
@@ -25,6 +26,7 @@ export function createEmulator(o: EmulatorOptions): Emulator {
   app.route('/v1/static-export/jobs', bundleRoutes(ctx));
   app.route('/discovery/v2', assistantRoutes(ctx));
   app.route('/v2/agent', agentRoutes(ctx));
+  app.route('/v1', modelRoutes()); // a stand-in of an in-network model (OpenAI-compatible), for the local assistant
   app.route('/_emulator', controlRoutes(ctx));
   app.notFound((c) => c.json({ error: `not found: ${c.req.method} ${c.req.path}` }, 404));
   app.onError((err, c) => c.json({ error: `emulator error: ${err.message}` }, 500));

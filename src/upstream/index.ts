@@ -20,6 +20,7 @@ export { AgentJobSchema, AgentJobStatusSchema, AGENT_JOB_FINAL, type AgentJob, t
 export { ErrorBodySchema, type ErrorBody } from './schemas/error.js';
 export {
   AssistantRequestSchema,
+  question,
   UiMessageSchema,
   UiMessagePartSchema,
   type AssistantRequest,

@@ -41,3 +41,12 @@ export const AssistantRequestSchema = z.looseObject({
 /** What a caller writes (defaults optional) and what the service sees after parsing. */
 export type AssistantRequest = z.input<typeof AssistantRequestSchema>;
 export type ParsedAssistantRequest = z.output<typeof AssistantRequestSchema>;
+
+/** The question a request asks: the text parts of its last user message. */
+export function question(req: ParsedAssistantRequest): string {
+  const last = [...req.messages].reverse().find((m) => m.role === 'user');
+  return (last?.parts ?? [])
+    .map((p) => (p.type === 'text' ? p.text : ''))
+    .join(' ')
+    .trim();
+}

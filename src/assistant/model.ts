@@ -1,0 +1,148 @@
+import { Agent, request, type Dispatcher } from 'undici';
+import { describeNetError, sseData } from '../upstream/index.js';
+import { plainText } from '../util/terminal.js';
+
+/**
+ * A chat model the organisation runs in its own network, behind an OpenAI-compatible API (vLLM,
+ * llama.cpp's server, Ollama, TGI): `POST {url}/chat/completions` with `stream: true`, answered as
+ * server-sent events of `{choices: [{delta: {content}}]}` ending with `[DONE]`. A reader is
+ * tolerant of what such servers add (role-only deltas, usage chunks, comments); a writer is
+ * exact: only the fields below are sent, and the key only in the Authorization header.
+ */
+export interface ModelOptions {
+  /** The API's base URL (`http://llm.internal:8000/v1`); `/chat/completions` is added unless given. */
+  url: string;
+  /** The model's name on that server (`--assistant-model-name`). */
+  name: string;
+  /** Bearer key (`AIRLOCK_ASSISTANT_MODEL_KEY[_FILE]`), or null for none. Never printed. */
+  key: string | null;
+  timeouts?: Partial<ModelTimeouts>;
+  /** An answer is cut after this many characters (a model that streams forever). */
+  maxAnswerChars?: number;
+  /** The longest answer the model may write, in tokens (`max_tokens`). */
+  maxTokens?: number;
+  dispatcher?: Dispatcher;
+}
+
+export interface ModelTimeouts {
+  /** TCP/TLS connect. */
+  connectMs: number;
+  /** From the request sent to the first token: a model queueing or loading answers late. */
+  firstTokenMs: number;
+  /** The longest silence between two chunks once it streams. */
+  idleMs: number;
+  /** The whole answer. */
+  totalMs: number;
+}
+export const DEFAULT_MODEL_TIMEOUTS: ModelTimeouts = { connectMs: 5_000, firstTokenMs: 60_000, idleMs: 30_000, totalMs: 300_000 };
+export const DEFAULT_MAX_ANSWER_CHARS = 20_000;
+
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
+
+/** A model that failed, in words for the reader (no host, no key); `beforeAnswer`: nothing was streamed yet (503 + Retry-After). */
+export class ModelError extends Error {
+  constructor(
+    message: string,
+    /** For the log: what happened, with the model's host (never its key). */
+    readonly detail: string,
+    readonly beforeAnswer: boolean,
+  ) {
+    super(message);
+    this.name = 'ModelError';
+  }
+}
+
+export function completionsUrl(base: string): string {
+  const u = base.replace(/\/+$/, '');
+  return u.endsWith('/chat/completions') ? u : `${u}/chat/completions`;
+}
+
+/** The model's answer as text pieces, in order, as they arrive. Aborting `signal` ends the call. */
+export async function* streamChat(o: ModelOptions, messages: readonly ChatMessage[], signal: AbortSignal): AsyncGenerator<string> {
+  const t = { ...DEFAULT_MODEL_TIMEOUTS, ...o.timeouts };
+  const url = completionsUrl(o.url);
+  const abort = new AbortController();
+  const onAbort = () => abort.abort(signal.reason);
+  if (signal.aborted) onAbort();
+  else signal.addEventListener('abort', onAbort, { once: true });
+  let started = false;
+  let timer: NodeJS.Timeout | null = null;
+  let late: string | null = null;
+  const wait = (ms: number, what: string) => {
+    if (timer) clearTimeout(timer);
+    timer = setTimeout(() => {
+      late = what;
+      abort.abort();
+    }, ms);
+  };
+  const total = setTimeout(() => {
+    late = `did not finish its answer within ${t.totalMs / 1000} s`;
+    abort.abort();
+  }, t.totalMs);
+  const dispatcher = o.dispatcher ?? new Agent({ connect: { timeout: t.connectMs }, headersTimeout: t.firstTokenMs, bodyTimeout: t.idleMs });
+  const fail = (message: string, detail: string) => new ModelError(message, detail, !started);
+  try {
+    wait(t.firstTokenMs, `sent no answer within ${t.firstTokenMs / 1000} s`);
+    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'text/event-stream', 'user-agent': 'airlock-assistant' };
+    if (o.key !== null) headers.authorization = `Bearer ${o.key}`;
+    const body = JSON.stringify({ model: o.name, messages, stream: true, ...(o.maxTokens ? { max_tokens: o.maxTokens } : {}) });
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await request(url, { method: 'POST', headers, body, signal: abort.signal, dispatcher });
+    } catch (err) {
+      if (signal.aborted) return;
+      if (late !== null) throw fail(`the model ${late}`, late);
+      const f = describeNetError(err, { url, connectTimeoutMs: t.connectMs, headersTimeoutMs: t.firstTokenMs });
+      throw fail(`the model could not be reached${f ? ` (${/\(([^()]+)\)$/.exec(f.reason)?.[1] ?? 'the exchange failed'})` : ''}`, f?.reason ?? String(err));
+    }
+    if (res.statusCode !== 200) {
+      res.body.destroy();
+      throw fail(`the model answered HTTP ${res.statusCode}`, `HTTP ${res.statusCode} from ${new URL(url).host}`);
+    }
+    let chars = 0;
+    try {
+      for await (const data of sseData(res.body as AsyncIterable<Uint8Array>)) {
+        const piece = deltaOf(data);
+        if (piece === null) throw fail('the model sent something that is not a chat answer', `not a chat completion chunk: ${plainText(data.slice(0, 100))}`);
+        if (piece === '') continue;
+        if (!started) started = true;
+        wait(t.idleMs, `stopped answering for ${t.idleMs / 1000} s`);
+        const room = (o.maxAnswerChars ?? DEFAULT_MAX_ANSWER_CHARS) - chars;
+        chars += piece.length;
+        yield piece.slice(0, Math.max(0, room));
+        if (chars >= (o.maxAnswerChars ?? DEFAULT_MAX_ANSWER_CHARS)) return; // a model that streams forever is cut here
+      }
+    } catch (err) {
+      if (err instanceof ModelError) throw err;
+      if (signal.aborted) return;
+      if (late !== null) throw fail(`the model ${late}`, late);
+      throw fail('the model broke off its answer', describeNetError(err, { url })?.reason ?? 'the stream ended');
+    }
+    if (!started) throw fail('the model sent an empty answer', 'no content in the stream');
+  } finally {
+    if (timer) clearTimeout(timer);
+    clearTimeout(total);
+    signal.removeEventListener('abort', onAbort);
+    abort.abort();
+    if (o.dispatcher === undefined) void dispatcher.close().catch(() => {});
+  }
+}
+
+/** The text of one streamed chunk ('' for one without: a role, a usage, a finish); null for what is no chat chunk. */
+function deltaOf(data: string): string | null {
+  let v: unknown;
+  try {
+    v = JSON.parse(data);
+  } catch {
+    return null;
+  }
+  if (typeof v !== 'object' || v === null) return null;
+  const o = v as { choices?: unknown; error?: unknown };
+  if (o.error !== undefined) return null;
+  if (!Array.isArray(o.choices)) return ''; // a usage chunk
+  const content = (o.choices[0] as { delta?: { content?: unknown } } | undefined)?.delta?.content;
+  return typeof content === 'string' ? content : '';
+}

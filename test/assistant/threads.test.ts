@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { Threads } from '../../src/assistant/threads.js';
+import { buildPrompt } from '../../src/assistant/prompt.js';
+
+describe('conversations kept in memory', () => {
+  it('bounded in number (the least recently used goes), in turns, and in idle time (an injected clock)', () => {
+    let now = 0;
+    const t = new Threads({ maxThreads: 3, maxTurns: 2, idleMs: 1000 }, () => now);
+    const ids = ['a', 'b', 'c', 'd'].map((q) => {
+      const { id } = t.open(undefined, 'fp');
+      t.add(id, 'fp', { question: q, answer: q.toUpperCase() });
+      return id;
+    });
+    expect(t.size).toBe(3);
+    expect(t.open(ids[0], 'fp').history).toEqual([]); // the oldest went
+    for (const q of ['e', 'f', 'g']) t.add(ids[3]!, 'fp', { question: q, answer: q });
+    expect(t.open(ids[3], 'fp').history.map((x) => x.question)).toEqual(['f', 'g']);
+    now = 1001;
+    expect(t.open(ids[3], 'fp')).toMatchObject({ history: [] }); // idle too long
+    expect(t.open(ids[3], 'fp').id).not.toBe(ids[3]);
+  });
+
+  it("another fp naming a thread gets a new one, never the other reader's conversation", () => {
+    const t = new Threads();
+    const { id } = t.open(undefined, 'fp-a');
+    t.add(id, 'fp-a', { question: 'secret?', answer: 'yes' });
+    const other = t.open(id, 'fp-b');
+    expect([other.id === id, other.history]).toEqual([false, []]);
+    t.add(id, 'fp-b', { question: 'take over', answer: 'no' }); // a forged id: the thread is not mixed
+    expect(t.open(id, 'fp-a').history).toEqual([]);
+  });
+});
+
+describe('the prompt', () => {
+  it('quotes each section with its number, title and path, within the size bound; earlier turns beyond the bound are dropped', () => {
+    const sections = [1, 2, 3].map((n) => ({ path: `/p${n}`, title: `T${n}`, heading: '', text: 'word '.repeat(10_000) }));
+    const history = Array.from({ length: 9 }, (_, i) => ({ question: `q${i}`, answer: `a${i}` }));
+    const m = buildPrompt(
+      { domain: 'docs.example', sections, history, question: 'now?', context: [] },
+      { maxChars: 3000, maxTurns: 2, maxTurnChars: 100, maxContextChars: 100 },
+    );
+    expect(m[0]!.content).toContain('[2] T2 — /p2\nword word');
+    expect(m[0]!.content.length).toBeLessThan(3000 + 600);
+    expect(m.slice(1).map((x) => x.content)).toEqual(['q7', 'a7', 'q8', 'a8', 'now?']);
+  });
+});
