@@ -7,7 +7,7 @@ import { FLAG_RANGES } from '../values/settings.js';
 
 export const usage = `usage: airlock serve [--values FILE] [--store DIR | --library LIB [--site-host NAME=DOMAIN]...] [--version V] [--deployment TYPE] [--enable F,...] [--disable F,...]
                      [--port N] [--host H] [--workers N] [--access-log FILE|-] [--cache-mb N] [--metrics] [--mirror --mirror-tokens FILE]
-                     [--assistant-url URL] [--rate-limit-org-hour N] [--rate-limit-ip-day N]
+                     [--assistant-url URL] [--assistant-model URL --assistant-model-name NAME] [--rate-limit-org-hour N] [--rate-limit-ip-day N]
                      [--follow MIRROR_URL [--trust KEY.pub ...] [--allow-unsigned] [--follow-poll-ms N]]
                      [--fleet-lead-ms N] [--skew-grace SECONDS] [--base-path P] [--tls-cert FILE --tls-key FILE]
 
@@ -77,8 +77,10 @@ Search and assistant, where on (cloud; client-hosted with --enable), are relayed
 checked against the service's schema, rate limits applied, then forwarded with the key from
 AIRLOCK_ASSISTANT_KEY (an assistant key svc_dsc_...; missing or wrong: exit 5).
   --assistant-url URL       the service's base URL for the relay (default $AIRLOCK_API_URL)
-  --rate-limit-org-hour N   relayed requests per hour for the whole site (default ${DEFAULT_LIMITS.orgPerHour})
-  --rate-limit-ip-day N     relayed requests per client IP per day (default ${DEFAULT_LIMITS.ipPerDay})
+  --assistant-model URL --assistant-model-name NAME   local-assistant, in any deployment: that assistant endpoint answered
+                            here from the served pages by your own OpenAI-compatible model (key: $AIRLOCK_ASSISTANT_MODEL_KEY[_FILE])
+  --rate-limit-org-hour N   relayed or locally answered requests per hour for the whole site (default ${DEFAULT_LIMITS.orgPerHour})
+  --rate-limit-ip-day N     relayed or locally answered requests per client IP per day (default ${DEFAULT_LIMITS.ipPerDay})
 
 Deployment matrix:
 ${formatMatrix()}

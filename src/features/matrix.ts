@@ -9,7 +9,7 @@ export type Deployment = (typeof DEPLOYMENTS)[number];
 export const DEFAULT_DEPLOYMENT: Deployment = 'air-gapped';
 
 /** Feature names as the CLI spells them (`--enable api-playground`), in the contract's row order. */
-export const FEATURES = ['search', 'assistant', 'analytics', 'api-playground', 'static-export', 'local-search'] as const;
+export const FEATURES = ['search', 'assistant', 'analytics', 'api-playground', 'static-export', 'local-search', 'local-assistant'] as const;
 export type Feature = (typeof FEATURES)[number];
 
 /** The JSON keys of `/_airlock/features` and `window.__AIRLOCK_FEATURES__`, per feature. */
@@ -20,6 +20,7 @@ export const FEATURE_KEY = {
   'api-playground': 'apiPlayground',
   'static-export': 'staticExport',
   'local-search': 'localSearch',
+  'local-assistant': 'localAssistant',
 } as const satisfies Record<Feature, string>;
 export type FeatureKey = (typeof FEATURE_KEY)[Feature];
 export type FeatureFlags = { [K in FeatureKey]: boolean };
@@ -36,6 +37,10 @@ export const MATRIX: Readonly<Record<Feature, Readonly<Record<Deployment, Availa
   // airlock's own index of the served version, answered on the same origin (local search): it sends
   // nothing out, so it is on where the cloud search is unavailable, and an opt-in elsewhere.
   'local-search': { cloud: 'configurable', 'client-hosted': 'configurable', 'air-gapped': 'on' },
+  // airlock's own answers to the service's assistant endpoint, from the served version's pages and
+  // a model the organisation runs in its own network: on only when a model is configured
+  // (serve --assistant-model turns it on; --disable local-assistant keeps it off).
+  'local-assistant': { cloud: 'configurable', 'client-hosted': 'configurable', 'air-gapped': 'configurable' },
 };
 
 /**

@@ -107,7 +107,7 @@ export interface FeaturesDocument {
 
 /**
  * Exactly the body of `GET /_airlock/features` as documented, with keys in the documented order
- * (deployment, then search, assistant, analytics, apiPlayground, staticExport, localSearch) so that
+ * (deployment, then search, assistant, analytics, apiPlayground, staticExport, localSearch, localAssistant) so that
  * JSON.stringify of it is byte-stable — the injected script's CSP hash depends on that.
  */
 export function featuresDocument(resolved: ResolvedFeatures): FeaturesDocument {

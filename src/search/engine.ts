@@ -34,6 +34,8 @@ export interface SearchHit {
   /** `/page#anchor` (same origin). */
   path: string;
   metadata: { title: string; heading: string; anchor: string | null; page: string; score: number };
+  /** The best section's whole text (plain, at most QueryOptions.sectionChars): only when asked (the local assistant quotes it). */
+  text?: string;
 }
 
 export interface QueryOptions {
@@ -46,6 +48,8 @@ export interface QueryOptions {
   page?: string;
   /** Ranked pages only: no page is read for its best section and snippet (content and heading empty). */
   scoresOnly?: boolean;
+  /** Also give each hit's best section as plain text, cut to this many characters (`text`). */
+  sectionChars?: number;
 }
 
 /** Candidates (the core's best by BM25) that the ranking signals of rank.ts reorder. */
@@ -232,6 +236,7 @@ export class SearchIndex {
             page: page.path,
             score: Math.round(r.score * 1000) / 1000,
           },
+          ...(o.sectionChars ? { text: plainText(sec?.text || sec?.heading || '').slice(0, o.sectionChars) } : {}),
         };
       }),
     );

@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import { cspFor, failFastResponse, featureForPath, featuresDocument, isOn, type ResolvedFeatures } from '../features/index.js';
+import { cspFor, failFastResponse, featureForPath, featuresDocument, isOn, type Feature, type ResolvedFeatures } from '../features/index.js';
 import { htmlContextFor } from './html-context.js';
 import { LocalSearch } from '../search/service.js';
 import type { SearchPool } from '../search/pool.js';
@@ -24,25 +24,37 @@ export interface RelayMount {
 export function featureOptions(
   resolved: ResolvedFeatures,
   relay?: RelayMount | null,
-  o: { log?: (line: string) => void; searchOnDemand?: boolean; searchPool?: SearchPool } = {},
+  o: {
+    log?: (line: string) => void;
+    searchOnDemand?: boolean;
+    searchPool?: SearchPool;
+    /** local-assistant (src/assistant): its routes, given the local search it retrieves from; used when the feature is on. */
+    assistant?: ((search: LocalSearch) => RelayMount) | null;
+  } = {},
 ): Pick<AirlockServerOptions, 'features' | 'csp' | 'htmlTransform' | 'appRoute' | 'app' | 'onVersion' | 'onClose' | 'localSearch'> {
   const doc = featuresDocument(resolved);
+  // local-search: the index is prepared in a search worker, off the critical path; the dialog
+  // script and its API are same-origin. local-assistant retrieves from the same index.
+  const answers = isOn(resolved, 'local-assistant') ? (o.assistant ?? null) : null;
+  const search =
+    isOn(resolved, 'local-search') || answers ? new LocalSearch({ log: o.log ?? ((l) => process.stderr.write(l + '\n')), pool: o.searchPool }) : null;
+  const local = answers && search ? answers(search) : null;
+  // The service's assistant endpoint answered here by local-assistant: not a feature that is off.
+  const on = (f: Feature, method: string, path: string) => isOn(resolved, f) || (local !== null && local.claims(method, path));
   const off = (method: string, path: string) => {
     const f = featureForPath(method, path);
-    return f !== null && !isOn(resolved, f);
+    return f !== null && !on(f, method, path);
   };
   const app = new Hono<AppEnv>();
   app.all('*', (c, next) => {
     const f = featureForPath(c.req.method, c.req.path);
-    if (f === null || isOn(resolved, f)) return next();
+    if (f === null || on(f, c.req.method, c.req.path)) return next();
     const r = failFastResponse(f, resolved.deployment);
     return c.body(r.body, r.status, r.headers);
   });
   if (relay) app.route('/', relay.app);
-  // local-search: the index is prepared in a search worker, off the critical path; the dialog
-  // script and its API are same-origin.
-  const search = isOn(resolved, 'local-search') ? new LocalSearch({ log: o.log ?? ((l) => process.stderr.write(l + '\n')), pool: o.searchPool }) : null;
-  if (search) {
+  if (local) app.route('/', local.app);
+  if (search && isOn(resolved, 'local-search')) {
     app.route('/', searchAssets());
     app.route('/', searchRoutes(search));
   }
@@ -54,7 +66,7 @@ export function featureOptions(
     csp: ({ scriptHashes, styleHashes }) => cspFor(resolved, { scriptHashes, styleHashes }),
     // Run on worker threads at load and cached on disk per options (html-pages.ts).
     htmlTransform: { context: htmlContextFor(resolved, { relayed: Boolean(relay) }) },
-    appRoute: relay ? (method, path) => off(method, path) || relay.claims(method, path) : off,
+    appRoute: relay || local ? (method, path) => off(method, path) || Boolean(relay?.claims(method, path)) || Boolean(local?.claims(method, path)) : off,
     app,
   };
 }

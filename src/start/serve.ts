@@ -1,6 +1,7 @@
 import cluster from 'node:cluster';
 import { UsageError } from '../errors.js';
-import { resolveFeatures } from '../features/resolve.js';
+import { isOn, resolveFeatures } from '../features/resolve.js';
+import { enableWithModel, modelConfig } from '../assistant/config.js';
 import type { DownloadProgress } from '../fetch/download.js';
 import { checkLabel } from '../package/label.js';
 import { relayConfig } from '../relay/config.js';
@@ -32,6 +33,9 @@ export interface ServeOptions {
   rateLimitIpDay?: number;
   accessLog?: string;
   assistantUrl?: string;
+  /** local-assistant's model: an OpenAI-compatible API's base URL, and the model's name there. */
+  assistantModel?: string;
+  assistantModelName?: string;
   env: NodeJS.ProcessEnv;
   cwd: string;
   log: (line: string) => void;
@@ -54,7 +58,9 @@ export async function startServe(o: ServeOptions): Promise<number> {
   const loaded = o.valuesFile === undefined ? null : await (await import('../values/load.js')).loadValues(o.valuesFile);
   for (const w of loaded?.warnings ?? []) o.log(`airlock serve: warning: ${w}`);
   const s = mergeSettings(o.flags, loaded?.values);
-  const resolved = resolveFeatures({ deployment: s.deployment, enable: s.enable, disable: s.disable });
+  const model = { url: o.assistantModel, name: o.assistantModelName, enable: s.enable, disable: s.disable };
+  const resolved = resolveFeatures({ deployment: s.deployment, enable: enableWithModel(model), disable: s.disable });
+  const modelOptions = await modelConfig(model, isOn(resolved, 'local-assistant'), o.env);
   const version = s.version === undefined ? undefined : checkLabel(s.version, 'version');
   const store = resolveStore(s.store, o.env, o.cwd);
   await (await import('../store/library.js')).notALibrary(store); // a library's folder is served with --library, never as a store
@@ -95,7 +101,8 @@ export async function startServe(o: ServeOptions): Promise<number> {
   const relayCfg = relayConfig(resolved, o.assistantUrl, o.env);
   const relay = relayCfg && (await import('../relay/routes.js')).createRelay({ ...relayCfg, resolved, limits, log: o.log });
   try {
-    const features = featureOptions(resolved, relay, { log: o.log });
+    const assistant = modelOptions && (await import('../assistant/route.js')).localAssistantFor({ model: modelOptions, limits, log: o.log });
+    const features = featureOptions(resolved, relay, { log: o.log, assistant });
     // Mirror tokens and secret are read before any download: a bad file fails fast (exit 2).
     let warning: string[] | null = null;
     let bundle: object | null = null;

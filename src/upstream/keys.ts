@@ -1,4 +1,4 @@
-import { AuthError, UsageError } from '../errors.js';
+import { AuthError, UsageError, type ErrorCode } from '../errors.js';
 import { readRegularFile } from '../util/fsx.js';
 
 /**
@@ -18,16 +18,24 @@ const KEY_FILE_MAX_BYTES = 4096;
  * AIRLOCK_ADMIN_KEY or AIRLOCK_ADMIN_KEY_FILE, trimmed. Both set is a usage error: silently
  * preferring one would let a stale variable send the wrong organisation's key.
  */
-export async function readAdminKey(env: NodeJS.ProcessEnv): Promise<string | undefined> {
-  const direct = env.AIRLOCK_ADMIN_KEY?.trim();
-  const file = env.AIRLOCK_ADMIN_KEY_FILE?.trim();
+export function readAdminKey(env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  return readEnvSecret(env, 'AIRLOCK_ADMIN_KEY', 'AIRLOCK_ADMIN_KEY_FILE');
+}
+
+/**
+ * A secret from the environment: `NAME`, or the file named by `NAME_FILE` (a regular file, at
+ * most 4 KB, read non-blocking so a FIFO or /dev/zero never hangs the run), trimmed. Both set is a
+ * usage error. The messages name the variable and the file, never the secret.
+ */
+export async function readEnvSecret(env: NodeJS.ProcessEnv, name: string, code: ErrorCode = 'AIRLOCK_USAGE'): Promise<string | undefined> {
+  const direct = env[name]?.trim();
+  const file = env[`${name}_FILE`]?.trim();
   if (direct && file) {
-    throw new UsageError('both AIRLOCK_ADMIN_KEY and AIRLOCK_ADMIN_KEY_FILE are set; set only one', { subject: 'AIRLOCK_ADMIN_KEY_FILE' });
+    throw new UsageError(`both ${name} and ${name}_FILE are set; set only one`, { subject: `${name}_FILE` });
   }
   if (direct) return direct;
   if (!file) return undefined;
-  // Opened non-blocking and type-checked, bounded before reading: a FIFO or /dev/zero never hangs the run.
-  const refuse = (why: string) => new UsageError(`AIRLOCK_ADMIN_KEY_FILE ${file} ${why}`, { subject: file }, 'AIRLOCK_ADMIN_KEY_FILE');
+  const refuse = (why: string) => new UsageError(`${name}_FILE ${file} ${why}`, { subject: file }, code);
   const text = (await readRegularFile(file, { maxBytes: KEY_FILE_MAX_BYTES, refuse })).toString('utf8');
   const key = text.trim();
   if (!key) throw refuse('is empty');

@@ -78,7 +78,7 @@ describe('air-gapped in a real browser', () => {
     expect(rec.pageErrors).toEqual([]);
     expect(features).toEqual({
       deployment: 'air-gapped',
-      features: { search: false, assistant: false, analytics: false, apiPlayground: false, staticExport: true, localSearch: true },
+      features: { search: false, assistant: false, analytics: false, apiPlayground: false, staticExport: true, localSearch: true, localAssistant: false },
     });
   });
 });

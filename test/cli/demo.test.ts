@@ -28,7 +28,7 @@ describe('airlock demo', () => {
       const features = await (await fetch(new URL('_airlock/features', url))).json();
       expect(features).toEqual({
         deployment: 'air-gapped',
-        features: { search: false, assistant: false, analytics: false, apiPlayground: false, staticExport: true, localSearch: true },
+        features: { search: false, assistant: false, analytics: false, apiPlayground: false, staticExport: true, localSearch: true, localAssistant: false },
       });
       const health = await (await fetch(new URL('_airlock/health', url))).json();
       expect(health).toEqual({ status: 'ok', version });

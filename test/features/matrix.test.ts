@@ -22,12 +22,13 @@ describe('the deployment matrix (deployment types and features)', () => {
       'api-playground': { cloud: 'on', 'client-hosted': 'on', 'air-gapped': 'configurable' },
       'static-export': { cloud: 'on', 'client-hosted': 'on', 'air-gapped': 'on' },
       'local-search': { cloud: 'configurable', 'client-hosted': 'configurable', 'air-gapped': 'on' },
+      'local-assistant': { cloud: 'configurable', 'client-hosted': 'configurable', 'air-gapped': 'configurable' },
     });
   });
 
   it('defaults to air-gapped and answers the contract document byte for byte', () => {
     expect(featuresJson(resolveFeatures())).toBe(
-      '{"deployment":"air-gapped","features":{"search":false,"assistant":false,"analytics":false,"apiPlayground":false,"staticExport":true,"localSearch":true}}',
+      '{"deployment":"air-gapped","features":{"search":false,"assistant":false,"analytics":false,"apiPlayground":false,"staticExport":true,"localSearch":true,"localAssistant":false}}',
     );
   });
 
@@ -39,6 +40,7 @@ describe('the deployment matrix (deployment types and features)', () => {
       apiPlayground: true,
       staticExport: true,
       localSearch: false,
+      localAssistant: false,
     });
     expect(resolveFeatures({ deployment: 'client-hosted' }).features).toEqual({
       search: false,
@@ -47,6 +49,7 @@ describe('the deployment matrix (deployment types and features)', () => {
       apiPlayground: true,
       staticExport: true,
       localSearch: false,
+      localAssistant: false,
     });
     expect(resolveFeatures({ deployment: 'client-hosted', enable: ['assistant,analytics'] }).features).toEqual({
       search: false,
@@ -55,6 +58,7 @@ describe('the deployment matrix (deployment types and features)', () => {
       apiPlayground: true,
       staticExport: true,
       localSearch: false,
+      localAssistant: false,
     });
     expect(resolveFeatures({ enable: ['api-playground'] }).features.apiPlayground).toBe(true);
     expect(resolveFeatures({ enable: ['apiPlayground'] }).features.apiPlayground).toBe(true);
@@ -102,6 +106,7 @@ describe('the deployment matrix (deployment types and features)', () => {
       apiPlayground: true,
       staticExport: true,
       localSearch: false,
+      localAssistant: false,
     });
     expect(resolveFeatures({ deployment: 'air-gapped', disable: ['search'] }).features.search).toBe(false);
     const e = usageError(() => resolveFeatures({ deployment: 'cloud', disable: ['static-export'] }));
@@ -113,9 +118,9 @@ describe('the deployment matrix (deployment types and features)', () => {
   it('featuresDocument keeps the contract key order whatever order the flags object has', () => {
     const doc = featuresDocument({
       deployment: 'cloud',
-      features: { localSearch: true, staticExport: true, apiPlayground: false, analytics: true, assistant: false, search: true },
+      features: { localAssistant: false, localSearch: true, staticExport: true, apiPlayground: false, analytics: true, assistant: false, search: true },
     });
     expect(Object.keys(doc)).toEqual(['deployment', 'features']);
-    expect(Object.keys(doc.features)).toEqual(['search', 'assistant', 'analytics', 'apiPlayground', 'staticExport', 'localSearch']);
+    expect(Object.keys(doc.features)).toEqual(['search', 'assistant', 'analytics', 'apiPlayground', 'staticExport', 'localSearch', 'localAssistant']);
   });
 });

@@ -41,6 +41,12 @@ describe('SearchIndex', () => {
     expect(bare[0]).toMatchObject({ content: '', path: '/guide/webhooks', metadata: { heading: '', anchor: null } });
   });
 
+  it("sectionChars: each hit carries its best section's plain text, cut to the bound; not asked, no text", async () => {
+    const [hit] = await idx.query('hmac signature', text, { sectionChars: 40 });
+    expect(hit!.text).toBe('Check the HMAC signature of each deliver');
+    expect((await idx.query('hmac signature', text))[0]).not.toHaveProperty('text');
+  });
+
   it('prefix on the last word, typo tolerance, OR when AND finds nothing, filter by path', async () => {
     expect((await idx.query('retr', text))[0]!.path).toBe('/guide/webhooks#retry');
     expect((await idx.query('signatrue', text))[0]!.path).toBe('/guide/webhooks#verify');

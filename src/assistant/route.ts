@@ -1,0 +1,129 @@
+import { Hono, type Context } from 'hono';
+import type { AppEnv } from '../serve/app.js';
+import { indexOf } from '../serve/app.js';
+import type { LocalSearch } from '../search/service.js';
+import { DEFAULT_LIMITS, RelayLimiter, type RelayLimits } from '../relay/limits.js';
+import { validateAssistant } from '../relay/validate.js';
+import { DEFAULT_MAX_BODY_BYTES, readJsonBody } from '../util/json-body.js';
+import { prepareAnswer, RetrievalNotReady } from './answer.js';
+import { ModelError, streamChat, type ModelOptions } from './model.js';
+import type { Section } from './prompt.js';
+import { Threads, type ThreadLimits } from './threads.js';
+
+/**
+ * local-assistant: the service's assistant endpoint (`POST /discovery/v2/assistant/{domain}/message`)
+ * answered by this server. The body is checked with the service's schema, exactly as the relay
+ * checks it; the service's rate limits apply (per organisation per hour, per client IP per day);
+ * the sections come from the served version's local search; the answer is the organisation's
+ * model's, streamed as an AI SDK v5 UI message stream. Questions and answers are never logged.
+ */
+export interface LocalAssistantOptions {
+  model: ModelOptions;
+  limits?: Partial<RelayLimits>;
+  threads?: Partial<ThreadLimits>;
+  maxBodyBytes?: number;
+  now?: () => number;
+  log?: (line: string) => void;
+}
+
+export interface LocalAssistant {
+  app: Hono<AppEnv>;
+  claims(method: string, path: string): boolean;
+}
+
+const PATH = /^\/discovery\/v2\/assistant\/[^/]+\/message$/;
+/** Each quoted section is cut to this many characters (the prompt's bound shares them out too). */
+const SECTION_CHARS = 4_000;
+
+export function createLocalAssistant(o: LocalAssistantOptions, search: LocalSearch): LocalAssistant {
+  const limiter = new RelayLimiter({ ...DEFAULT_LIMITS, ...o.limits }, o.now);
+  const threads = new Threads(o.threads, o.now);
+  const log = o.log ?? (() => {});
+  const app = new Hono<AppEnv>();
+
+  const unavailable = (c: Context<AppEnv>, error: string, retryAfterSec: number) => {
+    c.header('Retry-After', String(retryAfterSec));
+    return c.json({ error }, 503);
+  };
+
+  app.post('/discovery/v2/assistant/:domain/message', async (c) => {
+    void c.req.raw.signal; // created now, so a disconnect during the checks is seen later
+    const over = limiter.admit(c.env.incoming);
+    if (over) {
+      c.header('Retry-After', String(over.retryAfterSec));
+      return c.json({ error: over.error }, 429);
+    }
+    const body = await readJsonBody(c.req.raw, o.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
+    if (!body.ok) return c.json({ error: body.error }, body.status);
+    const v = validateAssistant(body.value);
+    if (!v.ok) return c.json({ error: v.error, problems: v.problems }, 400);
+    const idx = indexOf(c);
+    const domain = c.req.param('domain');
+    if (domain !== idx.domain)
+      return c.json({ error: `unknown domain ${JSON.stringify(domain.slice(0, 253))}: this server answers for ${idx.domain} only` }, 404);
+    const abort = new AbortController();
+    c.req.raw.signal.addEventListener('abort', () => abort.abort(), { once: true });
+    let chunks;
+    try {
+      chunks = await prepareAnswer(
+        v.value,
+        {
+          domain: idx.domain,
+          retrieve: async (query, q) => {
+            const a = await search.query(idx.source, query, { ...q, sectionChars: SECTION_CHARS });
+            if (a.status !== 'ready') throw new RetrievalNotReady(a.retryAfterSec);
+            return a.hits.map((h): Section => ({ path: h.path, title: h.metadata.title, heading: h.metadata.heading, text: h.text ?? '' }));
+          },
+          exists: (path) => idx.routes.has(path),
+          model: (messages, signal) => streamChat(o.model, messages, signal),
+          threads,
+        },
+        abort.signal,
+      );
+    } catch (err) {
+      if (err instanceof RetrievalNotReady) return unavailable(c, err.message, err.retryAfterSec);
+      if (err instanceof ModelError) {
+        log(`airlock serve: local-assistant: ${err.message}: ${err.detail}`);
+        return unavailable(c, `the assistant is unavailable now: ${err.message}`, 30);
+      }
+      throw err;
+    }
+    const encoder = new TextEncoder();
+    const it = chunks[Symbol.asyncIterator]();
+    const stream = new ReadableStream<Uint8Array>(
+      {
+        async pull(ctrl) {
+          const r = await it.next();
+          if (r.done) {
+            ctrl.enqueue(encoder.encode('data: [DONE]\n\n'));
+            return ctrl.close();
+          }
+          ctrl.enqueue(encoder.encode(`data: ${JSON.stringify(r.value)}\n\n`));
+        },
+        cancel() {
+          abort.abort();
+          void it.return?.(undefined);
+        },
+      },
+      { highWaterMark: 0 },
+    );
+    return new Response(stream, {
+      status: 200,
+      headers: {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'x-vercel-ai-ui-message-stream': 'v1',
+        'x-content-type-options': 'nosniff',
+        'cache-control': 'no-cache',
+        'x-accel-buffering': 'no',
+      },
+    });
+  });
+
+  return { app, claims: (method, path) => method === 'POST' && PATH.test(path) };
+}
+
+/** The factory serve's feature options take (they make the local search it retrieves from). */
+export const localAssistantFor =
+  (o: LocalAssistantOptions) =>
+  (search: LocalSearch): LocalAssistant =>
+    createLocalAssistant(o, search);

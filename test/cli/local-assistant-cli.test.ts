@@ -1,0 +1,140 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { readUIMessageStream, type UIMessage } from 'ai';
+import { cleanup, get, setActive, tempRoot, writeVersion } from '../serve/helpers.js';
+import { airlockAsync, startServer, stopAll, type Server } from '../helpers/bin.js';
+import { until } from '../helpers/wait.js';
+import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
+import { UiMessageChunkSchema, type UiMessageChunk } from '../../src/upstream/index.js';
+
+/**
+ * local-assistant through the built binary: `serve --assistant-model` against the emulator's
+ * stand-in model (an OpenAI-compatible API). The service's assistant endpoint answers from the
+ * served version's pages as an AI SDK v5 UI message stream that ai@5's readUIMessageStream reads.
+ */
+const DOMAIN = 'docs.example.com';
+const KEY = 'sk-in-network-0123456789abcdef';
+let root: string;
+let store: string;
+let emu: RunningEmulator;
+
+beforeAll(async () => {
+  root = await tempRoot('airlock-assistant-cli-');
+  store = join(root, 'store');
+  await writeVersion(
+    store,
+    'v1',
+    {
+      'index.html': '<!doctype html><title>Home</title><h1>Welcome</h1><p>Start with the guide.</p>',
+      'guide/install.html':
+        '<!doctype html><title>Install</title><h1>Install</h1><h2 id="linux">On Linux</h2><p>Run the installer as root. Then restart the daemon.</p>',
+      'guide/tokens.html': '<!doctype html><title>Tokens</title><h1>Rotate tokens</h1><p>Tokens expire after thirty days. Rotate them from the console.</p>',
+    },
+    { domain: DOMAIN },
+  );
+  await setActive(store, 'v1');
+  emu = await startEmulator();
+});
+afterAll(async () => {
+  await stopAll();
+  await emu.close();
+  await cleanup(root);
+});
+
+const serve = (extra: string[], env: NodeJS.ProcessEnv = {}): Promise<Server> =>
+  startServer(['serve', '--store', store, '--port', '0', ...extra], { env, timeoutMs: 15_000 });
+
+const ask = (url: string, body: object) =>
+  fetch(`${url.replace(/\/$/, '')}/discovery/v2/assistant/${DOMAIN}/message`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+const body = (text: string, more: object = {}) => ({ fp: 'fp-1', messages: [{ id: 'm1', role: 'user', parts: [{ type: 'text', text }] }], ...more });
+
+/** The answer's chunks (each checked against the UI message stream's schema) and the message readUIMessageStream builds of them. */
+async function read(res: Response): Promise<{ chunks: UiMessageChunk[]; message: UIMessage | undefined }> {
+  expect(res.headers.get('x-vercel-ai-ui-message-stream')).toBe('v1');
+  const text = await res.text();
+  const data = text.split('\n\n').flatMap((e) => (e.startsWith('data: ') ? [e.slice(6)] : []));
+  expect(data.at(-1)).toBe('[DONE]');
+  const chunks = data.slice(0, -1).map((d) => UiMessageChunkSchema.parse(JSON.parse(d)));
+  const stream = new ReadableStream({
+    start(ctrl) {
+      for (const c of chunks) ctrl.enqueue(c);
+      ctrl.close();
+    },
+  });
+  let message: UIMessage | undefined;
+  for await (const m of readUIMessageStream({ stream: stream as never })) message = m;
+  return { chunks, message };
+}
+
+describe('local-assistant (binary, against the stand-in model)', () => {
+  let s: Server;
+  beforeAll(async () => {
+    s = await serve(['--assistant-model', `${emu.url}/v1`, '--assistant-model-name', 'stand-in'], { AIRLOCK_ASSISTANT_MODEL_KEY: KEY });
+  });
+
+  it('is reported on in /_airlock/features; the service assistant stays unavailable in air-gapped', async () => {
+    const doc = JSON.parse((await get(s.url + '/_airlock/features')).body.toString()) as { features: Record<string, boolean> };
+    expect(doc.features).toMatchObject({ assistant: false, localAssistant: true, localSearch: true });
+  });
+
+  it('answers from the served pages: readUIMessageStream reads it, every source is a 200 page of the version, the threadId continues', async () => {
+    let res: Response | undefined;
+    await until(async () => (res = await ask(s.url, body('how do I install on linux?'))).status === 200, { timeoutMs: 20_000 }); // 503 while the index is built
+    const first = await read(res!);
+    const text = first.message!.parts.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('');
+    expect(text).toMatch(/^According to \[1\] Install: On Linux: Run the installer as root\. I was given \[1\] \/guide\/install#linux/);
+    const sources = first.message!.parts.flatMap((p) => (p.type === 'source-url' ? [p.url] : []));
+    expect(sources[0]).toBe('/guide/install#linux');
+    for (const u of sources) expect((await get(s.url + u.replace(/#.*$/, ''))).status).toBe(200);
+    const finish = first.chunks.at(-1) as { type: string; messageMetadata: { threadId: string } };
+    expect(finish.type).toBe('finish');
+    const again = await read(await ask(s.url, body('and tokens?', { threadId: finish.messageMetadata.threadId })));
+    expect(again.message!.parts.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('')).toMatch(/^Following up \(turn 2\): /);
+  });
+
+  it('refuses what the service refuses: a bad body (400, problems listed), another domain (404), the wrong method', async () => {
+    const bad = await ask(s.url, { fp: '', messages: [] });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { problems: unknown[] }).problems.length).toBeGreaterThan(0);
+    const other = await fetch(`${s.url.replace(/\/$/, '')}/discovery/v2/assistant/other.example/message`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body('x')),
+    });
+    expect(other.status).toBe(404);
+    expect((await fetch(`${s.url.replace(/\/$/, '')}/discovery/v2/assistant/${DOMAIN}/message`)).status).toBe(404);
+  });
+
+  it('a model that is down: 503 with Retry-After before any stream, said in words, the key never printed', async () => {
+    let stderr = '';
+    const down = await startServer(['serve', '--store', store, '--port', '0', '--assistant-model', 'http://127.0.0.1:9/v1', '--assistant-model-name', 'm'], {
+      env: { AIRLOCK_ASSISTANT_MODEL_KEY: KEY },
+      timeoutMs: 15_000,
+      onStderr: (all) => (stderr = all),
+    });
+    let res: Response | undefined;
+    await until(
+      async () => (res = await ask(down.url, body('install'))).status !== 503 || ((await res.clone().json()) as { error: string }).error.includes('model'),
+      {
+        timeoutMs: 20_000,
+      },
+    );
+    expect([res!.status, res!.headers.get('retry-after')]).toEqual([503, '30']);
+    expect(((await res!.json()) as { error: string }).error).toMatch(/^the assistant is unavailable now: the model could not be reached/);
+    await until(() => stderr.includes('local-assistant'), { timeoutMs: 5_000 });
+    expect(stderr).not.toContain(KEY);
+  });
+
+  it('local-assistant without a model, or half a model, is a usage error (exit 2)', async () => {
+    const none = await airlockAsync(['serve', '--store', store, '--port', '0', '--enable', 'local-assistant']);
+    expect([none.status, none.stderr]).toEqual([2, expect.stringContaining('local-assistant answers with a model your network runs')]);
+    const half = await airlockAsync(['serve', '--store', store, '--port', '0', '--assistant-model', 'http://127.0.0.1:9/v1']);
+    expect([half.status, half.stderr]).toEqual([2, expect.stringContaining('--assistant-model and --assistant-model-name go together')]);
+    const creds = await airlockAsync(['serve', '--store', store, '--port', '0', '--assistant-model', 'http://u:p@h/v1', '--assistant-model-name', 'm']);
+    expect(creds.status).toBe(2);
+  });
+});
