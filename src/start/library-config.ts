@@ -46,6 +46,11 @@ const ONE_STORE = ['staticExport', 'store', 'mirror', 'follow', 'skewGraceSecond
 
 /** A library relays nothing to the service (serve --assistant-url is one store's): search and assistant would show in its pages and never answer. */
 function noRelay(resolved: ResolvedFeatures, whose: string): ResolvedFeatures {
+  if (isOn(resolved, 'local-assistant'))
+    throw new UsageError(
+      `local-assistant is on for ${whose}: it answers on one store's server (serve --store with --assistant-model); a library does not answer it yet: leave it off`,
+      { subject: '--enable' },
+    );
   const on = (['search', 'assistant'] as const).filter((f) => isOn(resolved, f));
   if (on.length > 0)
     throw new UsageError(

@@ -645,6 +645,9 @@ describe('serve --library', () => {
     // Search and assistant are relayed to the service, which a library does not do: on, they would show and never answer.
     const cloud = airlock(['serve', '--library', lib, '--port', '0', '--deployment', 'cloud']);
     expect([cloud.status, cloud.stderr]).toEqual([2, expect.stringContaining('search and assistant are on for the library (cloud) and would be relayed')]);
+    // local-assistant answers on one store's server only for now: on, it would be reported and answer nothing.
+    const local = airlock(['serve', '--library', lib, '--port', '0', '--enable', 'local-assistant']);
+    expect([local.status, local.stderr]).toEqual([2, expect.stringContaining('local-assistant is on for the library')]);
     for (const address of ['127.0.0.1', 'localhost', '127.1', 'docs.localhost']) {
       const own = airlock(['serve', '--library', lib, '--port', '0', '--site-host', `${address}=docs.alpha.example`]);
       expect([own.status, own.stderr]).toEqual([2, expect.stringContaining("is an address of this server, not a site's host name")]);
