@@ -5,8 +5,8 @@ import { Flight, type DynamicCoding } from './compress-now.js';
 
 /** A file whose bytes differ from the digest its index recorded (a torn or tampered cache file, or a site file changed in the store). */
 export class DamagedFileError extends StoreError {
-  constructor(file: string) {
-    super('AIRLOCK_DAMAGED_CACHE_FILE', `${file} does not match its recorded digest`, { subject: file });
+  constructor(file: string, why = 'does not match its recorded digest') {
+    super('AIRLOCK_DAMAGED_CACHE_FILE', `${file} ${why}`, { subject: file });
   }
 }
 
@@ -36,16 +36,23 @@ export class BodyCache {
    * quarter of the budget are kept; bigger ones are streamed to the readers of their flight only.
    * `peek` (HEAD): the cached body or null, never a new flight.
    */
-  compressed(key: string, file: string, coding: DynamicCoding, size: number, peek = false): Buffer | Flight | null {
+  compressed(key: string, file: string, coding: DynamicCoding, size: number, peek = false, sha256: string | null = null): Buffer | Flight | null {
     const buf = this.get(key);
     if (buf !== undefined) return buf;
     if (peek) return null;
     let f = this.flights.get(key);
     if (f === undefined) {
-      f = new Flight(file, coding, size, size <= this.budget / 4, (body) => {
-        this.flights.delete(key);
-        if (body !== null) this.put(key, body);
-      });
+      f = new Flight(
+        file,
+        coding,
+        size,
+        size <= this.budget / 4,
+        (body) => {
+          this.flights.delete(key);
+          if (body !== null) this.put(key, body);
+        },
+        sha256,
+      );
       this.flights.set(key, f);
     }
     return f;
@@ -72,7 +79,7 @@ export class BodyCache {
       p = readFile(file).then(
         (buf) => {
           this.pending.delete(file);
-          if (size !== null && buf.length !== size) throw new Error(`size ${buf.length} differs from the manifest's ${size}`);
+          if (size !== null && buf.length !== size) throw new DamagedFileError(file, `is ${buf.length} bytes, not the ${size} its index records`);
           if (sha256 !== null && createHash('sha256').update(buf).digest('hex') !== sha256) throw new DamagedFileError(file);
           this.put(file, buf);
           return buf;

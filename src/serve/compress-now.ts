@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
+import { DamagedFileError } from './body-cache.js';
 import { pipeline, type Transform } from 'node:stream';
 import { constants, createBrotliCompress, createGzip } from 'node:zlib';
 import { BR_QUALITY, GZIP_LEVEL } from '../store/variants/build.js';
@@ -68,10 +70,14 @@ export class Flight {
     size: number,
     private readonly keep: boolean,
     private readonly done: (body: Buffer | null) => void,
+    /** The source's digest: bytes that differ (a store file changed, or read through a link) end the flight with an error, never a kept body. */
+    sha256: string | null = null,
   ) {
     compressStats.started++;
     compressStats.inFlight++;
     const src = createReadStream(file, { highWaterMark: 64 * 1024 });
+    const hash = sha256 === null ? null : createHash('sha256');
+    if (hash !== null) src.on('data', (c: Buffer | string) => void hash.update(c));
     const z = compressor(coding, size);
     this.destroy = () => {
       src.destroy();
@@ -88,6 +94,7 @@ export class Flight {
     });
     z.once('end', () => {
       if (this.settled) return;
+      if (hash !== null && hash.digest('hex') !== sha256) return this.settle(null, new DamagedFileError(file, "does not match its package's digest"));
       this.ended = true;
       this.settle(this.keep ? Buffer.concat(this.chunks) : null);
       for (const l of this.listeners) l(null);

@@ -46,6 +46,11 @@ export class Rep {
     return this.verify ?? (this.coding === null && !this.dynamic ? this.meta.sha256 : null);
   }
 
+  /** The digest of the bytes a dynamic representation is compressed from (its identity's). */
+  get source(): string {
+    return this.meta.sha256;
+  }
+
   /** Body-cache key of a dynamic body: by digest, so versions sharing a file share it; never a path (no NUL in paths). */
   get key(): string {
     return (this.k ??= `\0${this.coding ?? ''}:${this.meta.sha256}`);

@@ -1,11 +1,12 @@
 import { createReadStream } from 'node:fs';
-import { rm } from 'node:fs/promises';
 import { pipeline } from 'node:stream';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { negotiate } from './encoding.js';
 import { evaluate, ifRangeHolds } from './conditional.js';
 import { parseRange } from './range.js';
-import { DamagedFileError, type BodyCache } from './body-cache.js';
+import type { BodyCache } from './body-cache.js';
+import { fail } from './send-fail.js';
+import { openedAsRecorded, unlinked } from './read-check.js';
 import { staticHeaders } from './request-headers.js';
 import type { FileEntry, LoadedIndex, Rep } from './version-index.js';
 
@@ -62,11 +63,11 @@ export function sendFile(req: IncomingMessage, res: ServerResponse, idx: LoadedI
     if (r.kind === 'range') {
       const len = r.end - r.start + 1;
       const headers = [...rep.ranged, 'Content-Range', `bytes ${r.start}-${r.end}/${rep.size}`, 'Content-Length', String(len)];
-      sendBytes(res, idx.base, rep, 206, headers, false, ctx, r.start, r.end);
+      sendBytes(res, idx, rep, 206, headers, false, ctx, r.start, r.end);
       return;
     }
   }
-  sendBytes(res, idx.base, rep, status, status === 200 ? rep.headers : withoutValidators(rep.headers), head, ctx);
+  sendBytes(res, idx, rep, status, status === 200 ? rep.headers : withoutValidators(rep.headers), head, ctx);
 }
 
 /** An error page (404.html) must not carry the page's validators: a 404 is not cacheable as that file. */
@@ -82,7 +83,7 @@ function withoutValidators(h: string[]): string[] {
 
 function sendBytes(
   res: ServerResponse,
-  base: string[],
+  idx: LoadedIndex,
   rep: Rep,
   status: number,
   headers: string[],
@@ -91,6 +92,7 @@ function sendBytes(
   start = 0,
   end = rep.size - 1,
 ): void {
+  const base = idx.base;
   if (rep.dynamic) return sendDynamic(res, base, rep, status, headers, head, ctx);
   const whole = start === 0 && end === rep.size - 1;
   const reply = (buf: Buffer) => {
@@ -106,28 +108,41 @@ function sendBytes(
   if (rep.size <= ctx.smallMax) {
     const buf = ctx.cache.get(file);
     if (buf !== undefined) return reply(buf);
-    ctx.cache.load(file, rep.digest, rep.size).then(reply, (err: unknown) => fail(res, ctx, err, file, base, rep.verify !== null));
+    // Bytes no digest checks (a compressed variant) are read only from inside the version's folder.
+    const read = rep.digest !== null ? ctx.cache.load(file, rep.digest, rep.size) : unlinked(idx, file).then(() => ctx.cache.load(file, null, rep.size));
+    read.then(reply, (err: unknown) => fail(res, ctx, err, file, base, rep.verify !== null));
     return;
   }
   if (rep.size === 0) return reply(Buffer.alloc(0));
-  // Large: streamed with backpressure (pipeline pauses the file when the socket is full).
-  // Headers go out only once the file is open, so a missing file can still get a clean 500.
-  const stream = createReadStream(file, { start, end, highWaterMark: 64 * 1024 });
-  const early = (err: unknown) => fail(res, ctx, err, file, base);
-  stream.once('error', early);
-  stream.once('open', () => {
-    stream.off('error', early);
-    // The reader may have gone while the file opened: piping into a destroyed response throws.
-    if (res.destroyed) {
-      stream.destroy();
-      return;
-    }
-    res.writeHead(status, headers);
-    pipeline(stream, res, (err) => {
-      if (err && (err as NodeJS.ErrnoException).code !== 'ERR_STREAM_PREMATURE_CLOSE') ctx.onError(err, file);
-    });
-  });
-  res.once('close', () => stream.destroy());
+  // Large: streamed with backpressure (pipeline pauses the file when the socket is full), from
+  // inside the version's folder and of the size its index records (read-check.ts): no digest
+  // checks it. Headers go out only once the file is open and checked, so a failure is a clean answer.
+  unlinked(idx, file).then(
+    () => {
+      const stream = createReadStream(file, { start, end, highWaterMark: 64 * 1024 });
+      const early = (err: unknown) => fail(res, ctx, err, file, base, rep.verify !== null);
+      stream.once('error', early);
+      stream.once('open', (fd) => {
+        openedAsRecorded(fd, file, rep.size).then(
+          () => {
+            stream.off('error', early);
+            // The reader may have gone while the file opened: piping into a destroyed response throws.
+            if (res.destroyed) return void stream.destroy();
+            res.writeHead(status, headers);
+            pipeline(stream, res, (err) => {
+              if (err && (err as NodeJS.ErrnoException).code !== 'ERR_STREAM_PREMATURE_CLOSE') ctx.onError(err, file);
+            });
+          },
+          (err: unknown) => {
+            stream.destroy();
+            early(err);
+          },
+        );
+      });
+      res.once('close', () => stream.destroy());
+    },
+    (err: unknown) => fail(res, ctx, err, file, base, false),
+  );
 }
 
 /**
@@ -137,7 +152,7 @@ function sendBytes(
  * only unsubscribed: nothing is piped into its response, so nothing writes after it is gone.
  */
 function sendDynamic(res: ServerResponse, base: string[], rep: Rep, status: number, headers: string[], head: boolean, ctx: SendContext): void {
-  const got = res.destroyed ? undefined : ctx.cache.compressed(rep.key, rep.file, rep.coding!, rep.size, head);
+  const got = res.destroyed ? undefined : ctx.cache.compressed(rep.key, rep.file, rep.coding!, rep.size, head, rep.source);
   if (Buffer.isBuffer(got)) {
     res.writeHead(status, [...headers, 'Content-Length', String(got.length)]);
     res.end(head ? undefined : got);
@@ -163,38 +178,4 @@ function sendDynamic(res: ServerResponse, base: string[], rep: Rep, status: numb
   };
   got.subscribe(listener);
   res.once('close', () => got.unsubscribe(listener));
-}
-
-function fail(res: ServerResponse, ctx: SendContext, err: unknown, file: string, base: string[], derived = true): void {
-  ctx.onError(err, file);
-  // A damaged cache file (derived data, named by the index, never by the URL) is removed and the version reloaded, which
-  // rebuilds it; until then its requests fail rather than serve it. A site file is the store's: never removed.
-  if (err instanceof DamagedFileError && derived)
-    void rm(file, { force: true })
-      .catch(() => {})
-      .then(() => ctx.onDamaged?.());
-  else ctx.onMissing?.(); // any other failure (a transform names no errno) may be the version gone: a stat says
-  if (res.headersSent || res.destroyed) {
-    res.destroy();
-    return;
-  }
-  const gone = ['ENOENT', 'ENOTDIR'].includes((err as NodeJS.ErrnoException).code ?? ''); // 503 to retry: the version may be switching or gone
-  const altered = err instanceof DamagedFileError && !derived;
-  const body = gone
-    ? "Service Unavailable: this page's file is gone from the store\n"
-    : altered
-      ? 'Service Unavailable: this file differs from its package (the store is damaged)\n'
-      : 'Internal Server Error\n';
-  const more = gone || altered ? ['Retry-After', '5'] : [];
-  res.writeHead(gone || altered ? 503 : 500, [
-    ...base,
-    'Content-Type',
-    'text/plain; charset=utf-8',
-    'Content-Length',
-    String(body.length),
-    'Cache-Control',
-    'no-store',
-    ...more,
-  ]);
-  res.end(body);
 }

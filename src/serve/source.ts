@@ -1,3 +1,4 @@
+import { realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import { loadVersion } from '../store/load.js';
 import { versionPaths } from '../store/paths.js';
@@ -22,6 +23,8 @@ export interface VersionSource {
   importedAt: string;
   /** A stored version: which folders it was read from (versionFolders), so a server notices one replaced; null for a site folder. */
   folders: string | null;
+  /** A stored version's folder and where it really is (its path with every link resolved): reads stay inside it (read-check.ts). */
+  root: { dir: string; real: string } | null;
   pageCount: number | null;
   siteDir: string;
   /** Path of a precompressed variant, or null when the source has none (preview). */
@@ -74,6 +77,7 @@ export async function loadFromStore(store: string, label: string): Promise<Versi
     domain: v.meta.domain,
     importedAt: v.meta.importedAt,
     folders: v.folders,
+    root: { dir: v.dir, real: await realpath(v.dir) },
     pageCount: v.meta.pageCount ?? v.manifest.pageCount,
     siteDir: v.siteDir,
     variantPath: (sha, enc) => v.variantPath(sha, enc),
@@ -111,6 +115,7 @@ export function siteSource(s: SiteInput): VersionSource {
     domain: s.domain ?? '',
     importedAt: s.importedAt ?? new Date().toISOString(),
     folders: null,
+    root: null,
     pageCount: s.pageCount ?? null,
     siteDir: s.dir,
     variantPath: null,

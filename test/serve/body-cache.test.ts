@@ -20,6 +20,24 @@ async function file(name: string, size: number): Promise<string> {
 }
 
 describe('BodyCache', () => {
+  it('a body compressed on request from bytes other than its digest says: the flight ends in error, nothing is kept', async () => {
+    const cache = new BodyCache(1 << 20);
+    const p = await file('a.css', 4000);
+    const expected = createHash('sha256').update(Buffer.alloc(4000, 'b')).digest('hex'); // another content of the same size
+    const flight = cache.compressed('\0br:x', p, 'br', 4000, false, expected);
+    const end = await new Promise<unknown>((resolve) =>
+      (flight as { subscribe(l: (c: Buffer | null, e?: unknown) => void): void }).subscribe((c, e) => c === null && resolve(e)),
+    );
+    expect(end).toBeInstanceOf(DamagedFileError);
+    expect(cache.get('\0br:x')).toBeUndefined();
+    const right = createHash('sha256').update(Buffer.alloc(4000, 'a.css')).digest('hex');
+    const ok = cache.compressed('\0br:y', p, 'br', 4000, false, right);
+    await new Promise<void>((resolve) =>
+      (ok as { subscribe(l: (c: Buffer | null, e?: unknown) => void): void }).subscribe((c, e) => c === null && e === undefined && resolve()),
+    );
+    expect(cache.get('\0br:y')).toBeDefined();
+  });
+
   it('stays within its byte budget, evicting the oldest unreferenced bodies', async () => {
     const cache = new BodyCache(250);
     const [a, b, c] = [await file('a', 100), await file('b', 100), await file('c', 100)];

@@ -120,4 +120,29 @@ describe('a served folder swapped for a symbolic link', () => {
     const listing = JSON.parse((await get(base + '/_airlock/library')).body.toString()) as { sites: Array<{ domain: string; problem: string | null }> };
     expect(listing.sites.find((s) => s.domain === 'docs.example')?.problem).toContain('html is a symbolic link');
   });
+
+  it('a folder deep in site/ → link, large files (streamed, no digest): 503, never the outside bytes; a large file of another size is refused too', async () => {
+    root = await tempRoot('airlock-swap-');
+    const store = join(root, 'store');
+    const big = (c: string) => `/* ${c} */` + 'x'.repeat(3000);
+    await writeVersion(store, 'v1', { 'index.html': '<!doctype html><title>home</title>', 'guide/g.css': big('real'), 'guide/h.css': big('real') });
+    await setActive(store, 'v1');
+    // Files above 1 KB are streamed (no digest check): the guard is slowed so the read-time checks are what refuse.
+    srv = await createAirlockServer({ store, lease: false, log: () => {}, smallFileMax: 1024, guardMs: 3_600_000 });
+    const base = (await srv.listen()).replace(/\/$/, '');
+    expect((await get(base + '/guide/g.css')).body.toString()).toContain('real');
+    const guide = join(store, 'versions', 'v1', 'site', 'guide');
+    const moved = await swapForLink(guide, join(root, 'elsewhere'), { 'g.css': big('tan!') });
+    const through = await get(base + '/guide/g.css');
+    expect([through.status, through.body.toString()]).toEqual([503, expect.stringContaining('differs from its package')]);
+    await putBack(guide, moved);
+    expect((await get(base + '/guide/g.css')).body.toString()).toContain('real');
+    // In place: 5 bytes shorter, then 5 bytes longer than the manifest says.
+    const file = join(guide, 'h.css');
+    for (const other of [big('real').slice(5), big('real') + 'evil!']) {
+      await writeFile(file, other);
+      const r = await get(base + '/guide/h.css');
+      expect([r.status, r.body.toString()]).toEqual([503, expect.stringContaining('differs from its package')]);
+    }
+  });
 });

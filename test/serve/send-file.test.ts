@@ -39,7 +39,7 @@ describe('sendFile', () => {
     const clientGone = new Promise<void>((resolve) => (gone = resolve));
     // The page is "transformed" only after the reader hung up: the response is destroyed by then.
     const pending: FileEntry = { ...ready, resolve: () => clientGone.then(() => ready) };
-    const idx = { base: [] } as unknown as LoadedIndex;
+    const idx = { base: [], source: { root: null } } as unknown as LoadedIndex;
     const errors: unknown[] = [];
     const uncaught: unknown[] = [];
     const onUncaught = (err: unknown) => uncaught.push(err);

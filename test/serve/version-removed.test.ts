@@ -42,7 +42,7 @@ describe('a store whose served version is removed and put back', () => {
     const base = (await srv.listen()).replace(/\/$/, '');
     const file = join(store, 'versions', 'v1', 'site', 'notes.txt');
     await writeFile(file, 'planted by someone else, longer'); // another size than the manifest's
-    expect((await get(base + '/notes.txt')).status).toBe(500);
+    expect((await get(base + '/notes.txt')).status).toBe(503); // the store is damaged: said, never served
     await writeFile(file, 'notes v1'); // repaired
     const again = await get(base + '/notes.txt');
     expect([again.status, again.body.toString()]).toEqual([200, 'notes v1']);

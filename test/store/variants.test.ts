@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readdir, readFile, rm } from 'node:fs/promises';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { buildVariants, importPackage, loadVersion } from '../../src/store/index.js';
@@ -51,6 +51,24 @@ describe('precompressed variants', () => {
     expect(await readdir(join(store, 'leases'))).toEqual([]); // lease released
     // Resumable and idempotent: a second run has nothing left to do.
     await expect(buildVariants(store, 'v1')).resolves.toMatchObject({ candidates: 0 });
+  });
+
+  it('a file changed in the store (same size, other bytes) is never compressed: no variant of bytes the package does not hold', async () => {
+    const store = join(dir, 'store-changed');
+    const pkg = await buildPackage(dir, { version: 'v1', files: sampleSite('c', 3) });
+    await importPackage(pkg, { store, trust: [], allowUnsigned: true });
+    const before = await loadVersion(store, 'v1');
+    const html = before.manifest.files.find((f) => f.path === 'index.html')!;
+    const file = join(before.siteDir, 'index.html');
+    const text = await readFile(file, 'utf8');
+    await writeFile(
+      file,
+      text.replace(/[a-z]/, (c) => c.toUpperCase()),
+    ); // same size
+    const report = await buildVariants(store, 'v1');
+    expect(report.failed).toContain('index.html');
+    expect((await loadVersion(store, 'v1')).variants.get(html.sha256)).toBeUndefined();
+    expect((await readdir(join(before.dir, 'variants'))).filter((n) => n.startsWith(html.sha256))).toEqual([]);
   });
 
   it('stopped midway: rejects with the reason at once, the workers leave no temp file, and a later run finishes the rest', async () => {

@@ -71,6 +71,7 @@ export async function buildVariants(store: string, label: string, o: VariantsOpt
     let done = 0;
     const jobs = todo.map((f) => ({
       src: join(p.site, ...f.path.split('/')),
+      sha256: f.sha256,
       destBase: join(p.variants, f.sha256),
       brQuality: o.brQuality ?? BR_QUALITY,
       gzipLevel: o.gzipLevel ?? GZIP_LEVEL,

@@ -1,16 +1,19 @@
 import { parentPort } from 'node:worker_threads';
+import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { brotliCompressSync, constants as Z, gzipSync } from 'node:zlib';
 import { writeDurably } from '../../util/fsx.js';
 
 /**
  * Runs in a compression worker thread (see pool.ts, started through util/worker spawnWorker). One
- * job: compress `src` with brotli and gzip; write each variant only if it is smaller, durably
+ * job: check `src` against its digest, compress it with brotli and gzip; write each variant only if it is smaller, durably
  * (util/fsx writeDurably; the builder syncs the folder once before publishing the index).
  */
 export interface VariantJob {
   id: number;
   src: string;
+  /** The manifest's digest of `src`: other bytes (a file changed in the store, or read through a link) are never compressed. */
+  sha256: string;
   destBase: string;
   brQuality: number;
   gzipLevel: number;
@@ -26,6 +29,7 @@ const write = (path: string, data: Buffer) => writeDurably(path, (fh) => fh.writ
 
 async function run(job: VariantJob): Promise<VariantResult> {
   const data = await readFile(job.src);
+  if (createHash('sha256').update(data).digest('hex') !== job.sha256) return { id: job.id, error: `${job.src} does not match the package's digest` };
   const out: VariantResult = { id: job.id };
   const br = brotliCompressSync(data, {
     params: {
