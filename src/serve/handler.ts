@@ -12,6 +12,8 @@ import type { SkewGuard } from './skew.js';
 /** A request as the hono side sees it: the index it captured at its start. */
 export interface IndexedRequest extends IncomingMessage {
   airlockIndex?: LoadedIndex;
+  /** Why the version's files cannot be served now (HandlerDeps.broken), for airlock's own routes to report. */
+  airlockBroken?: string | null;
 }
 
 export interface HandlerDeps {
@@ -61,6 +63,7 @@ export function createHandler(d: HandlerDeps): (req: IncomingMessage, res: Serve
     }
     if (prefixes.some((p) => t.path.startsWith(p)) || (d.appRoute !== null && d.appRoute(method ?? '', t.path))) {
       (req as IndexedRequest).airlockIndex = idx;
+      (req as IndexedRequest).airlockBroken = why;
       for (let i = 0; i < idx.base.length; i += 2) res.setHeader(idx.base[i]!, idx.base[i + 1]!);
       return d.app(req, res);
     }

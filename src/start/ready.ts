@@ -1,11 +1,13 @@
 import { Hono } from 'hono';
 import { indexOf, type AppEnv } from '../serve/app.js';
+import type { IndexedRequest } from '../serve/handler.js';
 
 /**
  * `GET /_airlock/ready`: mounted only on the real server, which exists only once a version can be
  * served, so it answers 200 — with the fallback warning in the body when the server is serving an
  * older version because the bundle could not be installed (loud, for whoever reads the probe),
- * and the bundle's state while it downloads behind the version served (`bundle`).
+ * and the bundle's state while it downloads behind the version served (`bundle`). A version
+ * whose store was damaged under the server (its pages answer 503) is 503 here too, naming why.
  */
 export function readyRoutes(
   warning: () => string[] | null,
@@ -18,6 +20,9 @@ export function readyRoutes(
   app.get('/_airlock/ready', (c) => {
     const f = follow?.() ?? null;
     const b = bundle?.() ?? null;
+    // Its store damaged under it (a folder swapped for a link, the version removed): its pages answer 503, so it is not ready.
+    const damaged = (c.env.incoming as IndexedRequest).airlockBroken ?? null;
+    if (damaged !== null) return c.json({ status: 'damaged', version: indexOf(c).version, problem: damaged }, 503, { 'Retry-After': '5' });
     return c.json({
       status: 'ready',
       version: indexOf(c).version,

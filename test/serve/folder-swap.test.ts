@@ -3,6 +3,7 @@ import { cp, mkdir, readdir, rename, rm, symlink, writeFile } from 'node:fs/prom
 import { join } from 'node:path';
 import { createAirlockServer, type AirlockServer } from '../../src/serve/index.js';
 import { createLibraryServer, type LibraryServer } from '../../src/serve/library.js';
+import { readyRoutes } from '../../src/start/ready.js';
 import { cleanup, get, setActive, tempRoot, writeVersion } from './helpers.js';
 import { until } from '../helpers/wait.js';
 
@@ -58,9 +59,10 @@ describe('a served folder swapped for a symbolic link', () => {
     const store = join(root, 'store');
     await writeVersion(store, 'v1', real);
     await setActive(store, 'v1');
-    srv = await createAirlockServer({ store, lease: false, log: () => {}, guardMs: 20 });
+    srv = await createAirlockServer({ store, lease: false, log: () => {}, guardMs: 20, app: readyRoutes(() => null) });
     const base = (await srv.listen()).replace(/\/$/, '');
     expect((await get(base + '/a.css')).body.toString()).toBe('body{color:red}'); // held in memory from now on
+    expect((await get(base + '/_airlock/ready')).status).toBe(200);
     const dir = join(store, 'versions', 'v1');
     const moved = await swapForLink(dir, join(root, 'elsewhere'), outside, 'site');
     const refused = await untilSaid(base, '/b.css', 'versions/v1 is a symbolic link, which is not followed');
@@ -68,10 +70,16 @@ describe('a served folder swapped for a symbolic link', () => {
     expect(refused.body).not.toContain(root); // no path of the host, nor where the link points
     expect((await get(base + '/a.css')).status).toBe(503);
     expect((await get(base + '/_airlock/health')).status).not.toBe(503); // airlock's own routes still answer
+    const ready = await get(base + '/_airlock/ready'); // out of a load balancer's rotation, saying why
+    expect([ready.status, JSON.parse(ready.body.toString())]).toEqual([
+      503,
+      { status: 'damaged', version: 'v1', problem: expect.stringContaining('symbolic link') },
+    ]);
     await putBack(dir, moved);
     await until(async () => (await get(base + '/b.css')).status === 200, { timeoutMs: 10_000 });
     expect((await get(base + '/a.css')).body.toString()).toBe('body{color:red}');
     expect((await get(base + '/b.css')).body.toString()).toBe('body{color:red}');
+    expect((await get(base + '/_airlock/ready')).status).toBe(200);
   });
 
   it('pages folder (versions/V/site) → link, in a pinned server too: 503 naming it', async () => {
