@@ -77,8 +77,6 @@ const command: Command = {
       rateLimitIpDay: n['rate-limit-ip-day'],
       accessLog: values['access-log'],
       assistantUrl: values['assistant-url'],
-      assistantModel: values['assistant-model'],
-      assistantModelName: values['assistant-model-name'],
       env: ctx.env,
       cwd: ctx.cwd,
       log: (line) => log(ctx, line),

@@ -42,7 +42,7 @@ export interface LibraryFlags {
 }
 
 /** Values keys that set up one store's server: a library's sites each have their own store. */
-const ONE_STORE = ['staticExport', 'store', 'mirror', 'follow', 'skewGraceSeconds', 'basePath'] as const;
+const ONE_STORE = ['staticExport', 'store', 'mirror', 'follow', 'skewGraceSeconds', 'basePath', 'localAssistant'] as const;
 
 /** A library relays nothing to the service (serve --assistant-url is one store's): search and assistant would show in its pages and never answer. */
 function noRelay(resolved: ResolvedFeatures, whose: string): ResolvedFeatures {

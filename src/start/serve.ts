@@ -33,9 +33,6 @@ export interface ServeOptions {
   rateLimitIpDay?: number;
   accessLog?: string;
   assistantUrl?: string;
-  /** local-assistant's model: an OpenAI-compatible API's base URL, and the model's name there. */
-  assistantModel?: string;
-  assistantModelName?: string;
   env: NodeJS.ProcessEnv;
   cwd: string;
   log: (line: string) => void;
@@ -58,7 +55,7 @@ export async function startServe(o: ServeOptions): Promise<number> {
   const loaded = o.valuesFile === undefined ? null : await (await import('../values/load.js')).loadValues(o.valuesFile);
   for (const w of loaded?.warnings ?? []) o.log(`airlock serve: warning: ${w}`);
   const s = mergeSettings(o.flags, loaded?.values);
-  const model = { url: o.assistantModel, name: o.assistantModelName, enable: s.enable, disable: s.disable };
+  const model = { url: s.assistantModel, name: s.assistantModelName, enable: s.enable, disable: s.disable };
   const resolved = resolveFeatures({ deployment: s.deployment, enable: enableWithModel(model), disable: s.disable });
   const modelOptions = await modelConfig(model, isOn(resolved, 'local-assistant'), o.env);
   const version = s.version === undefined ? undefined : checkLabel(s.version, 'version');

@@ -24,6 +24,7 @@ export function valuesSchema(strict: boolean) {
     'api-playground': z.boolean().optional(),
     'static-export': z.boolean().optional(),
     'local-search': z.boolean().optional(),
+    'local-assistant': z.boolean().optional(),
   });
   const deployment = obj({ type: z.enum(DEPLOYMENTS).optional() });
   const staticExport = obj({
@@ -114,6 +115,8 @@ export function valuesSchema(strict: boolean) {
       .optional(),
     /** The site's sub-path (`/project/`; `/`: the root only), instead of detecting it. */
     basePath: z.string().max(200).optional(),
+    /** local-assistant's in-network model (serve --assistant-model, --assistant-model-name); its key comes from the environment only. */
+    localAssistant: obj({ model: obj({ url: httpUrl.optional(), name: z.string().min(1).max(200).optional() }).optional() }).optional(),
   });
 }
 

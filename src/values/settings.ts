@@ -20,6 +20,8 @@ export interface ServeFlags {
   'fleet-lead-ms'?: string;
   'skew-grace'?: string;
   'base-path'?: string;
+  'assistant-model'?: string;
+  'assistant-model-name'?: string;
 }
 
 export interface StaticExportSettings {
@@ -63,6 +65,9 @@ export interface ServeSettings {
   skewGrace?: string;
   /** The site's sub-path as written (serve --base-path or basePath), checked by serve. */
   basePath?: string;
+  /** local-assistant's model: an OpenAI-compatible API's base URL, and the model's name there (serve --assistant-model, localAssistant.model). */
+  assistantModel?: string;
+  assistantModelName?: string;
   /** A values file was given (serve --values): messages may then name its keys. */
   valuesFile: boolean;
 }
@@ -171,6 +176,8 @@ export function mergeSettings(flags: ServeFlags, given?: Values): ServeSettings 
           },
     skewGrace: flags['skew-grace'] ?? (v.skewGraceSeconds === undefined ? undefined : String(v.skewGraceSeconds)),
     basePath: flags['base-path'] ?? v.basePath,
+    assistantModel: flags['assistant-model'] ?? v.localAssistant?.model?.url,
+    assistantModelName: flags['assistant-model-name'] ?? v.localAssistant?.model?.name,
     valuesFile: given !== undefined,
   };
 }

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
+import { writeFile } from 'node:fs/promises';
 import { readUIMessageStream, type UIMessage } from 'ai';
 import { cleanup, get, setActive, tempRoot, writeVersion } from '../serve/helpers.js';
 import { airlockAsync, startServer, stopAll, type Server } from '../helpers/bin.js';
@@ -127,6 +128,18 @@ describe('local-assistant (binary, against the stand-in model)', () => {
     expect(((await res!.json()) as { error: string }).error).toMatch(/^the assistant is unavailable now: the model could not be reached/);
     await until(() => stderr.includes('local-assistant'), { timeoutMs: 5_000 });
     expect(stderr).not.toContain(KEY);
+  });
+
+  it('the model can be given in a values file (localAssistant.model), as the chart does', async () => {
+    const values = join(root, 'values.yaml');
+    await writeFile(values, `store: ${store}\nlocalAssistant:\n  model:\n    url: ${emu.url}/v1\n    name: stand-in\n`);
+    const v = await startServer(['serve', '--values', values, '--port', '0'], { timeoutMs: 15_000 });
+    const doc = JSON.parse((await get(v.url + '/_airlock/features')).body.toString()) as { features: Record<string, boolean> };
+    expect(doc.features.localAssistant).toBe(true);
+    const off = join(root, 'values-off.yaml');
+    await writeFile(off, `store: ${store}\nfeatures:\n  local-assistant: true\n`);
+    const refused = await airlockAsync(['serve', '--values', off, '--port', '0']);
+    expect([refused.status, refused.stderr]).toEqual([2, expect.stringContaining('local-assistant answers with a model your network runs')]);
   });
 
   it('local-assistant without a model, or half a model, is a usage error (exit 2)', async () => {
