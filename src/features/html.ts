@@ -2,7 +2,7 @@ import { HTMLRewriter, type Element } from 'html-rewriter-wasm';
 import { UsageError } from '../errors.js';
 import { ANALYTICS_VENDORS, type AnalyticsVendor } from './analytics.js';
 import { cspHash, headInjection, hiddenSelectors } from './inject.js';
-import { FEATURES, FEATURE_KEY, type Deployment, type FeatureFlags } from './matrix.js';
+import { FEATURES, FEATURE_KEY, widgetKept, type Deployment, type FeatureFlags } from './matrix.js';
 import { addRemovalHandlers, screenSnippet, tally, type Tally } from './html-removal.js';
 import { addWidgetRemoval } from './html-widgets.js';
 import { addOfflineHandlers } from './html-offline.js';
@@ -76,7 +76,7 @@ export async function transformHtmlDetailed(html: string | Buffer, ctx: Transfor
   rw.on('head, body, title, meta, link, script, style, base, noscript, template, svg, math', { element: inject });
 
   const analyticsOff = !ctx.features.analytics;
-  const offScripts = FEATURES.filter((f) => !ctx.features[FEATURE_KEY[f]]).flatMap((f) => widgetsFor(f, ctx.hideSelectors).scripts);
+  const offScripts = FEATURES.filter((f) => !widgetKept(ctx.features, f)).flatMap((f) => widgetsFor(f, ctx.hideSelectors).scripts);
   const vendors = ctx.vendors ?? ANALYTICS_VENDORS;
   const raw = new RawTextBuffer();
   addRemovalHandlers(rw, { analyticsOff, offScripts, vendors, raw, removed });

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { FEATURES, FEATURE_KEY } from './matrix.js';
+import { FEATURES, widgetKept } from './matrix.js';
 import { featuresJson, type ResolvedFeatures } from './resolve.js';
 import { widgetsFor, type WidgetOverrides } from './widgets.js';
 
@@ -51,7 +51,7 @@ export function featuresMeta(resolved: ResolvedFeatures): string {
 export function hiddenSelectors(resolved: ResolvedFeatures, overrides: WidgetOverrides = {}): string[] {
   const out: string[] = [];
   for (const f of FEATURES) {
-    if (!resolved.features[FEATURE_KEY[f]]) out.push(...widgetsFor(f, overrides).selectors);
+    if (!widgetKept(resolved.features, f)) out.push(...widgetsFor(f, overrides).selectors);
   }
   return [...new Set(out)];
 }

@@ -44,6 +44,14 @@ export const MATRIX: Readonly<Record<Feature, Readonly<Record<Deployment, Availa
 };
 
 /**
+ * Is this feature's widget kept in the served pages? While its feature is on; the service's
+ * assistant widget also while local-assistant answers its endpoint on this origin.
+ */
+export function widgetKept(flags: FeatureFlags, f: Feature): boolean {
+  return flags[FEATURE_KEY[f]] || (f === 'assistant' && flags.localAssistant);
+}
+
+/**
  * Features that cannot be switched off: static-export IS the site airlock serves, so
  * `--disable static-export` would mean "serve nothing" and is refused as a usage error.
  */

@@ -65,7 +65,8 @@ export function featureOptions(
     features: () => doc,
     csp: ({ scriptHashes, styleHashes }) => cspFor(resolved, { scriptHashes, styleHashes }),
     // Run on worker threads at load and cached on disk per options (html-pages.ts).
-    htmlTransform: { context: htmlContextFor(resolved, { relayed: Boolean(relay) }) },
+    // The assistant's calls go to this origin while relayed or answered here (local-assistant): its widget stays, docs-api-base '/'.
+    htmlTransform: { context: htmlContextFor(resolved, { relayed: Boolean(relay) || local !== null }) },
     appRoute: relay || local ? (method, path) => off(method, path) || Boolean(relay?.claims(method, path)) || Boolean(local?.claims(method, path)) : off,
     app,
   };

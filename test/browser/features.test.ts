@@ -4,6 +4,10 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { fixtureStore, startAirlock, type Running } from '../relay/helpers.js';
+import { resolveFeatures } from '../../src/features/index.js';
+import { featureOptions } from '../../src/serve/features.js';
+import { createAirlockServer } from '../../src/serve/index.js';
+import { localAssistantFor } from '../../src/assistant/route.js';
 import { CHROMIUM, chromiumAvailable, launch, record } from './chromium.js';
 import { cleanupAfterEach } from '../helpers/scope.js';
 
@@ -146,6 +150,56 @@ describe('client-hosted with analytics and assistant (relayed to the emulator) i
     const offOrigin = rec.requests.filter((u) => originOf(u) !== null && originOf(u) !== air.origin);
     expect(offOrigin.length).toBeGreaterThan(0);
     expect(offOrigin.every((u) => stubbed.includes(u))).toBe(true);
+    expect(rec.pageErrors).toEqual([]);
+    expect(await page.evaluate(() => (window as unknown as { __violations: string[] }).__violations)).toEqual([]);
+  });
+});
+
+describe("air-gapped with local-assistant (the emulator's stand-in model) in a real browser", () => {
+  let air: Running;
+  let emu: RunningEmulator;
+  beforeAll(async () => {
+    emu = await startEmulator();
+    const resolved = resolveFeatures({ deployment: 'air-gapped', enable: ['local-assistant'] });
+    const assistant = localAssistantFor({ model: { url: `${emu.url}/v1`, name: 'stand-in', key: null } });
+    const srv = await createAirlockServer({ store: fx.store, lease: false, log: () => {}, ...featureOptions(resolved, null, { assistant }) });
+    const url = await srv.listen(0, '127.0.0.1');
+    air = { url, origin: url.replace(/\/$/, ''), srv, relay: null, resolved, close: () => srv.close(1000) };
+  });
+  afterAll(async () => {
+    await air?.close();
+    await emu?.close();
+  });
+
+  it("the export's own assistant widget answers from the site's pages; the page talks to its own origin only", async () => {
+    const { page } = await openContext();
+    const rec = record(page);
+    const res = await page.goto(air.origin + '/getting-started/configure-localization', { waitUntil: 'networkidle' });
+    expect(res?.status()).toBe(200);
+    expect(await page.locator('meta[name="docs-api-base"]').getAttribute('content')).toBe('/');
+    expect(await page.locator('#assistant-widget').isVisible()).toBe(true);
+    expect(await page.locator('#search-bar').isVisible()).toBe(false); // the service's search stays unavailable
+    const ask = async () => {
+      await page.locator('[data-assistant-input]').fill('How do I configure localization?');
+      await page.locator('#assistant-widget button[type="submit"]').click();
+      await page.waitForFunction(() => ['done', 'error'].includes(document.getElementById('assistant-widget')!.getAttribute('data-state') ?? ''), null, {
+        timeout: 15_000,
+      });
+    };
+    // The first question may arrive while the site's search index is still being built (503, said in the widget): asked again once it is.
+    for (let i = 0; i < 20; i++) {
+      await ask();
+      if ((await page.locator('#assistant-widget').getAttribute('data-state')) === 'done') break;
+      await page.waitForTimeout(500);
+    }
+    expect(await page.locator('#assistant-widget').getAttribute('data-state')).toBe('done');
+    expect(await page.locator('[data-assistant-answer]').textContent()).toMatch(/According to \[1\] /);
+    expect(await page.locator('[data-assistant-sources] a').count()).toBeGreaterThan(0);
+    await page.screenshot({ path: `${ARTIFACTS}browser-local-assistant.png`, fullPage: true });
+    expect(rec.requests.filter((u) => originOf(u) !== null && originOf(u) !== air.origin)).toEqual([]);
+    expect(
+      rec.requests.filter((u) => u.includes('/discovery/v2/assistant/')).every((u) => u === `${air.origin}/discovery/v2/assistant/docs.example.com/message`),
+    ).toBe(true);
     expect(rec.pageErrors).toEqual([]);
     expect(await page.evaluate(() => (window as unknown as { __violations: string[] }).__violations)).toEqual([]);
   });

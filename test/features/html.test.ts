@@ -4,6 +4,7 @@ import {
   cspFor,
   featuresDocument,
   featuresScript,
+  hiddenSelectors,
   resolveFeatures,
   transformHtml,
   transformHtmlDetailed,
@@ -115,6 +116,18 @@ describe('transformHtml on the committed fixture site', () => {
     const cloud = (await transformHtml(bytes, ctx(resolveFeatures({ deployment: 'cloud' })))).toString();
     for (const kept of ['id="search-bar"', 'id="assistant-widget"', '/_next/static/chunks/search-', '/_next/static/chunks/assistant-'])
       expect(cloud).toContain(kept);
+  });
+
+  it("local-assistant answering here: the export's own assistant widget and script stay, pointed at this origin; the service's assistant stays off", async () => {
+    const [, bytes] = pages.find(([p]) => p === 'index.html')!;
+    const r = resolveFeatures({ deployment: 'air-gapped', enable: ['local-assistant'] });
+    expect(r.features).toMatchObject({ assistant: false, localAssistant: true });
+    const out = (await transformHtml(bytes, ctx(r, { assistantBase: '/' }))).toString();
+    expect(out).toContain('id="assistant-widget"');
+    expect(out).toContain('/_next/static/chunks/assistant-');
+    expect(out).toContain('<meta name="docs-api-base" content="/">');
+    expect(out).not.toContain('id="search-bar"'); // the service's search stays removed
+    expect(hiddenSelectors(r)).not.toContain('#assistant-widget');
   });
 
   it('configured widgets: listed scripts and selectors go; a selector the streaming rewriter cannot match is still hidden', async () => {
