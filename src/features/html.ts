@@ -2,7 +2,7 @@ import { HTMLRewriter, type Element } from 'html-rewriter-wasm';
 import { UsageError } from '../errors.js';
 import { ANALYTICS_VENDORS, type AnalyticsVendor } from './analytics.js';
 import { cspHash, headInjection, hiddenSelectors } from './inject.js';
-import { FEATURES, FEATURE_KEY, widgetKept, type Deployment, type FeatureFlags } from './matrix.js';
+import { FEATURES, widgetKept, type Deployment, type FeatureFlags } from './matrix.js';
 import { addRemovalHandlers, screenSnippet, tally, type Tally } from './html-removal.js';
 import { addWidgetRemoval } from './html-widgets.js';
 import { addOfflineHandlers } from './html-offline.js';
