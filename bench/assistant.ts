@@ -1,6 +1,12 @@
 /**
- * npm run bench:assistant [-- --requests 200 --conversations 200 --pages 100]
+ * npm run bench:assistant [-- --part recall,latency --requests 200 --conversations 200 --pages 100]
  *
+ * RECALL: on the real documentation sites of bench:search (bench/search-real.ts: fetched at
+ * benchmark time, never committed), judged questions as readers ask the assistant
+ * (bench/assistant/questions.json: each with the page that answers it) go through the retrieval
+ * the assistant uses (the local search, its best 5), beside Pagefind over the same pages: recall@5
+ * is how often the answering page is among the 5 (the sections given to the model). Goal ≥ 0.9.
+ * LATENCY:
  * local-assistant (`serve --assistant-model`), against the emulator's stand-in model (an
  * OpenAI-compatible API, `airlock emulate`), both from the built CLI, on a generated site of
  * `--pages` pages whose HTML cache and search index are prepared first:
@@ -14,7 +20,6 @@
  *    second time with its `threadId`), three waves of them, the server's VmRSS at rest before and
  *    after each (polled until stable): what the first wave costs (the heap grown to serve them at
  *    once) and what the later waves add (the threads kept, which are bounded).
- * Retrieval recall on judged questions over real sites is not measured here yet.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';
@@ -35,8 +40,10 @@ const { values: args } = parseArgs({
     requests: { type: 'string', default: '200' },
     conversations: { type: 'string', default: '200' },
     pages: { type: 'string', default: '100' },
+    part: { type: 'string', default: 'recall,latency' },
   },
 });
+const parts = new Set(args.part!.split(','));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Proc {
@@ -142,7 +149,16 @@ async function stableRss(pid: number): Promise<number> {
   return samples.at(-1)!;
 }
 
+async function recall(): Promise<void> {
+  const { judgedPart } = await import('./search-real.js');
+  const { searchQuery } = await import('../src/assistant/query.js');
+  const scores = await judgedPart('bench/assistant/questions.json', searchQuery);
+  for (const s of scores) console.log(`recall@5 (${s.engine}): ${s.top5.toFixed(2)}${s.engine === 'airlock' ? '   goal ≥ 0.9' : ''}`);
+}
+
 async function main(): Promise<void> {
+  if (parts.has('recall')) await recall();
+  if (!parts.has('latency')) return;
   const work = await mkdtemp(join(tmpdir(), 'airlock-bench-assistant-'));
   const procs: Proc[] = [];
   try {

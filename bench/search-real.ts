@@ -140,23 +140,31 @@ interface Score {
   n: number;
   top1: number;
   top3: number;
+  top5: number;
   rr: number;
   ms: number[];
   misses: string[];
 }
-const blank = (): Score => ({ n: 0, top1: 0, top3: 0, rr: 0, ms: [], misses: [] });
+const blank = (): Score => ({ n: 0, top1: 0, top3: 0, top5: 0, rr: 0, ms: [], misses: [] });
 function record(s: Score, site: string, j: Judgment, urls: string[], ms: number): void {
   const rank = urls.slice(0, 10).findIndex((u) => meets(site, j, u));
   s.n++;
   s.ms.push(ms);
   if (rank === 0) s.top1++;
   if (rank >= 0 && rank < 3) s.top3++;
+  if (rank >= 0 && rank < 5) s.top5++;
   if (rank >= 0) s.rr += 1 / (rank + 1);
   if (rank !== 0)
     s.misses.push(`${site}: ${JSON.stringify(j.q)} → want ${j.want}, rank ${rank < 0 ? '>10' : rank + 1}; got ${urls.slice(0, 3).map(norm).join(', ')}`);
 }
 
-async function airlockRun(siteDir: string, site: string, js: Judgment[], s: Score): Promise<{ buildMs: number; pages: number }> {
+async function airlockRun(
+  siteDir: string,
+  site: string,
+  js: Judgment[],
+  s: Score,
+  ask: (q: string) => string = (q) => q,
+): Promise<{ buildMs: number; pages: number }> {
   const t0 = performance.now();
   const idx = SearchIndex.create();
   for (const path of await htmlFiles(siteDir)) idx.add(path, extractPage(await readBounded(join(siteDir, path))));
@@ -164,7 +172,7 @@ async function airlockRun(siteDir: string, site: string, js: Judgment[], s: Scor
   const pageText = async (file: string) => extractPage(await readBounded(join(siteDir, file)));
   for (const j of js) {
     const t = performance.now();
-    const hits = await idx.query(j.q, pageText, { pageSize: 10 });
+    const hits = await idx.query(ask(j.q), pageText, { pageSize: 10 });
     record(
       s,
       site,
@@ -259,11 +267,16 @@ export interface JudgedSummary {
   engine: string;
   top1: number;
   top3: number;
+  top5: number;
   mrr: number;
 }
 
-/** Prints the judged table; returns the overall scores per engine. */
-export async function judgedPart(): Promise<JudgedSummary[]> {
+/**
+ * Prints the judged table; returns the overall scores per engine. `judgments`: another judged set
+ * (bench:assistant's questions), same shape; `ask`: what airlock's search is asked for each (the
+ * assistant's query of a question); Pagefind is given the text as written.
+ */
+export async function judgedPart(judgments = 'bench/search/judgments.json', ask?: (q: string) => string): Promise<JudgedSummary[]> {
   const got = await fetchPackages();
   process.stderr.write(
     `bench:search: real sites from ${Object.entries(got)
@@ -271,7 +284,7 @@ export async function judgedPart(): Promise<JudgedSummary[]> {
       .join(', ')}\n`,
   );
   const siteNames = await assembleSites();
-  const all = (JSON.parse(await readFile(join(ROOT, 'bench/search/judgments.json'), 'utf8')) as { queries: Judgment[] }).queries;
+  const all = (JSON.parse(await readFile(join(ROOT, judgments), 'utf8')) as { queries: Judgment[] }).queries;
   const engines = [
     ['airlock', airlockRun],
     ['pagefind', pagefindRun],
@@ -288,30 +301,31 @@ export async function judgedPart(): Promise<JudgedSummary[]> {
         if (w !== undefined && !files.has(norm(w))) throw new Error(`bench:search: judged page ${site}/${w} is not in the site (a different package version?)`);
     for (const [name, run] of engines) {
       const s = blank();
-      const { buildMs, pages } = await run(dir, site, js, s);
+      const { buildMs, pages } = name === 'airlock' ? await airlockRun(dir, site, js, s, ask) : await run(dir, site, js, s);
       const t = total[name]!;
       t.n += s.n;
       t.top1 += s.top1;
       t.top3 += s.top3;
+      t.top5 += s.top5;
       t.rr += s.rr;
       t.ms.push(...s.ms);
       t.misses.push(...s.misses);
       rows.push(
-        `${site.padEnd(17)} ${name.padEnd(9)} ${String(pages).padStart(5)} ${String(s.n).padStart(7)}  ${(s.top1 / s.n).toFixed(2).padStart(5)}  ${(s.top3 / s.n).toFixed(2).padStart(5)}  ${(s.rr / s.n).toFixed(2).padStart(4)}  ${(buildMs / 1000).toFixed(1).padStart(7)}  ${(pct(s.ms, 0.5).toFixed(1) + '/' + pct(s.ms, 0.95).toFixed(1)).padStart(13)}`,
+        `${site.padEnd(17)} ${name.padEnd(9)} ${String(pages).padStart(5)} ${String(s.n).padStart(7)}  ${(s.top1 / s.n).toFixed(2).padStart(5)}  ${(s.top3 / s.n).toFixed(2).padStart(5)}  ${(s.top5 / s.n).toFixed(2).padStart(5)}  ${(s.rr / s.n).toFixed(2).padStart(4)}  ${(buildMs / 1000).toFixed(1).padStart(7)}  ${(pct(s.ms, 0.5).toFixed(1) + '/' + pct(s.ms, 0.95).toFixed(1)).padStart(13)}`,
       );
       if (name === 'airlock') misses.push(...s.misses.map((m) => `airlock  ${m}`));
       else misses.push(...s.misses.map((m) => `pagefind ${m}`));
     }
   }
-  console.log(`site              engine    pages queries  top-1  top-3   MRR  build s  query p50/p95 ms`);
+  console.log(`site              engine    pages queries  top-1  top-3  top-5   MRR  build s  query p50/p95 ms`);
   for (const r of rows) console.log(r);
   const out: JudgedSummary[] = [];
   for (const [name] of engines) {
     const t = total[name]!;
     console.log(
-      `${'ALL'.padEnd(17)} ${name.padEnd(9)} ${''.padStart(5)} ${String(t.n).padStart(7)}  ${(t.top1 / t.n).toFixed(2).padStart(5)}  ${(t.top3 / t.n).toFixed(2).padStart(5)}  ${(t.rr / t.n).toFixed(2).padStart(4)}  ${''.padStart(7)}  ${(pct(t.ms, 0.5).toFixed(1) + '/' + pct(t.ms, 0.95).toFixed(1)).padStart(13)}`,
+      `${'ALL'.padEnd(17)} ${name.padEnd(9)} ${''.padStart(5)} ${String(t.n).padStart(7)}  ${(t.top1 / t.n).toFixed(2).padStart(5)}  ${(t.top3 / t.n).toFixed(2).padStart(5)}  ${(t.top5 / t.n).toFixed(2).padStart(5)}  ${(t.rr / t.n).toFixed(2).padStart(4)}  ${''.padStart(7)}  ${(pct(t.ms, 0.5).toFixed(1) + '/' + pct(t.ms, 0.95).toFixed(1)).padStart(13)}`,
     );
-    out.push({ engine: name, top1: t.top1 / t.n, top3: t.top3 / t.n, mrr: t.rr / t.n });
+    out.push({ engine: name, top1: t.top1 / t.n, top3: t.top3 / t.n, top5: t.top5 / t.n, mrr: t.rr / t.n });
   }
   if (process.env.BENCH_SEARCH_MISSES) for (const m of misses) console.log(m);
   return out;

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { question, type ParsedAssistantRequest, type UiMessageChunk } from '../upstream/index.js';
 import { ModelError, type ChatMessage } from './model.js';
 import { buildPrompt, type Section } from './prompt.js';
+import { searchQuery } from './query.js';
 import type { Threads } from './threads.js';
 
 /**
@@ -36,13 +37,14 @@ export async function prepareAnswer(req: ParsedAssistantRequest, d: AnswerDeps, 
   const q = question(req);
   const context = (req.context ?? []).map((c) => ({ type: c.type, value: c.value, ...(c.path ? { path: c.path } : {}) }));
   const where = { page: req.currentPath, language: req.filter?.language };
-  const found = await d.retrieve(q, { pageSize: req.retrievalPageSize, ...where });
+  // The search is asked for the question's subject words (query.ts), not its function words.
+  const found = await d.retrieve(searchQuery(q), { pageSize: req.retrievalPageSize, ...where });
   const selected = context
     .map((c) => c.value)
     .join(' ')
     .slice(0, 500)
     .trim();
-  const more = selected === '' ? [] : await d.retrieve(selected, { pageSize: CONTEXT_SECTIONS, ...where });
+  const more = selected === '' ? [] : await d.retrieve(searchQuery(selected), { pageSize: CONTEXT_SECTIONS, ...where });
   const sections = [...found, ...more.filter((m) => !found.some((f) => f.path === m.path))];
   const thread = d.threads.open(req.threadId, req.fp);
   const messages = buildPrompt({ domain: d.domain, sections, history: thread.history, question: q, context, currentPath: req.currentPath });

@@ -101,7 +101,7 @@ describe('the local assistant', () => {
     );
     const req = request('what does this do?', { context: [{ type: 'code', value: 'install --root', path: '/guide/install' }], currentPath: '/guide/install' });
     await all(await prepareAnswer(req, d, new AbortController().signal));
-    expect(asked).toEqual(['what does this do?', 'install --root']);
+    expect(asked).toEqual(['what does this do', 'install root']); // a question made of function words only is asked as it is
     expect(prompt.at(-1)!.content).toContain('Code the reader selected on /guide/install:\ninstall --root');
     expect(prompt[0]!.content).toContain('The reader is on the page /guide/install.');
   });

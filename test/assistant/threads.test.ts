@@ -44,3 +44,13 @@ describe('the prompt', () => {
     expect(m.slice(1).map((x) => x.content)).toEqual(['q7', 'a7', 'q8', 'a8', 'now?']);
   });
 });
+
+describe("a question as the search's query", () => {
+  it("keeps the subject's words and drops English function words; a question of function words only is asked as it is", async () => {
+    const { searchQuery } = await import('../../src/assistant/query.js');
+    expect(searchQuery('How do I run several coroutines at the same time?')).toBe('run several coroutines time');
+    expect(searchQuery("What's the value of a key in a jsonb column?")).toBe('value key jsonb column');
+    expect(searchQuery('¿Cómo instalo el paquete?')).toBe('Cómo instalo el paquete');
+    expect(searchQuery('what is it?')).toBe('what is it');
+  });
+});
