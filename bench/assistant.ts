@@ -152,7 +152,7 @@ async function stableRss(pid: number): Promise<number> {
 async function recall(): Promise<void> {
   const { judgedPart } = await import('./search-real.js');
   const { searchQuery } = await import('../src/assistant/query.js');
-  const scores = await judgedPart('bench/assistant/questions.json', searchQuery);
+  const scores = await judgedPart('bench/assistant/questions.json', searchQuery, { anyWords: true }); // as the assistant asks (src/assistant/route.ts)
   for (const s of scores) console.log(`recall@5 (${s.engine}): ${s.top5.toFixed(2)}${s.engine === 'airlock' ? '   goal ≥ 0.9' : ''}`);
 }
 

@@ -39,7 +39,7 @@ import { cp, mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { extractPage } from '../src/search/extract.js';
-import { SearchIndex } from '../src/search/engine.js';
+import { SearchIndex, type QueryOptions } from '../src/search/engine.js';
 import { readBounded, searchablePages } from '../src/search/build.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -164,6 +164,7 @@ async function airlockRun(
   js: Judgment[],
   s: Score,
   ask: (q: string) => string = (q) => q,
+  options: QueryOptions = {},
 ): Promise<{ buildMs: number; pages: number }> {
   const t0 = performance.now();
   const idx = SearchIndex.create();
@@ -172,7 +173,7 @@ async function airlockRun(
   const pageText = async (file: string) => extractPage(await readBounded(join(siteDir, file)));
   for (const j of js) {
     const t = performance.now();
-    const hits = await idx.query(ask(j.q), pageText, { pageSize: 10 });
+    const hits = await idx.query(ask(j.q), pageText, { ...options, pageSize: 10 });
     record(
       s,
       site,
@@ -273,10 +274,11 @@ export interface JudgedSummary {
 
 /**
  * Prints the judged table; returns the overall scores per engine. `judgments`: another judged set
- * (bench:assistant's questions), same shape; `ask`: what airlock's search is asked for each (the
- * assistant's query of a question); Pagefind is given the text as written.
+ * (bench:assistant's questions), same shape; `ask` and `options`: what airlock's search is asked for
+ * each (the assistant's query of a question, ranked by any of its words); Pagefind is given the
+ * text as written.
  */
-export async function judgedPart(judgments = 'bench/search/judgments.json', ask?: (q: string) => string): Promise<JudgedSummary[]> {
+export async function judgedPart(judgments = 'bench/search/judgments.json', ask?: (q: string) => string, options?: QueryOptions): Promise<JudgedSummary[]> {
   const got = await fetchPackages();
   process.stderr.write(
     `bench:search: real sites from ${Object.entries(got)
@@ -301,7 +303,7 @@ export async function judgedPart(judgments = 'bench/search/judgments.json', ask?
         if (w !== undefined && !files.has(norm(w))) throw new Error(`bench:search: judged page ${site}/${w} is not in the site (a different package version?)`);
     for (const [name, run] of engines) {
       const s = blank();
-      const { buildMs, pages } = name === 'airlock' ? await airlockRun(dir, site, js, s, ask) : await run(dir, site, js, s);
+      const { buildMs, pages } = name === 'airlock' ? await airlockRun(dir, site, js, s, ask, options) : await run(dir, site, js, s);
       const t = total[name]!;
       t.n += s.n;
       t.top1 += s.top1;

@@ -50,6 +50,8 @@ export interface QueryOptions {
   scoresOnly?: boolean;
   /** Also give each hit's best section as plain text, cut to this many characters (`text`). */
   sectionChars?: number;
+  /** Rank pages by any of the words, not those holding all of them first (the local assistant's question words). */
+  anyWords?: boolean;
 }
 
 /** Candidates (the core's best by BM25) that the ranking signals of rank.ts reorder. */
@@ -209,9 +211,11 @@ export class SearchIndex {
     const filter = prefix ? (id: number) => this.pages[id]!.path.startsWith(prefix) : undefined;
     // Exact and prefix matches first; typo tolerance only when they find too little (a word that
     // exists is what the reader meant); AND of the words, OR when that finds nothing.
+    // A question's subject words (anyWords) are ranked by any of them: a page rarely holds them all.
     let fuzzy = false;
-    let res = this.core.search(q, { fuzzy, and: true, filter });
-    if (res.hits.length < pageSize) res = this.core.search(q, { fuzzy: (fuzzy = true), and: true, filter });
+    const and = !o.anyWords;
+    let res = this.core.search(q, { fuzzy, and, filter });
+    if (res.hits.length < pageSize) res = this.core.search(q, { fuzzy: (fuzzy = true), and, filter });
     if (res.hits.length === 0) res = this.core.search(q, { fuzzy, and: false, filter });
     const matched = res.terms;
     const hits = this.rank(q, res.hits.slice(0, RERANK), fuzzy, o).slice(0, pageSize);
