@@ -86,10 +86,10 @@ async function* relay(
   done(answer);
 }
 
-/** The sections an answer cites (`[2]`), one per page, in the order first cited; all of them (one per page) when it cites none. */
+/** The sections an answer cites (`[2]`), one per page, in the order first cited; none when it cites none. */
 export function cited(answer: string, sections: readonly Section[]): Section[] {
   const numbers = [...answer.matchAll(/\[(\d{1,2})\]/g)].map((m) => Number(m[1]) - 1).filter((n) => n >= 0 && n < sections.length);
-  const chosen = numbers.length > 0 ? numbers.map((n) => sections[n]!) : sections;
+  const chosen = numbers.map((n) => sections[n]!);
   const pages = new Set<string>();
   return chosen.filter((s) => {
     const page = s.path.replace(/#.*$/, '');

@@ -26,12 +26,21 @@ export function enableWithModel(f: ModelFlags): string[] {
   return on && !names(f.enable).some(isLocalAssistant) ? [...f.enable, 'local-assistant'] : [...f.enable];
 }
 
-export async function modelConfig(f: ModelFlags, localAssistant: boolean, env: NodeJS.ProcessEnv): Promise<ModelOptions | null> {
+/** A URL as it may be printed: credentials, query and fragment (a token may be there) left out. */
+const shown = (u: URL) =>
+  `${u.protocol}//${u.host}${u.pathname}${u.username || u.password ? ' (with credentials)' : ''}${u.search || u.hash ? ' (with a query or fragment)' : ''}`;
+
+export async function modelConfig(f: ModelFlags, localAssistant: boolean, env: NodeJS.ProcessEnv, serviceAssistant = false): Promise<ModelOptions | null> {
   if ((f.url === undefined) !== (f.name === undefined))
     throw new UsageError('--assistant-model and --assistant-model-name go together: the model server, and the model it should run', {
       subject: f.url === undefined ? '--assistant-model' : '--assistant-model-name',
     });
   if (!localAssistant) return null;
+  if (serviceAssistant)
+    throw new UsageError(
+      "the service's assistant is on (relayed) and so is local-assistant: both would answer the same endpoint; --disable assistant or --disable local-assistant",
+      { subject: '--disable' },
+    );
   if (f.url === undefined || f.name === undefined)
     throw new UsageError(
       'local-assistant answers with a model your network runs: give it with --assistant-model URL --assistant-model-name NAME (an OpenAI-compatible API, such as vLLM, llama.cpp, Ollama or TGI)',
@@ -44,7 +53,7 @@ export async function modelConfig(f: ModelFlags, localAssistant: boolean, env: N
     throw new UsageError(`--assistant-model: ${JSON.stringify(f.url)} is not a URL`, { subject: '--assistant-model' });
   }
   if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password || url.search || url.hash)
-    throw new UsageError(`--assistant-model: ${JSON.stringify(f.url)} must be an http(s) base URL without credentials, query or fragment`, {
+    throw new UsageError(`--assistant-model: ${JSON.stringify(shown(url))} must be an http(s) base URL without credentials, query or fragment`, {
       subject: '--assistant-model',
     });
   // eslint-disable-next-line no-control-regex -- control characters are what is refused

@@ -1,6 +1,7 @@
 import { Agent, request, type Dispatcher } from 'undici';
 import { describeNetError, sseData } from '../upstream/index.js';
 import { plainText } from '../util/terminal.js';
+import { redact } from '../util/redact.js';
 
 /**
  * A chat model the organisation runs in its own network, behind an OpenAI-compatible API (vLLM,
@@ -82,7 +83,8 @@ export async function* streamChat(o: ModelOptions, messages: readonly ChatMessag
     late = `did not finish its answer within ${t.totalMs / 1000} s`;
     abort.abort();
   }, t.totalMs);
-  const dispatcher = o.dispatcher ?? new Agent({ connect: { timeout: t.connectMs }, headersTimeout: t.firstTokenMs, bodyTimeout: t.idleMs });
+  // Our own timers bound the first token and each silence (a model may send its headers at once and think for a minute).
+  const dispatcher = o.dispatcher ?? new Agent({ connect: { timeout: t.connectMs }, headersTimeout: 0, bodyTimeout: 0 });
   const fail = (message: string, detail: string) => new ModelError(message, detail, !started);
   try {
     wait(t.firstTokenMs, `sent no answer within ${t.firstTokenMs / 1000} s`);
@@ -103,21 +105,29 @@ export async function* streamChat(o: ModelOptions, messages: readonly ChatMessag
       throw fail(`the model answered HTTP ${res.statusCode}`, `HTTP ${res.statusCode} from ${new URL(url).host}`);
     }
     let chars = 0;
+    const max = o.maxAnswerChars ?? DEFAULT_MAX_ANSWER_CHARS;
+    const filter = new KeyFilter(o.key);
     try {
-      for await (const data of sseData(res.body as AsyncIterable<Uint8Array>)) {
+      for await (const data of sseData(bounded(res.body as AsyncIterable<Uint8Array>, MAX_STREAM_BYTES, fail), { maxEventBytes: MAX_EVENT_BYTES })) {
         const piece = deltaOf(data);
         if (piece === null) throw fail('the model sent something that is not a chat answer', `not a chat completion chunk: ${plainText(data.slice(0, 100))}`);
         if (piece === '') continue;
         if (!started) started = true;
         wait(t.idleMs, `stopped answering for ${t.idleMs / 1000} s`);
-        const room = (o.maxAnswerChars ?? DEFAULT_MAX_ANSWER_CHARS) - chars;
+        const room = max - chars;
         chars += piece.length;
-        yield piece.slice(0, Math.max(0, room));
-        if (chars >= (o.maxAnswerChars ?? DEFAULT_MAX_ANSWER_CHARS)) return; // a model that streams forever is cut here
+        const out = filter.push(piece.slice(0, Math.max(0, room)));
+        if (out !== '') yield out;
+        if (chars >= max) break; // a model that streams forever is cut here
       }
+      const rest = filter.end();
+      if (rest !== '') yield rest;
     } catch (err) {
+      const rest = filter.end(); // what came before the failure is the reader's
+      if (rest !== '' && !signal.aborted) yield rest;
       if (err instanceof ModelError) throw err;
       if (signal.aborted) return;
+      if (err instanceof Error && err.message.startsWith('an event longer')) throw fail(`the model sent ${err.message}`, err.message);
       if (late !== null) throw fail(`the model ${late}`, late);
       throw fail('the model broke off its answer', describeNetError(err, { url })?.reason ?? 'the stream ended');
     }
@@ -145,4 +155,48 @@ function deltaOf(data: string): string | null {
   if (!Array.isArray(o.choices)) return ''; // a usage chunk
   const content = (o.choices[0] as { delta?: { content?: unknown } } | undefined)?.delta?.content;
   return typeof content === 'string' ? content : '';
+}
+
+/** The most bytes a model's stream may bring (an answer of DEFAULT_MAX_ANSWER_CHARS in its JSON chunks is far below). */
+const MAX_STREAM_BYTES = 16 * 1024 * 1024;
+/** The longest single event: one chunk of a chat stream is a few hundred bytes. */
+const MAX_EVENT_BYTES = 1024 * 1024;
+
+async function* bounded(body: AsyncIterable<Uint8Array>, max: number, fail: (message: string, detail: string) => ModelError): AsyncGenerator<Uint8Array> {
+  let n = 0;
+  for await (const chunk of body) {
+    n += chunk.byteLength;
+    if (n > max) throw fail(`the model sent more than ${max / (1024 * 1024)} MiB`, `more than ${max} bytes in its stream`);
+    yield chunk;
+  }
+}
+
+/**
+ * The model's text with the key it was given (a host that echoes its Authorization header) and
+ * any service key (`svc_…`) replaced before a reader sees it. Text is let out a word at a time
+ * (keys hold no whitespace), so a key the model streams in pieces is never let out in part.
+ */
+export class KeyFilter {
+  private held = '';
+  constructor(private readonly key: string | null) {}
+
+  push(piece: string): string {
+    this.held += piece;
+    const space = Math.max(this.held.lastIndexOf(' '), this.held.lastIndexOf('\n'), this.held.lastIndexOf('\t'));
+    // A run with no whitespace longer than any key: let out all but what could be the start of one.
+    const cut = space >= 0 ? space + 1 : this.held.length > 8192 ? this.held.length - 4096 : 0;
+    const out = this.held.slice(0, cut);
+    this.held = this.held.slice(cut);
+    return this.clean(out);
+  }
+
+  end(): string {
+    const out = this.clean(this.held);
+    this.held = '';
+    return out;
+  }
+
+  private clean(s: string): string {
+    return redact(this.key !== null && s.includes(this.key) ? s.replaceAll(this.key, '[REDACTED]') : s);
+  }
 }

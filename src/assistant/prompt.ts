@@ -1,4 +1,5 @@
 import type { ChatMessage } from './model.js';
+import { plainText } from '../util/terminal.js';
 
 /**
  * The prompt the model is given (pure): the sections retrieved from the served version's local
@@ -42,7 +43,7 @@ export function buildPrompt(p: PromptInput, limits = PROMPT_LIMITS): ChatMessage
     `You answer questions about the documentation of ${p.domain}, using only the numbered sections quoted below.`,
     'Cite each section you use by its number in brackets, like [1]. If the sections do not answer the question, say so plainly; do not guess.',
     'Answer in the language of the question, in short paragraphs or lists (Markdown).',
-    p.currentPath ? `The reader is on the page ${p.currentPath}.` : '',
+    p.currentPath ? `The reader is on the page ${oneLine(plainText(p.currentPath))}.` : '',
     '',
     p.sections.length > 0 ? quoted : '(No section of the documentation matched the question.)',
   ]

@@ -57,7 +57,7 @@ export async function startServe(o: ServeOptions): Promise<number> {
   const s = mergeSettings(o.flags, loaded?.values);
   const model = { url: s.assistantModel, name: s.assistantModelName, enable: s.enable, disable: s.disable };
   const resolved = resolveFeatures({ deployment: s.deployment, enable: enableWithModel(model), disable: s.disable });
-  const modelOptions = await modelConfig(model, isOn(resolved, 'local-assistant'), o.env);
+  const modelOptions = await modelConfig(model, isOn(resolved, 'local-assistant'), o.env, isOn(resolved, 'assistant'));
   const version = s.version === undefined ? undefined : checkLabel(s.version, 'version');
   const store = resolveStore(s.store, o.env, o.cwd);
   await (await import('../store/library.js')).notALibrary(store); // a library's folder is served with --library, never as a store

@@ -31,6 +31,11 @@ export class SseParser {
     return out;
   }
 
+  /** Characters held for an event not complete yet (its lines, and a line not ended yet). */
+  get pending(): number {
+    return this.buf.length + this.data.reduce((n, d) => n + d.length, 0);
+  }
+
   /** End of stream: an event not followed by a blank line is discarded (per the spec). */
   end(): string[] {
     this.buf += this.decoder.decode();
@@ -57,10 +62,12 @@ export class SseParser {
 }
 
 /** Data payloads of an SSE byte stream, in order, until `[DONE]` or the end of the stream. */
-export async function* sseData(body: AsyncIterable<Uint8Array | string>): AsyncGenerator<string> {
+export async function* sseData(body: AsyncIterable<Uint8Array | string>, o: { maxEventBytes?: number } = {}): AsyncGenerator<string> {
   const parser = new SseParser();
   for await (const chunk of body) {
-    for (const payload of parser.push(chunk)) {
+    const events = parser.push(chunk);
+    if (o.maxEventBytes !== undefined && parser.pending > o.maxEventBytes) throw new Error(`an event longer than ${o.maxEventBytes} bytes`);
+    for (const payload of events) {
       if (payload === '[DONE]') return;
       yield payload;
     }

@@ -110,6 +110,40 @@ describe('the model client', () => {
     expect(r2).toMatchObject({ text: 'Half an', error: { message: 'the model stopped answering for 0.2 s', beforeAnswer: false } });
   });
 
+  it('a model host that echoes the key (or any service key), whole or in pieces: the reader never sees it', async () => {
+    const url = await fake((req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const echo = `proxy saw ${req.headers.authorization} and svc_dsc_0123456789abcdef here`;
+      for (let i = 0; i < echo.length; i += 3) res.write(`data: ${JSON.stringify({ choices: [{ delta: { content: echo.slice(i, i + 3) } }] })}\n\n`);
+      res.end('data: [DONE]\n\n');
+    });
+    const r = await collect({ url, name: 'm', key: KEY });
+    expect(r.text).toBe('proxy saw Bearer [REDACTED] and svc_dsc_[REDACTED] here');
+  });
+
+  it('a stream of one endless line, or more than its byte bound: ended in words, the server not held', async () => {
+    const url = await fake((_q, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const blob = 'x'.repeat(64 * 1024);
+      let sent = 0;
+      const t = setInterval(() => {
+        if (sent++ < 100) res.write(sent === 1 ? `data: ${blob}` : blob);
+      }, 1);
+      res.on('close', () => clearInterval(t));
+    });
+    const r = await collect({ url, name: 'm', key: KEY });
+    expect(r.error?.message).toBe('the model sent an event longer than 1048576 bytes');
+  });
+
+  it('a model that sends its headers at once and thinks longer than a silence allows: its first word bound applies', async () => {
+    const url = await fake((_q, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      setTimeout(() => res.end('data: {"choices":[{"delta":{"content":"late but fine"}}]}\n\ndata: [DONE]\n\n'), 300);
+    });
+    const r = await collect({ url, name: 'm', key: KEY, timeouts: { firstTokenMs: 2_000, idleMs: 100 } });
+    expect(r).toEqual({ text: 'late but fine', error: null });
+  });
+
   it('a model that streams forever is cut at maxAnswerChars, and the call ends', async () => {
     const url = await fake((_q, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -124,7 +158,7 @@ describe('the model client', () => {
   it('the reader going away (abort) ends the call with no error', async () => {
     const url = await fake((_q, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.write('data: {"choices":[{"delta":{"content":"one"}}]}\n\n');
+      res.write('data: {"choices":[{"delta":{"content":"one "}}]}\n\n');
     });
     const gone = new AbortController();
     const pieces: string[] = [];
@@ -132,6 +166,6 @@ describe('the model client', () => {
       pieces.push(p);
       gone.abort();
     }
-    expect(pieces).toEqual(['one']);
+    expect(pieces).toEqual(['one ']);
   });
 });

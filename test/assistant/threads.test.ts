@@ -20,6 +20,18 @@ describe('conversations kept in memory', () => {
     expect(t.open(ids[3], 'fp').id).not.toBe(ids[3]);
   });
 
+  it('bounded in size: each turn kept cut, all threads together within their character budget, whatever the fp length', () => {
+    const t = new Threads({ maxTurnChars: 10, maxChars: 100 });
+    const ids: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      const { id } = t.open(undefined, 'f'.repeat(100_000));
+      t.add(id, 'f'.repeat(100_000), { question: 'q'.repeat(1000), answer: 'a'.repeat(1000) });
+      ids.push(id);
+    }
+    expect(t.size).toBe(5); // 5 threads of 20 characters
+    expect(t.open(ids.at(-1), 'f'.repeat(100_000)).history).toEqual([{ question: 'q'.repeat(10), answer: 'a'.repeat(10) }]);
+  });
+
   it("another fp naming a thread gets a new one, never the other reader's conversation", () => {
     const t = new Threads();
     const { id } = t.open(undefined, 'fp-a');
