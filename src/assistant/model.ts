@@ -104,6 +104,18 @@ export async function* streamChat(o: ModelOptions, messages: readonly ChatMessag
       res.body.destroy();
       throw fail(`the model answered HTTP ${res.statusCode}`, `HTTP ${res.statusCode} from ${new URL(url).host}`);
     }
+    const type = String(res.headers['content-type'] ?? '')
+      .split(';')[0]!
+      .trim()
+      .toLowerCase();
+    const encoding = String(res.headers['content-encoding'] ?? 'identity')
+      .trim()
+      .toLowerCase();
+    if (type !== 'text/event-stream' || (encoding !== '' && encoding !== 'identity')) {
+      res.body.destroy();
+      const what = type !== 'text/event-stream' ? `type ${JSON.stringify(plainText(type.slice(0, 60)) || '(none)')}` : 'a compressed body';
+      throw fail(`the model answered with ${what}, not a stream of its answer`, `${what} from ${new URL(url).host}`);
+    }
     let chars = 0;
     const max = o.maxAnswerChars ?? DEFAULT_MAX_ANSWER_CHARS;
     const filter = new KeyFilter(o.key);

@@ -119,7 +119,9 @@ export function createLocalAssistant(o: LocalAssistantOptions, search: LocalSear
     });
   });
 
-  return { app, claims: (method, path) => method === 'POST' && PATH.test(path) };
+  app.all('/discovery/v2/assistant/:domain/message', (c) => c.json({ error: 'use POST with the assistant request as a JSON body' }, 405, { Allow: 'POST' }));
+
+  return { app, claims: (_method, path) => PATH.test(path) };
 }
 
 /** The factory serve's feature options take (they make the local search it retrieves from). */

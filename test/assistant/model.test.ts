@@ -30,6 +30,7 @@ async function fake(handler: (req: IncomingMessage, res: ServerResponse, body: s
 }
 
 const KEY = 'sk-local-secret-0123456789';
+const SSE = { 'content-type': 'text/event-stream' };
 const ask = [
   { role: 'system' as const, content: 'Sections:\n\n[1] Install — /guide/install\nRun the installer. Then restart.' },
   { role: 'user' as const, content: 'how do I install?' },
@@ -79,9 +80,12 @@ describe('the model client', () => {
   it('an error status, garbage, an error object or an empty answer: each said in words', async () => {
     const cases: Array<[(res: ServerResponse) => void, RegExp]> = [
       [(res) => res.writeHead(500).end('{"error":{"message":"CUDA out of memory"}}'), /^the model answered HTTP 500$/],
-      [(res) => res.writeHead(200).end('data: <html>\n\n'), /not a chat answer/],
-      [(res) => res.writeHead(200).end('data: {"error":{"message":"overloaded"}}\n\n'), /not a chat answer/],
-      [(res) => res.writeHead(200).end('data: {"choices":[{"delta":{"role":"assistant"}}]}\n\ndata: [DONE]\n\n'), /empty answer/],
+      [(res) => res.writeHead(200, SSE).end('data: <html>\n\n'), /not a chat answer/],
+      [(res) => res.writeHead(200, SSE).end('data: {"error":{"message":"overloaded"}}\n\n'), /not a chat answer/],
+      [(res) => res.writeHead(200, SSE).end('data: {"choices":[{"delta":{"role":"assistant"}}]}\n\ndata: [DONE]\n\n'), /empty answer/],
+      [(res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html>login</html>'), /^the model answered with type "text\/html", not a stream/],
+      [(res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"choices":[]}'), /type "application\/json", not a stream/],
+      [(res) => res.writeHead(200, { ...SSE, 'content-encoding': 'gzip' }).end(), /a compressed body, not a stream/],
     ];
     for (const [answer, said] of cases) {
       const url = await fake((_q, res) => answer(res));

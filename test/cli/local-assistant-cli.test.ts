@@ -97,7 +97,7 @@ describe('local-assistant (binary, against the stand-in model)', () => {
     expect(again.message!.parts.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('')).toMatch(/^Following up \(turn 2\): /);
   });
 
-  it('refuses what the service refuses: a bad body (400, problems listed), another domain (404), the wrong method', async () => {
+  it('refuses what the service refuses: a bad body (400, problems listed), another domain (404), another method (405)', async () => {
     const bad = await ask(s.url, { fp: '', messages: [] });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { problems: unknown[] }).problems.length).toBeGreaterThan(0);
@@ -107,7 +107,8 @@ describe('local-assistant (binary, against the stand-in model)', () => {
       body: JSON.stringify(body('x')),
     });
     expect(other.status).toBe(404);
-    expect((await fetch(`${s.url.replace(/\/$/, '')}/discovery/v2/assistant/${DOMAIN}/message`)).status).toBe(404);
+    const get405 = await fetch(`${s.url.replace(/\/$/, '')}/discovery/v2/assistant/${DOMAIN}/message`);
+    expect([get405.status, get405.headers.get('allow')]).toEqual([405, 'POST']);
   });
 
   it('a model that is down: 503 with Retry-After before any stream, said in words, the key never printed', async () => {
