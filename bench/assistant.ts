@@ -25,12 +25,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { create as tarCreate } from 'tar';
+import { generatedStore } from './generated-store.js';
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
 const BIN = join(HERE, '..', 'dist', 'src', 'cli', 'bin.js');
@@ -75,39 +75,13 @@ function stop(p: Proc): Promise<void> {
 }
 
 async function buildStore(work: string, pages: number): Promise<string> {
-  const { generateSite } = await import('../fixtures/generate.js');
-  const { scanArchive } = await import('../src/archive/index.js');
-  const { writePackage } = await import('../src/package/index.js');
-  const { importPackage } = await import('../src/store/index.js');
-  const exportDir = join(work, 'export');
-  await mkdir(join(exportDir, 'site'), { recursive: true });
-  await generateSite(join(exportDir, 'site'), { pages, bytesPerPage: 15_000 });
-  const archive = join(work, 'bundle.tar.gz');
-  await tarCreate({ gzip: true, file: archive, cwd: exportDir, portable: true }, ['site']);
-  const scan = await scanArchive({ path: archive });
-  const pkg = join(work, 'bench.airlock');
-  await writePackage({
-    outPath: pkg,
-    archivePath: archive,
-    manifest: {
-      format: 'airlock-package/1',
-      domain: DOMAIN,
-      version: 'bench-1',
-      jobId: null,
-      createdAt: new Date().toISOString(),
-      pageCount: pages,
-      archive: { name: 'bundle.tar.gz', format: 'tar.gz', size: scan.archiveSize, sha256: scan.archiveSha256 },
-      files: scan.files,
-    },
-  });
-  const store = join(work, 'store');
-  await importPackage(pkg, { store, trust: [], allowUnsigned: true, activate: true });
+  const { store, files } = await generatedStore(work, pages);
   // What the server would prepare in the background, done first: the air-gapped HTML cache and the search index.
   const { prebuildHtmlCache } = (await import(pathToFileURL(join(BIN, '..', '..', 'serve', 'index.js')).href)) as typeof import('../src/serve/index.js');
   const { loadOrBuild, searchablePages } = await import('../src/search/build.js');
   await prebuildHtmlCache(store, 'bench-1');
   const version = join(store, 'versions', 'bench-1');
-  await loadOrBuild({ siteDir: join(version, 'site'), pages: searchablePages(scan.files), cacheDir: join(version, 'search') });
+  await loadOrBuild({ siteDir: join(version, 'site'), pages: searchablePages(files), cacheDir: join(version, 'search') });
   return store;
 }
 
@@ -252,7 +226,7 @@ async function main(): Promise<void> {
           const threadId = /"threadId":"([^"]+)"/.exec(first.text)?.[1];
           if (first.status !== 200 || !threadId) throw new Error(`conversation ${fp} failed: ${first.status}`);
           const second = await firstEvent(endpoint, question('and then?', fp, threadId), isText);
-          if (!second.text.includes('"delta":"Following"')) throw new Error(`conversation ${fp} did not continue its thread: ${second.status}`);
+          if (!second.text.includes('"delta":"Following')) throw new Error(`conversation ${fp} did not continue its thread: ${second.status}`);
         }),
       );
       rss.push(await stableRss(pid));

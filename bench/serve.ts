@@ -21,12 +21,12 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer, request } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { chmod, mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir, cpus } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { generatedStore } from './generated-store.js';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { create as tarCreate } from 'tar';
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
 const BIN = join(HERE, '..', 'dist', 'src', 'cli', 'bin.js');
@@ -150,34 +150,7 @@ async function runLoad(url: string, script: string | null, seconds: number): Pro
 }
 
 async function buildStore(work: string, pages: number): Promise<{ store: string; siteDir: string }> {
-  const { generateSite } = await import('../fixtures/generate.js');
-  const { scanArchive } = await import('../src/archive/index.js');
-  const { writePackage } = await import('../src/package/index.js');
-  const { importPackage } = await import('../src/store/index.js');
-  const exportDir = join(work, 'export');
-  const siteDir = join(exportDir, 'site');
-  await mkdir(siteDir, { recursive: true });
-  await generateSite(siteDir, { pages, bytesPerPage: 15_000 });
-  const archive = join(work, 'bundle.tar.gz');
-  await tarCreate({ gzip: true, file: archive, cwd: exportDir, portable: true }, ['site']);
-  const scan = await scanArchive({ path: archive });
-  const pkg = join(work, 'bench.airlock');
-  await writePackage({
-    outPath: pkg,
-    archivePath: archive,
-    manifest: {
-      format: 'airlock-package/1',
-      domain: 'docs.example.com',
-      version: 'bench-1',
-      jobId: null,
-      createdAt: new Date().toISOString(),
-      pageCount: pages,
-      archive: { name: 'bundle.tar.gz', format: 'tar.gz', size: scan.archiveSize, sha256: scan.archiveSha256 },
-      files: scan.files,
-    },
-  });
-  const store = join(work, 'store');
-  await importPackage(pkg, { store, trust: [], allowUnsigned: true, activate: true });
+  const { store, siteDir, files } = await generatedStore(work, pages);
   // What a server prepares in the background once, done before any server starts so that every
   // round measures the steady state: the air-gapped HTML cache (as `import --prepare-html`), the
   // assets' variants (as `import --precompress`) and the local search index's cache file.
@@ -190,7 +163,7 @@ async function buildStore(work: string, pages: number): Promise<{ store: string;
   await prebuildHtmlCache(store, 'bench-1');
   await buildVariants(store, 'bench-1', { exclude: isTransformedPage });
   const version = join(store, 'versions', 'bench-1');
-  await loadOrBuild({ siteDir: join(version, 'site'), pages: searchablePages(scan.files), cacheDir: join(version, 'search') });
+  await loadOrBuild({ siteDir: join(version, 'site'), pages: searchablePages(files), cacheDir: join(version, 'search') });
   return { store, siteDir };
 }
 
