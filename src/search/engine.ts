@@ -209,13 +209,11 @@ export class SearchIndex {
     const pageSize = Math.min(MAX_PAGE_SIZE, Math.max(1, o.pageSize ?? 10));
     const prefix = o.pathPrefix;
     const filter = prefix ? (id: number) => this.pages[id]!.path.startsWith(prefix) : undefined;
-    // Exact and prefix matches first; typo tolerance only when they find too little (a word that
-    // exists is what the reader meant); AND of the words, OR when that finds nothing.
-    // A question's subject words (anyWords) are ranked by any of them: a page rarely holds them all.
+    // Exact and prefix matches first; typo tolerance only when they find too little (a word that exists is what the reader meant);
+    // AND of the words, OR when that finds nothing (or at once for a question's subject words, anyWords: a page rarely holds them all).
     let fuzzy = false;
-    const and = !o.anyWords;
-    let res = this.core.search(q, { fuzzy, and, filter });
-    if (res.hits.length < pageSize) res = this.core.search(q, { fuzzy: (fuzzy = true), and, filter });
+    let res = this.core.search(q, { fuzzy, and: !o.anyWords, filter });
+    if (res.hits.length < pageSize) res = this.core.search(q, { fuzzy: (fuzzy = true), and: !o.anyWords, filter });
     if (res.hits.length === 0) res = this.core.search(q, { fuzzy, and: false, filter });
     const matched = res.terms;
     const hits = this.rank(q, res.hits.slice(0, RERANK), fuzzy, o).slice(0, pageSize);

@@ -44,8 +44,7 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
   const folder = new LibraryFolder(o.library, log);
   await folder.open();
   const [open, lastUsed] = [new Map<string, Promise<OpenSite>>(), new Map<string, number>()];
-  const held = new Set<string>(); // followed sites: never closed as idle
-  const live = new Map<string, OpenSite>(); // the sites open now, for a follower's synchronous calls
+  const [held, live] = [new Set<string>(), new Map<string, OpenSite>()]; // followed sites (never closed as idle); the sites open now (a follower's calls)
   const served = (s: SiteSummary) => asServed(s, live.get(s.domain)?.versions, o.library); // a switch an open site refused: what it serves
   const idleMs = o.idleMs ?? 600_000;
   const failed = new Map<string, { at: number; message: string }>();
