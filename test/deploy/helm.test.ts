@@ -425,7 +425,8 @@ describe('helm chart deploy/helm/airlock', () => {
           ['http://b.example/x%zz.airlock', /bundleUrl has a % that starts no percent-escape/],
         ] as const
       ).map(([u, said]): [Record<string, unknown>, RegExp] => {
-        if (!/[%\\]/.test(u)) expect(() => new URL(u), u).toThrow(); // the pod refuses it too (escapes, a backslash: Go's parser refuses them, so the chart does)
+        // The pod refuses it too; the chart is stricter for escapes and backslashes (Go's parser refuses them) and an empty xn-- label (Node 24 takes it).
+        if (!/[%\\]|\/\/xn--\//.test(u)) expect(() => new URL(u), u).toThrow();
         return [
           { library: { sites: [{ ...site, bundleUrl: u }] }, trust: { existingSecret: 'k' } },
           new RegExp(/library\.sites\[0\] \(docs\.vendor\.example\): /.source + said.source),
