@@ -18,6 +18,7 @@ const FUNCTION_WORDS = new Set(
 
 export function searchQuery(question: string): string {
   const words = question.match(/[\p{L}\p{N}_][\p{L}\p{N}_.'’-]*/gu) ?? [];
-  const kept = words.filter((w) => !FUNCTION_WORDS.has(w.toLowerCase().replace(/['’]s$/, '')));
+  // a possessive's `'s` is no word of its own (`system's` → `system`)
+  const kept = words.map((w) => w.replace(/['’]s$/i, '')).filter((w) => !FUNCTION_WORDS.has(w.toLowerCase()));
   return (kept.length > 0 ? kept : words).join(' ');
 }

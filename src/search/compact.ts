@@ -1,5 +1,6 @@
 import { isCjk, queryTokens, tokenize } from './tokenize.js';
 import { within } from './typo.js';
+import { formsIn } from './forms.js';
 
 /**
  * A compact inverted index (local search): terms sorted (prefix = a binary-searched range), postings
@@ -25,6 +26,8 @@ const MAX_TF = 65535;
 /** Weights of a prefix completion and of a typo neighbour against the exact word (1). */
 const PREFIX_W = 0.7;
 const FUZZY_W = 0.5;
+/** Weight of another English form of the word (forms.ts). */
+const FORM_W = 0.9;
 
 class Grow32 {
   a = new Uint32Array(1 << 16);
@@ -67,12 +70,8 @@ export class CompactCore {
     // Per-page term frequencies in a reused array indexed by term id (no Map per page).
     const seen = this.seen;
     let len = 0;
-    for (const [text, w] of [
-      [fields.title, 4],
-      [fields.headings, 2],
-      [fields.text, 1],
-      [fields.name ?? '', 2],
-    ] as const) {
+    const weighted = [[fields.title, 4], [fields.headings, 2], [fields.text, 1], [fields.name ?? '', 2]] as const; // prettier-ignore
+    for (const [text, w] of weighted) {
       for (const t of tokenize(text)) {
         let tid = this.termIds.get(t);
         if (tid === undefined) {
@@ -144,15 +143,14 @@ export class CompactCore {
     return lo;
   }
 
-  private expand(tok: string, prefix: boolean, fuzzy: boolean): Array<[number, number]> {
+  private expand(tok: string, prefix: boolean, fuzzy: boolean, forms: boolean): Array<[number, number]> {
     const out: Array<[number, number]> = [];
     const at = this.lower(tok);
     if (this.terms[at] === tok) out.push([at, 1]);
-    if (prefix) {
-      for (let i = at, k = 0; i < this.terms.length && k < MAX_PREFIX_TERMS && this.terms[i]!.startsWith(tok); i++, k++) {
+    if (prefix)
+      for (let i = at, k = 0; i < this.terms.length && k < MAX_PREFIX_TERMS && this.terms[i]!.startsWith(tok); i++, k++)
         if (this.terms[i] !== tok) out.push([i, PREFIX_W]);
-      }
-    }
+    if (forms) for (const i of formsIn(this.terms, (t) => this.lower(t), tok)) if (!out.some(([t]) => t === i)) out.push([i, FORM_W]);
     if (fuzzy && !isCjk(tok) && tok.length >= 4) {
       // only terms with the same first letter (a contiguous range of the sorted terms: typos in
       // the first letter are rare, and this is 1/26th of the work) and a length within d
@@ -167,7 +165,8 @@ export class CompactCore {
     return out;
   }
 
-  search(query: string, o: { fuzzy: boolean; and: boolean; filter?: (id: number) => boolean }): CoreQuery {
+  /** `forms`: each word also matches its other English forms (forms.ts). */
+  search(query: string, o: { fuzzy: boolean; and: boolean; forms?: boolean; filter?: (id: number) => boolean }): CoreQuery {
     this.finish();
     const toks = [...new Set(queryTokens(query))].slice(0, 12);
     const N = this.docLen.length;
@@ -176,14 +175,14 @@ export class CompactCore {
     const mask = new Uint32Array(N);
     const touched: number[] = [];
     const matched: string[] = [];
-    // One token's expansions (exact, prefixes, typo neighbours): a page counts the best of them,
+    // One token's expansions (exact, prefixes, forms, typo neighbours): a page counts the best of them,
     // not their sum, and a prefix completion is never rarer than the exact word and completions
     // together (else a rare completion would outweigh the word the reader typed). A typo
     // neighbour keeps its own rarity: the rarer neighbour is the likelier meant word on a docs site.
     const best = new Float64Array(N);
     toks.forEach((tok, i) => {
       const last = i === toks.length - 1;
-      const exp = this.expand(tok, last && (tok.length >= 2 || isCjk(tok)), o.fuzzy);
+      const exp = this.expand(tok, last && (tok.length >= 2 || isCjk(tok)), o.fuzzy, o.forms === true);
       let groupDf = 0;
       for (const [t, w] of exp) if (w !== FUZZY_W) groupDf += this.offsets[t + 1]! - this.offsets[t]!;
       const groupIdf = Math.log(1 + (N - Math.min(N, groupDf) + 0.5) / (Math.min(N, groupDf) + 0.5));
@@ -194,7 +193,7 @@ export class CompactCore {
         const from = this.offsets[t]!;
         const to = this.offsets[t + 1]!;
         const own = Math.log(1 + (N - (to - from) + 0.5) / (to - from + 0.5));
-        const idf = w === PREFIX_W ? Math.min(own, groupIdf) : own;
+        const idf = w === PREFIX_W || w === FORM_W ? Math.min(own, groupIdf) : own;
         const { k1, b } = BM25;
         for (let p = from; p < to; p++) {
           const doc = this.docs[p]!;

@@ -50,7 +50,7 @@ export interface QueryOptions {
   scoresOnly?: boolean;
   /** Also give each hit's best section as plain text, cut to this many characters (`text`). */
   sectionChars?: number;
-  /** Rank pages by any of the words, not those holding all of them first (the local assistant's question words). */
+  /** Rank pages by any of the words (not all of them first), each in any of its English forms: the local assistant's questions. */
   anyWords?: boolean;
 }
 
@@ -178,7 +178,7 @@ export class SearchIndex {
    * language, version), then copies of one page collapsed into the best placed one.
    */
   private rank(q: string, hits: readonly CoreHit[], fuzzy: boolean, o: QueryOptions): CoreHit[] {
-    const shape = queryShape(q, fuzzy);
+    const shape = queryShape(q, fuzzy, o.anyWords === true);
     const current = o.page ? this.pageAt(o.page) : undefined;
     const currentTraits = o.page ? pathTraits(current?.path ?? o.page) : null;
     const asked = langTag(o.language) ?? current?.lang ?? currentTraits?.lang ?? undefined;
@@ -212,8 +212,8 @@ export class SearchIndex {
     // Exact and prefix matches first; typo tolerance only when they find too little (a word that exists is what the reader meant);
     // AND of the words, OR when that finds nothing (or at once for a question's subject words, anyWords: a page rarely holds them all).
     let fuzzy = false;
-    let res = this.core.search(q, { fuzzy, and: !o.anyWords, filter });
-    if (res.hits.length < pageSize) res = this.core.search(q, { fuzzy: (fuzzy = true), and: !o.anyWords, filter });
+    let res = this.core.search(q, { fuzzy, and: !o.anyWords, forms: o.anyWords, filter });
+    if (res.hits.length < pageSize) res = this.core.search(q, { fuzzy: (fuzzy = true), and: !o.anyWords, forms: o.anyWords, filter });
     if (res.hits.length === 0) res = this.core.search(q, { fuzzy, and: false, filter });
     const matched = res.terms;
     const hits = this.rank(q, res.hits.slice(0, RERANK), fuzzy, o).slice(0, pageSize);

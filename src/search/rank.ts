@@ -1,5 +1,6 @@
 import { isCjk, queryTokens, tokenize } from './tokenize.js';
 import { within } from './typo.js';
+import { stemOf } from './forms.js';
 
 /**
  * Ranking signals beyond BM25 (engine.ts applies them to the core's best candidates), all general,
@@ -94,9 +95,11 @@ export interface QueryShape {
   /** The query's words joined (`datamodel`, `data_model`, `pgdump`), as a file name would hold them. */
   joined: Set<string>;
   fuzzy: boolean;
+  /** Each word's Porter stem, when a word's other English forms count (`exceptions` in a title for `exception`). */
+  stems: Array<string | null> | null;
 }
 
-export function queryShape(query: string, fuzzy: boolean): QueryShape {
+export function queryShape(query: string, fuzzy: boolean, forms = false): QueryShape {
   const toks = [...new Set(queryTokens(query))].slice(0, 12);
   const joined = new Set<string>();
   if (toks.length > 1) {
@@ -106,11 +109,17 @@ export function queryShape(query: string, fuzzy: boolean): QueryShape {
     for (let i = 0; i + 1 < toks.length; i++) joined.add(toks[i]! + toks[i + 1]!);
   }
   joined.add(toks.join('').replace(/_/g, ''));
-  return { toks, joined, fuzzy };
+  return { toks, joined, fuzzy, stems: forms ? toks.map(stemOf) : null };
 }
 
-function has(words: ReadonlySet<string>, q: string, last: boolean, fuzzy: boolean): boolean {
+const sameForm = (s: QueryShape, i: number, w: string) => s.stems?.[i] != null && stemOf(w) === s.stems[i];
+
+function has(words: ReadonlySet<string>, s: QueryShape, i: number): boolean {
+  const q = s.toks[i]!;
+  const last = i === s.toks.length - 1;
+  const fuzzy = s.fuzzy;
   if (words.has(q)) return true;
+  if (s.stems !== null) for (const w of words) if (sameForm(s, i, w)) return true;
   if (!last && !fuzzy) return false;
   for (const w of words) {
     if (last && w.startsWith(q) && q.length >= 3) return true;
@@ -123,10 +132,16 @@ function has(words: ReadonlySet<string>, q: string, last: boolean, fuzzy: boolea
 function overlap(s: QueryShape, words: ReadonlySet<string>): { inField: number; covered: number } {
   if (s.toks.length === 0 || words.size === 0) return { inField: 0, covered: 0 };
   let n = 0;
-  s.toks.forEach((q, i) => void (has(words, q, i === s.toks.length - 1, s.fuzzy) && n++));
+  s.toks.forEach((_, i) => void (has(words, s, i) && n++));
   let c = 0;
   for (const w of words)
-    if (s.toks.some((q, i) => w === q || (i === s.toks.length - 1 && w.startsWith(q)) || (s.fuzzy && q.length >= 4 && within(q, w, q.length < 8 ? 1 : 2)))) c++;
+    if (
+      s.toks.some(
+        (q, i) =>
+          w === q || (i === s.toks.length - 1 && w.startsWith(q)) || sameForm(s, i, w) || (s.fuzzy && q.length >= 4 && within(q, w, q.length < 8 ? 1 : 2)),
+      )
+    )
+      c++;
   return { inField: n / s.toks.length, covered: c / words.size };
 }
 

@@ -62,6 +62,7 @@ describe("a question as the search's query", () => {
     const { searchQuery } = await import('../../src/assistant/query.js');
     expect(searchQuery('How do I run several coroutines at the same time?')).toBe('run several coroutines time');
     expect(searchQuery("What's the value of a key in a jsonb column?")).toBe('value key jsonb column');
+    expect(searchQuery("How do I find the operating system's free memory?")).toBe('find operating system free memory'); // a possessive is no word
     expect(searchQuery('¿Cómo instalo el paquete?')).toBe('Cómo instalo el paquete');
     expect(searchQuery('what is it?')).toBe('what is it');
   });

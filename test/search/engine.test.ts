@@ -47,6 +47,18 @@ describe('SearchIndex', () => {
     expect((await idx.query('hmac signature', text))[0]).not.toHaveProperty('text');
   });
 
+  it("anyWords: a question's words match their other English forms, in the text and in the title; a reader's search does not", async () => {
+    const forms: Record<string, ExtractedPage> = {
+      'copies.html': extractPage('<title>Copies of entries</title><main><p>Copies are kept for all entries.</p></main>'),
+      'notes.html': extractPage('<title>Notes</title><main><p>A copy.</p></main>'),
+    };
+    const i = SearchIndex.build(Object.entries(forms).map(([path, page]) => ({ path, page })));
+    const read = async (file: string) => forms[file] ?? null;
+    expect((await i.query('copy entry', read, { anyWords: true })).map((h) => h.metadata.page)).toEqual(['/copies', '/notes']);
+    // as typed into the search box: the words as written (the last one completed, a typo forgiven)
+    expect((await i.query('copy entry', read)).map((h) => h.metadata.page)).toEqual(['/notes']);
+  });
+
   it('prefix on the last word, typo tolerance, OR when AND finds nothing, filter by path', async () => {
     expect((await idx.query('retr', text))[0]!.path).toBe('/guide/webhooks#retry');
     expect((await idx.query('signatrue', text))[0]!.path).toBe('/guide/webhooks#verify');
