@@ -100,6 +100,20 @@ describe('helm chart: local-assistant (localAssistant.model)', () => {
     expect(find(objects, 'Secret', 'docs-airlock')!.stringData!['values.yaml']).toContain(`url: "${MODEL.url}"`);
   });
 
+  it("the install notes say the site's assistant is answered in the pods, by which model, and what the model host is sent", () => {
+    const sets = ['staticExport.bundleUrl=https://bucket.example/docs.airlock', 'trust.existingSecret=release-keys'];
+    const model = [`localAssistant.model.url=${MODEL.url}`, `localAssistant.model.name=${MODEL.name}`, 'localAssistant.model.keySecret=model-key'];
+    const notes = (more: string[]) => {
+      const r = helm.run(['install', 'docs', CHART, '--dry-run=client', '--namespace', 'docs', ...[...sets, ...more].flatMap((x) => ['--set', x])]);
+      expect(r.status, r.stderr).toBe(0);
+      return r.stdout.slice(r.stdout.indexOf('NOTES:'));
+    };
+    expect(notes(model)).toContain(`answered in the pods (local-assistant) by the model ${MODEL.name} at ${MODEL.url}, with the key in the Secret model-key.`);
+    expect(notes(model)).toContain('The model host is sent only each question, the sections quoted to answer it and the conversation');
+    expect(notes([])).not.toContain('local-assistant');
+    expect(notes([...model, 'features.local-assistant=false'])).not.toContain('local-assistant');
+  });
+
   it('half a model fails to render, naming the key that is missing', async () => {
     const cases: Array<[Record<string, unknown>, RegExp]> = [
       [{ url: MODEL.url }, /localAssistant\.model\.url needs localAssistant\.model\.name/],
