@@ -1,9 +1,8 @@
 import { rm } from 'node:fs/promises';
 import { makeTempFolder } from '../util/fsx.js';
 import { resolve } from 'node:path';
-import { resolveFeatures } from '../features/resolve.js';
 import { runChain } from '../demo/chain.js';
-import { featureOptions } from '../serve/features.js';
+import { demoFeatures, showAssistant } from '../demo/assistant.js';
 import { runServer } from '../serve/run.js';
 import { trapFor } from './interrupt.js';
 import { Progress } from './progress.js';
@@ -16,8 +15,9 @@ import { log, out, type CliContext, type Command } from './context.js';
 const usage = `usage: airlock demo [--port N] [--host H] [--dir DIR]
 
 The whole chain on the embedded stand-in of the service, with the committed fixture site:
-emulate → keygen → fetch (signed) → import (verified against that key) → serve (air-gapped).
-Prints the URL to open on stdout; Ctrl-C stops it.
+emulate → keygen → fetch (signed) → import (verified against that key) → serve (air-gapped),
+with local-assistant answering the site's assistant from its pages and the emulator's stand-in
+model; one question is asked through it. Prints the URL to open on stdout; Ctrl-C stops it.
 
   --port N   port to serve on (default: any free port)
   --host H   default 127.0.0.1
@@ -54,15 +54,16 @@ const command: Command = {
     }
     const { emulator, store } = chain;
     return runServer({
-      server: { store, ...featureOptions(resolveFeatures({ deployment: 'air-gapped' })) },
+      server: { store, ...demoFeatures(emulator.url, (line) => log(ctx, line)) },
       port,
       host,
       workers: 1,
       trap,
       hangup: 'stop',
       onUrl: (url) => {
-        log(ctx, `airlock demo: serve:   air-gapped (search, assistant, analytics off); try: airlock list --store ${store}`);
+        log(ctx, `airlock demo: serve:   air-gapped (the service's search, assistant, analytics off); try: airlock list --store ${store}`);
         out(ctx, url);
+        void showAssistant({ origin: url, store, emulatorUrl: emulator.url, log: (line) => log(ctx, line), signal: trap.signal });
       },
       log: (line) => log(ctx, line),
       onClosed: async () => {

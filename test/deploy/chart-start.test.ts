@@ -167,8 +167,10 @@ async function startPod(cmd: string, n: number): Promise<void> {
       }
       await projected(dir, data);
     } else if (vol.secret) {
-      expect(vol.secret.secretName, `${cmd}: a Secret the documentation does not create`).toBe('release-keys');
-      await projected(dir, { 'release.pub': pubPem });
+      // The Secrets the documentation creates: the trust keys, and the model server's key (key "key").
+      const documented: Record<string, Record<string, string>> = { 'release-keys': { 'release.pub': pubPem }, 'model-key': { key: 'sk-in-network-doc' } };
+      expect(Object.keys(documented), `${cmd}: a Secret the documentation does not create`).toContain(vol.secret.secretName);
+      await projected(dir, documented[vol.secret.secretName]!);
     } else {
       throw new Error(`${cmd}: volume ${m.name} of a kind this test does not lay out`);
     }
@@ -204,6 +206,12 @@ async function startPod(cmd: string, n: number): Promise<void> {
     expect(status, `${cmd}\n${err()}`).toBe(200);
     const page = await fetch(`${origin!}/`);
     expect(page.status).toBe(200);
+    // One site's release: local-assistant on exactly when the command gives a model, its key file read at
+    // start (the model server itself is asked only when a reader asks).
+    if (!cmd.includes('library.sites')) {
+      const features = (await (await fetch(`${origin!}/_airlock/features`)).json()) as { features: Record<string, boolean> };
+      expect(features.features.localAssistant, `${cmd}\n${err()}`).toBe(cmd.includes('localAssistant.model.url='));
+    }
     const pinned = /staticExport\.version=(\S+)/.exec(cmd)?.[1];
     if (pinned) expect(page.headers.get('x-airlock-version')).toBe(pinned);
     // A library: every site it lists is served (under /<domain>/), its pin kept.

@@ -203,3 +203,67 @@ has a port that is no number from 0 to 65535
 {{- end -}}
 {{- end -}}
 {{- end -}}
+
+{{/*
+local-assistant's model (localAssistant.model), checked as airlock serve checks it at start, so a
+release whose pods would exit 2 is refused here, naming the key: url and name go together; the
+url is an http(s) base URL without credentials (the key goes in keySecret), query or fragment;
+local-assistant on needs a model; the service's assistant on too would answer the same endpoint;
+a library (library.sites) does not answer it.
+*/}}
+{{- define "airlock.checkModel" -}}
+{{- $v := .Values -}}
+{{- $m := (dig "model" dict ($v.localAssistant | default dict)) -}}
+{{- $url := $m.url | default "" -}}
+{{- $name := $m.name | default "" -}}
+{{- $la := toString (dig "local-assistant" "" ($v.features | default dict)) -}}
+{{- if $v.library.sites -}}
+{{- range $k := list "url" "name" "keySecret" -}}
+{{- if get $m $k -}}
+{{- fail (printf "localAssistant.model.%s: local-assistant answers on one site's server; a library (library.sites) does not answer it: leave localAssistant.model unset, or serve that site with a release of its own" $k) -}}
+{{- end -}}
+{{- end -}}
+{{- if eq $la "true" -}}
+{{- fail "features.local-assistant=true: a library (library.sites) does not answer local-assistant: leave it off, or serve that site with a release of its own" -}}
+{{- end -}}
+{{- else -}}
+{{- if and $url (not $name) -}}
+{{- fail "localAssistant.model.url needs localAssistant.model.name (they go together: the model server, and the model it should run)" -}}
+{{- end -}}
+{{- if and $name (not $url) -}}
+{{- fail "localAssistant.model.name needs localAssistant.model.url (they go together: the model server, and the model it should run)" -}}
+{{- end -}}
+{{- if and $m.keySecret (not $url) -}}
+{{- fail "localAssistant.model.keySecret is the key of a model: set localAssistant.model.url and localAssistant.model.name too" -}}
+{{- end -}}
+{{- if and (eq $la "true") (not $url) -}}
+{{- fail "features.local-assistant=true answers with a model your network runs: set localAssistant.model.url and localAssistant.model.name" -}}
+{{- end -}}
+{{- if $url -}}
+{{- with include "airlock.urlProblem" $url -}}
+{{- fail (printf "localAssistant.model.url %s" .) -}}
+{{- end -}}
+{{- if regexMatch "^[^:]+://[^/?#]*@" $url -}}
+{{- fail "localAssistant.model.url has credentials (user:password@): the model server's key goes in a Secret named by localAssistant.model.keySecret" -}}
+{{- end -}}
+{{- if regexMatch "[?#]" $url -}}
+{{- fail "localAssistant.model.url has a query or fragment: give the model server's base URL (such as http://vllm.models.svc:8000/v1); a key goes in a Secret named by localAssistant.model.keySecret" -}}
+{{- end -}}
+{{- $assistant := toString (dig "assistant" "" ($v.features | default dict)) -}}
+{{- if and (ne $la "false") (or (eq $assistant "true") (and (eq $v.deployment.type "cloud") (ne $assistant "false"))) -}}
+{{- fail "the service's assistant is on (relayed) and so is local-assistant (localAssistant.model): both would answer the same endpoint; set features.assistant=false or features.local-assistant=false" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* local-assistant's model URL ("" when none), and the Secret holding its key ("" when none). */}}
+{{- define "airlock.modelUrl" -}}
+{{- dig "model" "url" "" (.Values.localAssistant | default dict) -}}
+{{- end -}}
+
+{{- define "airlock.modelKeySecret" -}}
+{{- if and (include "airlock.modelUrl" .) (not .Values.library.sites) -}}
+{{- dig "model" "keySecret" "" (.Values.localAssistant | default dict) -}}
+{{- end -}}
+{{- end -}}
