@@ -30,6 +30,9 @@ export class RetrievalNotReady extends Error {
   }
 }
 
+/** The answer was stopped by the server (it is shutting down): said to the reader in an `error` part. */
+export class AnswerStopped extends Error {}
+
 /** Context items (what the reader selected) ask the search too, for this many sections more. */
 const CONTEXT_SECTIONS = 2;
 
@@ -50,17 +53,18 @@ export async function prepareAnswer(req: ParsedAssistantRequest, d: AnswerDeps, 
   const messages = buildPrompt({ domain: d.domain, sections, history: thread.history, question: q, context, currentPath: req.currentPath });
   const words = d.model(messages, signal)[Symbol.asyncIterator]();
   const first = await words.next(); // a ModelError here: nothing sent yet (503)
-  return relay(first, words, sections, thread.id, (answer) => d.threads.add(thread.id, req.fp, { question: q, answer }), d.exists);
+  const done = (answer: string) => d.threads.add(thread.id, req.fp, { question: q, answer });
+  return relay(first, words, sections, { threadId: thread.id, done, exists: d.exists, signal });
 }
 
 async function* relay(
   first: IteratorResult<string>,
   words: AsyncIterator<string>,
   sections: readonly Section[],
-  threadId: string,
-  done: (answer: string) => void,
-  exists: (path: string) => boolean,
+  o: { threadId: string; done: (answer: string) => void; exists: (path: string) => boolean; signal: AbortSignal },
 ): AsyncGenerator<UiMessageChunk> {
+  // An answer the server stopped (the model's words end when aborted) is cut, not complete: said, not kept.
+  const stopped = () => (o.signal.reason instanceof AnswerStopped ? o.signal.reason.message : null);
   const textId = `txt_${randomBytes(6).toString('hex')}`;
   yield { type: 'start', messageId: `msg_${randomBytes(10).toString('hex')}` };
   yield { type: 'start-step' };
@@ -75,15 +79,17 @@ async function* relay(
     }
   } catch (err) {
     yield { type: 'text-end', id: textId };
-    yield { type: 'error', errorText: err instanceof ModelError ? err.message : 'the model broke off its answer' };
+    yield { type: 'error', errorText: stopped() ?? (err instanceof ModelError ? err.message : 'the model broke off its answer') };
     return;
   }
   yield { type: 'text-end', id: textId };
+  const stop = stopped();
+  if (stop !== null) return yield { type: 'error', errorText: stop };
   for (const [i, s] of cited(answer, sections).entries())
-    if (exists(s.path.replace(/#.*$/, ''))) yield { type: 'source-url', sourceId: `src_${i + 1}`, url: s.path, title: s.title };
+    if (o.exists(s.path.replace(/#.*$/, ''))) yield { type: 'source-url', sourceId: `src_${i + 1}`, url: s.path, title: s.title };
   yield { type: 'finish-step' };
-  yield { type: 'finish', messageMetadata: { threadId } };
-  done(answer);
+  yield { type: 'finish', messageMetadata: { threadId: o.threadId } };
+  o.done(answer);
 }
 
 /** The sections an answer cites (`[2]`), one per page, in the order first cited; none when it cites none. */

@@ -5,7 +5,7 @@ import type { LocalSearch } from '../search/service.js';
 import { DEFAULT_LIMITS, RelayLimiter, type RelayLimits } from '../relay/limits.js';
 import { validateAssistant } from '../relay/validate.js';
 import { DEFAULT_MAX_BODY_BYTES, readJsonBody } from '../util/json-body.js';
-import { prepareAnswer, RetrievalNotReady } from './answer.js';
+import { AnswerStopped, prepareAnswer, RetrievalNotReady } from './answer.js';
 import { ModelError, streamChat, type ModelOptions } from './model.js';
 import type { Section } from './prompt.js';
 import { Threads, type ThreadLimits } from './threads.js';
@@ -29,7 +29,11 @@ export interface LocalAssistantOptions {
 export interface LocalAssistant {
   app: Hono<AppEnv>;
   claims(method: string, path: string): boolean;
+  /** The server is shutting down: answers being streamed end now with an `error` part saying so; new questions get 503. */
+  close(): void;
 }
+
+const SHUTTING_DOWN = 'the server is shutting down; ask again in a moment';
 
 const PATH = /^\/discovery\/v2\/assistant\/[^/]+\/message$/;
 /** Each quoted section is cut to this many characters (the prompt's bound shares them out too). */
@@ -40,6 +44,8 @@ export function createLocalAssistant(o: LocalAssistantOptions, search: LocalSear
   const threads = new Threads(o.threads, o.now);
   const log = o.log ?? (() => {});
   const app = new Hono<AppEnv>();
+  const live = new Set<AbortController>();
+  let closing = false;
 
   const unavailable = (c: Context<AppEnv>, error: string, retryAfterSec: number) => {
     c.header('Retry-After', String(retryAfterSec));
@@ -48,6 +54,7 @@ export function createLocalAssistant(o: LocalAssistantOptions, search: LocalSear
 
   app.post('/discovery/v2/assistant/:domain/message', async (c) => {
     void c.req.raw.signal; // created now, so a disconnect during the checks is seen later
+    if (closing) return unavailable(c, SHUTTING_DOWN, 5);
     const over = limiter.admit(c.env.incoming);
     if (over) {
       c.header('Retry-After', String(over.retryAfterSec));
@@ -63,6 +70,8 @@ export function createLocalAssistant(o: LocalAssistantOptions, search: LocalSear
       return c.json({ error: `unknown domain ${JSON.stringify(domain.slice(0, 253))}: this server answers for ${idx.domain} only` }, 404);
     const abort = new AbortController();
     c.req.raw.signal.addEventListener('abort', () => abort.abort(), { once: true });
+    live.add(abort);
+    const ended = () => live.delete(abort);
     let chunks;
     try {
       chunks = await prepareAnswer(
@@ -81,6 +90,8 @@ export function createLocalAssistant(o: LocalAssistantOptions, search: LocalSear
         abort.signal,
       );
     } catch (err) {
+      ended();
+      if (abort.signal.reason instanceof AnswerStopped) return unavailable(c, SHUTTING_DOWN, 5);
       if (err instanceof RetrievalNotReady) return unavailable(c, err.message, err.retryAfterSec);
       if (err instanceof ModelError) {
         log(`airlock serve: local-assistant: ${err.message}: ${err.detail}`);
@@ -95,12 +106,14 @@ export function createLocalAssistant(o: LocalAssistantOptions, search: LocalSear
         async pull(ctrl) {
           const r = await it.next();
           if (r.done) {
+            ended();
             ctrl.enqueue(encoder.encode('data: [DONE]\n\n'));
             return ctrl.close();
           }
           ctrl.enqueue(encoder.encode(`data: ${JSON.stringify(r.value)}\n\n`));
         },
         cancel() {
+          ended();
           abort.abort();
           void it.return?.(undefined);
         },
@@ -121,7 +134,11 @@ export function createLocalAssistant(o: LocalAssistantOptions, search: LocalSear
 
   app.all('/discovery/v2/assistant/:domain/message', (c) => c.json({ error: 'use POST with the assistant request as a JSON body' }, 405, { Allow: 'POST' }));
 
-  return { app, claims: (_method, path) => PATH.test(path) };
+  const close = () => {
+    closing = true;
+    for (const a of live) a.abort(new AnswerStopped(SHUTTING_DOWN));
+  };
+  return { app, claims: (_method, path) => PATH.test(path), close };
 }
 
 /** The factory serve's feature options take (they make the local search it retrieves from). */

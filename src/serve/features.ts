@@ -12,6 +12,8 @@ import type { AirlockServerOptions } from './server.js';
 export interface RelayMount {
   app: Hono<AppEnv>;
   claims(method: string, path: string): boolean;
+  /** The server is shutting down: end long answers now (local-assistant's streams), before connections are waited for. */
+  close?(): void;
 }
 
 /**
@@ -31,7 +33,7 @@ export function featureOptions(
     /** local-assistant (src/assistant): its routes, given the local search it retrieves from; used when the feature is on. */
     assistant?: ((search: LocalSearch) => RelayMount) | null;
   } = {},
-): Pick<AirlockServerOptions, 'features' | 'csp' | 'htmlTransform' | 'appRoute' | 'app' | 'onVersion' | 'onClose' | 'localSearch'> {
+): Pick<AirlockServerOptions, 'features' | 'csp' | 'htmlTransform' | 'appRoute' | 'app' | 'onVersion' | 'onClosing' | 'onClose' | 'localSearch'> {
   const doc = featuresDocument(resolved);
   // local-search: the index is prepared in a search worker, off the critical path; the dialog
   // script and its API are same-origin. local-assistant retrieves from the same index.
@@ -62,6 +64,7 @@ export function featureOptions(
     ...(search
       ? { onVersion: (idx) => search.use(idx.source, idx.preparing?.htmlDone, o.searchOnDemand), onClose: () => search.close(), localSearch: search }
       : {}),
+    ...(local?.close ? { onClosing: () => local.close!() } : {}),
     features: () => doc,
     csp: ({ scriptHashes, styleHashes }) => cspFor(resolved, { scriptHashes, styleHashes }),
     // Run on worker threads at load and cached on disk per options (html-pages.ts).

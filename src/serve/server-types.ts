@@ -63,6 +63,8 @@ export interface AirlockServerOptions {
   metrics?: ServeMetrics;
   /** Called with every version index swapped in (start, switch, repair): derived data such as local search. */
   onVersion?: (idx: LoadedIndex) => void;
+  /** Called when the server begins to close, before in-flight requests are waited for (streams that would not end by themselves end). */
+  onClosing?: () => void;
   /** Called once when the server has closed. */
   onClose?: () => Promise<void>;
   /** Local search of the served version (featureOptions, when local-search is on): a library searches its sites with it. */

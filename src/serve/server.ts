@@ -173,6 +173,7 @@ export async function createAirlockServer(o: AirlockServerOptions): Promise<Airl
     },
     close: async (graceMs = 10_000) => {
       // Stop accepting, let in-flight requests finish, end connections with none at once.
+      o.onClosing?.();
       await (tls ? tls.close(graceMs) : stop!(graceMs));
       await closeSite();
     },

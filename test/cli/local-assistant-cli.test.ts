@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { readUIMessageStream, type UIMessage } from 'ai';
 import { cleanup, get, setActive, tempRoot, writeVersion } from '../serve/helpers.js';
 import { airlockAsync, startServer, stopAll, type Server } from '../helpers/bin.js';
@@ -129,6 +131,35 @@ describe('local-assistant (binary, against the stand-in model)', () => {
     expect(((await res!.json()) as { error: string }).error).toMatch(/^the assistant is unavailable now: the model could not be reached/);
     await until(() => stderr.includes('local-assistant'), { timeoutMs: 5_000 });
     expect(stderr).not.toContain(KEY);
+  });
+
+  it('SIGTERM while an answer streams: the answer ends at once with an error part saying so, and the server exits', async () => {
+    // a model that says one word, then nothing more (until the test ends)
+    const stalled = createServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`data: ${JSON.stringify({ choices: [{ delta: { content: 'Run ' } }] })}\n\n`);
+    });
+    await new Promise<void>((r) => stalled.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${(stalled.address() as AddressInfo).port}/v1`;
+      const srv = await serve(['--assistant-model', url, '--assistant-model-name', 'm']);
+      let res: Response | undefined;
+      await until(async () => (res = await ask(srv.url, body('install'))).status === 200, { timeoutMs: 20_000 });
+      const reader = res!.body!.getReader();
+      let text = '';
+      while (!text.includes('text-delta')) text += new TextDecoder().decode((await reader.read()).value);
+      const t0 = performance.now();
+      const exit = srv.stop();
+      for (let r = await reader.read(); !r.done; r = await reader.read()) text += new TextDecoder().decode(r.value);
+      expect(text).toContain(`"type":"error","errorText":"the server is shutting down; ask again in a moment"`);
+      expect(text).not.toContain('"type":"finish"');
+      expect(await exit).toBe(0);
+      expect(performance.now() - t0).toBeLessThan(5_000); // not the 10 s grace
+    } finally {
+      stalled.closeAllConnections();
+      stalled.close();
+    }
   });
 
   it('the model can be given in a values file (localAssistant.model), as the chart does', async () => {
