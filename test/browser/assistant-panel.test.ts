@@ -40,6 +40,9 @@ const SITE: Record<string, string> = {
   'index.html': page('Docs', '<p>Welcome to the documentation.</p>'),
   'guide/setup/index.html': page('Setup guide', '<p>Install the server on one machine, then import a package.</p>'),
   'guide/tokens/index.html': page('Rotating tokens', `<p>${HOSTILE}</p><h2 id="schedule">Schedule</h2><p>Tokens are rotated every 90 days.</p>`),
+  // a page whose own code adds the export's assistant widget after the panel's script ran
+  'guide/late/index.html': page('Late widget', '<p>A widget arrives later.</p><script src="/late.js" defer></script>'),
+  'late.js': "document.body.appendChild(Object.assign(document.createElement('div'), { id: 'assistant-widget', textContent: 'the export widget' }));",
   'favicon.ico': 'icon',
 };
 
@@ -218,6 +221,16 @@ describe("local-assistant's panel on a site without an assistant widget (air-gap
     expect(await p.locator('script[src="/_airlock/assistant.js"]').count()).toBe(1);
     expect(await p.locator('.airlock-assistant-trigger, dialog.airlock-assistant').count()).toBe(0);
     expect(await p.locator('button.airlock-search-trigger').isVisible()).toBe(true);
+    expect(rec.pageErrors).toEqual([]);
+  });
+
+  it("takes itself away when the page's own code adds the export's widget before load", async () => {
+    const origin = await serve(store);
+    const p = await newPage();
+    const rec = record(p);
+    await p.goto(origin + '/guide/late/', { waitUntil: 'load' });
+    expect(await p.locator('#assistant-widget').textContent()).toBe('the export widget');
+    await expect.poll(() => p.locator('.airlock-assistant-trigger, dialog.airlock-assistant').count()).toBe(0);
     expect(rec.pageErrors).toEqual([]);
   });
 });
