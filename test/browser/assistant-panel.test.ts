@@ -168,8 +168,13 @@ describe("local-assistant's panel on a site without an assistant widget (air-gap
     const origin = await serve(store);
     const p = await newPage();
     const rec = record(p);
-    const answers = [
+    const answers: Array<{ status: number; headers: Record<string, string>; body: string }> = [
       { status: 429, headers: { 'retry-after': '120', 'content-type': 'application/json' }, body: JSON.stringify({ error: 'rate limit reached' }) },
+      {
+        status: 503,
+        headers: { 'retry-after': '30', 'content-type': 'application/json' },
+        body: JSON.stringify({ error: 'the assistant is unavailable now: the model server did not answer' }),
+      },
       {
         status: 200,
         headers: { 'content-type': 'text/event-stream; charset=utf-8' },
@@ -196,9 +201,15 @@ describe("local-assistant's panel on a site without an assistant widget (air-gap
     await expect.poll(() => first.getAttribute('aria-busy')).toBe('false');
     expect(await first.textContent()).toBe('Too many questions for now (rate limit reached). Please ask again in 2 minutes.');
 
+    await p.keyboard.type('Now?');
+    await p.keyboard.press('Enter');
+    const down = dialog.locator('.airlock-assistant-answer').nth(1);
+    await expect.poll(() => down.getAttribute('aria-busy')).toBe('false');
+    expect(await down.textContent()).toBe('The assistant is unavailable now: the model server did not answer. Please ask again in 30 seconds.');
+
     await p.keyboard.type('Again?');
     await p.keyboard.press('Enter');
-    const second = dialog.locator('.airlock-assistant-answer').nth(1);
+    const second = dialog.locator('.airlock-assistant-answer').nth(2);
     await expect.poll(() => second.getAttribute('aria-busy')).toBe('false');
     expect(await second.locator('ul > li').allTextContents()).toEqual(['one x (javascript:window.__pwned=1)', 'two <b>bold</b>']);
     expect(await second.locator('pre > code').textContent()).toBe('<script>alert(1)</script>');

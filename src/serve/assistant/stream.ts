@@ -41,7 +41,7 @@ export const STREAM = String.raw`
     var why = body && typeof body.error === 'string' ? body.error.slice(0, 300) : '';
     var when = later(res.headers.get('retry-after'));
     if (res.status === 429) return 'Too many questions for now' + (why ? ' (' + why + ')' : '') + '. Please ask again ' + when + '.';
-    if (res.status === 503) return 'The assistant cannot answer right now' + (why ? ': ' + why : '') + '. Please ask again ' + when + '.';
+    if (res.status === 503) return (why ? why.charAt(0).toUpperCase() + why.slice(1).replace(/[.;]\s*$/, '') : 'The assistant cannot answer right now') + '. Please ask again ' + when + '.';
     return 'The assistant is unavailable (HTTP ' + res.status + ')' + (why ? ': ' + why : '') + '.';
   }
 `;
