@@ -14,6 +14,8 @@ const RULES: ReadonlyArray<{ feature: Feature; match: (path: string) => boolean 
   { feature: 'analytics', match: (p) => ANALYTICS_PATH_PREFIXES.some((prefix) => p.startsWith(prefix)) },
   // airlock's own local search (its API and its dialog script): 404 when local-search is off.
   { feature: 'local-search', match: (p) => p === '/_airlock/search.js' || p === '/_airlock/search.css' || p.startsWith('/_airlock/search/') },
+  // airlock's own assistant panel (its script and stylesheet): 404 when local-assistant is off.
+  { feature: 'local-assistant', match: (p) => p === '/_airlock/assistant.js' || p === '/_airlock/assistant.css' },
 ];
 
 /**

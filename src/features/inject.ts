@@ -68,7 +68,20 @@ export function hideStyle(resolved: ResolvedFeatures, overrides: WidgetOverrides
  */
 export const LOCAL_SEARCH_SCRIPT = '/_airlock/search.js';
 
-/** Everything injected at the start of `<head>`, in order: meta, flags script, hide style, local search. */
+/**
+ * The assistant panel of local-assistant, a same-origin script file like the search dialog's,
+ * served by src/serve while local-assistant is on. Its `data-widget` attribute carries the
+ * selectors of the export's own assistant widget (widgets.ts, with the configured overrides): the
+ * panel stays out of pages that hold that widget, which local-assistant keeps and answers.
+ */
+export const LOCAL_ASSISTANT_SCRIPT = '/_airlock/assistant.js';
+
+function assistantTag(overrides: WidgetOverrides): string {
+  const widget = widgetsFor('assistant', overrides).selectors.join(', ');
+  return `<script src="${LOCAL_ASSISTANT_SCRIPT}" defer data-airlock="local-assistant" data-widget="${escapeAttr(widget)}"></script>`;
+}
+
+/** Everything injected at the start of `<head>`, in order: meta, flags script, hide style, local search, local assistant. */
 export function headInjection(resolved: ResolvedFeatures, overrides: WidgetOverrides = {}): { html: string; script: InlineCode; style: InlineCode | null } {
   const script = featuresScript(resolved);
   const style = hideStyle(resolved, overrides);
@@ -76,6 +89,7 @@ export function headInjection(resolved: ResolvedFeatures, overrides: WidgetOverr
     featuresMeta(resolved) +
     `<script>${script.code}</script>` +
     (style ? `<style data-airlock="hide">${style.code}</style>` : '') +
-    (resolved.features.localSearch ? `<script src="${LOCAL_SEARCH_SCRIPT}" defer data-airlock="local-search"></script>` : '');
+    (resolved.features.localSearch ? `<script src="${LOCAL_SEARCH_SCRIPT}" defer data-airlock="local-search"></script>` : '') +
+    (resolved.features.localAssistant ? assistantTag(overrides) : '');
   return { html, script, style };
 }

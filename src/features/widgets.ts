@@ -38,7 +38,8 @@ export const DEFAULT_WIDGETS: Readonly<Record<Feature, FeatureWidgets>> = {
   'static-export': { selectors: [], scripts: [] },
   // airlock's own dialog is injected only while local-search is on: when off there is nothing to hide.
   'local-search': { selectors: [], scripts: [] },
-  // Answers the service's assistant widget (kept while local-assistant is on): nothing of its own to hide.
+  // Answers the service's assistant widget (kept while local-assistant is on); airlock's own panel is injected
+  // only while it is on (and gives way to that widget): nothing of its own to hide.
   'local-assistant': { selectors: [], scripts: [] },
 };
 

@@ -5,6 +5,7 @@ import { LocalSearch } from '../search/service.js';
 import type { SearchPool } from '../search/pool.js';
 import { searchRoutes } from './search/route.js';
 import { searchAssets } from './search/ui.js';
+import { assistantAssets } from './assistant/ui.js';
 import type { AppEnv } from './app.js';
 import type { AirlockServerOptions } from './server.js';
 
@@ -60,6 +61,8 @@ export function featureOptions(
     app.route('/', searchAssets());
     app.route('/', searchRoutes(search));
   }
+  // local-assistant's panel (for exports without an assistant widget of their own): same-origin files, injected while it is on.
+  if (isOn(resolved, 'local-assistant')) app.route('/', assistantAssets());
   return {
     ...(search
       ? { onVersion: (idx) => search.use(idx.source, idx.preparing?.htmlDone, o.searchOnDemand), onClose: () => search.close(), localSearch: search }

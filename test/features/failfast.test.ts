@@ -10,6 +10,13 @@ describe('fail fast for features that are off', () => {
     expect(featureForPath('POST', '/_vercel/insights/view')).toBe('analytics');
   });
 
+  it("airlock's own panels' files belong to their features: the search dialog's and the assistant panel's", () => {
+    expect(featureForPath('GET', '/_airlock/search.js')).toBe('local-search');
+    expect(featureForPath('GET', '/_airlock/assistant.js')).toBe('local-assistant');
+    expect(featureForPath('GET', '/_airlock/assistant.css')).toBe('local-assistant');
+    expect(featureForPath('GET', '/_airlock/assistant.json')).toBeNull();
+  });
+
   it('leaves site pages alone, also pages that merely live under /discovery/', () => {
     for (const p of [
       '/',

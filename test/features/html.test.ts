@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   ANALYTICS_VENDORS,
+  DEFAULT_WIDGETS,
   cspFor,
   featuresDocument,
   featuresScript,
@@ -128,6 +129,22 @@ describe('transformHtml on the committed fixture site', () => {
     expect(out).toContain('<meta name="docs-api-base" content="/">');
     expect(out).not.toContain('id="search-bar"'); // the service's search stays removed
     expect(hiddenSelectors(r)).not.toContain('#assistant-widget');
+  });
+
+  it("local-assistant on: the assistant panel's script is injected, naming the export's own widget it gives way to; off: no panel", async () => {
+    const [, bytes] = pages.find(([p]) => p === 'index.html')!;
+    const on = resolveFeatures({ deployment: 'air-gapped', enable: ['local-assistant'] });
+    const out = (await transformHtml(bytes, ctx(on, { assistantBase: '/' }))).toString();
+    const tag = /<script src="\/_airlock\/assistant\.js" defer data-airlock="local-assistant" data-widget="([^"]*)"><\/script>/.exec(out);
+    expect(tag).not.toBeNull();
+    const widget = tag![1]!.replaceAll('&quot;', '"');
+    expect(widget.split(', ')).toEqual(DEFAULT_WIDGETS.assistant.selectors);
+    expect(out.indexOf('/_airlock/search.js')).toBeLessThan(out.indexOf('/_airlock/assistant.js')); // the search button first, the panel beside it
+    // configured selectors of the export's widget replace the defaults, escaped for the attribute
+    const own = (await transformHtml(bytes, ctx(on, { hideSelectors: { assistant: { selectors: ['aside[data-bot="x"]'] } } }))).toString();
+    expect(own).toContain('data-widget="aside[data-bot=&quot;x&quot;]"');
+    for (const off of [AIR, resolveFeatures({ deployment: 'client-hosted', enable: ['assistant', 'local-search'] })])
+      expect((await transformHtml(bytes, ctx(off))).toString()).not.toContain('/_airlock/assistant.js');
   });
 
   it('configured widgets: listed scripts and selectors go; a selector the streaming rewriter cannot match is still hidden', async () => {
