@@ -41,6 +41,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { extractPage } from '../src/search/extract.js';
 import { SearchIndex, type QueryOptions } from '../src/search/engine.js';
 import { readBounded, searchablePages } from '../src/search/build.js';
+import { PageTexts } from '../src/search/page-texts.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const OUT = join(ROOT, 'bench/out/real');
@@ -170,7 +171,9 @@ async function airlockRun(
   const idx = SearchIndex.create();
   for (const path of await htmlFiles(siteDir)) idx.add(path, extractPage(await readBounded(join(siteDir, path))));
   const buildMs = performance.now() - t0;
-  const pageText = async (file: string) => extractPage(await readBounded(join(siteDir, file)));
+  // as a search worker does (src/search/worker-entry.ts): pages' text kept for the next queries
+  const texts = new PageTexts(8_000_000);
+  const pageText = (file: string) => texts.get(site, file, async () => extractPage(await readBounded(join(siteDir, file))));
   for (const j of js) {
     const t = performance.now();
     const hits = await idx.query(ask(j.q), pageText, { ...options, pageSize: 10 });

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { loadOrBuild, readBounded, type BuildInput, type BuildReport } from './build.js';
 import { extractPage } from './extract.js';
 import type { SearchIndex, QueryOptions, SearchHit } from './engine.js';
+import { PageTexts } from './page-texts.js';
 
 /**
  * A search worker of the pool (pool.ts): holds the indexes the pool gave it, each under its key,
@@ -28,11 +29,14 @@ interface Held {
 const port = parentPort!;
 const held = new Map<string, Held>();
 const send = (m: WorkerMessage) => port.postMessage(m);
+/** Characters of extracted page text kept for the next queries, for all the indexes this worker holds (about 2 bytes each at most). */
+const texts = new PageTexts(8_000_000);
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 port.on('message', (m: PoolRequest) => {
-  if (m.type === 'drop') return void held.delete(m.key);
+  if (m.type === 'drop') return void (held.delete(m.key), texts.drop(m.key));
   if (m.type === 'load') {
+    texts.drop(m.key);
     const h: Held = { gen: m.gen, siteDir: m.input.siteDir, index: null };
     held.set(m.key, h);
     loadOrBuild(m.input).then(
@@ -50,7 +54,7 @@ port.on('message', (m: PoolRequest) => {
   }
   const h = held.get(m.key);
   if (!h?.index) return void send({ type: 'result', id: m.id, error: 'not ready' });
-  const text = async (file: string) => extractPage(await readBounded(join(h.siteDir, file)));
+  const text = (file: string) => texts.get(m.key, file, async () => extractPage(await readBounded(join(h.siteDir, file))));
   h.index.query(m.query, text, m.options).then(
     (hits) => send({ type: 'result', id: m.id, hits }),
     (err: unknown) => send({ type: 'result', id: m.id, error: message(err) }),
