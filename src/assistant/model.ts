@@ -85,7 +85,10 @@ export async function* streamChat(o: ModelOptions, messages: readonly ChatMessag
   }, t.totalMs);
   // Our own timers bound the first token and each silence (a model may send its headers at once and think for a minute).
   const dispatcher = o.dispatcher ?? new Agent({ connect: { timeout: t.connectMs }, headersTimeout: 0, bodyTimeout: 0 });
-  const fail = (message: string, detail: string) => new ModelError(message, detail, !started);
+  // What a model host sends back (a type, a chunk) may echo the key, in any case: never said with it.
+  const echo = o.key === null ? null : new RegExp(o.key.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'gi');
+  const scrub = (text: string) => redact(echo === null ? text : text.replace(echo, '[REDACTED]'));
+  const fail = (message: string, detail: string) => new ModelError(scrub(message), scrub(detail), !started);
   try {
     wait(t.firstTokenMs, `sent no answer within ${t.firstTokenMs / 1000} s`);
     const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'text/event-stream', 'user-agent': 'airlock-assistant' };

@@ -1,6 +1,7 @@
 import { Hono, type Context } from 'hono';
 import type { AppEnv } from '../serve/app.js';
 import { indexOf } from '../serve/app.js';
+import type { LoadedIndex } from '../serve/version-index.js';
 import type { LocalSearch } from '../search/service.js';
 import { DEFAULT_LIMITS, RelayLimiter, type RelayLimits } from '../relay/limits.js';
 import { validateAssistant } from '../relay/validate.js';
@@ -31,6 +32,8 @@ export interface LocalAssistant {
   claims(method: string, path: string): boolean;
   /** The server is shutting down: answers being streamed end now with an `error` part saying so; new questions get 503. */
   close(): void;
+  /** The version now served (each switch): an answer's sources are the pages it has when they are sent. */
+  onVersion(idx: LoadedIndex): void;
 }
 
 const SHUTTING_DOWN = 'the server is shutting down; ask again in a moment';
@@ -46,6 +49,7 @@ export function createLocalAssistant(o: LocalAssistantOptions, search: LocalSear
   const app = new Hono<AppEnv>();
   const live = new Set<AbortController>();
   let closing = false;
+  let served: LoadedIndex | null = null;
 
   const unavailable = (c: Context<AppEnv>, error: string, retryAfterSec: number) => {
     c.header('Retry-After', String(retryAfterSec));
@@ -83,7 +87,7 @@ export function createLocalAssistant(o: LocalAssistantOptions, search: LocalSear
             if (a.status !== 'ready') throw new RetrievalNotReady(a.retryAfterSec);
             return a.hits.map((h): Section => ({ path: h.path, title: h.metadata.title, heading: h.metadata.heading, text: h.text ?? '' }));
           },
-          exists: (path) => idx.routes.has(path),
+          exists: (path) => (served ?? idx).routes.has(path), // a switch while it answered: the pages served now
           model: (messages, signal) => streamChat(o.model, messages, signal),
           threads,
         },
@@ -138,7 +142,7 @@ export function createLocalAssistant(o: LocalAssistantOptions, search: LocalSear
     closing = true;
     for (const a of live) a.abort(new AnswerStopped(SHUTTING_DOWN));
   };
-  return { app, claims: (_method, path) => PATH.test(path), close };
+  return { app, claims: (_method, path) => PATH.test(path), close, onVersion: (idx) => void (served = idx) };
 }
 
 /** The factory serve's feature options take (they make the local search it retrieves from). */

@@ -28,6 +28,8 @@ interface Thread {
 }
 
 const digest = (fp: string) => createHash('sha256').update(fp).digest('base64');
+/** The first `max` characters as a string of their own: a slice may keep the whole original alive (a 120 KB question for 4,000 characters kept). */
+const own = (s: string, max: number) => Buffer.from(s.slice(0, max), 'utf16le').toString('utf16le');
 
 export class Threads {
   private readonly map = new Map<string, Thread>();
@@ -56,7 +58,7 @@ export class Threads {
   add(id: string, fp: string, turn: Turn): void {
     const owner = digest(fp);
     const max = this.limits.maxTurnChars;
-    const kept = { question: turn.question.slice(0, max), answer: turn.answer.slice(0, max) };
+    const kept = { question: own(turn.question, max), answer: own(turn.answer, max) };
     const old = this.map.get(id);
     const turns = old !== undefined && old.fp === owner ? [...old.turns, kept].slice(-this.limits.maxTurns) : [kept];
     this.drop(id); // Map order is insertion order: re-inserted, it is the newest

@@ -7,6 +7,7 @@ import { searchRoutes } from './search/route.js';
 import { searchAssets } from './search/ui.js';
 import { assistantAssets } from './assistant/ui.js';
 import type { AppEnv } from './app.js';
+import type { LoadedIndex } from './version-index.js';
 import type { AirlockServerOptions } from './server.js';
 
 /** Relays (src/relay) to mount for features that are on: their routes and the paths they answer. */
@@ -15,6 +16,8 @@ export interface RelayMount {
   claims(method: string, path: string): boolean;
   /** The server is shutting down: end long answers now (local-assistant's streams), before connections are waited for. */
   close?(): void;
+  /** Each version swapped in (local-assistant names only pages the served version has). */
+  onVersion?(idx: LoadedIndex): void;
 }
 
 /**
@@ -65,7 +68,11 @@ export function featureOptions(
   if (isOn(resolved, 'local-assistant')) app.route('/', assistantAssets());
   return {
     ...(search
-      ? { onVersion: (idx) => search.use(idx.source, idx.preparing?.htmlDone, o.searchOnDemand), onClose: () => search.close(), localSearch: search }
+      ? {
+          onVersion: (idx) => (search.use(idx.source, idx.preparing?.htmlDone, o.searchOnDemand), local?.onVersion?.(idx)),
+          onClose: () => search.close(),
+          localSearch: search,
+        }
       : {}),
     ...(local?.close ? { onClosing: () => local.close!() } : {}),
     features: () => doc,

@@ -125,6 +125,22 @@ describe('the model client', () => {
     expect(r.text).toBe('proxy saw Bearer [REDACTED] and svc_dsc_[REDACTED] here');
   });
 
+  it('a model host that echoes the key in what it is refused for (its content type, a chunk), in any case: the refusal never carries it', async () => {
+    const key = 'sk-MiXeD-Case-Secret-42';
+    const url = await fake((req, res) => {
+      const bearer = String(req.headers.authorization).slice('Bearer '.length);
+      if (req.url!.includes('type')) res.writeHead(200, { 'content-type': `x/${bearer} svc_dsc_0123456789abcdef` }).end();
+      else res.writeHead(200, SSE).end(`data: <html>${bearer}</html>\n\n`);
+    });
+    for (const path of ['type/v1', 'chunk/v1']) {
+      const r = await collect({ url: url.replace(/v1$/, path), name: 'm', key });
+      const said = `${r.error!.message} ${r.error!.detail}`;
+      expect(said.toLowerCase()).not.toContain(key.toLowerCase());
+      expect(said).not.toContain('svc_dsc_0123456789abcdef');
+      expect(said).toContain('[REDACTED]');
+    }
+  });
+
   it('a stream of one endless line, or more than its byte bound: ended in words, the server not held', async () => {
     const url = await fake((_q, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });

@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { getHeapStatistics, setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { Threads } from '../../src/assistant/threads.js';
 import { buildPrompt } from '../../src/assistant/prompt.js';
 
@@ -30,6 +32,21 @@ describe('conversations kept in memory', () => {
     }
     expect(t.size).toBe(5); // 5 threads of 20 characters
     expect(t.open(ids.at(-1), 'f'.repeat(100_000)).history).toEqual([{ question: 'q'.repeat(10), answer: 'a'.repeat(10) }]);
+  });
+
+  it('a long question kept cut holds only what is kept in memory, not the whole question it was cut from', () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const t = new Threads();
+    const heap = () => (gc(), getHeapStatistics().used_heap_size);
+    const before = heap();
+    for (let i = 0; i < 300; i++) {
+      const question = `${i} ${'why '.repeat(30_000)}`; // 120 KB each, 36 MB in all
+      const { id } = t.open(undefined, `fp-${i}`);
+      t.add(id, `fp-${i}`, { question, answer: `answer ${i} ${'ok '.repeat(10_000)}` });
+    }
+    expect(t.size).toBe(300);
+    expect(heap() - before).toBeLessThan(12_000_000); // 300 × 8,000 characters kept, not 300 × 150 KB
   });
 
   it("another fp naming a thread gets a new one, never the other reader's conversation", () => {

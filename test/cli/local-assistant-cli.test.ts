@@ -162,6 +162,48 @@ describe('local-assistant (binary, against the stand-in model)', () => {
     }
   });
 
+  it('a switch while it answers: the sources are the pages the version served then has (none that now answer 404)', async () => {
+    const switching = join(root, 'switching');
+    const pages = {
+      'index.html': '<!doctype html><title>Home</title><h1>Welcome</h1><p>Start with the guide.</p>',
+      'guide/install.html': '<!doctype html><title>Install</title><h1>Install</h1><p>Run the installer as root.</p>',
+    };
+    await writeVersion(switching, 'v1', pages, { domain: DOMAIN });
+    await setActive(switching, 'v1');
+    let release = () => {};
+    const released = new Promise<void>((r) => (release = r));
+    // a model that cites [1] (the install page), then waits for the switch before it ends
+    const slow = createServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`data: ${JSON.stringify({ choices: [{ delta: { content: 'Run the installer [1]. ' } }] })}\n\n`);
+      void released.then(() => res.end(`data: ${JSON.stringify({ choices: [{ delta: { content: 'Done.' } }] })}\n\ndata: [DONE]\n\n`));
+    });
+    await new Promise<void>((r) => slow.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${(slow.address() as AddressInfo).port}/v1`;
+      const srv = await startServer(['serve', '--store', switching, '--port', '0', '--assistant-model', url, '--assistant-model-name', 'm'], {
+        timeoutMs: 15_000,
+      });
+      let res: Response | undefined;
+      await until(async () => (res = await ask(srv.url, body('install'))).status === 200, { timeoutMs: 20_000 });
+      const reader = res!.body!.getReader();
+      let text = '';
+      while (!text.includes('text-delta')) text += new TextDecoder().decode((await reader.read()).value);
+      await writeVersion(switching, 'v2', { 'index.html': pages['index.html'] }, { domain: DOMAIN });
+      await setActive(switching, 'v2');
+      await until(async () => (await get(srv.url + '/guide/install')).status === 404, { timeoutMs: 10_000 });
+      release();
+      for (let r = await reader.read(); !r.done; r = await reader.read()) text += new TextDecoder().decode(r.value);
+      expect(text).toContain('"type":"finish"');
+      expect(text).not.toContain('"type":"source-url"');
+    } finally {
+      release();
+      slow.closeAllConnections();
+      slow.close();
+    }
+  });
+
   it('the model can be given in a values file (localAssistant.model), as the chart does', async () => {
     const values = join(root, 'values.yaml');
     await writeFile(values, `store: ${store}\nlocalAssistant:\n  model:\n    url: ${emu.url}/v1\n    name: stand-in\n`);
