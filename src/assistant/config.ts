@@ -56,13 +56,17 @@ export async function modelConfig(f: ModelFlags, localAssistant: boolean, env: N
     throw new UsageError(`--assistant-model: ${JSON.stringify(shown(url))} must be an http(s) base URL without credentials, query or fragment`, {
       subject: '--assistant-model',
     });
+  if (url.port === '0')
+    throw new UsageError(`--assistant-model: ${JSON.stringify(shown(url))} has port 0, which no model server listens on`, { subject: '--assistant-model' });
   // eslint-disable-next-line no-control-regex -- control characters are what is refused
   if (f.name.trim() === '' || f.name.length > 200 || /[\u0000-\u001f\u007f]/.test(f.name))
     throw new UsageError('--assistant-model-name: give the name the model server knows the model by (at most 200 characters, no control characters)', {
       subject: '--assistant-model-name',
     });
   const key = (await readEnvSecret(env, 'AIRLOCK_ASSISTANT_MODEL_KEY')) ?? null;
-  if (key !== null && !/^[\x21-\x7e]+$/.test(key))
-    throw new UsageError('AIRLOCK_ASSISTANT_MODEL_KEY holds a space or a character a header cannot carry', { subject: 'AIRLOCK_ASSISTANT_MODEL_KEY' });
+  if (key !== null && !/^[\x21-\x7e]+$/.test(key)) {
+    const from = env.AIRLOCK_ASSISTANT_MODEL_KEY?.trim() ? 'AIRLOCK_ASSISTANT_MODEL_KEY' : `the file AIRLOCK_ASSISTANT_MODEL_KEY_FILE names`;
+    throw new UsageError(`${from} holds a space or a character a header cannot carry`, { subject: 'AIRLOCK_ASSISTANT_MODEL_KEY' });
+  }
   return { url: url.href.replace(/\/+$/, ''), name: f.name, key };
 }

@@ -65,7 +65,10 @@ const CELL: Record<Availability, string> = {
 
 /** The matrix (or some of its rows) as an aligned text table, for error messages and `--help`. */
 export function formatMatrix(rows: readonly Feature[] = FEATURES): string {
-  const table = [['feature', ...DEPLOYMENTS], ...rows.map((f) => [f, ...DEPLOYMENTS.map((d) => CELL[MATRIX[f][d]])])];
+  // local-assistant is on whenever a model is given (--assistant-model), in any deployment type
+  const cell = (f: Feature, d: Deployment) =>
+    f === 'local-assistant' && MATRIX[f][d] === 'configurable' ? 'configurable (needs a model)' : CELL[MATRIX[f][d]];
+  const table = [['feature', ...DEPLOYMENTS], ...rows.map((f) => [f, ...DEPLOYMENTS.map((d) => cell(f, d))])];
   const widths = table[0]!.map((_, i) => Math.max(...table.map((r) => r[i]!.length)));
   return table
     .map((r) =>

@@ -148,6 +148,36 @@ describe('helm chart: local-assistant (localAssistant.model)', () => {
     }
   });
 
+  it('a Secret or ConfigMap name that is no Kubernetes name (YAML smuggled into the pod spec, a slash) fails to render, for every such key', async () => {
+    const bad = [
+      'model-key\n        - name: host\n          hostPath:\n            path: /',
+      'model-key\n      hostNetwork: true',
+      'Not_A/Valid Name!',
+      'a'.repeat(254),
+    ];
+    const withName: Array<[string, (n: string) => Record<string, unknown>]> = [
+      ['localAssistant.model.keySecret', (n) => ({ ...SITE, localAssistant: { model: { ...MODEL, keySecret: n } } })],
+      ['trust.existingSecret', (n) => ({ ...SITE, trust: { existingSecret: n } })],
+      ['trust.existingConfigMap', (n) => ({ ...SITE, trust: { existingConfigMap: n } })],
+      ['tls.secretName', (n) => ({ ...SITE, tls: { secretName: n } })],
+      ['follow.tokenSecret', (n) => ({ ...SITE, follow: { enabled: true, url: 'http://mirror.docs.svc:8080', tokenSecret: n } })],
+    ];
+    for (const [key, values] of withName)
+      for (const name of bad) {
+        const r = await renderWith(values(name));
+        expect(r.status, `${key} = ${JSON.stringify(name)}`).not.toBe(0);
+        expect(r.stderr).toContain(key.split('.').at(-1));
+      }
+    const good = await renderWith({ ...SITE, localAssistant: { model: { ...MODEL, keySecret: 'model-key.v2' } } });
+    expect(good.status, good.stderr).toBe(0);
+  });
+
+  it('a model URL with port 0 fails to render (the pod refuses it too)', async () => {
+    const r = await renderWith({ ...SITE, localAssistant: { model: { ...MODEL, url: 'http://vllm.models.svc:0/v1' } } });
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toMatch(/localAssistant\.model\.url has port 0/);
+  });
+
   it("a library (library.sites) refuses local-assistant, as serve --library does; the service's assistant on too is refused", async () => {
     const library = { library: { sites: [{ domain: 'docs.example.com', bundleUrl: 'https://bucket.example/export.tgz', allowUnsigned: true }] } };
     const lib = await renderWith({ ...library, localAssistant: { model: MODEL } });

@@ -115,6 +115,12 @@ describe('the deployment matrix (deployment types and features)', () => {
     expect(usageError(() => resolveFeatures({ deployment: 'cloud', enable: ['search'], disable: ['search'] })).message).toContain('search');
   });
 
+  it("the table --help prints says what local-assistant needs to be on (a model), as the guide's matrix does", () => {
+    expect(formatMatrix(['local-assistant', 'local-search'])).toMatch(
+      /\nlocal-assistant\s+configurable \(needs a model\)\s+configurable \(needs a model\)\s+configurable \(needs a model\)\nlocal-search\s+configurable \(off unless enabled\)/,
+    );
+  });
+
   it('featuresDocument keeps the contract key order whatever order the flags object has', () => {
     const doc = featuresDocument({
       deployment: 'cloud',

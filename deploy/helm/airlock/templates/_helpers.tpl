@@ -38,10 +38,10 @@ app.kubernetes.io/component: mirror
 {{- define "airlock.trustVolume" -}}
 {{- if .Values.trust.existingSecret }}
 secret:
-  secretName: {{ .Values.trust.existingSecret }}
+  secretName: {{ .Values.trust.existingSecret | quote }}
 {{- else if .Values.trust.existingConfigMap }}
 configMap:
-  name: {{ .Values.trust.existingConfigMap }}
+  name: {{ .Values.trust.existingConfigMap | quote }}
 {{- else }}
 configMap:
   name: {{ include "airlock.fullname" . }}-trust
@@ -245,6 +245,9 @@ a library (library.sites) does not answer it.
 {{- end -}}
 {{- if regexMatch "^[^:]+://[^/?#]*@" $url -}}
 {{- fail "localAssistant.model.url has credentials (user:password@): the model server's key goes in a Secret named by localAssistant.model.keySecret" -}}
+{{- end -}}
+{{- if regexMatch "^[^:]+://[^/?#]*:0*(/|$)" $url -}}
+{{- fail "localAssistant.model.url has port 0, which no model server listens on: give the port it listens on, or none for the scheme's" -}}
 {{- end -}}
 {{- if regexMatch "[?#]" $url -}}
 {{- fail "localAssistant.model.url has a query or fragment: give the model server's base URL (such as http://vllm.models.svc:8000/v1); a key goes in a Secret named by localAssistant.model.keySecret" -}}
