@@ -17,6 +17,8 @@ export const MAX_TOKEN = 40;
 
 // eslint-disable-next-line no-control-regex -- "every character is ASCII", control characters included
 const ASCII = /^[\x00-\x7f]*$/;
+/** A character from U+0E00 on (Thai, Lao, Myanmar, Khmer, Hangul, Kana, Han all are): a plain class, far cheaper to test than script properties. */
+const FROM_THAI = /[^\u0000-\u0dff]/;
 const ASCII_SEP = /[^a-z0-9_]+/;
 
 function words(text: string, each: (w: string) => void): void {
@@ -28,7 +30,7 @@ function words(text: string, each: (w: string) => void): void {
   const norm = text.normalize('NFKC').toLowerCase();
   for (const m of norm.matchAll(RUN)) {
     const run = m[0];
-    if (!NEEDS_SEGMENTER.test(run)) {
+    if (!FROM_THAI.test(run) || !NEEDS_SEGMENTER.test(run)) {
       if (run.length <= MAX_TOKEN) each(run);
       continue;
     }
@@ -40,7 +42,7 @@ export function tokenize(text: string): string[] {
   const out: string[] = [];
   words(text, (w) => {
     out.push(w);
-    if (w.length > 1 && CJK.test(w)) {
+    if (w.length > 1 && FROM_THAI.test(w) && CJK.test(w)) {
       const chars = [...w];
       for (let i = 0; i < chars.length; i++) {
         out.push(chars[i]!);
