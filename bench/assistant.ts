@@ -1,5 +1,5 @@
 /**
- * npm run bench:assistant [-- --part recall,latency --requests 200 --conversations 200 --pages 100]
+ * npm run bench:assistant [-- --part recall,latency --requests 200 --conversations 200 --pages 100 --site python]
  *
  * RECALL: on the real documentation sites of bench:search (bench/search-real.ts: fetched at
  * benchmark time, never committed), judged questions as readers ask the assistant
@@ -9,7 +9,8 @@
  * LATENCY:
  * local-assistant (`serve --assistant-model`), against the emulator's stand-in model (an
  * OpenAI-compatible API, `airlock emulate`), both from the built CLI, on a generated site of
- * `--pages` pages whose HTML cache and search index are prepared first:
+ * `--pages` pages (or, with `--site NAME`, a copy of that real site of RECALL, asked its judged
+ * questions) whose HTML cache and search index are prepared first:
  * 1. time to first token: a question asked of the assistant endpoint, until its first `text-delta`
  *    chunk, beside the peer a user would otherwise call, the same stand-in model asked directly
  *    (`POST /v1/chat/completions`, until its first content delta) with the prompt airlock built for
@@ -41,6 +42,7 @@ const { values: args } = parseArgs({
     conversations: { type: 'string', default: '200' },
     pages: { type: 'string', default: '100' },
     part: { type: 'string', default: 'recall,latency' },
+    site: { type: 'string', default: '' },
   },
 });
 const parts = new Set(args.part!.split(','));
@@ -74,8 +76,8 @@ function stop(p: Proc): Promise<void> {
   });
 }
 
-async function buildStore(work: string, pages: number): Promise<string> {
-  const { store, files } = await generatedStore(work, pages);
+async function buildStore(work: string, pages: number, from?: string): Promise<string> {
+  const { store, files } = await generatedStore(work, pages, from);
   // What the server would prepare in the background, done first: the air-gapped HTML cache and the search index.
   const { prebuildHtmlCache } = (await import(pathToFileURL(join(BIN, '..', '..', 'serve', 'index.js')).href)) as typeof import('../src/serve/index.js');
   const { loadOrBuild, searchablePages } = await import('../src/search/build.js');
@@ -108,7 +110,7 @@ const question = (q: string, fp: string, threadId?: string) => ({
   messages: [{ id: 'm1', role: 'user', parts: [{ type: 'text', text: q }] }],
   ...(threadId ? { threadId } : {}),
 });
-const QUESTIONS = ['How do I rotate an access token?', 'How are webhooks signed?', 'What does the changelog export?', 'How do I configure the dashboard?'];
+let QUESTIONS = ['How do I rotate an access token?', 'How are webhooks signed?', 'What does the changelog export?', 'How do I configure the dashboard?'];
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 const rssKb = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN);
 
@@ -136,7 +138,14 @@ async function main(): Promise<void> {
   const work = await mkdtemp(join(tmpdir(), 'airlock-bench-assistant-'));
   const procs: Proc[] = [];
   try {
-    const store = await buildStore(work, Number(args.pages));
+    let from: string | undefined;
+    if (args.site) {
+      from = await (await import('./search-real.js')).realSite(args.site);
+      const judged = JSON.parse(readFileSync(join(HERE, 'assistant', 'questions.json'), 'utf8')) as { queries: Array<{ site: string; q: string }> };
+      QUESTIONS = judged.queries.filter((j) => j.site === args.site).map((j) => j.q);
+    }
+    const store = await buildStore(work, Number(args.pages), from);
+    console.log(`latency: ${from ? `the real site ${args.site}, its ${QUESTIONS.length} judged questions` : `a generated site of ${args.pages} pages`}`);
     const emu = await start(['emulate', '--port', '0', '--keys-dir', join(work, 'keys')]);
     procs.push(emu);
     const model = `${emu.url}/v1`;
@@ -181,11 +190,20 @@ async function main(): Promise<void> {
     const srv = await start(['serve', '--store', store, '--port', '0', '--assistant-model', model, '--assistant-model-name', 'stand-in']);
     procs.push(srv);
     const endpoint = `${srv.url}/discovery/v2/assistant/${DOMAIN}/message`;
-    for (let i = 0; i < 100 && (await firstEvent(endpoint, question(QUESTIONS[0]!, 'ready'), isText)).status !== 200; i++) await sleep(200);
+    for (let i = 0; i < 100 && (await firstEvent(endpoint, question('ready', 'ready'), isText)).status !== 200; i++) await sleep(200);
+    const ms = (v: number) => `${v.toFixed(2)} ms`;
+    // Each question once on the fresh server: its pages not read yet (what the first reader to ask it waits).
+    const cold: number[] = [];
+    for (const [i, q] of QUESTIONS.entries()) {
+      const x = await firstEvent(endpoint, question(q, `cold-${i}`), isText);
+      const y = await firstEvent(`${model}/chat/completions`, JSON.parse(prompts.get(q)!), isContent);
+      cold.push(x.ms - y.ms);
+    }
+    console.log(`each question asked once, first (its pages not read yet): added by airlock ${ms(pct(cold, 50))} median, ${ms(Math.max(...cold))} at most`);
     // Warm both paths (connections, JIT), then measure in pairs.
     for (let i = 0; i < 10; i++) {
-      await firstEvent(endpoint, question(QUESTIONS[i % 4]!, `warm-${i}`), isText);
-      await firstEvent(`${model}/chat/completions`, JSON.parse(prompts.get(QUESTIONS[i % 4]!)!), isContent);
+      await firstEvent(endpoint, question(QUESTIONS[i % QUESTIONS.length]!, `warm-${i}`), isText);
+      await firstEvent(`${model}/chat/completions`, JSON.parse(prompts.get(QUESTIONS[i % QUESTIONS.length]!)!), isContent);
     }
     const through: number[] = [];
     const direct: number[] = [];
@@ -207,7 +225,6 @@ async function main(): Promise<void> {
       direct.push(y.ms);
       added.push(x.ms - y.ms);
     }
-    const ms = (v: number) => `${v.toFixed(2)} ms`;
     console.log(`time to first token, ${through.length} pairs (p50 / p95):`);
     console.log(`  through airlock (retrieval, prompt, model, UI message stream): ${ms(pct(through, 50))} / ${ms(pct(through, 95))}`);
     console.log(`  the stand-in model asked directly (the same prompt):          ${ms(pct(direct, 50))} / ${ms(pct(direct, 95))}`);
@@ -222,7 +239,7 @@ async function main(): Promise<void> {
       await Promise.all(
         Array.from({ length: n }, async (_, i) => {
           const fp = `conv-${wave}-${i}`;
-          const first = await firstEvent(endpoint, question(QUESTIONS[i % 4]!, fp), isText);
+          const first = await firstEvent(endpoint, question(QUESTIONS[i % QUESTIONS.length]!, fp), isText);
           const threadId = /"threadId":"([^"]+)"/.exec(first.text)?.[1];
           if (first.status !== 200 || !threadId) throw new Error(`conversation ${fp} failed: ${first.status}`);
           const second = await firstEvent(endpoint, question('and then?', fp, threadId), isText);

@@ -267,6 +267,14 @@ async function pagefindRun(siteDir: string, site: string, js: Judgment[], s: Sco
 
 const pct = (xs: number[], p: number) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]! : NaN);
 
+/** The folder of one real site (fetched and assembled when missing): what other benchmarks serve. */
+export async function realSite(name: string): Promise<string> {
+  await fetchPackages();
+  const names = await assembleSites();
+  if (!names.includes(name)) throw new Error(`bench: no real site ${name} (there are ${names.join(', ')})`);
+  return join(OUT, 'sites', name);
+}
+
 export interface JudgedSummary {
   engine: string;
   top1: number;
