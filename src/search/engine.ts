@@ -1,7 +1,7 @@
 import { plainText } from '../util/terminal.js';
 import { CompactCore, type CoreHit } from './compact.js';
-import { tokenize } from './tokenize.js';
-import { langTag, type ExtractedPage, type PageSection } from './extract.js';
+import { langTag, type ExtractedPage } from './extract.js';
+import { bestSection, sectionWords } from './sections.js';
 import { fieldFactor, languageFactor, listingFactor, pathTraits, queryShape, scriptLanguages, versionFactor, type PathTraits } from './rank.js';
 
 /**
@@ -222,12 +222,12 @@ export class SearchIndex {
         const page = this.pages[r.id]!;
         const text = o.scoresOnly ? null : await pageText(page.file).catch(() => null);
         const sec = bestSection(text?.sections ?? [], matched);
-        const words = sec ? new Set([...tokenize(sec.heading), ...tokenize(sec.text)]) : new Set<string>();
+        const words = sec ? sectionWords(sec) : null;
         return {
           content: sec
             ? snippet(
                 plainText(sec.text || sec.heading),
-                matched.filter((t) => words.has(t)),
+                matched.filter((t) => words!.heading.has(t) || words!.text.has(t)),
               )
             : '',
           path: hrefOf(page.path) + (sec?.anchor ? '#' + encodeURIComponent(sec.anchor) : ''),
@@ -243,23 +243,6 @@ export class SearchIndex {
       }),
     );
   }
-}
-
-/** The section holding most of the matched words (whole words; heading words count triple); the first on a tie. */
-function bestSection(sections: readonly PageSection[], terms: readonly string[]): PageSection | null {
-  let best: PageSection | null = null;
-  let bestScore = -1;
-  for (const s of sections) {
-    const h = new Set(tokenize(s.heading));
-    const t = new Set(tokenize(s.text));
-    let score = 0;
-    for (const w of terms) score += (h.has(w) ? 3 : 0) + (t.has(w) ? 1 : 0);
-    if (score > bestScore) {
-      best = s;
-      bestScore = score;
-    }
-  }
-  return best;
 }
 
 const escapeHtml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
