@@ -1,7 +1,7 @@
 import { plainText } from '../util/terminal.js';
 import { CompactCore, type CoreHit } from './compact.js';
 import { langTag, type ExtractedPage } from './extract.js';
-import { bestSection, sectionWords } from './sections.js';
+import { bestSection, sectionTerms } from './sections.js';
 import { fieldFactor, languageFactor, listingFactor, pathTraits, queryShape, scriptLanguages, versionFactor, type PathTraits } from './rank.js';
 
 /**
@@ -222,14 +222,9 @@ export class SearchIndex {
         const page = this.pages[r.id]!;
         const text = o.scoresOnly ? null : await pageText(page.file).catch(() => null);
         const sec = bestSection(text?.sections ?? [], matched);
-        const words = sec ? sectionWords(sec) : null;
+        const held = sec ? sectionTerms(sec, matched) : null;
         return {
-          content: sec
-            ? snippet(
-                plainText(sec.text || sec.heading),
-                matched.filter((t) => words!.heading.has(t) || words!.text.has(t)),
-              )
-            : '',
+          content: sec ? snippet(plainText(sec.text || sec.heading), [...new Set([...held!.heading, ...held!.text])]) : '',
           path: hrefOf(page.path) + (sec?.anchor ? '#' + encodeURIComponent(sec.anchor) : ''),
           metadata: {
             title: plainText(page.title),

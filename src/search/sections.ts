@@ -1,18 +1,33 @@
 import type { PageSection } from './extract.js';
-import { tokenize } from './tokenize.js';
+import { isCjk } from './tokenize.js';
 
 /**
- * The words of a page's sections, for placing a hit in the section that holds its words. Kept per
- * section object while the page's extracted text is kept (page-texts.ts holds it for the next
- * queries; a WeakMap lets them go together): a large page is tokenized once, not at every query
- * that lists it.
+ * Which of a query's matched words a page's section holds, for placing a hit in the section that
+ * holds its words. Found by searching the section's text for each word and checking that it stands
+ * alone (no letter, digit or `_` on either side), as the tokenizer would cut it: much faster than
+ * cutting a large reference page into words at every query that lists it, and nothing is kept.
  */
-const memo = new WeakMap<PageSection, { heading: Set<string>; text: Set<string> }>();
+// eslint-disable-next-line no-control-regex -- "every character is ASCII", control characters included
+const ASCII = /^[\x00-\x7f]*$/;
+const WORD_CHAR = /[\p{L}\p{M}\p{N}_]/u;
+const ASCII_WORD_CHAR = /[a-z0-9_]/;
 
-export function sectionWords(s: PageSection): { heading: Set<string>; text: Set<string> } {
-  let w = memo.get(s);
-  if (w === undefined) memo.set(s, (w = { heading: new Set(tokenize(s.heading)), text: new Set(tokenize(s.text)) }));
-  return w;
+/** Text as the tokenizer sees it before cutting: lower-case, and NFKC-normalised when not ASCII. */
+const asIndexed = (s: string) => (ASCII.test(s) ? s.toLowerCase() : s.normalize('NFKC').toLowerCase());
+const wordChar = (c: string | undefined) => c !== undefined && (c < '\x80' ? ASCII_WORD_CHAR.test(c) : WORD_CHAR.test(c));
+
+/** Does `text` (as indexed) hold `term` as a word of its own? A CJK term, cut into characters and pairs, as a part of a word. */
+function holds(text: string, term: string): boolean {
+  if (isCjk(term)) return text.includes(term);
+  for (let i = text.indexOf(term); i >= 0; i = text.indexOf(term, i + 1)) if (!wordChar(text[i - 1]) && !wordChar(text[i + term.length])) return true;
+  return false;
+}
+
+/** The matched terms a section holds, in its heading and in its text. */
+export function sectionTerms(s: PageSection, terms: readonly string[]): { heading: string[]; text: string[] } {
+  const h = asIndexed(s.heading);
+  const t = asIndexed(s.text);
+  return { heading: terms.filter((w) => holds(h, w)), text: terms.filter((w) => holds(t, w)) };
 }
 
 /** The section holding most of the matched words (whole words; heading words count triple); the first on a tie. */
@@ -20,9 +35,8 @@ export function bestSection(sections: readonly PageSection[], terms: readonly st
   let best: PageSection | null = null;
   let bestScore = -1;
   for (const s of sections) {
-    const { heading, text } = sectionWords(s);
-    let score = 0;
-    for (const w of terms) score += (heading.has(w) ? 3 : 0) + (text.has(w) ? 1 : 0);
+    const held = sectionTerms(s, terms);
+    const score = 3 * held.heading.length + held.text.length;
     if (score > bestScore) {
       best = s;
       bestScore = score;
