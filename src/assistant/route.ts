@@ -73,9 +73,9 @@ export function createLocalAssistant(o: LocalAssistantOptions, search: LocalSear
     if (domain !== idx.domain)
       return c.json({ error: `unknown domain ${JSON.stringify(domain.slice(0, 253))}: this server answers for ${idx.domain} only` }, 404);
     const abort = new AbortController();
-    c.req.raw.signal.addEventListener('abort', () => abort.abort(), { once: true });
+    const unfollow = follow(c.req.raw.signal, abort);
     live.add(abort);
-    const ended = () => live.delete(abort);
+    const ended = () => (live.delete(abort), unfollow());
     let chunks;
     try {
       chunks = await prepareAnswer(
@@ -143,6 +143,18 @@ export function createLocalAssistant(o: LocalAssistantOptions, search: LocalSear
     for (const a of live) a.abort(new AnswerStopped(SHUTTING_DOWN));
   };
   return { app, claims: (_method, path) => PATH.test(path), close, onVersion: (idx) => void (served = idx) };
+}
+
+/**
+ * Abort `abort` when the reader's request is aborted, until the returned function is called. The
+ * request's signal may outlive the answer (the HTTP layer holds it until the request object is
+ * collected), and a listener left on it would keep the answer, question included, alive with it.
+ * Made here, the listener's closure holds `abort` alone, not the handler's variables.
+ */
+function follow(signal: AbortSignal, abort: AbortController): () => void {
+  const onAbort = () => abort.abort();
+  signal.addEventListener('abort', onAbort, { once: true });
+  return () => signal.removeEventListener('abort', onAbort);
 }
 
 /** The factory serve's feature options take (they make the local search it retrieves from). */
