@@ -3,7 +3,8 @@
  * helm (test/helpers/helm.ts): the model's URL and name reach the values file airlock reads, its
  * key comes from an existing Secret mounted as a file (AIRLOCK_ASSISTANT_MODEL_KEY_FILE, as the
  * follow token is), never from a ConfigMap or the values file; a release whose pods would exit 2
- * (half a model, credentials in the URL, a library) is refused, naming the key.
+ * (half a model, credentials in the URL, a library) is refused, naming the key. Also every name the
+ * chart puts in a spec (Secrets, ConfigMaps, claims, storage classes, the disruption budget): checked.
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -148,7 +149,7 @@ describe('helm chart: local-assistant (localAssistant.model)', () => {
     }
   });
 
-  it('a Secret or ConfigMap name that is no Kubernetes name (YAML smuggled into the pod spec, a slash) fails to render, for every such key', async () => {
+  it('a Secret, ConfigMap, claim or storage-class name that is no Kubernetes name (YAML smuggled into a spec, a slash) fails to render, for every such key', async () => {
     const bad = [
       'model-key\n        - name: host\n          hostPath:\n            path: /',
       'model-key\n      hostNetwork: true',
@@ -161,6 +162,11 @@ describe('helm chart: local-assistant (localAssistant.model)', () => {
       ['trust.existingConfigMap', (n) => ({ ...SITE, trust: { existingConfigMap: n } })],
       ['tls.secretName', (n) => ({ ...SITE, tls: { secretName: n } })],
       ['follow.tokenSecret', (n) => ({ ...SITE, follow: { enabled: true, url: 'http://mirror.docs.svc:8080', tokenSecret: n } })],
+      ['mirror.tokensSecret', (n) => ({ ...SITE, mirror: { enabled: true, tokensSecret: n } })],
+      ['mirror.secretSecret', (n) => ({ ...SITE, mirror: { enabled: true, tokensSecret: 'mirror-tokens', secretSecret: n } })],
+      ['mirror.persistence.storageClass', (n) => ({ ...SITE, mirror: { enabled: true, tokensSecret: 'mirror-tokens', persistence: { storageClass: n } } })],
+      ['mirror.persistence.existingClaim', (n) => ({ ...SITE, mirror: { enabled: true, tokensSecret: 'mirror-tokens', persistence: { existingClaim: n } } })],
+      ['podDisruptionBudget.maxUnavailable', (n) => ({ ...SITE, podDisruptionBudget: { enabled: true, maxUnavailable: n } })],
     ];
     for (const [key, values] of withName)
       for (const name of bad) {
@@ -170,6 +176,13 @@ describe('helm chart: local-assistant (localAssistant.model)', () => {
       }
     const good = await renderWith({ ...SITE, localAssistant: { model: { ...MODEL, keySecret: 'model-key.v2' } } });
     expect(good.status, good.stderr).toBe(0);
+    const mirror = await renderWith({
+      ...SITE,
+      mirror: { enabled: true, tokensSecret: 'mirror-tokens', persistence: { storageClass: 'fast-ssd', existingClaim: 'docs-store' } },
+    });
+    expect(mirror.status, mirror.stderr).toBe(0);
+    expect(JSON.stringify(mirror.objects)).toContain('"claimName":"docs-store"');
+    for (const budget of [1, '50%']) expect((await renderWith({ ...SITE, podDisruptionBudget: { enabled: true, maxUnavailable: budget } })).status).toBe(0);
   });
 
   it('a model URL with port 0 fails to render (the pod refuses it too)', async () => {
