@@ -43,6 +43,9 @@ const SITE: Record<string, string> = {
   // a page whose own code adds the export's assistant widget after the panel's script ran
   'guide/late/index.html': page('Late widget', '<p>A widget arrives later.</p><script src="/late.js" defer></script>'),
   'late.js': "document.body.appendChild(Object.assign(document.createElement('div'), { id: 'assistant-widget', textContent: 'the export widget' }));",
+  'guide/later/index.html': page('Lazy widget', '<p>A widget arrives after load.</p><script src="/later.js" defer></script>'),
+  'later.js':
+    "window.addEventListener('load', () => setTimeout(() => document.body.appendChild(Object.assign(document.createElement('div'), { id: 'assistant-widget', textContent: 'the lazy widget' })), 300));",
   'favicon.ico': 'icon',
 };
 
@@ -221,6 +224,39 @@ describe("local-assistant's panel on a site without an assistant widget (air-gap
     expect(await p.evaluate(() => (window as unknown as { __violations: string[] }).__violations)).toEqual([]);
   });
 
+  it('a long answer in small pieces is drawn a few times as it streams, not once per piece (which froze the page for seconds)', async () => {
+    const origin = await serve(store);
+    const p = await newPage();
+    const pieces = Array.from({ length: 5000 }, (_, i) => (i % 50 === 49 ? '[x](/p) ' : i % 7 === 0 ? '**b** ' : 'wor ')); // ~20,000 characters
+    const body = [
+      { type: 'start' },
+      { type: 'text-start', id: 't' },
+      ...pieces.map((delta) => ({ type: 'text-delta', id: 't', delta })),
+      { type: 'text-end', id: 't' },
+    ]
+      .map((c) => `data: ${JSON.stringify(c)}\n\n`)
+      .join('');
+    await p.route('**/discovery/v2/assistant/**', (route) => route.fulfill({ status: 200, headers: { 'content-type': 'text/event-stream' }, body }));
+    await p.goto(origin + '/', { waitUntil: 'networkidle' });
+    await openWithKeyboard(p);
+    const dialog = p.getByRole('dialog', { name: 'Ask the documentation' });
+    // count how often the answer is drawn anew (its children replaced)
+    await p.evaluate(() => {
+      const w = window as unknown as { __draws: number };
+      w.__draws = 0;
+      new MutationObserver((records) => {
+        for (const r of records) if ((r.target as Element).classList?.contains('airlock-assistant-answer') && r.removedNodes.length > 0) w.__draws++;
+      }).observe(document.body, { childList: true, subtree: true });
+    });
+    await p.keyboard.type('Long?');
+    await p.keyboard.press('Enter');
+    const answer = dialog.locator('.airlock-assistant-answer').first();
+    await expect.poll(() => answer.getAttribute('aria-busy'), { timeout: 20_000 }).toBe('false');
+    expect((await answer.textContent())!.length).toBeGreaterThan(18_000);
+    expect(await answer.locator('a[href$="/p"]').count()).toBe(100);
+    expect(await p.evaluate(() => (window as unknown as { __draws: number }).__draws)).toBeLessThan(50);
+  });
+
   it("stays away from a page that holds the export's own assistant widget (local-assistant answers that one)", async () => {
     const fx = await fixtureStore();
     cleanups.push(() => fx.cleanup());
@@ -241,6 +277,17 @@ describe("local-assistant's panel on a site without an assistant widget (air-gap
     const rec = record(p);
     await p.goto(origin + '/guide/late/', { waitUntil: 'load' });
     expect(await p.locator('#assistant-widget').textContent()).toBe('the export widget');
+    await expect.poll(() => p.locator('.airlock-assistant-trigger, dialog.airlock-assistant').count()).toBe(0);
+    expect(rec.pageErrors).toEqual([]);
+  });
+
+  it("takes itself away when the page's own code adds the export's widget after load (a widget that loads lazily)", async () => {
+    const origin = await serve(store);
+    const p = await newPage();
+    const rec = record(p);
+    await p.goto(origin + '/guide/later/', { waitUntil: 'load' });
+    expect(await p.locator('.airlock-assistant-trigger').count()).toBe(1);
+    await expect.poll(() => p.locator('#assistant-widget').count()).toBe(1);
     await expect.poll(() => p.locator('.airlock-assistant-trigger, dialog.airlock-assistant').count()).toBe(0);
     expect(rec.pageErrors).toEqual([]);
   });

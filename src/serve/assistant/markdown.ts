@@ -20,7 +20,8 @@ export const MARKDOWN = String.raw`
     if (text) e.textContent = text;
     return e;
   }
-  var INLINE = /\x60([^\x60\n]+)\x60|\*\*([^*\n]+?)\*\*|\[([^\]\n]+)\]\(([^()\s]+)\)/g; // inline code, **bold**, [text](url)
+  // inline code, **bold**, [text](url); each bounded, so a line of a thousand unclosed [ costs no more than its length times the bound
+  var INLINE = /\x60([^\x60\n]{1,500})\x60|\*\*([^*\n]{1,500}?)\*\*|\[([^\]\n]{1,300})\]\(([^()\s]{1,2000})\)/g;
   function inline(text, into) {
     var at = 0, m, found = [];
     INLINE.lastIndex = 0;

@@ -3,6 +3,7 @@ import type { AppEnv } from '../app.js';
 import { LOCAL_ASSISTANT_SCRIPT } from '../../features/index.js';
 import { MARKDOWN } from './markdown.js';
 import { STREAM } from './stream.js';
+import { STYLE } from './style.js';
 
 /**
  * The in-page assistant panel of local-assistant, for exports without an assistant widget of their
@@ -17,8 +18,8 @@ import { STREAM } from './stream.js';
  *
  * The rule about the export's own widget: the script does nothing on a page that holds the
  * export's assistant widget (the selectors in its `data-widget` attribute, widgets.ts), since
- * local-assistant keeps that widget and answers it; a widget the page's code adds before `load`
- * takes the panel away again. One assistant per page, never two.
+ * local-assistant keeps that widget and answers it; a widget the page's code adds, before `load`
+ * or any time after, takes the panel away again. One assistant per page, never two.
  */
 export const LOCAL_ASSISTANT_STYLE = '/_airlock/assistant.css';
 
@@ -92,13 +93,22 @@ ${STREAM}
       answer.appendChild(el('p', { 'class': 'airlock-assistant-error' }, message));
       if (!answer.parentNode) turn.appendChild(answer);
     }
+    // The answer so far is drawn at most every 100 ms (and once more at its end), not at each of its
+    // words: redrawing it whole per word would cost the square of its length and freeze the page.
+    var timer = null;
+    function paint() {
+      if (timer) { clearTimeout(timer); timer = null; }
+      var kept = answer.querySelector('.airlock-assistant-error');
+      answer.textContent = '';
+      answer.appendChild(markdown(text));
+      if (kept) answer.appendChild(kept);
+      log.scrollTop = log.scrollHeight;
+    }
     function part(p) {
       if (p.type === 'text-delta' && typeof p.delta === 'string') {
         text += p.delta;
-        var kept = answer.querySelector('.airlock-assistant-error');
-        answer.textContent = '';
-        answer.appendChild(markdown(text));
-        if (kept) answer.appendChild(kept);
+        if (!timer) timer = setTimeout(paint, 100);
+        return;
       } else if (p.type === 'source-url') {
         var href = sameOrigin(p.url);
         if (!href || seen[href]) return;
@@ -124,6 +134,7 @@ ${STREAM}
       if (!res.ok || !res.body) return res.json().catch(function () { return null; }).then(function (b) { fail(refusal(res, b)); });
       return readParts(res, part);
     }).catch(function () { fail('The assistant could not be reached.'); }).then(function () {
+      if (timer) paint();
       if (my !== seq) return;
       answer.setAttribute('aria-busy', 'false');
       busy = false; send.disabled = false; status.textContent = '';
@@ -151,35 +162,23 @@ ${STREAM}
   function mount() { document.body.appendChild(trigger); document.body.appendChild(dialog); place(); }
   if (document.body) mount(); else document.addEventListener('DOMContentLoaded', mount);
   window.addEventListener('resize', place);
-  window.addEventListener('load', function () {
-    if (!ownWidget()) return place();
+  // The page's own widget may arrive later (widgets often load lazily): looked for after load and
+  // after the page changes (at most every 500 ms); once it is there, the panel goes.
+  var watch = null, pending = false;
+  function withdraw() {
+    pending = false;
+    if (!ownWidget()) return;
+    if (watch) watch.disconnect();
     if (dialog.open) dialog.close();
     trigger.remove(); dialog.remove();
+  }
+  window.addEventListener('load', function () {
+    if (ownWidget()) return withdraw();
+    place();
+    watch = new MutationObserver(function () { if (!pending) { pending = true; setTimeout(withdraw, 500); } });
+    watch.observe(document.body, { childList: true, subtree: true });
   });
 })();
-`;
-
-const STYLE = `.airlock-assistant-trigger{position:fixed;right:1rem;bottom:1rem;z-index:2147483000;font:14px/1.2 system-ui,sans-serif;padding:.5rem .75rem;border-radius:.5rem;border:1px solid #8886;background:#fff;color:#222;cursor:pointer;box-shadow:0 2px 8px #0002}
-dialog.airlock-assistant{width:min(44rem,92vw);max-height:85vh;padding:0;border:1px solid #8886;border-radius:.75rem;font:15px/1.45 system-ui,sans-serif;color:#222;background:#fff;box-shadow:0 10px 40px #0004}
-dialog.airlock-assistant[open]{display:flex;flex-direction:column}
-dialog.airlock-assistant::backdrop{background:#0006}
-.airlock-assistant-head{display:flex;align-items:center;justify-content:space-between;padding:.5rem .9rem;border-bottom:1px solid #8884}
-.airlock-assistant-head h2{margin:0;font-size:16px}
-.airlock-assistant-close{font:inherit;font-size:20px;line-height:1;border:0;background:none;color:inherit;cursor:pointer;padding:.2rem .4rem}
-.airlock-assistant-log{overflow:auto;padding:.5rem .9rem;min-height:4rem;flex:1 1 auto}
-.airlock-assistant-question{font-weight:600;margin:.75rem 0 .25rem}
-.airlock-assistant-answer p{margin:.4rem 0}
-.airlock-assistant-answer pre{overflow:auto;padding:.5rem;border-radius:.4rem;background:#8881}
-.airlock-assistant-answer code{font:13px ui-monospace,monospace}
-.airlock-assistant-error{color:#b91c1c}
-.airlock-assistant-sources{margin:.25rem 0 .5rem;padding-left:1.2rem;font-size:13px}
-dialog.airlock-assistant form{display:flex;gap:.5rem;margin:0;padding:.6rem .9rem;border-top:1px solid #8884}
-dialog.airlock-assistant textarea{flex:1;box-sizing:border-box;font:inherit;padding:.45rem .6rem;border:1px solid #8888;border-radius:.4rem;resize:vertical}
-dialog.airlock-assistant form button{font:inherit;padding:.4rem .8rem;border-radius:.4rem;border:1px solid #8888;background:#2563eb;color:#fff;cursor:pointer}
-dialog.airlock-assistant form button:disabled{opacity:.6;cursor:progress}
-.airlock-assistant-status,.airlock-assistant-help{margin:0;padding:.3rem .9rem;font-size:12px;color:#555}
-.airlock-assistant-status:empty{display:none}
-@media (prefers-color-scheme:dark){.airlock-assistant-trigger,dialog.airlock-assistant{background:#1e1e1e;color:#eee}.airlock-assistant-status,.airlock-assistant-help{color:#bbb}.airlock-assistant-error{color:#f87171}}
 `;
 
 export function assistantAssets(): Hono<AppEnv> {
