@@ -43,7 +43,8 @@ export function buildPrompt(p: PromptInput, limits = PROMPT_LIMITS): ChatMessage
     `You answer questions about the documentation of ${p.domain}, using only the numbered sections quoted below.`,
     'Cite each section you use by its number in brackets, like [1]. If the sections do not answer the question, say so plainly; do not guess.',
     'Answer in the language of the question, in short paragraphs or lists (Markdown).',
-    p.currentPath ? `The reader is on the page ${oneLine(plainText(p.currentPath))}.` : '',
+    // a page path only (no spaces, nothing else a reader could slip in as words for the model), quoted
+    p.currentPath && /^\/[^\s]*$/u.test(plainText(p.currentPath)) ? `The reader is on the page ${JSON.stringify(plainText(p.currentPath))}.` : '',
     '',
     p.sections.length > 0 ? quoted : '(No section of the documentation matched the question.)',
   ]

@@ -103,7 +103,7 @@ describe('the local assistant', () => {
     await all(await prepareAnswer(req, d, new AbortController().signal));
     expect(asked).toEqual(['what does this do', 'install root']); // a question made of function words only is asked as it is
     expect(prompt.at(-1)!.content).toContain('Code the reader selected on /guide/install:\ninstall --root');
-    expect(prompt[0]!.content).toContain('The reader is on the page /guide/install.');
+    expect(prompt[0]!.content).toContain('The reader is on the page "/guide/install".');
   });
 
   it('a model that fails before answering: prepareAnswer rejects (the route answers 503); one that breaks off: an error part', async () => {
