@@ -25,8 +25,12 @@ export interface AnswerDeps {
 
 /** The local search index is still being built: ask again after `retryAfterSec`. */
 export class RetrievalNotReady extends Error {
-  constructor(readonly retryAfterSec: number) {
-    super('the search index of this site is being prepared; ask again shortly');
+  constructor(
+    readonly retryAfterSec: number,
+    /** The index is there but its search did not answer (busy, or failed): said as such, not as being prepared. */
+    busy = false,
+  ) {
+    super(busy ? 'the search of this site is busy or failed; ask again shortly' : 'the search index of this site is being prepared; ask again shortly');
   }
 }
 

@@ -84,7 +84,7 @@ export function createLocalAssistant(o: LocalAssistantOptions, search: LocalSear
           domain: idx.domain,
           retrieve: async (query, q) => {
             const a = await search.query(idx.source, query, { ...q, sectionChars: SECTION_CHARS, anyWords: true });
-            if (a.status !== 'ready') throw new RetrievalNotReady(a.retryAfterSec);
+            if (a.status !== 'ready') throw new RetrievalNotReady(a.retryAfterSec, a.status === 'failed');
             return a.hits.map((h): Section => ({ path: h.path, title: h.metadata.title, heading: h.metadata.heading, text: h.text ?? '' }));
           },
           exists: (path) => (served ?? idx).routes.has(path), // a switch while it answered: the pages served now

@@ -38,6 +38,24 @@ const incoming = {
 } as unknown as IncomingMessage;
 
 describe('the local assistant route', () => {
+  it('a search that did not answer (busy, timed out) is a 503 saying so, not "being prepared"', async () => {
+    const busy = { query: async () => ({ status: 'failed', error: 'no answer within 5000 ms', retryAfterSec: 1 }) } as unknown as LocalSearch;
+    const { app } = createLocalAssistant({ model: { url: `${emu.url}/v1`, name: 'stand-in', key: null } }, busy);
+    const res = await app.fetch(
+      new Request(`http://127.0.0.1/discovery/v2/assistant/${DOMAIN}/message`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ fp: 'fp', messages: [{ id: 'm', role: 'user', parts: [{ type: 'text', text: 'install' }] }] }),
+      }),
+      { incoming },
+    );
+    expect([res.status, res.headers.get('retry-after'), ((await res.json()) as { error: string }).error]).toEqual([
+      503,
+      '1',
+      'the search of this site is busy or failed; ask again shortly',
+    ]);
+  });
+
   it("leaves no listener on the reader's request signal once the answer is over (it held the answer and its question alive)", async () => {
     const { app } = createLocalAssistant({ model: { url: `${emu.url}/v1`, name: 'stand-in', key: null } }, search);
     for (const status of ['answered', 'refused'] as const) {
