@@ -235,21 +235,34 @@ async function main(): Promise<void> {
     const pid = srv.child.pid!;
     const n = Number(args.conversations);
     const rss = [await stableRss(pid)];
+    // As a reader's panel does: a 503 (the search busy under this many questions at once) is asked again after its Retry-After.
+    let retried = 0;
+    const asked = async (q: string, fp: string, threadId?: string) => {
+      for (let attempt = 0; ; attempt++) {
+        const r = await firstEvent(endpoint, question(q, fp, threadId), isText);
+        if (r.status !== 503 || attempt === 20) return r;
+        retried++;
+        await sleep(1000); // the Retry-After of a busy search
+      }
+    };
     for (let wave = 0; wave < 3; wave++) {
       await Promise.all(
         Array.from({ length: n }, async (_, i) => {
           const fp = `conv-${wave}-${i}`;
-          const first = await firstEvent(endpoint, question(QUESTIONS[i % QUESTIONS.length]!, fp), isText);
+          const first = await asked(QUESTIONS[i % QUESTIONS.length]!, fp);
           const threadId = /"threadId":"([^"]+)"/.exec(first.text)?.[1];
-          if (first.status !== 200 || !threadId) throw new Error(`conversation ${fp} failed: ${first.status}`);
-          const second = await firstEvent(endpoint, question('and then?', fp, threadId), isText);
-          if (!second.text.includes('"delta":"Following')) throw new Error(`conversation ${fp} did not continue its thread: ${second.status}`);
+          if (first.status !== 200 || !threadId) throw new Error(`conversation ${fp} failed: ${first.status} ${first.text.slice(0, 200)}`);
+          const second = await asked('and then?', fp, threadId);
+          if (!second.text.includes('"delta":"Following'))
+            throw new Error(`conversation ${fp} did not continue its thread: ${second.status} ${second.text.slice(0, 200)}`);
         }),
       );
       rss.push(await stableRss(pid));
     }
     const mb = (kb: number) => `${(kb / 1024).toFixed(1)} MB`;
-    console.log(`memory: ${n} conversations at once, each continued once, in 3 waves (${3 * n} threads kept in all):`);
+    console.log(
+      `memory: ${n} conversations at once, each continued once, in 3 waves (${3 * n} threads kept in all; ${retried} questions answered 503 and asked again):`,
+    );
     console.log(`  VmRSS at rest: ${rss.map(mb).join(' → ')}`);
     console.log(
       `  the first wave: ${(((rss[1]! - rss[0]!) * 1024) / n / 1024).toFixed(1)} KB per conversation; the next two: ${(((rss[3]! - rss[1]!) * 1024) / (2 * n) / 1024).toFixed(1)} KB per conversation`,
