@@ -1,5 +1,6 @@
 import { Hono } from 'hono';
 import type { AppEnv } from '../app.js';
+import { clientBasics } from '../client-basics.js';
 import { LOCAL_ASSISTANT_SCRIPT } from '../../features/index.js';
 import { MARKDOWN } from './markdown.js';
 import { STREAM } from './stream.js';
@@ -34,11 +35,6 @@ const SCRIPT = String.raw`(function () {
   if (ownWidget()) return;
 ${MARKDOWN}
 ${STREAM}
-  var domainP = null;
-  function domain() {
-    domainP = domainP || fetch('/_airlock/version', { credentials: 'same-origin' }).then(function (r) { return r.json(); }).then(function (v) { return v.domain || '-'; });
-    return domainP;
-  }
   // getRandomValues, not randomUUID: a server in a closed network is often plain http (no secure context).
   function random() {
     var a = new Uint8Array(16);
@@ -47,16 +43,7 @@ ${STREAM}
   }
   var fp;
   try { fp = sessionStorage.getItem('airlock-assistant-fp') || random(); sessionStorage.setItem('airlock-assistant-fp', fp); } catch (e) { fp = fp || random(); }
-  var css = document.createElement('link');
-  css.rel = 'stylesheet'; css.href = ${JSON.stringify(LOCAL_ASSISTANT_STYLE)};
-  document.head.appendChild(css);
-
-  function el(tag, attrs, text) {
-    var e = document.createElement(tag);
-    for (var k in attrs) e.setAttribute(k, attrs[k]);
-    if (text) e.textContent = text;
-    return e;
-  }
+${clientBasics(LOCAL_ASSISTANT_STYLE)}
   var trigger = el('button', { type: 'button', 'class': 'airlock-assistant-trigger', 'data-airlock-feature': 'local-assistant', 'aria-haspopup': 'dialog' }, 'Ask');
   var dialog = el('dialog', { 'class': 'airlock-assistant', 'data-airlock-feature': 'local-assistant', 'aria-labelledby': 'airlock-assistant-title' });
   var head = el('div', { 'class': 'airlock-assistant-head' });

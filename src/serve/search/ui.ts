@@ -1,5 +1,6 @@
 import { Hono } from 'hono';
 import type { AppEnv } from '../app.js';
+import { clientBasics } from '../client-basics.js';
 import { LOCAL_SEARCH_SCRIPT } from '../../features/index.js';
 
 /**
@@ -18,11 +19,6 @@ const SCRIPT = String.raw`(function () {
   'use strict';
   if (window.__airlockLocalSearch) return;
   window.__airlockLocalSearch = true;
-  var domainP = null;
-  function domain() {
-    domainP = domainP || fetch('/_airlock/version', { credentials: 'same-origin' }).then(function (r) { return r.json(); }).then(function (v) { return v.domain || '-'; });
-    return domainP;
-  }
   // the reader's language (the page's lang, when it is a tag) and page: their copies of a page first
   function request(q) {
     var body = { query: q.slice(0, 500), pageSize: 10, page: location.pathname.slice(0, 2000) };
@@ -30,16 +26,7 @@ const SCRIPT = String.raw`(function () {
     if (/^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8}){0,3}$/.test(lang)) body.filter = { language: lang };
     return body;
   }
-  var css = document.createElement('link');
-  css.rel = 'stylesheet'; css.href = ${JSON.stringify(LOCAL_SEARCH_STYLE)};
-  document.head.appendChild(css);
-
-  function el(tag, attrs, text) {
-    var e = document.createElement(tag);
-    for (var k in attrs) e.setAttribute(k, attrs[k]);
-    if (text) e.textContent = text;
-    return e;
-  }
+${clientBasics(LOCAL_SEARCH_STYLE)}
   var trigger = el('button', { type: 'button', 'class': 'airlock-search-trigger', 'data-airlock-feature': 'local-search', 'aria-haspopup': 'dialog', 'aria-keyshortcuts': '/ Control+K Meta+K' });
   trigger.appendChild(document.createTextNode('Search '));
   trigger.appendChild(el('kbd', {}, '/'));
