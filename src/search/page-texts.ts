@@ -13,6 +13,8 @@ export class PageTexts {
   private readonly map = new Map<string, { page: ExtractedPage; chars: number }>();
   private readonly pending = new Map<string, Promise<ExtractedPage>>();
   private chars = 0;
+  /** Counts drops: a read that finishes after a drop is not kept (it may belong to the dropped index). */
+  private drops = 0;
 
   constructor(private readonly maxChars: number) {}
 
@@ -32,13 +34,15 @@ export class PageTexts {
     if (waiting) return waiting;
     const p = load().finally(() => this.pending.delete(id));
     this.pending.set(id, p);
+    const drops = this.drops;
     const page = await p;
-    this.keep(id, page);
+    if (drops === this.drops) this.keep(id, page);
     return page;
   }
 
   /** Forget the pages of an index (its version no longer served, or let go). */
   drop(key: string): void {
+    this.drops++;
     const prefix = `${key}\0`;
     for (const [id, e] of this.map)
       if (id.startsWith(prefix)) {

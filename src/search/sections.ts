@@ -1,5 +1,5 @@
 import type { PageSection } from './extract.js';
-import { isCjk } from './tokenize.js';
+import { ASCII, isCjk } from './tokenize.js';
 
 /**
  * Which of a query's matched words a page's section holds, for placing a hit in the section that
@@ -7,8 +7,6 @@ import { isCjk } from './tokenize.js';
  * alone (no letter, digit or `_` on either side), as the tokenizer would cut it: much faster than
  * cutting a large reference page into words at every query that lists it, and nothing is kept.
  */
-// eslint-disable-next-line no-control-regex -- "every character is ASCII", control characters included
-const ASCII = /^[\x00-\x7f]*$/;
 const WORD_CHAR = /[\p{L}\p{M}\p{N}_]/u;
 const ASCII_WORD_CHAR = /[a-z0-9_]/;
 

@@ -16,7 +16,7 @@ const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hang
 export const MAX_TOKEN = 40;
 
 // eslint-disable-next-line no-control-regex -- "every character is ASCII", control characters included
-const ASCII = /^[\x00-\x7f]*$/;
+export const ASCII = /^[\x00-\x7f]*$/;
 /** A character from U+0E00 on (Thai, Lao, Myanmar, Khmer, Hangul, Kana, Han all are): a plain class, far cheaper to test than script properties. */
 // eslint-disable-next-line no-control-regex -- the range starts at U+0000
 const FROM_THAI = /[^\u0000-\u0dff]/;

@@ -44,6 +44,13 @@ describe('PageTexts: extracted pages kept for the next queries', () => {
     await texts.get('v2', 'a', load);
     await texts.get('v1', 'a', load);
     expect([loads, texts.size]).toEqual([3, 6]);
+    // a read still under way when its index is dropped is not kept
+    let finish = (_: ExtractedPage) => {};
+    const slow = texts.get('v4', 'a', () => new Promise<ExtractedPage>((r) => (finish = r)));
+    texts.drop('v4');
+    finish(page('late'));
+    await slow;
+    expect(texts.size).toBe(6);
     await expect(texts.get('v3', 'gone', async () => Promise.reject(new Error('ENOENT')))).rejects.toThrow('ENOENT');
     expect(await texts.get('v3', 'gone', load)).toEqual(page('abc'));
   });
