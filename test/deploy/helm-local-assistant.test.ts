@@ -10,17 +10,13 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { parseAllDocuments } from 'yaml';
-import * as core from 'kubernetes-models/v1';
 import * as apps from 'kubernetes-models/apps/v1';
-import * as policy from 'kubernetes-models/policy/v1';
 import { extractHelm, type Helm } from '../helpers/helm.js';
+import { CHART, findObject, renderChart, validateAll } from '../helpers/chart.js';
 import { loadValues } from '../../src/values/index.js';
 import { mergeSettings } from '../../src/values/settings.js';
 import { modelConfig } from '../../src/assistant/config.js';
 
-const CHART = fileURLToPath(new URL('../../deploy/helm/airlock', import.meta.url));
 let helm: Helm;
 let work: string;
 
@@ -33,33 +29,8 @@ afterAll(async () => {
   await rm(work, { recursive: true, force: true });
 });
 
-interface K8sObject {
-  apiVersion: string;
-  kind: string;
-  metadata: { name: string };
-  spec?: Record<string, unknown>;
-  data?: Record<string, string>;
-  stringData?: Record<string, string>;
-}
-const MODELS: Record<string, new (o: never) => { validate(): void }> = {
-  'v1/ConfigMap': core.ConfigMap,
-  'v1/Service': core.Service,
-  'v1/Secret': core.Secret,
-  'apps/v1/Deployment': apps.Deployment,
-  'policy/v1/PodDisruptionBudget': policy.PodDisruptionBudget,
-};
-
-async function renderWith(values: Record<string, unknown>): Promise<{ status: number | null; objects: K8sObject[]; stderr: string }> {
-  const file = join(work, `values-${Math.random().toString(36).slice(2)}.json`);
-  await writeFile(file, JSON.stringify(values));
-  const r = helm.run(['template', 'docs', CHART, '--namespace', 'docs', '--values', file]);
-  if (r.status !== 0) return { status: r.status, objects: [], stderr: r.stderr };
-  const objects = parseAllDocuments(r.stdout)
-    .map((d) => d.toJS() as K8sObject)
-    .filter(Boolean);
-  return { status: 0, objects, stderr: r.stderr };
-}
-const find = (objects: K8sObject[], kind: string, name: string) => objects.find((o) => o.kind === kind && o.metadata.name === name);
+const renderWith = (values: Record<string, unknown>) => renderChart(helm, work, values);
+const find = findObject;
 
 const SITE = { staticExport: { bundleUrl: 'https://bucket.example/docs.airlock' }, trust: { existingSecret: 'release-keys' } };
 const MODEL = { url: 'http://vllm.models.svc:8000/v1', name: 'llama-3.1-70b-instruct' };
@@ -68,7 +39,7 @@ describe('helm chart: local-assistant (localAssistant.model)', () => {
   it('renders a model with its key from an existing Secret: mounted as a file named by AIRLOCK_ASSISTANT_MODEL_KEY_FILE, no ConfigMap holds it, airlock reads what it renders', async () => {
     const { status, objects, stderr } = await renderWith({ ...SITE, localAssistant: { model: { ...MODEL, keySecret: 'model-key' } } });
     expect(status, stderr).toBe(0);
-    for (const o of objects) expect(() => new MODELS[`${o.apiVersion}/${o.kind}`]!(o as never).validate(), `${o.kind} ${o.metadata.name}`).not.toThrow();
+    validateAll(objects);
     const pod = new apps.Deployment(find(objects, 'Deployment', 'docs-airlock') as never).spec!.template.spec!;
     const c = pod.containers[0]!;
     expect(c.env).toContainEqual({ name: 'AIRLOCK_ASSISTANT_MODEL_KEY_FILE', value: '/etc/airlock-model/key' });

@@ -8,17 +8,12 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { parseAllDocuments } from 'yaml';
-import * as core from 'kubernetes-models/v1';
 import * as apps from 'kubernetes-models/apps/v1';
-import * as policy from 'kubernetes-models/policy/v1';
-import { ServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1';
 import { extractHelm, type Helm } from '../helpers/helm.js';
+import { CHART, findObject, renderChart, validateAll } from '../helpers/chart.js';
 import { loadValues } from '../../src/values/index.js';
 import { libraryConfig } from '../../src/start/library-config.js';
 
-const CHART = fileURLToPath(new URL('../../deploy/helm/airlock', import.meta.url));
 let helm: Helm;
 let work: string;
 
@@ -31,44 +26,10 @@ afterAll(async () => {
   await rm(work, { recursive: true, force: true });
 });
 
-interface K8sObject {
-  apiVersion: string;
-  kind: string;
-  metadata: { name: string };
-  spec?: Record<string, unknown>;
-  data?: Record<string, string>;
-  stringData?: Record<string, string>;
-}
-const MODELS: Record<string, new (o: never) => { validate(): void }> = {
-  'v1/ConfigMap': core.ConfigMap,
-  'v1/Service': core.Service,
-  'v1/PersistentVolumeClaim': core.PersistentVolumeClaim,
-  'v1/Secret': core.Secret,
-  'apps/v1/Deployment': apps.Deployment,
-  'policy/v1/PodDisruptionBudget': policy.PodDisruptionBudget,
-  'monitoring.coreos.com/v1/ServiceMonitor': ServiceMonitor,
-};
+const renderWith = (values: Record<string, unknown>) => renderChart(helm, work, values);
 
-async function renderWith(values: Record<string, unknown>): Promise<{ status: number | null; objects: K8sObject[]; stderr: string }> {
-  const file = join(work, `values-${Math.random().toString(36).slice(2)}.json`);
-  await writeFile(file, JSON.stringify(values));
-  const r = helm.run(['template', 'docs', CHART, '--namespace', 'docs', '--values', file]);
-  if (r.status !== 0) return { status: r.status, objects: [], stderr: r.stderr };
-  const objects = parseAllDocuments(r.stdout)
-    .map((d) => d.toJS() as K8sObject)
-    .filter(Boolean);
-  return { status: 0, objects, stderr: r.stderr };
-}
-
-function validateAll(objects: K8sObject[]): void {
-  for (const o of objects) {
-    const Model = MODELS[`${o.apiVersion}/${o.kind}`];
-    expect(Model, `no schema for ${o.apiVersion} ${o.kind}`).toBeDefined();
-    expect(() => new Model!(o as never).validate(), `${o.kind} ${o.metadata.name}`).not.toThrow();
-  }
-}
 const PEM = '-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA\n-----END PUBLIC KEY-----\n';
-const find = (objects: K8sObject[], kind: string, name: string) => objects.find((o) => o.kind === kind && o.metadata.name === name);
+const find = findObject;
 
 describe('helm chart deploy/helm/airlock', () => {
   it('lints clean (helm lint --strict)', () => {
