@@ -12,7 +12,7 @@ import { join } from 'node:path';
  * each line, and trusted only when header, key and trailer all match: anything else is reported
  * as damaged and the index is rebuilt.
  */
-export const SEARCH_CACHE_FORMAT = 'airlock-search-index/2';
+export const SEARCH_CACHE_FORMAT = 'airlock-search-index/3';
 export const SEARCH_CACHE_NAME = 'index.json';
 /** A larger file is refused unread. */
 export const MAX_SEARCH_CACHE_BYTES = 1024 * 1024 * 1024;

@@ -10,6 +10,9 @@ import { formsIn } from './forms.js';
  * minute to build and 300 ms for a common word; here a posting is 6 bytes and a common word is one
  * pass over a typed array. Typo tolerance: bounded Levenshtein (1 edit up to 7 letters, 2 above)
  * over the terms of similar length, only when exact/prefix matching finds too little.
+ * Beside the pages, the SECTIONS' statistics (how many sections hold each term, their count and
+ * mean length): what passages.ts needs to rank the sections of a question's candidate pages.
+ * Serialised by compact-lines.ts.
  */
 export interface CoreHit {
   id: number;
@@ -52,6 +55,9 @@ export class CompactCore {
   private lens = new Grow32();
   private tf = new Uint32Array(1 << 16);
   private seen: number[] = [];
+  private secDf = new Grow32();
+  private secMark = new Grow32();
+  private secTotal = 0;
   // final state
   terms: string[] = [];
   offsets = new Uint32Array(1);
@@ -59,34 +65,54 @@ export class CompactCore {
   tfs = new Uint16Array(0);
   docLen = new Uint32Array(0);
   avgLen = 1;
+  /** Per term (aligned with `terms`): how many sections hold it. */
+  sectionDf = new Uint32Array(0);
+  sections = 0;
+  /** Mean section length in characters (the page's title once, the heading twice, the text): passages.ts. */
+  avgSectionLen = 1;
+
+  /** A finished core from its arrays (compact-lines.ts, which checks them). */
+  static of(parts: Pick<CompactCore, 'terms' | 'offsets' | 'docs' | 'tfs' | 'docLen' | 'avgLen' | 'sectionDf' | 'sections' | 'avgSectionLen'>): CompactCore {
+    const c = new CompactCore();
+    c.termIds = null;
+    return Object.assign(c, parts);
+  }
 
   get docCount(): number {
     return this.termIds ? this.lens.n : this.docLen.length;
   }
 
-  add(fields: { title: string; headings: string; text: string; name?: string }): number {
+  /** One page: its title, file name and sections (each heading and text). */
+  add(fields: { title: string; name?: string; sections: ReadonlyArray<{ heading: string; text: string }> }): number {
     if (!this.termIds) throw new Error('index is finished');
     const id = this.lens.n;
     // Per-page term frequencies in a reused array indexed by term id (no Map per page).
     const seen = this.seen;
+    const title = this.ids(tokenize(fields.title));
     let len = 0;
-    const weighted = [[fields.title, 4], [fields.headings, 2], [fields.text, 1], [fields.name ?? '', 2]] as const; // prettier-ignore
-    for (const [text, w] of weighted) {
-      for (const t of tokenize(text)) {
-        let tid = this.termIds.get(t);
-        if (tid === undefined) {
-          tid = this.buildTerms.push(t) - 1;
-          this.termIds.set(t, tid);
-          if (tid >= this.tf.length) {
-            const grown = new Uint32Array(this.tf.length * 2);
-            grown.set(this.tf);
-            this.tf = grown;
-          }
-        }
+    const count = (tids: readonly number[], w: number) => {
+      for (const tid of tids) {
         if (this.tf[tid] === 0) seen.push(tid);
         this.tf[tid]! += w;
         len += w;
       }
+    };
+    count(title, 4);
+    count(this.ids(tokenize(fields.name ?? '')), 2);
+    for (const sec of fields.sections) {
+      const heading = this.ids(tokenize(sec.heading));
+      const text = this.ids(tokenize(sec.text));
+      count(heading, 2);
+      count(text, 1);
+      // the section's own statistics: each term once, whatever its count
+      const mark = ++this.sections;
+      for (const part of [title, heading, text])
+        for (const tid of part)
+          if (this.secMark.a[tid] !== mark) {
+            this.secMark.a[tid] = mark;
+            this.secDf.a[tid]!++;
+          }
+      this.secTotal += fields.title.length + 2 * sec.heading.length + sec.text.length;
     }
     for (const tid of seen) {
       this.pTerm.push(tid);
@@ -97,6 +123,25 @@ export class CompactCore {
     seen.length = 0;
     this.lens.push(len);
     return id;
+  }
+
+  /** Term ids of tokens, new terms added (with room in every per-term build array). */
+  private ids(tokens: readonly string[]): number[] {
+    return tokens.map((t) => {
+      let tid = this.termIds!.get(t);
+      if (tid === undefined) {
+        tid = this.buildTerms.push(t) - 1;
+        this.termIds!.set(t, tid);
+        if (tid >= this.tf.length) {
+          const grown = new Uint32Array(this.tf.length * 2);
+          grown.set(this.tf);
+          this.tf = grown;
+        }
+        this.secDf.push(0);
+        this.secMark.push(0);
+      }
+      return tid;
+    });
   }
 
   /** Turn the build buffers into the sorted, compact form (idempotent). */
@@ -125,9 +170,11 @@ export class CompactCore {
     let total = 0;
     for (const l of this.docLen) total += l;
     this.avgLen = this.docLen.length ? Math.max(1, total / this.docLen.length) : 1;
+    this.sectionDf = Uint32Array.from(order, (tid) => this.secDf.a[tid]!);
+    this.avgSectionLen = this.sections ? Math.max(1, this.secTotal / this.sections) : 1;
     this.termIds = null;
     this.buildTerms = [];
-    this.pTerm = this.pDoc = this.pTf = this.lens = new Grow32();
+    this.pTerm = this.pDoc = this.pTf = this.lens = this.secDf = this.secMark = new Grow32();
     this.tf = new Uint32Array(0);
   }
 
@@ -226,69 +273,18 @@ export class CompactCore {
     return { terms: [...new Set(matched)], hits };
   }
 
-  *serializeLines(): Generator<string> {
+  /**
+   * A question word as the sections see it: the terms it matches (itself and its other English
+   * forms) and their rarity among sections (BM25 idf over the sections holding any of them, counted
+   * once per term: a section with two forms counts twice, a small overestimate of how common it is).
+   */
+  sectionWord(tok: string): { terms: string[]; idf: number } {
     this.finish();
-    yield JSON.stringify({ docs: this.docLen.length, terms: this.terms.length, postings: this.docs.length, avgLen: this.avgLen });
-    for (let i = 0; i < this.terms.length; i += 50_000) yield JSON.stringify(this.terms.slice(i, i + 50_000));
-    for (const [k, arr] of [
-      ['offsets', this.offsets],
-      ['docs', this.docs],
-      ['tfs', this.tfs],
-      ['docLen', this.docLen],
-    ] as const) {
-      const bytes = Buffer.from(arr.buffer, arr.byteOffset, arr.byteLength);
-      for (let i = 0; i < bytes.length || i === 0; i += 6 << 20) yield JSON.stringify({ k, b: bytes.subarray(i, i + (6 << 20)).toString('base64') });
-    }
-  }
-
-  /** Throws on anything inconsistent (the caller rebuilds). */
-  static deserialize(lines: readonly string[]): CompactCore {
-    const head = JSON.parse(lines[0] ?? 'null') as { docs?: unknown; terms?: unknown; postings?: unknown; avgLen?: unknown } | null;
-    const int = (v: unknown) => (Number.isSafeInteger(v) && (v as number) >= 0 ? (v as number) : NaN);
-    const nDocs = int(head?.docs);
-    const nTerms = int(head?.terms);
-    const nPost = int(head?.postings);
-    if (!head || Number.isNaN(nDocs + nTerms + nPost) || typeof head.avgLen !== 'number' || !(head.avgLen > 0)) throw new Error('bad index header');
-    const c = new CompactCore();
-    c.termIds = null;
-    let i = 1;
-    const terms: string[] = [];
-    while (terms.length < nTerms) {
-      const part = JSON.parse(lines[i++] ?? 'null') as unknown;
-      if (!Array.isArray(part) || part.length === 0) throw new Error('bad term list');
-      for (const t of part) {
-        if (typeof t !== 'string') throw new Error('bad term');
-        terms.push(t);
-      }
-    }
-    if (terms.length !== nTerms) throw new Error('term count mismatch');
-    for (let k = 1; k < terms.length; k++) if (!(terms[k - 1]! < terms[k]!)) throw new Error('terms not sorted');
-    const parts: Record<string, Buffer[]> = { offsets: [], docs: [], tfs: [], docLen: [] };
-    for (; i < lines.length; i++) {
-      const v = JSON.parse(lines[i]!) as { k?: unknown; b?: unknown };
-      if (typeof v?.k !== 'string' || !(v.k in parts) || typeof v.b !== 'string') throw new Error('bad array line');
-      parts[v.k]!.push(Buffer.from(v.b, 'base64'));
-    }
-    const u32 = (name: string, n: number) => {
-      const b = Buffer.concat(parts[name]!);
-      if (b.length !== n * 4) throw new Error(`${name}: ${b.length} bytes, expected ${n * 4}`);
-      const a = new Uint32Array(n);
-      Buffer.from(a.buffer).set(b);
-      return a;
-    };
-    c.offsets = u32('offsets', nTerms + 1);
-    c.docs = u32('docs', nPost);
-    c.docLen = u32('docLen', nDocs);
-    const tb = Buffer.concat(parts.tfs!);
-    if (tb.length !== nPost * 2) throw new Error('tfs size mismatch');
-    c.tfs = new Uint16Array(nPost);
-    Buffer.from(c.tfs.buffer).set(tb);
-    if (c.offsets[0] !== 0 || c.offsets[nTerms] !== nPost) throw new Error('offsets do not span the postings');
-    for (let t = 0; t < nTerms; t++) if (c.offsets[t]! > c.offsets[t + 1]!) throw new Error('offsets not ascending');
-    for (const d of c.docs) if (d >= nDocs) throw new Error('posting names a page that does not exist');
-    c.terms = terms;
-    c.avgLen = head.avgLen;
-    return c;
+    const exp = this.expand(tok, false, false, true);
+    let df = 0;
+    for (const [t] of exp) df += this.sectionDf[t]!;
+    df = Math.min(df, this.sections);
+    return { terms: exp.map(([t]) => this.terms[t]!), idf: Math.log(1 + (this.sections - df + 0.5) / (df + 0.5)) };
   }
 }
 

@@ -1,7 +1,11 @@
 import { plainText } from '../util/terminal.js';
 import { CompactCore, type CoreHit } from './compact.js';
+import { coreFromLines, coreLines } from './compact-lines.js';
+import { rankByPassage } from './passages.js';
+import { snippet } from './snippet.js';
 import { langTag, type ExtractedPage } from './extract.js';
 import { bestSection, sectionTerms } from './sections.js';
+import { queryTokens } from './tokenize.js';
 import { fieldFactor, languageFactor, listingFactor, pathTraits, queryShape, scriptLanguages, versionFactor, type PathTraits } from './rank.js';
 
 /**
@@ -50,12 +54,14 @@ export interface QueryOptions {
   scoresOnly?: boolean;
   /** Also give each hit's best section as plain text, cut to this many characters (`text`). */
   sectionChars?: number;
-  /** Rank pages by any of the words (not all of them first), each in any of its English forms: the local assistant's questions. */
+  /** Rank pages by any of the words (not all of them first), each in any of its English forms, then by their best section (passages.ts): the local assistant's questions. */
   anyWords?: boolean;
 }
 
 /** Candidates (the core's best by BM25) that the ranking signals of rank.ts reorder. */
 const RERANK = 200;
+/** A question's pages whose sections are ranked as passages (byPassage): measured on bench/assistant.ts's judged questions. */
+const PASSAGE_POOL = 20;
 
 export const MAX_PAGE_SIZE = 50;
 
@@ -137,12 +143,7 @@ export class SearchIndex {
     this.siteLang = undefined;
     this.byPath = null;
     // the file name's words count too: a contents page named `plpgsql` may not say the word
-    this.core.add({
-      title: page.title,
-      headings: page.sections.map((x) => x.heading).join(' \n '),
-      text: page.sections.map((x) => x.text).join(' \n '),
-      name: pathTraits(url).name,
-    });
+    this.core.add({ title: page.title, name: pathTraits(url).name, sections: page.sections });
   }
 
   /**
@@ -151,7 +152,7 @@ export class SearchIndex {
    */
   *serializeLines(): Generator<string> {
     yield JSON.stringify(this.pages);
-    yield* this.core.serializeLines();
+    yield* coreLines(this.core);
   }
 
   /** Throws on anything that is not what serializeLines wrote (the caller rebuilds). */
@@ -164,7 +165,7 @@ export class SearchIndex {
         throw new Error('bad page record');
       if ((p.lang !== undefined && typeof p.lang !== 'string') || (p.links !== undefined && typeof p.links !== 'number')) throw new Error('bad page record');
     }
-    const core = CompactCore.deserialize(lines.slice(1));
+    const core = coreFromLines(lines.slice(1));
     if (core.docCount !== pages.length) throw new Error(`index holds ${core.docCount} pages, records ${pages.length}`);
     return new SearchIndex(core, pages);
   }
@@ -177,7 +178,7 @@ export class SearchIndex {
    * The core's candidates reordered by rank.ts's signals (title and file name, listing pages,
    * language, version), then copies of one page collapsed into the best placed one.
    */
-  private rank(q: string, hits: readonly CoreHit[], fuzzy: boolean, o: QueryOptions): CoreHit[] {
+  private rank(q: string, hits: readonly CoreHit[], fuzzy: boolean, o: QueryOptions): Array<CoreHit & { pref: number }> {
     const shape = queryShape(q, fuzzy, o.anyWords === true);
     const current = o.page ? this.pageAt(o.page) : undefined;
     const currentTraits = o.page ? pathTraits(current?.path ?? o.page) : null;
@@ -202,7 +203,21 @@ export class SearchIndex {
         g.best = Math.max(g.best, score);
       }
     }
-    return [...groups.values()].map((g) => ({ id: g.id, score: g.best * g.pref })).sort((a, b) => b.score - a.score || a.id - b.id);
+    return [...groups.values()].map((g) => ({ id: g.id, score: g.best * g.pref, pref: g.pref })).sort((a, b) => b.score - a.score || a.id - b.id);
+  }
+
+  /**
+   * A question's best pages by their best section (passages.ts), among the PASSAGE_POOL pages placed
+   * first; each hit is given that section. Unreadable pages drop out; when no section holds a word,
+   * the page order stands.
+   */
+  private async byPassage(q: string, ranked: ReadonlyArray<CoreHit & { pref: number }>, pageText: PageText, pageSize: number) {
+    const pool = ranked.slice(0, Math.max(PASSAGE_POOL, pageSize));
+    const texts = await Promise.all(pool.map((r) => pageText(this.pages[r.id]!.file).catch(() => null)));
+    const words = [...new Set(queryTokens(q))].slice(0, 12).map((t) => this.core.sectionWord(t));
+    const cands = pool.map((r, i) => ({ id: r.id, title: this.pages[r.id]!.title, sections: texts[i]?.sections ?? [], weight: r.pref }));
+    const byPassage = rankByPassage(cands, words, this.core.avgSectionLen);
+    return byPassage.length > 0 ? byPassage.slice(0, pageSize) : ranked.slice(0, pageSize);
   }
 
   async query(q: string, pageText: PageText, o: QueryOptions = {}): Promise<SearchHit[]> {
@@ -216,12 +231,13 @@ export class SearchIndex {
     if (res.hits.length < pageSize) res = this.core.search(q, { fuzzy: (fuzzy = true), and: !o.anyWords, forms: o.anyWords, filter });
     if (res.hits.length === 0) res = this.core.search(q, { fuzzy, and: false, filter });
     const matched = res.terms;
-    const hits = this.rank(q, res.hits.slice(0, RERANK), fuzzy, o).slice(0, pageSize);
+    const ranked = this.rank(q, res.hits.slice(0, RERANK), fuzzy, o);
+    const hits = o.anyWords && !o.scoresOnly ? await this.byPassage(q, ranked, pageText, pageSize) : ranked.slice(0, pageSize);
     return Promise.all(
       hits.map(async (r) => {
         const page = this.pages[r.id]!;
-        const text = o.scoresOnly ? null : await pageText(page.file).catch(() => null);
-        const sec = bestSection(text?.sections ?? [], matched);
+        const text = o.scoresOnly || 'section' in r ? null : await pageText(page.file).catch(() => null);
+        const sec = 'section' in r ? r.section : bestSection(text?.sections ?? [], matched);
         const held = sec ? sectionTerms(sec, matched) : null;
         return {
           content: sec ? snippet(plainText(sec.text || sec.heading), [...new Set([...held!.heading, ...held!.text])]) : '',
@@ -238,41 +254,4 @@ export class SearchIndex {
       }),
     );
   }
-}
-
-const escapeHtml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
-const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-const SNIPPET = 180;
-
-/** About SNIPPET characters of `text` around the first matched word, escaped, matches in <mark>. */
-export function snippet(text: string, terms: readonly string[]): string {
-  const words = [...new Set(terms.filter((t) => t !== ''))].sort((a, b) => b.length - a.length).slice(0, 20);
-  const re = words.length ? new RegExp(words.map(escapeRe).join('|'), 'giu') : null;
-  const lower = text.toLowerCase();
-  let first = -1;
-  for (const w of words) {
-    const i = lower.indexOf(w);
-    if (i >= 0 && (first < 0 || i < first)) first = i;
-  }
-  let start = Math.max(0, first - 60);
-  if (start > 0) {
-    const sp = text.indexOf(' ', start);
-    if (sp >= 0 && sp < first) start = sp + 1;
-  }
-  let end = Math.min(text.length, start + SNIPPET);
-  if (end < text.length) {
-    const sp = text.lastIndexOf(' ', end);
-    if (sp > first && sp > start) end = sp;
-  }
-  const cut = text.slice(start, end);
-  let html = '';
-  let at = 0;
-  if (re) {
-    for (const m of cut.matchAll(re)) {
-      html += escapeHtml(cut.slice(at, m.index)) + '<mark>' + escapeHtml(m[0]) + '</mark>';
-      at = m.index + m[0].length;
-    }
-  }
-  html += escapeHtml(cut.slice(at));
-  return (start > 0 ? '…' : '') + html + (end < text.length ? '…' : '');
 }

@@ -11,7 +11,7 @@ const WORD_CHAR = /[\p{L}\p{M}\p{N}_]/u;
 const ASCII_WORD_CHAR = /[a-z0-9_]/;
 
 /** Text as the tokenizer sees it before cutting: lower-case, and NFKC-normalised when not ASCII. */
-const asIndexed = (s: string) => (ASCII.test(s) ? s.toLowerCase() : s.normalize('NFKC').toLowerCase());
+export const asIndexed = (s: string) => (ASCII.test(s) ? s.toLowerCase() : s.normalize('NFKC').toLowerCase());
 const wordChar = (c: string | undefined) => c !== undefined && (c < '\x80' ? ASCII_WORD_CHAR.test(c) : WORD_CHAR.test(c));
 
 /** Does `text` (as indexed) hold `term` as a word of its own? A CJK term, cut into characters and pairs, as a part of a word. */

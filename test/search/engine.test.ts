@@ -2,9 +2,10 @@ import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SearchIndex, snippet, urlOfPage } from '../../src/search/engine.js';
+import { SearchIndex, urlOfPage } from '../../src/search/engine.js';
+import { snippet } from '../../src/search/snippet.js';
 import { extractPage, type ExtractedPage } from '../../src/search/extract.js';
-import { readSearchCache, writeSearchCache, SEARCH_CACHE_NAME } from '../../src/search/cache-file.js';
+import { readSearchCache, writeSearchCache, SEARCH_CACHE_FORMAT, SEARCH_CACHE_NAME } from '../../src/search/cache-file.js';
 
 const html: Record<string, string> = {
   'guide/webhooks.html':
@@ -96,12 +97,16 @@ describe('SearchIndex', () => {
   it('serializes to lines and back to the same answers; anything else is refused', async () => {
     const back = SearchIndex.deserialize([...idx.serializeLines()]);
     expect(await back.query('hmac signature', text)).toEqual(await idx.query('hmac signature', text));
+    // the sections' statistics too (a question's pages are ranked by their sections)
+    expect(await back.query('how are requests signed', text, { anyWords: true })).toEqual(await idx.query('how are requests signed', text, { anyWords: true }));
     const lines = [...idx.serializeLines()];
     expect(() => SearchIndex.deserialize([])).toThrow();
     expect(() => SearchIndex.deserialize(['{}', '{}'])).toThrow();
     expect(() => SearchIndex.deserialize([JSON.stringify([{ path: 'no-slash', file: 'x', title: '' }]), lines[1]!])).toThrow(/page record/);
-    expect(() => SearchIndex.deserialize(lines.slice(0, -1))).toThrow(/docLen/); // an array cut short
+    expect(() => SearchIndex.deserialize(lines.slice(0, -1))).toThrow(/sectionDf/); // an array cut short
     const head = JSON.parse(lines[1]!) as Record<string, number>;
+    expect(() => SearchIndex.deserialize([lines[0]!, JSON.stringify({ ...head, sections: 0 }), ...lines.slice(2)])).toThrow(/more sections than there are/);
+    expect(() => SearchIndex.deserialize([lines[0]!, JSON.stringify({ ...head, avgSectionLen: -1 }), ...lines.slice(2)])).toThrow(/header/);
     expect(() => SearchIndex.deserialize([lines[0]!, JSON.stringify({ ...head, postings: head.postings! + 1 }), ...lines.slice(2)])).toThrow();
     const terms = JSON.parse(lines[2]!) as string[];
     expect(() => SearchIndex.deserialize([lines[0]!, lines[1]!, JSON.stringify([...terms].reverse()), ...lines.slice(3)])).toThrow(/not sorted/);
@@ -151,9 +156,9 @@ describe('the cache file', () => {
     expect(await readSearchCache(dir, 'other')).toMatchObject({ ok: false, reason: expect.stringMatching(/other pages/) });
     expect(await readSearchCache(dir, 'k', 10)).toMatchObject({ ok: false, reason: expect.stringMatching(/more than the 10 allowed/) });
     const file = join(dir, SEARCH_CACHE_NAME);
-    await writeFile(file, '{"format":"airlock-search-index/2","key":"k"}\n["a"]\n{"end":true,"lines":1,"size":6,"sha256":"00"}\n');
+    await writeFile(file, `{"format":"${SEARCH_CACHE_FORMAT}","key":"k"}\n["a"]\n{"end":true,"lines":1,"size":6,"sha256":"00"}\n`);
     expect(await readSearchCache(dir, 'k')).toMatchObject({ ok: false, reason: 'body digest does not match its trailer' });
-    await writeFile(file, '{"format":"airlock-search-index/2","key":"k"}\n["a"]\n');
+    await writeFile(file, `{"format":"${SEARCH_CACHE_FORMAT}","key":"k"}\n["a"]\n`);
     expect(await readSearchCache(dir, 'k')).toMatchObject({ ok: false, reason: 'no trailer line' });
     await writeFile(file, 'not json\n');
     expect(await readSearchCache(dir, 'k')).toMatchObject({ ok: false, reason: 'header is not JSON' });
