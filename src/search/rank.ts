@@ -97,6 +97,8 @@ export interface QueryShape {
   fuzzy: boolean;
   /** Each word's Porter stem, when a word's other English forms count (`exceptions` in a title for `exception`). */
   stems: Array<string | null> | null;
+  /** Stems of the title and name words met so far in this query's candidates (each stemmed once). */
+  seen: Map<string, string | null>;
 }
 
 export function queryShape(query: string, fuzzy: boolean, forms = false): QueryShape {
@@ -109,10 +111,15 @@ export function queryShape(query: string, fuzzy: boolean, forms = false): QueryS
     for (let i = 0; i + 1 < toks.length; i++) joined.add(toks[i]! + toks[i + 1]!);
   }
   joined.add(toks.join('').replace(/_/g, ''));
-  return { toks, joined, fuzzy, stems: forms ? toks.map(stemOf) : null };
+  return { toks, joined, fuzzy, stems: forms ? toks.map(stemOf) : null, seen: new Map() };
 }
 
-const sameForm = (s: QueryShape, i: number, w: string) => s.stems?.[i] != null && stemOf(w) === s.stems[i];
+function sameForm(s: QueryShape, i: number, w: string): boolean {
+  if (s.stems?.[i] == null) return false;
+  let stem = s.seen.get(w);
+  if (stem === undefined) s.seen.set(w, (stem = stemOf(w)));
+  return stem === s.stems[i];
+}
 
 function has(words: ReadonlySet<string>, s: QueryShape, i: number): boolean {
   const q = s.toks[i]!;
