@@ -1,5 +1,5 @@
 /**
- * npm run bench:assistant [-- --part recall,latency --requests 200 --conversations 200 --pages 100 --site python]
+ * npm run bench:assistant [-- --part recall,latency --requests 200 --conversations 200 --waves 3 --pages 100 --site python]
  *
  * RECALL: on the real documentation sites of bench:search (bench/search-real.ts: fetched at
  * benchmark time, never committed), judged questions as readers ask the assistant
@@ -18,7 +18,7 @@
  *    first, one at a time; p50 and p95 of each, and of airlock's added time (each pair's
  *    difference). Goal: added time ≤ 50 ms at p95.
  * 2. memory: `--conversations` conversations at once (each its own `fp`, each asked twice, the
- *    second time with its `threadId`), three waves of them, the server's VmRSS at rest before and
+ *    second time with its `threadId`), `--waves` waves of them, the server's VmRSS at rest before and
  *    after each (polled until stable): what the first wave costs (the heap grown to serve them at
  *    once) and what the later waves add (the threads kept, which are bounded).
  */
@@ -40,6 +40,7 @@ const { values: args } = parseArgs({
   options: {
     requests: { type: 'string', default: '200' },
     conversations: { type: 'string', default: '200' },
+    waves: { type: 'string', default: '3' },
     pages: { type: 'string', default: '100' },
     part: { type: 'string', default: 'recall,latency' },
     site: { type: 'string', default: '' },
@@ -230,10 +231,11 @@ async function main(): Promise<void> {
     console.log(`  the stand-in model asked directly (the same prompt):          ${ms(pct(direct, 50))} / ${ms(pct(direct, 95))}`);
     console.log(`  added by airlock (each pair's difference):                    ${ms(pct(added, 50))} / ${ms(pct(added, 95))}   goal ≤ 50 ms at p95`);
 
-    // Three waves of conversations: what the first costs (a heap grown to serve them at once) and
+    // Waves of conversations: what the first costs (a heap grown to serve them at once) and
     // whether more of them keep costing (kept threads are bounded: 10 turns each, 10,000 threads).
     const pid = srv.child.pid!;
     const n = Number(args.conversations);
+    const waves = Math.max(2, Number(args.waves));
     const rss = [await stableRss(pid)];
     // As a reader's panel does: a 503 (the search busy under this many questions at once) is asked again after its Retry-After.
     let retried = 0;
@@ -245,7 +247,7 @@ async function main(): Promise<void> {
         await sleep(1000); // the Retry-After of a busy search
       }
     };
-    for (let wave = 0; wave < 3; wave++) {
+    for (let wave = 0; wave < waves; wave++) {
       await Promise.all(
         Array.from({ length: n }, async (_, i) => {
           const fp = `conv-${wave}-${i}`;
@@ -261,11 +263,11 @@ async function main(): Promise<void> {
     }
     const mb = (kb: number) => `${(kb / 1024).toFixed(1)} MB`;
     console.log(
-      `memory: ${n} conversations at once, each continued once, in 3 waves (${3 * n} threads kept in all; ${retried} questions answered 503 and asked again):`,
+      `memory: ${n} conversations at once, each continued once, in ${waves} waves (${waves * n} threads kept in all; ${retried} questions answered 503 and asked again):`,
     );
     console.log(`  VmRSS at rest: ${rss.map(mb).join(' → ')}`);
     console.log(
-      `  the first wave: ${(((rss[1]! - rss[0]!) * 1024) / n / 1024).toFixed(1)} KB per conversation; the next two: ${(((rss[3]! - rss[1]!) * 1024) / (2 * n) / 1024).toFixed(1)} KB per conversation`,
+      `  the first wave: ${(((rss[1]! - rss[0]!) * 1024) / n / 1024).toFixed(1)} KB per conversation; the next ${waves - 1}: ${(((rss[waves]! - rss[1]!) * 1024) / ((waves - 1) * n) / 1024).toFixed(1)} KB per conversation`,
     );
   } finally {
     for (const p of procs.reverse()) await stop(p);
