@@ -29,7 +29,7 @@ export interface BuildReport {
 }
 
 /** Bump when extraction, tokenising or the engine's options change: old cache files are rebuilt. */
-export const INDEX_CODE = 'extract/2;tokenize/1;compact/1;engine/4';
+export const INDEX_CODE = 'extract/3;tokenize/1;compact/2;engine/5';
 /** Pages larger than this are indexed by their first MAX_PAGE_READ bytes. */
 export const MAX_PAGE_READ = 4 * 1024 * 1024;
 
@@ -68,7 +68,7 @@ export async function loadOrBuild(input: BuildInput): Promise<{ index: SearchInd
     try {
       const r = await readSearchCache(input.cacheDir, key);
       if (r?.ok) {
-        const index = SearchIndex.deserialize(r.lines);
+        const index = SearchIndex.deserialize(r.lines, new Set(input.pages.map((p) => p.path)));
         return { index, report: { from: 'cache', ms: performance.now() - t0, pages: index.pages.length, notes, bytes: sizeOf(r.lines) } };
       }
       if (r) notes.push(`cache file not used (${r.reason}); rebuilt`);
@@ -103,12 +103,7 @@ export async function loadOrBuild(input: BuildInput): Promise<{ index: SearchInd
       bytes = await writeSearchCache(input.cacheDir, key, index.serializeLines());
     } catch (err) {
       // In words, not the raw errno and temp path (an immutable or read-only folder: the index is kept in memory).
-      const why =
-        typeof (err as NodeJS.ErrnoException).code === 'string'
-          ? `its folder ${describeFsError(err, 'write')}`
-          : err instanceof Error
-            ? err.message
-            : String(err);
+      const why = typeof (err as NodeJS.ErrnoException).code === 'string' ? describeFsError(err, 'write') : err instanceof Error ? err.message : String(err);
       notes.push(`cache file not written (${why}); the index is kept in memory`);
     }
   }

@@ -26,8 +26,17 @@ export function* coreLines(c: CompactCore): Generator<string> {
   }
 }
 
+/** A line of the file as JSON, or an error naming what it held (not the parser's words). */
+export function parseLine(line: string, what: string): unknown {
+  try {
+    return JSON.parse(line);
+  } catch {
+    throw new Error(`${what} is not JSON`);
+  }
+}
+
 export function coreFromLines(lines: readonly string[]): CompactCore {
-  const head = JSON.parse(lines[0] ?? 'null') as Record<string, unknown> | null;
+  const head = parseLine(lines[0] ?? 'null', 'the index header') as Record<string, unknown> | null;
   const int = (v: unknown) => (Number.isSafeInteger(v) && (v as number) >= 0 ? (v as number) : NaN);
   const nDocs = int(head?.docs);
   const nTerms = int(head?.terms);
@@ -38,7 +47,7 @@ export function coreFromLines(lines: readonly string[]): CompactCore {
   let i = 1;
   const terms: string[] = [];
   while (terms.length < nTerms) {
-    const part = JSON.parse(lines[i++] ?? 'null') as unknown;
+    const part = parseLine(lines[i++] ?? 'null', 'a line of terms');
     if (!Array.isArray(part) || part.length === 0) throw new Error('bad term list');
     for (const t of part) {
       if (typeof t !== 'string') throw new Error('bad term');
@@ -49,7 +58,7 @@ export function coreFromLines(lines: readonly string[]): CompactCore {
   for (let k = 1; k < terms.length; k++) if (!(terms[k - 1]! < terms[k]!)) throw new Error('terms not sorted');
   const parts: Record<string, Buffer[]> = Object.fromEntries(ARRAYS.map((k) => [k, []]));
   for (; i < lines.length; i++) {
-    const v = JSON.parse(lines[i]!) as { k?: unknown; b?: unknown };
+    const v = parseLine(lines[i]!, 'a line of the index arrays') as { k?: unknown; b?: unknown };
     if (typeof v?.k !== 'string' || !(v.k in parts) || typeof v.b !== 'string') throw new Error('bad array line');
     parts[v.k]!.push(Buffer.from(v.b, 'base64'));
   }
@@ -68,7 +77,12 @@ export function coreFromLines(lines: readonly string[]): CompactCore {
   const sectionDf = typed('sectionDf', nTerms, u32);
   if (offsets[0] !== 0 || offsets[nTerms] !== nPost) throw new Error('offsets do not span the postings');
   for (let t = 0; t < nTerms; t++) if (offsets[t]! > offsets[t + 1]!) throw new Error('offsets not ascending');
-  for (const d of docs) if (d >= nDocs) throw new Error('posting names a page that does not exist');
+  for (let p = 0; p < nPost; p++) {
+    const d = docs[p]!;
+    if (d >= nDocs) throw new Error('posting names a page that does not exist');
+    // a page holds a term at least once, and no more often than its length
+    if (tfs[p] === 0 || tfs[p]! > docLen[d]!) throw new Error('a posting counts a term impossibly often');
+  }
   for (const n of sectionDf) if (n > nSections) throw new Error('a term is in more sections than there are');
   return CompactCore.of({
     terms,

@@ -1,9 +1,9 @@
 import { plainText } from '../util/terminal.js';
 import { CompactCore, type CoreHit } from './compact.js';
-import { coreFromLines, coreLines } from './compact-lines.js';
+import { coreFromLines, coreLines, parseLine } from './compact-lines.js';
 import { rankByPassage } from './passages.js';
 import { snippet } from './snippet.js';
-import { langTag, type ExtractedPage } from './extract.js';
+import { langTag, MAX_HEADING, type ExtractedPage } from './extract.js';
 import { bestSection, sectionTerms } from './sections.js';
 import { queryTokens } from './tokenize.js';
 import { fieldFactor, languageFactor, listingFactor, pathTraits, queryShape, scriptLanguages, versionFactor, type PathTraits } from './rank.js';
@@ -64,6 +64,8 @@ const RERANK = 200;
 const PASSAGE_POOL = 20;
 
 export const MAX_PAGE_SIZE = 50;
+/** A language tag as a page record holds it (`ja`, `zh-Hant-TW`). */
+const LANG = /^[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8}){0,4}$/;
 
 /** The page URL of a manifest path (`a/b.html` → `/a/b`, `a/index.html` → `/a/`). */
 export function urlOfPage(path: string): string {
@@ -155,15 +157,24 @@ export class SearchIndex {
     yield* coreLines(this.core);
   }
 
-  /** Throws on anything that is not what serializeLines wrote (the caller rebuilds). */
-  static deserialize(lines: readonly string[]): SearchIndex {
+  /**
+   * Throws on anything that is not what serializeLines wrote for these pages (`files`: the
+   * version's HTML files, manifest paths): a page record must name one of them, once, at its URL,
+   * within the limits extraction keeps. The caller rebuilds.
+   */
+  static deserialize(lines: readonly string[], files: ReadonlySet<string>): SearchIndex {
     if (lines.length < 2) throw new Error('not a search index');
-    const pages = JSON.parse(lines[0]!) as SearchPage[];
+    const pages = parseLine(lines[0]!, 'the line of page records') as SearchPage[];
     if (!Array.isArray(pages)) throw new Error('not a search index');
+    const named = new Set<string>();
     for (const p of pages) {
-      if (typeof p?.path !== 'string' || typeof p.file !== 'string' || typeof p.title !== 'string' || !p.path.startsWith('/'))
+      if (typeof p?.path !== 'string' || typeof p.file !== 'string' || typeof p.title !== 'string' || p.title.length > MAX_HEADING)
         throw new Error('bad page record');
-      if ((p.lang !== undefined && typeof p.lang !== 'string') || (p.links !== undefined && typeof p.links !== 'number')) throw new Error('bad page record');
+      if ((p.lang !== undefined && !(typeof p.lang === 'string' && LANG.test(p.lang))) || (p.links !== undefined && !(p.links >= 0 && p.links <= 1)))
+        throw new Error('bad page record');
+      if (!files.has(p.file) || named.has(p.file)) throw new Error(`a page record names ${JSON.stringify(p.file.slice(0, 100))}, not a page of this version`);
+      if (p.path !== urlOfPage(p.file)) throw new Error('bad page record');
+      named.add(p.file);
     }
     const core = coreFromLines(lines.slice(1));
     if (core.docCount !== pages.length) throw new Error(`index holds ${core.docCount} pages, records ${pages.length}`);

@@ -28,8 +28,10 @@ export interface ExtractedPage {
 
 /** Upper bounds for one page: a page beyond them is indexed by its first part only. */
 export const MAX_PAGE_TEXT = 256 * 1024;
-export const MAX_SECTIONS = 500;
-const MAX_HEADING = 300;
+/** Sections of one page; a heading past them is indexed as words of the last section's text. */
+export const MAX_SECTIONS = 2000;
+/** The longest heading or title kept (characters). */
+export const MAX_HEADING = 300;
 const MAX_ANCHOR = 200;
 
 const NAMED: Record<string, string> = {
@@ -87,9 +89,11 @@ class Collector {
     this.size += s.length;
     this.sections[this.sections.length - 1]!.parts.push(s);
   }
-  start(anchor: string | null): void {
-    if (this.sections.length >= MAX_SECTIONS) return;
+  /** A new section for a heading; false when there are MAX_SECTIONS already. */
+  start(anchor: string | null): boolean {
+    if (this.sections.length >= MAX_SECTIONS) return false;
     this.sections.push({ anchor, heading: '', parts: [] });
+    return true;
   }
   current() {
     return this.sections[this.sections.length - 1]!;
@@ -121,16 +125,20 @@ export function extractPage(html: Uint8Array | string): ExtractedPage {
   let linkMain = 0;
   let linkBody = 0;
   // The open heading: which collectors it started a section in, its id (if any), its text.
-  let heading: { main: boolean; body: boolean; level: number; id: string | null; text: string } | null = null;
+  let heading: { main: boolean; body: boolean; started: readonly [boolean, boolean]; level: number; id: string | null; text: string } | null = null;
   const endHeading = () => {
     if (heading === null) return;
     const t = squash(decodeEntities(heading.text));
     if (heading.level === 1 && h1 === '') h1 = t;
-    for (const [c, used] of [
-      [main, heading.main],
-      [body, heading.body],
+    for (const [c, used, started] of [
+      [main, heading.main, heading.started[0]],
+      [body, heading.body, heading.started[1]],
     ] as const) {
       if (!used) continue;
+      if (!started) {
+        c.push(` ${t} `); // past MAX_SECTIONS: its words stay, in the last section's text
+        continue;
+      }
       const s = c.current();
       s.heading = t;
       if (s.anchor === null && heading.id !== null) s.anchor = heading.id;
@@ -153,9 +161,8 @@ export function extractPage(html: Uint8Array | string): ExtractedPage {
         const id = anchorOf(attrs.get('id'));
         const inM = inMain > 0;
         const inB = chrome === 0;
-        if (inM) main.start(id);
-        if (inB) body.start(id);
-        heading = { main: inM, body: inB, level: Number(name.slice(1)), id, text: '' };
+        const started = [inM && main.start(id), inB && body.start(id)] as const;
+        heading = { main: inM, body: inB, started, level: Number(name.slice(1)), id, text: '' };
         isHeading = true;
       } else if (heading !== null && heading.id === null && attrs.has('id')) {
         // `<h2><a id="x" href="#x">…</a></h2>`: an id inside the heading names the section.

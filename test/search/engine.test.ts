@@ -17,6 +17,8 @@ const html: Record<string, string> = {
 const pages: Record<string, ExtractedPage> = Object.fromEntries(Object.entries(html).map(([p, h]) => [p, extractPage(h)]));
 const text = async (file: string) => pages[file] ?? null;
 const idx = SearchIndex.build(Object.entries(pages).map(([path, page]) => ({ path, page })));
+/** The version's HTML files, as the loader is given them. */
+const FILES = new Set(Object.keys(pages));
 const dirs: string[] = [];
 afterAll(async () => {
   for (const d of dirs) await rm(d, { recursive: true, force: true });
@@ -95,25 +97,101 @@ describe('SearchIndex', () => {
   });
 
   it('serializes to lines and back to the same answers; anything else is refused', async () => {
-    const back = SearchIndex.deserialize([...idx.serializeLines()]);
+    const back = SearchIndex.deserialize([...idx.serializeLines()], FILES);
     expect(await back.query('hmac signature', text)).toEqual(await idx.query('hmac signature', text));
     // the sections' statistics too (a question's pages are ranked by their sections)
     expect(await back.query('how are requests signed', text, { anyWords: true })).toEqual(await idx.query('how are requests signed', text, { anyWords: true }));
     const lines = [...idx.serializeLines()];
-    expect(() => SearchIndex.deserialize([])).toThrow();
-    expect(() => SearchIndex.deserialize(['{}', '{}'])).toThrow();
-    expect(() => SearchIndex.deserialize([JSON.stringify([{ path: 'no-slash', file: 'x', title: '' }]), lines[1]!])).toThrow(/page record/);
-    expect(() => SearchIndex.deserialize(lines.slice(0, -1))).toThrow(/sectionDf/); // an array cut short
+    expect(() => SearchIndex.deserialize([], FILES)).toThrow();
+    expect(() => SearchIndex.deserialize(['{}', '{}'], FILES)).toThrow();
+    expect(() => SearchIndex.deserialize([JSON.stringify([{ path: 'no-slash', file: 'x', title: '' }]), lines[1]!], FILES)).toThrow(/page record/);
+    expect(() => SearchIndex.deserialize(lines.slice(0, -1), FILES)).toThrow(/sectionDf/); // an array cut short
     const head = JSON.parse(lines[1]!) as Record<string, number>;
-    expect(() => SearchIndex.deserialize([lines[0]!, JSON.stringify({ ...head, sections: 0 }), ...lines.slice(2)])).toThrow(/more sections than there are/);
-    expect(() => SearchIndex.deserialize([lines[0]!, JSON.stringify({ ...head, avgSectionLen: -1 }), ...lines.slice(2)])).toThrow(/header/);
-    expect(() => SearchIndex.deserialize([lines[0]!, JSON.stringify({ ...head, postings: head.postings! + 1 }), ...lines.slice(2)])).toThrow();
+    expect(() => SearchIndex.deserialize([lines[0]!, JSON.stringify({ ...head, sections: 0 }), ...lines.slice(2)], FILES)).toThrow(
+      /more sections than there are/,
+    );
+    expect(() => SearchIndex.deserialize([lines[0]!, JSON.stringify({ ...head, avgSectionLen: -1 }), ...lines.slice(2)], FILES)).toThrow(/header/);
+    expect(() => SearchIndex.deserialize([lines[0]!, JSON.stringify({ ...head, postings: head.postings! + 1 }), ...lines.slice(2)], FILES)).toThrow();
     const terms = JSON.parse(lines[2]!) as string[];
-    expect(() => SearchIndex.deserialize([lines[0]!, lines[1]!, JSON.stringify([...terms].reverse()), ...lines.slice(3)])).toThrow(/not sorted/);
+    expect(() => SearchIndex.deserialize([lines[0]!, lines[1]!, JSON.stringify([...terms].reverse()), ...lines.slice(3)], FILES)).toThrow(/not sorted/);
+  });
+
+  it('a tampered cache file whose page record names a file outside the version (../../etc/passwd) is refused, never read', async () => {
+    const lines = [...idx.serializeLines()];
+    const records = JSON.parse(lines[0]!) as Array<Record<string, unknown>>;
+    const withRecord = (r: Record<string, unknown>) => [JSON.stringify([r, ...records.slice(1)]), ...lines.slice(1)];
+    for (const file of ['../../../../etc/passwd', '/etc/passwd', 'guide/../../x.html', 'not-in-the-version.html'])
+      expect(() => SearchIndex.deserialize(withRecord({ ...records[0], file }), FILES)).toThrow(/names .*not a page of this version/);
+    // a page of the version, but under another page's URL, or twice
+    expect(() => SearchIndex.deserialize(withRecord({ ...records[0], path: '/elsewhere' }), FILES)).toThrow(/page record/);
+    expect(() => SearchIndex.deserialize([JSON.stringify([records[0], records[0], ...records.slice(2)]), ...lines.slice(1)], FILES)).toThrow(/not a page/);
+  });
+
+  it('a tampered cache file is held to the limits extraction keeps: a 20 MB title, an odd language, a link share over 1', () => {
+    const lines = [...idx.serializeLines()];
+    const records = JSON.parse(lines[0]!) as Array<Record<string, unknown>>;
+    const withRecord = (r: Record<string, unknown>) => [JSON.stringify([r, ...records.slice(1)]), ...lines.slice(1)];
+    expect(() => SearchIndex.deserialize(withRecord({ ...records[0], title: 'T'.repeat(20_000_000) }), FILES)).toThrow(/page record/);
+    expect(() => SearchIndex.deserialize(withRecord({ ...records[0], lang: '<script>' }), FILES)).toThrow(/page record/);
+    expect(() => SearchIndex.deserialize(withRecord({ ...records[0], links: 1e308 }), FILES)).toThrow(/page record/);
+    expect(SearchIndex.deserialize(withRecord({ ...records[0], lang: 'zh-Hant-TW', links: 0.5 }), FILES).size).toBe(records.length);
+  });
+
+  it('impossible statistics are refused: a posting that counts a term 0 times, or more often than its page is long', () => {
+    const lines = [...idx.serializeLines()];
+    const at = (k: string) => lines.findIndex((l) => l.startsWith(`{"k":"${k}"`));
+    const patched = (k: string, f: (b: Buffer) => void) => {
+      const copy = [...lines];
+      const b = Buffer.from((JSON.parse(copy[at(k)]!) as { b: string }).b, 'base64');
+      f(b);
+      copy[at(k)] = JSON.stringify({ k, b: b.toString('base64') });
+      return copy;
+    };
+    expect(() =>
+      SearchIndex.deserialize(
+        patched('tfs', (b) => b.fill(0)),
+        FILES,
+      ),
+    ).toThrow(/impossibly often/);
+    expect(() =>
+      SearchIndex.deserialize(
+        patched('docLen', (b) => b.fill(0)),
+        FILES,
+      ),
+    ).toThrow(/impossibly often/);
+  });
+
+  it('a line that is not JSON is named in words, not with the parser text', () => {
+    const lines = [...idx.serializeLines()];
+    const head = lines[1]!.replace(/"avgLen":[^,]+/, '"avgLen":NaN');
+    expect(() => SearchIndex.deserialize([lines[0]!, head, ...lines.slice(2)], FILES)).toThrow(/^the index header is not JSON$/);
+    expect(() => SearchIndex.deserialize(['[{', ...lines.slice(1)], FILES)).toThrow(/^the line of page records is not JSON$/);
   });
 });
 
 describe('the cache file', () => {
+  it('a cache file re-checksummed after its page record was pointed at ../../etc/passwd is rebuilt from the pages, and no snippet quotes the outside file', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'airlock-search-slip-'));
+    dirs.push(root);
+    const site = join(root, 'site');
+    await mkdir(site);
+    await writeFile(join(site, 'a.html'), '<title>Quokka</title><main><p>quokka facts</p></main>');
+    await writeFile(join(root, 'secret.txt'), 'root:x:0:0 quokka secret');
+    const { loadOrBuild, indexKey } = await import('../../src/search/build.js');
+    const input = { siteDir: site, pages: [{ path: 'a.html', sha256: 'a'.repeat(64) }], cacheDir: join(root, 'search') };
+    const lines = [...SearchIndex.build([{ path: 'a.html', page: extractPage('<title>Quokka</title><main><p>quokka facts</p></main>') }]).serializeLines()];
+    const records = JSON.parse(lines[0]!) as Array<Record<string, unknown>>;
+    lines[0] = JSON.stringify([{ ...records[0], file: '../secret.txt' }]);
+    await writeSearchCache(input.cacheDir, indexKey(input.pages), lines); // header, key and trailer all as the server writes them
+    const r = await loadOrBuild(input);
+    expect(r.report.from).toBe('built');
+    expect(r.report.notes[0]).toMatch(/^cache file not used \(a page record names "\.\.\/secret\.txt", not a page of this version\); rebuilt$/);
+    const read: string[] = [];
+    const hits = await r.index.query('quokka', async (file) => (read.push(file), extractPage(await readFile(join(site, file)))));
+    expect(read).toEqual(['a.html']);
+    expect(hits[0]!.content).not.toContain('secret');
+  });
+
   it('an index folder that cannot be written: the index is kept in memory, said in words (no errno, no temp path)', async () => {
     const root = await mkdtemp(join(tmpdir(), 'airlock-search-ro-'));
     dirs.push(root);
@@ -122,7 +200,7 @@ describe('the cache file', () => {
     const { loadOrBuild } = await import('../../src/search/build.js');
     const r = await loadOrBuild({ siteDir: root, pages: [{ path: 'site.html', sha256: 'a'.repeat(64) }], cacheDir: join(root, 'not-a-folder', 'search') });
     expect(r.report.notes).toHaveLength(1);
-    expect(r.report.notes[0]).toMatch(/^cache file not written \(its folder .+\); the index is kept in memory$/);
+    expect(r.report.notes[0]).toBe('cache file not written (a part of its path is not a folder); the index is kept in memory');
     expect(r.report.notes[0]).not.toMatch(/ENOTDIR|E[A-Z]{3,}|\.tmp|\//);
     expect((await r.index.query('quokka', async () => null)).length).toBe(1);
   });
@@ -181,7 +259,7 @@ describe('compact core', () => {
     const b = Buffer.from(v.b, 'base64');
     b.writeUInt32LE(99, 0);
     lines[docsAt] = JSON.stringify({ k: 'docs', b: b.toString('base64') });
-    expect(() => SearchIndex.deserialize(lines)).toThrow(/does not exist/);
+    expect(() => SearchIndex.deserialize(lines, FILES)).toThrow(/does not exist/);
   });
 });
 
