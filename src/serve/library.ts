@@ -123,14 +123,12 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
     async () => asSearchable((await summaries.list(o.library)).sites, (d) => failed.get(d)?.message), // a refused switch: its served version searched
     async (domain) => (await servable(domain).catch((err: Error) => Promise.reject(new Error(forReaders(o.library, err.message))))).search,
   );
-
   const has = (d: string) => folder.known.has(d) || o.absent?.has(d) === true; // a configured site not there yet: 503, not 404
   const handler = (req: IncomingMessage, res: ServerResponse): void => {
-    // Two Host fields: which site is meant is ambiguous (a proxy may have read the other), RFC 9112 §3.2.
-    if (hostFields(req.rawHeaders) > 1) return text(res, 400, 'Bad Request: more than one Host header\n', []);
+    if (hostFields(req.rawHeaders) > 1) return text(res, 400, 'Bad Request: more than one Host header\n', []); // which site is meant is ambiguous (RFC 9112 §3.2)
     const byHost = hostNames.of(req.headers.host);
     const named = byHost === null ? null : (hosts.get(byHost) ?? byHost);
-    if (named !== null && has(named)) return void toSite(named, req, res, null);
+    if (named !== null && has(named)) return toSite(named, req, res, null);
     const url = req.url ?? '/';
     const first = /^\/([^/?#]+)(?=[/?#]|$)/.exec(url)?.[1];
     const prefixed = first === undefined ? null : siteName(first);
@@ -138,20 +136,23 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
       const rest = url.slice(first!.length + 1);
       if (rest === '' || rest.startsWith('?')) return redirect(res, `/${first}/${rest}`);
       req.url = rest;
-      return void toSite(prefixed, req, res, `/${first}`);
+      return toSite(prefixed, req, res, `/${first}`);
     }
     o.metrics?.done(res, performance.now()); // counted as site="_library" once it has ended
     void ownRoute(req, res, url);
   };
 
-  async function toSite(domain: string, req: IncomingMessage, res: ServerResponse, prefix: string | null): Promise<void> {
-    // An open site that can be served: handed the request at once (no promise in between, as a site served alone).
+  /** An open site that can be served is handed the request at once (no promise made, as a site served alone); another is opened first. */
+  function toSite(domain: string, req: IncomingMessage, res: ServerResponse, prefix: string | null): void {
     const ready = open.has(domain) ? live.get(domain) : undefined;
-    if (ready !== undefined && unservable(ready, domain) === null) {
-      lastUsed.set(domain, clock());
-      if (prefix !== null) keepPrefix(res, prefix);
-      return ready.handler(req, res);
-    }
+    if (ready === undefined || unservable(ready, domain) !== null) return void opening(domain, req, res, prefix);
+    lastUsed.set(domain, clock());
+    if (prefix !== null) keepPrefix(res, prefix);
+    ready.handler(req, res);
+  }
+
+  /** A site not open yet, or that cannot be served: opened, then handed the request, or 503. */
+  async function opening(domain: string, req: IncomingMessage, res: ServerResponse, prefix: string | null): Promise<void> {
     const why = () => [o.absent?.get(domain), failed.get(domain)?.message].filter((w) => w !== undefined).join('; ') || 'it failed to open';
     const unavailable = () => text(res, 503, `site ${domain} cannot be served: ${why()}\n`, ['Retry-After', '5']);
     // A site that failed to open is tried again after 5 s, not at every request (a reader cannot make the server reload it in a loop).
@@ -168,8 +169,7 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
   refuseConnect(server);
   o.metrics?.attach(server);
   const stop = gracefulClose(server);
-  const timer = setInterval(() => void rescan().catch(() => {}), scanMs);
-  timer.unref();
+  const timer = setInterval(() => void rescan().catch(() => {}), scanMs).unref();
 
   return {
     server,
