@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { resolveFeatures } from '../../src/features/index.js';
 import { createAirlockServer } from '../../src/serve/index.js';
@@ -12,7 +12,7 @@ import { localAssistantFor } from '../../src/assistant/route.js';
 import { importPackage } from '../../src/store/index.js';
 import { makePackage } from '../helpers/make-package.js';
 import { fixtureStore } from '../relay/helpers.js';
-import { CHROMIUM, chromiumAvailable, launch, record } from './chromium.js';
+import { CHROMIUM, chromiumAvailable, launch, record, violations, watchedPage } from './chromium.js';
 import { cleanupAfterEach } from '../helpers/scope.js';
 
 /**
@@ -39,7 +39,7 @@ function page(title: string, body: string): string {
 const SITE: Record<string, string> = {
   'index.html': page('Docs', '<p>Welcome to the documentation.</p>'),
   'guide/setup/index.html': page('Setup guide', '<p>Install the server on one machine, then import a package.</p>'),
-  'guide/tokens/index.html': page('Rotating tokens', `<p>${HOSTILE}</p><h2 id="schedule">Schedule</h2><p>Tokens are rotated every 90 days.</p>`),
+  'guide/tokens/index.html': page('Rotating tokens', `<p>${HOSTILE}</p><h2 id="schedule">Schedule</h2><p>It happens every 90 days.</p>`),
   // a page whose own code adds the export's assistant widget after the panel's script ran
   'guide/late/index.html': page('Late widget', '<p>A widget arrives later.</p><script src="/late.js" defer></script>'),
   'late.js': "document.body.appendChild(Object.assign(document.createElement('div'), { id: 'assistant-widget', textContent: 'the export widget' }));",
@@ -57,16 +57,7 @@ async function serve(storePath: string): Promise<string> {
   return (await srv.listen(0, '127.0.0.1')).replace(/\/$/, '');
 }
 
-async function newPage(): Promise<Page> {
-  const ctx: BrowserContext = await browser.newContext();
-  cleanups.push(() => ctx.close());
-  await ctx.addInitScript(() => {
-    const w = window as unknown as { __violations: string[] };
-    w.__violations = [];
-    document.addEventListener('securitypolicyviolation', (e) => w.__violations.push(`${e.violatedDirective} ${e.blockedURI}`));
-  });
-  return ctx.newPage();
-}
+const newPage = async () => (await watchedPage(browser, cleanups)).page;
 
 /** Tab from the top of the page to the panel's button, as a keyboard reader does, and press Enter. */
 async function openWithKeyboard(p: Page): Promise<void> {
@@ -164,7 +155,7 @@ describe("local-assistant's panel on a site without an assistant widget (air-gap
       rec.requests.filter((u) => u.includes('/discovery/v2/assistant/')).every((u) => u === `${origin}/discovery/v2/assistant/docs.example.com/message`),
     ).toBe(true);
     expect(rec.pageErrors).toEqual([]);
-    expect(await p.evaluate(() => (window as unknown as { __violations: string[] }).__violations)).toEqual([]);
+    expect(await violations(p)).toEqual([]);
   });
 
   it('says refusals and a broken-off answer in words; lists and fenced code render as elements, hostile ones as text', async () => {
@@ -221,7 +212,7 @@ describe("local-assistant's panel on a site without an assistant widget (air-gap
     expect(await dialog.getByRole('list', { name: 'Sources' }).count()).toBe(0);
     expect(rec.requests.filter((u) => originOf(u) !== null && originOf(u) !== origin)).toEqual([]);
     expect(rec.pageErrors).toEqual([]);
-    expect(await p.evaluate(() => (window as unknown as { __violations: string[] }).__violations)).toEqual([]);
+    expect(await violations(p)).toEqual([]);
   });
 
   it('a long answer in small pieces is drawn a few times as it streams, not once per piece (which froze the page for seconds)', async () => {

@@ -1,4 +1,4 @@
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { existsSync } from 'node:fs';
 import { CHROMIUM_ARGS as CHROMIUM_FLAGS } from '../../src/fetch/vendor/chromium.js';
 import { createServer, type Server, type Socket } from 'node:net';
@@ -45,6 +45,24 @@ export async function launch(extraArgs: string[] = []): Promise<Browser> {
   if (!chromiumAvailable()) throw new Error(`Chromium not found at ${CHROMIUM}: apt-get install -y chromium (.ci/run does this)`);
   return chromium.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_ARGS, ...extraArgs], headless: true, timeout: 30_000 });
 }
+
+/**
+ * A page in a fresh context (closed through `cleanups`) that collects its CSP violations in the
+ * page (`violations`): a console error alone can be missed.
+ */
+export async function watchedPage(browser: Browser, cleanups: Array<() => Promise<void> | void>): Promise<{ ctx: BrowserContext; page: Page }> {
+  const ctx = await browser.newContext();
+  cleanups.push(() => ctx.close());
+  await ctx.addInitScript(() => {
+    const w = window as unknown as { __violations: string[] };
+    w.__violations = [];
+    document.addEventListener('securitypolicyviolation', (e) => w.__violations.push(`${e.violatedDirective} ${e.blockedURI}`));
+  });
+  return { ctx, page: await ctx.newPage() };
+}
+
+/** The CSP violations a watchedPage saw. */
+export const violations = (page: Page): Promise<string[]> => page.evaluate(() => (window as unknown as { __violations: string[] }).__violations);
 
 export interface PageRecord {
   requests: string[];

@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { fixtureStore, startAirlock, type Running } from '../relay/helpers.js';
@@ -8,7 +8,7 @@ import { resolveFeatures } from '../../src/features/index.js';
 import { featureOptions } from '../../src/serve/features.js';
 import { createAirlockServer } from '../../src/serve/index.js';
 import { localAssistantFor } from '../../src/assistant/route.js';
-import { CHROMIUM, chromiumAvailable, launch, record } from './chromium.js';
+import { CHROMIUM, chromiumAvailable, launch, record, violations, watchedPage } from './chromium.js';
 import { cleanupAfterEach } from '../helpers/scope.js';
 
 /**
@@ -36,17 +36,7 @@ afterAll(async () => {
   await fx?.cleanup();
 });
 
-/** A fresh context whose CSP violations are collected in the page (console errors alone can be missed). */
-async function openContext(): Promise<{ ctx: BrowserContext; page: Page }> {
-  const ctx = await browser.newContext();
-  cleanups.push(() => ctx.close());
-  await ctx.addInitScript(() => {
-    const w = window as unknown as { __violations: string[] };
-    w.__violations = [];
-    document.addEventListener('securitypolicyviolation', (e) => w.__violations.push(`${e.violatedDirective} ${e.blockedURI}`));
-  });
-  return { ctx, page: await ctx.newPage() };
-}
+const openContext = () => watchedPage(browser, cleanups);
 
 const originOf = (u: string) => (u.startsWith('data:') || u.startsWith('about:') ? null : new URL(u).origin);
 
@@ -69,7 +59,7 @@ describe('air-gapped in a real browser', () => {
       expect(await page.evaluate(() => (window as unknown as { __AIRLOCK_FEATURES__: unknown }).__AIRLOCK_FEATURES__), path).toEqual(features);
       expect(await page.locator('#search-bar').isVisible(), `${path}: search widget`).toBe(false);
       expect(await page.locator('#assistant-widget').isVisible(), `${path}: assistant widget`).toBe(false);
-      expect(await page.evaluate(() => (window as unknown as { __violations: string[] }).__violations), `${path}: CSP violations`).toEqual([]);
+      expect(await violations(page), `${path}: CSP violations`).toEqual([]);
       expect(await page.locator('main h1').isVisible(), `${path}: the page itself renders`).toBe(true);
     }
     await page.goto(air.origin + '/', { waitUntil: 'networkidle' });
@@ -151,7 +141,7 @@ describe('client-hosted with analytics and assistant (relayed to the emulator) i
     expect(offOrigin.length).toBeGreaterThan(0);
     expect(offOrigin.every((u) => stubbed.includes(u))).toBe(true);
     expect(rec.pageErrors).toEqual([]);
-    expect(await page.evaluate(() => (window as unknown as { __violations: string[] }).__violations)).toEqual([]);
+    expect(await violations(page)).toEqual([]);
   });
 });
 
@@ -201,6 +191,6 @@ describe("air-gapped with local-assistant (the emulator's stand-in model) in a r
       rec.requests.filter((u) => u.includes('/discovery/v2/assistant/')).every((u) => u === `${air.origin}/discovery/v2/assistant/docs.example.com/message`),
     ).toBe(true);
     expect(rec.pageErrors).toEqual([]);
-    expect(await page.evaluate(() => (window as unknown as { __violations: string[] }).__violations)).toEqual([]);
+    expect(await violations(page)).toEqual([]);
   });
 });

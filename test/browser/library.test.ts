@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { resolveFeatures } from '../../src/features/index.js';
 import { createLibraryServer, type LibraryServer } from '../../src/serve/library.js';
 import { featureOptions } from '../../src/serve/features.js';
 import { cleanup, setActive, tempRoot, writeVersion } from '../serve/helpers.js';
-import { CHROMIUM, chromiumAvailable, launch, record } from './chromium.js';
+import { CHROMIUM, chromiumAvailable, launch, record, violations, watchedPage } from './chromium.js';
+import { cleanupAfterEach } from '../helpers/scope.js';
 import { until } from '../helpers/wait.js';
 
 /**
@@ -68,15 +69,8 @@ afterAll(async () => {
 
 const originOf = (u: string) => (u.startsWith('data:') || u.startsWith('about:') ? null : new URL(u).origin);
 
-async function newPage(): Promise<Page> {
-  const ctx = await browser.newContext();
-  await ctx.addInitScript(() => {
-    const w = window as unknown as { __violations: string[] };
-    w.__violations = [];
-    document.addEventListener('securitypolicyviolation', (e) => w.__violations.push(`${e.violatedDirective} ${e.blockedURI}`));
-  });
-  return ctx.newPage();
-}
+const cleanups = cleanupAfterEach();
+const newPage = async () => (await watchedPage(browser, cleanups)).page;
 
 describe('the library landing page in a real browser', () => {
   it('search every site from the keyboard: results grouped by site, Enter opens one; nothing leaves the origin', async () => {
@@ -110,7 +104,7 @@ describe('the library landing page in a real browser', () => {
 
     const offOrigin = rec.requests.filter((u) => originOf(u) !== null && originOf(u) !== origin);
     expect(offOrigin).toEqual([]);
-    expect(await page.evaluate(() => (window as unknown as { __violations: string[] }).__violations)).toEqual([]);
+    expect(await violations(page)).toEqual([]);
     expect(rec.pageErrors).toEqual([]);
   }, 60_000);
 
