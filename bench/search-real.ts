@@ -72,7 +72,13 @@ async function fetchPackages(): Promise<Record<string, string>> {
     if (!existsSync(join(x, '.done'))) {
       let file = (await readdir(debs)).find((f) => f.startsWith(`${pkg}_`) && f.endsWith('.deb'));
       if (!file) {
-        execFileSync('apt-get', ['download', `${pkg}=${version}`], { cwd: debs, stdio: ['ignore', 'ignore', 'inherit'] });
+        try {
+          execFileSync('apt-get', ['download', `${pkg}=${version}`], { cwd: debs, stdio: ['ignore', 'ignore', 'inherit'] });
+        } catch {
+          throw new Error(
+            `bench:search: apt-get could not download ${pkg}=${version}; the package lists may be older than it: run apt-get update and try again`,
+          );
+        }
         file = (await readdir(debs)).find((f) => f.startsWith(`${pkg}_`) && f.endsWith('.deb'));
       }
       if (!file) throw new Error(`bench:search: apt-get download ${pkg}=${version} gave no .deb`);
