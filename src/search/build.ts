@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
-import { open } from 'node:fs/promises';
+import { constants } from 'node:fs';
 import { join } from 'node:path';
 import { extractPage } from './extract.js';
 import { SearchIndex } from './engine.js';
 import { readSearchCache, writeSearchCache } from './cache-file.js';
 import { describeFsError } from '../util/fs-words.js';
+import { openRegularFileIfExists } from '../util/regular-file.js';
 
 /**
  * Getting a version's search index: from its cache file when that is intact and was built from
@@ -39,11 +40,17 @@ export function indexKey(pages: BuildInput['pages']): string {
   return h.digest('hex');
 }
 
-/** A page's bytes, at most MAX_PAGE_READ of them; the buffer is sized by the file, not the bound. */
+/**
+ * A page's bytes, at most MAX_PAGE_READ of them; the buffer is sized by the file, not the bound.
+ * A regular file of the version only: a symbolic link is not followed (it would lead out of the
+ * store), and a FIFO or a device is refused from its type, never waited on.
+ */
 export async function readBounded(file: string): Promise<Buffer> {
-  const fh = await open(file, 'r');
+  const opened = await openRegularFileIfExists(file, (why) => new Error(why), constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
+  if (opened === null) throw new Error(describeFsError({ code: 'ENOENT' }));
+  const { fh, size } = opened;
   try {
-    const want = Math.min((await fh.stat()).size, MAX_PAGE_READ);
+    const want = Math.min(size, MAX_PAGE_READ);
     const buf = Buffer.allocUnsafe(want);
     let n = 0;
     while (n < want) {

@@ -1,4 +1,5 @@
 import { open, readlink, type FileHandle } from 'node:fs/promises';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
 import { describeFsError, faultOf, kindOf, type FileFault } from './fs-words.js';
@@ -88,6 +89,35 @@ export async function readRegularFileIfExists(path: string, rule: RegularFileRul
     return buf.subarray(0, n);
   } finally {
     await fh.close();
+  }
+}
+
+/**
+ * readRegularFile for a thread that may block (a worker building one page at a time): the same
+ * rules, synchronously. A link, when `noFollow`, is refused without reading where it points.
+ */
+export function readRegularFileSync(path: string, rule: RegularFileRule): Buffer {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (rule.noFollow ? (constants.O_NOFOLLOW ?? 0) : 0));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ELOOP' && rule.noFollow)
+      throw rule.refuse('is a symbolic link, not a regular file: it is not followed', 'not-regular');
+    throw rule.refuse(describeFsError(err), faultOf(err));
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw rule.refuse(`is ${kindOf(st)}, not a regular file`, st.isDirectory() ? 'folder' : 'not-regular');
+    if (st.size > rule.maxBytes) throw rule.refuse(`is ${st.size} bytes, more than the limit of ${rule.maxBytes}`, 'too-big');
+    const buf = Buffer.allocUnsafe(st.size + 1);
+    let n = 0;
+    for (let r = readSync(fd, buf, 0, buf.length, 0); r > 0; r = readSync(fd, buf, n, buf.length - n, n)) {
+      n += r;
+      if (n === buf.length) throw rule.refuse('grew while being read', 'unreadable');
+    }
+    return buf.subarray(0, n);
+  } finally {
+    closeSync(fd);
   }
 }
 

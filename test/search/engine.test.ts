@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -170,6 +171,24 @@ describe('SearchIndex', () => {
 });
 
 describe('the cache file', () => {
+  it('a page swapped for a symbolic link to a file outside the store, or for a FIFO, is not indexed nor read for a snippet, and never waited on', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'airlock-search-link-'));
+    dirs.push(root);
+    await writeFile(join(root, 'a.html'), '<title>Quokka</title><main><p>quokka facts</p></main>');
+    await writeFile(join(root, 'secret.txt'), '<title>Secret</title><main><p>quokka secret</p></main>');
+    await symlink(join(root, 'secret.txt'), join(root, 'b.html'));
+    execFileSync('mkfifo', [join(root, 'c.html')]);
+    const { loadOrBuild, readBounded } = await import('../../src/search/build.js');
+    const pages = ['a.html', 'b.html', 'c.html'].map((path) => ({ path, sha256: 'a'.repeat(64) }));
+    const r = await loadOrBuild({ siteDir: root, pages, cacheDir: null });
+    expect(r.report.notes).toEqual([
+      'b.html: not indexed (is a symbolic link (to "' + join(root, 'secret.txt') + '"), not a regular file: it is not followed)',
+      'c.html: not indexed (is a FIFO (named pipe), not a regular file)',
+    ]);
+    expect((await r.index.query('quokka', async () => null)).map((h) => h.metadata.page)).toEqual(['/a']);
+    await expect(readBounded(join(root, 'b.html'))).rejects.toThrow(/symbolic link/); // the reader of a hit's text, too
+  });
+
   it('a cache file re-checksummed after its page record was pointed at ../../etc/passwd is rebuilt from the pages, and no snippet quotes the outside file', async () => {
     const root = await mkdtemp(join(tmpdir(), 'airlock-search-slip-'));
     dirs.push(root);

@@ -354,6 +354,33 @@ describe('transformed HTML cached on disk per (version, options)', () => {
 });
 
 describe('prepared pages never go through a link', () => {
+  it('a page swapped for a symbolic link to /etc/passwd, or for a FIFO, is refused from its type: never transformed, served or waited on', async () => {
+    const store = await storeWith(site(3));
+    const src = join(store, 'versions', 'v1', 'site', 'docs', 'p1.html');
+    await rm(src);
+    await symlink('/etc/passwd', src);
+    const fifo = join(store, 'versions', 'v1', 'site', 'docs', 'p2.html');
+    await rm(fifo);
+    execFileSync('mkfifo', [fifo]);
+    for (const [file, why] of [
+      [src, /the page is a symbolic link/],
+      [fifo, /the page is a FIFO \(named pipe\), not a regular file/],
+    ] as const)
+      for (const blocking of [false, true])
+        await expect(
+          buildPage({ src: file, path: 'docs/p1.html', sha256: 'a'.repeat(64), dir: join(t.root, 'out') }, async (b) => b, { blocking }),
+        ).rejects.toThrow(why);
+    const logs: string[] = [];
+    const { base } = await start({ store, htmlTransform: { run: counting().hook, key: 'k' }, log: (l) => logs.push(l) });
+    for (const path of ['/docs/p1', '/docs/p2']) {
+      const r = await get(base + path, { 'accept-encoding': 'identity' });
+      expect(r.status).toBe(500);
+      expect(r.body.toString()).not.toMatch(/root:/);
+    }
+    expect((await get(base + '/', { 'accept-encoding': 'identity' })).body.toString()).toBe(page(0) + MARK);
+    expect(logs.join('\n')).toContain('2 failed');
+  });
+
   it("a link swapped in for the cache's folder (or the version's) while pages are built: the page is refused, nothing is written outside", async () => {
     const root = await tempRoot('airlock-html-link-');
     try {

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { readFile, rm, writeFile, rename } from 'node:fs/promises';
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import { rm, writeFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { brotliCompress, brotliCompressSync, constants, gzip, gzipSync } from 'node:zlib';
-import { refuseLinkedFolders, tempSibling } from '../../util/fsx.js';
+import { readRegularFile, readRegularFileSync, refuseLinkedFolders, tempSibling, type RegularFileRule } from '../../util/fsx.js';
 import { cachedName, type CachedPage, type CachedRep, type CacheEncoding } from './cached.js';
 
 import type { TransformHtml } from '../version-index.js';
@@ -24,6 +24,8 @@ export interface PageJob {
 }
 
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+/** A page's source: a regular file of the version (a link is not followed: it would lead out of the store; a FIFO is never waited on). */
+const SOURCE: RegularFileRule = { maxBytes: 256 * 1024 * 1024, noFollow: true, refuse: (why) => new Error(`the page ${why}`) };
 
 /**
  * No fsync per file: the cache is derived data that can always be rebuilt. The rename keeps
@@ -67,7 +69,7 @@ const BR_PARAMS = (size: number) => ({
  */
 export async function buildPage(job: PageJob, transform: PageTransform, o: { blocking?: boolean } = {}): Promise<CachedPage> {
   const blocking = o.blocking === true;
-  const out = await transform(blocking ? readFileSync(job.src) : await readFile(job.src), job.path);
+  const out = await transform(blocking ? readRegularFileSync(job.src, SOURCE) : await readRegularFile(job.src, SOURCE), job.path);
   const html = Buffer.isBuffer(out) ? out : out.html;
   const hashes: { scriptHashes?: string[]; styleHashes?: string[] } = Buffer.isBuffer(out) ? {} : out;
   const name = (enc: CacheEncoding) => cachedName(job.sha256, enc);
