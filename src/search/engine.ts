@@ -242,13 +242,14 @@ export class SearchIndex {
     if (res.hits.length < pageSize) res = this.core.search(q, { fuzzy: (fuzzy = true), and: !o.anyWords, forms: o.anyWords, filter });
     if (res.hits.length === 0) res = this.core.search(q, { fuzzy, and: false, filter });
     const matched = res.terms;
+    const typed = new Set(queryTokens(q));
     const ranked = this.rank(q, res.hits.slice(0, RERANK), fuzzy, o);
     const hits = o.anyWords && !o.scoresOnly ? await this.byPassage(q, ranked, pageText, pageSize) : ranked.slice(0, pageSize);
     return Promise.all(
       hits.map(async (r) => {
         const page = this.pages[r.id]!;
         const text = o.scoresOnly || 'section' in r ? null : await pageText(page.file).catch(() => null);
-        const sec = 'section' in r ? r.section : bestSection(text?.sections ?? [], matched);
+        const sec = 'section' in r ? r.section : bestSection(text?.sections ?? [], matched, typed);
         const held = sec ? sectionTerms(sec, matched) : null;
         return {
           content: sec ? snippet(plainText(sec.text || sec.heading), [...new Set([...held!.heading, ...held!.text])]) : '',

@@ -91,7 +91,7 @@ class Collector {
   }
   /** A new section for a heading; false when there are MAX_SECTIONS already. */
   start(anchor: string | null): boolean {
-    if (this.sections.length >= MAX_SECTIONS) return false;
+    if (this.sections.length > MAX_SECTIONS) return false; // the text before the first heading is one more
     this.sections.push({ anchor, heading: '', parts: [] });
     return true;
   }

@@ -28,13 +28,18 @@ export function sectionTerms(s: PageSection, terms: readonly string[]): { headin
   return { heading: terms.filter((w) => holds(h, w)), text: terms.filter((w) => holds(t, w)) };
 }
 
-/** The section holding most of the matched words (whole words; heading words count triple); the first on a tie. */
-export function bestSection(sections: readonly PageSection[], terms: readonly string[]): PageSection | null {
+/**
+ * The section holding most of the matched words (whole words; heading words count triple, and a
+ * word as the reader typed it, `typed`, double: a section with `token` before one with only its
+ * typo neighbour `taken`); the first on a tie.
+ */
+export function bestSection(sections: readonly PageSection[], terms: readonly string[], typed: ReadonlySet<string> = new Set()): PageSection | null {
   let best: PageSection | null = null;
   let bestScore = -1;
+  const weight = (words: string[]) => words.reduce((n, w) => n + (typed.has(w) ? 2 : 1), 0);
   for (const s of sections) {
     const held = sectionTerms(s, terms);
-    const score = 3 * held.heading.length + held.text.length;
+    const score = 3 * weight(held.heading) + weight(held.text);
     if (score > bestScore) {
       best = s;
       bestScore = score;

@@ -34,6 +34,18 @@ describe('SearchIndex', () => {
     expect(sig[0]!.content).toBe('Check the <mark>HMAC</mark> <mark>signature</mark> of each delivery.');
   });
 
+  it('a hit is placed in the section holding the word as typed, not an earlier one holding only its typo neighbour', async () => {
+    const typo = {
+      'typo.html': extractPage(
+        '<title>T</title><main><h2 id="a">Intro</h2><p>It was taken offline.</p><h2 id="b">Daily</h2><p>Rotate the token daily.</p></main>',
+      ),
+    };
+    const small = SearchIndex.build(Object.entries(typo).map(([path, page]) => ({ path, page })));
+    const hits = await small.query('token', async (f) => typo[f as 'typo.html'] ?? null);
+    expect(hits.map((h) => h.path)).toEqual(['/typo#b']);
+    expect(hits[0]!.content).toBe('Rotate the <mark>token</mark> daily.');
+  });
+
   it('scoresOnly: the same pages in the same order, no page read, no section or snippet', async () => {
     let reads = 0;
     const counted = async (file: string) => (reads++, text(file));

@@ -61,7 +61,7 @@ describe('extractPage: main content only, sections by heading', () => {
     expect(many.sections.length).toBeLessThanOrEqual(MAX_SECTIONS + 1);
     // the headings past the bound keep their words, in the last section's text, and do not rename it
     const last = many.sections.at(-1)!;
-    expect(last.heading).toBe(`H${MAX_SECTIONS - 2}`);
+    expect(last.heading).toBe(`H${MAX_SECTIONS - 1}`); // the first MAX_SECTIONS headings start sections
     expect(tokenize(last.text)).toEqual(expect.arrayContaining([`h${MAX_SECTIONS + 400}`, `t${MAX_SECTIONS + 400}`, `h${MAX_SECTIONS * 2 - 1}`]));
     const deep = extractPage(`<main>${'<div>'.repeat(50_000)}deep${'</div>'.repeat(50_000)}</main>`);
     expect(deep.sections[0]!.text).toBe('deep');

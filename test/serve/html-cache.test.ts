@@ -368,7 +368,7 @@ describe('prepared pages never go through a link', () => {
     ] as const)
       for (const blocking of [false, true])
         await expect(
-          buildPage({ src: file, path: 'docs/p1.html', sha256: 'a'.repeat(64), dir: join(t.root, 'out') }, async (b) => b, { blocking }),
+          buildPage({ src: file, path: 'docs/p1.html', sha256: 'a'.repeat(64), dir: join(store, '..', 'out') }, async (b) => b, { blocking }),
         ).rejects.toThrow(why);
     const logs: string[] = [];
     const { base } = await start({ store, htmlTransform: { run: counting().hook, key: 'k' }, log: (l) => logs.push(l) });
