@@ -80,7 +80,8 @@ export async function loadOrBuild(input: BuildInput): Promise<{ index: SearchInd
       }
       if (r) notes.push(`cache file not used (${r.reason}); rebuilt`);
     } catch (err) {
-      notes.push(`cache file not used (${err instanceof Error ? err.message : String(err)}); rebuilt`);
+      const why = typeof (err as NodeJS.ErrnoException).code === 'string' ? `it ${describeFsError(err)}` : err instanceof Error ? err.message : String(err);
+      notes.push(`cache file not used (${why}); rebuilt`);
     }
   }
   // page by page, in order: read (READ_AHEAD pages ahead), extract, index, drop the text (never

@@ -1,4 +1,6 @@
 import { CompactCore } from './compact.js';
+import { MAX_HEADING, MAX_PAGE_TEXT, MAX_SECTIONS } from './extract.js';
+import { MAX_TOKEN } from './tokenize.js';
 
 /**
  * The core as JSON lines for the search cache file (cache-file.ts): a header, the terms in batches,
@@ -7,6 +9,9 @@ import { CompactCore } from './compact.js';
  * throws (the caller rebuilds the index).
  */
 const ARRAYS = ['offsets', 'docs', 'tfs', 'docLen', 'sectionDf'] as const;
+/** Bounds no index built from pages can pass (extraction's: a page's text, its headings, 3 tokens a CJK character). */
+const MAX_DOC_LEN = 1 << 24;
+const MAX_SECTION_CHARS = MAX_HEADING * 3 + MAX_PAGE_TEXT;
 
 export function* coreLines(c: CompactCore): Generator<string> {
   c.finish();
@@ -44,13 +49,14 @@ export function coreFromLines(lines: readonly string[]): CompactCore {
   const nSections = int(head?.sections);
   const positive = (v: unknown) => typeof v === 'number' && v > 0 && Number.isFinite(v);
   if (!head || Number.isNaN(nDocs + nTerms + nPost + nSections) || !positive(head.avgLen) || !positive(head.avgSectionLen)) throw new Error('bad index header');
+  if (nSections > nDocs * (MAX_SECTIONS + 1) || (head.avgSectionLen as number) > MAX_SECTION_CHARS) throw new Error('bad index header');
   let i = 1;
   const terms: string[] = [];
   while (terms.length < nTerms) {
     const part = parseLine(lines[i++] ?? 'null', 'a line of terms');
     if (!Array.isArray(part) || part.length === 0) throw new Error('bad term list');
     for (const t of part) {
-      if (typeof t !== 'string') throw new Error('bad term');
+      if (typeof t !== 'string' || t.length === 0 || t.length > MAX_TOKEN) throw new Error('bad term');
       terms.push(t);
     }
   }
@@ -76,12 +82,22 @@ export function coreFromLines(lines: readonly string[]): CompactCore {
   const tfs = typed('tfs', nPost, (n) => new Uint16Array(n));
   const sectionDf = typed('sectionDf', nTerms, u32);
   if (offsets[0] !== 0 || offsets[nTerms] !== nPost) throw new Error('offsets do not span the postings');
-  for (let t = 0; t < nTerms; t++) if (offsets[t]! > offsets[t + 1]!) throw new Error('offsets not ascending');
-  for (let p = 0; p < nPost; p++) {
-    const d = docs[p]!;
-    if (d >= nDocs) throw new Error('posting names a page that does not exist');
-    // a page holds a term at least once, and no more often than its length
-    if (tfs[p] === 0 || tfs[p]! > docLen[d]!) throw new Error('a posting counts a term impossibly often');
+  let total = 0;
+  for (const n of docLen) {
+    if (n > MAX_DOC_LEN) throw new Error('a page is longer than any page can be');
+    total += n;
+  }
+  // the mean length is what the lengths say it is
+  if (Math.abs(Math.max(1, nDocs ? total / nDocs : 1) - (head.avgLen as number)) > 1e-9 * (head.avgLen as number)) throw new Error('bad index header');
+  for (let t = 0; t < nTerms; t++) {
+    if (offsets[t]! > offsets[t + 1]!) throw new Error('offsets not ascending');
+    for (let p = offsets[t]!; p < offsets[t + 1]!; p++) {
+      const d = docs[p]!;
+      if (d >= nDocs) throw new Error('posting names a page that does not exist');
+      if (p > offsets[t]! && d <= docs[p - 1]!) throw new Error("a term's postings are not in page order");
+      // a page holds a term at least once, and no more often than its length
+      if (tfs[p] === 0 || tfs[p]! > docLen[d]!) throw new Error('a posting counts a term impossibly often');
+    }
   }
   for (const n of sectionDf) if (n > nSections) throw new Error('a term is in more sections than there are');
   return CompactCore.of({

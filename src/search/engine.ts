@@ -172,7 +172,9 @@ export class SearchIndex {
         throw new Error('bad page record');
       if ((p.lang !== undefined && !(typeof p.lang === 'string' && LANG.test(p.lang))) || (p.links !== undefined && !(p.links >= 0 && p.links <= 1)))
         throw new Error('bad page record');
-      if (!files.has(p.file) || named.has(p.file)) throw new Error(`a page record names ${JSON.stringify(p.file.slice(0, 100))}, not a page of this version`);
+      const shown = JSON.stringify(p.file.slice(0, 100));
+      if (!files.has(p.file)) throw new Error(`a page record names ${shown}, not a page of this version`);
+      if (named.has(p.file)) throw new Error(`two page records name ${shown}`);
       if (p.path !== urlOfPage(p.file)) throw new Error('bad page record');
       named.add(p.file);
     }

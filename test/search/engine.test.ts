@@ -137,7 +137,9 @@ describe('SearchIndex', () => {
       expect(() => SearchIndex.deserialize(withRecord({ ...records[0], file }), FILES)).toThrow(/names .*not a page of this version/);
     // a page of the version, but under another page's URL, or twice
     expect(() => SearchIndex.deserialize(withRecord({ ...records[0], path: '/elsewhere' }), FILES)).toThrow(/page record/);
-    expect(() => SearchIndex.deserialize([JSON.stringify([records[0], records[0], ...records.slice(2)]), ...lines.slice(1)], FILES)).toThrow(/not a page/);
+    expect(() => SearchIndex.deserialize([JSON.stringify([records[0], records[0], ...records.slice(2)]), ...lines.slice(1)], FILES)).toThrow(
+      /two page records name/,
+    );
   });
 
   it('a tampered cache file is held to the limits extraction keeps: a 20 MB title, an odd language, a link share over 1', () => {
@@ -150,7 +152,7 @@ describe('SearchIndex', () => {
     expect(SearchIndex.deserialize(withRecord({ ...records[0], lang: 'zh-Hant-TW', links: 0.5 }), FILES).size).toBe(records.length);
   });
 
-  it('impossible statistics are refused: a posting that counts a term 0 times, or more often than its page is long', () => {
+  it('impossible statistics are refused: a term counted 0 times or more often than its page is long, postings out of order, lengths and means no page gives, a 20 MB term', () => {
     const lines = [...idx.serializeLines()];
     const at = (k: string) => lines.findIndex((l) => l.startsWith(`{"k":"${k}"`));
     const patched = (k: string, f: (b: Buffer) => void) => {
@@ -171,7 +173,30 @@ describe('SearchIndex', () => {
         patched('docLen', (b) => b.fill(0)),
         FILES,
       ),
-    ).toThrow(/impossibly often/);
+    ).toThrow(/bad index header/); // its mean is not the header's
+    expect(() =>
+      SearchIndex.deserialize(
+        patched('docLen', (b) => b.fill(0xff)),
+        FILES,
+      ),
+    ).toThrow(/longer than any page can be/);
+    // postings out of page order: the first term held by two pages, its two postings swapped
+    const offsets = new Uint32Array(Uint8Array.from(Buffer.from((JSON.parse(lines[at('offsets')]!) as { b: string }).b, 'base64')).buffer);
+    const t = offsets.findIndex((o, i) => i + 1 < offsets.length && offsets[i + 1]! - o >= 2);
+    const swapped = patched('docs', (b) => {
+      const [x, y] = [b.readUInt32LE(offsets[t]! * 4), b.readUInt32LE(offsets[t]! * 4 + 4)];
+      b.writeUInt32LE(y, offsets[t]! * 4);
+      b.writeUInt32LE(x, offsets[t]! * 4 + 4);
+    });
+    expect(() => SearchIndex.deserialize(swapped, FILES)).toThrow(/not in page order/);
+    const head = JSON.parse(lines[1]!) as Record<string, number>;
+    const withHead = (h: Record<string, number>) => [lines[0]!, JSON.stringify({ ...head, ...h }), ...lines.slice(2)];
+    for (const h of [{ avgLen: 1e-300 }, { avgLen: 1e308 }, { sections: 2 ** 32 }, { avgSectionLen: 1e9 }])
+      expect(() => SearchIndex.deserialize(withHead(h), FILES), JSON.stringify(h)).toThrow(/bad index header/);
+    const terms = JSON.parse(lines[2]!) as string[];
+    const withTerms = (ts: string[]) => [lines[0]!, lines[1]!, JSON.stringify(ts), ...lines.slice(3)];
+    expect(() => SearchIndex.deserialize(withTerms(['', ...terms.slice(1)]), FILES)).toThrow(/bad term/);
+    expect(() => SearchIndex.deserialize(withTerms([...terms.slice(0, -1), 'z'.repeat(20_000_000)]), FILES)).toThrow(/bad term/);
   });
 
   it('a line that is not JSON is named in words, not with the parser text', () => {
@@ -234,6 +259,18 @@ describe('the cache file', () => {
     expect(r.report.notes[0]).toBe('cache file not written (a part of its path is not a folder); the index is kept in memory');
     expect(r.report.notes[0]).not.toMatch(/ENOTDIR|E[A-Z]{3,}|\.tmp|\//);
     expect((await r.index.query('quokka', async () => null)).length).toBe(1);
+  });
+
+  it('a cache file that is a link to itself is rebuilt, said in words (no ELOOP, no path)', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'airlock-search-loop-'));
+    dirs.push(root);
+    await writeFile(join(root, 'a.html'), '<title>Quokka</title><main><p>quokka</p></main>');
+    await mkdir(join(root, 'search'));
+    await symlink(SEARCH_CACHE_NAME, join(root, 'search', SEARCH_CACHE_NAME));
+    const { loadOrBuild } = await import('../../src/search/build.js');
+    const r = await loadOrBuild({ siteDir: root, pages: [{ path: 'a.html', sha256: 'a'.repeat(64) }], cacheDir: join(root, 'search') });
+    expect(r.report.notes[0]).toMatch(/^cache file not used \(it [a-z ]+\); rebuilt$/);
+    expect(r.report.notes.join(' ')).not.toMatch(/ELOOP|E[A-Z]{3,}|\//);
   });
 
   it('a link swapped in for the index folder or its version folder is never read nor written through', async () => {
