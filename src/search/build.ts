@@ -43,9 +43,11 @@ export function indexKey(pages: BuildInput['pages']): string {
 /**
  * A page's bytes, at most MAX_PAGE_READ of them; the buffer is sized by the file, not the bound.
  * A regular file of the version only: a symbolic link is not followed (it would lead out of the
- * store), and a FIFO or a device is refused from its type, never waited on.
+ * store), and a FIFO or a device is refused from its type, never waited on. With `sha256` (the
+ * manifest's digest) the whole file is hashed, and bytes that are not the imported page (rewritten,
+ * a hard link to another file) are refused.
  */
-export async function readBounded(file: string): Promise<Buffer> {
+export async function readBounded(file: string, sha256?: string): Promise<Buffer> {
   const opened = await openRegularFileIfExists(file, (why) => new Error(why), constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
   if (opened === null) throw new Error(describeFsError({ code: 'ENOENT' }));
   const { fh, size } = opened;
@@ -58,7 +60,14 @@ export async function readBounded(file: string): Promise<Buffer> {
       if (bytesRead === 0) break; // shrank meanwhile
       n += bytesRead;
     }
-    return n === want ? buf : buf.subarray(0, n);
+    const page = n === want ? buf : buf.subarray(0, n);
+    if (sha256 !== undefined) {
+      const h = createHash('sha256').update(page);
+      const rest = n < size ? Buffer.allocUnsafe(Math.min(size - n, 1 << 20)) : null;
+      for (let at = n, r = 1; rest !== null && r > 0; at += r) h.update(rest.subarray(0, (r = (await fh.read(rest, 0, rest.length, at)).bytesRead)));
+      if (h.digest('hex') !== sha256) throw new Error('is not the page the version was imported with (its digest differs)');
+    }
+    return page;
   } finally {
     await fh.close();
   }
@@ -88,7 +97,7 @@ export async function loadOrBuild(input: BuildInput): Promise<{ index: SearchInd
   // more than READ_AHEAD pages' bytes at once)
   const index = SearchIndex.create();
   const read = (i: number) =>
-    readBounded(join(input.siteDir, input.pages[i]!.path)).then(
+    readBounded(join(input.siteDir, input.pages[i]!.path), input.pages[i]!.sha256).then(
       (b) => ({ b }),
       (err: unknown) => ({ err }),
     );

@@ -23,6 +23,8 @@ export type WorkerMessage =
 interface Held {
   gen: number;
   siteDir: string;
+  /** Each page's digest (the manifest's): a page read for a hit's text is checked against it. */
+  digests: Map<string, string>;
   index: SearchIndex | null;
 }
 
@@ -37,7 +39,7 @@ port.on('message', (m: PoolRequest) => {
   if (m.type === 'drop') return void (held.delete(m.key), texts.drop(m.key));
   if (m.type === 'load') {
     texts.drop(m.key);
-    const h: Held = { gen: m.gen, siteDir: m.input.siteDir, index: null };
+    const h: Held = { gen: m.gen, siteDir: m.input.siteDir, digests: new Map(m.input.pages.map((p) => [p.path, p.sha256])), index: null };
     held.set(m.key, h);
     loadOrBuild(m.input).then(
       (r) => {
@@ -54,7 +56,12 @@ port.on('message', (m: PoolRequest) => {
   }
   const h = held.get(m.key);
   if (!h?.index) return void send({ type: 'result', id: m.id, error: 'not ready' });
-  const text = (file: string) => texts.get(m.key, file, async () => extractPage(await readBounded(join(h.siteDir, file))));
+  const text = (file: string) =>
+    texts.get(m.key, file, async () => {
+      const sha256 = h.digests.get(file);
+      if (sha256 === undefined) throw new Error('not a page of this version');
+      return extractPage(await readBounded(join(h.siteDir, file), sha256));
+    });
   h.index.query(m.query, text, m.options).then(
     (hits) => send({ type: 'result', id: m.id, hits }),
     (err: unknown) => send({ type: 'result', id: m.id, error: message(err) }),

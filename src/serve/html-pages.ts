@@ -76,7 +76,7 @@ export async function openPages(src: VersionSource, given: HtmlTransformSpec, o:
   }
   const key = await specKey(spec);
   const builder: PageBuilder = 'context' in spec ? { context: spec.context } : { run: spec.run };
-  const files = src.files.filter((f) => isTransformedPage(f.path)).map((f) => ({ path: f.path, sha256: buildKey(spec, f) }));
+  const files = src.files.filter((f) => isTransformedPage(f.path)).map((f) => ({ path: f.path, sha256: buildKey(spec, f), digest: f.sha256 }));
   const open = async (root: string) =>
     openHtmlCache({
       dir: join(root, key ?? 'private'),

@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { link, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -18,6 +19,7 @@ const html: Record<string, string> = {
 const pages: Record<string, ExtractedPage> = Object.fromEntries(Object.entries(html).map(([p, h]) => [p, extractPage(h)]));
 const text = async (file: string) => pages[file] ?? null;
 const idx = SearchIndex.build(Object.entries(pages).map(([path, page]) => ({ path, page })));
+const digest = (s: string) => createHash('sha256').update(s).digest('hex');
 /** The version's HTML files, as the loader is given them. */
 const FILES = new Set(Object.keys(pages));
 const dirs: string[] = [];
@@ -191,7 +193,7 @@ describe('SearchIndex', () => {
     expect(() => SearchIndex.deserialize(swapped, FILES)).toThrow(/not in page order/);
     const head = JSON.parse(lines[1]!) as Record<string, number>;
     const withHead = (h: Record<string, number>) => [lines[0]!, JSON.stringify({ ...head, ...h }), ...lines.slice(2)];
-    for (const h of [{ avgLen: 1e-300 }, { avgLen: 1e308 }, { sections: 2 ** 32 }, { avgSectionLen: 1e9 }])
+    for (const h of [{ avgLen: 1e-300 }, { avgLen: 1e308 }, { sections: 2 ** 32 }, { avgSectionLen: 1e9 }] as Array<Record<string, number>>)
       expect(() => SearchIndex.deserialize(withHead(h), FILES), JSON.stringify(h)).toThrow(/bad index header/);
     const terms = JSON.parse(lines[2]!) as string[];
     const withTerms = (ts: string[]) => [lines[0]!, lines[1]!, JSON.stringify(ts), ...lines.slice(3)];
@@ -216,7 +218,8 @@ describe('the cache file', () => {
     await symlink(join(root, 'secret.txt'), join(root, 'b.html'));
     execFileSync('mkfifo', [join(root, 'c.html')]);
     const { loadOrBuild, readBounded } = await import('../../src/search/build.js');
-    const pages = ['a.html', 'b.html', 'c.html'].map((path) => ({ path, sha256: 'a'.repeat(64) }));
+    // b and c with the digest of the page they replaced: refused for what they are, not for their bytes
+    const pages = ['a.html', 'b.html', 'c.html'].map((path) => ({ path, sha256: digest('<title>Quokka</title><main><p>quokka facts</p></main>') }));
     const r = await loadOrBuild({ siteDir: root, pages, cacheDir: null });
     expect(r.report.notes).toEqual([
       'b.html: not indexed (is a symbolic link (to "' + join(root, 'secret.txt') + '"), not a regular file: it is not followed)',
@@ -224,6 +227,31 @@ describe('the cache file', () => {
     ]);
     expect((await r.index.query('quokka', async () => null)).map((h) => h.metadata.page)).toEqual(['/a']);
     await expect(readBounded(join(root, 'b.html'))).rejects.toThrow(/symbolic link/); // the reader of a hit's text, too
+  });
+
+  it('a page rewritten or hard-linked to another file (not the bytes the version was imported with) is not indexed nor read for a snippet; a page over the read bound is hashed whole', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'airlock-search-digest-'));
+    dirs.push(root);
+    const good = '<title>Quokka</title><main><p>quokka facts</p></main>';
+    await writeFile(join(root, 'a.html'), good);
+    await writeFile(join(root, 'outside.txt'), '<title>Secret</title><main><p>quokka secret</p></main>');
+    await link(join(root, 'outside.txt'), join(root, 'b.html')); // a hard link: a regular file, other bytes
+    const big = `<title>Big</title><main><p>quokka ${'x '.repeat(3 * 1024 * 1024)}</p></main>`; // 6 MB: more than is read
+    await writeFile(join(root, 'c.html'), big);
+    const { loadOrBuild, readBounded, MAX_PAGE_READ } = await import('../../src/search/build.js');
+    expect(big.length).toBeGreaterThan(MAX_PAGE_READ);
+    const pages = [
+      { path: 'a.html', sha256: digest(good) },
+      { path: 'b.html', sha256: digest(good) },
+      { path: 'c.html', sha256: digest(big) },
+    ];
+    const r = await loadOrBuild({ siteDir: root, pages, cacheDir: null });
+    expect(r.report.notes).toEqual(['b.html: not indexed (is not the page the version was imported with (its digest differs))']);
+    expect((await r.index.query('quokka', async () => null)).map((h) => h.metadata.page).sort()).toEqual(['/a', '/c']);
+    await expect(readBounded(join(root, 'b.html'), digest(good))).rejects.toThrow(/digest differs/);
+    expect((await readBounded(join(root, 'c.html'), digest(big))).length).toBe(MAX_PAGE_READ);
+    await writeFile(join(root, 'c.html'), big.slice(0, -1) + '!'); // its last byte, past the bound
+    await expect(readBounded(join(root, 'c.html'), digest(big))).rejects.toThrow(/digest differs/);
   });
 
   it('a cache file re-checksummed after its page record was pointed at ../../etc/passwd is rebuilt from the pages, and no snippet quotes the outside file', async () => {
@@ -234,7 +262,11 @@ describe('the cache file', () => {
     await writeFile(join(site, 'a.html'), '<title>Quokka</title><main><p>quokka facts</p></main>');
     await writeFile(join(root, 'secret.txt'), 'root:x:0:0 quokka secret');
     const { loadOrBuild, indexKey } = await import('../../src/search/build.js');
-    const input = { siteDir: site, pages: [{ path: 'a.html', sha256: 'a'.repeat(64) }], cacheDir: join(root, 'search') };
+    const input = {
+      siteDir: site,
+      pages: [{ path: 'a.html', sha256: digest('<title>Quokka</title><main><p>quokka facts</p></main>') }],
+      cacheDir: join(root, 'search'),
+    };
     const lines = [...SearchIndex.build([{ path: 'a.html', page: extractPage('<title>Quokka</title><main><p>quokka facts</p></main>') }]).serializeLines()];
     const records = JSON.parse(lines[0]!) as Array<Record<string, unknown>>;
     lines[0] = JSON.stringify([{ ...records[0], file: '../secret.txt' }]);
@@ -254,7 +286,11 @@ describe('the cache file', () => {
     await writeFile(join(root, 'site.html'), '<title>Quokka</title><main><p>quokka</p></main>');
     await writeFile(join(root, 'not-a-folder'), '');
     const { loadOrBuild } = await import('../../src/search/build.js');
-    const r = await loadOrBuild({ siteDir: root, pages: [{ path: 'site.html', sha256: 'a'.repeat(64) }], cacheDir: join(root, 'not-a-folder', 'search') });
+    const r = await loadOrBuild({
+      siteDir: root,
+      pages: [{ path: 'site.html', sha256: digest('<title>Quokka</title><main><p>quokka</p></main>') }],
+      cacheDir: join(root, 'not-a-folder', 'search'),
+    });
     expect(r.report.notes).toHaveLength(1);
     expect(r.report.notes[0]).toBe('cache file not written (a part of its path is not a folder); the index is kept in memory');
     expect(r.report.notes[0]).not.toMatch(/ENOTDIR|E[A-Z]{3,}|\.tmp|\//);
@@ -268,7 +304,11 @@ describe('the cache file', () => {
     await mkdir(join(root, 'search'));
     await symlink(SEARCH_CACHE_NAME, join(root, 'search', SEARCH_CACHE_NAME));
     const { loadOrBuild } = await import('../../src/search/build.js');
-    const r = await loadOrBuild({ siteDir: root, pages: [{ path: 'a.html', sha256: 'a'.repeat(64) }], cacheDir: join(root, 'search') });
+    const r = await loadOrBuild({
+      siteDir: root,
+      pages: [{ path: 'a.html', sha256: digest('<title>Quokka</title><main><p>quokka</p></main>') }],
+      cacheDir: join(root, 'search'),
+    });
     expect(r.report.notes[0]).toMatch(/^cache file not used \(it [a-z ]+\); rebuilt$/);
     expect(r.report.notes.join(' ')).not.toMatch(/ELOOP|E[A-Z]{3,}|\//);
   });

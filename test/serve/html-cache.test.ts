@@ -1,7 +1,7 @@
 import { vi, describe, it, expect } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import { mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { link, mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { buildPage } from '../../src/serve/html-cache/page.js';
 import { readHtmlIndex, writeHtmlIndex } from '../../src/serve/html-cache/index-file.js';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
@@ -354,6 +354,25 @@ describe('transformed HTML cached on disk per (version, options)', () => {
 });
 
 describe('prepared pages never go through a link', () => {
+  it('a page rewritten in place (same size) or hard-linked to another file is refused by its digest: 500, never its new bytes', async () => {
+    const store = await storeWith(site(3));
+    const p1 = join(store, 'versions', 'v1', 'site', 'docs', 'p1.html');
+    await writeFile(p1, page(1).replace('page text', 'SECRET!!!')); // the same size, other bytes
+    const p2 = join(store, 'versions', 'v1', 'site', 'docs', 'p2.html');
+    const outside = join(store, '..', 'outside.html');
+    await writeFile(outside, page(2).replace('page text', 'SECRET!!!'));
+    await rm(p2);
+    await link(outside, p2);
+    const logs: string[] = [];
+    const { base } = await start({ store, htmlTransform: { run: counting().hook, key: 'k' }, log: (l) => logs.push(l) });
+    for (const path of ['/docs/p1', '/docs/p2']) {
+      const r = await get(base + path, { 'accept-encoding': 'identity' });
+      expect(r.status).toBe(500);
+      expect(r.body.toString()).not.toContain('SECRET');
+    }
+    expect(logs.join('\n')).toMatch(/2 failed.*the page is not the one the version was imported with \(its digest differs\)/);
+  });
+
   it('a page swapped for a symbolic link to /etc/passwd, or for a FIFO, is refused from its type: never transformed, served or waited on', async () => {
     const store = await storeWith(site(3));
     const src = join(store, 'versions', 'v1', 'site', 'docs', 'p1.html');

@@ -15,12 +15,14 @@ const gz = promisify(gzip);
 /** What transforms one page (src/features transformHtmlDetailed, or a test hook). */
 export type PageTransform = TransformHtml;
 
-/** One page to build: its bytes at `src`, results under `dir` named by `sha256` (the original digest). */
+/** One page to build: its bytes at `src`, results under `dir` named by `sha256` (the original digest, or a key made from it). */
 export interface PageJob {
   src: string;
   path: string;
   sha256: string;
   dir: string;
+  /** The page's own digest: bytes that are not the imported page (rewritten, a hard link to another file) are refused. */
+  digest?: string;
 }
 
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
@@ -69,7 +71,9 @@ const BR_PARAMS = (size: number) => ({
  */
 export async function buildPage(job: PageJob, transform: PageTransform, o: { blocking?: boolean } = {}): Promise<CachedPage> {
   const blocking = o.blocking === true;
-  const out = await transform(blocking ? readRegularFileSync(job.src, SOURCE) : await readRegularFile(job.src, SOURCE), job.path);
+  const bytes = blocking ? readRegularFileSync(job.src, SOURCE) : await readRegularFile(job.src, SOURCE);
+  if (job.digest !== undefined && sha(bytes) !== job.digest) throw new Error('the page is not the one the version was imported with (its digest differs)');
+  const out = await transform(bytes, job.path);
   const html = Buffer.isBuffer(out) ? out : out.html;
   const hashes: { scriptHashes?: string[]; styleHashes?: string[] } = Buffer.isBuffer(out) ? {} : out;
   const name = (enc: CacheEncoding) => cachedName(job.sha256, enc);
