@@ -225,22 +225,25 @@ export class CompactCore {
     // One token's expansions (exact, prefixes, forms, typo neighbours): a page counts the best of them,
     // not their sum, and a prefix completion is never rarer than the exact word and completions
     // together (else a rare completion would outweigh the word the reader typed). A typo
-    // neighbour keeps its own rarity: the rarer neighbour is the likelier meant word on a docs site.
+    // neighbour keeps its own rarity (the rarer neighbour is the likelier meant word on a docs
+    // site), but is never rarer than the word as typed when the site has that word.
     const best = new Float64Array(N);
+    const idfOf = (df: number) => Math.log(1 + (N - Math.min(N, df) + 0.5) / (Math.min(N, df) + 0.5));
     toks.forEach((tok, i) => {
       const last = i === toks.length - 1;
       const exp = this.expand(tok, last && (tok.length >= 2 || isCjk(tok)), o.fuzzy, o.forms === true);
       let groupDf = 0;
       for (const [t, w] of exp) if (w !== FUZZY_W) groupDf += this.offsets[t + 1]! - this.offsets[t]!;
-      const groupIdf = Math.log(1 + (N - Math.min(N, groupDf) + 0.5) / (Math.min(N, groupDf) + 0.5));
+      const groupIdf = idfOf(groupDf);
       const hit: number[] = [];
       const single = exp.length === 1;
+      const typedIdf = exp[0]?.[1] === 1 ? idfOf(this.offsets[exp[0][0] + 1]! - this.offsets[exp[0][0]]!) : null;
       for (const [t, w] of exp) {
         matched.push(this.terms[t]!);
         const from = this.offsets[t]!;
         const to = this.offsets[t + 1]!;
-        const own = Math.log(1 + (N - (to - from) + 0.5) / (to - from + 0.5));
-        const idf = w === PREFIX_W || w === FORM_W ? Math.min(own, groupIdf) : own;
+        const own = idfOf(to - from);
+        const idf = w === PREFIX_W || w === FORM_W ? Math.min(own, groupIdf) : w === FUZZY_W && typedIdf !== null ? Math.min(own, typedIdf) : own;
         const { k1, b } = BM25;
         for (let p = from; p < to; p++) {
           const doc = this.docs[p]!;

@@ -29,20 +29,21 @@ export function sectionTerms(s: PageSection, terms: readonly string[]): { headin
 }
 
 /**
- * The section holding most of the matched words (whole words; heading words count triple, and a
- * word as the reader typed it, `typed`, double: a section with `token` before one with only its
- * typo neighbour `taken`); the first on a tie.
+ * The section holding most of the words as the reader typed them (`typed`: a section with `token`
+ * before one with only its typo neighbour `taken`), then most of all the matched words (whole
+ * words; heading words count triple); the first on a tie.
  */
 export function bestSection(sections: readonly PageSection[], terms: readonly string[], typed: ReadonlySet<string> = new Set()): PageSection | null {
   let best: PageSection | null = null;
   let bestScore = -1;
-  const weight = (words: string[]) => words.reduce((n, w) => n + (typed.has(w) ? 2 : 1), 0);
+  const score = (held: { heading: string[]; text: string[] }, only: (w: string) => boolean) =>
+    3 * held.heading.filter(only).length + held.text.filter(only).length;
   for (const s of sections) {
     const held = sectionTerms(s, terms);
-    const score = 3 * weight(held.heading) + weight(held.text);
-    if (score > bestScore) {
+    const total = score(held, (w) => typed.has(w)) * 1e6 + score(held, () => true);
+    if (total > bestScore) {
       best = s;
-      bestScore = score;
+      bestScore = total;
     }
   }
   return best;

@@ -48,6 +48,25 @@ describe('SearchIndex', () => {
     expect(hits[0]!.content).toBe('Rotate the <mark>token</mark> daily.');
   });
 
+  it('a page holding the word as typed ranks before one holding only rarer typo neighbours, and a section headed by a neighbour loses to one holding the word', async () => {
+    const src: Record<string, ExtractedPage> = {
+      'near.html': extractPage('<title>A</title><main><p>Tokenx and tolken.</p></main>'),
+      'one.html': extractPage('<title>B</title><main><h2 id="x">Taken care</h2><p>Nothing.</p><h2 id="y">Daily</h2><p>Rotate the token daily.</p></main>'),
+      'two.html': extractPage('<title>C</title><main><p>A token expires.</p></main>'),
+      'three.html': extractPage('<title>D</title><main><p>Each token is signed.</p></main>'),
+    };
+    const small = SearchIndex.build(Object.entries(src).map(([path, page]) => ({ path, page })));
+    const hits = await small.query('token', async (f) => src[f] ?? null);
+    expect(
+      hits
+        .slice(0, 3)
+        .map((h) => h.metadata.page)
+        .sort(),
+    ).toEqual(['/one', '/three', '/two']);
+    expect(hits.at(-1)!.metadata.page).toBe('/near'); // still found, after them
+    expect(hits.find((h) => h.metadata.page === '/one')!.path).toBe('/one#y');
+  });
+
   it('scoresOnly: the same pages in the same order, no page read, no section or snippet', async () => {
     let reads = 0;
     const counted = async (file: string) => (reads++, text(file));
