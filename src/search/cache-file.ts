@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { stat, mkdir } from 'node:fs/promises';
-import { refuseLinkedFolders, writeDurably } from '../util/fsx.js';
+import { constants } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { openRegularFileIfExists, refuseLinkedFolders, writeDurably } from '../util/fsx.js';
 import { join } from 'node:path';
 
 /**
@@ -66,20 +66,24 @@ export async function readSearchCache(dir: string, key: string, max = MAX_SEARCH
     if (code === 'ENOENT' || code === 'ENOTDIR') return null; // no index folder: no cache file
     return { ok: false, reason: (err as Error).message };
   }
+  // A regular file only, opened once: a link is not followed (it would lead out of the store), a FIFO never waited on.
+  let opened: Awaited<ReturnType<typeof openRegularFileIfExists>>;
   try {
-    const st = await stat(file);
-    if (!st.isFile()) return { ok: false, reason: 'not a regular file' };
-    if (st.size > max) return { ok: false, reason: `${st.size} bytes, more than the ${max} allowed` };
+    opened = await openRegularFileIfExists(file, (why) => new Error(why), constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw err;
+    return { ok: false, reason: (err as Error).message };
+  }
+  if (opened === null) return null;
+  if (opened.size > max) {
+    await opened.fh.close();
+    return { ok: false, reason: `${opened.size} bytes, more than the ${max} allowed` };
   }
   const all: string[] = [];
   const hash = createHash('sha256');
   let size = 0;
   let header: Partial<Header> | null = null;
   let last: string | null = null;
-  const stream = createReadStream(file, { encoding: 'utf8', highWaterMark: 1 << 20 });
+  const stream = opened.fh.createReadStream({ encoding: 'utf8', highWaterMark: 1 << 20 }); // closes the file when destroyed
   let partial = '';
   const take = (line: string): string | null => {
     if (header === null) {

@@ -328,8 +328,24 @@ describe('the cache file', () => {
       pages: [{ path: 'a.html', sha256: digest('<title>Quokka</title><main><p>quokka</p></main>') }],
       cacheDir: join(root, 'search'),
     });
-    expect(r.report.notes[0]).toMatch(/^cache file not used \(it [a-z ]+\); rebuilt$/);
+    expect(r.report.notes[0]).toBe('cache file not used (is a symbolic link (to "index.json"), not a regular file: it is not followed); rebuilt');
     expect(r.report.notes.join(' ')).not.toMatch(/ELOOP|E[A-Z]{3,}|\//);
+  });
+
+  it('a cache file that is a link to a good copy outside the store, or a FIFO, is not used (never followed, never waited on)', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'airlock-search-filelink-'));
+    dirs.push(root);
+    await writeSearchCache(join(root, 'outside'), 'k', ['["a"]', '{"b":1}']);
+    await mkdir(join(root, 'search'));
+    await symlink(join(root, 'outside', SEARCH_CACHE_NAME), join(root, 'search', SEARCH_CACHE_NAME));
+    expect(await readSearchCache(join(root, 'outside'), 'k')).toMatchObject({ ok: true });
+    expect(await readSearchCache(join(root, 'search'), 'k')).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/^is a symbolic link .*it is not followed$/),
+    });
+    await rm(join(root, 'search', SEARCH_CACHE_NAME));
+    execFileSync('mkfifo', [join(root, 'search', SEARCH_CACHE_NAME)]);
+    expect(await readSearchCache(join(root, 'search'), 'k')).toEqual({ ok: false, reason: 'is a FIFO (named pipe), not a regular file' });
   });
 
   it('a link swapped in for the index folder or its version folder is never read nor written through', async () => {
