@@ -1,6 +1,7 @@
 import { isCjk, queryTokens, tokenize } from './tokenize.js';
 import { within } from './typo.js';
 import { formsIn } from './forms.js';
+import { Grow32 } from './grow32.js';
 
 /**
  * A compact inverted index (local search): terms sorted (prefix = a binary-searched range), postings
@@ -32,19 +33,6 @@ const FUZZY_W = 0.5;
 /** Weight of another English form of the word (forms.ts). */
 const FORM_W = 0.9;
 
-class Grow32 {
-  a = new Uint32Array(1 << 16);
-  n = 0;
-  push(v: number): void {
-    if (this.n === this.a.length) {
-      const b = new Uint32Array(this.a.length * 2);
-      b.set(this.a);
-      this.a = b;
-    }
-    this.a[this.n++] = v;
-  }
-}
-
 export class CompactCore {
   // build state (dropped by finish)
   private termIds: Map<string, number> | null = new Map();
@@ -53,7 +41,7 @@ export class CompactCore {
   private pDoc = new Grow32();
   private pTf = new Grow32();
   private lens = new Grow32();
-  private tf = new Uint32Array(1 << 16);
+  private tf = new Uint32Array(1 << 10);
   private seen: number[] = [];
   private secDf = new Grow32();
   private secMark = new Grow32();
@@ -74,8 +62,16 @@ export class CompactCore {
   /** A finished core from its arrays (compact-lines.ts, which checks them). */
   static of(parts: Pick<CompactCore, 'terms' | 'offsets' | 'docs' | 'tfs' | 'docLen' | 'avgLen' | 'sectionDf' | 'sections' | 'avgSectionLen'>): CompactCore {
     const c = new CompactCore();
-    c.termIds = null;
+    c.dropBuild();
     return Object.assign(c, parts);
+  }
+
+  /** A finished core keeps nothing of its build (a loaded index would hold ~2 MB of empty buffers). */
+  private dropBuild(): void {
+    this.termIds = null;
+    this.buildTerms = [];
+    this.pTerm = this.pDoc = this.pTf = this.lens = this.secDf = this.secMark = Grow32.EMPTY;
+    this.tf = new Uint32Array(0);
   }
 
   get docCount(): number {
@@ -172,10 +168,7 @@ export class CompactCore {
     this.avgLen = this.docLen.length ? Math.max(1, total / this.docLen.length) : 1;
     this.sectionDf = Uint32Array.from(order, (tid) => this.secDf.a[tid]!);
     this.avgSectionLen = this.sections ? Math.max(1, this.secTotal / this.sections) : 1;
-    this.termIds = null;
-    this.buildTerms = [];
-    this.pTerm = this.pDoc = this.pTf = this.lens = this.secDf = this.secMark = new Grow32();
-    this.tf = new Uint32Array(0);
+    this.dropBuild();
   }
 
   /** Index of the first term >= t. */
