@@ -2,6 +2,7 @@ import { Agent, request, type Dispatcher } from 'undici';
 import { describeNetError, sseData } from '../upstream/index.js';
 import { plainText } from '../util/terminal.js';
 import { redact } from '../util/redact.js';
+import { escapeRegExp } from '../util/regexp.js';
 
 /**
  * A chat model the organisation runs in its own network, behind an OpenAI-compatible API (vLLM,
@@ -86,7 +87,7 @@ export async function* streamChat(o: ModelOptions, messages: readonly ChatMessag
   // Our own timers bound the first token and each silence (a model may send its headers at once and think for a minute).
   const dispatcher = o.dispatcher ?? new Agent({ connect: { timeout: t.connectMs }, headersTimeout: 0, bodyTimeout: 0 });
   // What a model host sends back (a type, a chunk) may echo the key, in any case: never said with it.
-  const echo = o.key === null ? null : new RegExp(o.key.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'gi');
+  const echo = o.key === null ? null : new RegExp(escapeRegExp(o.key), 'gi');
   const scrub = (text: string) => redact(echo === null ? text : text.replace(echo, '[REDACTED]'));
   const fail = (message: string, detail: string) => new ModelError(scrub(message), scrub(detail), !started);
   try {

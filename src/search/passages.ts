@@ -1,6 +1,7 @@
 import type { PageSection } from './extract.js';
 import { asIndexed } from './sections.js';
 import { ASCII, isCjk } from './tokenize.js';
+import { escapeRegExp } from '../util/regexp.js';
 
 /**
  * The local assistant's retrieval, pure: the SECTIONS of a question's candidate pages ranked by
@@ -34,11 +35,10 @@ export interface RankedPage {
   score: number;
 }
 
-const escape = (t: string) => t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 /** `terms` as whole words (between `word`'s negation), and `loose` terms anywhere; a pattern that never matches when there is neither. */
 function pattern(terms: readonly string[], word: string, loose: readonly string[], flags: string): RegExp {
   // no empty alternative: it would cost the scan its quick search for the terms' letters (several times slower)
-  const parts = [...(terms.length ? [`(?<!${word})(?:${terms.map(escape).join('|')})(?!${word})`] : []), ...loose.map(escape)];
+  const parts = [...(terms.length ? [`(?<!${word})(?:${terms.map(escapeRegExp).join('|')})(?!${word})`] : []), ...loose.map(escapeRegExp)];
   return new RegExp(parts.join('|') || '(?!)', flags);
 }
 

@@ -1,12 +1,13 @@
+import { escapeRegExp } from '../util/regexp.js';
+
 /** A search hit's snippet: about SNIPPET characters of a section's text around the first matched word, as escaped HTML. */
 const escapeHtml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
-const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const SNIPPET = 180;
 
 /** About SNIPPET characters of `text` around the first matched word, escaped, matches in <mark>. */
 export function snippet(text: string, terms: readonly string[]): string {
   const words = [...new Set(terms.filter((t) => t !== ''))].sort((a, b) => b.length - a.length).slice(0, 20);
-  const re = words.length ? new RegExp(words.map(escapeRe).join('|'), 'giu') : null;
+  const re = words.length ? new RegExp(words.map(escapeRegExp).join('|'), 'giu') : null;
   const lower = text.toLowerCase();
   let first = -1;
   for (const w of words) {

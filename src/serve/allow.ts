@@ -1,3 +1,5 @@
+import { escapeRegExp } from '../util/regexp.js';
+
 /**
  * `405 Method Not Allowed` needs the methods a path does answer (RFC 9110 §15.5.6: `Allow`).
  * Hono answers a method mismatch with its 404, so the app asks this table instead (pure): the
@@ -17,7 +19,7 @@ function patternToRegExp(pattern: string): RegExp {
         const custom = /\{(.+)\}\??$/.exec(seg);
         return `(?:${custom ? custom[1] : '[^/]+'})${seg.endsWith('?') ? '?' : ''}`;
       }
-      return seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      return escapeRegExp(seg);
     })
     .join('/');
   return new RegExp(`^${src}$`);
