@@ -62,9 +62,15 @@ export async function readBounded(file: string, sha256?: string): Promise<Buffer
     }
     const page = n === want ? buf : buf.subarray(0, n);
     if (sha256 !== undefined) {
+      // the whole file is hashed: the bytes past MAX_PAGE_READ too, in 1 MB chunks
       const h = createHash('sha256').update(page);
-      const rest = n < size ? Buffer.allocUnsafe(Math.min(size - n, 1 << 20)) : null;
-      for (let at = n, r = 1; rest !== null && r > 0; at += r) h.update(rest.subarray(0, (r = (await fh.read(rest, 0, rest.length, at)).bytesRead)));
+      const chunk = Buffer.allocUnsafe(Math.min(Math.max(size - n, 0), 1 << 20));
+      for (let at = n; at < size;) {
+        const { bytesRead } = await fh.read(chunk, 0, chunk.length, at);
+        if (bytesRead === 0) break; // shrank meanwhile: the digest says so
+        h.update(chunk.subarray(0, bytesRead));
+        at += bytesRead;
+      }
       if (h.digest('hex') !== sha256) throw new Error('is not the page the version was imported with (its digest differs)');
     }
     return page;

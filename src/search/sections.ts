@@ -33,18 +33,15 @@ export function sectionTerms(s: PageSection, terms: readonly string[]): { headin
  * before one with only its typo neighbour `taken`), then most of all the matched words (whole
  * words; heading words count triple); the first on a tie.
  */
-export function bestSection(sections: readonly PageSection[], terms: readonly string[], typed: ReadonlySet<string> = new Set()): PageSection | null {
+export function bestSection(sections: readonly PageSection[], terms: readonly string[], typed: ReadonlySet<string>): PageSection | null {
   let best: PageSection | null = null;
-  let bestScore = -1;
-  const score = (held: { heading: string[]; text: string[] }, only: (w: string) => boolean) =>
-    3 * held.heading.filter(only).length + held.text.filter(only).length;
+  let bestTyped = -1;
+  let bestAll = -1;
   for (const s of sections) {
     const held = sectionTerms(s, terms);
-    const total = score(held, (w) => typed.has(w)) * 1e6 + score(held, () => true);
-    if (total > bestScore) {
-      best = s;
-      bestScore = total;
-    }
+    const all = 3 * held.heading.length + held.text.length;
+    const asTyped = 3 * held.heading.filter((w) => typed.has(w)).length + held.text.filter((w) => typed.has(w)).length;
+    if (asTyped > bestTyped || (asTyped === bestTyped && all > bestAll)) [best, bestTyped, bestAll] = [s, asTyped, all];
   }
   return best;
 }

@@ -27,7 +27,7 @@ function harness(size: number) {
   };
   const pool = new PageWorkers(size, slot);
   const q = pool.queue();
-  const job = (path: string): PageJob => ({ src: `/nowhere/${path}`, path, sha256: path.padEnd(64, '0'), dir: '/nowhere' });
+  const job = (path: string): PageJob => ({ src: `/nowhere/${path}`, path, sha256: path.padEnd(64, '0'), dir: '/nowhere', digest: path.padEnd(64, '0') });
   const finish = async (path: string) => {
     gates.get(path)!();
     for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
@@ -129,7 +129,7 @@ describe('HTML page queue', () => {
       },
       end: async () => {},
     }));
-    const job = (path: string): PageJob => ({ src: `/nowhere/${path}`, path, sha256: path.padEnd(64, '0'), dir: '/nowhere' });
+    const job = (path: string): PageJob => ({ src: `/nowhere/${path}`, path, sha256: path.padEnd(64, '0'), dir: '/nowhere', digest: path.padEnd(64, '0') });
     const ctx = (deployment: 'cloud' | 'air-gapped') => ({ features: {}, deployment }) as unknown as TransformContext;
     await Promise.all([pool.queue(ctx('cloud')).submit(job('c'), false), pool.queue(ctx('air-gapped')).submit(job('g'), false)]);
     expect(seen).toEqual([
@@ -162,7 +162,7 @@ describe('HTML page queue', () => {
         dead: () => dead,
       };
     };
-    const job = (path: string): PageJob => ({ src: `/nowhere/${path}`, path, sha256: path.padEnd(64, '0'), dir: '/nowhere' });
+    const job = (path: string): PageJob => ({ src: `/nowhere/${path}`, path, sha256: path.padEnd(64, '0'), dir: '/nowhere', digest: path.padEnd(64, '0') });
     return { slot, job, ran, counts: () => ({ spawned, ended }) };
   }
   const settle = async (ps: Array<Promise<unknown>>) => Promise.allSettled(ps).then((r) => r.map((x) => x.status));

@@ -387,7 +387,9 @@ describe('prepared pages never go through a link', () => {
     ] as const)
       for (const blocking of [false, true])
         await expect(
-          buildPage({ src: file, path: 'docs/p1.html', sha256: 'a'.repeat(64), dir: join(store, '..', 'out') }, async (b) => b, { blocking }),
+          buildPage({ src: file, path: 'docs/p1.html', sha256: 'a'.repeat(64), dir: join(store, '..', 'out'), digest: 'a'.repeat(64) }, async (b) => b, {
+            blocking,
+          }),
         ).rejects.toThrow(why);
     const logs: string[] = [];
     const { base } = await start({ store, htmlTransform: { run: counting().hook, key: 'k' }, log: (l) => logs.push(l) });
@@ -413,6 +415,7 @@ describe('prepared pages never go through a link', () => {
         path: 'index.html',
         sha256: 'a'.repeat(64),
         dir: join(root, 'versions', 'v1', 'html', 'k'),
+        digest: sha256('<!doctype html><title>x</title><p>hello</p>'),
       };
       for (const blocking of [false, true])
         await expect(buildPage(job, async (b) => b, { blocking })).rejects.toThrow(/html is a symbolic link, which airlock never writes through/);

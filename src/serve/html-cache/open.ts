@@ -17,7 +17,7 @@ export interface HtmlFile {
   /** What its build is named by: its digest, or a key derived from it (html-pages.ts). */
   sha256: string;
   /** The page's own digest (the manifest's), which its bytes are checked against before a build. */
-  digest?: string;
+  digest: string;
 }
 export interface OpenHtmlCache {
   dir: string;
@@ -137,7 +137,7 @@ export async function openHtmlCache(o: OpenHtmlCache): Promise<HtmlCache> {
   if (o.held) queue.hold();
   const jobOf = (sha: string): PageJob => {
     const f = byDigest.get(sha)!;
-    return { src: join(o.siteDir, ...f.path.split('/')), path: f.path, sha256: sha, dir: o.dir, ...(f.digest ? { digest: f.digest } : {}) };
+    return { src: join(o.siteDir, ...f.path.split('/')), path: f.path, sha256: sha, dir: o.dir, digest: f.digest };
   };
   const inFlight = new Map<string, Promise<CachedPage>>();
   const failed: string[] = [];

@@ -22,7 +22,7 @@ export interface PageJob {
   sha256: string;
   dir: string;
   /** The page's own digest: bytes that are not the imported page (rewritten, a hard link to another file) are refused. */
-  digest?: string;
+  digest: string;
 }
 
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
@@ -72,7 +72,7 @@ const BR_PARAMS = (size: number) => ({
 export async function buildPage(job: PageJob, transform: PageTransform, o: { blocking?: boolean } = {}): Promise<CachedPage> {
   const blocking = o.blocking === true;
   const bytes = blocking ? readRegularFileSync(job.src, SOURCE) : await readRegularFile(job.src, SOURCE);
-  if (job.digest !== undefined && sha(bytes) !== job.digest) throw new Error('the page is not the one the version was imported with (its digest differs)');
+  if (sha(bytes) !== job.digest) throw new Error('the page is not the one the version was imported with (its digest differs)');
   const out = await transform(bytes, job.path);
   const html = Buffer.isBuffer(out) ? out : out.html;
   const hashes: { scriptHashes?: string[]; styleHashes?: string[] } = Buffer.isBuffer(out) ? {} : out;
