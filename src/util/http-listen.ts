@@ -1,8 +1,10 @@
 import type { Server } from 'node:http';
 import type { AddressInfo, Server as NetServer, Socket } from 'node:net';
+import { holdTickShape } from './gc.js';
 
 /** Listen on `host:port` (0: any free port); resolves with the address as a URL, an IPv6 host in brackets. */
 export function listenOn(server: NetServer, port: number, host: string, scheme = 'http'): Promise<string> {
+  holdTickShape(); // a server runs for long: keep Node's fast path for its ticks (gc.ts says why)
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
