@@ -1,5 +1,5 @@
 /**
- * npm run bench:library [-- --sites 1,50,500 --duration 5 --rounds 5 --paired-rounds 3 --starts 5 --concurrency 2]
+ * npm run bench:library [-- --sites 1,50,500 --duration 5 --rounds 5 --paired-rounds 5 --starts 5 --concurrency 2]
  *
  * `airlock serve --library LIB` with 1, 50 and 500 sites (generated: 100 HTML pages of 5-15 KB and
  * a stylesheet each, the text, titles, links and styles varying per site), each site packed,
@@ -24,6 +24,9 @@
  *    Then both servers go through the same 30 full garbage collections (age-heap.mjs, preloaded in
  *    both: it says why) and the paired runs are made again: the goal is judged on these, both
  *    servers in the state a long-running server stays in; the paired ratio as started is printed too.
+ *    The aged runs also give each server's CPU time a request (user + system of every thread of the
+ *    process, /proc/PID/stat, over the requests wrk counted): the same cost, whatever share of the
+ *    core each server got.
  * Servers pinned to core 0 (taskset), the load generator (wrk, autocannon where wrk is absent) to
  * core 1: 50 keep-alive connections. Everything is written under one temporary folder, removed at
  * the end (bench/settle.ts records the mass delete for the next benchmark).
@@ -52,7 +55,7 @@ const { values: args } = parseArgs({
     starts: { type: 'string', default: '5' },
     pages: { type: 'string', default: '100' },
     concurrency: { type: 'string', default: '2' },
-    'paired-rounds': { type: 'string', default: '3' },
+    'paired-rounds': { type: 'string', default: '5' },
   },
 });
 const siteCounts = args
@@ -212,6 +215,13 @@ function stop(s: Server): Promise<void> {
   });
 }
 
+/** CPU time (user + system, every thread) a process has used, in ms: /proc/PID/stat, after its name. */
+const TICK_MS = 1000 / (Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout) || 100);
+const cpuMs = (pid: number) => {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // utime, stime: fields 14 and 15
+  return (Number(f[11]) + Number(f[12])) * TICK_MS;
+};
 const rssKb = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN);
 
 /** Poll VmRSS every 500 ms until it moves by less than 1 % over 2 s, at most `maxMs`. */
@@ -227,7 +237,7 @@ async function stableRss(pid: number, maxMs = 20_000): Promise<number> {
   }
 }
 
-type Load = { rps: number; p99ms: number; errors: number };
+type Load = { rps: number; requests: number; p99ms: number; errors: number };
 
 function capture(cmd: string, argv: readonly string[]): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -247,11 +257,12 @@ async function runLoad(url: string, host: string | null, secs: number): Promise<
     const p99ms = p99 ? Number(p99[1]) * (p99[2] === 'us' ? 0.001 : p99[2] === 's' ? 1000 : 1) : NaN;
     const errs = /Non-2xx or 3xx responses: (\d+)/.exec(out);
     const sock = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
-    return { rps, p99ms, errors: Number(errs?.[1] ?? 0) + (sock ? sock.slice(1).reduce((n, x) => n + Number(x), 0) : 0) };
+    const requests = Number(/(\d+) requests in/.exec(out)?.[1] ?? 0);
+    return { rps, requests, p99ms, errors: Number(errs?.[1] ?? 0) + (sock ? sock.slice(1).reduce((n, x) => n + Number(x), 0) : 0) };
   }
   const [cmd, argv] = pinned(1, 'npx', ['--yes', 'autocannon', '-c', '50', '-d', String(secs), '-j', ...(host ? ['-H', `host=${host}`] : []), url]);
-  const j = JSON.parse(await capture(cmd, argv)) as { requests: { average: number }; latency: { p99: number }; non2xx: number; errors: number };
-  return { rps: j.requests.average, p99ms: j.latency.p99, errors: j.non2xx + j.errors };
+  const j = JSON.parse(await capture(cmd, argv)) as { requests: { average: number; total: number }; latency: { p99: number }; non2xx: number; errors: number };
+  return { rps: j.requests.average, requests: j.requests.total, p99ms: j.latency.p99, errors: j.non2xx + j.errors };
 }
 
 // ---- the driver ------------------------------------------------------------------------------------
@@ -281,6 +292,8 @@ interface Row {
   paired: number[];
   /** Paired again once both servers went through the same 30 full collections (age-heap.mjs). */
   aged: number[];
+  /** The aged paired runs again as CPU time a request (the whole server process: /proc/PID/stat), peer ÷ library. */
+  agedCpu: number[];
 }
 
 const QUERIES = [
@@ -437,6 +450,7 @@ async function main(): Promise<void> {
         ratios: [],
         paired: [],
         aged: [],
+        agedCpu: [],
       };
       for (let round = 1; round <= rounds; round++) {
         const got: Record<string, Load> = {};
@@ -453,13 +467,21 @@ async function main(): Promise<void> {
       }
       // Paired: both loaded at the same moment (both servers on core 0, two wrk on core 1), so the
       // ratio of their req/s is the ratio of their costs per request whatever the host does.
-      const pairedRuns = async (into: number[], said: string) => {
+      // The CPU time each server process spent meanwhile, a request, is the same cost measured
+      // without relying on the two getting equal shares of the core.
+      const pairedRuns = async (into: number[], said: string, cpuInto?: number[]) => {
         for (let round = 1; round <= pairedRounds; round++) {
           const both = (secs: number) => Promise.all(targets.map(([, url, host]) => runLoad(url, host, secs)));
           await both(1); // warm-up
+          const cpu0 = [cpuMs(srv.pid), cpuMs(peer.pid)];
           const [l, p] = await both(seconds);
+          const [lUs, pUs] = [((cpuMs(srv.pid) - cpu0[0]!) * 1000) / l!.requests, ((cpuMs(peer.pid) - cpu0[1]!) * 1000) / p!.requests];
           into.push(l!.rps / p!.rps);
-          process.stderr.write(`${n} sites paired round ${round}${said}: library ${l!.rps.toFixed(0)} req/s beside peer ${p!.rps.toFixed(0)} req/s\n`);
+          cpuInto?.push(pUs / lUs); // as the req/s ratio: ≥ 0.95 meets the goal
+          process.stderr.write(
+            `${n} sites paired round ${round}${said}: library ${l!.rps.toFixed(0)} req/s beside peer ${p!.rps.toFixed(0)} req/s; ` +
+              `CPU a request ${lUs.toFixed(1)} µs beside ${pUs.toFixed(1)} µs\n`,
+          );
         }
       };
       await pairedRuns(row.paired, '');
@@ -474,7 +496,7 @@ async function main(): Promise<void> {
           await sleep(100);
         }
       await sleep(1000);
-      await pairedRuns(row.aged, ', both aged');
+      await pairedRuns(row.aged, ', both aged', row.agedCpu);
       process.stderr.write(`${n} sites: library RSS after load ${(rssKb(srv.pid) / 1024).toFixed(1)} MB\n`);
       await stop(srv);
       await stop(peer);
@@ -488,15 +510,15 @@ async function main(): Promise<void> {
   const f0 = (x: number) => x.toLocaleString('en-US', { maximumFractionDigits: 0 });
   const listed = (xs: number[]) => (xs.length ? `${median(xs).toFixed(3)}× (${xs.map((x) => x.toFixed(3)).join(', ')})` : '');
   process.stdout.write(
-    `\n| sites | start-up ms (median; min–max) | RSS at rest | all sites opened | per idle site | library req/s | p99 | peer req/s | p99 | library ÷ peer (per round) | paired | paired, both aged | errors |\n` +
-      `|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n`,
+    `\n| sites | start-up ms (median; min–max) | RSS at rest | all sites opened | per idle site | library req/s | p99 | peer req/s | p99 | library ÷ peer (per round) | paired | paired, both aged | the same in CPU a request, peer ÷ library | errors |\n` +
+      `|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n`,
   );
   for (const r of rows) {
     process.stdout.write(
       `| ${r.sites} | ${f0(median(r.startMs))} (${f0(Math.min(...r.startMs))}–${f0(Math.max(...r.startMs))}) | ${r.restMb.toFixed(1)} MB | ${r.openMb.toFixed(1)} MB | ` +
         `${r.perSiteMb.toFixed(2)} MB | ${f0(median(r.lib.map((x) => x.rps)))} | ${median(r.lib.map((x) => x.p99ms)).toFixed(2)} ms | ` +
         `${f0(median(r.peer.map((x) => x.rps)))} | ${median(r.peer.map((x) => x.p99ms)).toFixed(2)} ms | ` +
-        `${median(r.ratios).toFixed(3)}× (${r.ratios.map((x) => x.toFixed(3)).join(', ')}) | ${listed(r.paired)} | ${listed(r.aged)} | ${[...r.lib, ...r.peer].reduce((a, x) => a + x.errors, 0)} |\n`,
+        `${median(r.ratios).toFixed(3)}× (${r.ratios.map((x) => x.toFixed(3)).join(', ')}) | ${listed(r.paired)} | ${listed(r.aged)} | ${listed(r.agedCpu)} | ${[...r.lib, ...r.peer].reduce((a, x) => a + x.errors, 0)} |\n`,
     );
   }
   const p95 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * 0.95))]!;
