@@ -44,7 +44,9 @@ export function describeIssue(i: Issue): string {
   if (!LIBRARY_WORDING.test(i.message)) return i.message;
   switch (i.code) {
     case 'invalid_type':
-      return /received undefined$/.test(i.message) ? `is missing (must be ${typeWords(i.expected)})` : `must be ${typeWords(i.expected)}`;
+      if (/received undefined$/.test(i.message)) return `is missing (must be ${typeWords(i.expected)})`;
+      // A JSON number too large for a double (1e400) parses as Infinity: it is a number, just not one we can take.
+      return /received (Infinity|NaN)$/.test(i.message) ? 'must be a finite number' : `must be ${typeWords(i.expected)}`;
     case 'too_big':
       return bound(i, i.maximum, true);
     case 'too_small':

@@ -55,6 +55,12 @@ describe('relay bad input: refused before any upstream call', () => {
     expect(body.problems).toEqual([expect.objectContaining({ path: 'currentPath' })]);
   });
 
+  it('a retrievalPageSize too large for a double (1e400, which JSON.parse reads as Infinity) is 400 in words', async () => {
+    const text = JSON.stringify(assistantBody({ retrievalPageSize: 5 })).replace('"retrievalPageSize":5', '"retrievalPageSize":1e400');
+    const body = await expectRefused(await postJson(msgUrl, text), 400);
+    expect(body.problems).toEqual([{ path: 'retrievalPageSize', message: 'must be a finite number' }]);
+  });
+
   it('a context entry whose type is not code|textSelection is 400', async () => {
     const body = await expectRefused(await postJson(msgUrl, assistantBody({ context: [{ type: 'screenshot', value: 'x' }] })), 400);
     expect(body.problems!.map((p) => p.path)).toContain('context.0.type');
