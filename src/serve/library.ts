@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import { siteName } from '../store/library.js';
 import { LibraryFolder } from './library-folder.js';
@@ -7,7 +7,7 @@ import { refuseConnect } from '../util/http-connect.js';
 import { gracefulClose, listenOn } from '../util/http-listen.js';
 import { escapeControls } from '../util/terminal.js';
 import { openSite, type OpenSite } from './server.js';
-import { keepPrefix, redirect, text } from './library-respond.js';
+import { keepPrefix, LibraryResponse, redirect, text } from './library-respond.js';
 import type { LibraryServer, LibraryServerOptions } from './library-types.js';
 import { ownPages } from './library-own.js';
 import { asServed, SiteSummaries, type SiteSummary } from './library-sites.js';
@@ -124,7 +124,7 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
     async (domain) => (await servable(domain).catch((err: Error) => Promise.reject(new Error(forReaders(o.library, err.message))))).search,
   );
   const has = (d: string) => folder.known.has(d) || o.absent?.has(d) === true; // a configured site not there yet: 503, not 404
-  const handler = (req: IncomingMessage, res: ServerResponse): void => {
+  const handler = (req: IncomingMessage, res: LibraryResponse): void => {
     if (hostFields(req.rawHeaders) > 1) return text(res, 400, 'Bad Request: more than one Host header\n', []); // which site is meant is ambiguous (RFC 9112 §3.2)
     const byHost = hostNames.of(req.headers.host);
     const named = byHost === null ? null : (hosts.get(byHost) ?? byHost);
@@ -143,7 +143,7 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
   };
 
   /** An open site that can be served is handed the request at once (no promise made, as a site served alone); another is opened first. */
-  function toSite(domain: string, req: IncomingMessage, res: ServerResponse, prefix: string | null): void {
+  function toSite(domain: string, req: IncomingMessage, res: LibraryResponse, prefix: string | null): void {
     const ready = open.has(domain) ? live.get(domain) : undefined;
     if (ready === undefined || unservable(ready, domain) !== null) return void opening(domain, req, res, prefix);
     lastUsed.set(domain, clock());
@@ -152,7 +152,7 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
   }
 
   /** A site not open yet, or that cannot be served: opened, then handed the request, or 503. */
-  async function opening(domain: string, req: IncomingMessage, res: ServerResponse, prefix: string | null): Promise<void> {
+  async function opening(domain: string, req: IncomingMessage, res: LibraryResponse, prefix: string | null): Promise<void> {
     const why = () => [o.absent?.get(domain), failed.get(domain)?.message].filter((w) => w !== undefined).join('; ') || 'it failed to open';
     const unavailable = () => text(res, 503, `site ${domain} cannot be served: ${why()}\n`, ['Retry-After', '5']);
     // A site that failed to open is tried again after 5 s, not at every request (a reader cannot make the server reload it in a loop).
@@ -165,7 +165,7 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
 
   const ownRoute = ownPages({ ...o, folder, summaries, failed, search, served }); // its library, metrics, preparing, readyNotes, absent
 
-  const server = createServer({ keepAliveTimeout: 5000 }, handler);
+  const server = createServer({ keepAliveTimeout: 5000, ServerResponse: LibraryResponse }, handler);
   refuseConnect(server);
   o.metrics?.attach(server);
   const stop = gracefulClose(server);

@@ -151,6 +151,8 @@ describe('serve --library', () => {
     // By path: the prefix is taken off; the site's own redirects keep it; its root-relative links come back under it.
     expect((await get(s.url + '/gamma.example/guide')).body.toString()).toContain('gamma.example guide v1');
     expect((await get(s.url + '/gamma.example')).headers.location).toBe('/gamma.example/');
+    const slash = await get(s.url + '/gamma.example/guide/'); // the site's own redirect, under its prefix
+    expect([slash.status, slash.headers.location, slash.headers['referrer-policy']]).toEqual([308, '/gamma.example/guide', 'same-origin']);
     const back = await get(s.url + '/guide', { Referer: `${s.url}/gamma.example/` });
     expect([back.status, back.headers.location]).toEqual([308, '/gamma.example/guide']);
     // An unknown host: the landing page at /, and 404 (not another site's page) elsewhere.
