@@ -41,6 +41,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { create as tarCreate } from 'tar';
 import { createRng } from '../fixtures/prng.js';
+import { procStat } from '../src/store/proc.js';
 import { remove } from './settle.js';
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
@@ -218,8 +219,7 @@ function stop(s: Server): Promise<void> {
 /** CPU time (user + system, every thread) a process has used, in ms: /proc/PID/stat, after its name. */
 const TICK_MS = 1000 / (Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout) || 100);
 const cpuMs = (pid: number) => {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // utime, stime: fields 14 and 15
+  const f = procStat(pid); // utime, stime: proc(5) fields 14 and 15
   return (Number(f[11]) + Number(f[12])) * TICK_MS;
 };
 const rssKb = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN);

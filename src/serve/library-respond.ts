@@ -17,7 +17,8 @@ export function prefixOf(req: IncomingMessage): string | null {
  * address to this origin only (Referrer-Policy same-origin, where a site alone sends none), so
  * that a root-relative link of the page (`/guide`) is sent back under it. One class for every
  * response, the prefix a field: a writeHead set on some responses only would give Node's HTTP
- * code a second response shape to handle on every request (measured: 3-5 % more CPU a request).
+ * code a second response shape to handle on every request (a few % more CPU a request in a
+ * paired run after searches by prefix; the measurement was noisy).
  */
 export class LibraryResponse<Request extends IncomingMessage = IncomingMessage> extends ServerResponse<Request> {
   /** The path prefix (`/<domain>`) its site was reached under, or null when its Host named the site. */

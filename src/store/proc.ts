@@ -7,13 +7,20 @@ import { readFileSync } from 'node:fs';
  */
 export function startMarker(pid: number): string {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The command name (field 2) is in parentheses and may hold spaces: split after the last ")".
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return fields[19] ?? '';
+    return procStat(pid)[19] ?? '';
   } catch {
     return '';
   }
+}
+
+/**
+ * The fields of /proc/<pid>/stat after the command name (proc(5) field 3 is index 0), Linux only;
+ * throws when the process is gone. The name (field 2) is in parentheses and may hold spaces and
+ * parentheses: the fields start after the last ")".
+ */
+export function procStat(pid: number): string[] {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
 }
 
 /** Is the process that wrote (pid, marker) still running? EPERM means alive (another user's). */
