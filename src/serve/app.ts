@@ -1,7 +1,7 @@
 import { Hono, type Context } from 'hono';
 import type { IncomingMessage } from 'node:http';
 import type { LoadedIndex } from './version-index.js';
-import type { IndexedRequest } from './handler.js';
+import { capturedIndex } from './handler.js';
 import { allowTable } from './allow.js';
 import { VENDOR_MAP_SCRIPT } from '../features/index.js';
 import { vendorMapScript } from './vendor-map.js';
@@ -16,7 +16,7 @@ export type AppEnv = { Bindings: { incoming: IncomingMessage } };
 
 /** The version index this request captured at its start. */
 export function indexOf(c: Context<AppEnv>): LoadedIndex {
-  const idx = (c.env.incoming as IndexedRequest).airlockIndex;
+  const idx = capturedIndex(c.env.incoming);
   if (!idx) throw new Error('request reached the airlock app without a version index');
   return idx;
 }

@@ -9,18 +9,29 @@ import type { AccessLog } from './access-log.js';
 import type { ServeMetrics } from './metrics.js';
 import type { SkewGuard } from './skew.js';
 
-/** A request as the hono side sees it: the index it captured at its start. */
-export interface IndexedRequest extends IncomingMessage {
-  airlockIndex?: LoadedIndex;
-  /** Why the version's files cannot be served now (HandlerDeps.broken), for airlock's own routes to report. */
-  airlockBroken?: string | null;
+/**
+ * What a request handed to the app captured at its start: its version index, and why the
+ * version's files cannot be served now (HandlerDeps.broken), for airlock's own routes to report.
+ * Kept beside the request, not on it: a property added to some requests gives Node's stream and
+ * HTTP code a second request shape to handle on every request after (measured: a few % more CPU a
+ * request for a server that has answered searches).
+ */
+const captured = new WeakMap<IncomingMessage, { index: LoadedIndex; broken: string | null }>();
+
+/** `req` is handed to the app with the version index it captured and why that version cannot be served (null: it can). */
+export function capture(req: IncomingMessage, index: LoadedIndex, broken: string | null): void {
+  captured.set(req, { index, broken });
 }
+/** The version index `req` captured when the fast path handed it to the app, or undefined. */
+export const capturedIndex = (req: IncomingMessage): LoadedIndex | undefined => captured.get(req)?.index;
+/** Why the version's files could not be served when `req` was handed to the app, or null. */
+export const capturedBroken = (req: IncomingMessage): string | null => captured.get(req)?.broken ?? null;
 
 export interface HandlerDeps {
   current(): LoadedIndex;
   send: SendContext;
   /** Routes beyond static files (`/_airlock/*`, relays): reached only under these path prefixes. */
-  app: (req: IndexedRequest, res: ServerResponse) => void;
+  app: (req: IncomingMessage, res: ServerResponse) => void;
   appPrefixes: readonly string[];
   appRoute: ((method: string, path: string) => boolean) | null;
   accessLog: AccessLog | null;
@@ -62,8 +73,7 @@ export function createHandler(d: HandlerDeps): (req: IncomingMessage, res: Serve
       return v?.kind === 'file' ? sendFile(req, res, idx, v.file, head, d.send) : sendStatus(res, idx, 404, head);
     }
     if (prefixes.some((p) => t.path.startsWith(p)) || (d.appRoute !== null && d.appRoute(method ?? '', t.path))) {
-      (req as IndexedRequest).airlockIndex = idx;
-      (req as IndexedRequest).airlockBroken = why;
+      capture(req, idx, why);
       for (let i = 0; i < idx.base.length; i += 2) res.setHeader(idx.base[i]!, idx.base[i + 1]!);
       return d.app(req, res);
     }

@@ -25,11 +25,6 @@ const CLASSES = ['other', '1xx', '2xx', '3xx', '4xx', '5xx'] as const;
 const classIndex = (status: number) => (status >= 100 && status < 600 ? Math.floor(status / 100) : 0);
 const classOf = (status: number) => CLASSES[classIndex(status)]!;
 
-interface Timed extends ServerResponse {
-  airlockT0?: number;
-  airlockTally?: Float64Array;
-}
-
 /**
  * defaultMetrics: also the process metrics (CPU, memory, event-loop lag, GC): off by default, their GC and event-loop observers cost throughput.
  * bySite: a library's (requests, served version and switches labelled by site: `site(domain)`).
@@ -124,9 +119,6 @@ export function createMetrics(o: { defaultMetrics?: boolean; now?: () => number;
     tally[k] = tally[k]! + 1;
     latency.observe((performance.now() - t0) / 1000);
   }
-  function finished(this: Timed): void {
-    count(this, this.airlockT0!, this.airlockTally!);
-  }
   const closed = function (this: Socket): void {
     open.delete(this);
     closedBytes += this.bytesWritten ?? 0;
@@ -137,9 +129,9 @@ export function createMetrics(o: { defaultMetrics?: boolean; now?: () => number;
   const counting = (t: Float64Array, key: string, labels: Record<string, string>): Pick<ServeMetrics, 'done' | 'serving'> => ({
     done(res, t0) {
       if (res.writableEnded) return count(res, t0, t);
-      (res as Timed).airlockT0 = t0;
-      (res as Timed).airlockTally = t;
-      res.on('finish', finished);
+      // A closure, not the start time set on the response: a property added to some responses gives
+      // Node's HTTP code a second response shape to handle on every request after.
+      res.once('finish', () => count(res, t0, t));
     },
     serving(v) {
       const current = currents.get(key);

@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import { indexOf, type AppEnv } from '../serve/app.js';
-import type { IndexedRequest } from '../serve/handler.js';
+import { capturedBroken } from '../serve/handler.js';
 
 /**
  * `GET /_airlock/ready`: mounted only on the real server, which exists only once a version can be
@@ -21,7 +21,7 @@ export function readyRoutes(
     const f = follow?.() ?? null;
     const b = bundle?.() ?? null;
     // Its store damaged under it (a folder swapped for a link, the version removed): its pages answer 503, so it is not ready.
-    const damaged = (c.env.incoming as IndexedRequest).airlockBroken ?? null;
+    const damaged = capturedBroken(c.env.incoming);
     if (damaged !== null) return c.json({ status: 'damaged', version: indexOf(c).version, problem: damaged }, 503, { 'Retry-After': '5' });
     return c.json({
       status: 'ready',

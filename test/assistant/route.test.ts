@@ -4,6 +4,7 @@ import type { IncomingMessage } from 'node:http';
 import { createLocalAssistant } from '../../src/assistant/route.js';
 import type { LocalSearch } from '../../src/search/service.js';
 import type { LoadedIndex } from '../../src/serve/version-index.js';
+import { capture } from '../../src/serve/handler.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 
 /**
@@ -32,10 +33,8 @@ const search = {
     ],
   }),
 } as unknown as LocalSearch;
-const incoming = {
-  socket: { remoteAddress: '127.0.0.1' },
-  airlockIndex: { domain: DOMAIN, source: {}, routes: new Map([['/guide/install', {}]]) } as unknown as LoadedIndex,
-} as unknown as IncomingMessage;
+const incoming = { socket: { remoteAddress: '127.0.0.1' } } as unknown as IncomingMessage;
+capture(incoming, { domain: DOMAIN, source: {}, routes: new Map([['/guide/install', {}]]) } as unknown as LoadedIndex, null);
 
 describe('the local assistant route', () => {
   it('a search that did not answer (busy, timed out) is a 503 saying so, not "being prepared"', async () => {
