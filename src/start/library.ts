@@ -150,7 +150,7 @@ export async function startLibrary(o: LibraryServeOptions): Promise<number> {
       const log = (line: string) => o.log(line.replace(/^airlock serve: /, `airlock serve: ${domain}: `));
       // A site's search index is prepared at its first query: a site nobody searches costs no worker.
       // A switch is seen at once by the site's file watch; its poll (a stat of state.json, for file
-      // systems that miss watch events) runs every 2 s: 500 open sites at 1 s cost 4 % of a core.
+      // systems that miss watch events) runs every 2 s, on one timer for every site (watcher.ts pollTogether).
       const own = config.sites.get(domain);
       const features = featureOptions(own?.resolved ?? config.defaults, null, { log, searchOnDemand: true, searchPool });
       return {
