@@ -4,7 +4,7 @@ import { pollTogether } from '../../src/serve/watcher.js';
 /**
  * Every open site of a library polls its pointer file. One timer a site woke the process 250
  * times a second for 500 sites (3.7 % of a core, idle); the polls of one interval now share one
- * timer, so they run in one wake-up.
+ * timer and run in rounds, a few at a time, so that a round never fills libuv's threadpool.
  */
 describe('pollTogether', () => {
   afterEach(() => vi.restoreAllMocks());
@@ -14,12 +14,12 @@ describe('pollTogether', () => {
     const clears = vi.spyOn(globalThis, 'clearInterval');
     const ticks: string[][] = [];
     let tick: string[] = [];
-    const ran = (name: string) => () => {
+    const ran = (name: string) => async () => {
       if (tick.length === 0) queueMicrotask(() => (ticks.push(tick), (tick = [])));
       tick.push(name);
     };
     const stops = ['a', 'b', 'c'].map((n) => pollTogether(5, ran(n)));
-    const other = pollTogether(7, () => {});
+    const other = pollTogether(7, async () => {});
     expect(intervals).toHaveBeenCalledTimes(2);
     const by = Date.now() + 5_000;
     while (!ticks.some((t) => t.length === 3) && Date.now() < by) await new Promise((r) => setTimeout(r, 5));
@@ -32,8 +32,39 @@ describe('pollTogether', () => {
     expect(clears).toHaveBeenCalledTimes(1);
     other();
     expect(clears).toHaveBeenCalledTimes(2);
-    const again = pollTogether(5, () => {}); // a new timer for an interval whose polls all stopped
+    const again = pollTogether(5, async () => {}); // a new timer for an interval whose polls all stopped
     expect(intervals).toHaveBeenCalledTimes(3);
     again();
+  });
+
+  it('a round polls a few sites at a time, and a round still going (a file system that hangs) is not started again', async () => {
+    const held: Array<() => void> = [];
+    const started = new Array<number>(20).fill(0);
+    let inFlight = 0;
+    let most = 0;
+    const stops = started.map((_, i) =>
+      pollTogether(3, () => {
+        started[i]!++;
+        most = Math.max(most, ++inFlight);
+        return new Promise<void>((resolve) => held.push(() => (inFlight--, resolve())));
+      }),
+    );
+    const until = async (ok: () => boolean) => {
+      const by = Date.now() + 5_000;
+      while (!ok() && Date.now() < by) await new Promise((r) => setTimeout(r, 3));
+    };
+    await until(() => held.length >= 8);
+    await new Promise((r) => setTimeout(r, 30)); // ten intervals more: the round is still going
+    expect([held.length, most]).toEqual([8, 8]);
+    while (started.some((n) => n === 0)) {
+      const before = held.length;
+      held.splice(0).forEach((release) => release());
+      await until(() => held.length > 0 || started.every((n) => n > 0));
+      if (held.length === 0 && before === 0) break;
+    }
+    expect(started.every((n) => n >= 1)).toBe(true);
+    expect(most).toBe(8);
+    held.splice(0).forEach((release) => release());
+    stops.forEach((stop) => stop());
   });
 });
