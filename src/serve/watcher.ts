@@ -47,7 +47,10 @@ export function pollTogether(ms: number, poll: () => Promise<void>): () => void 
         const round = [...g.polls];
         let next = 0;
         const runner = async () => {
-          while (next < round.length) await round[next++]!().catch(() => {});
+          while (next < round.length) {
+            const poll = round[next++]!;
+            if (g.polls.has(poll)) await poll().catch(() => {}); // one stopped during the round (its site closed) is not run
+          }
         };
         void Promise.all(Array.from({ length: Math.min(AT_ONCE, round.length) }, runner)).then(() => (g.busy = false));
       }, ms).unref(),
