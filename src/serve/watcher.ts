@@ -2,6 +2,7 @@ import { watch, type FSWatcher } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { readActive } from './source.js';
+import { turns } from '../util/turns.js';
 
 /**
  * Notices `airlock activate`/`rollback` (a new S/state.json, renamed into place) within 1 s:
@@ -38,21 +39,16 @@ const together = new Map<number, { timer: NodeJS.Timeout; polls: Set<() => Promi
 export function pollTogether(ms: number, poll: () => Promise<void>): () => void {
   let group = together.get(ms);
   if (group === undefined) {
+    const inTurn = turns(AT_ONCE);
     const g: { timer: NodeJS.Timeout; polls: Set<() => Promise<void>>; busy: boolean } = {
       polls: new Set(),
       busy: false,
       timer: setInterval(() => {
         if (g.busy) return;
         g.busy = true;
-        const round = [...g.polls];
-        let next = 0;
-        const runner = async () => {
-          while (next < round.length) {
-            const poll = round[next++]!;
-            if (g.polls.has(poll)) await poll().catch(() => {}); // one stopped during the round (its site closed) is not run
-          }
-        };
-        void Promise.all(Array.from({ length: Math.min(AT_ONCE, round.length) }, runner)).then(() => (g.busy = false));
+        // One stopped during the round (its site closed) is not run.
+        const round = [...g.polls].map((p) => inTurn(() => (g.polls.has(p) ? p() : Promise.resolve())).catch(() => {}));
+        void Promise.all(round).then(() => (g.busy = false));
       }, ms).unref(),
     };
     group = g;

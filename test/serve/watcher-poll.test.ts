@@ -38,6 +38,10 @@ describe('pollTogether', () => {
   });
 
   it('a round polls a few sites at a time, skips a poll stopped meanwhile, and is not started again while still going (a file system that hangs)', async () => {
+    let tick: (() => void) | undefined; // the shared timer, fired by hand
+    vi.spyOn(globalThis, 'setInterval').mockImplementation(((fn: () => void) => ((tick = fn), { unref: () => undefined })) as never);
+    vi.spyOn(globalThis, 'clearInterval').mockImplementation(() => {});
+    const settle = () => new Promise((r) => setImmediate(r)); // every promise the releases set going has moved on
     const held: Array<() => void> = [];
     const started = new Array<number>(20).fill(0);
     let inFlight = 0;
@@ -49,25 +53,22 @@ describe('pollTogether', () => {
         return new Promise<void>((resolve) => held.push(() => (inFlight--, resolve())));
       }),
     );
-    const until = async (ok: () => boolean) => {
-      const by = Date.now() + 5_000;
-      while (!ok() && Date.now() < by) await new Promise((r) => setTimeout(r, 3));
-    };
-    await until(() => held.length >= 8);
-    await new Promise((r) => setTimeout(r, 30)); // ten intervals more: the round is still going
+    tick!();
+    await settle();
+    expect([held.length, most]).toEqual([8, 8]);
+    for (let i = 0; i < 10; i++) tick!(); // ten intervals more: the round is still going
+    await settle();
     expect([held.length, most]).toEqual([8, 8]);
     stops[15]!(); // its site closed while the round waits: the round does not poll it
-    const due = (n: number, i: number) => i === 15 || n > 0;
-    while (!started.every(due)) {
-      const before = held.length;
+    while (held.length > 0) {
       held.splice(0).forEach((release) => release());
-      await until(() => held.length > 0 || started.every(due));
-      if (held.length === 0 && before === 0) break;
+      await settle();
     }
+    const due = (n: number, i: number) => i === 15 || n > 0;
     expect(started.every(due)).toBe(true);
     expect(started[15]).toBe(0);
+    expect(started.reduce((a, n) => a + n, 0)).toBe(19); // one round, each poll once: the ticks during it started no other
     expect(most).toBe(8);
-    held.splice(0).forEach((release) => release());
     stops.forEach((stop) => stop());
   });
 });
