@@ -444,7 +444,7 @@ describe('the audit log is read without a bound', () => {
     expect(show.stderr).toBe('');
   }, 30_000);
 
-  it('a 100,000-line log: the next append still verifies the whole chain and takes well under a second', async () => {
+  it('a 100,000-line log: the next append still verifies the whole chain, in bounded memory', async () => {
     const store = await freshStore();
     // Extend the chain the way airlock writes it (same fields, same order), then a head to match.
     const l = await lines(store);
@@ -486,10 +486,7 @@ describe('the audit log is read without a bound', () => {
     const r = await runMeasured(['activate', 'v2', '--store', store, '--json'], 20_000);
     expect(r.status, r.stderr).toBe(0);
     expect(r.maxRssMB).toBeLessThan(200);
-    const base = await runMeasured(['activate', 'v2', '--store', await freshStore(), '--json'], 20_000);
-    console.log(`activate on a 100k-line log: ${r.ms.toFixed(0)} ms, on a 5-line log: ${base.ms.toFixed(0)} ms`);
-    // ~0.25 s more on an idle machine; the bound leaves room for two cores shared by many test runs.
-    expect(r.ms - base.ms).toBeLessThan(2_000);
+    // What a long log costs in time is measured by `npm run bench:audit-log`, not here.
     // One edited line deep inside is caught by the next append.
     const all = await readFile(auditFiles(store).log, 'utf8');
     const at = all.indexOf('"n":50000,');
