@@ -1,5 +1,5 @@
 /**
- * npm run bench:library [-- --sites 1,50,500 --duration 5 --rounds 5 --paired-rounds 5 --starts 5 --concurrency 2]
+ * npm run bench:library [-- --sites 1,50,500 --duration 5 --pairs 5 --paired-rounds 3 --starts 5 --concurrency 2]
  *
  * `airlock serve --library LIB` with 1, 50 and 500 sites (generated: 100 HTML pages of 5-15 KB and
  * a stylesheet each, the text, titles, links and styles varying per site), each site packed,
@@ -15,18 +15,19 @@
  *    polled until stable), then every site opened once (one request each for its home page, by
  *    Host), polled again until stable: RSS per idle site = (after − at rest) / sites (goal ≤ 2 MB);
  * 3. search across every site: see searchPhase.
- * 4. throughput: a hot ~10 KB page of the first site, requested by Host through that same library
- *    server (every site open), against the first site's store served alone (`serve --store
- *    LIB/DOMAIN`, the peer), both up at once, `--rounds` interleaved rounds (the order alternates),
- *    medians; the ratio is the median of each round's library/peer req/s (goal ≥ 0.95).
- *    Then `--paired-rounds` runs loading both at the same moment (as bench/serve.ts measures
- *    metrics): each round's ratio is the two servers' cost per request whatever the host does.
- *    Then both servers go through the same 30 full garbage collections (age-heap.mjs, preloaded in
- *    both: it says why) and the paired runs are made again: the goal is judged on these, both
- *    servers in the state a long-running server stays in; the paired ratio as started is printed too.
- *    The aged runs also give each server's CPU time a request (user + system of every thread of the
- *    process, /proc/PID/stat, over the requests wrk counted): the same cost, whatever share of the
- *    core each server got.
+ * 4. throughput: a hot ~10 KB page of the first site, requested by Host through a library server
+ *    (every site open), against the first site's store served alone (`serve --store LIB/DOMAIN`,
+ *    the peer), both loaded at the same moment, so each run's ratio is the two servers' cost per
+ *    request whatever the host does. `--pairs` fresh pairs of servers, each pair given the same
+ *    history first: the library every site opened and the searches its readers make (across every
+ *    site, then the first site's own), the peer the first site's own searches. Each pair runs
+ *    `--paired-rounds` runs as started, then both go through the same 30 full garbage collections
+ *    (age-heap.mjs, preloaded in both: it says why) and run again; the aged runs also give each
+ *    server's CPU time a request (user + system of every thread of the process, /proc/PID/stat,
+ *    over the requests wrk counted): the same cost, whatever share of the core each server got.
+ *    A pair's figure is the median of its runs, a size's the median over its pairs: a server
+ *    process settles in a faster or a slower state and stays there, so runs of one pair agree
+ *    while pairs do not, and one pair decides nothing (goal ≥ 0.95, judged on the aged columns).
  * Servers pinned to core 0 (taskset), the load generator (wrk, autocannon where wrk is absent) to
  * core 1: 50 keep-alive connections. Everything is written under one temporary folder, removed at
  * the end (bench/settle.ts records the mass delete for the next benchmark).
@@ -52,11 +53,11 @@ const { values: args } = parseArgs({
   options: {
     sites: { type: 'string', default: '1,50,500' },
     duration: { type: 'string', default: '5' },
-    rounds: { type: 'string', default: '5' },
+    pairs: { type: 'string', default: '5' },
     starts: { type: 'string', default: '5' },
     pages: { type: 'string', default: '100' },
     concurrency: { type: 'string', default: '2' },
-    'paired-rounds': { type: 'string', default: '5' },
+    'paired-rounds': { type: 'string', default: '3' },
   },
 });
 const siteCounts = args
@@ -64,11 +65,15 @@ const siteCounts = args
   .map(Number)
   .sort((a, b) => a - b);
 const seconds = Number(args.duration);
-const rounds = Number(args.rounds);
+const pairs = Number(args.pairs);
 const starts = Number(args.starts);
 const pairedRounds = Number(args['paired-rounds']);
 const pagesPerSite = Number(args.pages);
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const domainOf = (i: number) => `docs-${String(i + 1).padStart(3, '0')}.library.example`;
 
@@ -279,6 +284,24 @@ interface SearchRow {
   indexKb: number;
 }
 
+/** One pair of fresh servers: the medians of its runs. */
+interface Pair {
+  /** Library ÷ peer req/s, both loaded at once, as started. */
+  paired: number;
+  /** The same once both went through the same 30 full collections (age-heap.mjs). */
+  aged: number;
+  /** The aged runs as CPU time a request (the whole server process: /proc/PID/stat), peer ÷ library. */
+  agedCpu: number;
+  libUs: number;
+  peerUs: number;
+  lib: Load;
+  peer: Load;
+  /** The library's RSS after its history and load, in MB. */
+  libRssMb: number;
+  /** Non-2xx answers and socket errors over every run of the pair, both servers. */
+  errors: number;
+}
+
 interface Row {
   search: SearchRow;
   sites: number;
@@ -286,14 +309,7 @@ interface Row {
   restMb: number;
   openMb: number;
   perSiteMb: number;
-  lib: Load[];
-  peer: Load[];
-  ratios: number[];
-  paired: number[];
-  /** Paired again once both servers went through the same 30 full collections (age-heap.mjs). */
-  aged: number[];
-  /** The aged paired runs again as CPU time a request (the whole server process: /proc/PID/stat), peer ÷ library. */
-  agedCpu: number[];
+  pairs: Pair[];
 }
 
 const QUERIES = [
@@ -316,6 +332,40 @@ async function postJson(url: string, body: unknown): Promise<{ status: number; m
   return { status: r.status, ms: performance.now() - t, json };
 }
 
+/** Search across every site until an answer has no site pending (each index loaded at its first search); the time it took. */
+async function acrossSettled(url: string): Promise<number> {
+  const t0 = performance.now();
+  for (;;) {
+    const a = await postJson(`${url}/_airlock/library/search`, { query: 'install' });
+    if (a.status === 200 && a.json.pending!.length === 0) return performance.now() - t0;
+    if (performance.now() - t0 > 900_000) throw new Error('search across sites: still pending after 15 minutes');
+  }
+}
+
+/**
+ * What a server of a throughput pair serves before it is measured: the searches its readers make.
+ * The library: every query across every site, then of the first site's own search; the store alone
+ * (`library` false): the first site's own search. A 503 (index still loading) is asked again.
+ */
+async function searchHistory(url: string, first: string, library: boolean): Promise<void> {
+  if (library) {
+    await acrossSettled(url);
+    for (const q of QUERIES) {
+      const a = await postJson(`${url}/_airlock/library/search`, { query: q });
+      if (a.status !== 200) throw new Error(`search across sites for ${q} answered ${a.status}`);
+    }
+  }
+  const own = library ? `${url}/${first}/_airlock/search/${first}` : `${url}/_airlock/search/${first}`;
+  const t0 = performance.now();
+  for (const q of QUERIES)
+    for (;;) {
+      const r = await postJson(own, { query: q });
+      if (r.status === 200) break;
+      if (r.status !== 503 || performance.now() - t0 > 120_000) throw new Error(`${own} answered ${r.status} for ${q}`);
+      await sleep(100);
+    }
+}
+
 /**
  * 3. search across every site of the library (`POST /_airlock/library/search`): cold (each site's
  * index built at its first search), then warm one at a time, beside the same queries asked of each
@@ -325,13 +375,7 @@ async function postJson(url: string, body: unknown): Promise<{ status: number; m
 async function searchPhase(url: string, lib: string, sites: string[]): Promise<SearchRow> {
   const across = (query: string) => postJson(`${url}/_airlock/library/search`, { query });
   const own = (d: string, query: string) => postJson(`${url}/${d}/_airlock/search/${d}`, { query });
-  const t0 = performance.now();
-  for (;;) {
-    const a = await across('install');
-    if (a.status === 200 && a.json.pending!.length === 0) break;
-    if (performance.now() - t0 > 900_000) throw new Error('search across sites: still pending after 15 minutes');
-  }
-  const coldMs = performance.now() - t0;
+  const coldMs = await acrossSettled(url);
   const warm: number[] = [];
   for (let k = 0; k < 3; k++)
     for (const q of QUERIES) {
@@ -369,6 +413,82 @@ async function searchPhase(url: string, lib: string, sites: string[]): Promise<S
   await Promise.all([acrossLoop(), acrossLoop(), ...Array.from({ length: 8 }, ownLoop)]);
   const sizes = await Promise.all(sites.map((d) => stat(join(lib, d, 'versions', 'v1', 'search', 'index.json')).then((x) => x.size)));
   return { coldMs, warm, oneByOne, mixed, indexKb: sizes.reduce((a, b) => a + b, 0) / sizes.length / 1024 };
+}
+
+/**
+ * 4. one pair of fresh servers: the library (every site opened, its readers' searches) and the
+ * first site's store alone (its own searches), the hot page loaded on both at the same moment
+ * (both servers on core 0, two wrk on core 1), as started and again once both are aged.
+ */
+async function throughputPair(p: { n: number; k: number; lib: string; sites: string[]; first: string; hotUrl: string; servers: Server[] }): Promise<Pair> {
+  const { n, k, first, hotUrl } = p;
+  const srv = await startServer(['--library', p.lib], AGEABLE);
+  p.servers.push(srv);
+  for (const d of p.sites) {
+    const r = await get(`${srv.url}/`, d);
+    if (r.status !== 200) throw new Error(`${d}/ answered ${r.status} through the library`);
+  }
+  const peer = await startServer(['--store', join(p.lib, first)], AGEABLE);
+  p.servers.push(peer);
+  await searchHistory(srv.url, first, true);
+  await searchHistory(peer.url, first, false);
+  await Promise.all([stableRss(srv.pid), stableRss(peer.pid)]);
+  const check = [await get(srv.url + hotUrl, first), await get(peer.url + hotUrl)];
+  if (check.some((c) => c.status !== 200) || check[0]!.bytes !== check[1]!.bytes)
+    throw new Error(`hot page: library ${check[0]!.status} ${check[0]!.bytes} B, peer ${check[1]!.status} ${check[1]!.bytes} B`);
+  const targets: Array<[string, string | null]> = [
+    [srv.url + hotUrl, first],
+    [peer.url + hotUrl, null],
+  ];
+  const runs = async (said: string) => {
+    const out: Array<{ ratio: number; cpu: number; libUs: number; peerUs: number; lib: Load; peer: Load }> = [];
+    for (let round = 1; round <= pairedRounds; round++) {
+      const both = (secs: number) => Promise.all(targets.map(([url, host]) => runLoad(url, host, secs)));
+      await both(1); // warm-up
+      const cpu0 = [cpuMs(srv.pid), cpuMs(peer.pid)];
+      const [l, q] = await both(seconds);
+      const [libUs, peerUs] = [((cpuMs(srv.pid) - cpu0[0]!) * 1000) / l!.requests, ((cpuMs(peer.pid) - cpu0[1]!) * 1000) / q!.requests];
+      out.push({ ratio: l!.rps / q!.rps, cpu: peerUs / libUs, libUs, peerUs, lib: l!, peer: q! });
+      process.stderr.write(
+        `${n} sites pair ${k} run ${round}${said}: library ${l!.rps.toFixed(0)} req/s beside peer ${q!.rps.toFixed(0)} req/s; ` +
+          `CPU a request ${libUs.toFixed(1)} µs beside ${peerUs.toFixed(1)} µs\n`,
+      );
+    }
+    return out;
+  };
+  const started = await runs('');
+  // Both through the same full collections, idle, after serving the hot page (the state a
+  // long-running server stays in; age-heap.mjs says why); a big heap's collections take longer
+  // than their spacing, so wait for each to say it is done.
+  for (const s of [srv, peer]) s.child.kill('SIGUSR2');
+  const agedBy = Date.now() + 300_000;
+  for (const s of [srv, peer])
+    while (!s.stdout().includes('airlock-bench: aged\n')) {
+      if (Date.now() > agedBy) throw new Error('a server did not finish its 30 collections in 5 minutes');
+      await sleep(100);
+    }
+  await sleep(1000);
+  const aged = await runs(', both aged');
+  const libRssMb = rssKb(srv.pid) / 1024;
+  await stop(srv);
+  await stop(peer);
+  const mid = <T>(xs: T[], by: (x: T) => number) => [...xs].sort((a, b) => by(a) - by(b))[Math.floor(xs.length / 2)]!;
+  const pair: Pair = {
+    paired: median(started.map((r) => r.ratio)),
+    aged: median(aged.map((r) => r.ratio)),
+    agedCpu: median(aged.map((r) => r.cpu)),
+    libUs: median(aged.map((r) => r.libUs)),
+    peerUs: median(aged.map((r) => r.peerUs)),
+    lib: mid(aged, (r) => r.lib.rps).lib,
+    peer: mid(aged, (r) => r.peer.rps).peer,
+    libRssMb,
+    errors: [...started, ...aged].reduce((a, r) => a + r.lib.errors + r.peer.errors, 0),
+  };
+  process.stderr.write(
+    `${n} sites pair ${k}: paired ${pair.paired.toFixed(3)}×, aged ${pair.aged.toFixed(3)}×, CPU a request ${pair.agedCpu.toFixed(3)}× ` +
+      `(${pair.libUs.toFixed(1)} µs beside ${pair.peerUs.toFixed(1)} µs); library RSS after load ${libRssMb.toFixed(1)} MB\n`,
+  );
+  return pair;
 }
 
 async function main(): Promise<void> {
@@ -427,79 +547,9 @@ async function main(): Promise<void> {
         `${n} sites: search across all: cold ${(search.coldMs / 1000).toFixed(1)} s, warm median ${median(search.warm).toFixed(1)} ms; ` +
           `each site's own search one after another ${median(search.oneByOne).toFixed(1)} ms; mixed ${JSON.stringify(search.mixed)}; index ${search.indexKb.toFixed(0)} KB a site\n`,
       );
-      // 3. throughput: the library server (every site open) and the first site's store alone
-      const peer = await startServer(['--store', join(lib, first)], AGEABLE);
-      servers.push(peer);
-      await stableRss(peer.pid); // the store alone builds its search index at start, in the background
-      const check = [await get(srv.url + hotUrl, first), await get(peer.url + hotUrl)];
-      if (check.some((c) => c.status !== 200) || check[0]!.bytes !== check[1]!.bytes)
-        throw new Error(`hot page: library ${check[0]!.status} ${check[0]!.bytes} B, peer ${check[1]!.status} ${check[1]!.bytes} B`);
-      const targets: Array<['library' | 'peer', string, string | null]> = [
-        ['library', srv.url + hotUrl, first],
-        ['peer', peer.url + hotUrl, null],
-      ];
-      const row: Row = {
-        search,
-        sites: n,
-        startMs,
-        restMb: rest / 1024,
-        openMb: open / 1024,
-        perSiteMb: perSite,
-        lib: [],
-        peer: [],
-        ratios: [],
-        paired: [],
-        aged: [],
-        agedCpu: [],
-      };
-      for (let round = 1; round <= rounds; round++) {
-        const got: Record<string, Load> = {};
-        for (const [name, url, host] of round % 2 === 1 ? targets : [...targets].reverse()) {
-          await runLoad(url, host, 1); // warm-up: JIT, caches
-          const r = await runLoad(url, host, seconds);
-          got[name] = r;
-          (name === 'library' ? row.lib : row.peer).push(r);
-          process.stderr.write(
-            `${n} sites round ${round} ${name.padEnd(8)} ${r.rps.toFixed(0).padStart(7)} req/s  p99 ${r.p99ms.toFixed(2)} ms  errors ${r.errors}\n`,
-          );
-        }
-        row.ratios.push(got.library!.rps / got.peer!.rps);
-      }
-      // Paired: both loaded at the same moment (both servers on core 0, two wrk on core 1), so the
-      // ratio of their req/s is the ratio of their costs per request whatever the host does.
-      // The CPU time each server process spent meanwhile, a request, is the same cost measured
-      // without relying on the two getting equal shares of the core.
-      const pairedRuns = async (into: number[], said: string, cpuInto?: number[]) => {
-        for (let round = 1; round <= pairedRounds; round++) {
-          const both = (secs: number) => Promise.all(targets.map(([, url, host]) => runLoad(url, host, secs)));
-          await both(1); // warm-up
-          const cpu0 = [cpuMs(srv.pid), cpuMs(peer.pid)];
-          const [l, p] = await both(seconds);
-          const [lUs, pUs] = [((cpuMs(srv.pid) - cpu0[0]!) * 1000) / l!.requests, ((cpuMs(peer.pid) - cpu0[1]!) * 1000) / p!.requests];
-          into.push(l!.rps / p!.rps);
-          cpuInto?.push(pUs / lUs); // as the req/s ratio: ≥ 0.95 meets the goal
-          process.stderr.write(
-            `${n} sites paired round ${round}${said}: library ${l!.rps.toFixed(0)} req/s beside peer ${p!.rps.toFixed(0)} req/s; ` +
-              `CPU a request ${lUs.toFixed(1)} µs beside ${pUs.toFixed(1)} µs\n`,
-          );
-        }
-      };
-      await pairedRuns(row.paired, '');
-      // The same again once both went through the same full collections, idle, after serving the
-      // hot page (the state a long-running server stays in; age-heap.mjs says why).
-      for (const s of [srv, peer]) s.child.kill('SIGUSR2');
-      // A big heap's collections take longer than their spacing: wait for each to say it is done.
-      const agedBy = Date.now() + 300_000;
-      for (const s of [srv, peer])
-        while (!s.stdout().includes('airlock-bench: aged\n')) {
-          if (Date.now() > agedBy) throw new Error('a server did not finish its 30 collections in 5 minutes');
-          await sleep(100);
-        }
-      await sleep(1000);
-      await pairedRuns(row.aged, ', both aged', row.agedCpu);
-      process.stderr.write(`${n} sites: library RSS after load ${(rssKb(srv.pid) / 1024).toFixed(1)} MB\n`);
       await stop(srv);
-      await stop(peer);
+      const row: Row = { search, sites: n, startMs, restMb: rest / 1024, openMb: open / 1024, perSiteMb: perSite, pairs: [] };
+      for (let k = 1; k <= pairs; k++) row.pairs.push(await throughputPair({ n, k, lib, sites, first, hotUrl, servers }));
       rows.push(row);
     }
   } finally {
@@ -508,17 +558,19 @@ async function main(): Promise<void> {
     await remove(work);
   }
   const f0 = (x: number) => x.toLocaleString('en-US', { maximumFractionDigits: 0 });
-  const listed = (xs: number[]) => (xs.length ? `${median(xs).toFixed(3)}× (${xs.map((x) => x.toFixed(3)).join(', ')})` : '');
+  const listed = (xs: number[]) => `${median(xs).toFixed(3)}× (${xs.map((x) => x.toFixed(3)).join(', ')})`;
   process.stdout.write(
-    `\n| sites | start-up ms (median; min–max) | RSS at rest | all sites opened | per idle site | library req/s | p99 | peer req/s | p99 | library ÷ peer (per round) | paired | paired, both aged | the same in CPU a request, peer ÷ library | errors |\n` +
+    `\n| sites | start-up ms (median; min–max) | RSS at rest | all sites opened | per idle site | library req/s | p99 | peer req/s | p99 | paired (each pair) | paired, both aged | CPU a request, peer ÷ library | library, peer µs a request | errors |\n` +
       `|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n`,
   );
   for (const r of rows) {
+    const ps = r.pairs;
     process.stdout.write(
       `| ${r.sites} | ${f0(median(r.startMs))} (${f0(Math.min(...r.startMs))}–${f0(Math.max(...r.startMs))}) | ${r.restMb.toFixed(1)} MB | ${r.openMb.toFixed(1)} MB | ` +
-        `${r.perSiteMb.toFixed(2)} MB | ${f0(median(r.lib.map((x) => x.rps)))} | ${median(r.lib.map((x) => x.p99ms)).toFixed(2)} ms | ` +
-        `${f0(median(r.peer.map((x) => x.rps)))} | ${median(r.peer.map((x) => x.p99ms)).toFixed(2)} ms | ` +
-        `${median(r.ratios).toFixed(3)}× (${r.ratios.map((x) => x.toFixed(3)).join(', ')}) | ${listed(r.paired)} | ${listed(r.aged)} | ${listed(r.agedCpu)} | ${[...r.lib, ...r.peer].reduce((a, x) => a + x.errors, 0)} |\n`,
+        `${r.perSiteMb.toFixed(2)} MB | ${f0(median(ps.map((x) => x.lib.rps)))} | ${median(ps.map((x) => x.lib.p99ms)).toFixed(2)} ms | ` +
+        `${f0(median(ps.map((x) => x.peer.rps)))} | ${median(ps.map((x) => x.peer.p99ms)).toFixed(2)} ms | ` +
+        `${listed(ps.map((x) => x.paired))} | ${listed(ps.map((x) => x.aged))} | ${listed(ps.map((x) => x.agedCpu))} | ` +
+        `${median(ps.map((x) => x.libUs)).toFixed(1)}, ${median(ps.map((x) => x.peerUs)).toFixed(1)} | ${ps.reduce((a, x) => a + x.errors, 0)} |\n`,
     );
   }
   const p95 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * 0.95))]!;
@@ -532,7 +584,7 @@ async function main(): Promise<void> {
         `${s.mixed.across} (${s.mixed.acrossPending}, ${s.mixed.acrossBusy}) | ${s.mixed.own} (${s.mixed.ownNot200}) | ${s.indexKb.toFixed(0)} KB |\n`,
     );
   process.stdout.write(
-    `\n(${pagesPerSite} pages a site; start-up: medians of ${starts} fresh starts; throughput: medians of ${rounds} interleaved rounds, ${seconds} s per run, paired: medians of ${pairedRounds} runs of both at once, as started and again after both went through 30 full collections, ` +
+    `\n(${pagesPerSite} pages a site; start-up: medians of ${starts} fresh starts; throughput: ${pairs} fresh pairs of servers, each ${pairedRounds} runs of ${seconds} s loading both at once, as started and again after both went through 30 full collections; a pair's figure is the median of its runs, a size's the median over pairs; req/s, p99 and µs are of the aged runs; ` +
       `50 connections, server on core 0, ${hasCmd('wrk') ? 'wrk' : 'autocannon'} on core 1; goals: start-up ≤ 2 s at 500 sites, ≤ 2 MB per idle site, library ≥ 0.95× the store alone)\n`,
   );
 }
