@@ -10,8 +10,11 @@ describe('pollTogether', () => {
   afterEach(() => vi.restoreAllMocks());
 
   it('polls of one interval run on one timer, in one tick; another interval has its own; the last stop clears it', async () => {
-    const intervals = vi.spyOn(globalThis, 'setInterval');
-    const clears = vi.spyOn(globalThis, 'clearInterval');
+    const timers = new Map<number, () => void>(); // each interval's timer, fired by hand
+    const intervals = vi
+      .spyOn(globalThis, 'setInterval')
+      .mockImplementation(((fn: () => void, ms: number) => (timers.set(ms, fn), { unref: () => undefined })) as never);
+    const clears = vi.spyOn(globalThis, 'clearInterval').mockImplementation(() => {});
     const ticks: string[][] = [];
     let tick: string[] = [];
     const ran = (name: string) => async () => {
@@ -21,8 +24,8 @@ describe('pollTogether', () => {
     const stops = ['a', 'b', 'c'].map((n) => pollTogether(5, ran(n)));
     const other = pollTogether(7, async () => {});
     expect(intervals).toHaveBeenCalledTimes(2);
-    const by = Date.now() + 5_000;
-    while (!ticks.some((t) => t.length === 3) && Date.now() < by) await new Promise((r) => setTimeout(r, 5));
+    timers.get(5)!();
+    await new Promise((r) => setImmediate(r));
     expect(ticks.find((t) => t.length === 3)?.sort()).toEqual(['a', 'b', 'c']);
     stops[0]!();
     stops[0]!(); // a second stop changes nothing
