@@ -11,8 +11,9 @@ import type { FollowTarget } from './target.js';
  * `airlock serve --follow MIRROR_URL`: this replica polls the mirror's fleet endpoint
  * (src/mirror/fleet.ts) every `pollMs` (±20 % jitter; backing off to 30 s while the mirror is
  * unreachable), and when the mirror's active version changes it downloads the signed package
- * (resumable, retried: a mirror gone mid-download leaves a part in S/downloads and nothing in the
- * versions), verifies it with the trust of `airlock import`, imports it unactivated and pre-loads
+ * (resumable, retried after a growing wait while the polls go on, so that the mirror keeps counting
+ * this replica in the rollout; a mirror gone mid-download leaves a part in S/downloads and nothing
+ * in the versions), verifies it with the trust of `airlock import`, imports it unactivated and pre-loads
  * it. At the switch instant the mirror announces, it activates the version in its own store and
  * swaps it in. A version that fails verification is never switched to: it is reported to the
  * mirror (which then holds the rollout for the whole fleet) and shown by /_airlock/ready.
@@ -110,7 +111,7 @@ export class Follower {
         answered = err instanceof UpstreamError && err.status !== undefined;
       }
       if (a !== null && (a.version === null || a.packageUrl === null)) this.status.error = 'the mirror has no active version yet';
-      else if (a !== null && this.status.refused?.version !== a.version) {
+      else if (a !== null && this.status.refused?.version !== a.version && performance.now() >= this.retryAt) {
         try {
           await installAnnounced(this.o, a, signal);
           await activate(this.o.store, a.version!);
@@ -145,8 +146,9 @@ export class Follower {
     return n === 0 ? this.pollMs : Math.min(MAX_BACKOFF_MS, this.pollMs * 2 ** Math.min(n, 10));
   }
 
+  /** The next poll: slower only while the mirror fails to answer (a failing download waits on `retryAt`, not on the polls). */
   private delay(): number {
-    return Math.round(this.backoff(Math.max(this.failures, this.retries)) * (0.8 + Math.random() * 0.4));
+    return Math.round(this.backoff(this.failures) * (0.8 + Math.random() * 0.4));
   }
 
   private schedule(ms: number): void {

@@ -147,7 +147,8 @@ describe('fleet endpoint fuzz (bounded)', () => {
       await srv.close(100);
     });
     f.start(targetOf(srv));
-    // About 11 s on an idle 2-core machine (mostly the follower's backoff timers): 50 s of room.
+    // About 10 s on an idle 2-core machine: 164 polls 40 ms apart, 80 ms after an answer refused as malformed (the
+    // failed downloads of the announced versions back off on their own, not the polls). 50 s of room.
     await until(() => i >= bodies.length, { timeoutMs: 50_000, intervalMs: 50 }).catch(() => undefined);
     expect(i).toBeGreaterThanOrEqual(bodies.length);
     expect(srv.current().version).toBe('v1');
@@ -156,8 +157,8 @@ describe('fleet endpoint fuzz (bounded)', () => {
 });
 
 describe('a mirror pointing a follower at the wrong package', () => {
-  /** A follower of `store` whose mirror answers with `answer` and serves the package file at /pkg. */
-  async function follow(o: { pkg: string; sha256: string; site?: string; store: string; trust: string; pkgStatus?: number; until?: (f: Follower) => boolean }) {
+  /** A mirror that announces v2 at /pkg (the file `pkg`, or `pkgStatus`), counting its polls and downloads. */
+  async function mirrorOf(o: { pkg: string; sha256: string; pkgStatus?: number }) {
     const bytes = await readFile(o.pkg);
     let base = '';
     let downloads = 0;
@@ -182,8 +183,18 @@ describe('a mirror pointing a follower at the wrong package', () => {
     });
     await new Promise<void>((r) => mirror.listen(0, '127.0.0.1', r));
     base = `http://127.0.0.1:${(mirror.address() as AddressInfo).port}`;
+    cleanups.push(() => {
+      mirror.closeAllConnections();
+      mirror.close();
+    });
+    return { base, downloads: () => downloads, polls: () => polls };
+  }
+
+  /** A follower of `store` (serving) whose mirror announces v2, until `until` holds (default: v2 refused). */
+  async function follow(o: { pkg: string; sha256: string; site?: string; store: string; trust: string; pkgStatus?: number; until?: (f: Follower) => boolean }) {
+    const m = await mirrorOf(o);
     const f = new Follower({
-      mirror: base,
+      mirror: m.base,
       token: FLEET_TOKEN,
       store: o.store,
       site: o.site,
@@ -197,13 +208,14 @@ describe('a mirror pointing a follower at the wrong package', () => {
     cleanups.push(async () => {
       await f.stop();
       await srv.close(100);
-      mirror.closeAllConnections();
-      mirror.close();
     });
     f.start(targetOf(srv));
     await until(() => (o.until ?? ((x) => x.status.refused !== null))(f), { timeoutMs: 20_000, intervalMs: 20 });
-    return { f, srv, downloads: () => downloads, polls: () => polls };
+    return { f, srv, downloads: m.downloads, polls: m.polls };
   }
+
+  /** At most how many downloads `ms` leaves room for, when the waits after failures are 80, 160, 320… ms (poll 40 ms). */
+  const retriesWithin = (ms: number) => Math.floor(Math.log2(ms / 40 + 2) - 1) + 1;
 
   it("another site's package (a library's follower): refused, never imported; the mirror's stated sha256 that the download lacks: refused", async () => {
     const t = await tempDir('airlock-fleet-wrong-');
@@ -241,14 +253,14 @@ describe('a mirror pointing a follower at the wrong package', () => {
     expect(srv.current().version).toBe('v1');
   }, 60_000);
 
-  it('a download that keeps failing is tried again after a growing wait, not at every poll', async () => {
+  it('a download that keeps failing is tried again after a growing wait, while the polls go on (the mirror keeps counting the replica)', async () => {
     const t = await tempDir('airlock-fleet-failing-');
     cleanups.push(t.cleanup);
     const signer = await makeSigner(join(t.dir, 'signer'));
     const store = join(t.dir, 'store');
     await addVersion(store, await sitePackage(t.dir, 'v1', signer), signer, true);
     const v2 = await sitePackage(t.dir, 'v2', signer);
-    const { f, downloads } = await follow({
+    const { f, downloads, polls } = await follow({
       pkg: v2,
       sha256: 'c'.repeat(64),
       store,
@@ -256,10 +268,41 @@ describe('a mirror pointing a follower at the wrong package', () => {
       pkgStatus: 404,
       until: (x) => x.status.downloadError !== null,
     });
-    const first = downloads();
-    await new Promise((r) => setTimeout(r, 1500)); // ~37 polls at 40 ms; the waits after failures: 80, 160, 320, 640 ms…
-    expect(downloads() - first).toBeLessThanOrEqual(5);
-    expect(downloads() - first).toBeGreaterThanOrEqual(1); // still tried
+    const [first, seen, t0] = [downloads(), polls(), performance.now()];
+    // 30 polls at 40 ms: a follower that slowed its polls with the download's backoff would take minutes.
+    await until(() => polls() >= seen + 30, { timeoutMs: 20_000, intervalMs: 20 });
+    const tried = downloads() - first;
+    expect(tried).toBeGreaterThanOrEqual(1); // still tried (the first wait is 80 ms; 30 polls take at least 960 ms)
+    expect(tried).toBeLessThanOrEqual(retriesWithin(performance.now() - t0 + 100));
     expect(f.status.refused).toBeNull();
+    expect(f.status.mirror_state).toBe('ok');
+  }, 60_000);
+
+  it('the same before there is a server (an empty store): polls go on, downloads back off', async () => {
+    const t = await tempDir('airlock-fleet-failing-first-');
+    cleanups.push(t.cleanup);
+    const signer = await makeSigner(join(t.dir, 'signer'));
+    const v2 = await sitePackage(t.dir, 'v2', signer);
+    const m = await mirrorOf({ pkg: v2, sha256: 'c'.repeat(64), pkgStatus: 404 });
+    const f = new Follower({
+      mirror: m.base,
+      token: FLEET_TOKEN,
+      store: join(t.dir, 'store'),
+      trust: [signer.pubPath],
+      allowUnsigned: false,
+      pollMs: 40,
+      replicaId: 'r',
+      log: () => {},
+    });
+    const stop = new AbortController();
+    const t0 = performance.now();
+    const first = f.first(stop.signal, { keep: true }).catch((err: unknown) => err);
+    await until(() => m.polls() >= 30, { timeoutMs: 20_000, intervalMs: 20 });
+    const ms = performance.now() - t0;
+    stop.abort();
+    expect(await first).toBeInstanceOf(Error); // stopped, never installed
+    expect(m.downloads()).toBeGreaterThanOrEqual(2);
+    expect(m.downloads()).toBeLessThanOrEqual(retriesWithin(ms) + 1); // + the first try
+    expect(await readdir(join(t.dir, 'store')).catch(() => [])).not.toContain('versions');
   }, 60_000);
 });
