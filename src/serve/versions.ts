@@ -182,6 +182,16 @@ export class ServedVersions {
     void old?.preparing?.stop();
   }
 
+  /** A library's site no request reached lately: its pointer is no longer polled (the file system's reports still switch it). */
+  idle(): void {
+    this.watcher?.pause();
+  }
+
+  /** In use again: the pointer is looked at now (a switch it names is done when this resolves), then polled. */
+  inUse(): Promise<void> {
+    return this.watcher?.resume() ?? Promise.resolve();
+  }
+
   stopWatching(): void {
     this.watcher?.stop();
     this.folders?.stop();
