@@ -6,6 +6,7 @@ import { createSecureContext, type TLSSocket } from 'node:tls';
 import { X509Certificate, createPrivateKey, type KeyObject } from 'node:crypto';
 import { UsageError } from '../errors.js';
 import { readRegularFile } from '../util/fsx.js';
+import { finish, requestsInProgress } from '../util/http-listen.js';
 
 /**
  * `serve --tls-cert F --tls-key F`: HTTP/2 with HTTP/1.1 fallback chosen by ALPN (node:http2's
@@ -90,23 +91,9 @@ export interface TlsServer {
 
 export function createTlsServer(pair: TlsPair, files: TlsFiles | null, listener: Listener, log: (line: string) => void): TlsServer {
   const server = createSecureServer({ ...pair, allowHTTP1: true }, listener as unknown as (req: Http2ServerRequest, res: Http2ServerResponse) => void);
-  // Connections and their in-flight requests, so close() can end idle HTTP/1.1 keep-alives at once.
-  const busy = new Map<TLSSocket, number>();
+  // HTTP/1.1 connections and their requests in progress, so close() can end idle keep-alives at once.
   let closing = false;
-  server.on('secureConnection', (s: TLSSocket) => {
-    busy.set(s, 0);
-    s.once('close', () => busy.delete(s));
-  });
-  server.on('request', (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse) => {
-    if (req.httpVersionMajor !== 1) return;
-    const s = req.socket as TLSSocket;
-    busy.set(s, (busy.get(s) ?? 0) + 1);
-    res.once('close', () => {
-      const n = (busy.get(s) ?? 1) - 1;
-      busy.set(s, n);
-      if (closing && n === 0) s.destroy();
-    });
-  });
+  const busy = requestsInProgress(server, 'secureConnection', () => closing, finish);
   const sessions = new Set<ServerHttp2Session>();
   server.on('session', (session) => {
     if (closing) session.close();
@@ -185,7 +172,7 @@ export function createTlsServer(pair: TlsPair, files: TlsFiles | null, listener:
       if (timer) clearTimeout(timer);
       const closed = new Promise<void>((r) => server.close(() => r()));
       for (const s of sessions) s.close(); // graceful: open streams finish
-      for (const [s, n] of busy) if (n === 0 && s.alpnProtocol !== 'h2') s.destroy();
+      for (const [s, c] of busy) if (c.busy <= 0 && (s as TLSSocket).alpnProtocol !== 'h2') finish(s);
       const t = setTimeout(() => {
         for (const s of sessions) s.destroy();
         for (const s of busy.keys()) s.destroy();
