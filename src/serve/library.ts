@@ -18,9 +18,9 @@ import { asSearchable, LibrarySearch } from './library-search.js';
  * (`/<domain>/…`, the prefix taken off), else to the library's own pages: the landing page at `/`,
  * `/_airlock/library` (JSON). A request for an unknown host never reaches another site's pages.
  *
- * Sites are opened on their first request (library-open.ts; an idle site costs a folder name), each on its own:
- * its versions, pointer watch, lease and caches are its own, so a switch, a repair or a damaged
- * store of one never delays another. The library folder is read again every `pollMs` (and on
+ * Sites are opened on their first request (library-open.ts; an idle site costs a folder name),
+ * each on its own: its versions, pointer watch, lease and caches are its own, so a switch, a
+ * repair or a damaged store of one never delays another. The library folder is read again every `pollMs` (and on
  * SIGHUP): a site added is served, a site removed is closed.
  */
 export type { LibraryServer, LibraryServerOptions } from './library-types.js';

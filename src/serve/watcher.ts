@@ -70,8 +70,9 @@ export class ActiveWatcher {
   private queued: Promise<void> | null = null;
   /** A label that failed to load is not retried until state.json names another one. */
   private failed: string | null = null;
-  /** state.json as the last poll found it (null: read it). */
+  /** state.json as the last poll found it (null: read it), and what that poll set going. */
   private polled: string | null = null;
+  private changing: Promise<void> = Promise.resolve();
   /** The store folder's inode at start. */
   private folder: number | null = null;
   private started = false;
@@ -130,10 +131,10 @@ export class ActiveWatcher {
       (s) => `${s.ino}:${s.size}:${s.mtimeMs}:${s.ctimeMs}`,
       (err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? 'none' : null), // another error: the read reports it
     );
-    if (file !== null && file === this.polled) return;
+    if (file !== null && file === this.polled) return wait ? this.changing : undefined; // seen by a poll still acting on it
     const first = this.polled === null;
     this.polled = file;
-    const done = this.changed(first).catch((err: unknown) => this.o.onError(err));
+    const done = (this.changing = this.changed(first).catch((err: unknown) => this.o.onError(err)));
     if (wait) await done;
   }
 

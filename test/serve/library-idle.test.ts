@@ -1,4 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { execFileSync } from 'node:child_process';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createLibraryServer, type LibraryServer } from '../../src/serve/library.js';
 import { cleanup, get, setActive, tempRoot, writeVersion } from './helpers.js';
@@ -71,5 +73,23 @@ describe('an idle library site', () => {
     expect(await page()).toContain('guide two'); // the request waited for its pointer to be looked at
     expect(logs.some((l) => l.includes('now serving v2 (was v1)'))).toBe(true);
     expect(polling()).toBe(1); // in use again: polled again
+
+    // While it is idle again, its pointer is made a FIFO, then garbage: the request that wakes it is answered at
+    // once from the version it serves (a read of a FIFO would wait for a writer), and the refusal is logged.
+    for (const [what, make, said] of [
+      ['a FIFO', () => execFileSync('mkfifo', [join(store, 'state.json')]), 'is a FIFO'],
+      ['garbage', () => writeFile(join(store, 'state.json'), '{"active": 12'), 'is not valid JSON'],
+    ] as const) {
+      now += SCAN_MS + 1;
+      await srv.recheck();
+      expect(polling(), what).toBe(0);
+      logs.length = 0;
+      await rm(join(store, 'state.json'));
+      await make();
+      const t0 = performance.now();
+      expect(await page(), what).toContain('guide two');
+      expect(performance.now() - t0, what).toBeLessThan(5000); // a hang guard: a FIFO read never returns
+      expect(logs.filter((l) => l.includes('state.json') && l.includes(said)).length, what).toBe(1); // read by the request
+    }
   });
 });
