@@ -11,12 +11,13 @@ import type { FollowTarget } from './target.js';
  * `airlock serve --follow MIRROR_URL`: this replica polls the mirror's fleet endpoint
  * (src/mirror/fleet.ts) every `pollMs` (±20 % jitter; backing off to 30 s while the mirror is
  * unreachable), and when the mirror's active version changes it downloads the signed package
- * (resumable, retried after a growing wait while the polls go on, so that the mirror keeps counting
- * this replica in the rollout; a mirror gone mid-download leaves a part in S/downloads and nothing
- * in the versions), verifies it with the trust of `airlock import`, imports it unactivated and pre-loads
- * it. At the switch instant the mirror announces, it activates the version in its own store and
- * swaps it in. A version that fails verification is never switched to: it is reported to the
- * mirror (which then holds the rollout for the whole fleet) and shown by /_airlock/ready.
+ * (resumable, retried after a growing wait while the polls go on, so that the mirror keeps
+ * counting this replica in the rollout; a mirror gone mid-download leaves a part in S/downloads
+ * and nothing in the versions), verifies it with the trust of `airlock import`, imports it
+ * unactivated and pre-loads it. At the switch instant the mirror announces, it activates the
+ * version in its own store and swaps it in. A version that fails verification is never switched
+ * to: it is reported to the mirror (which then holds the rollout for the whole fleet) and shown by
+ * /_airlock/ready.
  * The mirror being unreachable changes nothing that is served; the status says since when.
  */
 export interface FollowOptions {
