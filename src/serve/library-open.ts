@@ -44,9 +44,14 @@ export class OpenSites {
   /** Sites that could not be opened or served, with why (as readers see it) and when. */
   readonly failed = new Map<string, { at: number; message: string }>();
   /** Followed sites: never closed as idle. */
-  readonly held = new Set<string>();
+  private readonly held = new Set<string>();
 
   constructor(private readonly o: OpenSitesOptions) {}
+
+  /** A followed site: never closed as idle. */
+  hold(domain: string): void {
+    this.held.add(domain);
+  }
 
   opened(): string[] {
     return [...this.open.keys()];

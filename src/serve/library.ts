@@ -108,7 +108,7 @@ export async function createLibraryServer(o: LibraryServerOptions): Promise<Libr
     server,
     opened: () => sites.opened(),
     follow: (domain) => {
-      sites.held.add(domain);
+      sites.hold(domain);
       const versions = async () => (await sites.servable(domain)).versions;
       return {
         current: () => live.get(domain)?.site.versions.current.version ?? null,

@@ -100,8 +100,11 @@ export class ActiveWatcher {
     }
     this.polling();
   }
+
   /** Poll on the timer shared by every watcher of this interval (once: a second call changes nothing). */
-  private polling = () => (this.stopPolling ??= pollTogether(this.o.pollMs ?? 250, () => this.poll()));
+  private polling(): void {
+    this.stopPolling ??= pollTogether(this.o.pollMs ?? 250, () => this.poll());
+  }
 
   stop(): void {
     this.started = false;

@@ -20,12 +20,9 @@ async function plain(listener: Listener): Promise<Rig> {
   const url = await listenOn(server, 0, '127.0.0.1');
   const port = Number(new URL(url).port);
   const open = () =>
-    new Promise<Socket>(
-      (resolve) =>
-        void connect(port, '127.0.0.1', function (this: Socket) {
-          resolve(this);
-        }),
-    );
+    new Promise<Socket>((resolve) => {
+      const s = connect(port, '127.0.0.1', () => resolve(s));
+    });
   return { url, stop, open, get: request, done: async () => {} };
 }
 
